@@ -1,0 +1,26 @@
+/**
+ * Lexical path policy. A path argument must be relative and must not climb
+ * out of the workspace; it is judged after normalizing `\` to `/`, dropping
+ * `.` and empty segments and resolving `..`. Symlinks are the tool runner's
+ * business (it resolves real paths before touching the disk); the verifier
+ * judges what the model asked for.
+ */
+export type PathVerdict = { ok: true; normalized: string } | { ok: false; reason: string };
+
+export function normalizeWorkspacePath(path: string): PathVerdict {
+  const p = path.replace(/\\/g, '/');
+  if (p.startsWith('/')) return { ok: false, reason: `"${path}" is an absolute path; paths must be relative to the workspace` };
+  if (p.startsWith('~')) return { ok: false, reason: `"${path}" starts with "~" (the home folder), which is outside the workspace` };
+  if (/^[A-Za-z]:/.test(p)) return { ok: false, reason: `"${path}" names a drive; paths must be relative to the workspace` };
+  const out: string[] = [];
+  for (const seg of p.split('/')) {
+    if (seg === '' || seg === '.') continue;
+    if (seg === '..') {
+      if (out.length === 0) return { ok: false, reason: `"${path}" climbs out of the workspace with ".."` };
+      out.pop();
+    } else {
+      out.push(seg);
+    }
+  }
+  return { ok: true, normalized: out.length ? out.join('/') : '.' };
+}

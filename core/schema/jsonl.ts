@@ -1,0 +1,111 @@
+import type { z } from 'zod';
+import { Header, TrajectoryEvent } from './trajectory';
+import { findJsonSyntaxError, locateJsonValue, type JsonPath } from './json-position';
+
+/** Where a line went wrong: 1-based line and columns, and what was expected. */
+export interface LineError {
+  line: number;
+  column: number;
+  endColumn: number;
+  message: string;
+  path?: JsonPath;
+}
+
+export type ParsedLine =
+  | { kind: 'blank'; line: number }
+  | { kind: 'header'; line: number; text: string; header: Header }
+  | { kind: 'event'; line: number; text: string; event: TrajectoryEvent }
+  | { kind: 'malformed'; line: number; text: string; error: LineError };
+
+export function formatLineError(e: LineError, file?: string): string {
+  return `${file ? `${file}:` : ''}${e.line}:${e.column}: ${e.message}`;
+}
+
+/** Splits text into lines the way editors count them (\n, \r\n). */
+export function splitLines(text: string): string[] {
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i]!;
+    if (l.endsWith('\r')) lines[i] = l.slice(0, -1);
+  }
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+const EVENT_TYPES = ['tool_call', 'message', 'outcome', 'end'];
+
+/**
+ * Parses one line. `first` says whether this is the first non-blank line, the
+ * only place a header may stand. Never throws: a bad line is returned as
+ * `malformed` with its position.
+ */
+export function parseLine(text: string, line: number, first: boolean): ParsedLine {
+  if (text.trim() === '') return { kind: 'blank', line };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    const err = findJsonSyntaxError(text) ?? { offset: 0, message: 'not valid JSON' };
+    return malformed(text, line, err.offset, err.offset + 1, `invalid JSON: ${err.message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return malformed(text, line, 0, text.length, 'expected a JSON object on each line');
+  }
+  const type = (value as { type?: unknown }).type;
+  if (first) {
+    if (type !== 'header') {
+      return malformed(text, line, ...spanOf(text, ['type']), 'expected the header on the first line: {"lar": 1, "type": "header", "task": …, "workflow": …, "started": …}');
+    }
+    const r = Header.safeParse(value);
+    return r.success ? { kind: 'header', line, text, header: r.data } : fromZod(text, line, r.error, 'header');
+  }
+  if (type === 'header') {
+    return malformed(text, line, ...spanOf(text, ['type']), 'a header is only allowed on the first line of a trajectory');
+  }
+  if (typeof type !== 'string' || !EVENT_TYPES.includes(type)) {
+    return malformed(text, line, ...spanOf(text, ['type']), `"type": expected one of ${EVENT_TYPES.map((t) => `"${t}"`).join(', ')}`);
+  }
+  const r = TrajectoryEvent.safeParse(value);
+  return r.success ? { kind: 'event', line, text, event: r.data } : fromZod(text, line, r.error, `${type} event`);
+}
+
+function spanOf(text: string, path: JsonPath): [number, number] {
+  const s = locateJsonValue(text, path) ?? { start: 0, end: text.length };
+  return [s.start, s.end];
+}
+
+function malformed(text: string, line: number, start: number, end: number, message: string, path?: JsonPath): ParsedLine {
+  const error: LineError = { line, column: start + 1, endColumn: Math.max(end, start + 1) + 1, message };
+  if (path) error.path = path;
+  return { kind: 'malformed', line, text, error };
+}
+
+function fromZod(text: string, line: number, error: z.ZodError, what: string): ParsedLine {
+  const issue = error.issues[0]!;
+  const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
+  const where = path.length ? `"${path.join('.')}": ` : '';
+  const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more problem${error.issues.length > 2 ? 's' : ''})` : '';
+  return malformed(text, line, ...spanOf(text, path), `bad ${what}: ${where}${issue.message}${more}`, path);
+}
+
+export interface ParsedTrajectory {
+  header?: Header;
+  headerLine?: number;
+  lines: ParsedLine[];
+}
+
+/** Parses a whole trajectory; every line is parsed whatever happened before it. */
+export function parseTrajectory(text: string): ParsedTrajectory {
+  const out: ParsedTrajectory = { lines: [] };
+  let first = true;
+  splitLines(text).forEach((t, i) => {
+    const p = parseLine(t, i + 1, first);
+    if (p.kind !== 'blank') first = false;
+    if (p.kind === 'header') {
+      out.header = p.header;
+      out.headerLine = p.line;
+    }
+    out.lines.push(p);
+  });
+  return out;
+}

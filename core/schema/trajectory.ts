@@ -1,0 +1,111 @@
+import { z } from 'zod';
+import { LAR_VERSION, Workflow } from './workflow';
+
+/**
+ * A trajectory is JSON Lines: a header, then one event per line. Events carry
+ * what happened; the verifier derives every verdict and reward from them, so
+ * nothing a writer claims about rewards is trusted.
+ */
+
+const IsoTime = z.string().min(1);
+
+export const ModelInfo = z.object({
+  name: z.string(),
+  endpoint: z.string().optional(),
+});
+
+/** `workflow` is inline, a path relative to the trajectory file, or `builtin:ID`. */
+export const WorkflowRef = z.union([Workflow, z.string().min(1)]);
+export type WorkflowRef = z.infer<typeof WorkflowRef>;
+
+export const Header = z.object({
+  lar: z.literal(LAR_VERSION),
+  type: z.literal('header'),
+  task: z.string(),
+  workflow: WorkflowRef,
+  model: ModelInfo.optional(),
+  started: IsoTime,
+  id: z.string().optional(),
+});
+export type Header = z.infer<typeof Header>;
+
+export const CALL_STATUSES = ['ok', 'error', 'blocked', 'denied', 'timeout', 'interrupted'] as const;
+/**
+ * ok: the tool ran to completion (a command may still have a non-zero exit code);
+ * error: the tool failed (file not found, search text not unique, ...);
+ * blocked: the verifier gate refused it, it did not run;
+ * denied: the user rejected it at the approval prompt, it did not run;
+ * timeout: it ran out of time and was stopped;
+ * interrupted: the run was cancelled while it ran.
+ */
+export const CallStatus = z.enum(CALL_STATUSES);
+export type CallStatus = z.infer<typeof CallStatus>;
+
+/**
+ * How the end of a command was observed. Only `marker` (the host's own
+ * end-of-command marker with the exit code) and `exit` (the process exited) count
+ * as observed; a command whose end was not observed never counts as a success.
+ */
+export const Completion = z.enum(['marker', 'exit', 'timeout', 'unobserved']);
+export type Completion = z.infer<typeof Completion>;
+
+export const ToolResult = z.object({
+  exitCode: z.number().int().nullable().optional(),
+  completion: Completion.optional(),
+  output: z.string().optional(),
+  outputTruncated: z.boolean().optional(),
+  outputPath: z.string().optional(),
+  durationMs: z.number().nonnegative().optional(),
+  /** Workspace-relative paths this call changed (written, edited, or seen changed after a command). */
+  filesChanged: z.array(z.string()).optional(),
+  error: z.string().optional(),
+});
+export type ToolResult = z.infer<typeof ToolResult>;
+
+export const ToolCallEvent = z.object({
+  type: z.literal('tool_call'),
+  /** The model's tool-call id. */
+  id: z.string().optional(),
+  /** Any tool name: unknown names are judged by the verifier, not rejected as malformed lines. */
+  tool: z.string(),
+  /** The arguments as the model sent them; judged against the tool's schema by the verifier. */
+  args: z.unknown(),
+  /** When the model's argument text was not JSON: the parser's message (args is then null). */
+  argsError: z.string().optional(),
+  status: CallStatus,
+  result: ToolResult.optional(),
+  at: IsoTime.optional(),
+});
+export type ToolCallEvent = z.infer<typeof ToolCallEvent>;
+
+export const MessageEvent = z.object({
+  type: z.literal('message'),
+  role: z.enum(['system', 'user', 'assistant']),
+  content: z.string(),
+  at: IsoTime.optional(),
+});
+export type MessageEvent = z.infer<typeof MessageEvent>;
+
+/** The result of the workflow's outcome check, run by the host after `submit`. */
+export const OutcomeEvent = z.object({
+  type: z.literal('outcome'),
+  command: z.string(),
+  exitCode: z.number().int().nullable(),
+  completion: Completion.optional(),
+  output: z.string().optional(),
+  durationMs: z.number().nonnegative().optional(),
+  at: IsoTime.optional(),
+});
+export type OutcomeEvent = z.infer<typeof OutcomeEvent>;
+
+/** Written when a run stops; `interrupted` marks a run cut short (crash, reload, cancel). */
+export const EndEvent = z.object({
+  type: z.literal('end'),
+  reason: z.enum(['submitted', 'interrupted', 'cancelled', 'limit', 'error']),
+  detail: z.string().optional(),
+  at: IsoTime.optional(),
+});
+export type EndEvent = z.infer<typeof EndEvent>;
+
+export const TrajectoryEvent = z.discriminatedUnion('type', [ToolCallEvent, MessageEvent, OutcomeEvent, EndEvent]);
+export type TrajectoryEvent = z.infer<typeof TrajectoryEvent>;

@@ -1,0 +1,107 @@
+import { z } from 'zod';
+
+/** The schema version every workflow and trajectory carries as `"lar": 1`. */
+export const LAR_VERSION = 1 as const;
+
+/**
+ * A pattern in the workflow's small glob language: `*` matches any run of
+ * characters, `?` one character, everything else itself; the whole text must
+ * match. Kept this small so the Lean checker decides it the same way.
+ */
+export const Pattern = z.string().min(1, 'a pattern must not be empty');
+
+const Count = z.number().int().positive();
+
+/**
+ * Exit conditions: a small, decidable language evaluated over one stage visit.
+ * A visit meets its stage's exit conditions when all of them hold at the moment
+ * it ends. `afterLastChange` means: after the last step of the run that changed
+ * a file (so an edit after the tests ran makes them stale again).
+ */
+export const ExitCondition = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('tool_succeeded'),
+    tool: z.string().min(1),
+    atLeast: Count.default(1),
+  }),
+  z.strictObject({
+    kind: z.literal('command_succeeded'),
+    pattern: Pattern,
+    afterLastChange: z.boolean().default(false),
+  }),
+  z.strictObject({
+    kind: z.literal('command_ran'),
+    pattern: Pattern,
+    afterLastChange: z.boolean().default(false),
+  }),
+  z.strictObject({
+    kind: z.literal('file_changed'),
+    pattern: Pattern.optional(),
+  }),
+]);
+export type ExitCondition = z.infer<typeof ExitCondition>;
+export type ExitConditionKind = ExitCondition['kind'];
+
+export const StageId = z
+  .string()
+  .regex(/^[A-Za-z][A-Za-z0-9_-]*$/, 'a stage id is a letter followed by letters, digits, "_" or "-"');
+
+export const Stage = z.strictObject({
+  id: StageId,
+  description: z.string().optional(),
+  /** Tool names permitted in this stage; unknown names are a well-formedness error. */
+  tools: z.array(z.string()),
+  exit: z.array(ExitCondition).default([]),
+  /** Maximum tool calls in one visit, the call that leaves the stage included. */
+  budget: Count,
+});
+export type Stage = z.infer<typeof Stage>;
+
+export const OutcomeCheck = z.strictObject({
+  /** Run by the agent host in a fresh non-interactive shell after `submit`. */
+  command: z.string().min(1),
+  expectExitCode: z.number().int().default(0),
+  timeoutMs: Count.default(600_000),
+});
+export type OutcomeCheck = z.infer<typeof OutcomeCheck>;
+
+export const CommandPolicy = z.strictObject({
+  /** A command with a part matching one of these is a violation and never runs. */
+  deny: z.array(Pattern).default([]),
+  /** A command with a part matching one of these runs only after the user approves. */
+  ask: z.array(Pattern).default([]),
+});
+
+export const PathPolicy = z.strictObject({
+  /** Paths must be relative and stay inside the workspace. Always true in version 1. */
+  workspaceOnly: z.literal(true).default(true),
+  /** Workspace-relative paths (normalized, `/`-separated) matching these are off limits. */
+  deny: z.array(Pattern).default([]),
+});
+
+export const RewardWeights = z.strictObject({
+  alpha: z.number().nonnegative().default(0.5),
+  beta: z.number().nonnegative().default(0.25),
+});
+
+export const Workflow = z.strictObject({
+  lar: z.literal(LAR_VERSION),
+  id: z.string().min(1),
+  description: z.string().optional(),
+  stages: z.array(Stage).min(1, 'a workflow needs at least one stage'),
+  /** Legal transitions: stage id → the stage ids it may move to. */
+  transitions: z.record(z.string(), z.array(z.string())),
+  start: z.string().min(1),
+  /** Stages from which `submit` ends the run. */
+  terminal: z.array(z.string()).min(1, 'a workflow needs at least one terminal stage'),
+  outcome: OutcomeCheck,
+  policy: z
+    .strictObject({
+      commands: CommandPolicy.default({ deny: [], ask: [] }),
+      paths: PathPolicy.default({ workspaceOnly: true, deny: [] }),
+    })
+    .default({ commands: { deny: [], ask: [] }, paths: { workspaceOnly: true, deny: [] } }),
+  rewards: RewardWeights.default({ alpha: 0.5, beta: 0.25 }),
+});
+export type Workflow = z.infer<typeof Workflow>;
+export type WorkflowInput = z.input<typeof Workflow>;

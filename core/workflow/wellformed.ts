@@ -1,0 +1,121 @@
+import { TOOL_NAMES, isToolName } from '../schema/tools';
+import type { Workflow } from '../schema/workflow';
+import type { JsonPath } from '../schema/json-position';
+
+export type ProblemSeverity = 'error' | 'warning';
+
+/** A well-formedness problem, located by its JSON path inside the workflow. */
+export interface WorkflowProblem {
+  code: string;
+  severity: ProblemSeverity;
+  message: string;
+  path: JsonPath;
+}
+
+const REGEX_HINTS = /\.\*|\\[dwsb.]|^\^|\$$|\[[^\]]*\]|\(\?/;
+
+/**
+ * Checks a schema-valid workflow for what the schema alone cannot see. A
+ * workflow with any error-level problem is not used for verification.
+ */
+export function checkWorkflow(wf: Workflow): WorkflowProblem[] {
+  const problems: WorkflowProblem[] = [];
+  const add = (code: string, severity: ProblemSeverity, message: string, path: JsonPath) => problems.push({ code, severity, message, path });
+  const ids = new Map<string, number>();
+
+  wf.stages.forEach((s, i) => {
+    if (ids.has(s.id)) add('workflow.duplicate_stage', 'error', `stage "${s.id}" is defined twice (also stage ${ids.get(s.id)! + 1})`, ['stages', i, 'id']);
+    else ids.set(s.id, i);
+    s.tools.forEach((t, j) => {
+      if (!isToolName(t)) add('workflow.unknown_tool', 'error', `"${t}" is not a tool; the tools are ${TOOL_NAMES.join(', ')}`, ['stages', i, 'tools', j]);
+    });
+    s.exit.forEach((c, j) => {
+      if (c.kind === 'tool_succeeded' && !isToolName(c.tool)) {
+        add('workflow.unknown_tool', 'error', `"${c.tool}" is not a tool; the tools are ${TOOL_NAMES.join(', ')}`, ['stages', i, 'exit', j, 'tool']);
+      }
+      if ('pattern' in c && c.pattern !== undefined) checkPattern(c.pattern, ['stages', i, 'exit', j, 'pattern'], add);
+    });
+  });
+
+  const known = (id: string) => ids.has(id);
+  if (!known(wf.start)) add('workflow.unknown_stage', 'error', `the start stage "${wf.start}" is not defined`, ['start']);
+  wf.terminal.forEach((t, i) => {
+    if (!known(t)) add('workflow.unknown_stage', 'error', `the terminal stage "${t}" is not defined`, ['terminal', i]);
+  });
+  for (const [from, targets] of Object.entries(wf.transitions)) {
+    if (!known(from)) add('workflow.unknown_stage', 'error', `transitions from "${from}", which is not a defined stage`, ['transitions', from]);
+    targets.forEach((to, i) => {
+      if (!known(to)) add('workflow.unknown_stage', 'error', `transition "${from}" → "${to}": "${to}" is not a defined stage`, ['transitions', from, i]);
+    });
+  }
+
+  wf.policy.commands.deny.forEach((p, i) => checkPattern(p, ['policy', 'commands', 'deny', i], add));
+  wf.policy.commands.ask.forEach((p, i) => checkPattern(p, ['policy', 'commands', 'ask', i], add));
+  wf.policy.paths.deny.forEach((p, i) => checkPattern(p, ['policy', 'paths', 'deny', i], add));
+
+  const terminal = new Set(wf.terminal);
+  wf.stages.forEach((s, i) => {
+    if (ids.get(s.id) !== i) return;
+    const out = (wf.transitions[s.id] ?? []).filter(known);
+    if (out.length && !s.tools.includes('enter_stage')) {
+      add('workflow.no_enter_stage', 'error', `stage "${s.id}" has transitions out but does not permit enter_stage, so they can never be taken`, ['stages', i, 'tools']);
+    }
+    if (terminal.has(s.id) && !s.tools.includes('submit')) {
+      add('workflow.terminal_without_submit', 'error', `terminal stage "${s.id}" does not permit submit, so the run can never end there`, ['stages', i, 'tools']);
+    }
+    if (!terminal.has(s.id) && s.tools.includes('submit')) {
+      add('workflow.submit_outside_terminal', 'warning', `stage "${s.id}" permits submit but is not terminal: a submit there is always a violation`, ['stages', i, 'tools']);
+    }
+  });
+
+  if (problems.some((p) => p.severity === 'error')) return problems;
+
+  // Graph checks only make sense once every name resolves.
+  const edges = (id: string) => wf.transitions[id] ?? [];
+  const reachable = reach([wf.start], edges);
+  wf.stages.forEach((s, i) => {
+    if (!reachable.has(s.id)) add('workflow.unreachable_stage', 'error', `stage "${s.id}" cannot be reached from the start stage "${wf.start}"`, ['stages', i, 'id']);
+  });
+  if (!wf.terminal.some((t) => reachable.has(t))) {
+    add('workflow.no_reachable_terminal', 'error', `no terminal stage can be reached from the start stage "${wf.start}"`, ['terminal']);
+  } else {
+    const reverse = new Map<string, string[]>();
+    for (const [from, targets] of Object.entries(wf.transitions)) for (const to of targets) reverse.set(to, [...(reverse.get(to) ?? []), from]);
+    const canFinish = reach(wf.terminal, (id) => reverse.get(id) ?? []);
+    wf.stages.forEach((s, i) => {
+      if (reachable.has(s.id) && !canFinish.has(s.id)) {
+        add('workflow.dead_end', 'warning', `from stage "${s.id}" no terminal stage can be reached: a run that enters it cannot finish`, ['stages', i, 'id']);
+      }
+    });
+  }
+  return problems;
+}
+
+function reach(from: readonly string[], edges: (id: string) => readonly string[]): Set<string> {
+  const seen = new Set(from);
+  const todo = [...from];
+  while (todo.length) {
+    for (const next of edges(todo.pop()!)) {
+      if (!seen.has(next)) {
+        seen.add(next);
+        todo.push(next);
+      }
+    }
+  }
+  return seen;
+}
+
+function checkPattern(pattern: string, path: JsonPath, add: (code: string, severity: ProblemSeverity, message: string, path: JsonPath) => void): void {
+  if (REGEX_HINTS.test(pattern)) {
+    add(
+      'workflow.pattern_looks_like_regex',
+      'warning',
+      `"${pattern}" looks like a regular expression, but patterns are globs: "*" matches any text, "?" one character, everything else itself`,
+      path,
+    );
+  }
+}
+
+export function hasErrors(problems: readonly WorkflowProblem[]): boolean {
+  return problems.some((p) => p.severity === 'error');
+}
