@@ -1,0 +1,39 @@
+import type { TrajectoryEvent } from '../schema/trajectory';
+import type { Workflow } from '../schema/workflow';
+import { VerifierState, type GateResult, type ProposedCall, type StepResult, type TrajectorySummary } from './state';
+import type { BackendName } from './verify';
+
+/**
+ * One run being verified, event by event. The builtin backend answers at once;
+ * the Lean backend answers from a warm `lar-verify` process, hence promises.
+ */
+export interface VerifierSession {
+  append(event: TrajectoryEvent, line: number): Promise<StepResult>;
+  gate(call: ProposedCall): Promise<GateResult>;
+  summary(): Promise<TrajectorySummary>;
+  close(): void;
+}
+
+export interface VerifierBackend {
+  readonly name: BackendName;
+  /** Opens a session for a run under a (well-formed) workflow; `headerLine` is where the first visit begins. */
+  open(workflow: Workflow, headerLine?: number): Promise<VerifierSession>;
+  dispose(): void;
+}
+
+/** The TypeScript implementation of docs/rewards.md, always available. */
+export class BuiltinBackend implements VerifierBackend {
+  readonly name = 'builtin' as const;
+
+  async open(workflow: Workflow, headerLine = 1): Promise<VerifierSession> {
+    const state = new VerifierState(workflow, headerLine);
+    return {
+      append: async (event, line) => state.append(event, line),
+      gate: async (call) => state.gate(call),
+      summary: async () => state.summary(),
+      close: () => {},
+    };
+  }
+
+  dispose(): void {}
+}
