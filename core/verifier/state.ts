@@ -59,6 +59,8 @@ export interface StepResult {
   type: TrajectoryEvent['type'];
   /** 1-based ordinal among tool calls; undefined for other events. */
   step?: number;
+  /** The tool named by a tool call, as written (it may not be a known tool). */
+  tool?: string;
   /** The stage the event happened in; undefined once the run has ended. */
   stage?: string;
   visit?: number;
@@ -412,7 +414,7 @@ export class VerifierState {
         this.runEnded = true;
       }
     }
-    const result: StepResult = { line, type: 'tool_call', step, ...where, verdicts, toolReward, runningReturn: this.runningReturn() };
+    const result: StepResult = { line, type: 'tool_call', step, tool: e.tool, ...where, verdicts, toolReward, runningReturn: this.runningReturn() };
     if (stageVisit) result.stageVisit = stageVisit;
     return result;
   }

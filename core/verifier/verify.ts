@@ -3,6 +3,7 @@ import type { Workflow } from '../schema/workflow';
 import { parseTrajectory, type LineError, type ParsedLine } from '../schema/jsonl';
 import { builtinWorkflow, loadWorkflow, type LocatedProblem } from '../workflow/load';
 import { VerifierState, type StepResult, type TrajectorySummary } from './state';
+import type { VerifierBackend } from './backend';
 
 export type BackendName = 'builtin' | 'lean';
 
@@ -91,4 +92,32 @@ export function verifyTrajectoryText(text: string, opts: VerifyOptions = {}): Tr
 
 function* eventsOf(lines: readonly ParsedLine[]): Iterable<EventAt> {
   for (const l of lines) if (l.kind === 'event') yield { event: l.event, line: l.line };
+}
+
+/**
+ * Verifies trajectory text with any backend (builtin or Lean). Parsing and
+ * workflow resolution are shared; only the judging differs, so malformed lines
+ * are reported identically whichever backend decides.
+ */
+export async function verifyTrajectoryTextWith(backend: VerifierBackend, text: string, opts: VerifyOptions = {}): Promise<TrajectoryReport> {
+  const parsed = parseTrajectory(text);
+  const lineErrors = parsed.lines.flatMap((l) => (l.kind === 'malformed' ? [l.error] : []));
+  const report: TrajectoryReport = { backend: backend.name, workflowProblems: [], lineErrors, steps: [] };
+  if (parsed.header) report.header = parsed.header;
+  const wf = resolveWorkflow(parsed.header?.workflow, opts);
+  report.workflowProblems = wf.problems;
+  if ('error' in wf) {
+    report.fatal = wf.error;
+    return report;
+  }
+  report.workflow = wf.workflow;
+  report.workflowSource = wf.source;
+  const session = await backend.open(wf.workflow, parsed.headerLine ?? 1);
+  try {
+    for (const { event, line } of eventsOf(parsed.lines)) report.steps.push(await session.append(event, line));
+    report.summary = await session.summary();
+  } finally {
+    session.close();
+  }
+  return report;
 }

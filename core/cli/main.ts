@@ -1,0 +1,209 @@
+import { writeFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { parseTrajectory } from '../schema/jsonl';
+import { exportAtif } from '../export/atif';
+import { groupAdvantages } from '../rewards/advantages';
+import { BuiltinBackend, type VerifierBackend } from '../verifier/backend';
+import { verifyTrajectoryTextWith, type TrajectoryReport, type VerifyOptions } from '../verifier/verify';
+import { loadWorkflowText } from '../workflow/load';
+import { COLOR, PLAIN, formatReport } from './format';
+import { UsageError, fileResolver, formatProblem, loadWorkflowRef, readText } from './files';
+import { openBackend } from './backends';
+import packageJson from '../../package.json';
+
+const HELP = `lar — verify coding-agent trajectories against a formal workflow (Lean4 Agentic)
+
+Usage:
+  lar verify FILE.lar.jsonl [--workflow W] [--backend builtin|lean] [--json]
+      Per-step table (line, stage, tool, tool reward, failed checks), stage rewards,
+      outcome and return. Exit 0: well-formed; 1: a malformed line or an unusable
+      workflow; 2: usage error.
+  lar advantages FILES... --out OUT.jsonl [--workflow W] [--backend builtin|lean]
+      Stage-normalized GRPO advantages for a group of rollouts of one task, one
+      output line per trajectory (docs/rewards.md).
+  lar export FILE --format atif [--out OUT.json] [--workflow W] [--backend builtin|lean]
+      The trajectory as ATIF-v1.7 with the verifier's results in extra.lar.
+  lar workflow check FILE.larflow.json
+      Well-formedness of a workflow. Exit 0: usable (warnings allowed); 1: not.
+
+  W is a path to a *.larflow.json file or builtin:ID (builtin:default-coding).
+  --no-color (or NO_COLOR) turns colours off.
+`;
+
+interface Flags {
+  positional: string[];
+  values: Map<string, string>;
+  switches: Set<string>;
+}
+
+const VALUE_FLAGS = new Set(['--workflow', '--backend', '--out', '--format']);
+const SWITCHES = new Set(['--json', '--no-color', '--help', '-h']);
+
+function parseFlags(args: string[]): Flags {
+  const f: Flags = { positional: [], values: new Map(), switches: new Set() };
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const eq = a.indexOf('=');
+    const name = a.startsWith('--') && eq > 0 ? a.slice(0, eq) : a;
+    if (VALUE_FLAGS.has(name)) {
+      const v = eq > 0 && a.startsWith('--') ? a.slice(eq + 1) : args[++i];
+      if (v === undefined || v === '') throw new UsageError(`${name} needs a value`);
+      f.values.set(name, v);
+    } else if (SWITCHES.has(a)) {
+      f.switches.add(a);
+    } else if (a.startsWith('-') && a !== '-') {
+      throw new UsageError(`unknown option ${a}`);
+    } else {
+      f.positional.push(a);
+    }
+  }
+  return f;
+}
+
+interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+  color: boolean;
+}
+
+async function verifyFile(file: string, flags: Flags, backend: VerifierBackend): Promise<TrajectoryReport> {
+  const text = readText(file);
+  const opts: VerifyOptions = { resolve: fileResolver(file) };
+  const w = flags.values.get('--workflow');
+  if (w !== undefined) {
+    const r = loadWorkflowRef(w, process.cwd());
+    if ('error' in r) throw new UsageError(r.error);
+    opts.workflow = r.workflow;
+    opts.workflowSource = r.source;
+  }
+  return verifyTrajectoryTextWith(backend, text, opts);
+}
+
+async function withBackend<T>(flags: Flags, io: Io, run: (b: VerifierBackend) => Promise<T>): Promise<T> {
+  const name = flags.values.get('--backend') ?? 'builtin';
+  if (name !== 'builtin' && name !== 'lean') throw new UsageError(`--backend must be builtin or lean, not "${name}"`);
+  const backend = name === 'builtin' ? new BuiltinBackend() : await openBackend(name, (msg) => io.err(msg));
+  try {
+    return await run(backend);
+  } finally {
+    backend.dispose();
+  }
+}
+
+async function cmdVerify(flags: Flags, io: Io): Promise<number> {
+  if (flags.positional.length !== 1) throw new UsageError('lar verify takes exactly one trajectory file');
+  const file = flags.positional[0]!;
+  const report = await withBackend(flags, io, (b) => verifyFile(file, flags, b));
+  if (flags.switches.has('--json')) io.out(JSON.stringify(report, null, 2));
+  else io.out(formatReport(file, report, io.color ? COLOR : PLAIN));
+  return report.lineErrors.length > 0 || report.fatal !== undefined ? 1 : 0;
+}
+
+async function cmdAdvantages(flags: Flags, io: Io): Promise<number> {
+  const out = flags.values.get('--out');
+  if (!out) throw new UsageError('lar advantages needs --out OUT.jsonl');
+  if (flags.positional.length === 0) throw new UsageError('lar advantages needs at least one trajectory file');
+  const reports = await withBackend(flags, io, async (b) => {
+    const list = [];
+    for (const file of flags.positional) list.push({ source: file, report: await verifyFile(file, flags, b) });
+    return list;
+  });
+  let malformed = 0;
+  for (const { source, report } of reports) {
+    for (const e of report.lineErrors) {
+      malformed++;
+      io.err(`${source}:${e.line}:${e.column}: ${e.message} (line skipped)`);
+    }
+  }
+  let lines: string;
+  try {
+    lines = groupAdvantages(reports).map((r) => JSON.stringify(r)).join('\n') + '\n';
+  } catch (e) {
+    io.err(`lar advantages: ${(e as Error).message}`);
+    return 1;
+  }
+  writeFileSync(out, lines);
+  io.err(`wrote ${reports.length} line${reports.length === 1 ? '' : 's'} to ${out}${malformed ? ` (${malformed} malformed line${malformed === 1 ? '' : 's'} skipped)` : ''}`);
+  return malformed ? 1 : 0;
+}
+
+async function cmdExport(flags: Flags, io: Io): Promise<number> {
+  const format = flags.values.get('--format');
+  if (format !== 'atif') throw new UsageError(format === undefined ? 'lar export needs --format atif' : `unknown export format "${format}" (supported: atif)`);
+  if (flags.positional.length !== 1) throw new UsageError('lar export takes exactly one trajectory file');
+  const file = flags.positional[0]!;
+  const report = await withBackend(flags, io, (b) => verifyFile(file, flags, b));
+  const parsed = parseTrajectory(readText(file));
+  for (const e of report.lineErrors) io.err(`${file}:${e.line}:${e.column}: ${e.message} (line not exported)`);
+  if (report.fatal) io.err(`${file}: exported without verifier results: ${report.fatal}`);
+  const doc = exportAtif(parsed, report, { agentVersion: packageJson.version, fallbackId: basename(file).replace(/\.lar\.jsonl$/, '') });
+  const text = JSON.stringify(doc, null, 2) + '\n';
+  const out = flags.values.get('--out');
+  if (out) {
+    writeFileSync(out, text);
+    io.err(`wrote ${out} (${doc.schema_version}, ${doc.steps.length} steps)`);
+  } else {
+    io.out(text.trimEnd());
+  }
+  return report.lineErrors.length || report.fatal ? 1 : 0;
+}
+
+function cmdWorkflow(flags: Flags, io: Io): number {
+  const [sub, file, ...rest] = flags.positional;
+  if (sub !== 'check' || file === undefined || rest.length) throw new UsageError('usage: lar workflow check FILE.larflow.json');
+  const text = readText(file);
+  const load = loadWorkflowText(text);
+  for (const p of load.problems) io.out(formatProblem(file, text, p));
+  if (load.ok) io.out(`${file}: workflow "${load.workflow.id}" is well-formed (${load.workflow.stages.length} stages${load.problems.length ? `, ${load.problems.length} warning${load.problems.length === 1 ? '' : 's'}` : ''})`);
+  return load.ok ? 0 : 1;
+}
+
+export async function main(argv: string[], io: Io): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+      io.out(HELP);
+      return command === undefined ? 2 : 0;
+    }
+    if (command === '--version') {
+      io.out(packageJson.version);
+      return 0;
+    }
+    const flags = parseFlags(rest);
+    if (flags.switches.has('--help') || flags.switches.has('-h')) {
+      io.out(HELP);
+      return 0;
+    }
+    if (flags.switches.has('--no-color')) io.color = false;
+    switch (command) {
+      case 'verify':
+        return await cmdVerify(flags, io);
+      case 'advantages':
+        return await cmdAdvantages(flags, io);
+      case 'export':
+        return await cmdExport(flags, io);
+      case 'workflow':
+        return cmdWorkflow(flags, io);
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.err(`lar: ${e.message}\nRun "lar --help" for usage.`);
+      return 2;
+    }
+    io.err(`lar: ${(e as Error).message}`);
+    return 1;
+  }
+}
+
+if (require.main === module) {
+  const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
+  main(process.argv.slice(2), {
+    out: (s) => process.stdout.write(s + '\n'),
+    err: (s) => process.stderr.write(s + '\n'),
+    color,
+  }).then((code) => {
+    process.exitCode = code;
+  });
+}
