@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { globMatch } from '../core/policy/glob';
 import { commandMatches, commandParts } from '../core/policy/command';
-import { normalizeWorkspacePath } from '../core/policy/path';
+import { normalizeByParts, normalizeWorkspacePath } from '../core/policy/path';
 
 /** The recursive definition from docs/rewards.md, transcribed literally. */
 function reference(p: string, s: string): boolean {
@@ -50,4 +50,15 @@ test('paths outside the workspace are rejected with a reason', () => {
     assert.equal(r.ok, false, p);
     if (!r.ok) assert.match(r.reason, why);
   }
+});
+
+test('the fast path for plain relative paths agrees with full normalization', () => {
+  const seg = fc.constantFrom('a', 'src', '.', '..', '', 'x.ts', '.git', '~', 'C:', '\\', 'b\\c', '/');
+  fc.assert(
+    fc.property(fc.array(seg, { minLength: 1, maxLength: 6 }), (segs) => {
+      const p = segs.join('/');
+      assert.deepEqual(normalizeWorkspacePath(p), normalizeByParts(p), p);
+    }),
+    { numRuns: 3000 },
+  );
 });

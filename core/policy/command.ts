@@ -10,7 +10,20 @@ const SEPARATORS = new Set([';', '&', '|', '\n', '\r', '(', ')', '`']);
 
 /** Collapses whitespace runs to one space and trims, so spacing cannot dodge a pattern. */
 export function normalizeSpaces(text: string): string {
-  return text.split(/[ \t\n\r\f\v]+/).filter((w) => w !== '').join(' ');
+  let out = '';
+  let pendingSpace = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    // space, tab, newline, vertical tab, form feed, carriage return
+    if (c === 0x20 || (c >= 0x09 && c <= 0x0d)) {
+      pendingSpace = out.length > 0;
+    } else {
+      if (pendingSpace) out += ' ';
+      pendingSpace = false;
+      out += text[i];
+    }
+  }
+  return out;
 }
 
 /** The non-empty, space-normalized parts of a command line. */
@@ -37,11 +50,13 @@ export function commandParts(command: string): string[] {
  * pipeline such as `curl *|*sh`.
  */
 export function commandMatches(pattern: string, command: string): boolean {
-  if (globMatch(pattern, normalizeSpaces(command))) return true;
-  return commandParts(command).some((part) => globMatch(pattern, part));
+  return firstMatch([pattern], command) !== undefined;
 }
 
-/** The first pattern that matches, if any. */
+/** The first pattern that matches, if any. The command is split once, whatever the number of patterns. */
 export function firstMatch(patterns: readonly string[], command: string): string | undefined {
-  return patterns.find((p) => commandMatches(p, command));
+  if (patterns.length === 0) return undefined;
+  const whole = normalizeSpaces(command);
+  const parts = commandParts(command);
+  return patterns.find((p) => globMatch(p, whole) || parts.some((part) => globMatch(p, part)));
 }

@@ -54,8 +54,13 @@ export interface Verdict {
   path?: JsonPathStep[];
 }
 
+/** Passing verdicts with the standard reason are shared: most checks pass, and allocating each is the verifier's main cost. */
+const STANDARD_PASS = new Map<CheckId, Verdict>(
+  (Object.keys(CHECKS) as CheckId[]).map((check) => [check, Object.freeze({ check, ok: true, reason: CHECKS[check].title }) as Verdict]),
+);
+
 export function pass(check: CheckId, reason?: string): Verdict {
-  return { check, ok: true, reason: reason ?? CHECKS[check].title };
+  return reason === undefined ? STANDARD_PASS.get(check)! : { check, ok: true, reason };
 }
 
 export function fail(check: CheckId, reason: string, path?: JsonPathStep[]): Verdict {

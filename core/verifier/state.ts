@@ -141,9 +141,21 @@ function callKey(tool: string, args: unknown): string {
 
 function canonicalJson(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (!Array.isArray(v) && isFlatSorted(v as Record<string, unknown>)) return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
   const keys = Object.keys(v).sort();
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+}
+
+/** Objects of scalars with keys in order, the usual arguments, stringify canonically as they are. */
+function isFlatSorted(o: Record<string, unknown>): boolean {
+  let prev = '';
+  for (const k in o) {
+    const x = o[k];
+    if ((typeof x === 'object' && x !== null) || x === undefined || k < prev) return false;
+    prev = k;
+  }
+  return true;
 }
 
 function commandOf(args: unknown): string | undefined {
@@ -169,6 +181,8 @@ export class VerifierState {
   private changeEpoch = 0;
   /** Call key → change epoch at which it last failed. */
   private failedCalls = new Map<string, number>();
+  /** Failures recorded in the current epoch: none means no call can be a repeat, and no key is needed. */
+  private failuresInEpoch = 0;
   private submittedFromTerminal = false;
   private runEnded = false;
   private outcomeEvent: { event: OutcomeEvent; line: number } | undefined;
@@ -330,8 +344,8 @@ export class VerifierState {
     return askPattern === undefined ? { verdicts } : { verdicts, askPattern };
   }
 
-  private repeatVerdict(key: string): Verdict {
-    const epoch = this.failedCalls.get(key);
+  private repeatVerdict(call: ProposedCall): Verdict {
+    const epoch = this.failuresInEpoch === 0 ? undefined : this.failedCalls.get(callKey(call.tool, call.args));
     return epoch === this.changeEpoch
       ? fail('tool.not_repeated', 'the same call failed before and no file has changed since: this is a loop', ['tool'])
       : pass('tool.not_repeated');
@@ -340,7 +354,7 @@ export class VerifierState {
   /** Decides, before it runs, whether a proposed call may run. Does not change the state. */
   gate(call: ProposedCall): GateResult {
     const { verdicts, askPattern } = this.preChecks(call);
-    verdicts.push(this.repeatVerdict(callKey(call.tool, call.args)));
+    verdicts.push(this.repeatVerdict(call));
     const failed = verdicts.find((v) => !v.ok && v.check !== 'tool.not_repeated');
     const toolReward = toolRewardOf(verdicts);
     if (failed) return { decision: 'block', verdicts, reason: failed.reason, toolReward };
@@ -378,8 +392,7 @@ export class VerifierState {
     const where = this.where();
     const call: ProposedCall = e.argsError === undefined ? { tool: e.tool, args: e.args } : { tool: e.tool, args: e.args, argsError: e.argsError };
     const { verdicts, askPattern } = this.preChecks(call);
-    const key = callKey(e.tool, e.args);
-    verdicts.push(this.repeatVerdict(key));
+    verdicts.push(this.repeatVerdict(call));
     if (askPattern !== undefined) {
       verdicts.push(
         e.status === 'denied'
@@ -393,8 +406,14 @@ export class VerifierState {
     this.toolSum += toolReward;
 
     const changed = changedFiles(e);
-    if (changed.length) this.changeEpoch++;
-    if (!ok) this.failedCalls.set(key, this.changeEpoch);
+    if (changed.length) {
+      this.changeEpoch++;
+      this.failuresInEpoch = 0;
+    }
+    if (!ok) {
+      this.failedCalls.set(callKey(e.tool, e.args), this.changeEpoch);
+      this.failuresInEpoch++;
+    }
 
     const visit = this.visit;
     let stageVisit: StageVisitResult | undefined;
