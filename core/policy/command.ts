@@ -1,4 +1,4 @@
-import { globMatch } from './glob';
+import { compileGlob, type Matcher } from './glob';
 
 /**
  * Separators between the parts of a compound command. Splitting happens on
@@ -9,7 +9,10 @@ import { globMatch } from './glob';
 const SEPARATORS = new Set([';', '&', '|', '\n', '\r', '(', ')', '`']);
 
 /** Collapses whitespace runs to one space and trims, so spacing cannot dodge a pattern. */
+const ALREADY_NORMAL = /^[^ \t\n\v\f\r]+(?: [^ \t\n\v\f\r]+)*$/;
+
 export function normalizeSpaces(text: string): string {
+  if (ALREADY_NORMAL.test(text)) return text;
   let out = '';
   let pendingSpace = false;
   for (let i = 0; i < text.length; i++) {
@@ -29,18 +32,14 @@ export function normalizeSpaces(text: string): string {
 /** The non-empty, space-normalized parts of a command line. */
 export function commandParts(command: string): string[] {
   const parts: string[] = [];
-  let current = '';
-  for (const c of command) {
-    if (SEPARATORS.has(c)) {
-      const n = normalizeSpaces(current);
+  let start = 0;
+  for (let i = 0; i <= command.length; i++) {
+    if (i === command.length || SEPARATORS.has(command[i]!)) {
+      const n = normalizeSpaces(command.slice(start, i));
       if (n) parts.push(n);
-      current = '';
-    } else {
-      current += c;
+      start = i + 1;
     }
   }
-  const n = normalizeSpaces(current);
-  if (n) parts.push(n);
   return parts;
 }
 
@@ -50,13 +49,31 @@ export function commandParts(command: string): string[] {
  * pipeline such as `curl *|*sh`.
  */
 export function commandMatches(pattern: string, command: string): boolean {
-  return firstMatch([pattern], command) !== undefined;
+  return firstMatch(compilePatterns([pattern]), new CommandView(command)) !== undefined;
 }
 
-/** The first pattern that matches, if any. The command is split once, whatever the number of patterns. */
-export function firstMatch(patterns: readonly string[], command: string): string | undefined {
-  if (patterns.length === 0) return undefined;
-  const whole = normalizeSpaces(command);
-  const parts = commandParts(command);
-  return patterns.find((p) => globMatch(p, whole) || parts.some((part) => globMatch(p, part)));
+/** A policy's pattern list, compiled once per workflow. */
+export type CompiledPatterns = readonly (readonly [pattern: string, matcher: Matcher])[];
+
+export function compilePatterns(patterns: readonly string[]): CompiledPatterns {
+  return patterns.map((p) => [p, compileGlob(p)] as const);
+}
+
+/** A command split and normalized once, to be matched against any number of patterns. */
+export class CommandView {
+  readonly whole: string;
+  readonly parts: readonly string[];
+  constructor(readonly command: string) {
+    this.whole = normalizeSpaces(command);
+    this.parts = commandParts(command);
+  }
+}
+
+/** The first pattern that matches the command, if any. */
+export function firstMatch(patterns: CompiledPatterns, view: CommandView): string | undefined {
+  for (const [pattern, m] of patterns) {
+    if (m(view.whole)) return pattern;
+    for (const part of view.parts) if (m(part)) return pattern;
+  }
+  return undefined;
 }

@@ -55,12 +55,12 @@ export interface Verdict {
 }
 
 /** Passing verdicts with the standard reason are shared: most checks pass, and allocating each is the verifier's main cost. */
-const STANDARD_PASS = new Map<CheckId, Verdict>(
+const STANDARD_PASS = Object.fromEntries(
   (Object.keys(CHECKS) as CheckId[]).map((check) => [check, Object.freeze({ check, ok: true, reason: CHECKS[check].title }) as Verdict]),
-);
+) as Record<CheckId, Verdict>;
 
 export function pass(check: CheckId, reason?: string): Verdict {
-  return reason === undefined ? STANDARD_PASS.get(check)! : { check, ok: true, reason };
+  return reason === undefined ? STANDARD_PASS[check] : { check, ok: true, reason };
 }
 
 export function fail(check: CheckId, reason: string, path?: JsonPathStep[]): Verdict {

@@ -1,7 +1,7 @@
 import { ToolArgs, PATH_ARGS, isToolName, type ToolName } from '../schema/tools';
 import type { ExitCondition, Stage, Workflow } from '../schema/workflow';
 import type { OutcomeEvent, ToolCallEvent, TrajectoryEvent } from '../schema/trajectory';
-import { firstMatch, normalizeSpaces } from '../policy/command';
+import { CommandView, compilePatterns, firstMatch, normalizeSpaces, type CompiledPatterns } from '../policy/command';
 import { globMatch } from '../policy/glob';
 import { normalizeWorkspacePath } from '../policy/path';
 import {
@@ -188,6 +188,7 @@ export class VerifierState {
   private outcomeEvent: { event: OutcomeEvent; line: number } | undefined;
   private readonly stageById: Map<string, Stage>;
   private readonly terminal: Set<string>;
+  private readonly policy: { deny: CompiledPatterns; ask: CompiledPatterns; paths: CompiledPatterns };
 
   constructor(
     readonly workflow: Workflow,
@@ -196,6 +197,11 @@ export class VerifierState {
   ) {
     this.stageById = new Map(workflow.stages.map((s) => [s.id, s]));
     this.terminal = new Set(workflow.terminal);
+    this.policy = {
+      deny: compilePatterns(workflow.policy.commands.deny),
+      ask: compilePatterns(workflow.policy.commands.ask),
+      paths: compilePatterns(workflow.policy.paths.deny),
+    };
     const start = this.stageById.get(workflow.start);
     if (!start) throw new Error(`workflow "${workflow.id}": start stage "${workflow.start}" does not exist`);
     this.openVisit(start, headerLine);
@@ -311,14 +317,14 @@ export class VerifierState {
 
     let askPattern: string | undefined;
     if (tool === 'run_command') {
-      const command = a.command as string;
-      const denied = firstMatch(wf.policy.commands.deny, command);
+      const command = new CommandView(a.command as string);
+      const denied = firstMatch(this.policy.deny, command);
       verdicts.push(
         denied === undefined
           ? pass('tool.command_policy')
           : fail('tool.command_policy', `the command matches the deny pattern "${denied}"`, ['args', 'command']),
       );
-      if (denied === undefined) askPattern = firstMatch(wf.policy.commands.ask, command);
+      if (denied === undefined) askPattern = firstMatch(this.policy.ask, command);
     }
 
     const pathKeys = PATH_ARGS[tool as ToolName];
@@ -332,9 +338,9 @@ export class VerifierState {
           bad = fail('tool.path_policy', n.reason, ['args', key]);
           break;
         }
-        const denied = wf.policy.paths.deny.find((pattern) => globMatch(pattern, n.normalized));
+        const denied = this.policy.paths.find(([, m]) => m(n.normalized));
         if (denied !== undefined) {
-          bad = fail('tool.path_policy', `"${n.normalized}" matches the path deny pattern "${denied}"`, ['args', key]);
+          bad = fail('tool.path_policy', `"${n.normalized}" matches the path deny pattern "${denied[0]}"`, ['args', key]);
           break;
         }
       }
