@@ -27,9 +27,20 @@ const common = {
 };
 
 const contexts = await Promise.all(targets.map((t) => esbuild.context({ ...common, ...t })));
+// JSON Schemas for editors (.vscode/settings.json points at them), generated
+// from the zod schemas by the freshly built CLI.
+const writeSchemas = async () => {
+  const { execFileSync } = await import('node:child_process');
+  const { mkdirSync, writeFileSync } = await import('node:fs');
+  mkdirSync('dist/schemas', { recursive: true });
+  for (const which of ['workflow', 'header', 'event']) {
+    writeFileSync(`dist/schemas/${which}.schema.json`, execFileSync(process.execPath, ['dist/lar.js', 'schema', which]));
+  }
+};
 if (watch) {
   await Promise.all(contexts.map((c) => c.watch()));
 } else {
   await Promise.all(contexts.map((c) => c.rebuild()));
   await Promise.all(contexts.map((c) => c.dispose()));
+  await writeSchemas();
 }

@@ -9,6 +9,7 @@ import { loadWorkflowText } from '../workflow/load';
 import { COLOR, PLAIN, formatReport } from './format';
 import { UsageError, fileResolver, formatProblem, loadWorkflowRef, readText } from './files';
 import { openBackend } from './backends';
+import { JSON_SCHEMAS } from '../schema/json-schema';
 import packageJson from '../../package.json';
 
 const HELP = `lar — verify coding-agent trajectories against a formal workflow (Lean4 Agentic)
@@ -25,6 +26,9 @@ Usage:
       The trajectory as ATIF-v1.7 with the verifier's results in extra.lar.
   lar workflow check FILE.larflow.json
       Well-formedness of a workflow. Exit 0: usable (warnings allowed); 1: not.
+  lar schema workflow|header|event
+      JSON Schema of a workflow file, a trajectory header line or an event line
+      (for editors: completion and validation of *.larflow.json).
 
   W is a path to a *.larflow.json file or builtin:ID (builtin:default-coding).
   --no-color (or NO_COLOR) turns colours off.
@@ -158,6 +162,14 @@ function cmdWorkflow(flags: Flags, io: Io): number {
   return load.ok ? 0 : 1;
 }
 
+function cmdSchema(flags: Flags, io: Io): number {
+  const [which, ...rest] = flags.positional;
+  const schema = which === undefined ? undefined : JSON_SCHEMAS[which];
+  if (!schema || rest.length) throw new UsageError(`usage: lar schema ${Object.keys(JSON_SCHEMAS).join('|')}`);
+  io.out(JSON.stringify(schema(), null, 2));
+  return 0;
+}
+
 export async function main(argv: string[], io: Io): Promise<number> {
   const [command, ...rest] = argv;
   try {
@@ -184,6 +196,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
         return await cmdExport(flags, io);
       case 'workflow':
         return cmdWorkflow(flags, io);
+      case 'schema':
+        return cmdSchema(flags, io);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
