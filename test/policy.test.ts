@@ -22,6 +22,10 @@ test('the glob matcher agrees with the recursive definition', () => {
     { numRuns: 2000 },
   );
   assert.ok(globMatch('npm test*', 'npm test -- --grep x'));
+  // A character is a code point, as in Lean: `?` takes a whole emoji.
+  assert.ok(globMatch('?.lock', '😀.lock'));
+  assert.ok(globMatch('*?', '😀'));
+  assert.ok(!globMatch('??', '😀'));
   assert.ok(!globMatch('npm test', 'npm test -- --grep x'));
 });
 

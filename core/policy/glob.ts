@@ -49,14 +49,25 @@ function piecesMatcher(pattern: string): Matcher {
   };
 }
 
-/** Iterative matcher with single-star backtracking, for patterns with `?`. */
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/**
+ * Iterative matcher with single-star backtracking, for patterns with `?`.
+ * A character is a Unicode code point, as in Lean's `Char`: `?` matches one
+ * emoji, not half of it, so strings with surrogate pairs are split into code
+ * points first.
+ */
 function generalMatch(pattern: string, text: string): boolean {
+  return SURROGATE.test(pattern) || SURROGATE.test(text) ? matchSeq(Array.from(pattern), Array.from(text)) : matchSeq(pattern, text);
+}
+
+function matchSeq(pattern: ArrayLike<string>, text: ArrayLike<string>): boolean {
   let p = 0;
   let t = 0;
   let star = -1;
   let mark = 0;
   while (t < text.length) {
-    const pc = pattern[p];
+    const pc = p < pattern.length ? pattern[p] : undefined;
     if (pc === '?' || (pc !== undefined && pc !== '*' && pc === text[t])) {
       p++;
       t++;
@@ -70,6 +81,6 @@ function generalMatch(pattern: string, text: string): boolean {
       return false;
     }
   }
-  while (pattern[p] === '*') p++;
+  while (p < pattern.length && pattern[p] === '*') p++;
   return p === pattern.length;
 }

@@ -105,3 +105,11 @@ export const Workflow = z.strictObject({
 });
 export type Workflow = z.infer<typeof Workflow>;
 export type WorkflowInput = z.input<typeof Workflow>;
+
+/**
+ * The stages a stage may move to. Stage ids are user text, so the lookup must
+ * not reach Object.prototype (a stage may well be called "constructor").
+ */
+export function transitionsFrom(wf: Workflow, stage: string): readonly string[] {
+  return Object.hasOwn(wf.transitions, stage) ? wf.transitions[stage]! : [];
+}

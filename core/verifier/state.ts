@@ -1,5 +1,5 @@
 import { ToolArgs, PATH_ARGS, isToolName, type ToolName } from '../schema/tools';
-import type { ExitCondition, Stage, Workflow } from '../schema/workflow';
+import { transitionsFrom, type ExitCondition, type Stage, type Workflow } from '../schema/workflow';
 import type { OutcomeEvent, ToolCallEvent, TrajectoryEvent } from '../schema/trajectory';
 import { CommandView, compilePatterns, firstMatch, normalizeSpaces, type CompiledPatterns } from '../policy/command';
 import { globMatch } from '../policy/glob';
@@ -9,6 +9,7 @@ import {
   pass,
   stageRewardOf,
   toolRewardOf,
+  type CheckId,
   type StageReward,
   type ToolReward,
   type Verdict,
@@ -189,6 +190,13 @@ export class VerifierState {
   private readonly stageById: Map<string, Stage>;
   private readonly terminal: Set<string>;
   private readonly policy: { deny: CompiledPatterns; ask: CompiledPatterns; paths: CompiledPatterns };
+  /**
+   * Passing verdicts depend only on the workflow, so each distinct one is made
+   * once and shared (clones share the cache too): results are retained for
+   * the whole run, and one object per passing check per step is what made
+   * long runs slow.
+   */
+  private readonly passCache = new Map<string, Verdict>();
 
   constructor(
     readonly workflow: Workflow,
@@ -295,7 +303,7 @@ export class VerifierState {
 
     if (tool === 'enter_stage' && visit) {
       const target = a.stage as string;
-      const legal = wf.transitions[visit.stage.id] ?? [];
+      const legal = transitionsFrom(wf, visit.stage.id);
       if (!this.stageById.has(target)) {
         verdicts.push(fail('tool.transition', `there is no stage "${target}" (stages: ${wf.stages.map((s) => s.id).join(', ')})`, ['args', 'stage']));
       } else if (!legal.includes(target)) {
@@ -303,7 +311,7 @@ export class VerifierState {
           fail('tool.transition', `"${visit.stage.id}" → "${target}" is not a legal transition (from "${visit.stage.id}": ${legal.join(', ') || 'none'})`, ['args', 'stage']),
         );
       } else {
-        verdicts.push(pass('tool.transition', `"${visit.stage.id}" → "${target}" is a legal transition`));
+        verdicts.push(this.cachedPass('tool.transition', `"${visit.stage.id}" → "${target}" is a legal transition`));
       }
     }
 
@@ -348,6 +356,16 @@ export class VerifierState {
     }
 
     return askPattern === undefined ? { verdicts } : { verdicts, askPattern };
+  }
+
+  private cachedPass(check: CheckId, reason: string): Verdict {
+    const key = `${check}\u0000${reason}`;
+    let v = this.passCache.get(key);
+    if (!v) {
+      v = Object.freeze(pass(check, reason)) as Verdict;
+      this.passCache.set(key, v);
+    }
+    return v;
   }
 
   private repeatVerdict(call: ProposedCall): Verdict {
@@ -403,7 +421,7 @@ export class VerifierState {
       verdicts.push(
         e.status === 'denied'
           ? fail('tool.approved', `the user rejected the command at the approval prompt (it matches "${askPattern}")`, ['args', 'command'])
-          : pass('tool.approved', `approved (the command matches the approval pattern "${askPattern}")`),
+          : this.cachedPass('tool.approved', `approved (the command matches the approval pattern "${askPattern}")`),
       );
     }
     const ok = succeeded(e);
@@ -429,7 +447,7 @@ export class VerifierState {
       if (e.status === 'ok' && e.tool === 'enter_stage') {
         const target = this.stageById.get((e.args as { stage?: unknown } | null)?.stage as string);
         if (target) {
-          stageVisit = this.closeVisit(visit, line, 'transition', (wf) => (wf.transitions[visit.stage.id] ?? []).includes(target.id), target.id);
+          stageVisit = this.closeVisit(visit, line, 'transition', (wf) => transitionsFrom(wf, visit.stage.id).includes(target.id), target.id);
           this.openVisit(target, line);
         }
       } else if (e.status === 'ok' && e.tool === 'submit') {
@@ -468,22 +486,21 @@ export class VerifierState {
     }
   }
 
-  private conditionVerdicts(visit: Visit): Verdict[] {
-    const out: Verdict[] = [];
+  private pushConditionVerdicts(visit: Visit, out: Verdict[]): void {
     for (const { cond, count } of visit.conditions) {
       const id = `stage.exit.${cond.kind}` as const;
       switch (cond.kind) {
         case 'tool_succeeded':
           out.push(
             count >= cond.atLeast
-              ? pass(id, `${cond.tool} succeeded ${count} time${count === 1 ? '' : 's'} (at least ${cond.atLeast} required)`)
+              ? this.cachedPass(id, `${cond.tool} succeeded at least ${cond.atLeast} time${cond.atLeast === 1 ? '' : 's'}`)
               : fail(id, `${cond.tool} succeeded ${count} time${count === 1 ? '' : 's'} in this visit; at least ${cond.atLeast} required`),
           );
           break;
         case 'file_changed':
           out.push(
             count
-              ? pass(id, cond.pattern ? `a file matching "${cond.pattern}" changed` : 'a file changed')
+              ? this.cachedPass(id, cond.pattern ? `a file matching "${cond.pattern}" changed` : 'a file changed')
               : fail(id, cond.pattern ? `no file matching "${cond.pattern}" changed in this visit` : 'no file changed in this visit'),
           );
           break;
@@ -493,14 +510,13 @@ export class VerifierState {
           const after = cond.afterLastChange ? ' after the last file change' : '';
           out.push(
             count
-              ? pass(id, `a command matching "${cond.pattern}" ${verb}${after}`)
+              ? this.cachedPass(id, `a command matching "${cond.pattern}" ${verb}${after}`)
               : fail(id, `no command matching "${cond.pattern}" ${verb} in this visit${after}`),
           );
           break;
         }
       }
     }
-    return out;
   }
 
   private scoreVisit(visit: Visit, endedBy: VisitEnd, legal: boolean, target?: string): StageVisitResult['verdicts'] {
@@ -511,7 +527,7 @@ export class VerifierState {
     } else {
       verdicts.push(pass('stage.closed'));
       if (legal) {
-        verdicts.push(pass('stage.transition', endedBy === 'submit' ? `submitted from terminal stage "${from}"` : `"${from}" → "${target}" is legal`));
+        verdicts.push(this.cachedPass('stage.transition', endedBy === 'submit' ? `submitted from terminal stage "${from}"` : `"${from}" → "${target}" is legal`));
       } else {
         verdicts.push(
           fail(
@@ -524,10 +540,10 @@ export class VerifierState {
     const budget = visit.stage.budget;
     verdicts.push(
       visit.steps <= budget
-        ? pass('stage.budget', `${visit.steps} of ${budget} steps used`)
+        ? this.cachedPass('stage.budget', `within the budget of ${budget} steps`)
         : fail('stage.budget', `${visit.steps} steps in this visit; the budget of "${from}" is ${budget}`),
     );
-    verdicts.push(...this.conditionVerdicts(visit));
+    this.pushConditionVerdicts(visit, verdicts);
     return verdicts;
   }
 

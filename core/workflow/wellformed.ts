@@ -1,5 +1,5 @@
 import { TOOL_NAMES, isToolName } from '../schema/tools';
-import type { Workflow } from '../schema/workflow';
+import { transitionsFrom, type Workflow } from '../schema/workflow';
 import type { JsonPath } from '../schema/json-position';
 
 export type ProblemSeverity = 'error' | 'warning';
@@ -56,7 +56,7 @@ export function checkWorkflow(wf: Workflow): WorkflowProblem[] {
   const terminal = new Set(wf.terminal);
   wf.stages.forEach((s, i) => {
     if (ids.get(s.id) !== i) return;
-    const out = (wf.transitions[s.id] ?? []).filter(known);
+    const out = transitionsFrom(wf, s.id).filter(known);
     if (out.length && !s.tools.includes('enter_stage')) {
       add('workflow.no_enter_stage', 'error', `stage "${s.id}" has transitions out but does not permit enter_stage, so they can never be taken`, ['stages', i, 'tools']);
     }
@@ -71,7 +71,7 @@ export function checkWorkflow(wf: Workflow): WorkflowProblem[] {
   if (problems.some((p) => p.severity === 'error')) return problems;
 
   // Graph checks only make sense once every name resolves.
-  const edges = (id: string) => wf.transitions[id] ?? [];
+  const edges = (id: string) => transitionsFrom(wf, id);
   const reachable = reach([wf.start], edges);
   wf.stages.forEach((s, i) => {
     if (!reachable.has(s.id)) add('workflow.unreachable_stage', 'error', `stage "${s.id}" cannot be reached from the start stage "${wf.start}"`, ['stages', i, 'id']);
