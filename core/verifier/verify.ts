@@ -1,6 +1,6 @@
 import type { Header, TrajectoryEvent, WorkflowRef } from '../schema/trajectory';
 import type { Workflow } from '../schema/workflow';
-import { parseTrajectory, type LineError, type ParsedLine } from '../schema/jsonl';
+import { parseLine, parseTrajectory, splitLines, type LineError, type ParsedLine } from '../schema/jsonl';
 import { builtinWorkflow, loadWorkflow, type LocatedProblem } from '../workflow/load';
 import { VerifierState, type StepResult, type TrajectorySummary } from './state';
 import type { VerifierBackend } from './backend';
@@ -70,23 +70,44 @@ export function resolveWorkflow(
   return 'error' in r ? { error: r.error, problems: r.problems ?? [] } : { ...r, problems: [] };
 }
 
-/** Verifies trajectory text: parse every line, resolve the workflow, verify every well-formed event. */
+/**
+ * Verifies trajectory text: parse every line, resolve the workflow from the
+ * header, verify every well-formed event. Lines are parsed and verified in one
+ * pass, so a parsed event is garbage as soon as it is judged instead of being
+ * held for the whole file (which made long files slow).
+ */
 export function verifyTrajectoryText(text: string, opts: VerifyOptions = {}): TrajectoryReport {
-  const parsed = parseTrajectory(text);
-  const lineErrors = parsed.lines.flatMap((l) => (l.kind === 'malformed' ? [l.error] : []));
-  const report: TrajectoryReport = { backend: 'builtin', workflowProblems: [], lineErrors, steps: [] };
-  if (parsed.header) report.header = parsed.header;
-  const wf = resolveWorkflow(parsed.header?.workflow, opts);
-  report.workflowProblems = wf.problems;
-  if ('error' in wf) {
-    report.fatal = wf.error;
-    return report;
+  const lines = splitLines(text);
+  const report: TrajectoryReport = { backend: 'builtin', workflowProblems: [], lineErrors: [], steps: [] };
+  let i = 0;
+  let headerLine = 1;
+  // Up to and including the first non-blank line, which must be the header.
+  for (; i < lines.length; i++) {
+    const p = parseLine(lines[i]!, i + 1, true);
+    if (p.kind === 'blank') continue;
+    if (p.kind === 'header') {
+      report.header = p.header;
+      headerLine = p.line;
+    } else if (p.kind === 'malformed') {
+      report.lineErrors.push(p.error);
+    }
+    i++;
+    break;
   }
-  report.workflow = wf.workflow;
-  report.workflowSource = wf.source;
-  const { steps, summary } = verifyEvents(wf.workflow, eventsOf(parsed.lines), parsed.headerLine ?? 1);
-  report.steps = steps;
-  report.summary = summary;
+  const wf = resolveWorkflow(report.header?.workflow, opts);
+  report.workflowProblems = wf.problems;
+  const state = 'error' in wf ? undefined : new VerifierState(wf.workflow, headerLine);
+  if ('error' in wf) report.fatal = wf.error;
+  else {
+    report.workflow = wf.workflow;
+    report.workflowSource = wf.source;
+  }
+  for (; i < lines.length; i++) {
+    const p = parseLine(lines[i]!, i + 1, false);
+    if (p.kind === 'malformed') report.lineErrors.push(p.error);
+    else if (p.kind === 'event' && state) report.steps.push(state.append(p.event, p.line));
+  }
+  if (state) report.summary = state.summary();
   return report;
 }
 
