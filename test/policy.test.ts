@@ -57,7 +57,7 @@ test('paths outside the workspace are rejected with a reason', () => {
 });
 
 test('the fast path for plain relative paths agrees with full normalization', () => {
-  const seg = fc.constantFrom('a', 'src', '.', '..', '', 'x.ts', '.git', '~', 'C:', '\\', 'b\\c', '/');
+  const seg = fc.constantFrom('a', 'src', '.', '..', '', 'x.ts', '.git', '~', 'C:', '\\', 'b\\c', '/', 'n\n', '\r', 'u\u2028');
   fc.assert(
     fc.property(fc.array(seg, { minLength: 1, maxLength: 6 }), (segs) => {
       const p = segs.join('/');

@@ -7,8 +7,8 @@
  */
 export type PathVerdict = { ok: true; normalized: string } | { ok: false; reason: string };
 
-/** Already-normal relative paths (the usual case) need no splitting. */
-const PLAIN_RELATIVE = /^(?![\/~]|[A-Za-z]:)(?!.*(?:^|\/)\.{1,2}(?:\/|$))(?!.*\/\/)[^\\]*[^\\/]$/;
+/** Already-normal relative paths (the usual case) need no splitting. `[\s\S]`, not `.`: a line break must not hide a `..` segment. */
+const PLAIN_RELATIVE = /^(?![\/~]|[A-Za-z]:)(?![\s\S]*(?:^|\/)\.{1,2}(?:\/|$))(?![\s\S]*\/\/)[^\\]*[^\\/]$/;
 
 export function normalizeWorkspacePath(path: string): PathVerdict {
   return PLAIN_RELATIVE.test(path) ? { ok: true, normalized: path } : normalizeByParts(path);
