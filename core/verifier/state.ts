@@ -196,7 +196,7 @@ export class VerifierState {
    * the whole run, and one object per passing check per step is what made
    * long runs slow.
    */
-  private readonly passCache = new Map<string, Verdict>();
+  private readonly passCache = new Map<CheckId, Map<unknown, Map<string, Verdict>>>();
 
   constructor(
     readonly workflow: Workflow,
@@ -311,7 +311,7 @@ export class VerifierState {
           fail('tool.transition', `"${visit.stage.id}" → "${target}" is not a legal transition (from "${visit.stage.id}": ${legal.join(', ') || 'none'})`, ['args', 'stage']),
         );
       } else {
-        verdicts.push(this.cachedPass('tool.transition', `"${visit.stage.id}" → "${target}" is a legal transition`));
+        verdicts.push(this.cachedPass('tool.transition', visit.stage, () => `"${visit.stage.id}" → "${target}" is a legal transition`, target));
       }
     }
 
@@ -358,13 +358,18 @@ export class VerifierState {
     return askPattern === undefined ? { verdicts } : { verdicts, askPattern };
   }
 
-  private cachedPass(check: CheckId, reason: string): Verdict {
-    const key = `${check}\u0000${reason}`;
-    let v = this.passCache.get(key);
-    if (!v) {
-      v = Object.freeze(pass(check, reason)) as Verdict;
-      this.passCache.set(key, v);
-    }
+  /**
+   * The shared passing verdict of `check` for `key` (a workflow object such as
+   * a stage or an exit condition, or a pattern or stage id). The reason is only
+   * built the first time: building it on every step cost more than the check.
+   */
+  private cachedPass(check: CheckId, key: unknown, reason: () => string, subkey = ''): Verdict {
+    let byKey = this.passCache.get(check);
+    if (!byKey) this.passCache.set(check, (byKey = new Map()));
+    let bySub = byKey.get(key);
+    if (!bySub) byKey.set(key, (bySub = new Map()));
+    let v = bySub.get(subkey);
+    if (!v) bySub.set(subkey, (v = Object.freeze(pass(check, reason())) as Verdict));
     return v;
   }
 
@@ -432,7 +437,7 @@ export class VerifierState {
       verdicts.push(
         e.status === 'denied'
           ? fail('tool.approved', `the user rejected the command at the approval prompt (it matches "${askPattern}")`, ['args', 'command'])
-          : this.cachedPass('tool.approved', `approved (the command matches the approval pattern "${askPattern}")`),
+          : this.cachedPass('tool.approved', askPattern, () => `approved (the command matches the approval pattern "${askPattern}")`),
       );
     }
     const ok = succeeded(e);
@@ -508,14 +513,14 @@ export class VerifierState {
         case 'tool_succeeded':
           out.push(
             count >= cond.atLeast
-              ? this.cachedPass(id, `${cond.tool} succeeded at least ${cond.atLeast} time${cond.atLeast === 1 ? '' : 's'}`)
+              ? this.cachedPass(id, cond, () => `${cond.tool} succeeded at least ${cond.atLeast} time${cond.atLeast === 1 ? '' : 's'}`)
               : fail(id, `${cond.tool} succeeded ${count} time${count === 1 ? '' : 's'} in this visit; at least ${cond.atLeast} required`),
           );
           break;
         case 'file_changed':
           out.push(
             count
-              ? this.cachedPass(id, cond.pattern ? `a file matching "${cond.pattern}" changed` : 'a file changed')
+              ? this.cachedPass(id, cond, () => (cond.pattern ? `a file matching "${cond.pattern}" changed` : 'a file changed'))
               : fail(id, cond.pattern ? `no file matching "${cond.pattern}" changed in this visit` : 'no file changed in this visit'),
           );
           break;
@@ -525,7 +530,7 @@ export class VerifierState {
           const after = cond.afterLastChange ? ' after the last file change' : '';
           out.push(
             count
-              ? this.cachedPass(id, `a command matching "${cond.pattern}" ${verb}${after}`)
+              ? this.cachedPass(id, cond, () => `a command matching "${cond.pattern}" ${verb}${after}`)
               : fail(id, `no command matching "${cond.pattern}" ${verb} in this visit${after}`),
           );
           break;
@@ -542,7 +547,11 @@ export class VerifierState {
     } else {
       verdicts.push(pass('stage.closed'));
       if (legal) {
-        verdicts.push(this.cachedPass('stage.transition', endedBy === 'submit' ? `submitted from terminal stage "${from}"` : `"${from}" → "${target}" is legal`));
+        verdicts.push(
+          endedBy === 'submit'
+            ? this.cachedPass('stage.transition', visit.stage, () => `submitted from terminal stage "${from}"`)
+            : this.cachedPass('stage.transition', visit.stage, () => `"${from}" → "${target}" is legal`, `→${target}`),
+        );
       } else {
         verdicts.push(
           fail(
@@ -555,7 +564,7 @@ export class VerifierState {
     const budget = visit.stage.budget;
     verdicts.push(
       visit.steps <= budget
-        ? this.cachedPass('stage.budget', `within the budget of ${budget} steps`)
+        ? this.cachedPass('stage.budget', visit.stage, () => `within the budget of ${budget} steps`)
         : fail('stage.budget', `${visit.steps} steps in this visit; the budget of "${from}" is ${budget}`),
     );
     this.pushConditionVerdicts(visit, verdicts);
