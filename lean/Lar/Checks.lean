@@ -1,0 +1,429 @@
+import Lean.Data.Json
+import Lar.Glob
+import Lar.Schema
+import Lar.Tools
+
+/-
+Every check of core/verifier/checks.ts: its stable id, level and severity, and
+for each one a proposition saying what passing means, a `Bool` decision
+procedure that the verifier runs, and a theorem that the two agree.
+
+The propositions are stated over the pieces of verifier state a check reads
+(the current stage, the workflow, the facts of the current visit), so they can
+be read without knowing how `Lar.Verifier` stores them.
+-/
+namespace Lar
+open Lean
+
+/-! ## Ids, levels, severities, verdicts -/
+
+inductive Level where
+  | tool | stage | outcome
+  deriving DecidableEq, Repr
+
+inductive Severity where
+  | error | warning | info
+  deriving DecidableEq, Repr
+
+inductive CheckId where
+  | toolRunOpen | toolKnown | toolArgs | toolPermitted | toolTransition | toolSubmitTerminal
+  | toolCommandPolicy | toolPathPolicy | toolApproved | toolSucceeded | toolNotRepeated
+  | stageTransition | stageClosed | stageBudget
+  | stageExitToolSucceeded | stageExitCommandSucceeded | stageExitCommandRan | stageExitFileChanged
+  | outcomeAfterSubmit | outcomeSingle | outcomeSubmitted | outcomeCheckPassed
+  deriving DecidableEq, Repr
+
+/-- The stable id, as in core/verifier/checks.ts. -/
+def CheckId.name : CheckId → String
+  | .toolRunOpen => "tool.run_open"
+  | .toolKnown => "tool.known"
+  | .toolArgs => "tool.args"
+  | .toolPermitted => "tool.permitted"
+  | .toolTransition => "tool.transition"
+  | .toolSubmitTerminal => "tool.submit_terminal"
+  | .toolCommandPolicy => "tool.command_policy"
+  | .toolPathPolicy => "tool.path_policy"
+  | .toolApproved => "tool.approved"
+  | .toolSucceeded => "tool.succeeded"
+  | .toolNotRepeated => "tool.not_repeated"
+  | .stageTransition => "stage.transition"
+  | .stageClosed => "stage.closed"
+  | .stageBudget => "stage.budget"
+  | .stageExitToolSucceeded => "stage.exit.tool_succeeded"
+  | .stageExitCommandSucceeded => "stage.exit.command_succeeded"
+  | .stageExitCommandRan => "stage.exit.command_ran"
+  | .stageExitFileChanged => "stage.exit.file_changed"
+  | .outcomeAfterSubmit => "outcome.after_submit"
+  | .outcomeSingle => "outcome.single"
+  | .outcomeSubmitted => "outcome.submitted"
+  | .outcomeCheckPassed => "outcome.check_passed"
+
+def CheckId.level : CheckId → Level
+  | .toolRunOpen | .toolKnown | .toolArgs | .toolPermitted | .toolTransition | .toolSubmitTerminal
+  | .toolCommandPolicy | .toolPathPolicy | .toolApproved | .toolSucceeded | .toolNotRepeated => .tool
+  | .stageTransition | .stageClosed | .stageBudget | .stageExitToolSucceeded
+  | .stageExitCommandSucceeded | .stageExitCommandRan | .stageExitFileChanged => .stage
+  | .outcomeAfterSubmit | .outcomeSingle | .outcomeSubmitted | .outcomeCheckPassed => .outcome
+
+def CheckId.severity : CheckId → Severity
+  | .toolRunOpen | .toolKnown | .toolArgs | .toolPermitted | .toolTransition | .toolSubmitTerminal
+  | .toolCommandPolicy | .toolPathPolicy => .error
+  | .toolApproved | .toolSucceeded | .toolNotRepeated => .warning
+  | .stageTransition => .error
+  | .stageClosed | .stageBudget | .stageExitToolSucceeded | .stageExitCommandSucceeded
+  | .stageExitCommandRan | .stageExitFileChanged => .warning
+  | .outcomeAfterSubmit | .outcomeSingle => .error
+  | .outcomeSubmitted | .outcomeCheckPassed => .info
+
+/-- The verdict of one check on one event. `path` locates the fault in the event's JSON. -/
+structure Verdict where
+  check : CheckId
+  ok : Bool
+  reason : String
+  path : Option (List String) := none
+  deriving Repr
+
+def Verdict.pass (check : CheckId) (reason : String) : Verdict :=
+  { check := check, ok := true, reason := reason }
+
+def Verdict.fail (check : CheckId) (reason : String) (path : Option (List String) := none) : Verdict :=
+  { check := check, ok := false, reason := reason, path := path }
+
+/-- A verdict from a decision: pass or fail with the given reasons. -/
+def Verdict.ofBool (check : CheckId) (b : Bool) (passReason failReason : String)
+    (path : Option (List String) := none) : Verdict :=
+  if b then .pass check passReason else .fail check failReason path
+
+instance : ToJson Verdict where
+  toJson v := Json.mkObj <|
+    [("check", toJson v.check.name), ("ok", toJson v.ok), ("reason", toJson v.reason)] ++
+    Json.opt "path" v.path
+
+/-! ## Tool-call level
+
+Each check below comes as `Prop` + `…B : Bool` + `…_iff`. -/
+
+/-- `tool.run_open`: the run has not ended (there is a current stage). -/
+def RunOpen (cur : Option Stage) : Prop := cur ≠ none
+
+def runOpenB (cur : Option Stage) : Bool := cur.isSome
+
+theorem runOpen_iff (cur : Option Stage) : runOpenB cur = true ↔ RunOpen cur := by
+  cases cur <;> simp [runOpenB, RunOpen]
+
+/-- `tool.known`: the name is one of the eight tools. -/
+def Known (name : String) : Prop := ∃ t ∈ Tool.all, t.name = name
+
+def knownB (name : String) : Bool := (Tool.ofName? name).isSome
+
+theorem known_iff (name : String) : knownB name = true ↔ Known name :=
+  findTool_isSome name Tool.all
+
+/-- `tool.args`: the argument text was JSON, and the arguments fit the tool's strict schema. -/
+def ArgsOk (c : ProposedCall) : Prop :=
+  c.argsError = none ∧ ∃ t, Tool.ofName? c.tool = some t ∧ ArgsValid t c.args
+
+def argsOkB (c : ProposedCall) : Bool :=
+  c.argsError.isNone &&
+    match Tool.ofName? c.tool with
+    | some t => argsValidB t c.args
+    | none => false
+
+theorem argsOk_iff (c : ProposedCall) : argsOkB c = true ↔ ArgsOk c := by
+  unfold argsOkB ArgsOk
+  cases hE : c.argsError <;> cases hT : Tool.ofName? c.tool <;> simp [argsValid_iff]
+
+/-- `tool.permitted`: the tool is in the current stage's `tools`. -/
+def Permitted (stage : Stage) (tool : String) : Prop := tool ∈ stage.tools
+
+def permittedB (stage : Stage) (tool : String) : Bool := stage.tools.any (fun t => decide (t = tool))
+
+theorem permitted_iff (stage : Stage) (tool : String) :
+    permittedB stage tool = true ↔ Permitted stage tool := by
+  simp [permittedB, Permitted, List.any_eq_true]
+
+/-- A stage of this id is defined. -/
+def StageDefined (wf : Workflow) (id : String) : Prop := ∃ s ∈ wf.stages, s.id = id
+
+def stageDefinedB (wf : Workflow) (id : String) : Bool := wf.stages.any (fun s => decide (s.id = id))
+
+theorem stageDefined_iff (wf : Workflow) (id : String) :
+    stageDefinedB wf id = true ↔ StageDefined wf id := by
+  simp [stageDefinedB, StageDefined, List.any_eq_true]
+
+/-- `tool.transition` (and `stage.transition` for a transition): `dst` is a defined
+stage and `src → dst` is in `transitions`. -/
+def LegalTransition (wf : Workflow) (src dst : String) : Prop :=
+  StageDefined wf dst ∧ dst ∈ wf.succs src
+
+def legalTransitionB (wf : Workflow) (src dst : String) : Bool :=
+  stageDefinedB wf dst && (wf.succs src).any (fun t => decide (t = dst))
+
+theorem legalTransition_iff (wf : Workflow) (src dst : String) :
+    legalTransitionB wf src dst = true ↔ LegalTransition wf src dst := by
+  simp [legalTransitionB, LegalTransition, stageDefined_iff, List.any_eq_true]
+
+/-- `tool.submit_terminal` (and `stage.transition` for a submit): the stage is terminal. -/
+def Terminal (wf : Workflow) (id : String) : Prop := id ∈ wf.terminal
+
+def terminalB (wf : Workflow) (id : String) : Bool := wf.terminal.any (fun t => decide (t = id))
+
+theorem terminal_iff (wf : Workflow) (id : String) : terminalB wf id = true ↔ Terminal wf id := by
+  simp [terminalB, Terminal, List.any_eq_true]
+
+/-- `tool.command_policy`: no deny pattern matches the command (whole or any part). -/
+def CommandAllowed (deny : List String) (cmd : String) : Prop :=
+  ∀ p ∈ deny, ¬CommandMatches p.toList cmd.toList
+
+def commandAllowedB (deny : List String) (cmd : String) : Bool :=
+  !(deny.any (fun p => commandMatchesB p.toList cmd.toList))
+
+theorem commandAllowed_iff (deny : List String) (cmd : String) :
+    commandAllowedB deny cmd = true ↔ CommandAllowed deny cmd := by
+  simp [commandAllowedB, CommandAllowed, commandMatches_iff, List.any_eq_true]
+
+/-- One path argument: it normalizes (`npath`) and the normal form matches no deny pattern. -/
+def PathOk (deny : List String) (path : String) : Prop :=
+  ∃ n, npath path = .ok n ∧ ∀ p ∈ deny, ¬Matches p.toList n.toList
+
+def pathOkB (deny : List String) (path : String) : Bool :=
+  match npath path with
+  | .ok n => !(deny.any (fun p => globMatch p n))
+  | .error _ => false
+
+theorem pathOk_iff (deny : List String) (path : String) :
+    pathOkB deny path = true ↔ PathOk deny path := by
+  unfold pathOkB PathOk
+  cases npath path with
+  | error e => simp
+  | ok n => simp [globMatch_iff, List.any_eq_true]
+
+/-- `tool.path_policy`: every present path argument of the tool passes `PathOk`. -/
+def PathPolicyOk (deny : List String) (t : Tool) (args : Json) : Prop :=
+  ∀ key ∈ t.pathArgs, ∀ s, strArg? args key = some s → PathOk deny s
+
+def pathPolicyB (deny : List String) (t : Tool) (args : Json) : Bool :=
+  t.pathArgs.all fun key =>
+    match strArg? args key with
+    | some s => pathOkB deny s
+    | none => true
+
+theorem pathPolicy_iff (deny : List String) (t : Tool) (args : Json) :
+    pathPolicyB deny t args = true ↔ PathPolicyOk deny t args := by
+  unfold pathPolicyB PathPolicyOk
+  simp only [List.all_eq_true]
+  apply forall_congr'
+  intro key
+  apply imp_congr_right
+  intro _
+  cases strArg? args key with
+  | none => simp
+  | some s => simp [pathOk_iff]
+
+/-- `tool.not_repeated`: the same call did not fail in the current change epoch.
+`lastFail` is the epoch at which the same call last failed. -/
+def NotRepeated (lastFail : Option Nat) (epoch : Nat) : Prop := lastFail ≠ some epoch
+
+def notRepeatedB (lastFail : Option Nat) (epoch : Nat) : Bool := !decide (lastFail = some epoch)
+
+theorem notRepeated_iff (lastFail : Option Nat) (epoch : Nat) :
+    notRepeatedB lastFail epoch = true ↔ NotRepeated lastFail epoch := by
+  simp [notRepeatedB, NotRepeated]
+
+/-- `tool.approved` (made only for a command that matches an `ask` pattern): not rejected. -/
+def Approved (status : CallStatus) : Prop := status ≠ .denied
+
+def approvedB (status : CallStatus) : Bool := !decide (status = .denied)
+
+theorem approved_iff (status : CallStatus) : approvedB status = true ↔ Approved status := by
+  simp [approvedB, Approved]
+
+/-- `tool.succeeded`: status `ok` and, for `run_command`, exit code 0 with an observed end. -/
+def Succeeded (c : ToolCall) : Prop :=
+  c.status = .ok ∧
+    (c.tool ≠ "run_command" ∨
+      (c.result.exitCode = some 0 ∧
+        (c.result.completion = none ∨ c.result.completion = some .marker ∨
+          c.result.completion = some .exit)))
+
+def succeededB (c : ToolCall) : Bool :=
+  decide (c.status = .ok) &&
+    (!decide (c.tool = "run_command") ||
+      (decide (c.result.exitCode = some 0) &&
+        (decide (c.result.completion = none) || decide (c.result.completion = some .marker) ||
+          decide (c.result.completion = some .exit))))
+
+theorem succeeded_iff (c : ToolCall) : succeededB c = true ↔ Succeeded c := by
+  simp [succeededB, Succeeded]
+
+/-- A command whose end was observed, whatever its exit code (`command_ran`). -/
+def RanToEnd (c : ToolCall) : Prop :=
+  c.status = .ok ∧ c.tool = "run_command" ∧ c.result.exitCode ≠ none ∧
+    c.result.completion ≠ some .timeout ∧ c.result.completion ≠ some .unobserved
+
+def ranToEndB (c : ToolCall) : Bool :=
+  decide (c.status = .ok) && decide (c.tool = "run_command") && c.result.exitCode.isSome &&
+    !decide (c.result.completion = some .timeout) && !decide (c.result.completion = some .unobserved)
+
+theorem ranToEnd_iff (c : ToolCall) : ranToEndB c = true ↔ RanToEnd c := by
+  cases h : c.result.exitCode <;> simp [ranToEndB, RanToEnd, h]
+
+/-! ## Stage-visit level
+
+A visit is judged from the facts of its steps, oldest first. -/
+
+/-- What the exit conditions need to know of one step. -/
+structure StepFact where
+  tool : String
+  /-- the call succeeded -/
+  ok : Bool
+  /-- a `run_command` that ran to an observed end -/
+  ran : Bool
+  /-- `args.command` of a `run_command` call, when a string -/
+  command : Option String
+  /-- the files the call changed -/
+  changed : List String
+  deriving Repr
+
+/-- `stage.closed`: how a visit ended. -/
+inductive VisitEnd where
+  | transition | submit | runEnd
+  deriving DecidableEq, Repr
+
+def VisitEnd.name : VisitEnd → String
+  | .transition => "transition" | .submit => "submit" | .runEnd => "run_end"
+
+def Closed (e : VisitEnd) : Prop := e ≠ .runEnd
+
+def closedB (e : VisitEnd) : Bool := !decide (e = .runEnd)
+
+theorem closed_iff (e : VisitEnd) : closedB e = true ↔ Closed e := by
+  simp [closedB, Closed]
+
+/-- `stage.budget`: at most `budget` steps (the step that ends the visit counts). -/
+def WithinBudget (steps budget : Nat) : Prop := steps ≤ budget
+
+def withinBudgetB (steps budget : Nat) : Bool := decide (steps ≤ budget)
+
+theorem withinBudget_iff (steps budget : Nat) :
+    withinBudgetB steps budget = true ↔ WithinBudget steps budget := by
+  simp [withinBudgetB, WithinBudget]
+
+/-- Successful calls of a tool in the visit. -/
+def countSucceeded (tool : String) (facts : List StepFact) : Nat :=
+  (facts.filter (fun f => f.ok && decide (f.tool = tool))).length
+
+/-- `stage.exit.tool_succeeded`: at least `atLeast` calls of `tool` succeeded. -/
+def ToolSucceededMet (tool : String) (atLeast : Nat) (facts : List StepFact) : Prop :=
+  atLeast ≤ countSucceeded tool facts
+
+def toolSucceededB (tool : String) (atLeast : Nat) (facts : List StepFact) : Bool :=
+  decide (atLeast ≤ countSucceeded tool facts)
+
+theorem toolSucceeded_iff (tool : String) (atLeast : Nat) (facts : List StepFact) :
+    toolSucceededB tool atLeast facts = true ↔ ToolSucceededMet tool atLeast facts := by
+  simp [toolSucceededB, ToolSucceededMet]
+
+/-- The step is a `run_command` whose normalized command line matches, and that
+succeeded (`useRan = false`) or ran to an observed end (`useRan = true`). -/
+def cmdGood (useRan : Bool) (pattern : String) (f : StepFact) : Bool :=
+  (if useRan then f.ran else f.ok) &&
+    match f.command with
+    | some c => globMatchL pattern.toList (normL c.toList)
+    | none => false
+
+/-- No step in `rest` changed a file, when `afterLastChange` is on. -/
+def noChangeAfter (afterLastChange : Bool) (rest : List StepFact) : Bool :=
+  !afterLastChange || rest.all (fun g => g.changed.isEmpty)
+
+theorem noChangeAfter_iff (alc : Bool) (rest : List StepFact) :
+    noChangeAfter alc rest = true ↔ (alc = true → ∀ g ∈ rest, g.changed = []) := by
+  cases alc <;> simp [noChangeAfter, List.all_eq_true, List.isEmpty_iff]
+
+/-- `stage.exit.command_succeeded` / `command_ran`: some step of the visit is good
+and, with `afterLastChange`, no later step of the visit changed a file (a step
+that changes files and is good counts as after its own change). -/
+def CmdMet (good : StepFact → Bool) (alc : Bool) : List StepFact → Prop
+  | [] => False
+  | f :: rest => (good f = true ∧ (alc = true → ∀ g ∈ rest, g.changed = [])) ∨ CmdMet good alc rest
+
+def cmdMetB (good : StepFact → Bool) (alc : Bool) : List StepFact → Bool
+  | [] => false
+  | f :: rest => (good f && noChangeAfter alc rest) || cmdMetB good alc rest
+
+theorem cmdMet_iff (good : StepFact → Bool) (alc : Bool) :
+    ∀ facts : List StepFact, cmdMetB good alc facts = true ↔ CmdMet good alc facts
+  | [] => by simp [cmdMetB, CmdMet]
+  | f :: rest => by
+    simp only [cmdMetB, CmdMet, Bool.or_eq_true, Bool.and_eq_true, noChangeAfter_iff,
+      cmdMet_iff good alc rest]
+
+/-- `stage.exit.file_changed`: some step changed a file (matching `pattern` when
+given, in its `npath` form or as recorded when `npath` rejects it). -/
+def FileChangedMet (pattern : Option String) (facts : List StepFact) : Prop :=
+  ∃ f ∈ facts, ∃ x ∈ f.changed, ∀ p, pattern = some p → Matches p.toList (npathOrSelf x).toList
+
+def fileChangedB (pattern : Option String) (facts : List StepFact) : Bool :=
+  facts.any fun f => f.changed.any fun x =>
+    match pattern with
+    | some p => globMatch p (npathOrSelf x)
+    | none => true
+
+theorem fileChanged_iff (pattern : Option String) (facts : List StepFact) :
+    fileChangedB pattern facts = true ↔ FileChangedMet pattern facts := by
+  cases pattern <;> simp [fileChangedB, FileChangedMet, List.any_eq_true, globMatch_iff]
+
+/-- Whether an exit condition holds over the facts of a visit (oldest first). -/
+def ExitMet : ExitCondition → List StepFact → Prop
+  | .toolSucceeded tool n, facts => ToolSucceededMet tool n facts
+  | .commandSucceeded p alc, facts => CmdMet (cmdGood false p) alc facts
+  | .commandRan p alc, facts => CmdMet (cmdGood true p) alc facts
+  | .fileChanged p, facts => FileChangedMet p facts
+
+def exitMetB : ExitCondition → List StepFact → Bool
+  | .toolSucceeded tool n, facts => toolSucceededB tool n facts
+  | .commandSucceeded p alc, facts => cmdMetB (cmdGood false p) alc facts
+  | .commandRan p alc, facts => cmdMetB (cmdGood true p) alc facts
+  | .fileChanged p, facts => fileChangedB p facts
+
+theorem exitMet_iff (c : ExitCondition) (facts : List StepFact) :
+    exitMetB c facts = true ↔ ExitMet c facts := by
+  cases c with
+  | toolSucceeded tool n => exact toolSucceeded_iff tool n facts
+  | commandSucceeded p alc => exact cmdMet_iff _ alc facts
+  | commandRan p alc => exact cmdMet_iff _ alc facts
+  | fileChanged p => exact fileChanged_iff p facts
+
+def ExitCondition.checkId : ExitCondition → CheckId
+  | .toolSucceeded .. => .stageExitToolSucceeded
+  | .commandSucceeded .. => .stageExitCommandSucceeded
+  | .commandRan .. => .stageExitCommandRan
+  | .fileChanged .. => .stageExitFileChanged
+
+/-! ## Outcome level -/
+
+/-- `outcome.after_submit`: the run has ended. -/
+def AfterSubmit (ended : Bool) : Prop := ended = true
+
+/-- `outcome.single`: no outcome was recorded yet. -/
+def SingleOutcome (recorded : Option Nat) : Prop := recorded = none
+
+def singleOutcomeB (recorded : Option Nat) : Bool := recorded.isNone
+
+theorem singleOutcome_iff (recorded : Option Nat) :
+    singleOutcomeB recorded = true ↔ SingleOutcome recorded := by
+  cases recorded <;> simp [singleOutcomeB, SingleOutcome]
+
+/-- `outcome.check_passed`: the end was observed and the exit code is the expected one. -/
+def CheckPassed (expect : Int) (o : OutcomeEvent) : Prop :=
+  o.completion ≠ some .timeout ∧ o.completion ≠ some .unobserved ∧ o.exitCode = some expect
+
+def checkPassedB (expect : Int) (o : OutcomeEvent) : Bool :=
+  !decide (o.completion = some .timeout) && !decide (o.completion = some .unobserved) &&
+    decide (o.exitCode = some expect)
+
+theorem checkPassed_iff (expect : Int) (o : OutcomeEvent) :
+    checkPassedB expect o = true ↔ CheckPassed expect o := by
+  simp [checkPassedB, CheckPassed]
+
+end Lar

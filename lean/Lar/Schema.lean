@@ -1,0 +1,464 @@
+import Lean.Data.Json
+import Lar.Num
+
+/-
+The JSON shapes of core/schema/workflow.ts and core/schema/trajectory.ts
+(`"lar": 1`) as Lean structures, with `FromJson` / `ToJson` instances.
+
+`lar-verify` receives what the TypeScript side's zod parse outputs (defaults
+filled in, unknown keys of events stripped), so reading is strict where zod is
+strict (workflow objects reject unknown keys) and lenient where zod strips
+(events ignore keys they do not use). Defaults are applied here too, so a
+hand-written workflow also loads.
+-/
+namespace Lar
+open Lean
+
+/-! ## Reading JSON -/
+
+/-- The value of a key; `none` when the key is absent (a `null` value is present). -/
+def field? (j : Json) (k : String) : Option Json :=
+  match j.getObjVal? k with
+  | .ok v => some v
+  | .error _ => none
+
+def isObject (j : Json) : Bool :=
+  match j.getObj? with
+  | .ok _ => true
+  | .error _ => false
+
+/-- The keys of an object (none for any other value). -/
+def objectKeys (j : Json) : List String :=
+  match j.getObj? with
+  | .ok kvs => kvs.toList.map (·.1)
+  | .error _ => []
+
+/-- A string argument, when the key is present with a string value. -/
+def strArg? (j : Json) (k : String) : Option String :=
+  match field? j k with
+  | some (.str s) => some s
+  | _ => none
+
+namespace Read
+
+def object (ctx : String) (j : Json) : Except String Unit :=
+  if isObject j then pure () else throw s!"{ctx}: expected an object"
+
+/-- Rejects keys outside `allowed`, as zod's `strictObject` does. -/
+def strict (ctx : String) (j : Json) (allowed : List String) : Except String Unit := do
+  object ctx j
+  for k in objectKeys j do
+    unless allowed.contains k do throw s!"{ctx}: unknown key \"{k}\""
+
+def req (ctx : String) (j : Json) (k : String) : Except String Json :=
+  match field? j k with
+  | some v => pure v
+  | none => throw s!"{ctx}: missing \"{k}\""
+
+def str (ctx : String) : Json → Except String String
+  | .str s => pure s
+  | _ => throw s!"{ctx}: expected a string"
+
+def nonEmptyStr (ctx : String) (j : Json) : Except String String := do
+  let s ← str ctx j
+  if s == "" then throw s!"{ctx}: must not be empty" else pure s
+
+def bool (ctx : String) : Json → Except String Bool
+  | .bool b => pure b
+  | _ => throw s!"{ctx}: expected true or false"
+
+def num (ctx : String) : Json → Except String JsonNumber
+  | .num n => pure n
+  | _ => throw s!"{ctx}: expected a number"
+
+def int (ctx : String) (j : Json) : Except String Int := do
+  match Num.safeIntOf? (← num ctx j) with
+  | some i => pure i
+  | none => throw s!"{ctx}: expected an integer"
+
+def posNat (ctx : String) (j : Json) : Except String Nat := do
+  let i ← int ctx j
+  if i > 0 then pure i.toNat else throw s!"{ctx}: expected a positive integer"
+
+def array (ctx : String) : Json → Except String (List Json)
+  | .arr a => pure a.toList
+  | _ => throw s!"{ctx}: expected an array"
+
+def strList (ctx : String) (j : Json) : Except String (List String) := do
+  (← array ctx j).mapM (str ctx)
+
+/-- An optional key read with `f`, or the default when absent. -/
+def optD {α : Type} (j : Json) (k : String) (d : α) (f : Json → Except String α) : Except String α :=
+  match field? j k with
+  | some v => f v
+  | none => pure d
+
+/-- An optional key read with `f`. -/
+def opt {α : Type} (j : Json) (k : String) (f : Json → Except String α) : Except String (Option α) :=
+  match field? j k with
+  | some v => some <$> f v
+  | none => pure none
+
+end Read
+
+/-! ## Workflow (core/schema/workflow.ts) -/
+
+/-- Exit conditions: a small, decidable language evaluated over one stage visit. -/
+inductive ExitCondition where
+  | toolSucceeded (tool : String) (atLeast : Nat)
+  | commandSucceeded (pattern : String) (afterLastChange : Bool)
+  | commandRan (pattern : String) (afterLastChange : Bool)
+  | fileChanged (pattern : Option String)
+  deriving Repr, Inhabited
+
+def ExitCondition.kind : ExitCondition → String
+  | .toolSucceeded .. => "tool_succeeded"
+  | .commandSucceeded .. => "command_succeeded"
+  | .commandRan .. => "command_ran"
+  | .fileChanged .. => "file_changed"
+
+def ExitCondition.fromJson? (j : Json) : Except String ExitCondition := do
+  let kind ← Read.str "exit.kind" (← Read.req "exit condition" j "kind")
+  match kind with
+  | "tool_succeeded" =>
+    Read.strict kind j ["kind", "tool", "atLeast"]
+    let tool ← Read.nonEmptyStr "tool_succeeded.tool" (← Read.req kind j "tool")
+    let atLeast ← Read.optD j "atLeast" 1 (Read.posNat "tool_succeeded.atLeast")
+    pure (.toolSucceeded tool atLeast)
+  | "command_succeeded" | "command_ran" =>
+    Read.strict kind j ["kind", "pattern", "afterLastChange"]
+    let pattern ← Read.nonEmptyStr s!"{kind}.pattern" (← Read.req kind j "pattern")
+    let alc ← Read.optD j "afterLastChange" false (Read.bool s!"{kind}.afterLastChange")
+    pure (if kind == "command_ran" then .commandRan pattern alc else .commandSucceeded pattern alc)
+  | "file_changed" =>
+    Read.strict kind j ["kind", "pattern"]
+    let pattern ← Read.opt j "pattern" (Read.nonEmptyStr "file_changed.pattern")
+    pure (.fileChanged pattern)
+  | other => throw s!"unknown exit condition kind \"{other}\""
+
+instance : FromJson ExitCondition := ⟨ExitCondition.fromJson?⟩
+
+instance : ToJson ExitCondition where
+  toJson
+    | .toolSucceeded t n =>
+      Json.mkObj [("kind", toJson "tool_succeeded"), ("tool", toJson t), ("atLeast", toJson n)]
+    | .commandSucceeded p a =>
+      Json.mkObj [("kind", toJson "command_succeeded"), ("pattern", toJson p), ("afterLastChange", toJson a)]
+    | .commandRan p a =>
+      Json.mkObj [("kind", toJson "command_ran"), ("pattern", toJson p), ("afterLastChange", toJson a)]
+    | .fileChanged p => Json.mkObj ([("kind", toJson "file_changed")] ++ Json.opt "pattern" p)
+
+structure Stage where
+  id : String
+  description : Option String := none
+  /-- Tool names permitted in this stage. -/
+  tools : List String
+  exit : List ExitCondition := []
+  /-- Maximum tool calls in one visit, the call that leaves the stage included. -/
+  budget : Nat
+  deriving Repr, Inhabited
+
+def Stage.fromJson? (j : Json) : Except String Stage := do
+  Read.strict "stage" j ["id", "description", "tools", "exit", "budget"]
+  let id ← Read.nonEmptyStr "stage.id" (← Read.req "stage" j "id")
+  let ctx := s!"stage \"{id}\""
+  pure {
+    id := id
+    description := (← Read.opt j "description" (Read.str s!"{ctx}.description"))
+    tools := (← Read.strList s!"{ctx}.tools" (← Read.req ctx j "tools"))
+    exit := (← Read.optD j "exit" [] fun v => do (← Read.array s!"{ctx}.exit" v).mapM ExitCondition.fromJson?)
+    budget := (← Read.posNat s!"{ctx}.budget" (← Read.req ctx j "budget"))
+  }
+
+instance : FromJson Stage := ⟨Stage.fromJson?⟩
+
+instance : ToJson Stage where
+  toJson s := Json.mkObj <|
+    [("id", toJson s.id)] ++ Json.opt "description" s.description ++
+    [("tools", toJson s.tools), ("exit", toJson s.exit), ("budget", toJson s.budget)]
+
+structure OutcomeCheck where
+  command : String
+  expectExitCode : Int := 0
+  timeoutMs : Nat := 600000
+  deriving Repr, Inhabited
+
+structure CommandPolicy where
+  deny : List String := []
+  ask : List String := []
+  deriving Repr, Inhabited
+
+structure PathPolicy where
+  workspaceOnly : Bool := true
+  deny : List String := []
+  deriving Repr, Inhabited
+
+structure Policy where
+  commands : CommandPolicy := {}
+  paths : PathPolicy := {}
+  deriving Repr, Inhabited
+
+/-- The reward weights, kept as the JSON numbers they were given as (so they are
+written back unchanged); `Float` versions are computed where the return is. -/
+structure RewardWeights where
+  alpha : JsonNumber := ⟨5, 1⟩
+  beta : JsonNumber := ⟨25, 2⟩
+  deriving Inhabited
+
+structure Workflow where
+  lar : Nat := 1
+  id : String
+  description : Option String := none
+  stages : List Stage
+  /-- Legal transitions: stage id ↦ the stage ids it may move to (a JSON object). -/
+  transitions : List (String × List String)
+  start : String
+  terminal : List String
+  outcome : OutcomeCheck
+  policy : Policy := {}
+  rewards : RewardWeights := {}
+  deriving Inhabited
+
+def Workflow.fromJson? (j : Json) : Except String Workflow := do
+  Read.strict "workflow" j
+    ["lar", "id", "description", "stages", "transitions", "start", "terminal", "outcome", "policy", "rewards"]
+  let lar ← Read.int "workflow.lar" (← Read.req "workflow" j "lar")
+  unless lar == 1 do throw s!"workflow.lar: expected 1, got {lar}"
+  let stages ← (← Read.array "workflow.stages" (← Read.req "workflow" j "stages")).mapM Stage.fromJson?
+  if stages.isEmpty then throw "workflow.stages: a workflow needs at least one stage"
+  let tj ← Read.req "workflow" j "transitions"
+  Read.object "workflow.transitions" tj
+  let transitions ← (objectKeys tj).mapM fun k => do
+    pure (k, (← Read.strList s!"workflow.transitions.{k}" (← Read.req "workflow.transitions" tj k)))
+  let terminal ← Read.strList "workflow.terminal" (← Read.req "workflow" j "terminal")
+  if terminal.isEmpty then throw "workflow.terminal: a workflow needs at least one terminal stage"
+  let oj ← Read.req "workflow" j "outcome"
+  Read.strict "workflow.outcome" oj ["command", "expectExitCode", "timeoutMs"]
+  let outcome : OutcomeCheck := {
+    command := (← Read.nonEmptyStr "workflow.outcome.command" (← Read.req "workflow.outcome" oj "command"))
+    expectExitCode := (← Read.optD oj "expectExitCode" 0 (Read.int "workflow.outcome.expectExitCode"))
+    timeoutMs := (← Read.optD oj "timeoutMs" 600000 (Read.posNat "workflow.outcome.timeoutMs"))
+  }
+  let policy : Policy ← Read.optD j "policy" {} fun pj => do
+    Read.strict "workflow.policy" pj ["commands", "paths"]
+    let commands : CommandPolicy ← Read.optD pj "commands" {} fun cj => do
+      Read.strict "workflow.policy.commands" cj ["deny", "ask"]
+      pure {
+        deny := (← Read.optD cj "deny" [] (Read.strList "workflow.policy.commands.deny"))
+        ask := (← Read.optD cj "ask" [] (Read.strList "workflow.policy.commands.ask"))
+      }
+    let paths : PathPolicy ← Read.optD pj "paths" {} fun qj => do
+      Read.strict "workflow.policy.paths" qj ["workspaceOnly", "deny"]
+      let wo ← Read.optD qj "workspaceOnly" true (Read.bool "workflow.policy.paths.workspaceOnly")
+      unless wo do throw "workflow.policy.paths.workspaceOnly: must be true in version 1"
+      pure { workspaceOnly := wo, deny := (← Read.optD qj "deny" [] (Read.strList "workflow.policy.paths.deny")) }
+    pure { commands := commands, paths := paths }
+  let rewards : RewardWeights ← Read.optD j "rewards" {} fun rj => do
+    Read.strict "workflow.rewards" rj ["alpha", "beta"]
+    let weight (k : String) (d : JsonNumber) : Except String JsonNumber := do
+      let n ← Read.optD rj k d (Read.num s!"workflow.rewards.{k}")
+      if n.mantissa < 0 then throw s!"workflow.rewards.{k}: must not be negative" else pure n
+    pure { alpha := (← weight "alpha" ⟨5, 1⟩), beta := (← weight "beta" ⟨25, 2⟩) }
+  pure {
+    lar := lar.toNat
+    id := (← Read.nonEmptyStr "workflow.id" (← Read.req "workflow" j "id"))
+    description := (← Read.opt j "description" (Read.str "workflow.description"))
+    stages := stages
+    transitions := transitions
+    start := (← Read.nonEmptyStr "workflow.start" (← Read.req "workflow" j "start"))
+    terminal := terminal
+    outcome := outcome
+    policy := policy
+    rewards := rewards
+  }
+
+instance : FromJson Workflow := ⟨Workflow.fromJson?⟩
+
+instance : ToJson Workflow where
+  toJson w := Json.mkObj <|
+    [("lar", toJson w.lar), ("id", toJson w.id)] ++ Json.opt "description" w.description ++
+    [("stages", toJson w.stages),
+     ("transitions", Json.mkObj (w.transitions.map fun (k, v) => (k, toJson v))),
+     ("start", toJson w.start),
+     ("terminal", toJson w.terminal),
+     ("outcome", Json.mkObj [("command", toJson w.outcome.command),
+        ("expectExitCode", toJson w.outcome.expectExitCode), ("timeoutMs", toJson w.outcome.timeoutMs)]),
+     ("policy", Json.mkObj [
+        ("commands", Json.mkObj [("deny", toJson w.policy.commands.deny), ("ask", toJson w.policy.commands.ask)]),
+        ("paths", Json.mkObj [("workspaceOnly", toJson w.policy.paths.workspaceOnly),
+          ("deny", toJson w.policy.paths.deny)])]),
+     ("rewards", Json.mkObj [("alpha", Json.num w.rewards.alpha), ("beta", Json.num w.rewards.beta)])]
+
+/-- The stage with this id. Stage ids are unique in a well-formed workflow. -/
+def Workflow.findStage? (wf : Workflow) (id : String) : Option Stage :=
+  wf.stages.find? (fun s => s.id == id)
+
+/-- The stages `src` may move to (`transitions[src] ?? []`). -/
+def Workflow.succs (wf : Workflow) (src : String) : List String :=
+  match wf.transitions.find? (fun kv => kv.1 == src) with
+  | some (_, targets) => targets
+  | none => []
+
+/-! ## Trajectory events (core/schema/trajectory.ts) -/
+
+inductive CallStatus where
+  | ok | error | blocked | denied | timeout | interrupted
+  deriving DecidableEq, Repr, Inhabited
+
+def CallStatus.ofString? : String → Option CallStatus
+  | "ok" => some .ok
+  | "error" => some .error
+  | "blocked" => some .blocked
+  | "denied" => some .denied
+  | "timeout" => some .timeout
+  | "interrupted" => some .interrupted
+  | _ => none
+
+def CallStatus.name : CallStatus → String
+  | .ok => "ok" | .error => "error" | .blocked => "blocked"
+  | .denied => "denied" | .timeout => "timeout" | .interrupted => "interrupted"
+
+/-- How the end of a command was observed. -/
+inductive Completion where
+  | marker | exit | timeout | unobserved
+  deriving DecidableEq, Repr, Inhabited
+
+def Completion.ofString? : String → Option Completion
+  | "marker" => some .marker
+  | "exit" => some .exit
+  | "timeout" => some .timeout
+  | "unobserved" => some .unobserved
+  | _ => none
+
+def Completion.name : Completion → String
+  | .marker => "marker" | .exit => "exit" | .timeout => "timeout" | .unobserved => "unobserved"
+
+/-- The parts of a tool result the verifier reads (the rest is ignored). An absent
+`result` reads as `{}`, which every check treats the same way. -/
+structure ToolResult where
+  /-- `none` for an absent or `null` exit code. -/
+  exitCode : Option Int := none
+  completion : Option Completion := none
+  filesChanged : Option (List String) := none
+  deriving Repr, Inhabited
+
+/-- A `tool_call` event. `args` is `null` when absent. -/
+structure ToolCall where
+  tool : String
+  args : Json := Json.null
+  argsError : Option String := none
+  status : CallStatus
+  result : ToolResult := {}
+  deriving Inhabited
+
+/-- An `outcome` event: the result of the workflow's outcome check. -/
+structure OutcomeEvent where
+  command : String
+  exitCode : Option Int
+  completion : Option Completion := none
+  deriving Repr, Inhabited
+
+/-- The events of a trajectory; only tool calls and outcomes are judged. -/
+inductive Event where
+  | toolCall (c : ToolCall)
+  | message
+  | outcome (o : OutcomeEvent)
+  | finish
+  deriving Inhabited
+
+/-- The event's `type` as written in the trajectory. -/
+def Event.typeName : Event → String
+  | .toolCall _ => "tool_call"
+  | .message => "message"
+  | .outcome _ => "outcome"
+  | .finish => "end"
+
+/-- A call the model proposes, before it runs (the gate's input). -/
+structure ProposedCall where
+  tool : String
+  args : Json := Json.null
+  argsError : Option String := none
+  deriving Inhabited
+
+def ToolCall.toProposed (c : ToolCall) : ProposedCall :=
+  { tool := c.tool, args := c.args, argsError := c.argsError }
+
+def readCompletion (ctx : String) (j : Json) : Except String Completion := do
+  let s ← Read.str ctx j
+  match Completion.ofString? s with
+  | some c => pure c
+  | none => throw s!"{ctx}: unknown completion \"{s}\""
+
+/-- An integer that may be `null` (read as `none`). -/
+def readNullableInt (ctx : String) : Json → Except String (Option Int)
+  | .null => pure none
+  | j => some <$> Read.int ctx j
+
+def ToolResult.fromJson? (j : Json) : Except String ToolResult := do
+  Read.object "result" j
+  pure {
+    exitCode := (← Read.opt j "exitCode" (readNullableInt "result.exitCode")).getD none
+    completion := (← Read.opt j "completion" (readCompletion "result.completion"))
+    filesChanged := (← Read.opt j "filesChanged" (Read.strList "result.filesChanged"))
+  }
+
+def ToolCall.fromJson? (j : Json) : Except String ToolCall := do
+  let status ← Read.str "tool_call.status" (← Read.req "tool_call" j "status")
+  let some status := CallStatus.ofString? status
+    | throw s!"tool_call.status: unknown status \"{status}\""
+  pure {
+    tool := (← Read.str "tool_call.tool" (← Read.req "tool_call" j "tool"))
+    args := (field? j "args").getD Json.null
+    argsError := (← Read.opt j "argsError" (Read.str "tool_call.argsError"))
+    status := status
+    result := (← Read.optD j "result" {} ToolResult.fromJson?)
+  }
+
+def OutcomeEvent.fromJson? (j : Json) : Except String OutcomeEvent := do
+  pure {
+    command := (← Read.str "outcome.command" (← Read.req "outcome" j "command"))
+    exitCode := (← readNullableInt "outcome.exitCode" (← Read.req "outcome" j "exitCode"))
+    completion := (← Read.opt j "completion" (readCompletion "outcome.completion"))
+  }
+
+def Event.fromJson? (j : Json) : Except String Event := do
+  Read.object "event" j
+  match ← Read.str "event.type" (← Read.req "event" j "type") with
+  | "tool_call" => return .toolCall (← ToolCall.fromJson? j)
+  | "message" => return .message
+  | "outcome" => return .outcome (← OutcomeEvent.fromJson? j)
+  | "end" => return .finish
+  | other => throw s!"unknown event type \"{other}\" (expected tool_call, message, outcome or end)"
+
+instance : FromJson Event := ⟨Event.fromJson?⟩
+
+def ProposedCall.fromJson? (j : Json) : Except String ProposedCall := do
+  Read.object "call" j
+  pure {
+    tool := (← Read.str "call.tool" (← Read.req "call" j "tool"))
+    args := (field? j "args").getD Json.null
+    argsError := (← Read.opt j "argsError" (Read.str "call.argsError"))
+  }
+
+instance : FromJson ProposedCall := ⟨ProposedCall.fromJson?⟩
+
+instance : ToJson ToolResult where
+  toJson r := Json.mkObj <|
+    (match r.exitCode with | some c => [("exitCode", toJson c)] | none => []) ++
+    Json.opt "completion" (r.completion.map Completion.name) ++
+    Json.opt "filesChanged" r.filesChanged
+
+instance : ToJson Event where
+  toJson
+    | .toolCall c => Json.mkObj <|
+        [("type", toJson "tool_call"), ("tool", toJson c.tool), ("args", c.args)] ++
+        Json.opt "argsError" c.argsError ++
+        [("status", toJson c.status.name), ("result", toJson c.result)]
+    | .message => Json.mkObj [("type", toJson "message")]
+    | .outcome o => Json.mkObj <|
+        [("type", toJson "outcome"), ("command", toJson o.command),
+         ("exitCode", match o.exitCode with | some c => toJson c | none => Json.null)] ++
+        Json.opt "completion" (o.completion.map Completion.name)
+    | .finish => Json.mkObj [("type", toJson "end")]
+
+end Lar
