@@ -42,6 +42,8 @@ structure StepResult where
   line : Nat
   type : String
   step : Option Nat := none
+  /-- The tool named by a tool call, as written (it may not be a known tool). -/
+  tool : Option String := none
   stage : Option String := none
   visit : Option Nat := none
   verdicts : List Verdict
@@ -52,7 +54,7 @@ structure StepResult where
 instance : ToJson StepResult where
   toJson r := Json.mkObj <|
     [("line", toJson r.line), ("type", toJson r.type)] ++
-    Json.opt "step" r.step ++ Json.opt "stage" r.stage ++ Json.opt "visit" r.visit ++
+    Json.opt "step" r.step ++ Json.opt "tool" r.tool ++ Json.opt "stage" r.stage ++ Json.opt "visit" r.visit ++
     [("verdicts", toJson r.verdicts)] ++
     Json.opt "toolReward" r.toolReward ++ Json.opt "stageVisit" r.stageVisit ++
     [("runningReturn", Num.floatToJson r.runningReturn)]
@@ -396,7 +398,7 @@ def State.appendCall (st : State) (c : ToolCall) (line : Nat) : State × StepRes
         ({ closed.1 with visit := none, ended := true, submittedFromTerminal := term }, some closed.2)
       else ({ st1 with visit := some v }, none)
   (after.1, {
-    line := line, type := "tool_call", step := some after.1.steps, stage := stageHere, visit := visitHere,
+    line := line, type := "tool_call", step := some after.1.steps, tool := some c.tool, stage := stageHere, visit := visitHere,
     verdicts := verdicts, toolReward := some r, stageVisit := after.2,
     runningReturn := after.1.runningReturn })
 

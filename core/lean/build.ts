@@ -1,0 +1,135 @@
+import { execFile } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+/**
+ * Building `lar-verify` once per version of the Lean sources: the sources
+ * (lean/ of this repository) are copied to `<cacheDir>/lean-<hash>/` and built
+ * there with `lake build lar-verify`; a later run with the same sources reuses
+ * the binary. A build happens in a temporary folder that is renamed into place
+ * only when it succeeded, so an interrupted or concurrent build never leaves a
+ * half-built folder where a finished one is expected.
+ */
+
+export const EXE_NAME = `lar-verify${process.platform === 'win32' ? '.exe' : ''}`;
+
+export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  const xdg = env.XDG_CACHE_HOME;
+  const home = env.HOME || env.USERPROFILE || os.homedir();
+  return path.join(xdg && path.isAbsolute(xdg) ? xdg : path.join(home, '.cache'), 'lean4-agentic');
+}
+
+/** The repository's lean/ folder: the nearest `lean/lakefile.toml` above `from`. */
+export function findLeanSources(from: string = __dirname): string | undefined {
+  let dir = path.resolve(from);
+  for (;;) {
+    const candidate = path.join(dir, 'lean');
+    if (fs.existsSync(path.join(candidate, 'lakefile.toml'))) return candidate;
+    const parent = path.dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+/** The files that make up the package: the lakefile, the toolchain pin, every .lean file. */
+export function sourceFiles(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (rel: string): void => {
+    for (const entry of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
+      const r = rel ? `${rel}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) {
+        if (entry.name !== '.lake' && !entry.name.startsWith('.')) walk(r);
+      } else if (entry.isFile() && (r.endsWith('.lean') || r === 'lakefile.toml' || r === 'lakefile.lean' || r === 'lean-toolchain' || r === 'lake-manifest.json')) {
+        out.push(r);
+      }
+    }
+  };
+  walk('');
+  return out.sort();
+}
+
+/** A short hash of the sources' paths and contents. */
+export function hashSources(dir: string): string {
+  const h = createHash('sha256');
+  for (const f of sourceFiles(dir)) {
+    h.update(f);
+    h.update('\0');
+    h.update(fs.readFileSync(path.join(dir, f)));
+    h.update('\0');
+  }
+  return h.digest('hex').slice(0, 16);
+}
+
+export interface BuildOptions {
+  sourceDir: string;
+  cacheDir: string;
+  /** The `lake` executable. */
+  lake: string;
+  env?: NodeJS.ProcessEnv;
+  /** Default 30 minutes: a first build also fetches nothing but compiles the package. */
+  timeoutMs?: number;
+  log?: (message: string) => void;
+}
+
+export interface BuildResult {
+  /** The built executable. */
+  executable: string;
+  /** The package folder it was built in. */
+  dir: string;
+  /** False when an earlier build was reused. */
+  built: boolean;
+}
+
+function builtExecutable(dir: string): string {
+  return path.join(dir, '.lake', 'build', 'bin', EXE_NAME);
+}
+
+/** Builds (or reuses) `lar-verify` for the sources in `sourceDir`. */
+export async function buildLarVerify(opts: BuildOptions): Promise<BuildResult> {
+  const hash = hashSources(opts.sourceDir);
+  const dir = path.join(opts.cacheDir, `lean-${hash}`);
+  if (fs.existsSync(builtExecutable(dir))) return { executable: builtExecutable(dir), dir, built: false };
+
+  fs.mkdirSync(opts.cacheDir, { recursive: true });
+  const tmp = path.join(opts.cacheDir, `lean-${hash}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    fs.mkdirSync(tmp, { recursive: true });
+    for (const f of sourceFiles(opts.sourceDir)) {
+      const to = path.join(tmp, f);
+      fs.mkdirSync(path.dirname(to), { recursive: true });
+      fs.copyFileSync(path.join(opts.sourceDir, f), to);
+    }
+    opts.log?.(`building lar-verify in ${tmp} (${opts.lake} build lar-verify)`);
+    await run(opts.lake, ['build', 'lar-verify'], tmp, opts.env, opts.timeoutMs ?? 30 * 60_000);
+    if (!fs.existsSync(builtExecutable(tmp))) {
+      throw new Error(`lake build finished but ${builtExecutable(tmp)} is missing`);
+    }
+    try {
+      fs.renameSync(tmp, dir);
+    } catch (e) {
+      // Another build of the same sources won the race: use it.
+      if (!fs.existsSync(builtExecutable(dir))) throw e;
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+    return { executable: builtExecutable(dir), dir, built: true };
+  } catch (e) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv | undefined, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const childEnv = { ...process.env, ...env };
+    // elan's proxies and lake find their siblings on PATH.
+    childEnv.PATH = [path.dirname(cmd), childEnv.PATH ?? ''].filter((p) => p !== '').join(path.delimiter);
+    execFile(cmd, args, { cwd, env: childEnv, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, windowsHide: true }, (err, stdout, stderr) => {
+      if (!err) return resolve();
+      const output = `${String(stdout)}\n${String(stderr)}`.trim().split('\n').slice(-40).join('\n');
+      const why = err.killed ? `timed out after ${timeoutMs} ms` : `failed (${err.code ?? err.signal ?? err.message})`;
+      reject(new Error(`\`${path.basename(cmd)} ${args.join(' ')}\` in ${cwd} ${why}:\n${output}`));
+    });
+  });
+}
