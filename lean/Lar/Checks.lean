@@ -358,20 +358,30 @@ theorem cmdMet_iff (good : StepFact → Bool) (alc : Bool) :
     simp only [cmdMetB, CmdMet, Bool.or_eq_true, Bool.and_eq_true, noChangeAfter_iff,
       cmdMet_iff good alc rest]
 
-/-- `stage.exit.file_changed`: some step changed a file (matching `pattern` when
-given, in its `npath` form or as recorded when `npath` rejects it). -/
+/-- A changed file counts for `file_changed`: any file without a pattern, else one
+whose `npath` form (or the path as recorded, when `npath` rejects it) matches. -/
+def FileMatches (pattern : Option String) (file : String) : Prop :=
+  ∀ p, pattern = some p → Matches p.toList (npathOrSelf file).toList
+
+def fileMatchesB (pattern : Option String) (file : String) : Bool :=
+  match pattern with
+  | some p => globMatch p (npathOrSelf file)
+  | none => true
+
+theorem fileMatches_iff (pattern : Option String) (file : String) :
+    fileMatchesB pattern file = true ↔ FileMatches pattern file := by
+  cases pattern <;> simp [fileMatchesB, FileMatches, globMatch_iff]
+
+/-- `stage.exit.file_changed`: some step of the visit changed a file that counts. -/
 def FileChangedMet (pattern : Option String) (facts : List StepFact) : Prop :=
-  ∃ f ∈ facts, ∃ x ∈ f.changed, ∀ p, pattern = some p → Matches p.toList (npathOrSelf x).toList
+  ∃ f ∈ facts, ∃ x ∈ f.changed, FileMatches pattern x
 
 def fileChangedB (pattern : Option String) (facts : List StepFact) : Bool :=
-  facts.any fun f => f.changed.any fun x =>
-    match pattern with
-    | some p => globMatch p (npathOrSelf x)
-    | none => true
+  facts.any fun f => f.changed.any fun x => fileMatchesB pattern x
 
 theorem fileChanged_iff (pattern : Option String) (facts : List StepFact) :
     fileChangedB pattern facts = true ↔ FileChangedMet pattern facts := by
-  cases pattern <;> simp [fileChangedB, FileChangedMet, List.any_eq_true, globMatch_iff]
+  simp only [fileChangedB, FileChangedMet, List.any_eq_true, fileMatches_iff]
 
 /-- Whether an exit condition holds over the facts of a visit (oldest first). -/
 def ExitMet : ExitCondition → List StepFact → Prop

@@ -46,8 +46,8 @@ def decimalToFloat (m : Int) (e : Nat) : Float :=
   -- k0 and k0 + 1 puts ⌊n · 2^k / d⌋ in [2^52, 2^53).
   let k0 : Int := 52 - ((Nat.log2 n : Int) - (Nat.log2 d : Int))
   let k := if (scaledDiv n d k0).1 < 2 ^ 52 then k0 + 1 else k0
-  let (q, r, den) := scaledDiv n d k
-  let q := roundHalfEven q r den
+  let qrd := scaledDiv n d k
+  let q := roundHalfEven qrd.1 qrd.2.1 qrd.2.2
   let x := Float.scaleB (UInt64.toFloat q.toUInt64) (-k)
   if m < 0 then -x else x
 
@@ -81,25 +81,28 @@ def floatToJson (x : Float) : Json :=
     -- ax = fr · 2^ex with fr ∈ [0.5, 1): M = fr · 2^53 is an exact integer.
     let M := (fr.scaleB 53).toUInt64.toNat
     let E : Int := ex - 53
-    let (num, den) : Nat × Nat := if E ≥ 0 then (M * 2 ^ E.toNat, 1) else (M, 2 ^ (-E).toNat)
+    let nd : Nat × Nat := if E ≥ 0 then (M * 2 ^ E.toNat, 1) else (M, 2 ^ (-E).toNat)
+    let num := nd.1
+    let den := nd.2
     let s : Int := 16 - floorLog10 num den
-    let (q, r, dd) : Nat × Nat × Nat :=
+    let qrd : Nat × Nat × Nat :=
       if s ≥ 0 then
         let t := num * 10 ^ s.toNat
         (t / den, t % den, den)
       else
         let dd := den * 10 ^ (-s).toNat
         (num / dd, num % dd, dd)
-    let (q, s) := stripZeros 18 (roundHalfEven q r dd) s
+    let (q, s) := stripZeros 18 (roundHalfEven qrd.1 qrd.2.1 qrd.2.2) s
     let mant : Int := if neg then -(q : Int) else q
     if s ≥ 0 then Json.num ⟨mant, s.toNat⟩
     else Json.num ⟨mant * (10 : Int) ^ (-s).toNat, 0⟩
 
-#guard (floatToJson 0.5).compress == "0.5"
-#guard (floatToJson (1.0 / 3.0)).compress == "0.33333333333333331"
-#guard (floatToJson (-0.25)).compress == "-0.25"
-#guard (floatToJson 1.0).compress == "1"
-#guard (floatToJson 0.0).compress == "0"
+#guard floatToJson 0.5 == Json.num ⟨5, 1⟩
+#guard floatToJson (1.0 / 3.0) == Json.num ⟨33333333333333331, 17⟩
+#guard floatToJson (-0.25) == Json.num ⟨-25, 2⟩
+#guard floatToJson 1.0 == Json.num ⟨1, 0⟩
+#guard floatToJson 0.0 == Json.num ⟨0, 0⟩
+#guard floatToJson (0.5 * (2.0 / 3.0) + 0.25 * (1.0 / 3.0)) == Json.num ⟨41666666666666663, 17⟩
 #guard decimalToFloat 5 1 == 0.5
 #guard decimalToFloat 1 1 == 0.1
 #guard decimalToFloat (-25) 2 == -0.25

@@ -423,7 +423,7 @@ def OutcomeEvent.fromJson? (j : Json) : Except String OutcomeEvent := do
 
 def Event.fromJson? (j : Json) : Except String Event := do
   Read.object "event" j
-  match ← Read.str "event.type" (← Read.req "event" j "type") with
+  match (← Read.str "event.type" (← Read.req "event" j "type")) with
   | "tool_call" => return .toolCall (← ToolCall.fromJson? j)
   | "message" => return .message
   | "outcome" => return .outcome (← OutcomeEvent.fromJson? j)
