@@ -256,9 +256,9 @@ def resolveSegs : List (List Char) → List (List Char) → Option (List (List C
   | acc, seg :: rest =>
     if seg.isEmpty || seg == ['.'] then resolveSegs acc rest
     else if seg == ['.', '.'] then
-      match acc with
-      | [] => none
-      | _ :: acc' => resolveSegs acc' rest
+      (match acc with
+       | [] => none
+       | _ :: acc' => resolveSegs acc' rest)
     else resolveSegs (seg :: acc) rest
 
 /-- `npath(p)`: the normalized workspace-relative path, or why it is rejected. -/

@@ -112,9 +112,9 @@ def ArgType.accepts : ArgType → Json → Bool
   | .str, .str _ => true
   | .nonEmptyStr, .str s => s != ""
   | .posInt, .num n =>
-    match Num.safeIntOf? n with
-    | some i => decide (i > 0)
-    | none => false
+    (match Num.safeIntOf? n with
+     | some i => decide (i > 0)
+     | none => false)
   | .bool, .bool _ => true
   | _, _ => false
 

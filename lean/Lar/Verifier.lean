@@ -94,9 +94,9 @@ def changedFiles (c : ToolCall) : List String :=
   | some fs => fs
   | none =>
     if c.status == .ok && (c.tool == "write_file" || c.tool == "edit_file") then
-      match strArg? c.args "path" with
-      | some p => [p]
-      | none => []
+      (match strArg? c.args "path" with
+       | some p => [p]
+       | none => [])
     else []
 
 /-- "The same call" for loop detection: the tool and its arguments with object
@@ -106,13 +106,13 @@ def callKey (tool : String) (args : Json) : String := tool ++ "\x00" ++ args.com
 def failureReason (c : ToolCall) : String :=
   match c.status with
   | .ok =>
-    match c.result.completion, c.result.exitCode with
-    | some .timeout, _ =>
-      "the command's end was not observed (timeout), so it does not count as a success"
-    | some .unobserved, _ =>
-      "the command's end was not observed (unobserved), so it does not count as a success"
-    | _, none => "the command has no recorded exit code"
-    | _, some code => s!"the command exited with code {code}"
+    (match c.result.completion, c.result.exitCode with
+     | some .timeout, _ =>
+       "the command's end was not observed (timeout), so it does not count as a success"
+     | some .unobserved, _ =>
+       "the command's end was not observed (unobserved), so it does not count as a success"
+     | _, none => "the command has no recorded exit code"
+     | _, some code => s!"the command exited with code {code}")
   | .error => "the tool failed"
   | .blocked => "the call was blocked by the verifier and did not run"
   | .denied => "the user rejected the call; it did not run"
@@ -173,12 +173,12 @@ def preChecks (wf : Workflow) (cur : Option Stage) (c : ProposedCall) : List Ver
       match t with
       | .runCommand =>
         let cmd := (strArg? c.args "command").getD ""
-        match firstCommandMatch wf.policy.commands.deny cmd with
-        | some p =>
-          ([.fail .toolCommandPolicy s!"the command matches the deny pattern \"{p}\"" (some ["args", "command"])], none)
-        | none =>
-          ([.pass .toolCommandPolicy "the command matches no deny pattern"],
-            firstCommandMatch wf.policy.commands.ask cmd)
+        (match firstCommandMatch wf.policy.commands.deny cmd with
+         | some p =>
+           ([.fail .toolCommandPolicy s!"the command matches the deny pattern \"{p}\"" (some ["args", "command"])], none)
+         | none =>
+           ([.pass .toolCommandPolicy "the command matches no deny pattern"],
+             firstCommandMatch wf.policy.commands.ask cmd))
       | _ => ([], none)
     let vPath : List Verdict :=
       if t.pathArgs.isEmpty then [] else
@@ -386,12 +386,12 @@ def State.appendCall (st : State) (c : ToolCall) (line : Nat) : State × StepRes
         changed := changed }
       let v : Visit := { v0 with steps := v0.steps + 1, facts := fact :: v0.facts }
       if c.status == .ok && c.tool == "enter_stage" then
-        match (strArg? c.args "stage").bind st.wf.findStage? with
-        | some target =>
-          let legal := (st.wf.succs v.stage.id).contains target.id
-          let closed := st1.closeVisit v line .transition legal (some target.id)
-          (closed.1.openVisit target line, some closed.2)
-        | none => ({ st1 with visit := some v }, none)
+        (match (strArg? c.args "stage").bind st.wf.findStage? with
+         | some target =>
+           let legal := (st.wf.succs v.stage.id).contains target.id
+           let closed := st1.closeVisit v line .transition legal (some target.id)
+           (closed.1.openVisit target line, some closed.2)
+         | none => ({ st1 with visit := some v }, none))
       else if c.status == .ok && c.tool == "submit" then
         let term := terminalB st.wf v.stage.id
         let closed := st1.closeVisit v line .submit term none
