@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 const root = resolve(__dirname, '../..');
 const lar = resolve(root, 'dist/lar.js');
@@ -97,4 +97,18 @@ test('lar workflow check reports problems with line and column', () => {
   assert.equal(r.code, 1);
   assert.match(r.out, /w\.larflow\.json:\d+:\d+: error: "teleport" is not a tool.*\[workflow\.unknown_tool\]/);
   assert.equal(run('workflow', 'check', resolve(root, 'core/workflow/default-coding.larflow.json')).code, 0);
+});
+
+test('lar verify --backend lean without a toolchain says why and lets the builtin backend decide', () => {
+  const home = tmp();
+  const r = spawnSync(process.execPath, [lar, 'verify', fixture, '--backend', 'lean', '--json'], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { PATH: dirname(process.execPath), HOME: home, NO_COLOR: '1' },
+  });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, /the lean backend is unavailable: No Lean toolchain found/);
+  assert.match(r.stderr, /elan/);
+  assert.match(r.stderr, /using the builtin backend/);
+  assert.equal(JSON.parse(r.stdout).backend, 'builtin');
 });

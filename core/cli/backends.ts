@@ -1,7 +1,20 @@
-import type { VerifierBackend } from '../verifier/backend';
-import { UsageError } from './files';
+import { BuiltinBackend, type VerifierBackend } from '../verifier/backend';
+import { LeanBackend, LeanUnavailableError } from '../lean';
 
-/** Opens a non-builtin backend, or explains why it cannot be had. */
-export async function openBackend(name: 'lean', _notice: (message: string) => void): Promise<VerifierBackend> {
-  throw new UsageError(`the ${name} backend is not available in this build`);
+/**
+ * Opens the Lean backend. Without a toolchain the user is told why, and the
+ * builtin backend (the same definitions in TypeScript) decides instead; the
+ * report names the backend that decided.
+ */
+export async function openBackend(name: 'lean', notice: (message: string) => void): Promise<VerifierBackend> {
+  const lean = new LeanBackend({ log: (m) => notice(`lean: ${m}`) });
+  try {
+    await lean.prepare();
+    return lean;
+  } catch (e) {
+    lean.dispose();
+    if (!(e instanceof LeanUnavailableError)) throw e;
+    notice(`lar: the ${name} backend is unavailable: ${e.message}\nlar: using the builtin backend (the same definitions, in TypeScript).`);
+    return new BuiltinBackend();
+  }
 }
