@@ -55,7 +55,8 @@ function measure(steps: number): Figures {
   // Warm the append and gate paths up on a throwaway state first, so the
   // percentiles describe steady state and not the JIT's first calls.
   const warm = new VerifierState(defaultWorkflow());
-  events.slice(0, 5000).forEach((e, i) => {
+  const warmEvents = parseTrajectory(generateTrajectory(5000)).lines.flatMap((l) => (l.kind === 'event' ? [l.event] : [])) as TrajectoryEvent[];
+  warmEvents.forEach((e, i) => {
     if (e.type === 'tool_call') warm.gate({ tool: e.tool, args: e.args });
     warm.append(e, i + 2);
   });

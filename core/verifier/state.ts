@@ -408,23 +408,15 @@ export class VerifierState {
       case 'outcome':
         return this.appendOutcome(event, line);
       default:
-        const result = this.result(line, event.type, []);
-        result.runningReturn = this.runningReturn();
-        return result;
+        return this.result(line, event.type, []);
     }
   }
 
-  /**
-   * A step result placed in the current stage. Built field by field: an object
-   * spread here was the single most expensive line of the verifier.
-   */
-  private result(line: number, type: TrajectoryEvent['type'], verdicts: Verdict[], visit = this.visit): StepResult {
-    const r: StepResult = { line, type, verdicts, runningReturn: 0 };
-    if (visit) {
-      r.stage = visit.stage.id;
-      r.visit = visit.visit;
-    }
-    return r;
+  /** A result for an event that is not a tool call, placed in the current stage. */
+  private result(line: number, type: TrajectoryEvent['type'], verdicts: Verdict[]): StepResult {
+    const v = this.visit;
+    const runningReturn = this.runningReturn();
+    return v ? { line, type, stage: v.stage.id, visit: v.visit, verdicts, runningReturn } : { line, type, verdicts, runningReturn };
   }
 
   private appendCall(e: ToolCallEvent, line: number): StepResult {
@@ -473,12 +465,13 @@ export class VerifierState {
         this.runEnded = true;
       }
     }
-    const result = this.result(line, 'tool_call', verdicts, visitBefore);
-    result.step = step;
-    result.tool = e.tool;
-    result.toolReward = toolReward;
+    // One literal per shape: adding fields one by one would give each result
+    // an out-of-object property store, and results are kept for the whole run.
+    const runningReturn = this.runningReturn();
+    const result: StepResult = visitBefore
+      ? { line, type: 'tool_call', step, tool: e.tool, stage: visitBefore.stage.id, visit: visitBefore.visit, verdicts, toolReward, runningReturn }
+      : { line, type: 'tool_call', step, tool: e.tool, verdicts, toolReward, runningReturn };
     if (stageVisit) result.stageVisit = stageVisit;
-    result.runningReturn = this.runningReturn();
     return result;
   }
 
@@ -601,9 +594,7 @@ export class VerifierState {
       this.outcomeEvent = { event: e, line };
       verdicts.push(this.outcomeCheckVerdict());
     }
-    const result = this.result(line, 'outcome', verdicts);
-    result.runningReturn = this.runningReturn();
-    return result;
+    return this.result(line, 'outcome', verdicts);
   }
 
   private outcomeCheckVerdict(): Verdict {
