@@ -36,6 +36,17 @@ export function exportAtif(parsed: ParsedTrajectory, report: TrajectoryReport, o
     return step;
   };
   const modelName = header?.model?.name;
+  /** A model turn: its text, then the tool calls that follow it. */
+  const openAgentStep = (message: string, at: string | undefined, line: number): AgentStep =>
+    push({
+      source: 'agent',
+      message,
+      ...(modelName ? { model_name: modelName } : {}),
+      ...(at ? { timestamp: at } : {}),
+      tool_calls: [],
+      observation: { results: [] },
+      extra: { lar: { line, calls: [] } },
+    }) as AgentStep;
 
   if (header) push({ source: 'user', message: header.task, ...(header.started ? { timestamp: header.started } : {}), extra: { lar: { line: parsed.headerLine, kind: 'task' } } });
 
@@ -47,15 +58,7 @@ export function exportAtif(parsed: ParsedTrajectory, report: TrajectoryReport, o
       case 'message':
         open = undefined;
         if (e.role === 'assistant') {
-          open = push({
-            source: 'agent',
-            message: e.content,
-            ...(modelName ? { model_name: modelName } : {}),
-            ...(e.at ? { timestamp: e.at } : {}),
-            tool_calls: [],
-            observation: { results: [] },
-            extra: { lar: { line: line.line, calls: [] } },
-          }) as AgentStep;
+          open = openAgentStep(e.content, e.at, line.line);
         } else if (e.role === 'user' && steps.length === 1 && steps[0]!.message === e.content) {
           // The task already opened the document as its first user step.
         } else {
@@ -64,15 +67,7 @@ export function exportAtif(parsed: ParsedTrajectory, report: TrajectoryReport, o
         break;
       case 'tool_call': {
         if (!open) {
-          open = push({
-            source: 'agent',
-            message: '',
-            ...(modelName ? { model_name: modelName } : {}),
-            ...(e.at ? { timestamp: e.at } : {}),
-            tool_calls: [],
-            observation: { results: [] },
-            extra: { lar: { line: line.line, calls: [] } },
-          }) as AgentStep;
+          open = openAgentStep('', e.at, line.line);
         }
         addCall(open, e, line.line, r);
         // A stage change or a submit ends the model turn it belongs to.
