@@ -1,0 +1,108 @@
+import { z } from 'zod';
+import { CALL_STATUSES } from '../schema/trajectory';
+
+/**
+ * The custom protocol between the extension (or any LSP client) and the
+ * language server, on top of LSP. Both sides validate with these schemas;
+ * docs/protocol.md describes it for other editors.
+ */
+
+export const BackendLabel = z.object({
+  /** Which backend decided: `lean` (the Lean checker) or `builtin` (the TypeScript one). */
+  backend: z.enum(['lean', 'builtin']),
+  /** Why this backend: e.g. "Lean 4.34.1 at ~/.elan/bin/lake" or "no Lean toolchain found: …". */
+  reason: z.string(),
+});
+export type BackendLabel = z.infer<typeof BackendLabel>;
+
+/** `lar/checkToolCall` (client → server request): may this call run now? */
+export const CheckToolCallMethod = 'lar/checkToolCall';
+export const CheckToolCallParams = z.object({
+  /** The trajectory the call would be appended to (an open document or a run announced by lar/appendStep). */
+  uri: z.string(),
+  call: z.object({ tool: z.string(), args: z.unknown(), argsError: z.string().optional() }),
+});
+export type CheckToolCallParams = z.infer<typeof CheckToolCallParams>;
+
+export const VerdictWire = z.object({
+  check: z.string(),
+  ok: z.boolean(),
+  reason: z.string(),
+  path: z.array(z.union([z.string(), z.number()])).optional(),
+});
+
+export const CheckToolCallResult = z.object({
+  decision: z.enum(['allow', 'ask', 'block']),
+  reason: z.string(),
+  askPattern: z.string().optional(),
+  toolReward: z.union([z.literal(-1), z.literal(0), z.literal(1)]),
+  verdicts: z.array(VerdictWire),
+  /** The stage the call would run in (absent once the run has ended). */
+  stage: z.string().optional(),
+  backend: BackendLabel,
+});
+export type CheckToolCallResult = z.infer<typeof CheckToolCallResult>;
+
+/** `lar/appendStep` (client → server notification): a live run wrote one more line. */
+export const AppendStepMethod = 'lar/appendStep';
+export const AppendStepParams = z.object({
+  uri: z.string(),
+  /** The line exactly as written to the trajectory file (without its newline). */
+  text: z.string(),
+  /** 1-based line number it was written at; the server checks it follows the lines it has. */
+  line: z.number().int().positive(),
+});
+export type AppendStepParams = z.infer<typeof AppendStepParams>;
+
+/** `lar/rewards` (server → client notification): per-line rewards for drawing. */
+export const RewardsMethod = 'lar/rewards';
+
+export const LineReward = z.object({
+  /** 0-based line, as in LSP. */
+  line: z.number().int().nonnegative(),
+  kind: z.enum(['step', 'outcome', 'malformed', 'header']),
+  step: z.number().int().positive().optional(),
+  tool: z.string().optional(),
+  stage: z.string().optional(),
+  toolReward: z.union([z.literal(-1), z.literal(0), z.literal(1)]).optional(),
+  /** The stage visit this line ended, scored. */
+  stageEnd: z.object({ stage: z.string(), reward: z.union([z.literal(-1), z.literal(0), z.literal(1)]) }).optional(),
+  /** Check ids that failed on this line. */
+  failed: z.array(z.string()),
+  /** Workspace-relative files this step changed, for hints in those files. */
+  filesChanged: z.array(z.string()).optional(),
+  status: z.enum(CALL_STATUSES).optional(),
+});
+export type LineReward = z.infer<typeof LineReward>;
+
+export const StageVisitWire = z.object({
+  stage: z.string(),
+  visit: z.number().int().nonnegative(),
+  /** 0-based lines. */
+  startLine: z.number().int().nonnegative(),
+  endLine: z.number().int().nonnegative().optional(),
+  steps: z.number().int().nonnegative(),
+  budget: z.number().int().positive(),
+  reward: z.union([z.literal(-1), z.literal(0), z.literal(1)]),
+});
+
+export const RewardsParams = z.object({
+  uri: z.string(),
+  /** The document version these rewards are for (absent for runs not open in an editor). */
+  version: z.number().int().optional(),
+  backend: BackendLabel,
+  lines: z.array(LineReward),
+  stages: z.array(StageVisitWire),
+  summary: z
+    .object({
+      return: z.number(),
+      outcome: z.union([z.literal(0), z.literal(1)]),
+      steps: z.number().int().nonnegative(),
+      ended: z.boolean(),
+      finalStage: z.string().optional(),
+    })
+    .optional(),
+  /** Why nothing could be verified, when that is so. */
+  fatal: z.string().optional(),
+});
+export type RewardsParams = z.infer<typeof RewardsParams>;
