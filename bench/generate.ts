@@ -20,7 +20,8 @@ export function generateTrajectory(steps: number): string {
   push('read_file', { path: 'src/index.ts' }, 'ok', { output: 'export const x = 1;', durationMs: 1 });
   push('enter_stage', { stage: 'edit' });
   let i = 0;
-  while (n < steps - 2) {
+  // Each cycle is at most 7 steps; stop early enough to finish properly.
+  while (n < steps - 10) {
     const file = `src/module${i % 50}.ts`;
     push('read_file', { path: file }, 'ok', { output: 'export function f() { return 1; }', durationMs: 1 });
     push('edit_file', { path: file, search: 'return 1', replace: `return ${i}` }, 'ok', { filesChanged: [file], durationMs: 3 });
@@ -32,9 +33,11 @@ export function generateTrajectory(steps: number): string {
     push('enter_stage', { stage: 'edit' });
     i++;
   }
-  // Finish in verify with a passing run and a submit when the budget allows.
-  if (n < steps) push('enter_stage', { stage: 'verify' });
-  if (n < steps) push('submit', { summary: 'done' });
+  // Pad in edit so the run has exactly `steps` calls, then verify and submit.
+  while (n < steps - 3) push('read_file', { path: `src/module${n % 50}.ts` }, 'ok', { output: 'x', durationMs: 1 });
+  push('enter_stage', { stage: 'verify' });
+  push('run_command', { command: 'npm test' }, 'ok', { exitCode: 0, completion: 'marker', output: '# pass 12', durationMs: 900 });
+  push('submit', { summary: 'done' });
   lines.push(JSON.stringify({ type: 'outcome', command: 'npm test', exitCode: 0, completion: 'exit' }));
   return lines.join('\n') + '\n';
 }

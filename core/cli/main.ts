@@ -11,6 +11,8 @@ import { UsageError, readText } from './files';
 import { fileResolver, formatProblem, loadWorkflowRef } from '../workflow/files';
 import { openBackend } from './backends';
 import { JSON_SCHEMAS } from '../schema/json-schema';
+import { createConnection, ProposedFeatures, StreamMessageReader, StreamMessageWriter } from 'vscode-languageserver/node';
+import { startServer } from '../../server/server';
 import packageJson from '../../package.json';
 
 const HELP = `lar — verify coding-agent trajectories against a formal workflow (Lean4 Agentic)
@@ -27,6 +29,9 @@ Usage:
       The trajectory as ATIF-v1.7 with the verifier's results in extra.lar.
   lar workflow check FILE.larflow.json
       Well-formedness of a workflow. Exit 0: usable (warnings allowed); 1: not.
+  lar lsp --stdio
+      The language server over standard input/output, for any LSP editor
+      (Neovim, Helix, Emacs …; docs/protocol.md).
   lar schema workflow|header|event
       JSON Schema of a workflow file, a trajectory header line or an event line
       (for editors: completion and validation of *.larflow.json).
@@ -42,7 +47,7 @@ interface Flags {
 }
 
 const VALUE_FLAGS = new Set(['--workflow', '--backend', '--out', '--format']);
-const SWITCHES = new Set(['--json', '--no-color', '--help', '-h']);
+const SWITCHES = new Set(['--json', '--no-color', '--help', '-h', '--stdio']);
 
 function parseFlags(args: string[]): Flags {
   const f: Flags = { positional: [], values: new Map(), switches: new Set() };
@@ -163,6 +168,14 @@ function cmdWorkflow(flags: Flags, io: Io): number {
   return load.ok ? 0 : 1;
 }
 
+/** Runs the language server on stdio until the client closes it; resolves with its exit code. */
+async function cmdLsp(flags: Flags): Promise<number> {
+  if (!flags.switches.has('--stdio') || flags.positional.length) throw new UsageError('usage: lar lsp --stdio');
+  const connection = createConnection(ProposedFeatures.all, new StreamMessageReader(process.stdin), new StreamMessageWriter(process.stdout));
+  startServer(connection);
+  return new Promise<number>((resolve) => connection.onExit(() => resolve(0)));
+}
+
 function cmdSchema(flags: Flags, io: Io): number {
   const [which, ...rest] = flags.positional;
   const schema = which === undefined ? undefined : JSON_SCHEMAS[which];
@@ -199,6 +212,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
         return cmdWorkflow(flags, io);
       case 'schema':
         return cmdSchema(flags, io);
+      case 'lsp':
+        return await cmdLsp(flags);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }

@@ -91,7 +91,16 @@ export const RewardsParams = z.object({
   /** The document version these rewards are for (absent for runs not open in an editor). */
   version: z.number().int().optional(),
   backend: BackendLabel,
+  /**
+   * true: `lines` describes the whole document (lines absent from it have no
+   * reward). false: only lines from the first one listed on changed (a live
+   * append); keep earlier lines as they were and drop those past `lineCount`.
+   */
+  full: z.boolean().default(true),
+  /** Lines in the document now. */
+  lineCount: z.number().int().nonnegative(),
   lines: z.array(LineReward),
+  /** Every stage visit, always complete. */
   stages: z.array(StageVisitWire),
   summary: z
     .object({
@@ -105,4 +114,4 @@ export const RewardsParams = z.object({
   /** Why nothing could be verified, when that is so. */
   fatal: z.string().optional(),
 });
-export type RewardsParams = z.infer<typeof RewardsParams>;
+export type RewardsParams = z.input<typeof RewardsParams>;

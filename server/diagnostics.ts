@@ -1,0 +1,134 @@
+import { Diagnostic, DiagnosticSeverity, type Range } from 'vscode-languageserver';
+import { locateJsonValue, type JsonPath } from '../core/schema/json-position';
+import { CHECKS, type Verdict } from '../core/verifier/checks';
+import type { StageVisitResult, StepResult } from '../core/verifier/state';
+import type { LocatedProblem } from '../core/workflow/load';
+import { lineColumn } from '../core/workflow/load';
+import type { LineEntry, TrajectoryModel } from './trajectoryModel';
+
+/** `lar (builtin)` or `lar (lean)`: every diagnostic says which backend decided. */
+export type DiagnosticSource = `lar (${'builtin' | 'lean'})`;
+
+const SEVERITY = { error: DiagnosticSeverity.Error, warning: DiagnosticSeverity.Warning, info: DiagnosticSeverity.Information } as const;
+
+/** The range of the JSON value at `path` on line `line` (0-based), or the whole line. */
+export function rangeOf(text: string, line: number, path: JsonPath | undefined): Range {
+  const span = path ? locateJsonValue(text, path) : undefined;
+  if (!span) {
+    const start = text.length - text.trimStart().length;
+    return { start: { line, character: start }, end: { line, character: Math.max(start, text.trimEnd().length) } };
+  }
+  return { start: { line, character: span.start }, end: { line, character: span.end } };
+}
+
+const signed = (n: number) => (n > 0 ? `+${n}` : String(n));
+
+function verdictDiagnostic(entry: LineEntry, line: number, v: Verdict, source: DiagnosticSource, fallback: JsonPath): Diagnostic {
+  const d = Diagnostic.create(rangeOf(entry.text, line, v.path ?? fallback), v.reason, SEVERITY[CHECKS[v.check].severity], v.check, source);
+  return d;
+}
+
+/** Where stage-level findings are drawn: the stage named by an enter_stage, else the tool. */
+const STAGE_PATH: JsonPath = ['args', 'stage'];
+
+function visitLabel(v: StageVisitResult): string {
+  return `stage "${v.stage}" (visit ${v.visit + 1}): reward ${signed(v.reward)}, ${v.steps}/${v.budget} steps`;
+}
+
+/** The diagnostics of one line: one per failed check, and a summary when it closed a stage visit. */
+export function lineDiagnostics(entry: LineEntry, line: number, source: DiagnosticSource): Diagnostic[] {
+  const p = entry.parsed;
+  if (p.kind === 'malformed') {
+    const e = p.error;
+    return [
+      Diagnostic.create(
+        { start: { line, character: e.column - 1 }, end: { line, character: Math.min(Math.max(e.endColumn - 1, e.column), Math.max(entry.text.length, e.column)) } },
+        e.message,
+        DiagnosticSeverity.Error,
+        'trajectory.malformed',
+        source,
+      ),
+    ];
+  }
+  const r: StepResult | undefined = entry.result;
+  if (!r) return [];
+  const out: Diagnostic[] = [];
+  for (const v of r.verdicts) if (!v.ok) out.push(verdictDiagnostic(entry, line, v, source, ['tool']));
+  const visit = r.stageVisit;
+  if (visit) {
+    for (const v of visit.verdicts) if (!v.ok) out.push(verdictDiagnostic(entry, line, v, source, STAGE_PATH));
+    out.push(Diagnostic.create(rangeOf(entry.text, line, STAGE_PATH), visitLabel(visit), DiagnosticSeverity.Information, 'stage.summary', source));
+  }
+  return out;
+}
+
+/**
+ * Diagnostics that depend on the whole run: the workflow's problems and why
+ * nothing could be verified (on the header), the visit still open, and the
+ * outcome and return (on the outcome line, or the last line).
+ */
+export function runDiagnostics(model: TrajectoryModel, source: DiagnosticSource): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const ctx = model.context;
+  const lines = model.lines;
+  let headerLine = lines.findIndex((e) => e.parsed.kind !== 'blank');
+  if (headerLine < 0) headerLine = 0;
+  const headerText = lines[headerLine]?.text ?? '';
+  for (const p of ctx.workflowProblems) out.push(workflowProblemOnHeader(p, headerText, headerLine, source));
+  if (ctx.fatal) out.push(Diagnostic.create(rangeOf(headerText, headerLine, ['workflow']), `cannot verify: ${ctx.fatal}`, DiagnosticSeverity.Error, 'trajectory.workflow', source));
+  const summary = model.summary();
+  if (!summary) return out;
+
+  let lastEvent = -1;
+  let outcomeLine = -1;
+  let ended = false;
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const p = lines[i]!.parsed;
+    if (p.kind !== 'event') continue;
+    if (lastEvent < 0) lastEvent = i;
+    if (p.event.type === 'end') ended = true;
+    if (p.event.type === 'outcome' && summary.outcome.line === i + 1) outcomeLine = i;
+  }
+  const open = summary.stages.find((v) => v.endLine === undefined);
+  if (open && lastEvent >= 0) {
+    const entry = lines[lastEvent]!;
+    if (ended) {
+      // The run is over: the visit it stopped in is scored like any other.
+      for (const v of open.verdicts) if (!v.ok) out.push(verdictDiagnostic(entry, lastEvent, v, source, ['type']));
+      out.push(Diagnostic.create(rangeOf(entry.text, lastEvent, ['type']), `${visitLabel(open)} (the run stopped in it)`, DiagnosticSeverity.Information, 'stage.summary', source));
+    } else {
+      out.push(
+        Diagnostic.create(rangeOf(entry.text, lastEvent, ['tool']), `stage "${open.stage}" in progress: ${open.steps}/${open.budget} steps`, DiagnosticSeverity.Information, 'stage.progress', source),
+      );
+    }
+  }
+  const at = outcomeLine >= 0 ? outcomeLine : lastEvent;
+  if (at >= 0 && (summary.ended || ended)) {
+    const failed = summary.outcome.verdicts.find((v) => !v.ok);
+    const text = `outcome ${summary.outcome.reward}${failed ? ` (${failed.reason})` : ''} · return ${summary.return.toFixed(3)} = ${summary.outcome.reward} + ${summary.alpha}·${summary.stageRewards.mean.toFixed(3)} + ${summary.beta}·${summary.toolRewards.mean.toFixed(3)}`;
+    out.push(Diagnostic.create(rangeOf(lines[at]!.text, at, outcomeLine >= 0 ? ['exitCode'] : ['type']), text, DiagnosticSeverity.Information, 'outcome.summary', source));
+  }
+  return out;
+}
+
+function workflowProblemOnHeader(p: LocatedProblem, headerText: string, line: number, source: DiagnosticSource): Diagnostic {
+  const path = p.path.length && p.path[0] === 'workflow' ? p.path : ['workflow', ...p.path];
+  return Diagnostic.create(rangeOf(headerText, line, path), p.message, p.severity === 'error' ? DiagnosticSeverity.Error : DiagnosticSeverity.Warning, p.code, source);
+}
+
+/** Diagnostics of a workflow document (`*.larflow.json`), from its located problems. */
+export function workflowDiagnostics(text: string, problems: readonly LocatedProblem[], source: DiagnosticSource): Diagnostic[] {
+  return problems.map((p) => {
+    const start = p.start ?? 0;
+    const end = p.end ?? start + 1;
+    const a = lineColumn(text, start);
+    const b = lineColumn(text, end);
+    return Diagnostic.create(
+      { start: { line: a.line - 1, character: a.column - 1 }, end: { line: b.line - 1, character: b.column - 1 } },
+      p.message,
+      p.severity === 'error' ? DiagnosticSeverity.Error : DiagnosticSeverity.Warning,
+      p.code,
+      source,
+    );
+  });
+}

@@ -1,0 +1,162 @@
+import { Command, DocumentSymbol, type CodeLens, SymbolKind, type Hover, type Range } from 'vscode-languageserver';
+import { CHECKS } from '../core/verifier/checks';
+import type { StageVisitResult } from '../core/verifier/state';
+import type { BackendLabel, LineReward, RewardsParams } from '../core/protocol/lsp';
+import { rangeOf } from './diagnostics';
+import type { TrajectoryModel } from './trajectoryModel';
+
+const signed = (n: number) => (n > 0 ? `+${n}` : String(n));
+const mark = (ok: boolean) => (ok ? '✓' : '✗');
+
+function visitOf(model: TrajectoryModel, visit: number | undefined): StageVisitResult | undefined {
+  return visit === undefined ? undefined : model.summary()?.stages.find((v) => v.visit === visit);
+}
+
+/** Hover on a step: the three levels, every check with its reason, the stage, the running return. */
+export function hoverAt(model: TrajectoryModel, line: number, source: string): Hover | undefined {
+  const entry = model.lines[line];
+  if (!entry) return undefined;
+  const p = entry.parsed;
+  if (p.kind === 'malformed') return { contents: { kind: 'markdown', value: `**Malformed line** — ${p.error.message}\n\n_${source}_` } };
+  if (p.kind === 'header') {
+    const s = model.summary();
+    const ctx = model.context;
+    const lines = [`**Trajectory** — ${p.header.task}`, '', `workflow: \`${ctx.workflow?.id ?? '—'}\` (${ctx.workflowSource ?? ctx.fatal ?? ''})`];
+    if (s) lines.push(`return **${s.return.toFixed(3)}** = outcome ${s.outcome.reward} + ${s.alpha}·mean(stage) ${s.stageRewards.mean.toFixed(3)} + ${s.beta}·mean(tool) ${s.toolRewards.mean.toFixed(3)}`, `${s.steps} steps, ${s.stages.length} stage visits`);
+    lines.push('', `_${source}_`);
+    return { contents: { kind: 'markdown', value: lines.join('\n') } };
+  }
+  const r = entry.result;
+  if (!r) return undefined;
+  const md: string[] = [];
+  if (r.type === 'tool_call') {
+    md.push(`**Step ${r.step}** · \`${r.tool}\` · tool reward **${signed(r.toolReward ?? 0)}**`);
+  } else {
+    md.push(`**${r.type}** event`);
+  }
+  const visit = visitOf(model, r.visit);
+  if (r.stage !== undefined) {
+    md.push(`stage \`${r.stage}\` (visit ${(r.visit ?? 0) + 1})${visit ? ` · stage reward ${signed(visit.reward)}${visit.endLine === undefined ? ' so far' : ''}` : ''}`);
+  } else {
+    md.push('after the run ended');
+  }
+  if (r.verdicts.length) {
+    md.push('', '| | check | reason |', '|---|---|---|');
+    for (const v of r.verdicts) md.push(`| ${mark(v.ok)} | \`${v.check}\` | ${escapeCell(v.reason)} |`);
+  }
+  if (r.stageVisit) {
+    const sv = r.stageVisit;
+    md.push('', `**Stage visit ended:** \`${sv.stage}\` · reward **${signed(sv.reward)}** · ${sv.steps}/${sv.budget} steps`, '', '| | check | reason |', '|---|---|---|');
+    for (const v of sv.verdicts) md.push(`| ${mark(v.ok)} | \`${v.check}\` | ${escapeCell(v.reason)} |`);
+  }
+  const s = model.summary();
+  md.push('', `running return ${r.runningReturn.toFixed(3)}${s?.ended ? ` · final return ${s.return.toFixed(3)} (outcome ${s.outcome.reward})` : ''}`, '', `_${source}_`);
+  const range: Range = rangeOf(entry.text, line, undefined);
+  return { contents: { kind: 'markdown', value: md.join('\n') }, range };
+}
+
+function escapeCell(s: string): string {
+  return s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+}
+
+/** A lens above each stage visit: stage, reward, steps against the budget. */
+export function codeLenses(model: TrajectoryModel): CodeLens[] {
+  const s = model.summary();
+  if (!s) return [];
+  return s.stages.map((v) => {
+    // startLine is 1-based and is the line that opened the visit (the header for the first).
+    const line = Math.max(0, v.startLine - 1);
+    const open = v.endLine === undefined;
+    const title = `${v.stage} · ${open ? 'in progress' : `reward ${signed(v.reward)}`} · ${v.steps}/${v.budget} steps`;
+    return { range: { start: { line, character: 0 }, end: { line, character: 0 } }, command: Command.create(title, '') };
+  });
+}
+
+/** Outline: stages (one per visit) with their steps. */
+export function documentSymbols(model: TrajectoryModel): DocumentSymbol[] {
+  const s = model.summary();
+  if (!s) return [];
+  const lines = model.lines;
+  const last = Math.max(0, lines.length - 1);
+  return s.stages.map((v) => {
+    const start = Math.max(0, v.startLine - 1);
+    const end = v.endLine === undefined ? last : v.endLine - 1;
+    const range: Range = { start: { line: start, character: 0 }, end: { line: end, character: lines[end]?.text.length ?? 0 } };
+    const children: DocumentSymbol[] = [];
+    for (let i = start; i <= end; i++) {
+      const r = lines[i]?.result;
+      if (!r || r.type !== 'tool_call' || r.visit !== v.visit) continue;
+      const lineRange: Range = { start: { line: i, character: 0 }, end: { line: i, character: lines[i]!.text.length } };
+      children.push(DocumentSymbol.create(`${r.step}. ${r.tool}`, `reward ${signed(r.toolReward ?? 0)}`, SymbolKind.Event, lineRange, lineRange));
+    }
+    return DocumentSymbol.create(v.stage, `visit ${v.visit + 1} · reward ${signed(v.reward)}${v.endLine === undefined ? ' (open)' : ''}`, SymbolKind.Namespace, range, { start: range.start, end: { line: start, character: lines[start]?.text.length ?? 0 } }, children);
+  });
+}
+
+/** One line's reward record for the client's gutter. */
+export function lineReward(model: TrajectoryModel, line: number): LineReward | undefined {
+  const entry = model.lines[line];
+  if (!entry) return undefined;
+  const p = entry.parsed;
+  if (p.kind === 'malformed') return { line, kind: 'malformed', failed: ['trajectory.malformed'] };
+  if (p.kind === 'header') return { line, kind: 'header', failed: [] };
+  const r = entry.result;
+  if (!r || (r.type !== 'tool_call' && r.type !== 'outcome')) return undefined;
+  const out: LineReward = { line, kind: r.type === 'tool_call' ? 'step' : 'outcome', failed: r.verdicts.filter((v) => !v.ok).map((v) => v.check) };
+  if (r.step !== undefined) out.step = r.step;
+  if (r.tool !== undefined) out.tool = r.tool;
+  if (r.stage !== undefined) out.stage = r.stage;
+  if (r.toolReward !== undefined) out.toolReward = r.toolReward;
+  if (r.stageVisit) out.stageEnd = { stage: r.stageVisit.stage, reward: r.stageVisit.reward };
+  if (p.kind === 'event' && p.event.type === 'tool_call') {
+    out.status = p.event.status;
+    const files = p.event.result?.filesChanged;
+    if (files?.length) out.filesChanged = files;
+  }
+  return out;
+}
+
+/** The `lar/rewards` notification for a document: every line, or only `from` onwards. */
+export function rewardsParams(model: TrajectoryModel, uri: string, backend: BackendLabel, version: number | undefined, from = 0): RewardsParams {
+  const lines: LineReward[] = [];
+  for (let i = from; i < model.lineCount; i++) {
+    const r = lineReward(model, i);
+    if (r) lines.push(r);
+  }
+  const s = model.summary();
+  const ctx = model.context;
+  const params: RewardsParams = {
+    uri,
+    backend,
+    full: from === 0,
+    lineCount: model.lineCount,
+    lines,
+    stages: (s?.stages ?? []).map((v) => ({
+      stage: v.stage,
+      visit: v.visit,
+      startLine: Math.max(0, v.startLine - 1),
+      ...(v.endLine !== undefined ? { endLine: v.endLine - 1 } : {}),
+      steps: v.steps,
+      budget: v.budget,
+      reward: v.reward,
+    })),
+  };
+  if (version !== undefined) params.version = version;
+  if (s) params.summary = { return: s.return, outcome: s.outcome.reward, steps: s.steps, ended: s.ended, ...(s.finalStage !== undefined ? { finalStage: s.finalStage } : {}) };
+  if (ctx.fatal !== undefined) params.fatal = ctx.fatal;
+  return params;
+}
+
+/** Checks that failed, by severity, for a status line. */
+export function severityCounts(model: TrajectoryModel): { errors: number; warnings: number } {
+  let errors = 0;
+  let warnings = 0;
+  for (const e of model.lines) {
+    for (const v of e.result?.verdicts ?? []) {
+      if (v.ok) continue;
+      if (CHECKS[v.check].severity === 'error') errors++;
+      else warnings++;
+    }
+  }
+  return { errors, warnings };
+}

@@ -1,0 +1,246 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import {
+  TextDocuments,
+  TextDocumentSyncKind,
+  type Connection,
+  type Diagnostic,
+  type InitializeParams,
+  type InitializeResult,
+} from 'vscode-languageserver';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import { BackendLabel, AppendStepMethod, AppendStepParams, CheckToolCallMethod, CheckToolCallParams, RewardsMethod, type CheckToolCallResult } from '../core/protocol/lsp';
+import { LeanBackend } from '../core/lean';
+import { detectLean } from '../core/lean/detect';
+import { verifyTrajectoryTextWith } from '../core/verifier/verify';
+import { fileResolver } from '../core/workflow/files';
+import { loadWorkflowText } from '../core/workflow/load';
+import { lineDiagnostics, runDiagnostics, workflowDiagnostics, type DiagnosticSource } from './diagnostics';
+import { codeLenses, documentSymbols, hoverAt, rewardsParams } from './presentation';
+import { TrajectoryModel } from './trajectoryModel';
+
+export const VerifyMethod = 'lar/verify';
+
+export interface ServerOptions {
+  /** `auto` (Lean when a toolchain is found), `lean`, or `builtin`. */
+  backend?: 'auto' | 'lean' | 'builtin';
+  leanPath?: string;
+}
+
+interface Run {
+  model: TrajectoryModel;
+  /** Cached diagnostics per line, rebuilt from the first changed line on. */
+  lineDiags: Diagnostic[][];
+  version: number | undefined;
+}
+
+const isTrajectory = (uri: string, languageId?: string) => languageId === 'lar-trajectory' || uri.endsWith('.lar.jsonl');
+const isWorkflow = (uri: string, languageId?: string) => languageId === 'lar-workflow' || uri.endsWith('.larflow.json');
+
+function pathOf(uri: string): string | undefined {
+  try {
+    return uri.startsWith('file:') ? fileURLToPath(uri) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The language server: thin glue between LSP and the core. Trajectories are
+ * verified incrementally by a TrajectoryModel per document (or per live run
+ * announced with lar/appendStep); workflows are checked for well-formedness.
+ */
+export function startServer(connection: Connection): void {
+  const documents = new TextDocuments(TextDocument);
+  const runs = new Map<string, Run>();
+  let label: BackendLabel = { backend: 'builtin', reason: 'starting' };
+  let lean: LeanBackend | undefined;
+  const leanPending = new Map<string, NodeJS.Timeout>();
+
+  const source = (): DiagnosticSource => `lar (${label.backend})`;
+
+  function runFor(uri: string): Run {
+    let run = runs.get(uri);
+    if (!run) {
+      const path = pathOf(uri);
+      run = { model: new TrajectoryModel(path ? { resolve: fileResolver(path) } : {}), lineDiags: [], version: undefined };
+      runs.set(uri, run);
+    }
+    return run;
+  }
+
+  /** Publishes diagnostics and rewards after an update that changed lines from `from` on. */
+  function publish(uri: string, run: Run, from: number): void {
+    const { model } = run;
+    const src = source();
+    run.lineDiags.length = Math.min(run.lineDiags.length, from);
+    for (let i = run.lineDiags.length; i < model.lineCount; i++) run.lineDiags.push(lineDiagnostics(model.lines[i]!, i, src));
+    const diagnostics = run.lineDiags.flat().concat(runDiagnostics(model, src));
+    // Rewards first: a client that waits for the diagnostics then has both.
+    void connection.sendNotification(RewardsMethod, rewardsParams(model, uri, label, run.version, from));
+    void connection.sendDiagnostics({ uri, diagnostics, ...(run.version !== undefined ? { version: run.version } : {}) });
+    if (lean) scheduleLean(uri, run);
+  }
+
+  function update(uri: string, text: string, version: number | undefined): void {
+    const run = runFor(uri);
+    run.version = version;
+    const stats = run.model.setText(text);
+    publish(uri, run, stats.from);
+  }
+
+  /** With the Lean backend, the Lean checker re-judges the document after a pause and its verdicts replace the builtin ones. */
+  function scheduleLean(uri: string, run: Run): void {
+    clearTimeout(leanPending.get(uri));
+    leanPending.set(
+      uri,
+      setTimeout(() => {
+        leanPending.delete(uri);
+        const text = run.model.lines.map((l) => l.text).join('\n');
+        const path = pathOf(uri);
+        verifyTrajectoryTextWith(lean!, text, path ? { resolve: fileResolver(path) } : {})
+          .then((report) => {
+            if (run.model.lines.map((l) => l.text).join('\n') !== text) return; // stale
+            run.model.adopt(report);
+            const src = source();
+            run.lineDiags = run.model.lines.map((l, i) => lineDiagnostics(l, i, src));
+            void connection.sendNotification(RewardsMethod, rewardsParams(run.model, uri, label, run.version, 0));
+            void connection.sendDiagnostics({ uri, diagnostics: run.lineDiags.flat().concat(runDiagnostics(run.model, src)) });
+          })
+          .catch((e: Error) => {
+            label = { backend: 'builtin', reason: `the Lean checker failed (${e.message}); the builtin verifier decides` };
+            lean?.dispose();
+            lean = undefined;
+            connection.console.error(`lar: ${label.reason}`);
+            for (const [u, r] of runs) publish(u, r, 0);
+          });
+      }, 200),
+    );
+  }
+
+  function checkWorkflowDocument(doc: TextDocument): void {
+    const text = doc.getText();
+    const load = loadWorkflowText(text);
+    void connection.sendDiagnostics({ uri: doc.uri, version: doc.version, diagnostics: workflowDiagnostics(text, load.problems, 'lar (builtin)') });
+  }
+
+  connection.onInitialize((params: InitializeParams): InitializeResult => {
+    const opts = (params.initializationOptions ?? {}) as ServerOptions;
+    void chooseBackend(opts);
+    return {
+      capabilities: {
+        textDocumentSync: TextDocumentSyncKind.Incremental,
+        hoverProvider: true,
+        codeLensProvider: { resolveProvider: false },
+        documentSymbolProvider: true,
+      },
+      serverInfo: { name: 'lar', version: '0.1.0' },
+    };
+  });
+
+  async function chooseBackend(opts: ServerOptions): Promise<void> {
+    const want = opts.backend ?? 'auto';
+    if (want === 'builtin') {
+      label = { backend: 'builtin', reason: 'the builtin backend was chosen in the settings' };
+    } else {
+      const found = await detectLean(opts.leanPath !== undefined ? { leanPath: opts.leanPath } : {});
+      if (found.available) {
+        lean = new LeanBackend(opts.leanPath !== undefined ? { leanPath: opts.leanPath } : {});
+        label = { backend: 'lean', reason: `Lean ${found.version} at ${found.lake}` };
+      } else {
+        label = { backend: 'builtin', reason: found.reason };
+      }
+    }
+    connection.console.info(`lar: backend ${label.backend}: ${label.reason}`);
+    for (const [uri, run] of runs) publish(uri, run, 0);
+  }
+
+  documents.onDidChangeContent(({ document: doc }) => {
+    if (isTrajectory(doc.uri, doc.languageId)) update(doc.uri, doc.getText(), doc.version);
+    else if (isWorkflow(doc.uri, doc.languageId)) checkWorkflowDocument(doc);
+  });
+
+  documents.onDidClose(({ document: doc }) => {
+    runs.delete(doc.uri);
+    void connection.sendDiagnostics({ uri: doc.uri, diagnostics: [] });
+  });
+
+  connection.onNotification(AppendStepMethod, (raw: unknown) => {
+    const parsed = AppendStepParams.safeParse(raw);
+    if (!parsed.success) {
+      connection.console.error(`lar: bad ${AppendStepMethod} params: ${parsed.error.issues[0]?.message}`);
+      return;
+    }
+    const { uri, text, line } = parsed.data;
+    // An open document follows its editor; the editor reloads the file the run writes.
+    if (documents.get(uri)) return;
+    const run = runFor(uri);
+    const have = run.model.lineCount;
+    if (line === have + 1) {
+      const stats = run.model.append(text);
+      publish(uri, run, stats.from);
+      return;
+    }
+    if (line <= have && run.model.lines[line - 1]?.text === text) return; // already have it
+    // Out of step (the server restarted, or a line was missed): catch up from the file on disk.
+    const path = pathOf(uri);
+    const onDisk = path && existsSync(path) ? readFileSync(path, 'utf8') : undefined;
+    if (onDisk !== undefined) update(uri, onDisk, undefined);
+    else connection.console.error(`lar: ${AppendStepMethod} line ${line} does not follow line ${have} of ${uri}, and the file cannot be read`);
+  });
+
+  connection.onRequest(CheckToolCallMethod, (raw: unknown): CheckToolCallResult => {
+    const { uri, call } = CheckToolCallParams.parse(raw);
+    const run = runs.get(uri);
+    const state = run?.model.liveState;
+    if (!state) throw new Error(`no verified run for ${uri}${run?.model.context.fatal ? `: ${run.model.context.fatal}` : ' (open it or send lar/appendStep first)'}`);
+    const gate = state.gate(call);
+    const result: CheckToolCallResult = {
+      decision: gate.decision,
+      reason: gate.reason,
+      toolReward: gate.toolReward,
+      verdicts: gate.verdicts,
+      // The gate answers from the live state in this process: the builtin verifier decides it.
+      backend: label.backend === 'lean' ? { backend: 'builtin', reason: 'the gate runs on the live state (builtin) so the agent never waits on the Lean process; the Lean checker re-judges each step after it runs' } : label,
+    };
+    if (gate.askPattern !== undefined) result.askPattern = gate.askPattern;
+    if (state.currentStage !== undefined) result.stage = state.currentStage;
+    return result;
+  });
+
+  connection.onRequest(VerifyMethod, (raw: unknown) => {
+    const uri = (raw as { uri?: unknown } | null)?.uri;
+    if (typeof uri !== 'string') throw new Error(`${VerifyMethod} needs { uri }`);
+    const doc = documents.get(uri);
+    const path = pathOf(uri);
+    const text = doc?.getText() ?? (path && existsSync(path) ? readFileSync(path, 'utf8') : undefined);
+    if (text === undefined) throw new Error(`cannot read ${uri}`);
+    runs.delete(uri);
+    update(uri, text, doc?.version);
+    const s = runs.get(uri)!.model.summary();
+    return { backend: label, summary: s ? { return: s.return, outcome: s.outcome.reward, steps: s.steps } : null, fatal: runs.get(uri)!.model.context.fatal ?? null };
+  });
+
+  connection.onHover(({ textDocument, position }) => {
+    const run = runs.get(textDocument.uri);
+    return run ? (hoverAt(run.model, position.line, `${source()} — ${label.reason}`) ?? null) : null;
+  });
+
+  connection.onCodeLens(({ textDocument }) => {
+    const run = runs.get(textDocument.uri);
+    return run ? codeLenses(run.model) : [];
+  });
+
+  connection.onDocumentSymbol(({ textDocument }) => {
+    const run = runs.get(textDocument.uri);
+    return run ? documentSymbols(run.model) : [];
+  });
+
+  connection.onShutdown(() => {
+    lean?.dispose();
+    for (const t of leanPending.values()) clearTimeout(t);
+  });
+
+  documents.listen(connection);
+  connection.listen();
+}

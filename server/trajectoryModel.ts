@@ -1,0 +1,204 @@
+import { parseLine, splitLines, type LineError, type ParsedLine } from '../core/schema/jsonl';
+import type { Header } from '../core/schema/trajectory';
+import type { Workflow } from '../core/schema/workflow';
+import { VerifierState, type StepResult, type TrajectorySummary } from '../core/verifier/state';
+import { resolveWorkflow, type TrajectoryReport, type VerifyOptions } from '../core/verifier/verify';
+import type { LocatedProblem } from '../core/workflow/load';
+
+/** One line of a trajectory document and what the verifier said of it. */
+export interface LineEntry {
+  text: string;
+  parsed: ParsedLine;
+  /** The verifier's result for an event line (absent for blank, header and malformed lines). */
+  result?: StepResult;
+}
+
+/** How much of the document the last update re-verified: for tests and the benchmark. */
+export interface UpdateStats {
+  /** 0-based index of the first line that was re-verified (lines before it were reused). */
+  from: number;
+  /** Lines parsed and judged by this update. */
+  verified: number;
+}
+
+/** A checkpoint every this many lines: a change re-verifies at most this many lines before it. */
+const CHECKPOINT_EVERY = 256;
+
+/** Parses lines starting at 0-based index `offset`; `first` while no non-blank line came before. */
+function parseAll(texts: readonly string[], offset: number, first: boolean): LineEntry[] {
+  return texts.map((text, i) => {
+    const parsed = parseLine(text, offset + i + 1, first);
+    if (parsed.kind !== 'blank') first = false;
+    return { text, parsed };
+  });
+}
+
+/**
+ * A trajectory document, verified incrementally. The verifier state before
+ * every CHECKPOINT_EVERY-th line is kept, so an edit at line N re-verifies
+ * from the last checkpoint at or before N, and appending a line (a live run)
+ * judges just that line. Lines are 0-based here, as in LSP.
+ */
+export class TrajectoryModel {
+  private entries: LineEntry[] = [];
+  private headerIndex: number | undefined;
+  private header: Header | undefined;
+  private workflowKey = '';
+  private workflow: Workflow | undefined;
+  private workflowSource: string | undefined;
+  private workflowProblems: LocatedProblem[] = [];
+  private fatal: string | undefined;
+  /** State before line i, for i in the keys (multiples of CHECKPOINT_EVERY past the header). */
+  private checkpoints = new Map<number, VerifierState>();
+  /** State after the last line. */
+  private state: VerifierState | undefined;
+  private cachedSummary: TrajectorySummary | undefined;
+  lastUpdate: UpdateStats = { from: 0, verified: 0 };
+
+  constructor(private readonly opts: VerifyOptions = {}) {}
+
+  get lines(): readonly LineEntry[] {
+    return this.entries;
+  }
+
+  get lineCount(): number {
+    return this.entries.length;
+  }
+
+  /** The parsed header, the workflow in use and where it came from. */
+  get context(): { header?: Header; workflow?: Workflow; workflowSource?: string; workflowProblems: LocatedProblem[]; fatal?: string } {
+    return {
+      workflowProblems: this.workflowProblems,
+      ...(this.header ? { header: this.header } : {}),
+      ...(this.workflow ? { workflow: this.workflow, workflowSource: this.workflowSource ?? '' } : {}),
+      ...(this.fatal !== undefined ? { fatal: this.fatal } : {}),
+    };
+  }
+
+  get lineErrors(): LineError[] {
+    return this.entries.flatMap((e) => (e.parsed.kind === 'malformed' ? [e.parsed.error] : []));
+  }
+
+  /** The summary as if the run stopped after the last line. */
+  summary(): TrajectorySummary | undefined {
+    if (!this.state) return undefined;
+    this.cachedSummary ??= this.state.summary();
+    return this.cachedSummary;
+  }
+
+  /** The current state after the last line (for the gate). */
+  get liveState(): VerifierState | undefined {
+    return this.state;
+  }
+
+  /** Replaces the text; only lines from the first difference on are re-verified. */
+  setText(text: string): UpdateStats {
+    const next = splitLines(text);
+    if (text === '') next.length = 0;
+    let first = 0;
+    const old = this.entries;
+    while (first < next.length && first < old.length && next[first] === old[first]!.text) first++;
+    if (first === next.length && first === old.length) {
+      this.lastUpdate = { from: first, verified: 0 };
+      return this.lastUpdate;
+    }
+    return this.reverify(first, next.slice(first));
+  }
+
+  /** Appends one line (a live run wrote it). */
+  append(text: string): UpdateStats {
+    return this.reverify(this.entries.length, [text]);
+  }
+
+  /**
+   * Keeps lines before `from`, replaces the rest with `tail`, and verifies
+   * from the nearest checkpoint. A change at or before the header line
+   * verifies everything again (the workflow may have changed).
+   */
+  private reverify(from: number, tail: readonly string[]): UpdateStats {
+    this.cachedSummary = undefined;
+    const appending = from === this.entries.length && this.state !== undefined;
+    if (this.headerIndex === undefined || from <= this.headerIndex) {
+      const texts = [...this.entries.slice(0, from).map((e) => e.text), ...tail];
+      this.entries = parseAll(texts, 0, true);
+      this.setHeader();
+      this.checkpoints.clear();
+      this.state = undefined;
+      return this.judge(0, 0, undefined);
+    }
+    this.entries = this.entries.slice(0, from).concat(parseAll(tail, from, false));
+    if (!this.workflow) return (this.lastUpdate = { from, verified: tail.length });
+    if (appending) return this.judge(from, from, this.state);
+    for (const k of this.checkpoints.keys()) if (k > from) this.checkpoints.delete(k);
+    const resume = Math.max(...this.checkpoints.keys());
+    return this.judge(from, resume, this.checkpoints.get(resume)!.clone());
+  }
+
+  /**
+   * Judges lines from `resume` to the end, starting from `state` (the state
+   * before line `resume`; a fresh one when undefined). Lines before `from` are
+   * unchanged and are judged again only to rebuild the state.
+   */
+  private judge(from: number, resume: number, state: VerifierState | undefined): UpdateStats {
+    if (!this.workflow) {
+      this.state = undefined;
+      return (this.lastUpdate = { from, verified: this.entries.length - from });
+    }
+    if (!state) {
+      resume = (this.headerIndex ?? -1) + 1;
+      state = new VerifierState(this.workflow, resume);
+      this.checkpoints.set(resume, state.clone());
+    }
+    for (let i = resume; i < this.entries.length; i++) {
+      if (i % CHECKPOINT_EVERY === 0 && !this.checkpoints.has(i)) this.checkpoints.set(i, state.clone());
+      const entry = this.entries[i]!;
+      if (entry.parsed.kind === 'event') entry.result = state.append(entry.parsed.event, i + 1);
+      else delete entry.result;
+    }
+    this.state = state;
+    return (this.lastUpdate = { from, verified: this.entries.length - from });
+  }
+
+  /**
+   * Takes another backend's verdicts for the current text (the Lean checker's):
+   * they replace the builtin results line by line until the next change.
+   */
+  adopt(report: TrajectoryReport): void {
+    const byLine = new Map(report.steps.map((r) => [r.line, r]));
+    this.entries.forEach((e, i) => {
+      const r = byLine.get(i + 1);
+      if (r) e.result = r;
+    });
+    if (report.summary) this.cachedSummary = report.summary;
+  }
+
+  private setHeader(): void {
+    this.headerIndex = undefined;
+    this.header = undefined;
+    for (let i = 0; i < this.entries.length; i++) {
+      const p = this.entries[i]!.parsed;
+      if (p.kind === 'blank') continue;
+      if (p.kind === 'header') {
+        this.headerIndex = i;
+        this.header = p.header;
+      } else {
+        this.headerIndex = i; // the first non-blank line stands where the header should
+      }
+      break;
+    }
+    const key = JSON.stringify(this.header?.workflow ?? null);
+    if (key === this.workflowKey && this.workflow) return;
+    this.workflowKey = key;
+    const wf = resolveWorkflow(this.header?.workflow, this.opts);
+    this.workflowProblems = wf.problems;
+    if ('error' in wf) {
+      this.workflow = undefined;
+      this.workflowSource = undefined;
+      this.fatal = wf.error;
+    } else {
+      this.workflow = wf.workflow;
+      this.workflowSource = wf.source;
+      this.fatal = undefined;
+    }
+  }
+}
