@@ -1,0 +1,75 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { TrajectoryModel } from '../server/trajectoryModel';
+import { events } from './support/arbitrary';
+import { generateTrajectory } from '../bench/generate';
+
+const header = JSON.stringify({ lar: 1, type: 'header', task: 't', workflow: 'builtin:default-coding', started: '2026-11-30T00:00:00Z' });
+
+function snapshot(m: TrajectoryModel) {
+  return { lines: m.lines.map((l) => ({ text: l.text, kind: l.parsed.kind, result: l.result })), summary: m.summary() };
+}
+
+test('incremental updates give exactly what a fresh verification gives', () => {
+  const edit = fc.oneof(
+    fc.record({ kind: fc.constant('replace' as const), at: fc.nat(), line: fc.string({ maxLength: 4 }) }),
+    fc.record({ kind: fc.constant('insert' as const), at: fc.nat(), event: events.map((e) => e[0]) }),
+    fc.record({ kind: fc.constant('delete' as const), at: fc.nat() }),
+    fc.record({ kind: fc.constant('append' as const), event: events.map((e) => e[0]) }),
+  );
+  fc.assert(
+    fc.property(events, fc.array(edit, { maxLength: 6 }), (list, edits) => {
+      const lines = [header, ...list.map((e) => JSON.stringify(e))];
+      const model = new TrajectoryModel();
+      model.setText(lines.join('\n'));
+      for (const e of edits) {
+        const i = 'at' in e ? 1 + (e.at % Math.max(1, lines.length)) : lines.length;
+        if (e.kind === 'replace') lines[Math.min(i, lines.length - 1)] = e.line;
+        if (e.kind === 'insert' && e.event) lines.splice(i, 0, JSON.stringify(e.event));
+        if (e.kind === 'delete' && lines.length > 1) lines.splice(Math.min(i, lines.length - 1), 1);
+        if (e.kind === 'append' && e.event) {
+          // An empty text has no lines (a live run starts with none).
+          if (lines.join('\n') === '') lines.length = 0;
+          lines.push(JSON.stringify(e.event));
+          model.append(lines.at(-1)!);
+          continue;
+        }
+        model.setText(lines.join('\n'));
+      }
+      const fresh = new TrajectoryModel();
+      fresh.setText(lines.join('\n'));
+      assert.deepEqual(snapshot(model), snapshot(fresh));
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test('an edit at line N of a long run re-verifies from the checkpoint before N, an append only the new line', () => {
+  const lines = generateTrajectory(10_000).trimEnd().split('\n');
+  const model = new TrajectoryModel();
+  model.setText(lines.join('\n'));
+  assert.equal(model.lastUpdate.verified, lines.length);
+  const changed = [...lines];
+  changed[7000] = changed[7000]!.replace('"ok"', '"error"');
+  model.setText(changed.join('\n'));
+  assert.equal(model.lastUpdate.from, 7000);
+  assert.equal(model.lastUpdate.verified, lines.length - 7000);
+  model.append(JSON.stringify({ type: 'message', role: 'assistant', content: 'done' }));
+  assert.deepEqual(model.lastUpdate, { from: lines.length, verified: 1 });
+  model.setText([...changed, JSON.stringify({ type: 'message', role: 'assistant', content: 'done' })].join('\n'));
+  assert.equal(model.lastUpdate.verified, 0, 'the same text again verifies nothing');
+});
+
+test('a header change re-resolves the workflow and verifies everything', () => {
+  const model = new TrajectoryModel();
+  const call = JSON.stringify({ type: 'tool_call', tool: 'write_file', args: { path: 'a', content: '' }, status: 'ok' });
+  model.setText([header, call].join('\n'));
+  assert.equal(model.lines[1]!.result!.toolReward, -1);
+  const inline = JSON.parse(header);
+  inline.workflow = { lar: 1, id: 'w', stages: [{ id: 's', tools: ['write_file', 'submit'], budget: 5 }], transitions: {}, start: 's', terminal: ['s'], outcome: { command: 'true' } };
+  model.setText([JSON.stringify(inline), call].join('\n'));
+  assert.equal(model.lastUpdate.from, 0);
+  assert.equal(model.lines[1]!.result!.toolReward, 1);
+  assert.equal(model.context.workflow?.id, 'w');
+});
