@@ -29,8 +29,11 @@ test('incremental updates give exactly what a fresh verification gives', () => {
         if (e.kind === 'insert' && e.event) lines.splice(i, 0, JSON.stringify(e.event));
         if (e.kind === 'delete' && lines.length > 1) lines.splice(Math.min(i, lines.length - 1), 1);
         if (e.kind === 'append' && e.event) {
-          // An empty text has no lines (a live run starts with none).
+          // Appending writes after the text's last line, as a run appends to a
+          // file: a final newline ends the last line, it does not start a new one,
+          // and an empty text has no lines at all.
           if (lines.join('\n') === '') lines.length = 0;
+          else if (lines.length > 1 && lines.at(-1) === '') lines.pop();
           lines.push(JSON.stringify(e.event));
           model.append(lines.at(-1)!);
           continue;
