@@ -13,6 +13,7 @@ const targets = [
     outfile: 'dist/lar.js',
     banner: { js: '#!/usr/bin/env node' },
   },
+  { entryPoints: ['extension/extension.ts'], outfile: 'dist/extension.js' },
   { entryPoints: ['server/main.ts'], outfile: 'dist/server.js' },
 ];
 

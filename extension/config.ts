@@ -1,0 +1,63 @@
+/** The extension's settings (`lean4Agentic.*`), read in one place. */
+import * as vscode from 'vscode';
+
+export const SECTION = 'lean4Agentic';
+
+export const BACKEND_CHOICES = ['auto', 'lean', 'builtin'] as const;
+export type BackendChoice = (typeof BACKEND_CHOICES)[number];
+
+export interface Config {
+  backend: BackendChoice;
+  leanPath: string;
+  gutterEnabled: boolean;
+  editedFilesEnabled: boolean;
+  debounceMs: number;
+}
+
+export function readConfig(): Config {
+  const c = vscode.workspace.getConfiguration(SECTION);
+  const backend = c.get<string>('backend', 'auto');
+  const debounce = c.get<number>('gutter.debounceMs', 150);
+  return {
+    backend: (BACKEND_CHOICES as readonly string[]).includes(backend) ? (backend as BackendChoice) : 'auto',
+    leanPath: c.get<string>('leanPath', '').trim(),
+    gutterEnabled: c.get<boolean>('gutter.enabled', true),
+    editedFilesEnabled: c.get<boolean>('gutter.editedFiles', true),
+    debounceMs: Number.isFinite(debounce) ? Math.min(Math.max(debounce, 0), 2000) : 150,
+  };
+}
+
+/** What the server is started with (`initializationOptions`). */
+export interface ServerOptionsFromConfig {
+  leanPath: string;
+  backend: BackendChoice;
+}
+
+/**
+ * The server's initialization options. In Restricted Mode only the builtin
+ * backend is used: finding and building the Lean checker runs executables
+ * (`lean`, `lake`, elan picking the toolchain a workspace pins).
+ */
+export function initializationOptions(config: Config, trusted: boolean): ServerOptionsFromConfig {
+  return trusted ? { leanPath: config.leanPath, backend: config.backend } : { leanPath: '', backend: 'builtin' };
+}
+
+/** Settings that only take effect when the server restarts. */
+export function affectsServer(e: vscode.ConfigurationChangeEvent): boolean {
+  return e.affectsConfiguration(`${SECTION}.backend`) || e.affectsConfiguration(`${SECTION}.leanPath`);
+}
+
+export function affectsGutter(e: vscode.ConfigurationChangeEvent): boolean {
+  return e.affectsConfiguration(`${SECTION}.gutter`);
+}
+
+/** Writes the backend where it takes effect: the workspace if it sets one, else the user settings. */
+export async function writeBackend(choice: BackendChoice): Promise<void> {
+  const c = vscode.workspace.getConfiguration(SECTION);
+  const inspected = c.inspect<string>('backend');
+  const target =
+    inspected?.workspaceFolderValue !== undefined || inspected?.workspaceValue !== undefined
+      ? vscode.ConfigurationTarget.Workspace
+      : vscode.ConfigurationTarget.Global;
+  await c.update('backend', choice, target);
+}

@@ -1,0 +1,71 @@
+/**
+ * Entry point: wires the language client to the views that draw its rewards
+ * (trajectory gutter, edited-file hints, status bar) and registers the
+ * commands. Each concern lives in its own module next to this one.
+ */
+import * as vscode from 'vscode';
+import { LarClient } from './client';
+import { registerCommands } from './commands';
+import { affectsGutter, affectsServer, readConfig } from './config';
+import { EditedFiles } from './editedFiles';
+import { TrajectoryGutter } from './gutter';
+import { RunRegistry } from './runs';
+import { StatusBar } from './statusBar';
+
+let client: LarClient | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<{ client: LarClient; runs: RunRegistry }> {
+  const output = vscode.window.createOutputChannel('Lean4 Agentic', { log: true });
+  let config = readConfig();
+  const runs = new RunRegistry();
+  const gutter = new TrajectoryGutter(context, { enabled: () => config.gutterEnabled, debounceMs: () => config.debounceMs });
+  const editedFiles = new EditedFiles(context, () => config.editedFilesEnabled, output);
+  const status = new StatusBar(runs);
+
+  client = new LarClient(context, output, {
+    onRewards(params, from) {
+      const whole = runs.update(params, from);
+      status.refresh();
+      gutter.update(whole);
+      editedFiles.update(whole).catch((err: unknown) => output.error(`edited-file hints for ${params.uri}: ${String(err)}`));
+    },
+    onBackend(label) {
+      status.setBackend(label);
+    },
+    onStateChange(running, problem) {
+      status.setServer(running ? undefined : problem);
+    },
+  });
+  const larClient = client;
+
+  context.subscriptions.push(
+    output,
+    gutter,
+    editedFiles,
+    status,
+    larClient,
+    ...registerCommands({ client: larClient, runs, editedFiles, output }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      config = readConfig();
+      if (affectsGutter(e)) {
+        gutter.redrawAll();
+        editedFiles.redrawAll();
+      }
+      if (affectsServer(e)) {
+        output.info('backend settings changed: restarting the language server');
+        void larClient.restart();
+      }
+    }),
+    // Trust lifts Restricted Mode's builtin-only backend.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void larClient.restart()),
+    vscode.workspace.onDidCloseTextDocument((doc) => gutter.forget(doc.uri.toString())),
+  );
+
+  await larClient.start();
+  return { client: larClient, runs };
+}
+
+export async function deactivate(): Promise<void> {
+  await client?.stop();
+  client = undefined;
+}

@@ -1,0 +1,126 @@
+/**
+ * The runs the extension has heard of (every trajectory the server sent
+ * rewards for), which one is current, and what the status bar says about it.
+ * Pure, no `vscode` (tested under `node --test`); statusBar.ts shows it.
+ */
+import type { BackendLabel, RewardsParams } from '../core/protocol/lsp';
+import { code, escapeMarkdown, formatNumber } from './decorations';
+
+interface Entry {
+  params: RewardsParams;
+  seq: number;
+}
+
+/**
+ * The latest rewards per trajectory. The current run is the most recently
+ * updated trajectory that is still live (not ended); when none is live, the
+ * most recently updated one.
+ */
+export class RunRegistry {
+  private readonly runs = new Map<string, Entry>();
+  private seq = 0;
+
+  /** Takes a notification in (merging a partial one into what is known) and returns the whole picture. */
+  update(params: RewardsParams, from?: number): RewardsParams {
+    const merged = mergeRewards(this.runs.get(params.uri)?.params, params, from);
+    this.runs.set(params.uri, { params: merged, seq: ++this.seq });
+    return merged;
+  }
+
+  get(uri: string): RewardsParams | undefined {
+    return this.runs.get(uri)?.params;
+  }
+
+  forget(uri: string): void {
+    this.runs.delete(uri);
+  }
+
+  current(): RewardsParams | undefined {
+    let live: Entry | undefined;
+    let any: Entry | undefined;
+    for (const e of this.runs.values()) {
+      if (!any || e.seq > any.seq) any = e;
+      if (e.params.summary?.ended === false && (!live || e.seq > live.seq)) live = e;
+    }
+    return (live ?? any)?.params;
+  }
+}
+
+/**
+ * The whole document's rewards after a notification. A full one replaces what
+ * was known; a partial one (`full: false`, a live append or an edit further
+ * down) keeps the known lines before the first line it covers and replaces the
+ * rest. Which line that is: `from` when the server says so, else the first line
+ * it lists (else none: only lines past `lineCount` go). Lines past `lineCount`
+ * are dropped either way.
+ */
+export function mergeRewards(prev: RewardsParams | undefined, next: RewardsParams, from?: number): RewardsParams {
+  const inDoc = (l: { line: number }) => l.line < next.lineCount;
+  if (next.full !== false || !prev) return { ...next, lines: next.lines.filter(inDoc) };
+  const cut = from ?? next.lines[0]?.line ?? next.lineCount;
+  const kept = prev.lines.filter((l) => l.line < cut && inDoc(l));
+  return { ...next, full: true, lines: [...kept, ...next.lines.filter((l) => l.line >= cut && inDoc(l))] };
+}
+
+/** The last path segment of a URI, decoded. */
+export function fileNameOf(uri: string): string {
+  const last = uri.replace(/[?#].*$/, '').split('/').pop() ?? uri;
+  try {
+    return decodeURIComponent(last);
+  } catch {
+    return last;
+  }
+}
+
+export interface StatusView {
+  /** Status bar text, with `$(codicon)` icons. */
+  text: string;
+  /** Markdown. */
+  tooltip: string;
+  /** Show on a warning background. */
+  warning: boolean;
+}
+
+const BACKEND_ICON: Record<BackendLabel['backend'], string> = { lean: '$(verified)', builtin: '$(checklist)' };
+
+/**
+ * What the status bar shows: the backend that decided (and why, in the
+ * tooltip) and the current run's return. `backend` is what the server
+ * announced before any run, if anything; `problem` a client-side failure
+ * (the server did not start).
+ */
+export function statusView(run: RewardsParams | undefined, backend?: BackendLabel, problem?: string): StatusView {
+  if (problem) {
+    return {
+      text: '$(error) lar',
+      tooltip: `**Lean4 Agentic**: the verifier is not running.\n\n${escapeMarkdown(problem)}\n\nSee the Lean4 Agentic output for details.`,
+      warning: true,
+    };
+  }
+  const label = run?.backend ?? backend;
+  const tip = ['**Lean4 Agentic**'];
+  if (label) tip.push(`Backend: **${label.backend}** — ${escapeMarkdown(label.reason)}`);
+  else tip.push('Backend: not known until the server verifies a document.');
+  if (!run) {
+    tip.push('No run yet: open a trajectory (`*.lar.jsonl`) or start the agent.');
+    return { text: label ? `${BACKEND_ICON[label.backend]} lar ${label.backend}` : '$(checklist) lar', tooltip: tip.join('\n\n'), warning: false };
+  }
+  const name = fileNameOf(run.uri);
+  if (run.fatal) {
+    tip.push(`Current run ${code(name)} could not be verified: ${escapeMarkdown(run.fatal)}`);
+    tip.push('Click to open the trajectory.');
+    return { text: `$(warning) lar ${run.backend.backend} · not verified`, tooltip: tip.join('\n\n'), warning: true };
+  }
+  const s = run.summary;
+  const ret = s ? ` · R ${formatNumber(s.return)}` : '';
+  const live = s && !s.ended ? ' (live)' : '';
+  if (s) {
+    const where = s.finalStage !== undefined ? `, stage ${code(s.finalStage)}` : '';
+    tip.push(`Current run ${code(name)}: ${s.ended ? 'ended' : 'live'}, ${s.steps} steps${where}`);
+    tip.push(`Outcome **${s.outcome}** · return **${formatNumber(s.return)}**`);
+  } else {
+    tip.push(`Current run ${code(name)}: no steps verified yet`);
+  }
+  tip.push('Click to open the trajectory.');
+  return { text: `${BACKEND_ICON[run.backend.backend]} lar ${run.backend.backend}${ret}${live}`, tooltip: tip.join('\n\n'), warning: false };
+}
