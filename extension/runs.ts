@@ -52,14 +52,26 @@ export class RunRegistry {
  * down) keeps the known lines before the first line it covers and replaces the
  * rest. Which line that is: `from` when the server says so, else the first line
  * it lists (else none: only lines past `lineCount` go). Lines past `lineCount`
- * are dropped either way.
+ * are dropped either way. Stage visits listed replace the known ones with the
+ * same `visit` index; known visits past the last one listed go (a partial
+ * notification lists the visits ending at or after the changed line and the
+ * open one; listing all of them works the same).
  */
 export function mergeRewards(prev: RewardsParams | undefined, next: RewardsParams, from?: number): RewardsParams {
   const inDoc = (l: { line: number }) => l.line < next.lineCount;
   if (next.full !== false || !prev) return { ...next, lines: next.lines.filter(inDoc) };
   const cut = from ?? next.lines[0]?.line ?? next.lineCount;
   const kept = prev.lines.filter((l) => l.line < cut && inDoc(l));
-  return { ...next, full: true, lines: [...kept, ...next.lines.filter((l) => l.line >= cut && inDoc(l))] };
+  return { ...next, full: true, lines: [...kept, ...next.lines.filter((l) => l.line >= cut && inDoc(l))], stages: mergeStages(prev.stages, next.stages) };
+}
+
+type Visit = RewardsParams['stages'][number];
+
+function mergeStages(prev: readonly Visit[], next: readonly Visit[]): Visit[] {
+  if (next.length === 0) return [...prev];
+  const listed = new Set(next.map((v) => v.visit));
+  const last = Math.max(...listed);
+  return [...prev.filter((v) => !listed.has(v.visit) && v.visit < last), ...next].sort((a, b) => a.visit - b.visit);
 }
 
 /** The last path segment of a URI, decoded. */

@@ -75,6 +75,7 @@ test('a live append: the merged partial notification equals a fresh full verific
   await client.open(fresh, lines.join('\n') + '\n');
   assert.deepEqual(marks(known), marks(lastRewards(fresh)));
   assert.deepEqual(known.lines, lastRewards(fresh).lines);
+  assert.deepEqual(known.stages, lastRewards(fresh).stages);
 });
 
 test(

@@ -50,6 +50,31 @@ test('with `from`, a line that lost its reward (a step turned into a message) lo
   assert.deepEqual(mergeRewards(prev, next, 2).lines, [prev.lines[0], step(1), step(3)]);
 });
 
+const visit = (v: number, stage: string, endLine?: number, reward: -1 | 0 | 1 = 1) => ({
+  stage,
+  visit: v,
+  startLine: v * 3,
+  ...(endLine !== undefined ? { endLine } : {}),
+  steps: 2,
+  budget: 30,
+  reward,
+});
+
+test('partial stage visits replace the known ones by index; visits past the last listed go', () => {
+  const prev = params('u', { stages: [visit(0, 'explore', 3), visit(1, 'edit', 6), visit(2, 'verify')] });
+  // An append closed `verify` and opened `edit` again.
+  const append = params('u', { full: false, lineCount: 9, lines: [step(8)], stages: [visit(2, 'verify', 8, 0), visit(3, 'edit')] });
+  assert.deepEqual(mergeRewards(prev, append).stages, [visit(0, 'explore', 3), visit(1, 'edit', 6), visit(2, 'verify', 8, 0), visit(3, 'edit')]);
+  // An edit at line 4 left only two visits: the second is open now, the third is gone.
+  const edit = params('u', { full: false, lineCount: 5, lines: [step(4)], stages: [visit(1, 'edit')] });
+  assert.deepEqual(mergeRewards(prev, edit).stages, [visit(0, 'explore', 3), visit(1, 'edit')]);
+  // A server that lists every visit merges to exactly its list.
+  const all = [visit(0, 'explore', 3, 0), visit(1, 'edit')];
+  assert.deepEqual(mergeRewards(prev, params('u', { full: false, lines: [step(3)], stages: all })).stages, all);
+  // Nothing listed (lines appended after the run ended): the visits stay.
+  assert.deepEqual(mergeRewards(prev, params('u', { full: false, lines: [], stages: [] })).stages, prev.stages);
+});
+
 test('the current run: the most recently updated live run, else the most recently updated one', () => {
   const runs = new RunRegistry();
   assert.equal(runs.current(), undefined);
