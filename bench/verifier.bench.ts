@@ -4,10 +4,9 @@
  * own. Figures go to docs/performance.md between the BENCH markers.
  */
 import { execFileSync } from 'node:child_process';
-import { cpus, totalmem, platform, arch } from 'node:os';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { generateTrajectory } from './generate';
+import { machineLine, writeSection } from './report';
 import { parseTrajectory } from '../core/schema/jsonl';
 import { verifyTrajectoryText } from '../core/verifier/verify';
 import { VerifierState } from '../core/verifier/state';
@@ -119,27 +118,14 @@ function main(): void {
     figures.push(f);
     console.log(`${size} steps: ${Math.round(f.throughput)} steps/s, append p99 ${(f.appendP99 * 1000).toFixed(1)} µs, gate p99 ${(f.gateP99 * 1000).toFixed(1)} µs, peak RSS ${f.peakRssMb.toFixed(0)} MB`);
   }
-  const cpu = cpus();
-  const machine = `${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${cpu.length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${platform()} ${arch()}, Node ${process.version}`;
-  const date = new Date().toISOString().slice(0, 10);
   const section = [
-    '<!-- BENCH:verifier:start -->',
-    `Measured ${date} on ${machine}.`,
+    `Measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}.`,
     '',
     table(figures),
     '',
     `Targets: ≥ 200,000 steps/s; append p99 ≤ 100 µs (0.1 ms); time per step flat from 1k to 100k steps (linear growth).`,
-    '<!-- BENCH:verifier:end -->',
   ].join('\n');
-  const doc = resolve(__dirname, '../../docs/performance.md');
-  let text: string;
-  try {
-    text = readFileSync(doc, 'utf8');
-  } catch {
-    text = '# Performance\n\n<!-- BENCH:verifier:start -->\n<!-- BENCH:verifier:end -->\n';
-  }
-  const re = /<!-- BENCH:verifier:start -->[\s\S]*<!-- BENCH:verifier:end -->/;
-  writeFileSync(doc, re.test(text) ? text.replace(re, section) : `${text.trimEnd()}\n\n${section}\n`);
+  writeSection(resolve(__dirname, '../../docs/performance.md'), 'verifier', section);
   console.log(`figures written to docs/performance.md`);
 }
 

@@ -57,7 +57,9 @@ export function lineDiagnostics(entry: LineEntry, line: number, source: Diagnost
   const visit = r.stageVisit;
   if (visit) {
     for (const v of visit.verdicts) if (!v.ok) out.push(verdictDiagnostic(entry, line, v, source, STAGE_PATH));
-    out.push(Diagnostic.create(rangeOf(entry.text, line, STAGE_PATH), visitLabel(visit), DiagnosticSeverity.Information, 'stage.summary', source));
+    // A visit that scored +1 needs no entry in the Problems panel: its code lens
+    // and hover say so. One that did not gets its summary next to the reasons.
+    if (visit.reward < 1) out.push(Diagnostic.create(rangeOf(entry.text, line, STAGE_PATH), visitLabel(visit), DiagnosticSeverity.Information, 'stage.summary', source));
   }
   return out;
 }
@@ -79,16 +81,13 @@ export function runDiagnostics(model: TrajectoryModel, source: DiagnosticSource)
   const summary = model.summary();
   if (!summary) return out;
 
-  let lastEvent = -1;
-  let outcomeLine = -1;
-  let ended = false;
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const p = lines[i]!.parsed;
-    if (p.kind !== 'event') continue;
-    if (lastEvent < 0) lastEvent = i;
-    if (p.event.type === 'end') ended = true;
-    if (p.event.type === 'outcome' && summary.outcome.line === i + 1) outcomeLine = i;
-  }
+  // Only the end of the document matters here: walk back to its last event.
+  let lastEvent = lines.length - 1;
+  while (lastEvent >= 0 && lines[lastEvent]!.parsed.kind !== 'event') lastEvent--;
+  const last = lastEvent >= 0 ? lines[lastEvent]!.parsed : undefined;
+  // The run has stopped when its last event says so (`end`) or it submitted.
+  const ended = last?.kind === 'event' && last.event.type === 'end';
+  const outcomeLine = summary.outcome.line !== undefined ? summary.outcome.line - 1 : -1;
   const open = summary.stages.find((v) => v.endLine === undefined);
   if (open && lastEvent >= 0) {
     const entry = lines[lastEvent]!;

@@ -131,7 +131,9 @@ export function rewardsParams(model: TrajectoryModel, uri: string, backend: Back
     full: from === 0,
     lineCount: model.lineCount,
     lines,
-    stages: (s?.stages ?? []).map((v) => ({
+    // A partial update carries only the visits that can have changed: those
+    // ending at or after the first changed line, and the open one.
+    stages: (s?.stages ?? []).filter((v) => from === 0 || v.endLine === undefined || v.endLine - 1 >= from).map((v) => ({
       stage: v.stage,
       visit: v.visit,
       startLine: Math.max(0, v.startLine - 1),

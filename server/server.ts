@@ -29,8 +29,10 @@ export interface ServerOptions {
 
 interface Run {
   model: TrajectoryModel;
-  /** Cached diagnostics per line, rebuilt from the first changed line on. */
-  lineDiags: Diagnostic[][];
+  /** Every line's diagnostics, in line order; rebuilt from the first changed line on. */
+  lineDiags: Diagnostic[];
+  /** lineStart[i]: where line i's diagnostics begin in lineDiags. */
+  lineStart: number[];
   version: number | undefined;
 }
 
@@ -42,6 +44,18 @@ function pathOf(uri: string): string | undefined {
     return uri.startsWith('file:') ? fileURLToPath(uri) : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** Keeps the diagnostics of lines before `from` and recomputes the rest: an append costs one line. */
+function rebuildLineDiagnostics(run: Run, from: number, source: DiagnosticSource): void {
+  const keep = Math.min(from, run.lineStart.length);
+  run.lineDiags.length = keep < run.lineStart.length ? run.lineStart[keep]! : run.lineDiags.length;
+  run.lineStart.length = keep;
+  const lines = run.model.lines;
+  for (let i = keep; i < lines.length; i++) {
+    run.lineStart.push(run.lineDiags.length);
+    for (const d of lineDiagnostics(lines[i]!, i, source)) run.lineDiags.push(d);
   }
 }
 
@@ -63,7 +77,7 @@ export function startServer(connection: Connection): void {
     let run = runs.get(uri);
     if (!run) {
       const path = pathOf(uri);
-      run = { model: new TrajectoryModel(path ? { resolve: fileResolver(path) } : {}), lineDiags: [], version: undefined };
+      run = { model: new TrajectoryModel(path ? { resolve: fileResolver(path) } : {}), lineDiags: [], lineStart: [], version: undefined };
       runs.set(uri, run);
     }
     return run;
@@ -73,9 +87,8 @@ export function startServer(connection: Connection): void {
   function publish(uri: string, run: Run, from: number): void {
     const { model } = run;
     const src = source();
-    run.lineDiags.length = Math.min(run.lineDiags.length, from);
-    for (let i = run.lineDiags.length; i < model.lineCount; i++) run.lineDiags.push(lineDiagnostics(model.lines[i]!, i, src));
-    const diagnostics = run.lineDiags.flat().concat(runDiagnostics(model, src));
+    rebuildLineDiagnostics(run, from, src);
+    const diagnostics = run.lineDiags.concat(runDiagnostics(model, src));
     // Rewards first: a client that waits for the diagnostics then has both.
     void connection.sendNotification(RewardsMethod, rewardsParams(model, uri, label, run.version, from));
     void connection.sendDiagnostics({ uri, diagnostics, ...(run.version !== undefined ? { version: run.version } : {}) });
@@ -103,9 +116,9 @@ export function startServer(connection: Connection): void {
             if (run.model.lines.map((l) => l.text).join('\n') !== text) return; // stale
             run.model.adopt(report);
             const src = source();
-            run.lineDiags = run.model.lines.map((l, i) => lineDiagnostics(l, i, src));
+            rebuildLineDiagnostics(run, 0, src);
             void connection.sendNotification(RewardsMethod, rewardsParams(run.model, uri, label, run.version, 0));
-            void connection.sendDiagnostics({ uri, diagnostics: run.lineDiags.flat().concat(runDiagnostics(run.model, src)) });
+            void connection.sendDiagnostics({ uri, diagnostics: run.lineDiags.concat(runDiagnostics(run.model, src)) });
           })
           .catch((e: Error) => {
             label = { backend: 'builtin', reason: `the Lean checker failed (${e.message}); the builtin verifier decides` };

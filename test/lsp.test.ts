@@ -34,13 +34,13 @@ test('open: one diagnostic per failed check, ranged to the value at fault, with 
   const succeeded = byCode(diagnostics, 'tool.succeeded');
   assert.equal(succeeded.length, 1);
   assert.equal(succeeded[0]!.severity, 2); // Warning
-  // Stage summaries and the outcome are Information.
-  const stages = byCode(diagnostics, 'stage.summary');
-  assert.deepEqual(stages.map((d) => d.range.start.line), [6, 8, 10]);
-  assert.ok(stages.every((d) => d.severity === 3));
+  // Every visit scored +1: no stage summary in the Problems panel (code lenses show them).
+  assert.equal(byCode(diagnostics, 'stage.summary').length, 0);
+  // The outcome summary is Information.
   const outcome = byCode(diagnostics, 'outcome.summary');
   assert.equal(outcome.length, 1);
   assert.equal(outcome[0]!.range.start.line, 11);
+  assert.equal(outcome[0]!.severity, 3);
   assert.match(msg(outcome[0]!), /^outcome 1 · return 1\.694/);
 });
 
@@ -60,6 +60,11 @@ test('an edit in the middle re-verifies from there on: later verdicts change, ea
   const transition = byCode(second.diagnostics, 'tool.transition');
   assert.equal(transition[0]!.range.start.line, 6);
   assert.ok(byCode(second.diagnostics, 'tool.permitted').some((d) => d.range.start.line === 7), 'edit_file is not permitted in verify');
+  // The visit it left scored -1: its summary is Information, next to the failed stage check (an Error).
+  const summary = byCode(second.diagnostics, 'stage.summary').find((d) => d.range.start.line === 6)!;
+  assert.match(msg(summary), /stage "explore" \(visit 1\): reward -1, 5\/30 steps/);
+  assert.equal(summary.severity, 3);
+  assert.equal(byCode(second.diagnostics, 'stage.transition').find((d) => d.range.start.line === 6)!.severity, 1);
   assert.match(msg(transition[0]!), /"explore" → "verify" is not a legal transition/);
   assert.equal(text.slice(0, 0), '');
   assert.equal(second.version, 2);

@@ -100,7 +100,11 @@ export const RewardsParams = z.object({
   /** Lines in the document now. */
   lineCount: z.number().int().nonnegative(),
   lines: z.array(LineReward),
-  /** Every stage visit, always complete. */
+  /**
+   * Stage visits: all of them when `full`; otherwise those ending at or after
+   * the first changed line and the open one (replace visits by their `visit`
+   * index, drop those past the last one listed).
+   */
   stages: z.array(StageVisitWire),
   summary: z
     .object({

@@ -20,6 +20,7 @@ export class LspClient {
   private readonly diagnostics = new Map<string, PublishDiagnosticsParams[]>();
   private readonly waiters: { uri: string; count: number; resolve: (p: PublishDiagnosticsParams) => void }[] = [];
   readonly notifications: { method: string; params: unknown }[] = [];
+  private readonly rewardWaiters: ((p: unknown) => void)[] = [];
 
   private constructor(readonly child: ChildProcess) {
     this.connection = createProtocolConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
@@ -36,6 +37,8 @@ export class LspClient {
     });
     this.connection.onNotification('lar/rewards', (params: unknown) => {
       this.notifications.push({ method: 'lar/rewards', params });
+      const waiter = this.rewardWaiters.shift();
+      waiter?.(params);
     });
     this.connection.onRequest('workspace/configuration', () => []);
     this.connection.onNotification('window/logMessage', () => {});
@@ -58,6 +61,11 @@ export class LspClient {
       const timer = setTimeout(() => rej(new Error(`no diagnostics #${n} for ${uri} within 20 s`)), 20_000);
       this.waiters.push({ uri, count: n, resolve: (p) => (clearTimeout(timer), res(p)) });
     });
+  }
+
+  /** Resolves with the next lar/rewards notification (whatever its document). */
+  nextRewards(): Promise<unknown> {
+    return new Promise((res) => this.rewardWaiters.push(res));
   }
 
   published(uri: string): number {
