@@ -246,12 +246,17 @@ def Succeeded (c : ToolCall) : Prop :=
         (c.result.completion = none ∨ c.result.completion = some .marker ∨
           c.result.completion = some .exit)))
 
+/- The `Bool` chains below are bracketed to the right, like the `∧`/`∨` chains of
+their propositions: `&&` and `||` associate to the left and core `simp` does not
+reassociate, so `simp [.., Bool.and_eq_true]` on a left-nested chain stops at
+`(A ∧ B) ∧ C ↔ A ∧ B ∧ C`. -/
+
 def succeededB (c : ToolCall) : Bool :=
   decide (c.status = .ok) &&
     (!decide (c.tool = "run_command") ||
       (decide (c.result.exitCode = some 0) &&
-        (decide (c.result.completion = none) || decide (c.result.completion = some .marker) ||
-          decide (c.result.completion = some .exit))))
+        (decide (c.result.completion = none) || (decide (c.result.completion = some .marker) ||
+          decide (c.result.completion = some .exit)))))
 
 theorem succeeded_iff (c : ToolCall) : succeededB c = true ↔ Succeeded c := by
   simp [succeededB, Succeeded]
@@ -262,8 +267,8 @@ def RanToEnd (c : ToolCall) : Prop :=
     c.result.completion ≠ some .timeout ∧ c.result.completion ≠ some .unobserved
 
 def ranToEndB (c : ToolCall) : Bool :=
-  decide (c.status = .ok) && decide (c.tool = "run_command") && c.result.exitCode.isSome &&
-    !decide (c.result.completion = some .timeout) && !decide (c.result.completion = some .unobserved)
+  decide (c.status = .ok) && (decide (c.tool = "run_command") && (c.result.exitCode.isSome &&
+    (!decide (c.result.completion = some .timeout) && !decide (c.result.completion = some .unobserved))))
 
 theorem ranToEnd_iff (c : ToolCall) : ranToEndB c = true ↔ RanToEnd c := by
   cases h : c.result.exitCode <;> simp [ranToEndB, RanToEnd, h]
@@ -429,8 +434,8 @@ def CheckPassed (expect : Int) (o : OutcomeEvent) : Prop :=
   o.completion ≠ some .timeout ∧ o.completion ≠ some .unobserved ∧ o.exitCode = some expect
 
 def checkPassedB (expect : Int) (o : OutcomeEvent) : Bool :=
-  !decide (o.completion = some .timeout) && !decide (o.completion = some .unobserved) &&
-    decide (o.exitCode = some expect)
+  !decide (o.completion = some .timeout) && (!decide (o.completion = some .unobserved) &&
+    decide (o.exitCode = some expect))
 
 theorem checkPassed_iff (expect : Int) (o : OutcomeEvent) :
     checkPassedB expect o = true ↔ CheckPassed expect o := by

@@ -103,7 +103,7 @@ def sumInt : List Int → Int
 /-- A sum of n rewards, each in [−1, 1], lies in [−n, n]. -/
 theorem sum_bounded : ∀ rs : List Int, (∀ r ∈ rs, -1 ≤ r ∧ r ≤ 1) →
     -(rs.length : Int) ≤ sumInt rs ∧ sumInt rs ≤ rs.length
-  | [], _ => by simp [sumInt]
+  | [], _ => by simp only [sumInt, List.length_nil]; omega
   | r :: rs, h => by
     obtain ⟨h1, h2⟩ := h r (List.mem_cons.mpr (Or.inl rfl))
     obtain ⟨h3, h4⟩ := sum_bounded rs (fun x hx => h x (List.mem_cons.mpr (Or.inr hx)))

@@ -136,9 +136,12 @@ def ArgsValid (t : Tool) (args : Json) : Prop :=
   (∀ s ∈ t.argSpecs, fieldOk args s = true) ∧
   ∀ k ∈ objectKeys args, ∃ s ∈ t.argSpecs, s.key = k
 
+/-- Bracketed to the right, like the conjunction of `ArgsValid`: `&&` associates to the
+left and core `simp` does not reassociate, so a left-nested chain would leave
+`(A ∧ B) ∧ C ↔ A ∧ B ∧ C` unsolved. -/
 def argsValidB (t : Tool) (args : Json) : Bool :=
-  isObject args && t.argSpecs.all (fieldOk args) &&
-    (objectKeys args).all (fun k => t.argSpecs.any (fun s => decide (s.key = k)))
+  isObject args && (t.argSpecs.all (fieldOk args) &&
+    (objectKeys args).all (fun k => t.argSpecs.any (fun s => decide (s.key = k))))
 
 theorem argsValid_iff (t : Tool) (args : Json) : argsValidB t args = true ↔ ArgsValid t args := by
   simp [argsValidB, ArgsValid, List.all_eq_true, List.any_eq_true]

@@ -644,12 +644,13 @@ def accepts (wf : Workflow) (headerLine : Nat) (evs : List (Nat × Event)) : Boo
 theorem accepts_sound (wf : Workflow) (headerLine : Nat) (evs : List (Nat × Event))
     (h : accepts wf headerLine evs = true) : Conforms wf headerLine evs := by
   unfold accepts at h
-  unfold Conforms
+  -- `cases hc :` generalizes the goal only; `h` still names `State.create`, hence the `rw`.
   cases hc : State.create wf headerLine with
   | error e => rw [hc] at h; simp at h
   | ok st =>
     rw [hc] at h
-    exact ⟨st, rfl, accepted_conforms st evs h⟩
+    unfold Conforms
+    exact ⟨st, hc, accepted_conforms st evs h⟩
 
 /-- The running counters stay within the bounds of `sum_bounded` in every state. -/
 theorem State.toolSum_bounded (st : State) : -(st.steps : Int) ≤ st.toolSum ∧ st.toolSum ≤ st.steps :=
