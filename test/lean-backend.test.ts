@@ -21,8 +21,8 @@ import type { TrajectoryEvent } from '../core/schema/trajectory';
 import type { Workflow } from '../core/schema/workflow';
 import type { StepResult } from '../core/verifier/state';
 import { compareCase, loadCorpus, workflowResolver } from './support/conformance';
+import { FAKE, fakeToolchain } from './support/fake-toolchain';
 
-const FAKE = path.resolve(__dirname, 'support', 'fake-lar-verify.js');
 const CORPUS = path.resolve(__dirname, '../../test-fixtures/conformance');
 const posix = process.platform !== 'win32';
 
@@ -92,30 +92,6 @@ test('detectLean with an explicit path that does not exist names it and does not
   assert.equal(viaEnv.available, false);
   if (!viaEnv.available) assert.match(viaEnv.reason, /\$LAR_LEAN_PATH/);
 });
-
-/** A folder with `lean` and `lake` scripts: lean prints a version, lake "builds" lar-verify as a wrapper of the stand-in. */
-function fakeToolchain(): { bin: string; buildCount: string } {
-  const root = tmpDir('toolchain');
-  const bin = path.join(root, 'bin');
-  fs.mkdirSync(bin);
-  const buildCount = path.join(root, 'builds');
-  fs.writeFileSync(path.join(bin, 'lean'), '#!/bin/sh\necho "Lean (version 4.34.1, x86_64-unknown-linux-gnu, commit 0000000, Release)"\n', { mode: 0o755 });
-  fs.writeFileSync(
-    path.join(bin, 'lake'),
-    [
-      '#!/bin/sh',
-      '[ "$1" = build ] && [ "$2" = lar-verify ] || { echo "unexpected: $*" >&2; exit 2; }',
-      '[ -f lakefile.toml ] && [ -f Main.lean ] && [ -f Lar/Verifier.lean ] || { echo "sources were not copied" >&2; exit 3; }',
-      `echo built >> '${buildCount}'`,
-      'mkdir -p .lake/build/bin',
-      `printf '#!/bin/sh\\nexec "%s" "%s" --serve "$@"\\n' '${process.execPath}' '${FAKE}' > .lake/build/bin/lar-verify`,
-      'chmod +x .lake/build/bin/lar-verify',
-      '',
-    ].join('\n'),
-    { mode: 0o755 },
-  );
-  return { bin, buildCount };
-}
 
 test('detectLean finds lake and lean at an explicit folder and reads the version', { skip: !posix && 'POSIX shell scripts' }, async () => {
   const { bin } = fakeToolchain();
@@ -208,13 +184,15 @@ test('a request the process rejects fails alone; the process keeps running', asy
 });
 
 test('a request that is not answered in time is rejected; the next one restarts the process and replays', async () => {
-  const backend = fakeBackend({ timeoutMs: 400 });
+  // Long enough for a process to start on a loaded 2-core machine (the replay's
+  // "load" must answer in time), short enough to keep the test quick.
+  const backend = fakeBackend({ timeoutMs: 2000 });
   try {
     const s = await backend.open(wf);
     await s.append(call(2).event, 2);
     await s.append(call(3).event, 3);
     const pid = backend.stats().pid;
-    await assert.rejects(s.append(message('__hang__'), 4), /did not answer "append" \(request \d+\) within 400 ms/);
+    await assert.rejects(s.append(message('__hang__'), 4), /did not answer "append" \(request \d+\) within 2000 ms/);
     const r = await s.append(call(5).event, 5);
     assert.equal(r.step, 3, 'the two confirmed calls were replayed into the new process');
     assert.notEqual(backend.stats().pid, pid);

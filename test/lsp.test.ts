@@ -1,11 +1,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Diagnostic } from 'vscode-languageserver-protocol';
 import { LspClient, root } from './support/lsp-client';
 import { generateTrajectory } from '../bench/generate';
+import { fakeToolchain } from './support/fake-toolchain';
 
 const fixturePath = resolve(root, 'test-fixtures/trajectories/fix-failing-test.lar.jsonl');
 const fixture = readFileSync(fixturePath, 'utf8');
@@ -190,5 +192,28 @@ test('lar lsp --stdio is the same server for other editors', async () => {
     assert.equal(byCode(diagnostics, 'tool.permitted').length, 1);
   } finally {
     await other.stop();
+  }
+});
+
+test('with a Lean toolchain the Lean checker decides, and every diagnostic says so', { skip: process.platform === 'win32' && 'POSIX shell scripts' }, async () => {
+  // No Lean can be installed here: a stand-in toolchain whose "lar-verify" speaks
+  // the real protocol (backed by the builtin verifier) exercises the server's Lean path.
+  const { bin } = fakeToolchain();
+  const cache = mkdtempSync(join(tmpdir(), 'lar-cache-'));
+  const lean = await LspClient.start(undefined, { backend: 'auto' }, { ...process.env, LAR_LEAN_PATH: bin, XDG_CACHE_HOME: cache });
+  try {
+    const u = uri('lean.lar.jsonl');
+    await lean.open(u, fixture);
+    // The builtin verdicts come at once; the Lean checker's replace them after a short pause.
+    let published = await lean.nthDiagnostics(u, 2);
+    for (let n = 3; published.diagnostics.some((d) => d.source !== 'lar (lean)') && n < 10; n++) published = await lean.nthDiagnostics(u, n);
+    assert.ok(published.diagnostics.length > 0);
+    assert.ok(published.diagnostics.every((d) => d.source === 'lar (lean)'), JSON.stringify(published.diagnostics.map((d) => d.source)));
+    assert.equal(byCode(published.diagnostics, 'tool.permitted')[0]!.range.start.line, 5);
+    const rewards = lean.notifications.at(-1)!.params as { backend: { backend: string; reason: string } };
+    assert.equal(rewards.backend.backend, 'lean');
+    assert.match(rewards.backend.reason, /^Lean 4\.34\.1 at /);
+  } finally {
+    await lean.stop();
   }
 });

@@ -45,8 +45,12 @@ export class LspClient {
     this.connection.listen();
   }
 
-  static async start(args: string[] = [resolve(root, 'dist/server.js'), '--stdio'], initializationOptions: unknown = { backend: 'builtin' }): Promise<LspClient> {
-    const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+  static async start(
+    args: string[] = [resolve(root, 'dist/server.js'), '--stdio'],
+    initializationOptions: unknown = { backend: 'builtin' },
+    env: NodeJS.ProcessEnv = process.env,
+  ): Promise<LspClient> {
+    const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'], env });
     const client = new LspClient(child);
     await client.connection.sendRequest('initialize', { processId: process.pid, rootUri: null, capabilities: {}, initializationOptions });
     await client.connection.sendNotification('initialized', {});
