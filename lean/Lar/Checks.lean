@@ -75,6 +75,36 @@ def CheckId.severity : CheckId → Severity
   | .outcomeAfterSubmit | .outcomeSingle => .error
   | .outcomeSubmitted | .outcomeCheckPassed => .info
 
+/-- The checks whose failure makes a tool reward −1: the tool-level checks of
+severity `error` (`blocks_iff`). Spelled out case by case so that it reduces
+by `rfl` on every constructor. -/
+def CheckId.blocks : CheckId → Bool
+  | .toolRunOpen => true
+  | .toolKnown => true
+  | .toolArgs => true
+  | .toolPermitted => true
+  | .toolTransition => true
+  | .toolSubmitTerminal => true
+  | .toolCommandPolicy => true
+  | .toolPathPolicy => true
+  | .toolApproved => false
+  | .toolSucceeded => false
+  | .toolNotRepeated => false
+  | .stageTransition => false
+  | .stageClosed => false
+  | .stageBudget => false
+  | .stageExitToolSucceeded => false
+  | .stageExitCommandSucceeded => false
+  | .stageExitCommandRan => false
+  | .stageExitFileChanged => false
+  | .outcomeAfterSubmit => false
+  | .outcomeSingle => false
+  | .outcomeSubmitted => false
+  | .outcomeCheckPassed => false
+
+theorem CheckId.blocks_iff (c : CheckId) : c.blocks = true ↔ c.level = .tool ∧ c.severity = .error := by
+  cases c <;> decide
+
 /-- The verdict of one check on one event. `path` locates the fault in the event's JSON. -/
 structure Verdict where
   check : CheckId
@@ -89,10 +119,22 @@ def Verdict.pass (check : CheckId) (reason : String) : Verdict :=
 def Verdict.fail (check : CheckId) (reason : String) (path : Option (List String) := none) : Verdict :=
   { check := check, ok := false, reason := reason, path := path }
 
-/-- A verdict from a decision: pass or fail with the given reasons. -/
-def Verdict.ofBool (check : CheckId) (b : Bool) (passReason failReason : String)
+/-- A verdict from a decision: pass or fail with the given reasons. Every verdict
+whose outcome a theorem talks about is built this way from the `Bool` decision
+procedure of its check, so `ok` is that procedure (`Verdict.ofBool_ok`); the
+reasons are only wording. Inlined so that a failure reason is only built on
+failure. -/
+@[inline] def Verdict.ofBool (check : CheckId) (b : Bool) (passReason failReason : String)
     (path : Option (List String) := none) : Verdict :=
   if b then .pass check passReason else .fail check failReason path
+
+theorem Verdict.ofBool_ok (check : CheckId) (b : Bool) (p f : String) (path : Option (List String)) :
+    (Verdict.ofBool check b p f path).ok = b := by
+  cases b <;> rfl
+
+theorem Verdict.ofBool_check (check : CheckId) (b : Bool) (p f : String) (path : Option (List String)) :
+    (Verdict.ofBool check b p f path).check = check := by
+  cases b <;> rfl
 
 instance : ToJson Verdict where
   toJson v := Json.mkObj <|
@@ -132,6 +174,16 @@ def argsOkB (c : ProposedCall) : Bool :=
 theorem argsOk_iff (c : ProposedCall) : argsOkB c = true ↔ ArgsOk c := by
   unfold argsOkB ArgsOk
   cases hE : c.argsError <;> cases hT : Tool.ofName? c.tool <;> simp [argsValid_iff]
+
+/-- `tool.args` for a call of the known tool `t`: no `argsError`, and the arguments
+fit `t`'s strict schema. -/
+def ArgsOkFor (t : Tool) (c : ProposedCall) : Prop := c.argsError = none ∧ ArgsValid t c.args
+
+def argsOkFor (t : Tool) (c : ProposedCall) : Bool := c.argsError.isNone && argsValidB t c.args
+
+theorem argsOkFor_iff (t : Tool) (c : ProposedCall) : argsOkFor t c = true ↔ ArgsOkFor t c := by
+  unfold argsOkFor ArgsOkFor
+  cases c.argsError <;> simp [argsValid_iff]
 
 /-- `tool.permitted`: the tool is in the current stage's `tools`. -/
 def Permitted (stage : Stage) (tool : String) : Prop := tool ∈ stage.tools
@@ -272,6 +324,114 @@ def ranToEndB (c : ToolCall) : Bool :=
 
 theorem ranToEnd_iff (c : ToolCall) : ranToEndB c = true ↔ RanToEnd c := by
   cases h : c.result.exitCode <;> simp [ranToEndB, RanToEnd, h]
+
+/-! ## Tool-call level: the call as a whole
+
+The checks above combined as the verifier makes them for one call (rewards.md,
+tool-call table): which ones apply depends on the tool. `CallConforms` is the
+specification of a call that scores no −1; `callConformsB` decides it. -/
+
+/-- `args.stage`, or `""` when it is not a string (never, once the arguments are valid). -/
+def stageArg (args : Json) : String := (strArg? args "stage").getD ""
+
+/-- `args.command`, or `""` when it is not a string (never, once the arguments are valid). -/
+def commandArg (args : Json) : String := (strArg? args "command").getD ""
+
+/-- `tool.transition` for an `enter_stage` call made in stage `st`: the stage it
+names is defined and `st.id → stage` is a transition. -/
+def TransitionOk (wf : Workflow) (st : Stage) (args : Json) : Prop :=
+  ∀ tg, strArg? args "stage" = some tg → LegalTransition wf st.id tg
+
+def transitionOkB (wf : Workflow) (st : Stage) (args : Json) : Bool :=
+  match strArg? args "stage" with
+  | some tg => legalTransitionB wf st.id tg
+  | none => true
+
+theorem transitionOk_iff (wf : Workflow) (st : Stage) (args : Json) :
+    transitionOkB wf st args = true ↔ TransitionOk wf st args := by
+  unfold transitionOkB TransitionOk
+  cases strArg? args "stage" with
+  | none => simp
+  | some tg => simp [legalTransition_iff]
+
+/-- `tool.command_policy` for a `run_command` call: no deny pattern matches the command. -/
+def CommandOk (wf : Workflow) (args : Json) : Prop :=
+  ∀ cmd, strArg? args "command" = some cmd → CommandAllowed wf.policy.commands.deny cmd
+
+def commandOkB (wf : Workflow) (args : Json) : Bool :=
+  match strArg? args "command" with
+  | some cmd => commandAllowedB wf.policy.commands.deny cmd
+  | none => true
+
+theorem commandOk_iff (wf : Workflow) (args : Json) : commandOkB wf args = true ↔ CommandOk wf args := by
+  unfold commandOkB CommandOk
+  cases strArg? args "command" with
+  | none => simp
+  | some cmd => simp [commandAllowed_iff]
+
+/-- The checks that depend on the tool, for a call made in stage `st`:
+`run_command` obeys the command policy and the path policy (its `cwd`); the
+file tools obey the path policy; `enter_stage` names a legal transition;
+`submit` is made from a terminal stage. -/
+def ToolOk (wf : Workflow) (st : Stage) (args : Json) : Tool → Prop
+  | .runCommand => CommandOk wf args ∧ PathPolicyOk wf.policy.paths.deny .runCommand args
+  | .readFile => PathPolicyOk wf.policy.paths.deny .readFile args
+  | .writeFile => PathPolicyOk wf.policy.paths.deny .writeFile args
+  | .editFile => PathPolicyOk wf.policy.paths.deny .editFile args
+  | .listFiles => PathPolicyOk wf.policy.paths.deny .listFiles args
+  | .search => PathPolicyOk wf.policy.paths.deny .search args
+  | .enterStage => TransitionOk wf st args
+  | .submit => Terminal wf st.id
+
+def toolOkB (wf : Workflow) (st : Stage) (args : Json) : Tool → Bool
+  | .runCommand => commandOkB wf args && pathPolicyB wf.policy.paths.deny .runCommand args
+  | .readFile => pathPolicyB wf.policy.paths.deny .readFile args
+  | .writeFile => pathPolicyB wf.policy.paths.deny .writeFile args
+  | .editFile => pathPolicyB wf.policy.paths.deny .editFile args
+  | .listFiles => pathPolicyB wf.policy.paths.deny .listFiles args
+  | .search => pathPolicyB wf.policy.paths.deny .search args
+  | .enterStage => transitionOkB wf st args
+  | .submit => terminalB wf st.id
+
+theorem toolOk_iff (wf : Workflow) (st : Stage) (args : Json) (t : Tool) :
+    toolOkB wf st args t = true ↔ ToolOk wf st args t := by
+  cases t <;> simp only [toolOkB, ToolOk, Bool.and_eq_true, commandOk_iff, pathPolicy_iff,
+    transitionOk_iff, terminal_iff]
+
+/-- A call conforms in the current stage `cur` (`none` once the run has ended): the
+run is open in a stage `st`, the name is one of the eight tools `t`, the
+arguments are valid, `t` is permitted in `st`, and the checks of `t` pass.
+These are exactly the checks of severity `error` in the tool-call table. -/
+def CallConforms (wf : Workflow) (cur : Option Stage) (c : ProposedCall) : Prop :=
+  ∃ st t, cur = some st ∧ Tool.ofName? c.tool = some t ∧ ArgsOkFor t c ∧ Permitted st c.tool ∧
+    ToolOk wf st c.args t
+
+/-- `callConformsB` with the tool looked up. -/
+def callConformsFor (wf : Workflow) (c : ProposedCall) : Option Stage → Option Tool → Bool
+  | some st, some t => argsOkFor t c && (permittedB st c.tool && toolOkB wf st c.args t)
+  | some _, none => false
+  | none, _ => false
+
+def callConformsB (wf : Workflow) (cur : Option Stage) (c : ProposedCall) : Bool :=
+  callConformsFor wf c cur (Tool.ofName? c.tool)
+
+theorem callConforms_iff (wf : Workflow) (cur : Option Stage) (c : ProposedCall) :
+    callConformsB wf cur c = true ↔ CallConforms wf cur c := by
+  unfold callConformsB CallConforms
+  cases cur with
+  | none => simp [callConformsFor]
+  | some st =>
+    cases Tool.ofName? c.tool with
+    | none => simp [callConformsFor]
+    | some t =>
+      simp only [callConformsFor, Bool.and_eq_true, argsOkFor_iff, permitted_iff, toolOk_iff]
+      constructor
+      · rintro ⟨h1, h2, h3⟩
+        exact ⟨st, t, rfl, rfl, h1, h2, h3⟩
+      · rintro ⟨st', t', hst, htt, h1, h2, h3⟩
+        cases hst
+        cases htt
+        exact ⟨h1, h2, h3⟩
 
 /-! ## Stage-visit level
 

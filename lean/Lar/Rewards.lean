@@ -11,10 +11,23 @@ namespace Lar
 /-- A failed check of the given level. -/
 def failedAt (lvl : Level) (v : Verdict) : Bool := !v.ok && decide (v.check.level = lvl)
 
+/-- A failed tool-level check of severity `error` (`toolErr_iff`). -/
+def toolErr (v : Verdict) : Bool := v.check.blocks && !v.ok
+
+theorem toolErr_iff (v : Verdict) :
+    toolErr v = true ↔ v.ok = false ∧ v.check.level = .tool ∧ v.check.severity = .error := by
+  rw [← CheckId.blocks_iff]
+  unfold toolErr
+  cases v.ok <;> cases v.check.blocks <;> decide
+
+theorem failedAt_of_toolErr {v : Verdict} (h : toolErr v = true) : failedAt .tool v = true := by
+  obtain ⟨hok, hl, _⟩ := (toolErr_iff v).mp h
+  simp [failedAt, hok, hl]
+
 /-- r_tool: −1 if any tool-level `error` check failed; otherwise 0 if any other
 tool-level check failed; otherwise +1. -/
 def toolReward (vs : List Verdict) : Int :=
-  if vs.any (fun v => failedAt .tool v && decide (v.check.severity = .error)) then -1
+  if vs.any toolErr then -1
   else if vs.any (failedAt .tool) then 0
   else 1
 
@@ -64,12 +77,11 @@ theorem stageReward_bounds (vs : List Verdict) : -1 ≤ stageReward vs ∧ stage
 theorem toolReward_eq_one_iff (vs : List Verdict) :
     toolReward vs = 1 ↔ ∀ v ∈ vs, failedAt .tool v = false := by
   unfold toolReward
-  by_cases h1 : vs.any (fun v => failedAt .tool v && decide (v.check.severity = .error)) = true
+  by_cases h1 : vs.any toolErr = true
   · have h2 : vs.any (failedAt .tool) = true := by
       rw [List.any_eq_true] at h1 ⊢
       obtain ⟨v, hv, hf⟩ := h1
-      rw [Bool.and_eq_true] at hf
-      exact ⟨v, hv, hf.1⟩
+      exact ⟨v, hv, failedAt_of_toolErr hf⟩
     rw [if_pos h1]
     constructor
     · intro h; omega
@@ -93,6 +105,43 @@ theorem toolReward_eq_one_iff (vs : List Verdict) :
         · rfl
         · exact absurd (List.any_eq_true.mpr ⟨v, hv, hf⟩) h2
       · intro _; rfl
+
+/-- The tool reward is −1 exactly when some verdict is a failed tool-level check
+of severity `error`. -/
+theorem toolReward_eq_neg_one_iff (vs : List Verdict) : toolReward vs = -1 ↔ vs.any toolErr = true := by
+  unfold toolReward
+  by_cases h1 : vs.any toolErr = true
+  · rw [if_pos h1]
+    exact ⟨fun _ => h1, fun _ => rfl⟩
+  · rw [if_neg h1]
+    constructor
+    · intro h
+      by_cases h2 : vs.any (failedAt .tool) = true
+      · rw [if_pos h2] at h
+        omega
+      · rw [if_neg h2] at h
+        omega
+    · intro h
+      exact absurd h h1
+
+/-! ### What `toolErr` makes of the verdicts the verifier builds -/
+
+theorem toolErr_ofBool (check : CheckId) (b : Bool) (p f : String) (path : Option (List String)) :
+    toolErr (Verdict.ofBool check b p f path) = (check.blocks && !b) := by
+  cases b <;> rfl
+
+/-- A verdict of an error-severity tool check is an error exactly when it fails. -/
+theorem toolErr_ofBool_blocks (check : CheckId) (h : check.blocks = true) (b : Bool) (p f : String)
+    (path : Option (List String)) : toolErr (Verdict.ofBool check b p f path) = !b := by
+  simp only [toolErr_ofBool, h, Bool.true_and]
+
+/-- A verdict of any other check is never an error. -/
+theorem toolErr_ofBool_warn (check : CheckId) (h : check.blocks = false) (b : Bool) (p f : String)
+    (path : Option (List String)) : toolErr (Verdict.ofBool check b p f path) = false := by
+  simp only [toolErr_ofBool, h, Bool.false_and]
+
+theorem bool_not_and (a b : Bool) : (!(a && b)) = (!a || !b) := by
+  cases a <;> cases b <;> rfl
 
 /-! ## Sums of rewards -/
 

@@ -119,83 +119,213 @@ def failureReason (c : ToolCall) : String :=
   | .timeout => "the call timed out and was stopped"
   | .interrupted => "the call was interrupted before it finished"
 
-/-! ## The checks decidable before a call runs -/
+/-! ## The checks decidable before a call runs
+
+Every verdict here is built with `Verdict.ofBool` from the `Bool` procedure that
+has an `_iff` theorem in `Lar.Checks` (or is a fixed pass or fail), so whether it
+passes is that procedure; the failure wording is computed separately and only
+read on failure. `preChecks_err` below proves that the error verdicts of
+`preChecks` are exactly the negation of `callConformsB`. -/
+
+/-- `tool.run_open`. -/
+def openVerdict (cur : Option Stage) (tool : String) : Verdict :=
+  Verdict.ofBool .toolRunOpen (runOpenB cur) "the run has not ended (no call after a submit)"
+    s!"the run already ended with a submit; no {tool} call can follow it" (some ["tool"])
+
+/-- `tool.known` for a name that is not one of the tools. -/
+def unknownVerdict (tool : String) : Verdict :=
+  .fail .toolKnown (s!"\"{tool}\" is not a tool; the tools are run_command, read_file, " ++
+    "write_file, edit_file, list_files, search, enter_stage and submit") (some ["tool"])
+
+/-- `tool.known` for one of the tools. -/
+def knownVerdict : Verdict := .pass .toolKnown "the tool is one of the agent tools"
+
+/-- Why `tool.args` fails (zod's first issue) and where inside `args`. -/
+def argsFailure (t : Tool) (c : ProposedCall) : String × List String :=
+  match c.argsError with
+  | some e => (s!"the arguments are not valid JSON: {e}", [])
+  | none =>
+    let issue := (firstArgsIssue t c.args).getD ([], "invalid arguments")
+    let at_ := if issue.1.isEmpty then "" else s!"\"{joinStr "." issue.1}\": "
+    (s!"bad arguments for {c.tool}: {at_}{issue.2}", issue.1)
+
+/-- `tool.args`. -/
+def argsVerdict (t : Tool) (c : ProposedCall) : Verdict :=
+  Verdict.ofBool .toolArgs (argsOkFor t c) "the arguments match the tool's schema"
+    (argsFailure t c).1 (some ("args" :: (argsFailure t c).2))
+
+/-- `tool.permitted`, made while the run is open. -/
+def permittedVerdicts (cur : Option Stage) (tool : String) : List Verdict :=
+  match cur with
+  | some st =>
+    [Verdict.ofBool .toolPermitted (permittedB st tool) "the tool is permitted in the current stage"
+      s!"{tool} is not permitted in stage \"{st.id}\" (permitted: {listOrNone st.tools})" (some ["tool"])]
+  | none => []
+
+/-- `tool.transition` for an `enter_stage` call made in stage `st`. -/
+def transitionVerdict (wf : Workflow) (st : Stage) (args : Json) : Verdict :=
+  Verdict.ofBool .toolTransition (transitionOkB wf st args)
+    s!"\"{st.id}\" → \"{stageArg args}\" is a legal transition"
+    (if !stageDefinedB wf (stageArg args) then
+      s!"there is no stage \"{stageArg args}\" (stages: {joinStr ", " (wf.stages.map (·.id))})"
+     else
+      s!"\"{st.id}\" → \"{stageArg args}\" is not a legal transition (from \"{st.id}\": {listOrNone (wf.succs st.id)})")
+    (some ["args", "stage"])
+
+def transitionVerdicts (wf : Workflow) (cur : Option Stage) (args : Json) : List Verdict :=
+  match cur with
+  | some st => [transitionVerdict wf st args]
+  | none => []
+
+/-- `tool.submit_terminal` for a `submit` made in stage `st`. -/
+def submitVerdict (wf : Workflow) (st : Stage) : Verdict :=
+  Verdict.ofBool .toolSubmitTerminal (terminalB wf st.id) "submit is called from a terminal stage"
+    s!"submit from \"{st.id}\", which is not a terminal stage (terminal: {joinStr ", " wf.terminal})"
+    (some ["tool"])
+
+def submitVerdicts (wf : Workflow) (cur : Option Stage) : List Verdict :=
+  match cur with
+  | some st => [submitVerdict wf st]
+  | none => []
+
+/-- `tool.command_policy`, given `commandOkB wf args`. -/
+def commandVerdict (ok : Bool) (wf : Workflow) (args : Json) : Verdict :=
+  Verdict.ofBool .toolCommandPolicy ok "the command matches no deny pattern"
+    s!"the command matches the deny pattern \"{(firstCommandMatch wf.policy.commands.deny (commandArg args)).getD ""}\""
+    (some ["args", "command"])
+
+/-- Why a path argument breaks the path policy, with its key; `none` when it is
+absent or fine. -/
+def pathIssue (deny : List String) (args : Json) (key : String) : Option (String × String) :=
+  match strArg? args key with
+  | none => none
+  | some p =>
+    (match npath p with
+     | .error reason => some (reason, key)
+     | .ok n =>
+       (match deny.find? (fun pat => globMatch pat n) with
+        | some pat => some (s!"\"{n}\" matches the path deny pattern \"{pat}\"", key)
+        | none => none))
+
+/-- The first path argument of the call that breaks the path policy. -/
+def pathIssues (wf : Workflow) (t : Tool) (args : Json) : Option (String × String) :=
+  t.pathArgs.findSome? (pathIssue wf.policy.paths.deny args)
+
+/-- `tool.path_policy`. Whether it passes is `pathPolicyB`; the reason and the
+key reported on failure are those of the first failing argument. -/
+def pathVerdict (wf : Workflow) (t : Tool) (args : Json) : Verdict :=
+  Verdict.ofBool .toolPathPolicy (pathPolicyB wf.policy.paths.deny t args)
+    "every path stays inside the workspace and off the deny list"
+    (((pathIssues wf t args).map (·.1)).getD "a path argument breaks the path policy")
+    (some ["args", ((pathIssues wf t args).map (·.2)).getD "path"])
+
+/-- The checks that depend on the tool, made once its arguments are valid (in
+the order of docs/rewards.md), and the `ask` pattern of a `run_command` that no
+deny pattern matches. -/
+def toolVerdicts (wf : Workflow) (cur : Option Stage) (args : Json) : Tool → List Verdict × Option String
+  | .runCommand =>
+    let ok := commandOkB wf args
+    ([commandVerdict ok wf args, pathVerdict wf .runCommand args],
+      if ok then firstCommandMatch wf.policy.commands.ask (commandArg args) else none)
+  | .readFile => ([pathVerdict wf .readFile args], none)
+  | .writeFile => ([pathVerdict wf .writeFile args], none)
+  | .editFile => ([pathVerdict wf .editFile args], none)
+  | .listFiles => ([pathVerdict wf .listFiles args], none)
+  | .search => ([pathVerdict wf .search args], none)
+  | .enterStage => (transitionVerdicts wf cur args, none)
+  | .submit => (submitVerdicts wf cur, none)
+
+/-- The verdicts every call of a known tool gets. -/
+def headVerdicts (cur : Option Stage) (t : Tool) (c : ProposedCall) : List Verdict :=
+  [openVerdict cur c.tool, knownVerdict, argsVerdict t c] ++ permittedVerdicts cur c.tool
+
+/-- The pre-run checks of a call of the known tool `t`, given whether its
+arguments are valid (when they are not, only `tool.permitted` follows). -/
+def knownChecks (wf : Workflow) (cur : Option Stage) (c : ProposedCall) (t : Tool) :
+    Bool → List Verdict × Option String
+  | true =>
+    let rest := toolVerdicts wf cur c.args t
+    (headVerdicts cur t c ++ rest.1, rest.2)
+  | false => (headVerdicts cur t c, none)
+
+/-- `preChecks` with the tool looked up. -/
+def preChecksFor (wf : Workflow) (cur : Option Stage) (c : ProposedCall) :
+    Option Tool → List Verdict × Option String
+  | none => ([openVerdict cur c.tool, unknownVerdict c.tool], none)
+  | some t => knownChecks wf cur c t (argsOkFor t c)
 
 /-- The pre-run checks in the order of docs/rewards.md, and the `ask` pattern when
 approval is needed. The gate and the post-hoc verdicts both use this. -/
 def preChecks (wf : Workflow) (cur : Option Stage) (c : ProposedCall) : List Verdict × Option String :=
-  let vOpen := Verdict.ofBool .toolRunOpen (runOpenB cur) "the run has not ended (no call after a submit)"
-    s!"the run already ended with a submit; no {c.tool} call can follow it" (some ["tool"])
-  match Tool.ofName? c.tool with
-  | none =>
-    ([vOpen, .fail .toolKnown (s!"\"{c.tool}\" is not a tool; the tools are run_command, read_file, " ++
-      "write_file, edit_file, list_files, search, enter_stage and submit") (some ["tool"])], none)
+  preChecksFor wf cur c (Tool.ofName? c.tool)
+
+/-! ### The error verdicts of `preChecks` are exactly the non-conformance of the call -/
+
+theorem openVerdict_none_err (tool : String) : toolErr (openVerdict none tool) = true := rfl
+
+theorem openVerdict_some_err (st : Stage) (tool : String) : toolErr (openVerdict (some st) tool) = false :=
+  rfl
+
+theorem knownVerdict_err : toolErr knownVerdict = false := rfl
+
+theorem unknownVerdict_err (tool : String) : toolErr (unknownVerdict tool) = true := rfl
+
+theorem argsVerdict_err (t : Tool) (c : ProposedCall) : toolErr (argsVerdict t c) = !argsOkFor t c := by
+  unfold argsVerdict
+  exact toolErr_ofBool_blocks .toolArgs rfl _ _ _ _
+
+theorem permittedVerdicts_err (st : Stage) (tool : String) :
+    (permittedVerdicts (some st) tool).any toolErr = !permittedB st tool := by
+  simp only [permittedVerdicts, List.any_cons, List.any_nil, toolErr_ofBool_blocks .toolPermitted rfl,
+    Bool.or_false]
+
+theorem transitionVerdict_err (wf : Workflow) (st : Stage) (args : Json) :
+    toolErr (transitionVerdict wf st args) = !transitionOkB wf st args := by
+  unfold transitionVerdict
+  exact toolErr_ofBool_blocks .toolTransition rfl _ _ _ _
+
+theorem submitVerdict_err (wf : Workflow) (st : Stage) :
+    toolErr (submitVerdict wf st) = !terminalB wf st.id := by
+  unfold submitVerdict
+  exact toolErr_ofBool_blocks .toolSubmitTerminal rfl _ _ _ _
+
+theorem commandVerdict_err (ok : Bool) (wf : Workflow) (args : Json) :
+    toolErr (commandVerdict ok wf args) = !ok := by
+  unfold commandVerdict
+  exact toolErr_ofBool_blocks .toolCommandPolicy rfl _ _ _ _
+
+theorem pathVerdict_err (wf : Workflow) (t : Tool) (args : Json) :
+    toolErr (pathVerdict wf t args) = !pathPolicyB wf.policy.paths.deny t args := by
+  unfold pathVerdict
+  exact toolErr_ofBool_blocks .toolPathPolicy rfl _ _ _ _
+
+theorem toolVerdicts_err (wf : Workflow) (st : Stage) (args : Json) (t : Tool) :
+    (toolVerdicts wf (some st) args t).1.any toolErr = !toolOkB wf st args t := by
+  cases t <;>
+    simp only [toolVerdicts, toolOkB, transitionVerdicts, submitVerdicts, List.any_cons, List.any_nil,
+      commandVerdict_err, pathVerdict_err, transitionVerdict_err, submitVerdict_err, Bool.or_false,
+      bool_not_and]
+
+/-- Some verdict of `preChecks` is a failed error-severity check exactly when the
+call does not conform (`callConforms_iff`). -/
+theorem preChecks_err (wf : Workflow) (cur : Option Stage) (c : ProposedCall) :
+    (preChecks wf cur c).1.any toolErr = !callConformsB wf cur c := by
+  unfold preChecks callConformsB
+  cases Tool.ofName? c.tool with
+  | none => cases cur <;> rfl
   | some t =>
-    let vKnown := Verdict.pass .toolKnown "the tool is one of the agent tools"
-    let vArgs : Verdict :=
-      match c.argsError with
-      | some e => .fail .toolArgs s!"the arguments are not valid JSON: {e}" (some ["args"])
-      | none =>
-        if argsValidB t c.args then .pass .toolArgs "the arguments match the tool's schema"
-        else
-          let issue := (firstArgsIssue t c.args).getD ([], "invalid arguments")
-          let at_ := if issue.1.isEmpty then "" else s!"\"{joinStr "." issue.1}\": "
-          .fail .toolArgs s!"bad arguments for {c.tool}: {at_}{issue.2}" (some ("args" :: issue.1))
-    let vPermitted : List Verdict :=
-      match cur with
-      | some st => [Verdict.ofBool .toolPermitted (permittedB st c.tool)
-          "the tool is permitted in the current stage"
-          s!"{c.tool} is not permitted in stage \"{st.id}\" (permitted: {listOrNone st.tools})" (some ["tool"])]
-      | none => []
-    if !vArgs.ok then ([vOpen, vKnown, vArgs] ++ vPermitted, none) else
-    let vTransition : List Verdict :=
-      match t, cur with
-      | .enterStage, some st =>
-        let target := (strArg? c.args "stage").getD ""
-        if !stageDefinedB wf target then
-          [.fail .toolTransition
-            s!"there is no stage \"{target}\" (stages: {joinStr ", " (wf.stages.map (·.id))})"
-            (some ["args", "stage"])]
-        else if !legalTransitionB wf st.id target then
-          [.fail .toolTransition
-            s!"\"{st.id}\" → \"{target}\" is not a legal transition (from \"{st.id}\": {listOrNone (wf.succs st.id)})"
-            (some ["args", "stage"])]
-        else [.pass .toolTransition s!"\"{st.id}\" → \"{target}\" is a legal transition"]
-      | _, _ => []
-    let vSubmit : List Verdict :=
-      match t, cur with
-      | .submit, some st =>
-        [Verdict.ofBool .toolSubmitTerminal (terminalB wf st.id) "submit is called from a terminal stage"
-          s!"submit from \"{st.id}\", which is not a terminal stage (terminal: {joinStr ", " wf.terminal})"
-          (some ["tool"])]
-      | _, _ => []
-    let command : List Verdict × Option String :=
-      match t with
-      | .runCommand =>
-        let cmd := (strArg? c.args "command").getD ""
-        (match firstCommandMatch wf.policy.commands.deny cmd with
-         | some p =>
-           ([.fail .toolCommandPolicy s!"the command matches the deny pattern \"{p}\"" (some ["args", "command"])], none)
-         | none =>
-           ([.pass .toolCommandPolicy "the command matches no deny pattern"],
-             firstCommandMatch wf.policy.commands.ask cmd))
-      | _ => ([], none)
-    let vPath : List Verdict :=
-      if t.pathArgs.isEmpty then [] else
-      let bad := t.pathArgs.findSome? fun key =>
-        match strArg? c.args key with
-        | none => none
-        | some p =>
-          match npath p with
-          | .error reason => some (Verdict.fail .toolPathPolicy reason (some ["args", key]))
-          | .ok n =>
-            match wf.policy.paths.deny.find? (fun pat => globMatch pat n) with
-            | some pat =>
-              some (Verdict.fail .toolPathPolicy s!"\"{n}\" matches the path deny pattern \"{pat}\""
-                (some ["args", key]))
-            | none => none
-      [bad.getD (.pass .toolPathPolicy "every path stays inside the workspace and off the deny list")]
-    ([vOpen, vKnown, vArgs] ++ vPermitted ++ vTransition ++ vSubmit ++ command.1 ++ vPath, command.2)
+    cases cur with
+    | none =>
+      show (knownChecks wf none c t (argsOkFor t c)).1.any toolErr = !false
+      cases argsOkFor t c <;> rfl
+    | some st =>
+      show (knownChecks wf (some st) c t (argsOkFor t c)).1.any toolErr =
+        !(argsOkFor t c && (permittedB st c.tool && toolOkB wf st c.args t))
+      cases hA : argsOkFor t c <;>
+        simp only [knownChecks, headVerdicts, List.any_append, List.any_cons, List.any_nil,
+          openVerdict_some_err, knownVerdict_err, argsVerdict_err, permittedVerdicts_err,
+          toolVerdicts_err, hA, Bool.not_true, Bool.not_false, Bool.false_or, Bool.or_false,
+          Bool.true_or, Bool.false_and, Bool.true_and, bool_not_and]
 
 /-! ## Visits -/
 
@@ -351,24 +481,35 @@ def State.openVisit (st : State) (stage : Stage) (line : Nat) : State :=
     visit := some { stage := stage, ordinal := st.visitCount, startLine := line }
     visitCount := st.visitCount + 1 }
 
+/-- `tool.approved`, made for a command that matches an `ask` pattern. -/
+def approvedVerdicts (ask : Option String) (status : CallStatus) : List Verdict :=
+  match ask with
+  | some p =>
+    [Verdict.ofBool .toolApproved (approvedB status)
+      s!"approved (the command matches the approval pattern \"{p}\")"
+      s!"the user rejected the command at the approval prompt (it matches \"{p}\")" (some ["args", "command"])]
+  | none => []
+
+/-- `tool.succeeded`. -/
+def succeededVerdict (c : ToolCall) : Verdict :=
+  Verdict.ofBool .toolSucceeded (succeededB c) "the call ran and succeeded" (failureReason c)
+    (some (if c.status == .ok then ["result"] else ["status"]))
+
+/-- The verdicts of a `tool_call` event, in the order of docs/rewards.md: the
+pre-run checks, then `tool.not_repeated`, `tool.approved` and `tool.succeeded`. -/
+def State.callVerdicts (st : State) (c : ToolCall) : List Verdict :=
+  let pre := preChecks st.wf st.currentStage c.toProposed
+  pre.1 ++ [st.repeatVerdict (callKey c.tool c.args)] ++ approvedVerdicts pre.2 c.status ++
+    [succeededVerdict c]
+
 /-- Feeds one `tool_call` event. -/
 def State.appendCall (st : State) (c : ToolCall) (line : Nat) : State × StepResult :=
   let stageHere := st.visit.map (·.stage.id)
   let visitHere := st.visit.map (·.ordinal)
-  let pre := preChecks st.wf st.currentStage c.toProposed
   let key := callKey c.tool c.args
-  let vApproved : List Verdict :=
-    match pre.2 with
-    | some p =>
-      [Verdict.ofBool .toolApproved (approvedB c.status)
-        s!"approved (the command matches the approval pattern \"{p}\")"
-        s!"the user rejected the command at the approval prompt (it matches \"{p}\")" (some ["args", "command"])]
-    | none => []
-  let ok := succeededB c
-  let vSucceeded := Verdict.ofBool .toolSucceeded ok "the call ran and succeeded" (failureReason c)
-    (some (if c.status == .ok then ["result"] else ["status"]))
-  let verdicts := pre.1 ++ [st.repeatVerdict key] ++ vApproved ++ [vSucceeded]
+  let verdicts := st.callVerdicts c
   let r := toolReward verdicts
+  let ok := succeededB c
   let changed := changedFiles c
   let epoch := if changed.isEmpty then st.epoch else st.epoch + 1
   let st1 : State := { st.addTool r (toolReward_bounds verdicts) with
@@ -402,6 +543,35 @@ def State.appendCall (st : State) (c : ToolCall) (line : Nat) : State × StepRes
     verdicts := verdicts, toolReward := some r, stageVisit := after.2,
     runningReturn := after.1.runningReturn })
 
+/-- The tool reward a `tool_call` event reports is that of `callVerdicts`. -/
+theorem State.appendCall_toolReward (st : State) (c : ToolCall) (line : Nat) :
+    (st.appendCall c line).2.toolReward = some (toolReward (st.callVerdicts c)) := rfl
+
+/-- The verdicts after the pre-run checks are warnings: they never make the reward −1. -/
+theorem State.callVerdicts_err (st : State) (c : ToolCall) :
+    (st.callVerdicts c).any toolErr = (preChecks st.wf st.currentStage c.toProposed).1.any toolErr := by
+  have h1 : toolErr (st.repeatVerdict (callKey c.tool c.args)) = false := by
+    unfold State.repeatVerdict
+    exact toolErr_ofBool_warn .toolNotRepeated rfl _ _ _ _
+  have h2 : ∀ ask, (approvedVerdicts ask c.status).any toolErr = false := by
+    intro ask
+    cases ask with
+    | none => rfl
+    | some p =>
+      simp only [approvedVerdicts, List.any_cons, List.any_nil, toolErr_ofBool_warn .toolApproved rfl,
+        Bool.or_false]
+  have h3 : toolErr (succeededVerdict c) = false := by
+    unfold succeededVerdict
+    exact toolErr_ofBool_warn .toolSucceeded rfl _ _ _ _
+  simp only [State.callVerdicts, List.any_append, List.any_cons, List.any_nil, h1, h2, h3, Bool.or_false]
+
+/-- A `tool_call` event scores −1 exactly when the call does not conform in the
+state it meets. -/
+theorem State.callVerdicts_ok_iff (st : State) (c : ToolCall) :
+    toolReward (st.callVerdicts c) ≠ -1 ↔ CallConforms st.wf st.currentStage c.toProposed := by
+  rw [← callConforms_iff, ne_eq, toolReward_eq_neg_one_iff, State.callVerdicts_err, preChecks_err]
+  cases callConformsB st.wf st.currentStage c.toProposed <;> decide
+
 def State.outcomeCheckVerdict (st : State) : Verdict :=
   let expected := st.wf.outcome.expectExitCode
   match st.outcome with
@@ -420,22 +590,25 @@ def State.outcomeCheckVerdict (st : State) : Verdict :=
       | _, some code =>
         .fail .outcomeCheckPassed s!"\"{o.command}\" exited {code}; expected {expected}" (some ["exitCode"])
 
-/-- Feeds one `outcome` event. -/
-def State.appendOutcome (st : State) (o : OutcomeEvent) (line : Nat) : State × StepResult :=
-  let result (s : State) (verdicts : List Verdict) : StepResult :=
-    { line := line, type := "outcome", stage := s.visit.map (·.stage.id), visit := s.visit.map (·.ordinal),
-      verdicts := verdicts, runningReturn := s.runningReturn }
+/-- The verdicts of an `outcome` event and the state after it. -/
+def State.outcomeStep (st : State) (o : OutcomeEvent) (line : Nat) : State × List Verdict :=
   if !st.ended then
-    (st, result st [.fail .outcomeAfterSubmit "an outcome check result before any submit is ignored" (some ["type"])])
+    (st, [.fail .outcomeAfterSubmit "an outcome check result before any submit is ignored" (some ["type"])])
   else
     match st.outcome with
     | some (_, l) =>
-      (st, result st [.fail .outcomeSingle s!"the outcome was already recorded on line {l}; this one is ignored"
+      (st, [.fail .outcomeSingle s!"the outcome was already recorded on line {l}; this one is ignored"
         (some ["type"])])
     | none =>
       let st' := { st with outcome := some (o, line) }
-      (st', result st' [.pass .outcomeAfterSubmit "the outcome check result follows a submit",
+      (st', [.pass .outcomeAfterSubmit "the outcome check result follows a submit",
         .pass .outcomeSingle "the outcome check result is recorded once", st'.outcomeCheckVerdict])
+
+/-- Feeds one `outcome` event. -/
+def State.appendOutcome (st : State) (o : OutcomeEvent) (line : Nat) : State × StepResult :=
+  let r := st.outcomeStep o line
+  (r.1, { line := line, type := "outcome", stage := r.1.visit.map (·.stage.id),
+    visit := r.1.visit.map (·.ordinal), verdicts := r.2, runningReturn := r.1.runningReturn })
 
 /-- Feeds one event; returns the new state and the event's verdicts and rewards. -/
 def State.append (st : State) (line : Nat) : Event → State × StepResult
@@ -444,23 +617,41 @@ def State.append (st : State) (line : Nat) : Event → State × StepResult
   | e => (st, { line := line, type := e.typeName, stage := st.visit.map (·.stage.id),
       visit := st.visit.map (·.ordinal), verdicts := [], runningReturn := st.runningReturn })
 
+/-- The gate's decision, reason and `ask` pattern for the verdicts of a proposed call. -/
+def gateDecision (verdicts : List Verdict) (ask : Option String) : GateDecision × String × Option String :=
+  match verdicts.find? (fun v => !v.ok && v.check != .toolNotRepeated) with
+  | some f => (.block, f.reason, none)
+  | none =>
+    (match ask with
+     | some p =>
+       (.ask, s!"the command matches the approval pattern \"{p}\"; it runs only if the user approves", some p)
+     | none =>
+       (.allow,
+         (match verdicts.find? (fun v => !v.ok) with
+          | some loop => loop.reason
+          | none => "every check passed"),
+         none))
+
 /-- Decides, before it runs, whether a proposed call may run. Does not change the state. -/
 def State.gate (st : State) (call : ProposedCall) : GateResult :=
   let pre := preChecks st.wf st.currentStage call
   let verdicts := pre.1 ++ [st.repeatVerdict (callKey call.tool call.args)]
-  let r := toolReward verdicts
-  match verdicts.find? (fun v => !v.ok && v.check != .toolNotRepeated) with
-  | some f => { decision := .block, verdicts := verdicts, reason := f.reason, toolReward := r }
-  | none =>
-    match pre.2 with
-    | some p =>
-      { decision := .ask, verdicts := verdicts, askPattern := some p, toolReward := r,
-        reason := s!"the command matches the approval pattern \"{p}\"; it runs only if the user approves" }
-    | none =>
-      let reason := match verdicts.find? (fun v => !v.ok) with
-        | some loop => loop.reason
-        | none => "every check passed"
-      { decision := .allow, verdicts := verdicts, reason := reason, toolReward := r }
+  let d := gateDecision verdicts pre.2
+  { decision := d.1, verdicts := verdicts, reason := d.2.1, askPattern := d.2.2,
+    toolReward := toolReward verdicts }
+
+/-- The gate reports the reward −1 exactly when the proposed call does not conform. -/
+theorem State.gate_ok_iff (st : State) (call : ProposedCall) :
+    (st.gate call).toolReward ≠ -1 ↔ CallConforms st.wf st.currentStage call := by
+  have hrep : toolErr (st.repeatVerdict (callKey call.tool call.args)) = false := by
+    unfold State.repeatVerdict
+    exact toolErr_ofBool_warn .toolNotRepeated rfl _ _ _ _
+  have hr : (st.gate call).toolReward =
+      toolReward ((preChecks st.wf st.currentStage call).1 ++ [st.repeatVerdict (callKey call.tool call.args)]) :=
+    rfl
+  rw [hr, ← callConforms_iff, ne_eq, toolReward_eq_neg_one_iff]
+  simp only [List.any_append, List.any_cons, List.any_nil, hrep, Bool.or_false, preChecks_err]
+  cases callConformsB st.wf st.currentStage call <;> decide
 
 /-- The trajectory's scores as if it stopped now (core/verifier/state.ts `TrajectorySummary`). -/
 def State.summary (st : State) : Json :=
@@ -503,144 +694,119 @@ def State.summary (st : State) : Json :=
 
 /-! ## The specification of a conforming trajectory
 
-A call *conforms* when it is made while the run is open, names a known tool
-with valid arguments, is permitted in the current stage, names a legal
-transition (`enter_stage`), is made from a terminal stage (`submit`), and obeys
-the command and path policies: exactly the checks of severity `error` in the
-tool-call table of docs/rewards.md. A trajectory conforms when every call
-conforms in the state the verifier is in when the call arrives. -/
+A call *conforms* (`CallConforms`, in `Lar.Checks`) when it is made while the
+run is open, names a known tool with valid arguments, is permitted in the
+current stage, and passes the checks of its tool: exactly the checks of severity
+`error` in the tool-call table of docs/rewards.md. A trajectory conforms when
+every call conforms in the state the verifier is in when the call arrives.
 
-def TransitionOk (wf : Workflow) (st : Stage) (c : ProposedCall) : Prop :=
-  c.tool = "enter_stage" → ∀ tg, strArg? c.args "stage" = some tg → LegalTransition wf st.id tg
+The theorems below connect this to what the checker reports: a step's tool
+reward is −1 exactly when its call does not conform (`append_toolReward_ne_iff`),
+so a trajectory conforms exactly when no step the checker reports scores −1
+(`stepResults_ok_iff`, `conforms_iff_no_error_step`). -/
 
-def transitionOkB (wf : Workflow) (st : Stage) (c : ProposedCall) : Bool :=
-  !decide (c.tool = "enter_stage") ||
-    match strArg? c.args "stage" with
-    | some tg => legalTransitionB wf st.id tg
-    | none => true
+/-- What an event asks of the state it meets: a tool call must conform; the other
+events ask nothing. -/
+def EventConforms (st : State) : Event → Prop
+  | .toolCall c => CallConforms st.wf st.currentStage c.toProposed
+  | .message => True
+  | .outcome _ => True
+  | .finish => True
 
-theorem transitionOk_iff (wf : Workflow) (st : Stage) (c : ProposedCall) :
-    transitionOkB wf st c = true ↔ TransitionOk wf st c := by
-  unfold transitionOkB TransitionOk
-  by_cases h : c.tool = "enter_stage"
-  · cases strArg? c.args "stage" with
-    | none => simp [h]
-    | some tg => simp [h, legalTransition_iff]
-  · simp [h]
-
-def SubmitOk (wf : Workflow) (st : Stage) (c : ProposedCall) : Prop :=
-  c.tool = "submit" → Terminal wf st.id
-
-def submitOkB (wf : Workflow) (st : Stage) (c : ProposedCall) : Bool :=
-  !decide (c.tool = "submit") || terminalB wf st.id
-
-theorem submitOk_iff (wf : Workflow) (st : Stage) (c : ProposedCall) :
-    submitOkB wf st c = true ↔ SubmitOk wf st c := by
-  unfold submitOkB SubmitOk
-  by_cases h : c.tool = "submit" <;> simp [h, terminal_iff]
-
-def CommandOk (wf : Workflow) (c : ProposedCall) : Prop :=
-  c.tool = "run_command" → ∀ cmd, strArg? c.args "command" = some cmd →
-    CommandAllowed wf.policy.commands.deny cmd
-
-def commandOkB (wf : Workflow) (c : ProposedCall) : Bool :=
-  !decide (c.tool = "run_command") ||
-    match strArg? c.args "command" with
-    | some cmd => commandAllowedB wf.policy.commands.deny cmd
-    | none => true
-
-theorem commandOk_iff (wf : Workflow) (c : ProposedCall) : commandOkB wf c = true ↔ CommandOk wf c := by
-  unfold commandOkB CommandOk
-  by_cases h : c.tool = "run_command"
-  · cases strArg? c.args "command" with
-    | none => simp [h]
-    | some cmd => simp [h, commandAllowed_iff]
-  · simp [h]
-
-def PathsOk (wf : Workflow) (c : ProposedCall) : Prop :=
-  ∀ t, Tool.ofName? c.tool = some t → PathPolicyOk wf.policy.paths.deny t c.args
-
-def pathsOkB (wf : Workflow) (c : ProposedCall) : Bool :=
-  match Tool.ofName? c.tool with
-  | some t => pathPolicyB wf.policy.paths.deny t c.args
-  | none => true
-
-theorem pathsOk_iff (wf : Workflow) (c : ProposedCall) : pathsOkB wf c = true ↔ PathsOk wf c := by
-  unfold pathsOkB PathsOk
-  cases Tool.ofName? c.tool with
-  | none => simp
-  | some t => simp [pathPolicy_iff]
-
-/-- One call conforms in the current stage `cur` (`none` once the run has ended). -/
-def CallConforms (wf : Workflow) (cur : Option Stage) (c : ProposedCall) : Prop :=
-  ∃ st, cur = some st ∧ Known c.tool ∧ ArgsOk c ∧ Permitted st c.tool ∧
-    TransitionOk wf st c ∧ SubmitOk wf st c ∧ CommandOk wf c ∧ PathsOk wf c
-
-/-- The checker's decision for one call: every error-severity tool check passes. -/
-def callConformsB (wf : Workflow) (cur : Option Stage) (c : ProposedCall) : Bool :=
-  match cur with
-  | none => false
-  | some st =>
-    knownB c.tool && argsOkB c && permittedB st c.tool && transitionOkB wf st c &&
-      submitOkB wf st c && commandOkB wf c && pathsOkB wf c
-
-theorem callConforms_iff (wf : Workflow) (cur : Option Stage) (c : ProposedCall) :
-    callConformsB wf cur c = true ↔ CallConforms wf cur c := by
-  cases cur with
-  | none => simp [callConformsB, CallConforms]
-  | some st =>
-    simp only [callConformsB, CallConforms, Bool.and_eq_true, known_iff, argsOk_iff, permitted_iff,
-      transitionOk_iff, submitOk_iff, commandOk_iff, pathsOk_iff]
-    constructor
-    · rintro ⟨⟨⟨⟨⟨⟨h1, h2⟩, h3⟩, h4⟩, h5⟩, h6⟩, h7⟩
-      exact ⟨st, rfl, h1, h2, h3, h4, h5, h6, h7⟩
-    · rintro ⟨st', hst, h1, h2, h3, h4, h5, h6, h7⟩
-      cases hst
-      exact ⟨⟨⟨⟨⟨⟨h1, h2⟩, h3⟩, h4⟩, h5⟩, h6⟩, h7⟩
-
-/-- The trajectory from state `st` on: every call conforms in the state it meets. -/
+/-- The trajectory from state `st` on: every event conforms in the state it meets. -/
 def ConformsFrom : State → List (Nat × Event) → Prop
   | _, [] => True
-  | st, (line, e) :: rest =>
-    (match e with
-     | .toolCall c => CallConforms st.wf st.currentStage c.toProposed
-     | _ => True) ∧
-    ConformsFrom (st.append line e).1 rest
+  | st, (line, e) :: rest => EventConforms st e ∧ ConformsFrom (st.append line e).1 rest
 
-/-- The checker's acceptance: run the verifier and check every call as it comes. -/
-def acceptsFrom : State → List (Nat × Event) → Bool
-  | _, [] => true
-  | st, (line, e) :: rest =>
-    (match e with
-     | .toolCall c => callConformsB st.wf st.currentStage c.toProposed
-     | _ => true) &&
-    acceptsFrom (st.append line e).1 rest
+/-- The step results the checker reports for `evs` (line, event), fed one at a
+time from `st`: what `lar-verify` answers to a session's `append` requests. -/
+def State.stepResults : State → List (Nat × Event) → List StepResult
+  | _, [] => []
+  | st, (line, e) :: rest => (st.append line e).2 :: State.stepResults (st.append line e).1 rest
 
-theorem acceptsFrom_iff : ∀ (evs : List (Nat × Event)) (st : State),
-    acceptsFrom st evs = true ↔ ConformsFrom st evs
-  | [], st => by simp [acceptsFrom, ConformsFrom]
+theorem forall_mem_cons_iff {α : Type} (p : α → Prop) (a : α) (l : List α) :
+    (∀ x ∈ a :: l, p x) ↔ p a ∧ ∀ x ∈ l, p x := by
+  constructor
+  · intro h
+    exact ⟨h a (List.mem_cons.mpr (Or.inl rfl)), fun x hx => h x (List.mem_cons.mpr (Or.inr hx))⟩
+  · rintro ⟨ha, hl⟩ x hx
+    rcases List.mem_cons.mp hx with rfl | hx
+    · exact ha
+    · exact hl x hx
+
+/-- One event: the checker reports a tool reward of −1 for it exactly when it is a
+call that does not conform (events other than calls report no tool reward). -/
+theorem State.append_toolReward_ne_iff (st : State) (line : Nat) (e : Event) :
+    (st.append line e).2.toolReward ≠ some (-1) ↔ EventConforms st e := by
+  cases e with
+  | toolCall c =>
+    show (st.appendCall c line).2.toolReward ≠ some (-1) ↔ CallConforms st.wf st.currentStage c.toProposed
+    rw [State.appendCall_toolReward st c line, ← State.callVerdicts_ok_iff st c]
+    exact ⟨fun h h' => h (congrArg some h'), fun h h' => h (Option.some.inj h')⟩
+  | message =>
+    show (none : Option Int) ≠ some (-1) ↔ True
+    simp
+  | outcome o =>
+    show (none : Option Int) ≠ some (-1) ↔ True
+    simp
+  | finish =>
+    show (none : Option Int) ≠ some (-1) ↔ True
+    simp
+
+/-- A trajectory fed from `st` conforms exactly when no step the checker reports
+for it has tool reward −1. -/
+theorem stepResults_ok_iff : ∀ (evs : List (Nat × Event)) (st : State),
+    (∀ r ∈ st.stepResults evs, r.toolReward ≠ some (-1)) ↔ ConformsFrom st evs
+  | [], st => by simp [State.stepResults, ConformsFrom]
   | (line, e) :: rest, st => by
-    have ih := acceptsFrom_iff rest (st.append line e).1
-    cases e with
-    | toolCall c => simp [acceptsFrom, ConformsFrom, callConforms_iff, ih]
-    | message => simp [acceptsFrom, ConformsFrom, ih]
-    | outcome o => simp [acceptsFrom, ConformsFrom, ih]
-    | finish => simp [acceptsFrom, ConformsFrom, ih]
+    have ih := stepResults_ok_iff rest (st.append line e).1
+    have hs := State.append_toolReward_ne_iff st line e
+    show (∀ r ∈ (st.append line e).2 :: (st.append line e).1.stepResults rest, r.toolReward ≠ some (-1)) ↔
+      (EventConforms st e ∧ ConformsFrom (st.append line e).1 rest)
+    exact (forall_mem_cons_iff (fun r : StepResult => r.toolReward ≠ some (-1)) _ _).trans
+      ⟨fun ⟨a, b⟩ => ⟨hs.mp a, ih.mp b⟩, fun ⟨a, b⟩ => ⟨hs.mpr a, ih.mpr b⟩⟩
+
+/-- The checker's acceptance: no step it reports scores −1. -/
+def acceptsFrom (st : State) (evs : List (Nat × Event)) : Bool :=
+  (st.stepResults evs).all fun r => decide (r.toolReward ≠ some (-1))
+
+theorem acceptsFrom_iff (st : State) (evs : List (Nat × Event)) :
+    acceptsFrom st evs = true ↔ ConformsFrom st evs := by
+  rw [← stepResults_ok_iff]
+  simp only [acceptsFrom, List.all_eq_true, decide_eq_true_eq]
 
 /-- A trajectory the checker accepts conforms to the workflow. -/
 theorem accepted_conforms (st : State) (evs : List (Nat × Event)) (h : acceptsFrom st evs = true) :
     ConformsFrom st evs :=
-  (acceptsFrom_iff evs st).mp h
+  (acceptsFrom_iff st evs).mp h
 
 /-- The same from the start of a run. -/
 def Conforms (wf : Workflow) (headerLine : Nat) (evs : List (Nat × Event)) : Prop :=
   ∃ st, State.create wf headerLine = .ok st ∧ ConformsFrom st evs
+
+/-- The headline: for a workflow that loads (`State.create … = .ok st`, what
+`load` does), a trajectory conforms exactly when no step the checker reports
+for it has tool reward −1. -/
+theorem conforms_iff_no_error_step (wf : Workflow) (headerLine : Nat) (st : State)
+    (evs : List (Nat × Event)) (hc : State.create wf headerLine = .ok st) :
+    (∀ r ∈ st.stepResults evs, r.toolReward ≠ some (-1)) ↔ Conforms wf headerLine evs := by
+  constructor
+  · intro h
+    unfold Conforms
+    exact ⟨st, hc, (stepResults_ok_iff evs st).mp h⟩
+  · intro h
+    unfold Conforms at h
+    obtain ⟨st', hc', hconf⟩ := h
+    rw [hc] at hc'
+    cases hc'
+    exact (stepResults_ok_iff evs _).mpr hconf
 
 def accepts (wf : Workflow) (headerLine : Nat) (evs : List (Nat × Event)) : Bool :=
   match State.create wf headerLine with
   | .ok st => acceptsFrom st evs
   | .error _ => false
 
+/-- A trajectory accepted from the start of a run (no step scored −1) conforms. -/
 theorem accepts_sound (wf : Workflow) (headerLine : Nat) (evs : List (Nat × Event))
     (h : accepts wf headerLine evs = true) : Conforms wf headerLine evs := by
   unfold accepts at h
