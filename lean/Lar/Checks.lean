@@ -465,6 +465,27 @@ def closedB (e : VisitEnd) : Bool := !decide (e = .runEnd)
 theorem closed_iff (e : VisitEnd) : closedB e = true ↔ Closed e := by
   simp [closedB, Closed]
 
+/-- `stage.transition` for a visit of stage `src` that ended as `e` (toward `dst`
+for a transition): a transition went to a defined stage that `src` may move to; a
+submit was made from a terminal stage. An unclosed visit gets no such verdict
+(and a transition always has a target, so the `none` case does not occur). -/
+def StageTransitionOk (wf : Workflow) (src : String) : VisitEnd → Option String → Prop
+  | .transition, some dst => LegalTransition wf src dst
+  | .transition, none => True
+  | .submit, _ => Terminal wf src
+  | .runEnd, _ => True
+
+def stageTransitionB (wf : Workflow) (src : String) : VisitEnd → Option String → Bool
+  | .transition, some dst => legalTransitionB wf src dst
+  | .transition, none => true
+  | .submit, _ => terminalB wf src
+  | .runEnd, _ => true
+
+theorem stageTransition_iff (wf : Workflow) (src : String) (e : VisitEnd) (dst : Option String) :
+    stageTransitionB wf src e dst = true ↔ StageTransitionOk wf src e dst := by
+  cases e <;> cases dst <;>
+    simp [stageTransitionB, StageTransitionOk, legalTransition_iff, terminal_iff]
+
 /-- `stage.budget`: at most `budget` steps (the step that ends the visit counts). -/
 def WithinBudget (steps budget : Nat) : Prop := steps ≤ budget
 
@@ -580,6 +601,10 @@ def ExitCondition.checkId : ExitCondition → CheckId
 /-- `outcome.after_submit`: the run has ended. -/
 def AfterSubmit (ended : Bool) : Prop := ended = true
 
+def afterSubmitB (ended : Bool) : Bool := ended
+
+theorem afterSubmit_iff (ended : Bool) : afterSubmitB ended = true ↔ AfterSubmit ended := Iff.rfl
+
 /-- `outcome.single`: no outcome was recorded yet. -/
 def SingleOutcome (recorded : Option Nat) : Prop := recorded = none
 
@@ -588,6 +613,16 @@ def singleOutcomeB (recorded : Option Nat) : Bool := recorded.isNone
 theorem singleOutcome_iff (recorded : Option Nat) :
     singleOutcomeB recorded = true ↔ SingleOutcome recorded := by
   cases recorded <;> simp [singleOutcomeB, SingleOutcome]
+
+/-- `outcome.submitted`: the run ended by a submit made from a terminal stage
+(`fromTerminal` is whether the stage of the submit was terminal). -/
+def Submitted (ended fromTerminal : Bool) : Prop := ended = true ∧ fromTerminal = true
+
+def submittedB (ended fromTerminal : Bool) : Bool := ended && fromTerminal
+
+theorem submitted_iff (ended fromTerminal : Bool) :
+    submittedB ended fromTerminal = true ↔ Submitted ended fromTerminal := by
+  simp [submittedB, Submitted]
 
 /-- `outcome.check_passed`: the end was observed and the exit code is the expected one. -/
 def CheckPassed (expect : Int) (o : OutcomeEvent) : Prop :=

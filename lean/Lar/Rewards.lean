@@ -67,6 +67,12 @@ theorem outcomeReward_cases (e s c : Bool) :
   · exact Or.inr rfl
   · exact Or.inl rfl
 
+/-- The outcome is 1 exactly when `outcome.submitted` and `outcome.check_passed` hold. -/
+theorem outcomeReward_eq_one_iff (ended fromTerminal checkPassed : Bool) :
+    outcomeReward ended fromTerminal checkPassed = 1 ↔ Submitted ended fromTerminal ∧ checkPassed = true := by
+  unfold outcomeReward Submitted
+  cases ended <;> cases fromTerminal <;> cases checkPassed <;> decide
+
 theorem toolReward_bounds (vs : List Verdict) : -1 ≤ toolReward vs ∧ toolReward vs ≤ 1 := by
   rcases toolReward_cases vs with h | h | h <;> constructor <;> omega
 
@@ -174,5 +180,40 @@ theorem stageRewards_bounded (vss : List (List Verdict)) :
     exact stageReward_bounds vs)
   rw [List.length_map] at h
   exact h
+
+/-! ## The return
+
+R = o + α·mean(S) + β·mean(T) (rewards.md, "Return") is computed as a `Float` for
+output, and nothing is proved about floats. Over exact numbers the range that
+rewards.md states, R ∈ [−(α+β), 1+α+β], follows from three facts proved here:
+the outcome o is 0 or 1 (`outcomeReward_cases`); n rewards in [−1, 1] sum to
+S ∈ [−n, n] (`sum_bounded`, `State.toolSum_bounded`, `State.stageSum_bounded`);
+and `return_bounds` below, which bounds the weighted means over a common
+denominator. Only the last division by that denominator is left to the reader. -/
+
+/-- A weight `w ≥ 0` times a sum `S ∈ [−n, n]` lies in `[−w·n, w·n]`. -/
+theorem weighted_sum_bounds (w S : Int) (n : Nat) (hw : 0 ≤ w) (h : -(n : Int) ≤ S ∧ S ≤ n) :
+    -(w * n) ≤ w * S ∧ w * S ≤ w * n := by
+  have h1 : w * -(n : Int) ≤ w * S := Int.mul_le_mul_of_nonneg_left h.1 hw
+  have h2 : w * S ≤ w * (n : Int) := Int.mul_le_mul_of_nonneg_left h.2 hw
+  rw [Int.mul_neg] at h1
+  exact ⟨h1, h2⟩
+
+/-- The return over a common denominator. Write α = a/d and β = b/d with a, b ≥ 0
+and d > 0; let S be the sum of the n stage rewards and T the sum of the m tool
+rewards, with S ∈ [−n, n] and T ∈ [−m, m]. For n, m ≥ 1,
+d·n·m·R = o·d·n·m + (a·m·S + b·n·T), and this theorem puts the second part in
+[−(a+b)·n·m, (a+b)·n·m]; dividing by d·n·m, α·mean(S) + β·mean(T) ∈ [−(α+β), α+β],
+so R ∈ [−(α+β), 1+α+β]. (When n or m is 0 its mean is 0 by definition, the term
+drops out, and the bound holds a fortiori.) -/
+theorem return_bounds (a b S T : Int) (n m : Nat) (ha : 0 ≤ a) (hb : 0 ≤ b)
+    (hS : -(n : Int) ≤ S ∧ S ≤ n) (hT : -(m : Int) ≤ T ∧ T ≤ m) :
+    -(a * m * n + b * n * m) ≤ a * m * S + b * n * T ∧
+      a * m * S + b * n * T ≤ a * m * n + b * n * m := by
+  have hm : (0 : Int) ≤ (m : Int) := by omega
+  have hn : (0 : Int) ≤ (n : Int) := by omega
+  have h1 := weighted_sum_bounds (a * m) S n (Int.mul_nonneg ha hm) hS
+  have h2 := weighted_sum_bounds (b * n) T m (Int.mul_nonneg hb hn) hT
+  omega
 
 end Lar

@@ -356,22 +356,27 @@ def exitReasons (cond : ExitCondition) (facts : List StepFact) : String × Strin
     (s!"a command matching \"{p}\" ran to an observed end{after}",
      s!"no command matching \"{p}\" ran to an observed end in this visit{after}")
 
-/-- The stage-level verdicts of a visit that ends now. -/
-def scoreVisit (v : Visit) (endedBy : VisitEnd) (legal : Bool) (target : Option String) :
+/-- The stage-level verdicts of a visit that ends now (toward `target` for a
+transition). `stage.closed` and `stage.transition` are decided by `closedB` and
+`stageTransitionB`, the budget and the exit conditions by `withinBudgetB` and
+`exitMetB`. -/
+def scoreVisit (wf : Workflow) (v : Visit) (endedBy : VisitEnd) (target : Option String) :
     List Verdict :=
   let src := v.stage.id
   let dst := target.getD ""
-  let head : List Verdict :=
+  let legal := stageTransitionB wf src endedBy target
+  let closed := Verdict.ofBool .stageClosed (closedB endedBy)
+    "the visit ended by a transition or a submit, not by the run stopping"
+    s!"the run stopped in \"{src}\" without a transition or a submit"
+  let transition : List Verdict :=
     match endedBy with
-    | .runEnd => [.fail .stageClosed s!"the run stopped in \"{src}\" without a transition or a submit"]
+    | .runEnd => []
     | .submit =>
-      [.pass .stageClosed "the visit ended by a transition or a submit, not by the run stopping",
-       Verdict.ofBool .stageTransition legal s!"submitted from terminal stage \"{src}\""
-         s!"the run ended by a submit from \"{src}\", which is not a terminal stage"]
+      [Verdict.ofBool .stageTransition legal s!"submitted from terminal stage \"{src}\""
+        s!"the run ended by a submit from \"{src}\", which is not a terminal stage"]
     | .transition =>
-      [.pass .stageClosed "the visit ended by a transition or a submit, not by the run stopping",
-       Verdict.ofBool .stageTransition legal s!"\"{src}\" → \"{dst}\" is legal"
-         s!"left \"{src}\" for \"{dst}\", which is not a legal transition"]
+      [Verdict.ofBool .stageTransition legal s!"\"{src}\" → \"{dst}\" is legal"
+        s!"left \"{src}\" for \"{dst}\", which is not a legal transition"]
   let budget := Verdict.ofBool .stageBudget (withinBudgetB v.steps v.stage.budget)
     s!"{v.steps} of {v.stage.budget} steps used"
     s!"{v.steps} steps in this visit; the budget of \"{src}\" is {v.stage.budget}"
@@ -379,7 +384,7 @@ def scoreVisit (v : Visit) (endedBy : VisitEnd) (legal : Bool) (target : Option 
   let conds := v.stage.exit.map fun cond =>
     let reasons := exitReasons cond facts
     Verdict.ofBool cond.checkId (exitMetB cond facts) reasons.1 reasons.2
-  head ++ [budget] ++ conds
+  [closed] ++ transition ++ [budget] ++ conds
 
 /-! ## The state -/
 
@@ -459,9 +464,9 @@ def State.addTool (st : State) (r : Int) (hr : -1 ≤ r ∧ r ≤ 1) : State :=
       constructor <;> omega }
 
 /-- Scores a visit that ends on `line` and records it. -/
-def State.closeVisit (st : State) (v : Visit) (line : Nat) (endedBy : VisitEnd) (legal : Bool)
+def State.closeVisit (st : State) (v : Visit) (line : Nat) (endedBy : VisitEnd)
     (target : Option String) : State × StageVisitResult :=
-  let verdicts := scoreVisit v endedBy legal target
+  let verdicts := scoreVisit st.wf v endedBy target
   let r := stageReward verdicts
   have hr : -1 ≤ r ∧ r ≤ 1 := stageReward_bounds verdicts
   let res : StageVisitResult := {
@@ -529,13 +534,12 @@ def State.appendCall (st : State) (c : ToolCall) (line : Nat) : State × StepRes
       if c.status == .ok && c.tool == "enter_stage" then
         (match (strArg? c.args "stage").bind st.wf.findStage? with
          | some target =>
-           let legal := (st.wf.succs v.stage.id).contains target.id
-           let closed := st1.closeVisit v line .transition legal (some target.id)
+           let closed := st1.closeVisit v line .transition (some target.id)
            (closed.1.openVisit target line, some closed.2)
          | none => ({ st1 with visit := some v }, none))
       else if c.status == .ok && c.tool == "submit" then
         let term := terminalB st.wf v.stage.id
-        let closed := st1.closeVisit v line .submit term none
+        let closed := st1.closeVisit v line .submit none
         ({ closed.1 with visit := none, ended := true, submittedFromTerminal := term }, some closed.2)
       else ({ st1 with visit := some v }, none)
   (after.1, {
@@ -592,17 +596,16 @@ def State.outcomeCheckVerdict (st : State) : Verdict :=
 
 /-- The verdicts of an `outcome` event and the state after it. -/
 def State.outcomeStep (st : State) (o : OutcomeEvent) (line : Nat) : State × List Verdict :=
-  if !st.ended then
+  let recorded := st.outcome.map (·.2)
+  if !afterSubmitB st.ended then
     (st, [.fail .outcomeAfterSubmit "an outcome check result before any submit is ignored" (some ["type"])])
+  else if !singleOutcomeB recorded then
+    (st, [.fail .outcomeSingle
+      s!"the outcome was already recorded on line {recorded.getD 0}; this one is ignored" (some ["type"])])
   else
-    match st.outcome with
-    | some (_, l) =>
-      (st, [.fail .outcomeSingle s!"the outcome was already recorded on line {l}; this one is ignored"
-        (some ["type"])])
-    | none =>
-      let st' := { st with outcome := some (o, line) }
-      (st', [.pass .outcomeAfterSubmit "the outcome check result follows a submit",
-        .pass .outcomeSingle "the outcome check result is recorded once", st'.outcomeCheckVerdict])
+    let st' := { st with outcome := some (o, line) }
+    (st', [.pass .outcomeAfterSubmit "the outcome check result follows a submit",
+      .pass .outcomeSingle "the outcome check result is recorded once", st'.outcomeCheckVerdict])
 
 /-- Feeds one `outcome` event. -/
 def State.appendOutcome (st : State) (o : OutcomeEvent) (line : Nat) : State × StepResult :=
@@ -658,7 +661,7 @@ def State.summary (st : State) : Json :=
   let open_ : List StageVisitResult × Int :=
     match st.visit with
     | some v =>
-      let vs := scoreVisit v .runEnd false none
+      let vs := scoreVisit st.wf v .runEnd none
       let r := stageReward vs
       ([{ stage := v.stage.id, visit := v.ordinal, startLine := v.startLine, endLine := none,
           endedBy := .runEnd, steps := v.steps, budget := v.stage.budget, verdicts := vs, reward := r }],
@@ -666,7 +669,7 @@ def State.summary (st : State) : Json :=
     | none => ([], 0)
   let stages := st.closed.reverse ++ open_.1
   let stageSum := st.stageSum + open_.2
-  let submitted := Verdict.ofBool .outcomeSubmitted st.submittedFromTerminal
+  let submitted := Verdict.ofBool .outcomeSubmitted (submittedB st.ended st.submittedFromTerminal)
     "the run submitted from a terminal stage"
     (if st.ended then "the run submitted from a stage that is not terminal" else "the run never submitted")
   let check := st.outcomeCheckVerdict
