@@ -5,7 +5,6 @@
  * gutter.ts applies the result with the editor API.
  */
 import type { LineReward, RewardsParams } from '../core/protocol/lsp';
-import { CHECKS } from '../core/verifier/checks';
 
 export type Reward = -1 | 0 | 1;
 
@@ -63,11 +62,6 @@ export function escapeMarkdown(text: string): string {
   return text.replace(/[\\`*_{}[\]()#+\-.!|<>~]/g, (c) => `\\${c}`);
 }
 
-function checkLine(id: string): string {
-  const info = (CHECKS as Record<string, { title: string } | undefined>)[id];
-  return info ? `- ✗ ${code(id)} — expected: ${info.title}` : `- ✗ ${code(id)}`;
-}
-
 const STATUS_WORDS: Record<string, string> = {
   error: 'the tool failed',
   blocked: 'blocked by the verifier gate (did not run)',
@@ -78,30 +72,25 @@ const STATUS_WORDS: Record<string, string> = {
 
 type StageVisit = RewardsParams['stages'][number];
 
-function stepText(l: LineReward): string[] {
-  const head: string[] = [];
-  head.push(l.step !== undefined ? `**Step ${l.step}**` : '**Step**');
-  if (l.tool !== undefined) head.push(code(l.tool));
-  if (l.stage !== undefined) head.push(`stage ${code(l.stage)}`);
-  const out = [head.join(' · ')];
-  if (l.toolReward !== undefined) out.push(`Tool reward **${formatReward(l.toolReward)}**`);
-  if (l.status !== undefined && l.status !== 'ok') out.push(`Status: ${STATUS_WORDS[l.status] ?? l.status}`);
-  if (l.filesChanged?.length) out.push(`Changed ${l.filesChanged.map(code).join(', ')}`);
-  return out;
+/** The failed check ids, short (the server's hover gives each with its reason). A malformed line's pseudo-check is left out. */
+function failedText(failed: readonly string[]): string {
+  const ids = failed.filter((id) => id !== 'trajectory.malformed');
+  return ids.length ? ` · failed ${ids.map(code).join(', ')}` : '';
+}
+
+function stepText(l: LineReward): string {
+  const parts = [l.step !== undefined ? `**Step ${l.step}**` : '**Step**'];
+  if (l.tool !== undefined) parts.push(code(l.tool));
+  if (l.stage !== undefined) parts.push(`stage ${code(l.stage)}`);
+  if (l.toolReward !== undefined) parts.push(`tool reward **${formatReward(l.toolReward)}**`);
+  const status = l.status !== undefined && l.status !== 'ok' ? ` — ${STATUS_WORDS[l.status] ?? l.status}` : '';
+  const files = l.filesChanged?.length ? `  \nchanged ${l.filesChanged.map(code).join(', ')}` : '';
+  return `${parts.join(' · ')}${status}${failedText(l.failed)}${files}`;
 }
 
 function stageText(end: { stage: string; reward: Reward }, visit: StageVisit | undefined): string {
-  const budget = visit ? ` — ${visit.steps}/${visit.budget} steps` : '';
-  return `**Stage ${code(end.stage)} closed**: stage reward **${formatReward(end.reward)}**${budget}`;
-}
-
-function join(parts: string[], failed: readonly string[], backend: RewardsParams['backend']): string {
-  const blocks = [parts.join('  \n')];
-  // A malformed line carries the pseudo-check `trajectory.malformed`; the text already says so.
-  const checks = failed.filter((id) => id !== 'trajectory.malformed');
-  if (checks.length) blocks.push(['Failed checks:', ...checks.map(checkLine)].join('\n'));
-  blocks.push(`_decided by lar (${backend.backend})_`);
-  return blocks.join('\n\n');
+  const budget = visit ? ` · ${visit.steps}/${visit.budget} steps` : '';
+  return `**Stage ${code(end.stage)} closed** · stage reward **${formatReward(end.reward)}**${budget}`;
 }
 
 /**
@@ -118,30 +107,29 @@ export function kindOf(l: LineReward, outcome: 0 | 1 | undefined): DecorationKin
   return undefined;
 }
 
-/** Hover Markdown for one decorated line. */
+/**
+ * Hover Markdown for one decorated line: what its mark says, in a line or two.
+ * It shows under the server's hover for the line (a gutter icon cannot have
+ * a hover of its own), which gives every check with its reason.
+ */
 export function hoverFor(l: LineReward, params: RewardsParams, visit?: StageVisit): string {
   const outcome = params.summary?.outcome;
   switch (kindOf(l, outcome)) {
     case 'malformed':
-      return join(
-        ['**Malformed line**: not verified, the rest of the file still is. The Problems view gives the position and what was expected.'],
-        l.failed,
-        params.backend,
-      );
+      return `**Malformed line** — not verified; the rest of the file still is (the Problems view says where and what was expected)${failedText(l.failed)}`;
     case 'outcomePass':
     case 'outcomeFail': {
       const o = outcome ?? (l.failed.length === 0 ? 1 : 0);
-      const parts = [`**Outcome ${o}**: ${o === 1 ? 'submitted from a terminal stage and the outcome check passed' : 'no success'}`];
-      if (params.summary) parts.push(`Return **${formatNumber(params.summary.return)}** over ${params.summary.steps} steps`);
-      if (l.stageEnd) parts.push(stageText(l.stageEnd, visit));
-      return join(parts, l.failed, params.backend);
+      const what = o === 1 ? 'the run submitted from a terminal stage and the outcome check passed' : 'no success';
+      const ret = params.summary ? ` · return **${formatNumber(params.summary.return)}** over ${params.summary.steps} steps` : '';
+      const lines = [`**Outcome ${o}** — ${what}${ret}${failedText(l.failed)}`];
+      if (l.stageEnd) lines.push(stageText(l.stageEnd, visit));
+      return lines.join('  \n');
     }
     case undefined:
       return '';
-    default: {
-      const parts = l.stageEnd ? [stageText(l.stageEnd, visit), ...stepText(l)] : stepText(l);
-      return join(parts, l.failed, params.backend);
-    }
+    default:
+      return l.stageEnd ? `${stageText(l.stageEnd, visit)}  \n${stepText(l)}` : stepText(l);
   }
 }
 
@@ -168,8 +156,7 @@ export function decorationsFor(params: RewardsParams): Map<DecorationKind, LineD
   // A visit that ended on a line with no reward of its own (the run's `end` line): the boundary still shows.
   for (const [line, v] of visitsByEnd) {
     if (byLine.has(line)) continue;
-    const parts = [stageText({ stage: v.stage, reward: v.reward }, v)];
-    out.get(stageKind(v.reward))!.push({ line, hover: join(parts, [], params.backend) });
+    out.get(stageKind(v.reward))!.push({ line, hover: stageText({ stage: v.stage, reward: v.reward }, v) });
   }
   for (const marks of out.values()) marks.sort((a, b) => a.line - b.line);
   return out;

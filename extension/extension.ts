@@ -24,6 +24,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ clie
 
   client = new LarClient(context, output, {
     onRewards(params, from) {
+      if (!runs.current()) void vscode.commands.executeCommand('setContext', 'lean4Agentic.hasRun', true);
       const whole = runs.update(params, from);
       status.refresh();
       gutter.update(whole);

@@ -1,8 +1,8 @@
 /**
  * Draws rewards on trajectory documents: one gutter icon per line (light and
- * dark variants), overview-ruler marks in the same colours, a rule under each
- * line that closed a stage visit. What goes where is decorations.ts (pure);
- * this file only applies it, debounced so typing does not flicker.
+ * dark variants) and overview-ruler marks in the same colours. What goes where
+ * is decorations.ts (pure); this file only applies it, debounced so typing
+ * does not flicker.
  */
 import * as vscode from 'vscode';
 import type { RewardsParams } from '../core/protocol/lsp';
@@ -12,17 +12,15 @@ interface KindStyle {
   icon: string;
   color: string;
   lane: vscode.OverviewRulerLane;
-  /** A rule under the line: the end of a stage visit. */
-  rule?: boolean;
 }
 
 const STYLES: Record<DecorationKind, KindStyle> = {
   stepPass: { icon: 'step-pass', color: 'lean4Agentic.reward.positive', lane: vscode.OverviewRulerLane.Left },
   stepZero: { icon: 'step-zero', color: 'lean4Agentic.reward.zero', lane: vscode.OverviewRulerLane.Left },
   stepFail: { icon: 'step-fail', color: 'lean4Agentic.reward.negative', lane: vscode.OverviewRulerLane.Left },
-  stagePass: { icon: 'stage-pass', color: 'lean4Agentic.reward.positive', lane: vscode.OverviewRulerLane.Center, rule: true },
-  stageZero: { icon: 'stage-zero', color: 'lean4Agentic.reward.zero', lane: vscode.OverviewRulerLane.Center, rule: true },
-  stageFail: { icon: 'stage-fail', color: 'lean4Agentic.reward.negative', lane: vscode.OverviewRulerLane.Center, rule: true },
+  stagePass: { icon: 'stage-pass', color: 'lean4Agentic.reward.positive', lane: vscode.OverviewRulerLane.Center },
+  stageZero: { icon: 'stage-zero', color: 'lean4Agentic.reward.zero', lane: vscode.OverviewRulerLane.Center },
+  stageFail: { icon: 'stage-fail', color: 'lean4Agentic.reward.negative', lane: vscode.OverviewRulerLane.Center },
   outcomePass: { icon: 'outcome-pass', color: 'lean4Agentic.reward.positive', lane: vscode.OverviewRulerLane.Full },
   outcomeFail: { icon: 'outcome-fail', color: 'lean4Agentic.reward.negative', lane: vscode.OverviewRulerLane.Full },
   malformed: { icon: 'malformed', color: 'lean4Agentic.malformed', lane: vscode.OverviewRulerLane.Full },
@@ -48,14 +46,12 @@ export class TrajectoryGutter implements vscode.Disposable {
     this.types = new Map(
       DECORATION_KINDS.map((kind) => {
         const s = STYLES[kind];
-        const color = new vscode.ThemeColor(s.color);
         const type = vscode.window.createTextEditorDecorationType({
           gutterIconSize: 'contain',
           light: { gutterIconPath: media(`${s.icon}-light`) },
           dark: { gutterIconPath: media(`${s.icon}-dark`) },
-          overviewRulerColor: color,
+          overviewRulerColor: new vscode.ThemeColor(s.color),
           overviewRulerLane: s.lane,
-          ...(s.rule ? { isWholeLine: true, borderColor: color, borderStyle: 'solid', borderWidth: '0 0 1px 0' } : {}),
         });
         return [kind, type] as const;
       }),

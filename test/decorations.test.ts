@@ -70,22 +70,17 @@ test('every kind is in the map, empty ones too, so marks that went away are clea
   for (const list of m.values()) assert.deepEqual(list, []);
 });
 
-test('a −1 step: its hover names the step, tool, stage, reward, what the gate did and each failed check with what it expects', () => {
+test('a −1 step: its hover names the step, tool, stage, reward, what the gate did and the failed checks', () => {
   const hover = hoverAt(decorationsFor(demo()), 5);
-  assert.match(hover, /\*\*Step 4\*\* · `write_file` · stage `explore`/);
-  assert.match(hover, /Tool reward \*\*−1\*\*/);
-  assert.match(hover, /blocked by the verifier gate \(did not run\)/);
-  assert.match(hover, /✗ `tool\.permitted` — expected: the tool is permitted in the current stage/);
-  assert.match(hover, /✗ `tool\.succeeded` — expected: the call ran and succeeded/);
-  assert.match(hover, /decided by lar \(builtin\)/);
+  assert.equal(
+    hover,
+    '**Step 4** · `write_file` · stage `explore` · tool reward **−1** — blocked by the verifier gate (did not run) · failed `tool.permitted`, `tool.succeeded`',
+  );
 });
 
 test('a +1 step hover has no failed checks and no status line; changed files are named', () => {
   const hover = hoverAt(decorationsFor(demo()), 7);
-  assert.match(hover, /\*\*Step 6\*\* · `edit_file` · stage `edit`/);
-  assert.match(hover, /Tool reward \*\*\+1\*\*/);
-  assert.match(hover, /Changed `src\/sum\.js`/);
-  assert.doesNotMatch(hover, /Failed checks|Status:/);
+  assert.equal(hover, '**Step 6** · `edit_file` · stage `edit` · tool reward **+1**  \nchanged `src/sum.js`');
 });
 
 test('0 rewards: an unproductive step and a visit that closed with unmet exit conditions', () => {
@@ -97,8 +92,8 @@ test('0 rewards: an unproductive step and a visit that closed with unmet exit co
   assert.deepEqual(m.get('stepZero')!.map((d) => d.line), [3]);
   assert.deepEqual(m.get('stageZero')!.map((d) => d.line), [6]);
   assert.deepEqual(m.get('stagePass')!.map((d) => d.line), [8, 10]);
-  assert.match(hoverAt(m, 3), /Tool reward \*\*0\*\*/);
-  assert.match(hoverAt(m, 3), /`tool\.not_repeated` — expected: the call does not repeat a failed call/);
+  assert.match(hoverAt(m, 3), /tool reward \*\*0\*\* · failed `tool\.not_repeated`$/);
+  assert.match(hoverAt(m, 6), /^\*\*Stage `explore` closed\*\* · stage reward \*\*0\*\* · 5\/30 steps/);
 });
 
 test('a stage boundary shows the stage reward (icon and hover) and still tells the step reward of that line', () => {
@@ -109,11 +104,8 @@ test('a stage boundary shows the stage reward (icon and hover) and still tells t
   const m = decorationsFor(p);
   assert.deepEqual(m.get('stageFail')!.map((d) => d.line), [8]);
   assert.ok(!m.get('stepPass')!.some((d) => d.line === 8), 'one mark per line: the boundary');
-  const hover = hoverAt(m, 8);
-  assert.match(hover, /\*\*Stage `edit` closed\*\*: stage reward \*\*−1\*\* — 2\/40 steps/);
-  assert.match(hover, /\*\*Step 7\*\* · `enter_stage`/);
-  assert.match(hover, /Tool reward \*\*\+1\*\*/);
-  assert.match(hoverAt(m, 6), /\*\*Stage `explore` closed\*\*: stage reward \*\*\+1\*\* — 5\/30 steps/);
+  assert.equal(hoverAt(m, 8), '**Stage `edit` closed** · stage reward **−1** · 2/40 steps  \n**Step 7** · `enter_stage` · stage `edit` · tool reward **+1**');
+  assert.match(hoverAt(m, 6), /^\*\*Stage `explore` closed\*\* · stage reward \*\*\+1\*\* · 5\/30 steps/);
 });
 
 test('a visit that ended on a line without a reward of its own (the end line) still gets its boundary', () => {
@@ -125,22 +117,19 @@ test('a visit that ended on a line without a reward of its own (the end line) st
   });
   const m = decorationsFor(p);
   assert.deepEqual(m.get('stageZero')!.map((d) => d.line), [9]);
-  assert.match(hoverAt(m, 9), /\*\*Stage `verify` closed\*\*: stage reward \*\*0\*\* — 0\/20 steps/);
+  assert.equal(hoverAt(m, 9), '**Stage `verify` closed** · stage reward **0** · 0/20 steps');
 });
 
 test('the outcome line: pass with the return, or fail when the run did not succeed', () => {
   const pass = hoverAt(decorationsFor(demo()), 11);
-  assert.match(pass, /\*\*Outcome 1\*\*: submitted from a terminal stage and the outcome check passed/);
-  assert.match(pass, /Return \*\*1\.694\*\* over 9 steps/);
+  assert.equal(pass, '**Outcome 1** — the run submitted from a terminal stage and the outcome check passed · return **1.694** over 9 steps');
 
   const failed = demo({ summary: { return: 0.694, outcome: 0, steps: 9, ended: true } });
   failed.lines[10] = { line: 11, kind: 'outcome', failed: ['outcome.check_passed'] };
   const m = decorationsFor(failed);
   assert.deepEqual(m.get('outcomeFail')!.map((d) => d.line), [11]);
   assert.deepEqual(m.get('outcomePass'), []);
-  const hover = hoverAt(m, 11);
-  assert.match(hover, /\*\*Outcome 0\*\*: no success/);
-  assert.match(hover, /`outcome\.check_passed` — expected: the workflow's outcome check passed/);
+  assert.equal(hoverAt(m, 11), '**Outcome 0** — no success · return **0.694** over 9 steps · failed `outcome.check_passed`');
 });
 
 test('malformed lines get their own mark, and the rest of the file keeps its marks', () => {
@@ -149,10 +138,7 @@ test('malformed lines get their own mark, and the rest of the file keeps its mar
   const m = decorationsFor(p);
   assert.deepEqual(m.get('malformed')!.map((d) => d.line), [3]);
   assert.deepEqual(m.get('stepPass')!.map((d) => d.line), [2, 4, 7, 9]);
-  const hover = hoverAt(m, 3);
-  assert.match(hover, /\*\*Malformed line\*\*: not verified/);
-  assert.match(hover, /Problems view/);
-  assert.doesNotMatch(hover, /trajectory\.malformed/);
+  assert.equal(hoverAt(m, 3), '**Malformed line** — not verified; the rest of the file still is (the Problems view says where and what was expected)');
 });
 
 test('a step line without a reward (not judged yet) gets no mark; a line listed twice keeps its last entry', () => {
