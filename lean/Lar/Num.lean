@@ -13,10 +13,16 @@ integer). Nothing here is used in a theorem: the rewards themselves are `Int`.
 namespace Lar.Num
 open Lean
 
-/-- The value of a JSON number when it is an integer. -/
+/-- The value of a JSON number when it is an integer. A nonzero mantissa m is a
+multiple of 10^e only if |m| ≥ 10^e ≥ 2^(3e), so that size test comes first: a
+hand-written exponent such as `1e-1000000000` then costs nothing instead of
+computing 10^e. (The result is the same with or without the test.) -/
 def intOf? (n : JsonNumber) : Option Int :=
-  let d : Int := (10 : Int) ^ n.exponent
-  if n.mantissa % d == 0 then some (n.mantissa / d) else none
+  if n.mantissa == 0 then some 0
+  else if Nat.log2 n.mantissa.natAbs < 3 * n.exponent then none
+  else
+    let d : Int := (10 : Int) ^ n.exponent
+    if n.mantissa % d == 0 then some (n.mantissa / d) else none
 
 /-- A safe integer (|n| ≤ 2^53 − 1), as `z.number().int()` accepts. -/
 def safeIntOf? (n : JsonNumber) : Option Int :=
@@ -41,6 +47,10 @@ private def roundHalfEven (q r den : Nat) : Nat :=
 def decimalToFloat (m : Int) (e : Nat) : Float :=
   let n := m.natAbs
   if n == 0 then 0.0 else
+  -- n / 10^e < 2^(log2 n + 1) / 2^(3e): when that is at most 2^-1076, less than half
+  -- the least subnormal, the nearest double is zero, and 10^e (which a hand-written
+  -- exponent could make enormous) is never computed.
+  if Nat.log2 n + 1077 ≤ 3 * e then (if m < 0 then -0.0 else 0.0) else
   let d := 10 ^ e
   -- n / d lies in [2^(a-b-1), 2^(a-b+1)) for a = log2 n, b = log2 d, so one of
   -- k0 and k0 + 1 puts ⌊n · 2^k / d⌋ in [2^52, 2^53).
@@ -110,5 +120,9 @@ def floatToJson (x : Float) : Json :=
 #guard safeIntOf? ⟨9007199254740992, 0⟩ == none
 #guard intOf? ⟨120, 1⟩ == some 12
 #guard intOf? ⟨125, 1⟩ == none
+#guard intOf? ⟨5, 1⟩ == none
+#guard intOf? ⟨0, 1000000000⟩ == some 0
+#guard intOf? ⟨1, 1000000000⟩ == none
+#guard decimalToFloat 1 1000000000 == 0.0
 
 end Lar.Num

@@ -340,6 +340,8 @@ structure ToolResult where
   exitCode : Option Int := none
   completion : Option Completion := none
   filesChanged : Option (List String) := none
+  /-- The tool's error message (status `error`), for the `tool.succeeded` reason. -/
+  error : Option String := none
   deriving Repr, Inhabited
 
 /-- A `tool_call` event. `args` is `null` when absent. -/
@@ -400,6 +402,7 @@ def ToolResult.fromJson? (j : Json) : Except String ToolResult := do
     exitCode := (← Read.opt j "exitCode" (readNullableInt "result.exitCode")).getD none
     completion := (← Read.opt j "completion" (readCompletion "result.completion"))
     filesChanged := (← Read.opt j "filesChanged" (Read.strList "result.filesChanged"))
+    error := (← Read.opt j "error" (Read.str "result.error"))
   }
 
 def ToolCall.fromJson? (j : Json) : Except String ToolCall := do
@@ -446,7 +449,7 @@ instance : ToJson ToolResult where
   toJson r := Json.mkObj <|
     (match r.exitCode with | some c => [("exitCode", toJson c)] | none => []) ++
     Json.opt "completion" (r.completion.map Completion.name) ++
-    Json.opt "filesChanged" r.filesChanged
+    Json.opt "filesChanged" r.filesChanged ++ Json.opt "error" r.error
 
 instance : ToJson Event where
   toJson

@@ -81,12 +81,7 @@ instance : ToJson GateResult where
 
 /-! ## Helpers -/
 
-def joinStr (sep : String) : List String → String
-  | [] => ""
-  | [s] => s
-  | s :: ss => s ++ sep ++ joinStr sep ss
-
-def listOrNone (xs : List String) : String := if xs.isEmpty then "none" else joinStr ", " xs
+def listOrNone (xs : List String) : String := if xs.isEmpty then "none" else ", ".intercalate xs
 
 /-- Files a call changed: as recorded, or the written/edited path of a successful write or edit. -/
 def changedFiles (c : ToolCall) : List String :=
@@ -99,8 +94,11 @@ def changedFiles (c : ToolCall) : List String :=
        | none => [])
     else []
 
-/-- "The same call" for loop detection: the tool and its arguments with object
-keys sorted (`Json.compress` prints the keys of an object in order). -/
+/-- "The same call" for loop detection: the tool and its arguments in a canonical
+form. Lean's JSON objects are ordered maps, so `Json.compress` prints the keys of
+every object in one fixed order whatever order they arrived in (descending, in the
+Lean releases we read: `Printer.lean` folds the sorted map onto a list); the
+TypeScript side sorts ascending, but each checker only compares its own keys. -/
 def callKey (tool : String) (args : Json) : String := tool ++ "\x00" ++ args.compress
 
 def failureReason (c : ToolCall) : String :=
@@ -113,7 +111,10 @@ def failureReason (c : ToolCall) : String :=
        "the command's end was not observed (unobserved), so it does not count as a success"
      | _, none => "the command has no recorded exit code"
      | _, some code => s!"the command exited with code {code}")
-  | .error => "the tool failed"
+  | .error =>
+    (match c.result.error with
+     | some m => if m.isEmpty then "the tool failed" else s!"the tool failed: {m}"
+     | none => "the tool failed")
   | .blocked => "the call was blocked by the verifier and did not run"
   | .denied => "the user rejected the call; it did not run"
   | .timeout => "the call timed out and was stopped"
@@ -146,7 +147,7 @@ def argsFailure (t : Tool) (c : ProposedCall) : String × List String :=
   | some e => (s!"the arguments are not valid JSON: {e}", [])
   | none =>
     let issue := (firstArgsIssue t c.args).getD ([], "invalid arguments")
-    let at_ := if issue.1.isEmpty then "" else s!"\"{joinStr "." issue.1}\": "
+    let at_ := if issue.1.isEmpty then "" else s!"\"{".".intercalate issue.1}\": "
     (s!"bad arguments for {c.tool}: {at_}{issue.2}", issue.1)
 
 /-- `tool.args`. -/
@@ -167,7 +168,7 @@ def transitionVerdict (wf : Workflow) (st : Stage) (args : Json) : Verdict :=
   Verdict.ofBool .toolTransition (transitionOkB wf st args)
     s!"\"{st.id}\" → \"{stageArg args}\" is a legal transition"
     (if !stageDefinedB wf (stageArg args) then
-      s!"there is no stage \"{stageArg args}\" (stages: {joinStr ", " (wf.stages.map (·.id))})"
+      s!"there is no stage \"{stageArg args}\" (stages: {", ".intercalate (wf.stages.map (·.id))})"
      else
       s!"\"{st.id}\" → \"{stageArg args}\" is not a legal transition (from \"{st.id}\": {listOrNone (wf.succs st.id)})")
     (some ["args", "stage"])
@@ -180,7 +181,7 @@ def transitionVerdicts (wf : Workflow) (cur : Option Stage) (args : Json) : List
 /-- `tool.submit_terminal` for a `submit` made in stage `st`. -/
 def submitVerdict (wf : Workflow) (st : Stage) : Verdict :=
   Verdict.ofBool .toolSubmitTerminal (terminalB wf st.id) "submit is called from a terminal stage"
-    s!"submit from \"{st.id}\", which is not a terminal stage (terminal: {joinStr ", " wf.terminal})"
+    s!"submit from \"{st.id}\", which is not a terminal stage (terminal: {", ".intercalate wf.terminal})"
     (some ["tool"])
 
 def submitVerdicts (wf : Workflow) (cur : Option Stage) : List Verdict :=
@@ -344,7 +345,8 @@ def exitReasons (cond : ExitCondition) (facts : List StepFact) : String × Strin
   | .toolSucceeded tool n =>
     let k := countSucceeded tool facts
     let times := if k == 1 then "time" else "times"
-    (s!"{tool} succeeded {k} {times} (at least {n} required)",
+    let timesN := if n == 1 then "time" else "times"
+    (s!"{tool} succeeded at least {n} {timesN}",
      s!"{tool} succeeded {k} {times} in this visit; at least {n} required")
   | .fileChanged (some p) => (s!"a file matching \"{p}\" changed", s!"no file matching \"{p}\" changed in this visit")
   | .fileChanged none => ("a file changed", "no file changed in this visit")
@@ -378,7 +380,7 @@ def scoreVisit (wf : Workflow) (v : Visit) (endedBy : VisitEnd) (target : Option
       [Verdict.ofBool .stageTransition legal s!"\"{src}\" → \"{dst}\" is legal"
         s!"left \"{src}\" for \"{dst}\", which is not a legal transition"]
   let budget := Verdict.ofBool .stageBudget (withinBudgetB v.steps v.stage.budget)
-    s!"{v.steps} of {v.stage.budget} steps used"
+    s!"within the budget of {v.stage.budget} steps"
     s!"{v.steps} steps in this visit; the budget of \"{src}\" is {v.stage.budget}"
   let facts := v.facts.reverse
   let conds := v.stage.exit.map fun cond =>
@@ -509,19 +511,23 @@ def State.callVerdicts (st : State) (c : ToolCall) : List Verdict :=
 
 /-- Feeds one `tool_call` event. -/
 def State.appendCall (st : State) (c : ToolCall) (line : Nat) : State × StepResult :=
-  let stageHere := st.visit.map (·.stage.id)
-  let visitHere := st.visit.map (·.ordinal)
-  let key := callKey c.tool c.args
+  let wf := st.wf
+  let visitBefore := st.visit
+  let stageHere := visitBefore.map (·.stage.id)
+  let visitHere := visitBefore.map (·.ordinal)
   let verdicts := st.callVerdicts c
   let r := toolReward verdicts
   let ok := succeededB c
   let changed := changedFiles c
   let epoch := if changed.isEmpty then st.epoch else st.epoch + 1
-  let st1 : State := { st.addTool r (toolReward_bounds verdicts) with
-    epoch := epoch
-    failed := if ok then st.failed else st.failed.insert key epoch }
+  -- `st` is not used after this point, and its failed-call map is taken out of it
+  -- before the map is updated: when the caller holds the only reference to the state
+  -- (lar-verify takes it out of its session map first), both are updated in place.
+  let failed := st.failed
+  let st0 : State := { st.addTool r (toolReward_bounds verdicts) with epoch := epoch, failed := {} }
+  let st1 : State := { st0 with failed := if ok then failed else failed.insert (callKey c.tool c.args) epoch }
   let after : State × Option StageVisitResult :=
-    match st.visit with
+    match visitBefore with
     | none => (st1, none)
     | some v0 =>
       let fact : StepFact := {
@@ -532,13 +538,13 @@ def State.appendCall (st : State) (c : ToolCall) (line : Nat) : State × StepRes
         changed := changed }
       let v : Visit := { v0 with steps := v0.steps + 1, facts := fact :: v0.facts }
       if c.status == .ok && c.tool == "enter_stage" then
-        (match (strArg? c.args "stage").bind st.wf.findStage? with
+        (match (strArg? c.args "stage").bind wf.findStage? with
          | some target =>
            let closed := st1.closeVisit v line .transition (some target.id)
            (closed.1.openVisit target line, some closed.2)
          | none => ({ st1 with visit := some v }, none))
       else if c.status == .ok && c.tool == "submit" then
-        let term := terminalB st.wf v.stage.id
+        let term := terminalB wf v.stage.id
         let closed := st1.closeVisit v line .submit none
         ({ closed.1 with visit := none, ended := true, submittedFromTerminal := term }, some closed.2)
       else ({ st1 with visit := some v }, none)
@@ -589,8 +595,10 @@ def State.outcomeCheckVerdict (st : State) : Verdict :=
         .fail .outcomeCheckPassed s!"the outcome check \"{o.command}\" did not finish (timeout)" (some ["exitCode"])
       | some .unobserved, _ =>
         .fail .outcomeCheckPassed s!"the outcome check \"{o.command}\" did not finish (unobserved)" (some ["exitCode"])
-      | _, none =>
-        .fail .outcomeCheckPassed s!"the outcome check \"{o.command}\" did not finish (no exit code)" (some ["exitCode"])
+      | c, none =>
+        .fail .outcomeCheckPassed
+          s!"the outcome check \"{o.command}\" did not finish ({(c.map Completion.name).getD "no exit code"})"
+          (some ["exitCode"])
       | _, some code =>
         .fail .outcomeCheckPassed s!"\"{o.command}\" exited {code}; expected {expected}" (some ["exitCode"])
 
