@@ -129,6 +129,7 @@ export function rewardsParams(model: TrajectoryModel, uri: string, backend: Back
     uri,
     backend,
     full: from === 0,
+    ...(from > 0 ? { from } : {}),
     lineCount: model.lineCount,
     lines,
     // A partial update carries only the visits that can have changed: those

@@ -93,10 +93,16 @@ export const RewardsParams = z.object({
   backend: BackendLabel,
   /**
    * true: `lines` describes the whole document (lines absent from it have no
-   * reward). false: only lines from the first one listed on changed (a live
-   * append); keep earlier lines as they were and drop those past `lineCount`.
+   * reward). false: only lines from `from` on changed (a live append or an
+   * edit); keep earlier lines as they were and drop those past `lineCount`.
    */
   full: z.boolean().default(true),
+  /**
+   * For a partial update, the first line that changed: rewards the client holds
+   * for lines at or after it are replaced by `lines` (a line absent from
+   * `lines` no longer has a reward).
+   */
+  from: z.number().int().nonnegative().optional(),
   /** Lines in the document now. */
   lineCount: z.number().int().nonnegative(),
   lines: z.array(LineReward),
