@@ -139,6 +139,13 @@ test('a workflow document: every well-formedness problem is a diagnostic at its 
   unreachable.stages.push({ id: 'orphan', tools: ['read_file'], budget: 1 });
   const second = await client.open(pathToFileURL('/tmp/y.larflow.json').toString(), JSON.stringify(unreachable, null, 2), 'lar-workflow');
   assert.deepEqual(second.diagnostics.map((d) => d.code), ['workflow.unreachable_stage']);
+
+  const noTerminal = JSON.parse(JSON.stringify(unreachable));
+  noTerminal.stages.pop();
+  noTerminal.transitions = { explore: ['edit'], edit: ['explore'], verify: ['edit'] };
+  const third = await client.open(pathToFileURL('/tmp/z.larflow.json').toString(), JSON.stringify(noTerminal, null, 2), 'lar-workflow');
+  assert.ok(third.diagnostics.some((d) => d.code === 'workflow.no_reachable_terminal'), JSON.stringify(third.diagnostics.map((d) => d.code)));
+  assert.ok(third.diagnostics.every((d) => d.source === 'lar (builtin)'));
 });
 
 test('hover, code lenses and document symbols describe steps and stage visits', async () => {
