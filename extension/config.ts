@@ -29,7 +29,8 @@ export function readConfig(): Config {
 
 /** What the server is started with (`initializationOptions`). */
 export interface ServerOptionsFromConfig {
-  leanPath: string;
+  /** Absent when the setting is empty: the server then looks at $LAR_LEAN_PATH, PATH and ~/.elan/bin. */
+  leanPath?: string;
   backend: BackendChoice;
 }
 
@@ -39,7 +40,8 @@ export interface ServerOptionsFromConfig {
  * (`lean`, `lake`, elan picking the toolchain a workspace pins).
  */
 export function initializationOptions(config: Config, trusted: boolean): ServerOptionsFromConfig {
-  return trusted ? { leanPath: config.leanPath, backend: config.backend } : { leanPath: '', backend: 'builtin' };
+  if (!trusted) return { backend: 'builtin' };
+  return config.leanPath ? { leanPath: config.leanPath, backend: config.backend } : { backend: config.backend };
 }
 
 /** Settings that only take effect when the server restarts. */

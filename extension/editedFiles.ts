@@ -97,7 +97,9 @@ export class EditedFiles implements vscode.Disposable {
         state.steps.push(ref);
         const text = await this.readText(file);
         if (text === undefined) continue;
-        state.hints = applyStep(state.hints, ref, changedLineRanges(event, text));
+        const changed = changedLineRanges(event, text);
+        this.output.debug(`step ${ref.step} of ${params.uri} changed ${key}: ${JSON.stringify(changed)}`);
+        state.hints = applyStep(state.hints, ref, changed);
         touched.add(key);
       }
     }
