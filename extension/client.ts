@@ -48,8 +48,7 @@ export const BackendMethod = 'lar/backend';
 const METHOD_NOT_FOUND = -32601;
 
 export interface ClientEvents {
-  /** `from`: the first line a partial notification covers, when the server says so (a `from` field, not yet in the schema). */
-  onRewards(params: RewardsParams, from: number | undefined): void;
+  onRewards(params: RewardsParams): void;
   onBackend(label: BackendLabel): void;
   /** The client started, stopped or failed; `problem` says why it is not running. */
   onStateChange(running: boolean, problem?: string): void;
@@ -151,9 +150,8 @@ export class LarClient implements vscode.Disposable {
       this.output.warn(`ignored a malformed ${RewardsMethod} notification${uri}:\n${z.prettifyError(parsed.error)}`);
       return;
     }
-    const from = (raw as { from?: unknown }).from;
     try {
-      this.events.onRewards(parsed.data, typeof from === 'number' && Number.isInteger(from) && from >= 0 ? from : undefined);
+      this.events.onRewards(parsed.data);
     } catch (err) {
       this.output.error(`drawing ${RewardsMethod} for ${parsed.data.uri}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     }

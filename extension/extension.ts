@@ -23,9 +23,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ clie
   const status = new StatusBar(runs);
 
   client = new LarClient(context, output, {
-    onRewards(params, from) {
+    onRewards(params) {
       if (!runs.current()) void vscode.commands.executeCommand('setContext', 'lean4Agentic.hasRun', true);
-      const whole = runs.update(params, from);
+      const whole = runs.update(params);
       status.refresh();
       gutter.update(whole);
       editedFiles.update(whole).catch((err: unknown) => output.error(`edited-file hints for ${params.uri}: ${String(err)}`));

@@ -21,8 +21,8 @@ export class RunRegistry {
   private seq = 0;
 
   /** Takes a notification in (merging a partial one into what is known) and returns the whole picture. */
-  update(params: RewardsParams, from?: number): RewardsParams {
-    const merged = mergeRewards(this.runs.get(params.uri)?.params, params, from);
+  update(params: RewardsParams): RewardsParams {
+    const merged = mergeRewards(this.runs.get(params.uri)?.params, params);
     this.runs.set(params.uri, { params: merged, seq: ++this.seq });
     return merged;
   }
@@ -49,18 +49,17 @@ export class RunRegistry {
 /**
  * The whole document's rewards after a notification. A full one replaces what
  * was known; a partial one (`full: false`, a live append or an edit further
- * down) keeps the known lines before the first line it covers and replaces the
- * rest. Which line that is: `from` when the server says so, else the first line
- * it lists (else none: only lines past `lineCount` go). Lines past `lineCount`
- * are dropped either way. Stage visits listed replace the known ones with the
+ * down) keeps the known lines before `from` and replaces the rest by its
+ * lines, so a line it does not list has no reward any more (without `from`:
+ * from the first line it lists). Lines past `lineCount` are dropped either way. Stage visits listed replace the known ones with the
  * same `visit` index; known visits past the last one listed go (a partial
  * notification lists the visits ending at or after the changed line and the
  * open one; listing all of them works the same).
  */
-export function mergeRewards(prev: RewardsParams | undefined, next: RewardsParams, from?: number): RewardsParams {
+export function mergeRewards(prev: RewardsParams | undefined, next: RewardsParams): RewardsParams {
   const inDoc = (l: { line: number }) => l.line < next.lineCount;
   if (next.full !== false || !prev) return { ...next, lines: next.lines.filter(inDoc) };
-  const cut = from ?? next.lines[0]?.line ?? next.lineCount;
+  const cut = next.from ?? next.lines[0]?.line ?? next.lineCount;
   const kept = prev.lines.filter((l) => l.line < cut && inDoc(l));
   return { ...next, full: true, lines: [...kept, ...next.lines.filter((l) => l.line >= cut && inDoc(l))], stages: mergeStages(prev.stages, next.stages) };
 }

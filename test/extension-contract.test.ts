@@ -78,23 +78,21 @@ test('a live append: the merged partial notification equals a fresh full verific
   assert.deepEqual(known.stages, lastRewards(fresh).stages);
 });
 
-test(
-  'an edit that takes a line\'s reward away (a step turned into a message) clears its mark',
-  { todo: 'needs the server to say where a partial notification starts (`from`); see extension/README.md' },
-  async () => {
-    const u = uri('contract-message.lar.jsonl');
-    await client.open(u, fixture);
-    let known = lastRewards(u);
-    const line = 3;
-    const old = fixture.split('\n')[line]!;
-    await client.next(u, () =>
-      client.connection.sendNotification('textDocument/didChange', {
-        textDocument: { uri: u, version: 2 },
-        contentChanges: [{ range: { start: { line, character: 0 }, end: { line, character: old.length } }, text: '{"type":"message","role":"assistant","content":"thinking"}' }],
-      }),
-    );
-    const raw = client.notifications.filter((n) => n.method === 'lar/rewards').at(-1)!.params as { from?: number };
-    known = mergeRewards(known, lastRewards(u), raw.from);
-    assert.ok(!known.lines.some((l) => l.line === line), 'the message line has no reward');
-  },
-);
+test('an edit that takes a line\'s reward away (a step turned into a message) clears its mark', async () => {
+  const u = uri('contract-message.lar.jsonl');
+  await client.open(u, fixture);
+  let known = lastRewards(u);
+  const line = 3;
+  const old = fixture.split('\n')[line]!;
+  await client.next(u, () =>
+    client.connection.sendNotification('textDocument/didChange', {
+      textDocument: { uri: u, version: 2 },
+      contentChanges: [{ range: { start: { line, character: 0 }, end: { line, character: old.length } }, text: '{"type":"message","role":"assistant","content":"thinking"}' }],
+    }),
+  );
+  const partial = lastRewards(u);
+  assert.equal(partial.full, false);
+  known = mergeRewards(known, partial);
+  assert.ok(!known.lines.some((l) => l.line === line), 'the message line has no reward');
+  assert.deepEqual(marks(known).stepPass, [2, 4, 7, 9]);
+});

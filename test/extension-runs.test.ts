@@ -44,10 +44,13 @@ test('a partial notification re-scoring lines from the middle replaces them, and
   assert.deepEqual(mergeRewards(prev, shorter).lines, [step(1), step(2)]);
 });
 
-test('with `from`, a line that lost its reward (a step turned into a message) loses its mark', () => {
+test('`from`: a line that lost its reward (a step turned into a message) loses its mark', () => {
   const prev = params('u');
-  const next = params('u', { full: false, lineCount: 4, lines: [step(3)] });
-  assert.deepEqual(mergeRewards(prev, next, 2).lines, [prev.lines[0], step(1), step(3)]);
+  const next = params('u', { full: false, from: 2, lineCount: 4, lines: [step(3)] });
+  assert.deepEqual(mergeRewards(prev, next).lines, [prev.lines[0], step(1), step(3)]);
+  // Without `from` only the lines from the first one listed could be replaced: line 2 would keep its old mark.
+  const { from: _from, ...without } = next;
+  assert.deepEqual(mergeRewards(prev, without).lines, [prev.lines[0], step(1), step(2), step(3)]);
 });
 
 const visit = (v: number, stage: string, endLine?: number, reward: -1 | 0 | 1 = 1) => ({
