@@ -17,35 +17,19 @@ import {
   AppendStepMethod,
   AppendStepParams,
   BackendLabel,
+  BackendMethod,
   CheckToolCallMethod,
   CheckToolCallParams,
   CheckToolCallResult,
   RewardsMethod,
   RewardsParams,
+  VerifyMethod,
+  VerifyResult,
 } from '../core/protocol/lsp';
 import { initializationOptions, readConfig } from './config';
 
 export const TRAJECTORY_LANGUAGE = 'lar-trajectory';
 export const WORKFLOW_LANGUAGE = 'lar-workflow';
-
-/** `lar/verify` (client → server request): verify this document again from scratch. Not in core/protocol/lsp.ts yet. */
-export const VerifyMethod = 'lar/verify';
-/** What `lar/verify` answers (read leniently: only what the status message needs). */
-export const VerifyResult = z.object({
-  backend: BackendLabel.optional(),
-  summary: z.object({ return: z.number(), outcome: z.number(), steps: z.number() }).nullish(),
-  fatal: z.string().nullish(),
-});
-export type VerifyResult = z.infer<typeof VerifyResult>;
-/**
- * `lar/backend` (server → client notification, asked of the server; see
- * extension/README.md): the backend now deciding, sent when it is chosen or
- * changes, so the status bar can say so before any trajectory is open.
- */
-export const BackendMethod = 'lar/backend';
-
-/** JSON-RPC "method not found". */
-const METHOD_NOT_FOUND = -32601;
 
 export interface ClientEvents {
   onRewards(params: RewardsParams): void;
@@ -174,23 +158,12 @@ export class LarClient implements vscode.Disposable {
     await this.requireClient().sendNotification(AppendStepMethod, AppendStepParams.parse(params));
   }
 
-  /**
-   * Verifies a document again from scratch: `lar/verify` when the server has
-   * it, else the document is closed and reopened on the server's side.
-   */
-  async reverify(document: vscode.TextDocument): Promise<VerifyResult | 'reopened'> {
+  /** Verifies a document again from scratch (`lar/verify`). */
+  async reverify(document: vscode.TextDocument): Promise<VerifyResult> {
     const client = this.requireClient();
     const uri = client.code2ProtocolConverter.asUri(document.uri);
-    try {
-      const result = VerifyResult.safeParse(await client.sendRequest(VerifyMethod, { uri }));
-      return result.success ? result.data : {};
-    } catch (err) {
-      if ((err as { code?: unknown }).code !== METHOD_NOT_FOUND) throw err;
-    }
-    await client.sendNotification('textDocument/didClose', { textDocument: { uri } });
-    await client.sendNotification('textDocument/didOpen', {
-      textDocument: { uri, languageId: document.languageId, version: document.version, text: document.getText() },
-    });
-    return 'reopened';
+    const result = VerifyResult.safeParse(await client.sendRequest(VerifyMethod, { uri }));
+    if (!result.success) throw new Error(`unexpected answer to ${VerifyMethod}: ${z.prettifyError(result.error)}`);
+    return result.data;
   }
 }

@@ -42,7 +42,7 @@ function message(err: unknown): string {
 }
 
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
-  const { client, runs, editedFiles, output } = deps;
+  const { client, runs, editedFiles } = deps;
   return [
     vscode.commands.registerCommand(COMMANDS.verifyTrajectory, async (target?: vscode.Uri) => {
       const active = vscode.window.activeTextEditor?.document;
@@ -63,12 +63,10 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       try {
         const result = await client.reverify(doc);
         const name = vscode.workspace.asRelativePath(uri);
-        if (result === 'reopened') {
-          output.info(`verify ${uri.toString()}: reopened on the server (it has no lar/verify)`);
-        } else if (result.fatal) {
+        if (result.fatal) {
           void vscode.window.showWarningMessage(`Lean4 Agentic: ${name} could not be verified: ${result.fatal}`);
         } else if (result.summary) {
-          const by = result.backend ? ` (${result.backend.backend})` : '';
+          const by = ` (${result.backend.backend})`;
           vscode.window.setStatusBarMessage(
             `$(check) ${name}: ${result.summary.steps} steps, outcome ${result.summary.outcome}, return ${formatNumber(result.summary.return)}${by}`,
             5000,

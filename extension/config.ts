@@ -1,3 +1,4 @@
+import type { ServerOptions } from '../core/protocol/lsp';
 /** The extension's settings (`lean4Agentic.*`), read in one place. */
 import * as vscode from 'vscode';
 
@@ -28,7 +29,7 @@ export function readConfig(): Config {
 }
 
 /** What the server is started with (`initializationOptions`). */
-export interface ServerOptionsFromConfig {
+export interface ServerOptionsFromConfig extends ServerOptions {
   /** Absent when the setting is empty: the server then looks at $LAR_LEAN_PATH, PATH and ~/.elan/bin. */
   leanPath?: string;
   backend: BackendChoice;
@@ -40,8 +41,11 @@ export interface ServerOptionsFromConfig {
  * (`lean`, `lake`, elan picking the toolchain a workspace pins).
  */
 export function initializationOptions(config: Config, trusted: boolean): ServerOptionsFromConfig {
-  if (!trusted) return { backend: 'builtin' };
-  return config.leanPath ? { leanPath: config.leanPath, backend: config.backend } : { backend: config.backend };
+  // VS Code validates *.larflow.json against the JSON Schema itself (jsonValidation):
+  // the server leaves those schema errors to it instead of reporting them twice.
+  const common = { workflowSchemaByClient: true };
+  if (!trusted) return { ...common, backend: 'builtin' };
+  return config.leanPath ? { ...common, leanPath: config.leanPath, backend: config.backend } : { ...common, backend: config.backend };
 }
 
 /** Settings that only take effect when the server restarts. */

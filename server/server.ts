@@ -9,7 +9,20 @@ import {
   type InitializeResult,
 } from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { BackendLabel, AppendStepMethod, AppendStepParams, CheckToolCallMethod, CheckToolCallParams, RewardsMethod, type CheckToolCallResult } from '../core/protocol/lsp';
+import {
+  AppendStepMethod,
+  AppendStepParams,
+  BackendMethod,
+  CheckToolCallMethod,
+  CheckToolCallParams,
+  RewardsMethod,
+  ServerOptions,
+  VerifyMethod,
+  VerifyParams,
+  type BackendLabel,
+  type CheckToolCallResult,
+  type VerifyResult,
+} from '../core/protocol/lsp';
 import { LeanBackend } from '../core/lean';
 import { detectLean } from '../core/lean/detect';
 import { verifyTrajectoryTextWith } from '../core/verifier/verify';
@@ -19,13 +32,6 @@ import { lineDiagnostics, runDiagnostics, workflowDiagnostics, type DiagnosticSo
 import { codeLenses, documentSymbols, hoverAt, rewardsParams } from './presentation';
 import { TrajectoryModel } from './trajectoryModel';
 
-export const VerifyMethod = 'lar/verify';
-
-export interface ServerOptions {
-  /** `auto` (Lean when a toolchain is found), `lean`, or `builtin`. */
-  backend?: 'auto' | 'lean' | 'builtin';
-  leanPath?: string;
-}
 
 interface Run {
   model: TrajectoryModel;
@@ -121,10 +127,9 @@ export function startServer(connection: Connection): void {
             void connection.sendDiagnostics({ uri, diagnostics: run.lineDiags.concat(runDiagnostics(run.model, src)) });
           })
           .catch((e: Error) => {
-            label = { backend: 'builtin', reason: `the Lean checker failed (${e.message}); the builtin verifier decides` };
             lean?.dispose();
             lean = undefined;
-            connection.console.error(`lar: ${label.reason}`);
+            setLabel({ backend: 'builtin', reason: `the Lean checker failed (${e.message}); the builtin verifier decides` });
             for (const [u, r] of runs) publish(u, r, 0);
           });
       }, 200),
@@ -134,12 +139,19 @@ export function startServer(connection: Connection): void {
   function checkWorkflowDocument(doc: TextDocument): void {
     const text = doc.getText();
     const load = loadWorkflowText(text);
-    void connection.sendDiagnostics({ uri: doc.uri, version: doc.version, diagnostics: workflowDiagnostics(text, load.problems, 'lar (builtin)') });
+    const problems = options.workflowSchemaByClient ? load.problems.filter((p) => p.code !== 'workflow.schema') : load.problems;
+    void connection.sendDiagnostics({ uri: doc.uri, version: doc.version, diagnostics: workflowDiagnostics(text, problems, 'lar (builtin)') });
   }
 
+  let options = ServerOptions.parse({});
+
   connection.onInitialize((params: InitializeParams): InitializeResult => {
-    const opts = (params.initializationOptions ?? {}) as ServerOptions;
-    void chooseBackend(opts);
+    const given = ServerOptions.safeParse(params.initializationOptions ?? {});
+    if (!given.success) connection.console.error(`lar: ignoring bad initialization options: ${given.error.issues[0]?.message}`);
+    options = given.success ? given.data : options;
+    // An empty path is no path (settings default to "").
+    if (options.leanPath !== undefined && options.leanPath.trim() === '') delete options.leanPath;
+    void chooseBackend(options);
     return {
       capabilities: {
         textDocumentSync: TextDocumentSyncKind.Incremental,
@@ -151,20 +163,25 @@ export function startServer(connection: Connection): void {
     };
   });
 
+  function setLabel(next: BackendLabel): void {
+    label = next;
+    connection.console.info(`lar: backend ${label.backend}: ${label.reason}`);
+    void connection.sendNotification(BackendMethod, label);
+  }
+
   async function chooseBackend(opts: ServerOptions): Promise<void> {
     const want = opts.backend ?? 'auto';
     if (want === 'builtin') {
-      label = { backend: 'builtin', reason: 'the builtin backend was chosen in the settings' };
+      setLabel({ backend: 'builtin', reason: 'the builtin backend was chosen in the settings' });
     } else {
       const found = await detectLean(opts.leanPath !== undefined ? { leanPath: opts.leanPath } : {});
       if (found.available) {
         lean = new LeanBackend(opts.leanPath !== undefined ? { leanPath: opts.leanPath } : {});
-        label = { backend: 'lean', reason: `Lean ${found.version} at ${found.lake}` };
+        setLabel({ backend: 'lean', reason: `Lean ${found.version} at ${found.lake}` });
       } else {
-        label = { backend: 'builtin', reason: found.reason };
+        setLabel({ backend: 'builtin', reason: found.reason });
       }
     }
-    connection.console.info(`lar: backend ${label.backend}: ${label.reason}`);
     for (const [uri, run] of runs) publish(uri, run, 0);
   }
 
@@ -221,9 +238,8 @@ export function startServer(connection: Connection): void {
     return result;
   });
 
-  connection.onRequest(VerifyMethod, (raw: unknown) => {
-    const uri = (raw as { uri?: unknown } | null)?.uri;
-    if (typeof uri !== 'string') throw new Error(`${VerifyMethod} needs { uri }`);
+  connection.onRequest(VerifyMethod, (raw: unknown): VerifyResult => {
+    const { uri } = VerifyParams.parse(raw);
     const doc = documents.get(uri);
     const path = pathOf(uri);
     const text = doc?.getText() ?? (path && existsSync(path) ? readFileSync(path, 'utf8') : undefined);

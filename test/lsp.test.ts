@@ -224,3 +224,25 @@ test('with a Lean toolchain the Lean checker decides, and every diagnostic says 
     await lean.stop();
   }
 });
+
+test('lar/backend names the backend once chosen; lar/verify verifies again; an empty leanPath is no path', async () => {
+  const c = await LspClient.start(undefined, { backend: 'auto', leanPath: '', workflowSchemaByClient: true }, { ...process.env, PATH: '/usr/bin:/bin', HOME: mkdtempSync(join(tmpdir(), 'lar-home-')) });
+  try {
+    const u = uri('verify-again.lar.jsonl');
+    await c.open(u, fixture);
+    for (let i = 0; i < 100 && !c.notifications.some((n) => n.method === 'lar/backend'); i++) await new Promise((r) => setTimeout(r, 50));
+    const backend = c.notifications.find((n) => n.method === 'lar/backend')!.params as { backend: string; reason: string };
+    assert.equal(backend.backend, 'builtin');
+    assert.match(backend.reason, /No Lean toolchain found/);
+    assert.doesNotMatch(backend.reason, /setting \(.*verify-again/, 'the empty leanPath was not taken for a folder');
+    const result = (await c.connection.sendRequest('lar/verify', { uri: u })) as { summary: { return: number; outcome: number; steps: number }; fatal: null };
+    assert.deepEqual({ ...result.summary, return: Number(result.summary.return.toFixed(3)) }, { return: 1.694, outcome: 1, steps: 9 });
+    assert.equal(result.fatal, null);
+    await assert.rejects(c.connection.sendRequest('lar/verify', { nope: 1 }));
+    // Schema errors of workflow files are left to the client's JSON validation when it says so.
+    const { diagnostics } = await c.open(pathToFileURL('/tmp/schema.larflow.json').toString(), '{"lar": 1, "id": "x", "stages": []}', 'lar-workflow');
+    assert.deepEqual(diagnostics, []);
+  } finally {
+    await c.stop();
+  }
+});

@@ -125,3 +125,31 @@ export const RewardsParams = z.object({
   fatal: z.string().optional(),
 });
 export type RewardsParams = z.input<typeof RewardsParams>;
+
+/** `lar/backend` (server → client notification): the backend now deciding, sent when it is chosen or changes. */
+export const BackendMethod = 'lar/backend';
+
+/** `lar/verify` (client → server request): verify this document (or file) again from scratch. */
+export const VerifyMethod = 'lar/verify';
+export const VerifyParams = z.object({ uri: z.string() });
+export const VerifyResult = z.object({
+  backend: BackendLabel,
+  summary: z.object({ return: z.number(), outcome: z.number(), steps: z.number() }).nullable(),
+  fatal: z.string().nullable(),
+});
+export type VerifyResult = z.infer<typeof VerifyResult>;
+
+/** Options the client passes at initialize. */
+export const ServerOptions = z.object({
+  /** `auto` (Lean when a toolchain is found), `lean`, or `builtin`. */
+  backend: z.enum(['auto', 'lean', 'builtin']).default('auto'),
+  /** Folder (or executable) of lake/lean; empty means unset. */
+  leanPath: z.string().optional(),
+  /**
+   * Leave schema errors of workflow documents to the client's own JSON
+   * validation (VS Code validates *.larflow.json against the generated JSON
+   * Schema), so they are not reported twice.
+   */
+  workflowSchemaByClient: z.boolean().default(false),
+});
+export type ServerOptions = z.input<typeof ServerOptions>;

@@ -40,6 +40,9 @@ export class LspClient {
       const waiter = this.rewardWaiters.shift();
       waiter?.(params);
     });
+    this.connection.onNotification('lar/backend', (params: unknown) => {
+      this.notifications.push({ method: 'lar/backend', params });
+    });
     this.connection.onRequest('workspace/configuration', () => []);
     this.connection.onNotification('window/logMessage', () => {});
     this.connection.listen();
