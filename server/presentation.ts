@@ -1,7 +1,7 @@
 import { Command, DocumentSymbol, type CodeLens, SymbolKind, type Hover, type Range } from 'vscode-languageserver';
 import { CHECKS } from '../core/verifier/checks';
 import type { StageVisitResult } from '../core/verifier/state';
-import type { BackendLabel, LineReward, RewardsParams } from '../core/protocol/lsp';
+import type { BackendLabel, LineRewardInput as LineReward, RewardsParamsInput as RewardsParams } from '../core/protocol/lsp';
 import { rangeOf } from './diagnostics';
 import type { TrajectoryModel } from './trajectoryModel';
 
@@ -99,10 +99,13 @@ export function lineReward(model: TrajectoryModel, line: number): LineReward | u
   if (!entry) return undefined;
   const p = entry.parsed;
   if (p.kind === 'malformed') return { line, kind: 'malformed', failed: ['trajectory.malformed'] };
-  if (p.kind === 'header') return { line, kind: 'header', failed: [] };
+  if (p.kind === 'header') return { line, kind: 'header' };
   const r = entry.result;
   if (!r || (r.type !== 'tool_call' && r.type !== 'outcome')) return undefined;
-  const out: LineReward = { line, kind: r.type === 'tool_call' ? 'step' : 'outcome', failed: r.verdicts.filter((v) => !v.ok).map((v) => v.check) };
+  const out: LineReward = { line, kind: r.type === 'tool_call' ? 'step' : 'outcome' };
+  // Most lines pass everything: leaving out the empty list keeps a full notification small.
+  const failed = r.verdicts.filter((v) => !v.ok).map((v) => v.check);
+  if (failed.length) out.failed = failed;
   if (r.step !== undefined) out.step = r.step;
   if (r.tool !== undefined) out.tool = r.tool;
   if (r.stage !== undefined) out.stage = r.stage;

@@ -95,9 +95,17 @@ export function startServer(connection: Connection): void {
     const src = source();
     rebuildLineDiagnostics(run, from, src);
     const diagnostics = run.lineDiags.concat(runDiagnostics(model, src));
-    // Rewards first: a client that waits for the diagnostics then has both.
-    void connection.sendNotification(RewardsMethod, rewardsParams(model, uri, label, run.version, from));
-    void connection.sendDiagnostics({ uri, diagnostics, ...(run.version !== undefined ? { version: run.version } : {}) });
+    // The smaller message first, so neither waits behind the other: a live
+    // append's rewards are one line, a full document's rewards outweigh its diagnostics.
+    const rewards = () => void connection.sendNotification(RewardsMethod, rewardsParams(model, uri, label, run.version, from));
+    const diags = () => void connection.sendDiagnostics({ uri, diagnostics, ...(run.version !== undefined ? { version: run.version } : {}) });
+    if (from > 0) {
+      rewards();
+      diags();
+    } else {
+      diags();
+      rewards();
+    }
     if (lean) scheduleLean(uri, run);
   }
 

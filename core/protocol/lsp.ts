@@ -67,13 +67,16 @@ export const LineReward = z.object({
   toolReward: z.union([z.literal(-1), z.literal(0), z.literal(1)]).optional(),
   /** The stage visit this line ended, scored. */
   stageEnd: z.object({ stage: z.string(), reward: z.union([z.literal(-1), z.literal(0), z.literal(1)]) }).optional(),
-  /** Check ids that failed on this line. */
-  failed: z.array(z.string()),
+  /** Check ids that failed on this line (omitted when none). */
+  failed: z.array(z.string()).default([]),
   /** Workspace-relative files this step changed, for hints in those files. */
   filesChanged: z.array(z.string()).optional(),
   status: z.enum(CALL_STATUSES).optional(),
 });
-export type LineReward = z.infer<typeof LineReward>;
+/** A line reward as a client holds it (after parsing: `failed` is always there). */
+export type LineReward = z.output<typeof LineReward>;
+/** A line reward as the server writes it. */
+export type LineRewardInput = z.input<typeof LineReward>;
 
 export const StageVisitWire = z.object({
   stage: z.string(),
@@ -124,7 +127,10 @@ export const RewardsParams = z.object({
   /** Why nothing could be verified, when that is so. */
   fatal: z.string().optional(),
 });
-export type RewardsParams = z.input<typeof RewardsParams>;
+/** The notification as a client holds it, after parsing with the schema. */
+export type RewardsParams = z.output<typeof RewardsParams>;
+/** The notification as the server writes it (defaults may be left out). */
+export type RewardsParamsInput = z.input<typeof RewardsParams>;
 
 /** `lar/backend` (server → client notification): the backend now deciding, sent when it is chosen or changes. */
 export const BackendMethod = 'lar/backend';

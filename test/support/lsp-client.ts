@@ -86,8 +86,23 @@ export class LspClient {
     return this.nthDiagnostics(uri, n);
   }
 
-  open(uri: string, text: string, languageId = 'lar-trajectory', version = 1): Promise<PublishDiagnosticsParams> {
-    return this.next(uri, () => this.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId, version, text } }));
+  /** Opens a document; resolves with its diagnostics once its lar/rewards (for trajectories) has come too. */
+  async open(uri: string, text: string, languageId = 'lar-trajectory', version = 1): Promise<PublishDiagnosticsParams> {
+    const rewardsBefore = this.rewardsCount(uri);
+    const published = await this.next(uri, () => this.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId, version, text } }));
+    if (languageId === 'lar-trajectory') await this.waitFor(() => this.rewardsCount(uri) > rewardsBefore, `lar/rewards for ${uri}`);
+    return published;
+  }
+
+  private rewardsCount(uri: string): number {
+    return this.notifications.filter((n) => n.method === 'lar/rewards' && (n.params as { uri?: string }).uri === uri).length;
+  }
+
+  private async waitFor(done: () => boolean, what: string): Promise<void> {
+    for (const deadline = Date.now() + 20_000; !done(); ) {
+      if (Date.now() > deadline) throw new Error(`no ${what} within 20 s`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
   }
 
   async stop(): Promise<void> {
