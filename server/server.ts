@@ -210,11 +210,14 @@ export function startServer(connection: Connection): void {
       return;
     }
     const { uri, text, line } = parsed.data;
-    // An open document follows its editor; the editor reloads the file the run writes.
-    if (documents.get(uri)) return;
+    // Taken even while the file is open in an editor: the gate must see the
+    // step now, not when the editor reloads the file. That reload then changes
+    // nothing (the model already has the line); an unsaved edit in the editor
+    // wins at its next change.
     const run = runFor(uri);
     const have = run.model.lineCount;
     if (line === have + 1) {
+      run.version = undefined; // these diagnostics are ahead of the editor's copy
       const stats = run.model.append(text);
       publish(uri, run, stats.from);
       return;

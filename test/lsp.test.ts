@@ -246,3 +246,19 @@ test('lar/backend names the backend once chosen; lar/verify verifies again; an e
     await c.stop();
   }
 });
+
+test('a live run open in the editor: the gate sees an appended step before the editor reloads the file', async () => {
+  const u = uri('open-live.lar.jsonl');
+  const lines = fixture.trimEnd().split('\n');
+  await client.open(u, lines.slice(0, 6).join('\n') + '\n');
+  await client.next(u, () => client.connection.sendNotification('lar/appendStep', { uri: u, text: lines[6]!, line: 7 }));
+  const gate = (await client.connection.sendRequest('lar/checkToolCall', { uri: u, call: { tool: 'edit_file', args: { path: 'src/sum.js', search: 'a - b', replace: 'a + b' } } })) as { decision: string; stage: string };
+  assert.equal(gate.stage, 'edit', 'the enter_stage just appended has moved the run');
+  assert.equal(gate.decision, 'allow');
+  // The editor reloads the file from disk: same text, nothing changes.
+  const reloaded = await client.next(u, () =>
+    client.connection.sendNotification('textDocument/didChange', { textDocument: { uri: u, version: 2 }, contentChanges: [{ text: lines.slice(0, 7).join('\n') + '\n' }] }),
+  );
+  assert.equal(reloaded.version, 2);
+  assert.equal(byCode(reloaded.diagnostics, 'tool.permitted').length, 1);
+});
