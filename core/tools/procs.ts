@@ -1,0 +1,142 @@
+/**
+ * Process facts for the terminal, read from /proc on Linux (with `ps` as a
+ * fallback elsewhere): the session's processes, the foreground process group
+ * of a terminal, and whether a process is blocked reading the terminal.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+
+export interface ProcInfo {
+  pid: number;
+  ppid: number;
+  pgrp: number;
+  session: number;
+  /** Foreground process group of the process's controlling terminal (-1: none). */
+  tpgid: number;
+  state: string;
+}
+
+const hasProc = existsSync('/proc/self/stat');
+
+function parseStat(pid: number): ProcInfo | undefined {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const rest = s.slice(s.lastIndexOf(')') + 2).split(' ');
+    return { pid, state: rest[0]!, ppid: Number(rest[1]), pgrp: Number(rest[2]), session: Number(rest[3]), tpgid: Number(rest[5]) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** All processes visible to us. */
+export function listProcesses(): ProcInfo[] {
+  if (hasProc) {
+    const out: ProcInfo[] = [];
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      const p = parseStat(Number(name));
+      if (p) out.push(p);
+    }
+    return out;
+  }
+  try {
+    const text = execFileSync('ps', ['-A', '-o', 'pid=,ppid=,pgid=,sess=,tpgid=,stat='], { encoding: 'utf8' });
+    return text
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/))
+      .filter((f) => f.length >= 6)
+      .map((f) => ({ pid: Number(f[0]), ppid: Number(f[1]), pgrp: Number(f[2]), session: Number(f[3]), tpgid: Number(f[4]), state: f[5]! }));
+  } catch {
+    return [];
+  }
+}
+
+export function procInfo(pid: number): ProcInfo | undefined {
+  if (hasProc) return parseStat(pid);
+  return listProcesses().find((p) => p.pid === pid);
+}
+
+/**
+ * Every process that belongs to the shell: its descendants and everything in
+ * its session (which catches reparented background jobs), the shell excluded.
+ */
+export function sessionProcesses(shellPid: number): number[] {
+  const all = listProcesses();
+  const found = new Set<number>();
+  for (const p of all) if (p.session === shellPid && p.pid !== shellPid) found.add(p.pid);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const p of all) {
+      if (!found.has(p.pid) && p.pid !== shellPid && (p.ppid === shellPid || found.has(p.ppid))) {
+        found.add(p.pid);
+        grew = true;
+      }
+    }
+  }
+  return [...found];
+}
+
+export function killAll(pids: Iterable<number>, signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+/** Whether a process runs (a zombie waiting to be reaped does not). */
+export function alive(pid: number): boolean {
+  if (hasProc) {
+    const p = parseStat(pid);
+    return p !== undefined && p.state !== 'Z' && p.state !== 'X';
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const READ_SYSCALL: Partial<Record<string, number>> = { x64: 0, arm64: 63, ia32: 3, arm: 3, riscv64: 63, loong64: 63 };
+
+function linkOf(path: string): string | undefined {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether a process of the terminal's foreground process group (the shell
+ * itself for builtins like `read`) is blocked in read(2) on the terminal.
+ * `undefined` when it cannot be told on this system.
+ */
+export function waitingOnTerminal(shellPid: number): boolean | undefined {
+  const readNr = READ_SYSCALL[process.arch];
+  if (!hasProc || readNr === undefined) return undefined;
+  const shell = parseStat(shellPid);
+  const tty = linkOf(`/proc/${shellPid}/fd/0`);
+  if (!shell || !tty) return undefined;
+  const fg = shell.tpgid > 0 ? shell.tpgid : shellPid;
+  const candidates = fg === shellPid ? [shellPid] : [shellPid, ...sessionProcesses(shellPid)].filter((pid) => parseStat(pid)?.pgrp === fg);
+  let known = false;
+  for (const pid of candidates) {
+    let sys: string;
+    try {
+      sys = readFileSync(`/proc/${pid}/syscall`, 'utf8');
+    } catch {
+      continue;
+    }
+    known = true;
+    const f = sys.trim().split(' ');
+    if (Number(f[0]) !== readNr || f[1] === undefined) continue;
+    const fd = Number(f[1]);
+    if (linkOf(`/proc/${pid}/fd/${fd}`) === tty) return true;
+  }
+  return known ? false : undefined;
+}

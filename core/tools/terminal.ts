@@ -1,0 +1,615 @@
+/**
+ * A real shell in a pseudo-terminal (node-pty) that runs one command at a time
+ * and observes its end itself.
+ *
+ * Each command is written to a file in the caller's output folder and sourced
+ * by the shell on one input line framed by two markers the session prints with
+ * printf:
+ *
+ *     printf '__LAR_B_%s__\n' NONCE; . '/out/cmd-3-NONCE.sh'; printf '\n__LAR_E_%s_%d__\n' NONCE "$?"
+ *
+ * The nonce is random per command, so nothing the command prints can end it
+ * early, and the markers only exist once printf has run, so an echo of the
+ * input line cannot contain them either (echo is switched off anyway).
+ * Everything between the markers is the command's output: saved raw to
+ * `outputPath`, and given to the model stripped and capped (see output.ts).
+ *
+ * completion: `marker` (the end marker with `$?` was seen), `exit` (the shell
+ * itself exited, e.g. `exit 3`), `timeout` (interrupted after timeoutMs), or
+ * `unobserved` (waiting for input, cancelled, or the shell had to be killed).
+ * Only `marker` and `exit` carry an exit code; the others have exitCode null.
+ */
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { IPty } from 'node-pty';
+import { Completion, ToolResult } from '../schema/trajectory';
+import { CapOptions, capOutput, looksBinary, binarySummary, omissionMarker, stripTerminal } from './output';
+import { alive, killAll, procInfo, sessionProcesses, waitingOnTerminal } from './procs';
+
+export interface TerminalOptions {
+  /** The workspace folder: the shell starts here. */
+  cwd: string;
+  /** The shell's environment, as given by the caller. TERM, PAGER and GIT_PAGER get defaults when absent. */
+  env: Record<string, string | undefined>;
+  /** Folder for the command files and the full raw output of each command. */
+  outputDir: string;
+  /** Default: $SHELL from `env`, else /bin/bash, else /bin/sh. */
+  shell?: string;
+  /** Arguments for the shell (non-login). Default none. */
+  shellArgs?: string[];
+  cols?: number;
+  rows?: number;
+  /** How the model's text is capped. */
+  cap?: CapOptions;
+  /** Default per-command timeout. Default 120 000 ms. */
+  timeoutMs?: number;
+  /** No output for this long while the command reads the terminal: it waits for input. Default 3000 ms. */
+  inputIdleMs?: number;
+  /** After Ctrl-C, how long to wait for the shell to come back before killing. Default 1500 ms. */
+  graceMs?: number;
+  /** How long the shell may take to start (rc files included). Default 10 000 ms. */
+  startTimeoutMs?: number;
+}
+
+export interface RunOptions {
+  timeoutMs?: number;
+  inputIdleMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface RunResult {
+  exitCode: number | null;
+  completion: Completion;
+  /** Stripped of escape sequences, binary summarized, capped with head and tail. */
+  output: string;
+  truncated: boolean;
+  /** The full raw output (escape sequences included). */
+  outputPath: string;
+  durationMs: number;
+  /** Bytes of raw output the command produced. */
+  outputBytes: number;
+  /** The command was reading the terminal with no output for inputIdleMs; it was interrupted. */
+  waitingForInput?: boolean;
+  /** The caller's AbortSignal stopped it. */
+  cancelled?: boolean;
+  /** The output looked binary and was summarized. */
+  binary?: boolean;
+  /** The shell had to be killed; the next run starts a fresh one. */
+  shellRestarted?: boolean;
+}
+
+export class TerminalBusyError extends Error {
+  constructor(running: string) {
+    super(`the terminal is already running a command (${JSON.stringify(running.slice(0, 80))}); commands run one at a time`);
+    this.name = 'TerminalBusyError';
+  }
+}
+
+/** The trajectory's ToolResult for a run. */
+export function toToolResult(r: RunResult): ToolResult {
+  return {
+    exitCode: r.exitCode,
+    completion: r.completion,
+    output: r.output,
+    outputTruncated: r.truncated,
+    outputPath: r.outputPath,
+    durationMs: r.durationMs,
+  };
+}
+
+type ShellKind = 'bash' | 'zsh' | 'fish' | 'posix';
+
+function shellKind(shell: string): ShellKind {
+  const b = basename(shell);
+  if (b.includes('bash')) return 'bash';
+  if (b.includes('zsh')) return 'zsh';
+  if (b.includes('fish')) return 'fish';
+  return 'posix';
+}
+
+const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** Shell set-up: no echo, no line editor, no prompts, no history file, pagers that never wait. */
+function initScript(kind: ShellKind): string {
+  switch (kind) {
+    case 'bash':
+      return "stty -echo 2>/dev/null; set +o emacs +o vi +H 2>/dev/null; unset HISTFILE PROMPT_COMMAND; PS0=''; PS1=''; PS2=''";
+    case 'zsh':
+      return "stty -echo 2>/dev/null; unsetopt zle prompt_subst 2>/dev/null; unset HISTFILE; precmd_functions=(); preexec_functions=(); PROMPT=''; RPROMPT=''; PS2=''";
+    case 'fish':
+      return 'stty -echo 2>/dev/null; function fish_prompt; end; function fish_right_prompt; end; set -e fish_greeting';
+    default:
+      return "stty -echo 2>/dev/null; set +o emacs +o vi 2>/dev/null; PS1=''; PS2=''";
+  }
+}
+
+function pickShell(env: Record<string, string | undefined>, given?: string): string {
+  for (const s of [given, env.SHELL, '/bin/bash', '/bin/sh']) if (s && existsSync(s)) return s;
+  return '/bin/sh';
+}
+
+const nonce = (): string => randomBytes(8).toString('hex');
+
+interface Active {
+  command: string;
+  nonce: string;
+  phase: 'begin' | 'body' | 'done';
+  /** latin1 text not yet classified (may hold the start of a marker). */
+  held: string;
+  capture: Capture;
+  started: number;
+  finish: (completion: Completion, exitCode: number | null, extra?: Partial<RunResult>) => void;
+  lastOutput: number;
+  skipNewline?: boolean;
+  /** Set once the session started stopping the command: how the run ends whatever arrives. */
+  stopping?: { completion: Completion; extra: Partial<RunResult> };
+}
+
+/**
+ * Raw output of one command: written to its file as it arrives, with only a
+ * bounded head and tail kept in memory (a 200 MB command stays cheap).
+ */
+class Capture {
+  private fd: number;
+  private head: Buffer[] = [];
+  private headLen = 0;
+  private tail: Buffer[] = [];
+  private tailLen = 0;
+  bytes = 0;
+
+  constructor(
+    readonly path: string,
+    private readonly keep: number,
+  ) {
+    this.fd = openSync(path, 'w');
+  }
+
+  push(chunk: Buffer): void {
+    if (chunk.length === 0) return;
+    this.bytes += chunk.length;
+    if (this.fd >= 0) writeSync(this.fd, chunk);
+    if (this.headLen < this.keep) {
+      const take = chunk.subarray(0, this.keep - this.headLen);
+      this.head.push(take);
+      this.headLen += take.length;
+      chunk = chunk.subarray(take.length);
+      if (chunk.length === 0) return;
+    }
+    this.tail.push(chunk);
+    this.tailLen += chunk.length;
+    while (this.tailLen - (this.tail[0]?.length ?? 0) >= this.keep) this.tailLen -= this.tail.shift()!.length;
+  }
+
+  close(): void {
+    if (this.fd >= 0) closeSync(this.fd);
+    this.fd = -1;
+  }
+
+  /** The model's text: binary summarized, else stripped and capped with head and tail. */
+  text(cap: CapOptions): { text: string; truncated: boolean; binary: boolean } {
+    const head = Buffer.concat(this.head);
+    const tail = Buffer.concat(this.tail);
+    const whole = this.bytes === head.length + tail.length;
+    const check = looksBinary(whole ? Buffer.concat([head, tail]) : head);
+    const tailCheck = whole ? check : looksBinary(tail);
+    if (check.binary || tailCheck.binary) {
+      return { text: binarySummary({ ...check, bytes: this.bytes }, this.path), truncated: true, binary: true };
+    }
+    const decode = (b: Buffer): string => stripTerminal(new TextDecoder('utf-8').decode(b));
+    if (whole) {
+      const c = capOutput(decode(Buffer.concat([head, tail])), cap);
+      return { text: c.text, truncated: c.truncated, binary: false };
+    }
+    // Too big to hold: cap the head and the tail separately and name what lies between.
+    const maxBytes = cap.maxBytes ?? 16 * 1024;
+    const maxLines = cap.maxLines ?? 400;
+    const frac = cap.headFraction ?? 0.5;
+    const h = headPart(decode(head), Math.floor(maxBytes * frac), Math.floor(maxLines * frac));
+    const t = tailPart(decode(tail), maxBytes - Math.floor(maxBytes * frac), maxLines - Math.floor(maxLines * frac));
+    const omittedBytes = Math.max(0, this.bytes - Buffer.byteLength(h, 'utf8') - Buffer.byteLength(t, 'utf8'));
+    const lines = `${countNewlines(head) + countNewlines(tail)}+ (raw)`;
+    return { text: h + omissionMarker(0, omittedBytes).replace('0 lines', `${lines} lines`) + t, truncated: true, binary: false };
+  }
+}
+
+function countNewlines(b: Buffer): number {
+  let n = 0;
+  for (const x of b) if (x === 0x0a) n++;
+  return n;
+}
+
+function headPart(s: string, bytes: number, lines: number): string {
+  const c = capOutput(s, { maxBytes: bytes * 2, maxLines: lines * 2, headFraction: 0.5 });
+  return c.truncated ? c.text.slice(0, c.text.indexOf('\n… ')) : s;
+}
+
+function tailPart(s: string, bytes: number, lines: number): string {
+  const c = capOutput(s, { maxBytes: bytes * 2, maxLines: lines * 2, headFraction: 0.5 });
+  return c.truncated ? c.text.slice(c.text.indexOf(' omitted …\n') + ' omitted …\n'.length) : s;
+}
+
+export class TerminalSession {
+  private pty: IPty | undefined;
+  private kind: ShellKind;
+  private shellPath: string;
+  private active: Active | undefined;
+  private listeners = new Set<(data: string) => void>();
+  private exitListeners = new Set<(code: number) => void>();
+  private seq = 0;
+  private starting: Promise<void> | undefined;
+  private readyNonce = '';
+  private readyResolve: (() => void) | undefined;
+  private syncNonce = '';
+  private syncSeen: (() => void) | undefined;
+  private disposed = false;
+  private pendingExit: { code: number } | undefined;
+
+  constructor(private readonly options: TerminalOptions) {
+    this.shellPath = pickShell(options.env, options.shell);
+    this.kind = shellKind(this.shellPath);
+    mkdirSync(options.outputDir, { recursive: true });
+  }
+
+  /** The shell's pid while it runs. */
+  get pid(): number | undefined {
+    return this.pty?.pid;
+  }
+
+  get shell(): string {
+    return this.shellPath;
+  }
+
+  /** Raw pty data, for mirroring into an editor terminal. */
+  onData(listener: (data: string) => void): { dispose(): void } {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  /** The shell exited (by itself or killed). */
+  onExit(listener: (code: number) => void): { dispose(): void } {
+    this.exitListeners.add(listener);
+    return { dispose: () => this.exitListeners.delete(listener) };
+  }
+
+  resize(cols: number, rows: number): void {
+    this.pty?.resize(Math.max(1, cols), Math.max(1, rows));
+  }
+
+  /** Start the shell (runs also happen to start it). */
+  start(): Promise<void> {
+    if (this.disposed) return Promise.reject(new Error('the terminal session was disposed'));
+    if (this.pty) return this.starting ?? Promise.resolve();
+    const pty = require('node-pty') as typeof import('node-pty');
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(this.options.env)) if (v !== undefined) env[k] = v;
+    env.TERM ??= 'xterm-256color';
+    env.PAGER ??= 'cat';
+    env.GIT_PAGER ??= 'cat';
+    const p = pty.spawn(this.shellPath, this.options.shellArgs ?? [], {
+      name: env.TERM,
+      cols: this.options.cols ?? 120,
+      rows: this.options.rows ?? 30,
+      cwd: this.options.cwd,
+      env,
+      encoding: null,
+    } as import('node-pty').IPtyForkOptions);
+    this.pty = p;
+    this.pendingExit = undefined;
+    p.onData((d: string | Buffer) => this.data(typeof d === 'string' ? Buffer.from(d, 'utf8') : d));
+    p.onExit(({ exitCode }) => this.exited(p, exitCode));
+    this.readyNonce = nonce();
+    const startTimeout = this.options.startTimeoutMs ?? 10_000;
+    this.starting = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.readyResolve = undefined;
+        reject(new Error(`the shell ${this.shellPath} did not become ready within ${startTimeout} ms`));
+        this.killShell();
+      }, startTimeout);
+      this.readyResolve = () => {
+        clearTimeout(timer);
+        this.readyResolve = undefined;
+        this.exitWhileStarting = undefined;
+        resolve();
+      };
+      this.exitWhileStarting = (code) => {
+        clearTimeout(timer);
+        reject(new Error(`the shell ${this.shellPath} exited with code ${code} while starting`));
+      };
+    });
+    const ready = `printf '__LAR_R_%s__\\n' ${this.readyNonce}`;
+    p.write(`${initScript(this.kind)}; ${ready}\r`);
+    const s = this.starting;
+    s.then(
+      () => {
+        if (this.starting === s) this.starting = undefined;
+      },
+      () => {
+        if (this.starting === s) this.starting = undefined;
+      },
+    );
+    return s;
+  }
+
+  private exitWhileStarting: ((code: number) => void) | undefined;
+
+  /** Kill the shell and everything it started, then start a fresh one. */
+  async restart(): Promise<void> {
+    this.killShell();
+    await this.start();
+  }
+
+  /**
+   * Run one command. Rejects with TerminalBusyError while another runs. Never
+   * rejects for the command's own failure: that is in the result.
+   */
+  async run(command: string, options: RunOptions = {}): Promise<RunResult> {
+    if (this.disposed) throw new Error('the terminal session was disposed');
+    if (this.active) throw new TerminalBusyError(this.active.command);
+    const n = nonce();
+    const seq = ++this.seq;
+    const outputPath = join(this.options.outputDir, `cmd-${seq}-${n}.log`);
+    const scriptPath = join(this.options.outputDir, `cmd-${seq}-${n}.sh`);
+    writeFileSync(scriptPath, command.endsWith('\n') ? command : `${command}\n`);
+    const started = Date.now();
+    const capture = new Capture(outputPath, Math.max(64 * 1024, 4 * (this.options.cap?.maxBytes ?? 16 * 1024)));
+    let finishRun!: (r: RunResult) => void;
+    const done = new Promise<RunResult>((resolve) => (finishRun = resolve));
+    const timers: NodeJS.Timeout[] = [];
+    let onAbort: (() => void) | undefined;
+    const active: Active = {
+      command,
+      nonce: n,
+      phase: 'begin',
+      held: '',
+      capture,
+      started,
+      lastOutput: started,
+      finish: (completion, exitCode, extra = {}) => {
+        if (active.phase === 'done') return;
+        active.phase = 'done';
+        for (const t of timers) clearTimeout(t);
+        if (onAbort) options.signal?.removeEventListener('abort', onAbort);
+        if (this.active === active) this.active = undefined;
+        // No sync line may be sent once the next command can start: it could read it as input.
+        this.cancelSync?.();
+        capture.close();
+        const text = capture.text(this.options.cap ?? {});
+        finishRun({
+          exitCode,
+          completion,
+          output: text.text,
+          truncated: text.truncated,
+          outputPath,
+          durationMs: Date.now() - active.started,
+          outputBytes: capture.bytes,
+          ...(text.binary ? { binary: true } : {}),
+          ...extra,
+        });
+      },
+    };
+    this.active = active;
+    try {
+      await this.start();
+    } catch (e) {
+      active.finish('unobserved', null, { output: `the shell could not start: ${(e as Error).message}` } as Partial<RunResult>);
+      return done;
+    }
+    if (active.phase === 'done') return done;
+    // Time the command, not the shell's start.
+    active.started = Date.now();
+    active.lastOutput = active.started;
+
+    const status = this.kind === 'fish' ? '$status' : '"$?"';
+    const source = this.kind === 'fish' ? 'source' : '.';
+    this.pty!.write(
+      `printf '__LAR_B_%s__\\n' ${n}; ${source} ${quote(scriptPath)}; printf '\\n__LAR_E_%s_%d__\\n' ${n} ${status}\r`,
+    );
+
+    // Timeout: interrupt, then kill.
+    const timeoutMs = options.timeoutMs ?? this.options.timeoutMs ?? 120_000;
+    timers.push(setTimeout(() => void this.interrupt(active, 'timeout', {}), timeoutMs));
+    // Waiting for input: quiet for inputIdleMs while reading the terminal.
+    const idleMs = options.inputIdleMs ?? this.options.inputIdleMs ?? 3000;
+    const checkIdle = (): void => {
+      if (active.phase === 'done') return;
+      const quiet = Date.now() - active.lastOutput;
+      if (quiet >= idleMs && this.pty && waitingOnTerminal(this.pty.pid) === true) {
+        void this.interrupt(active, 'unobserved', { waitingForInput: true });
+        return;
+      }
+      timers.push(setTimeout(checkIdle, Math.max(50, Math.min(idleMs, idleMs - quiet))));
+    };
+    if (idleMs > 0 && Number.isFinite(idleMs)) timers.push(setTimeout(checkIdle, idleMs));
+    if (options.signal) {
+      onAbort = () => void this.interrupt(active, 'unobserved', { cancelled: true });
+      if (options.signal.aborted) onAbort();
+      else options.signal.addEventListener('abort', onAbort, { once: true });
+    }
+    return done;
+  }
+
+  /**
+   * Stop the running command: Ctrl-C, wait for the shell to answer a sync
+   * marker; if it does not within the grace period, kill the foreground
+   * process group and try again; failing that, kill and restart the shell.
+   */
+  private async interrupt(active: Active, completion: Completion, extra: Partial<RunResult>): Promise<void> {
+    if (active.phase === 'done' || active.stopping || !this.pty) return;
+    active.stopping = { completion, extra };
+    const p = this.pty;
+    const grace = this.options.graceMs ?? 1500;
+    p.write('\x03');
+    if (await this.sync(grace)) return active.finish(completion, null, extra);
+    const isDone = (): boolean => active.phase === 'done';
+    if (isDone()) return;
+    const shellPid = p.pid;
+    const fg = procInfo(shellPid)?.tpgid;
+    if (fg && fg > 0 && fg !== shellPid) killAll([-fg], 'SIGKILL');
+    if (await this.sync(grace)) return active.finish(completion, null, extra);
+    if (isDone()) return;
+    this.killShell();
+    active.finish(completion, null, { ...extra, shellRestarted: true });
+  }
+
+  /** Send a sync marker until the shell prints it or `ms` pass. Output before it is not the command's. */
+  private sync(ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const p = this.pty;
+      if (!p) return resolve(false);
+      this.syncNonce = nonce();
+      this.syncBuf = '';
+      const timers: NodeJS.Timeout[] = [];
+      const end = (ok: boolean): void => {
+        for (const t of timers) clearTimeout(t);
+        this.cancelSync = undefined;
+        this.syncSeen = undefined;
+        this.syncNonce = '';
+        resolve(ok);
+      };
+      this.syncSeen = () => end(true);
+      this.cancelSync = () => end(false);
+      const send = (): void => {
+        if (this.pty !== p) return end(false);
+        p.write(`printf '__LAR_S_%s__\\n' ${this.syncNonce}\r`);
+      };
+      // Ctrl-C flushes pending input; give the line discipline a moment first.
+      timers.push(setTimeout(send, 100));
+      for (let t = 500; t < ms; t += 400) timers.push(setTimeout(send, t));
+      timers.push(setTimeout(() => end(false), ms));
+    });
+  }
+
+  private data(chunk: Buffer): void {
+    if (this.listeners.size) {
+      const s = chunk.toString('utf8');
+      for (const l of this.listeners) l(s);
+    }
+    const text = chunk.toString('latin1');
+    if (this.readyResolve) {
+      if (text.includes(`__LAR_R_${this.readyNonce}__`) || (this.readyBuf += text).includes(`__LAR_R_${this.readyNonce}__`)) {
+        this.readyBuf = '';
+        this.readyResolve();
+      } else this.readyBuf = this.readyBuf.slice(-64);
+      return;
+    }
+    let synced = false;
+    if (this.syncSeen) {
+      this.syncBuf = (this.syncBuf + text).slice(-4096);
+      if (this.syncBuf.includes(`__LAR_S_${this.syncNonce}__`)) {
+        this.syncBuf = '';
+        synced = true;
+      }
+    }
+    const a = this.active;
+    // Sync markers (of this or an earlier interruption) are never the command's output.
+    if (a && a.phase !== 'done') this.feed(a, a.stopping ? text.replace(/(\r\n)?__LAR_S_[0-9a-f]{16}__(\r\n)?/g, '') : text);
+    if (synced) this.syncSeen?.();
+  }
+
+  private readyBuf = '';
+  private cancelSync: (() => void) | undefined;
+  private syncBuf = '';
+
+  private feed(a: Active, text: string): void {
+    let s = a.held + text;
+    a.held = '';
+    if (a.phase === 'begin') {
+      const begin = `__LAR_B_${a.nonce}__`;
+      const i = s.indexOf(begin);
+      if (i < 0) {
+        a.held = s.slice(-(begin.length + 2));
+        return;
+      }
+      s = s.slice(i + begin.length);
+      a.phase = 'body';
+      a.lastOutput = Date.now();
+      // The marker's own line ending.
+      if (s.startsWith('\r\n')) s = s.slice(2);
+      else if (s.length < 2) {
+        a.held = s;
+        a.skipNewline = true;
+        return;
+      }
+    }
+    if (a.skipNewline) {
+      a.skipNewline = false;
+      if (s.startsWith('\r\n')) s = s.slice(2);
+    }
+    if (s.length) a.lastOutput = Date.now();
+    const endPrefix = `\r\n__LAR_E_${a.nonce}_`;
+    const i = s.indexOf(endPrefix);
+    if (i >= 0) {
+      const m = /^(\d+)__/.exec(s.slice(i + endPrefix.length));
+      if (m) {
+        a.capture.push(Buffer.from(s.slice(0, i), 'latin1'));
+        if (a.stopping) a.finish(a.stopping.completion, null, a.stopping.extra);
+        else a.finish('marker', Number(m[1]));
+        return;
+      }
+      a.capture.push(Buffer.from(s.slice(0, i), 'latin1'));
+      a.held = s.slice(i);
+      return;
+    }
+    // Keep back what could be the start of the end marker.
+    const cut = s.length - trailingPrefix(s, endPrefix);
+    a.capture.push(Buffer.from(s.slice(0, cut), 'latin1'));
+    a.held = s.slice(cut);
+  }
+
+  private exited(p: IPty, code: number): void {
+    if (this.pty === p) this.pty = undefined;
+    this.exitWhileStarting?.(code);
+    this.exitWhileStarting = undefined;
+    this.readyResolve = undefined;
+    // Reap what the shell left behind.
+    killAll(sessionProcesses(p.pid), 'SIGKILL');
+    const a = this.active;
+    if (a && a.phase !== 'done') {
+      // Let trailing output arrive first.
+      setTimeout(() => {
+        if (a.held && a.phase === 'body') a.capture.push(Buffer.from(a.held, 'latin1'));
+        a.held = '';
+        a.finish('exit', code);
+      }, 50);
+    }
+    for (const l of this.exitListeners) l(code);
+  }
+
+  private killShell(): void {
+    const p = this.pty;
+    if (!p) return;
+    this.pty = undefined;
+    const pid = p.pid;
+    const others = sessionProcesses(pid);
+    killAll(others, 'SIGKILL');
+    try {
+      p.kill('SIGKILL');
+    } catch {
+      killAll([pid], 'SIGKILL');
+    }
+    killAll(sessionProcesses(pid), 'SIGKILL');
+  }
+
+  /** Kill the shell and every process it started. The session cannot be used afterwards. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    const a = this.active;
+    this.killShell();
+    if (a && a.phase !== 'done') a.finish('unobserved', null, { cancelled: true });
+    this.listeners.clear();
+  }
+
+  /** Whether the shell process is alive. */
+  get running(): boolean {
+    return this.pty !== undefined && alive(this.pty.pid);
+  }
+}
+
+/** Length of the longest suffix of `s` that is a prefix of `prefix`. */
+function trailingPrefix(s: string, prefix: string): number {
+  for (let k = Math.min(s.length, prefix.length); k > 0; k--) if (s.endsWith(prefix.slice(0, k))) return k;
+  return 0;
+}
+

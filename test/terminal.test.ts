@@ -1,0 +1,249 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { capOutput, looksBinary, omissionMarker, stripTerminal, toModelText } from '../core/tools/output';
+import { TerminalBusyError, TerminalSession, toToolResult } from '../core/tools/terminal';
+import { sessionProcesses, alive } from '../core/tools/procs';
+import { ToolResult } from '../core/schema/trajectory';
+
+// ---------------------------------------------------------------- output.ts
+
+test('escape sequences and carriage-return overwrites are stripped to what a terminal shows', () => {
+  assert.equal(stripTerminal('\x1b[31mred\x1b[0m'), 'red');
+  assert.equal(stripTerminal('\x1b[1;38;5;196mbold\x1b[m plain'), 'bold plain');
+  assert.equal(stripTerminal('\x1b]0;title\x07text\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\'), 'textlink');
+  assert.equal(stripTerminal('\x1b(Babc\x1b)0\x1b7\x1b8\x1b=def\x1b'), 'abcdef');
+  assert.equal(stripTerminal('\x1b[?2004hprompt\x1b[?2004l'), 'prompt');
+  assert.equal(stripTerminal('progress 10%\rprogress 50%\rprogress 100%\r\ndone\r\n'), 'progress 100%\ndone\n');
+  assert.equal(stripTerminal('abcdef\rXY'), 'XYcdef');
+  assert.equal(stripTerminal('ab\bC'), 'aC');
+  assert.equal(stripTerminal('bell\x07 nul\x00'), 'bell nul');
+});
+
+test('capping keeps head and tail with a marker naming what was left out', () => {
+  const text = Array.from({ length: 1000 }, (_, i) => `line ${i}`).join('\n');
+  const c = capOutput(text, { maxLines: 20, maxBytes: 10_000 });
+  assert.equal(c.truncated, true);
+  assert.ok(c.text.startsWith('line 0\nline 1\n'));
+  assert.ok(c.text.endsWith('line 998\nline 999'));
+  assert.match(c.text, /… 980 lines \/ \d+ bytes omitted …/);
+  assert.equal(c.omittedLines, 980);
+  assert.deepEqual(capOutput('short', { maxLines: 20 }), { text: 'short', truncated: false, omittedLines: 0, omittedBytes: 0 });
+  // One huge line is cut inside the line.
+  const one = capOutput('x'.repeat(100_000), { maxBytes: 1000 });
+  assert.ok(one.truncated && Buffer.byteLength(one.text) < 1100);
+});
+
+test('binary junk is summarized, not passed on', () => {
+  const junk = Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 256));
+  const m = toModelText(junk, { savedAt: '/tmp/out.log' });
+  assert.equal(m.binary, true);
+  assert.match(m.text, /^\[binary output: 4096 bytes not shown .*saved at \/tmp\/out\.log\]$/);
+  assert.equal(looksBinary(Buffer.from('plain text\n'.repeat(100))).binary, false);
+  assert.equal(looksBinary(Buffer.from('héllo wörld ✓ \x1b[32mok\x1b[0m\r\n'.repeat(50))).binary, false);
+});
+
+const printable = fc.string({ unit: fc.constantFrom(...'abc xyz 012\t\n✓é漢'.split('')), maxLength: 300 });
+const anything = fc.string({ unit: fc.oneof(fc.constantFrom('\x1b', '[', ']', '\r', '\n', '\b', '\x07', '\x9b', '(', 'm', ';', '1', '\\'), fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)), fc.integer({ min: 0, max: 0x10ffff }).map((c) => String.fromCodePoint(c))), maxLength: 200 });
+
+test('properties: stripping never throws, is idempotent, and leaves plain text unchanged', () => {
+  fc.assert(
+    fc.property(anything, (s) => {
+      const once = stripTerminal(s);
+      assert.equal(stripTerminal(once), once);
+      assert.ok(!once.includes('\x1b') && !once.includes('\r'));
+    }),
+    { numRuns: 500 },
+  );
+  fc.assert(fc.property(printable, (s) => assert.equal(stripTerminal(s), s)), { numRuns: 300 });
+});
+
+test('properties: capped output is never longer than the cap plus the marker, and never throws', () => {
+  fc.assert(
+    fc.property(
+      fc.oneof(printable, anything, fc.array(printable, { maxLength: 60 }).map((a) => a.join('\n'))),
+      fc.integer({ min: 0, max: 400 }),
+      fc.integer({ min: 0, max: 40 }),
+      fc.double({ min: 0, max: 1, noNaN: true }),
+      (text, maxBytes, maxLines, headFraction) => {
+        const c = capOutput(text, { maxBytes, maxLines, headFraction });
+        if (!c.truncated) return assert.equal(c.text, text);
+        const marker = omissionMarker(c.omittedLines, c.omittedBytes);
+        assert.ok(Buffer.byteLength(c.text) <= maxBytes + Buffer.byteLength(marker), `${Buffer.byteLength(c.text)} > ${maxBytes}`);
+        assert.ok(c.text.split('\n').length <= maxLines + marker.split('\n').length);
+        assert.ok(c.text.includes(marker));
+      },
+    ),
+    { numRuns: 500 },
+  );
+  fc.assert(fc.property(fc.uint8Array({ maxLength: 500 }), (b) => void toModelText(b, { maxBytes: 100 })), { numRuns: 300 });
+});
+
+// ---------------------------------------------------------------- terminal.ts (a real pty)
+
+const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'lar-term-ws-')));
+const outDir = mkdtempSync(join(tmpdir(), 'lar-term-out-'));
+const sessions: TerminalSession[] = [];
+const open = (extra: Partial<ConstructorParameters<typeof TerminalSession>[0]> = {}): TerminalSession => {
+  const t = new TerminalSession({ cwd: workspace, env: { ...process.env, SHELL: '/bin/bash' }, outputDir: outDir, inputIdleMs: 400, graceMs: 800, ...extra });
+  sessions.push(t);
+  return t;
+};
+const term = open();
+
+after(() => {
+  for (const s of sessions) s.dispose();
+  rmSync(workspace, { recursive: true, force: true });
+  rmSync(outDir, { recursive: true, force: true });
+});
+
+test('echo hi: its output, exit 0, ended by the marker; the shell runs in the workspace', async () => {
+  const r = await term.run('echo hi');
+  assert.equal(r.output, 'hi\n');
+  assert.equal(r.exitCode, 0);
+  assert.equal(r.completion, 'marker');
+  assert.equal(r.truncated, false);
+  assert.equal(readFileSync(r.outputPath, 'utf8'), 'hi\r\n');
+  assert.ok(ToolResult.safeParse(toToolResult(r)).success);
+  const pwd = await term.run('pwd');
+  assert.equal(pwd.output.trim(), workspace);
+});
+
+test('false: exit 1; a pipeline and a syntax error report their status too', async () => {
+  assert.equal((await term.run('false')).exitCode, 1);
+  assert.equal((await term.run('exit_code_42() { return 42; }; exit_code_42')).exitCode, 42);
+  const bad = await term.run('echo "unclosed');
+  assert.equal(bad.completion, 'marker');
+  assert.notEqual(bad.exitCode, 0);
+  assert.equal((await term.run('echo still here')).output, 'still here\n');
+});
+
+test("a command printing another nonce's end marker does not end early", async () => {
+  const r = await term.run("printf '\\n__LAR_E_%s_%d__\\n' deadbeefdeadbeef 0; printf '__LAR_E_0123456789abcdef_0__\\n'; sleep 0.2; echo real end");
+  assert.equal(r.completion, 'marker');
+  assert.match(r.output, /__LAR_E_deadbeefdeadbeef_0__\n__LAR_E_0123456789abcdef_0__\nreal end\n$/);
+});
+
+test('ANSI colours are stripped for the model and kept in the raw file', async () => {
+  const r = await term.run("printf '\\033[31mred\\033[0m\\n'");
+  assert.equal(r.output, 'red\n');
+  assert.ok(readFileSync(r.outputPath, 'utf8').includes('\x1b[31m'));
+});
+
+test('a long output is capped with head and tail; the full output is in outputPath', async () => {
+  const t = open({ cap: { maxLines: 40, maxBytes: 8000 } });
+  const r = await t.run('seq 1 20000');
+  assert.equal(r.exitCode, 0);
+  assert.equal(r.truncated, true);
+  assert.ok(r.output.startsWith('1\n2\n3\n'));
+  assert.ok(r.output.trimEnd().endsWith('19999\n20000'));
+  assert.match(r.output, /… \d+ lines \/ \d+ bytes omitted …/);
+  const full = readFileSync(r.outputPath, 'utf8').split('\r\n');
+  assert.equal(full[0], '1');
+  assert.equal(full[19999], '20000');
+  t.dispose();
+});
+
+test('sleep 30 with timeoutMs 500: timeout, exit code null, and the next command works', async () => {
+  const t0 = Date.now();
+  const r = await term.run('sleep 30', { timeoutMs: 500 });
+  assert.equal(r.completion, 'timeout');
+  assert.equal(r.exitCode, null);
+  assert.ok(Date.now() - t0 < 5000);
+  const next = await term.run('echo next');
+  assert.deepEqual([next.output, next.exitCode, next.completion], ['next\n', 0, 'marker']);
+});
+
+test('a command ignoring Ctrl-C is killed after the grace period', async () => {
+  const r = await term.run(`bash -c "trap '' INT; sleep 30"`, { timeoutMs: 300 });
+  assert.equal(r.completion, 'timeout');
+  assert.equal(r.exitCode, null);
+  const next = await term.run('echo alive');
+  assert.equal(next.output, 'alive\n');
+});
+
+test('read x is reported as waiting for input and interrupted; sleep without output is not', async () => {
+  const r = await term.run('echo asking; read x; echo got $x', { timeoutMs: 8000 });
+  assert.equal(r.waitingForInput, true);
+  assert.equal(r.completion, 'unobserved');
+  assert.equal(r.exitCode, null);
+  assert.equal(r.output, 'asking\n');
+  const quiet = await term.run('sleep 1; echo slept', { timeoutMs: 5000 });
+  assert.deepEqual([quiet.completion, quiet.exitCode, quiet.waitingForInput], ['marker', 0, undefined]);
+  const cat = await term.run('cat', { timeoutMs: 8000 });
+  assert.equal(cat.waitingForInput, true);
+  assert.equal((await term.run('echo fine')).output, 'fine\n');
+});
+
+test('exit 3: completion exit with code 3, and the session starts a new shell', async () => {
+  const t = open();
+  const first = await t.run('echo one');
+  const pid = t.pid!;
+  const r = await t.run('exit 3');
+  assert.deepEqual([r.completion, r.exitCode], ['exit', 3]);
+  assert.equal(alive(pid), false);
+  const again = await t.run('echo two');
+  assert.deepEqual([again.output, again.exitCode, again.completion], ['two\n', 0, 'marker']);
+  assert.notEqual(t.pid, pid);
+  assert.equal(first.output, 'one\n');
+  t.dispose();
+});
+
+test('concurrent runs are refused with a clear error', async () => {
+  const first = term.run('sleep 0.3; echo first');
+  await assert.rejects(term.run('echo second'), TerminalBusyError);
+  assert.equal((await first).output, 'first\n');
+});
+
+test('cancelling through an AbortSignal stops the command', async () => {
+  const ac = new AbortController();
+  setTimeout(() => ac.abort(), 200);
+  const r = await term.run('sleep 30', { signal: ac.signal, timeoutMs: 10_000 });
+  assert.deepEqual([r.completion, r.exitCode, r.cancelled], ['unobserved', null, true]);
+});
+
+test('binary output is summarized for the model', async () => {
+  const r = await term.run('head -c 3000 /dev/urandom; echo');
+  assert.equal(r.binary, true);
+  assert.match(r.output, /^\[binary output: \d+ bytes not shown/);
+});
+
+test('onData mirrors the raw stream', async () => {
+  const t = open();
+  let seen = '';
+  t.onData((d) => (seen += d));
+  await t.run("printf '\\033[32mgreen\\033[0m\\n'");
+  assert.ok(seen.includes('\x1b[32mgreen'));
+  t.dispose();
+});
+
+function children(pid: number): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+test('a background process does not hold run(), and dispose() leaves no process behind', async () => {
+  const t = open();
+  const t0 = Date.now();
+  const r = await t.run('sleep 60 & echo started $!');
+  assert.ok(Date.now() - t0 < 3000);
+  assert.equal(r.exitCode, 0);
+  const bg = Number(/started (\d+)/.exec(r.output)?.[1]);
+  const shell = t.pid!;
+  assert.ok(children(shell).includes(bg), 'the sleep is a child of the shell');
+  await t.run('(sleep 60 &) ; nohup sleep 61 >/dev/null 2>&1 &');
+  const all = [bg, ...sessionProcesses(shell)];
+  assert.ok(all.length >= 3);
+  t.dispose();
+  for (let i = 0; i < 20 && [shell, ...all].some(alive); i++) await new Promise((r) => setTimeout(r, 100));
+  for (const pid of [shell, ...all]) assert.equal(alive(pid), false, `pid ${pid} still alive`);
+  assert.deepEqual(children(shell), []);
+  await assert.rejects(t.run('echo no'), /disposed/);
+});
