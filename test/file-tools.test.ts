@@ -118,6 +118,14 @@ describe('read_file', () => {
     assert.match(o.observation, /export function add/);
   });
 
+  test('a cancelled call does not run', async () => {
+    const ac = new AbortController();
+    ac.abort();
+    const o = await runFileTool(fs, 'write_file', { path: 'never.txt', content: 'x' }, { workspace: ws, signal: ac.signal });
+    assert.equal(o.status, 'interrupted');
+    assert.ok(!existsSync(join(ws, 'never.txt')));
+  });
+
   test('odd arguments give an error, not a crash', async () => {
     assertError(await run('read_file', null), /must be an object/);
     assertError(await run('read_file', { path: 42 }), /"path" must be a string/);
@@ -137,6 +145,15 @@ describe('write_file', () => {
     const again = await run('write_file', { path: './new//deep/file.txt', content: '' });
     assert.equal(again.observation, 'Overwrote new/deep/file.txt (0 lines, 0 bytes).');
     assert.deepEqual(again.result.filesChanged, ['new/deep/file.txt']);
+  });
+
+  test('writing through a symlink inside the workspace reports the real file changed', async () => {
+    const original = readFileSync(join(ws, 'src', 'util.ts'), 'utf8');
+    const o = await run('write_file', { path: 'link-in', content: original + '// touched\n' });
+    assert.equal(o.status, 'ok', o.observation);
+    assert.deepEqual(o.result.filesChanged, ['src/util.ts']);
+    assert.match(readFileSync(join(ws, 'src', 'util.ts'), 'utf8'), /touched/);
+    writeFileSync(join(ws, 'src', 'util.ts'), original);
   });
 
   test('a folder or a file used as a folder is an error', async () => {
