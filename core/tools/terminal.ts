@@ -157,6 +157,7 @@ class Capture {
   private tail: Buffer[] = [];
   private tailLen = 0;
   bytes = 0;
+  newlines = 0;
 
   constructor(
     readonly path: string,
@@ -168,6 +169,7 @@ class Capture {
   push(chunk: Buffer): void {
     if (chunk.length === 0) return;
     this.bytes += chunk.length;
+    for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, i + 1)) this.newlines++;
     if (this.fd >= 0) writeSync(this.fd, chunk);
     if (this.headLen < this.keep) {
       const take = chunk.subarray(0, this.keep - this.headLen);
@@ -207,16 +209,11 @@ class Capture {
     const frac = cap.headFraction ?? 0.5;
     const h = headPart(decode(head), Math.floor(maxBytes * frac), Math.floor(maxLines * frac));
     const t = tailPart(decode(tail), maxBytes - Math.floor(maxBytes * frac), maxLines - Math.floor(maxLines * frac));
+    // Counted on the raw stream, so an approximation once escape sequences were stripped.
     const omittedBytes = Math.max(0, this.bytes - Buffer.byteLength(h, 'utf8') - Buffer.byteLength(t, 'utf8'));
-    const lines = `${countNewlines(head) + countNewlines(tail)}+ (raw)`;
-    return { text: h + omissionMarker(0, omittedBytes).replace('0 lines', `${lines} lines`) + t, truncated: true, binary: false };
+    const omittedLines = Math.max(0, this.newlines + 1 - h.split('\n').length - t.split('\n').length);
+    return { text: h + omissionMarker(omittedLines, omittedBytes) + t, truncated: true, binary: false };
   }
-}
-
-function countNewlines(b: Buffer): number {
-  let n = 0;
-  for (const x of b) if (x === 0x0a) n++;
-  return n;
 }
 
 function headPart(s: string, bytes: number, lines: number): string {
