@@ -1,0 +1,62 @@
+import { spawn } from 'node:child_process';
+import type { OutcomeEvent } from '../schema/trajectory';
+import type { OutcomeCheck } from '../schema/workflow';
+
+/** Environment variables the outcome check keeps: enough to find tools, nothing the agent could have set up. */
+const KEPT_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TERM', 'TMPDIR', 'USER', 'SHELL'];
+
+/**
+ * Runs the workflow's outcome check the way a grader would: a fresh,
+ * non-interactive `/bin/sh -c` (no rc files, no shell the agent used), in the
+ * workspace, with a clean environment (`BASH_ENV`, `ENV` and the rest of the
+ * agent's environment are not passed on), stopped at its timeout.
+ */
+export function runOutcomeCheck(check: OutcomeCheck, workspace: string, signal?: AbortSignal, baseEnv: NodeJS.ProcessEnv = process.env): Promise<OutcomeEvent> {
+  const env: NodeJS.ProcessEnv = {};
+  for (const k of KEPT_ENV) if (baseEnv[k] !== undefined) env[k] = baseEnv[k];
+  env.CI = 'true';
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn('/bin/sh', ['-c', check.command], { cwd: workspace, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const out: Buffer[] = [];
+    let size = 0;
+    const collect = (b: Buffer) => {
+      if (size < 1_000_000) out.push(b);
+      size += b.length;
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
+    let timedOut = false;
+    const kill = () => {
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      kill();
+    }, check.timeoutMs);
+    signal?.addEventListener('abort', () => {
+      timedOut = true;
+      kill();
+    });
+    const finish = (exitCode: number | null, error?: string) => {
+      clearTimeout(timer);
+      const text = Buffer.concat(out).toString('utf8');
+      const output = text.length > 8000 ? `${text.slice(0, 2000)}\n… ${text.length - 6000} characters omitted …\n${text.slice(-4000)}` : text;
+      resolve({
+        type: 'outcome',
+        command: check.command,
+        exitCode: timedOut ? null : exitCode,
+        completion: timedOut ? 'timeout' : 'exit',
+        output: error ? `${error}\n${output}` : output,
+        durationMs: Date.now() - started,
+        at: new Date().toISOString(),
+      });
+    };
+    child.on('error', (e) => finish(null, `the outcome check could not start: ${e.message}`));
+    child.on('close', (code, sig) => finish(code ?? (sig ? 128 : null)));
+  });
+}

@@ -1,0 +1,101 @@
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ToolName } from '../schema/tools';
+import { isFileTool, runFileTool } from '../tools/files';
+import { toToolResult, type TerminalSession } from '../tools/terminal';
+import type { ToolContext, ToolOutcome } from '../tools/types';
+import type { WorkspaceFs } from '../tools/workspace-fs';
+import type { ToolExecutor } from './loop';
+
+/** Most files the change scan looks at; past it, a command's changes are not tracked. */
+const SCAN_LIMIT = 20_000;
+const SKIP = new Set(['.git', 'node_modules', '.lar']);
+
+/** Workspace-relative path → modification time and size, for seeing which files a command changed. */
+export function snapshot(root: string): Map<string, string> | undefined {
+  const out = new Map<string, string>();
+  const walk = (dir: string, rel: string): boolean => {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      return true;
+    }
+    for (const name of names) {
+      if (SKIP.has(name)) continue;
+      const abs = join(dir, name);
+      const r = rel ? `${rel}/${name}` : name;
+      let st;
+      try {
+        st = statSync(abs, { throwIfNoEntry: false });
+      } catch {
+        continue;
+      }
+      if (!st) continue;
+      if (st.isDirectory()) {
+        if (!walk(abs, r)) return false;
+      } else {
+        out.set(r, `${st.mtimeMs}:${st.size}`);
+        if (out.size > SCAN_LIMIT) return false;
+      }
+    }
+    return true;
+  };
+  return walk(root, '') ? out : undefined;
+}
+
+/** Files added, changed or removed between two snapshots, sorted. */
+export function changedBetween(before: Map<string, string>, after: Map<string, string>): string[] {
+  const changed = new Set<string>();
+  for (const [k, v] of after) if (before.get(k) !== v) changed.add(k);
+  for (const k of before.keys()) if (!after.has(k)) changed.add(k);
+  return [...changed].sort();
+}
+
+export interface ExecutorParts {
+  fs: WorkspaceFs;
+  terminal: TerminalSession;
+  /** Default timeout of a command when the call gives none. */
+  commandTimeoutMs?: number;
+}
+
+/**
+ * The tools the agent runs in the workspace: file tools through the confined
+ * WorkspaceFs, commands through the terminal session. A command's changed
+ * files are found by comparing the workspace before and after it, so the
+ * verifier knows when tests ran after the last change.
+ */
+export function createToolExecutor(parts: ExecutorParts): ToolExecutor {
+  return async (tool: ToolName, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome> => {
+    if (isFileTool(tool)) return runFileTool(parts.fs, tool, args, ctx);
+    if (tool !== 'run_command') return { status: 'error', result: { error: `${tool} is not a workspace tool` }, observation: `${tool} is not a workspace tool` };
+    const command = args.command as string;
+    let line = command;
+    if (typeof args.cwd === 'string' && args.cwd !== '.' && args.cwd !== '') {
+      const where = await parts.fs.realPath(args.cwd);
+      if (!where.ok) return { status: 'error', result: { error: where.error }, observation: `Not run: ${where.error}` };
+      // A subshell, so the directory change does not outlive the command.
+      line = `( cd -- ${JSON.stringify(where.value.absolute)} && ${command} )`;
+    }
+    const before = snapshot(ctx.workspace);
+    const r = await parts.terminal.run(line, {
+      timeoutMs: typeof args.timeoutMs === 'number' ? args.timeoutMs : (parts.commandTimeoutMs ?? 120_000),
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
+    const after = before ? snapshot(ctx.workspace) : undefined;
+    const result = toToolResult(r);
+    const files = before && after ? changedBetween(before, after) : [];
+    if (files.length) result.filesChanged = files;
+    const ended = r.completion === 'marker' || r.completion === 'exit';
+    const status = r.cancelled ? 'interrupted' : r.completion === 'timeout' ? 'timeout' : 'ok';
+    const head = ended
+      ? `exit code ${r.exitCode}`
+      : r.waitingForInput
+        ? 'the command waited for input and was interrupted (run it non-interactively)'
+        : r.completion === 'timeout'
+          ? 'the command timed out and was stopped'
+          : "the command's end was not observed";
+    const changed = files.length ? `\nfiles changed: ${files.slice(0, 20).join(', ')}${files.length > 20 ? ` and ${files.length - 20} more` : ''}` : '';
+    return { status, result, observation: `$ ${command}\n${r.output}${r.output.endsWith('\n') || !r.output ? '' : '\n'}[${head}]${changed}` };
+  };
+}

@@ -1,0 +1,55 @@
+import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Header, TrajectoryEvent } from '../schema/trajectory';
+
+/**
+ * Writes a run's trajectory: one JSON line per event, each written and
+ * flushed to disk (fsync) before the call returns, so the file is complete up
+ * to the last step whatever happens next. Secrets are removed on the way out.
+ */
+export class TrajectoryWriter {
+  private fd: number | undefined;
+  private lines = 0;
+  private ended = false;
+
+  private constructor(
+    readonly path: string,
+    private readonly redact: (text: string) => string,
+  ) {}
+
+  /** Creates the file (and its folder) with the header as line 1. */
+  static create(path: string, header: Header, redact: (text: string) => string = (t) => t): TrajectoryWriter {
+    mkdirSync(dirname(path), { recursive: true });
+    const w = new TrajectoryWriter(path, redact);
+    w.fd = openSync(path, 'wx');
+    w.write(header);
+    return w;
+  }
+
+  /** Lines written so far; the next event goes on line `lineCount + 1`. */
+  get lineCount(): number {
+    return this.lines;
+  }
+
+  /** Appends one event; returns its 1-based line and the exact text written. */
+  append(event: TrajectoryEvent): { line: number; text: string } {
+    if (event.type === 'end') this.ended = true;
+    return this.write(event);
+  }
+
+  private write(value: Header | TrajectoryEvent): { line: number; text: string } {
+    if (this.fd === undefined) throw new Error(`the trajectory ${this.path} is closed`);
+    const text = this.redact(JSON.stringify(value));
+    writeSync(this.fd, `${text}\n`);
+    fsyncSync(this.fd);
+    return { line: ++this.lines, text };
+  }
+
+  /** Closes the file; a run that stopped without an `end` event is marked interrupted. */
+  close(detail = 'the run stopped before it ended'): void {
+    if (this.fd === undefined) return;
+    if (!this.ended) this.append({ type: 'end', reason: 'interrupted', detail, at: new Date().toISOString() });
+    closeSync(this.fd);
+    this.fd = undefined;
+  }
+}

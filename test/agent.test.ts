@@ -1,0 +1,121 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runAgent, type AgentEvent } from '../core/agent/loop';
+import { runOutcomeCheck } from '../core/agent/outcome-check';
+import { createToolExecutor } from '../core/agent/tools';
+import { ModelClient } from '../core/model/client';
+import { ScriptedModelServer, type ScriptedTurn } from '../core/model/scripted-server';
+import { TerminalSession } from '../core/tools/terminal';
+import { NodeWorkspaceFs } from '../core/tools/workspace-fs';
+import { verifyTrajectoryText } from '../core/verifier/verify';
+import { defaultWorkflow } from '../core/workflow/load';
+
+/** A workspace with a failing test: sum() subtracts. */
+function workspace(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'lar-agent-'));
+  writeFileSync(join(dir, 'sum.js'), 'module.exports = (a, b) => a - b;\n');
+  writeFileSync(join(dir, 'test.js'), "const sum = require('./sum');\nif (sum(2, 3) !== 5) { console.error('FAIL: sum(2, 3) = ' + sum(2, 3)); process.exit(1); }\nconsole.log('PASS');\n");
+  return dir;
+}
+
+const workflow = () => {
+  const wf = defaultWorkflow();
+  return { ...wf, outcome: { ...wf.outcome, command: 'node test.js' } };
+};
+
+async function run(script: ScriptedTurn[], extra: Partial<Parameters<typeof runAgent>[0]> = {}) {
+  const ws = workspace();
+  const server = new ScriptedModelServer({ script });
+  const endpoint = await server.start();
+  const terminal = new TerminalSession({ cwd: ws, env: { ...process.env }, outputDir: join(ws, '.lar', 'output') });
+  const events: AgentEvent[] = [];
+  const wf = workflow();
+  try {
+    const result = await runAgent({
+      task: 'Make node test.js pass',
+      workflow: wf,
+      workflowRef: wf,
+      model: new ModelClient({ endpoint, retries: 0 }),
+      modelInfo: { name: 'LAR-9B', endpoint },
+      workspace: ws,
+      trajectoryPath: join(ws, '.lar', 'runs', 'run.lar.jsonl'),
+      execute: createToolExecutor({ fs: new NodeWorkspaceFs(ws), terminal }),
+      runOutcomeCheck: (signal) => runOutcomeCheck(wf.outcome, ws, signal),
+      onEvent: (e) => events.push(e),
+      ...extra,
+    });
+    return { ws, result, events, server };
+  } finally {
+    terminal.dispose();
+    await server.stop();
+  }
+}
+
+test('the verified loop fixes a failing test: the blocked write does not run, each step is on disk, the outcome check passes', async () => {
+  const { ws, result, events, server } = await run([
+    { content: 'Let me look at the code.', toolCalls: [{ name: 'list_files', arguments: {} }, { name: 'read_file', arguments: { path: 'sum.js' } }] },
+    { toolCalls: [{ name: 'write_file', arguments: { path: 'sum.js', content: 'module.exports = (a, b) => a + b;\n' } }] },
+    { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'edit', reason: 'found it' } }] },
+    { toolCalls: [{ name: 'edit_file', arguments: { path: 'sum.js', search: 'a - b', replace: 'a + b' } }] },
+    { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'verify' } }] },
+    { toolCalls: [{ name: 'run_command', arguments: { command: 'node test.js' } }] },
+    { content: 'Tests pass.', toolCalls: [{ name: 'submit', arguments: { summary: 'sum adds now' } }] },
+  ]);
+  assert.equal(result.endReason, 'submitted');
+  assert.equal(result.summary.outcome.reward, 1);
+  assert.deepEqual(result.summary.stages.map((s) => [s.stage, s.reward]), [['explore', 1], ['edit', 1], ['verify', 1]]);
+  assert.equal(readFileSync(join(ws, 'sum.js'), 'utf8'), 'module.exports = (a, b) => a + b;\n');
+
+  const steps = events.filter((e): e is Extract<AgentEvent, { kind: 'step' }> => e.kind === 'step');
+  const blocked = steps.find((s) => s.event.tool === 'write_file')!;
+  assert.equal(blocked.event.status, 'blocked');
+  assert.equal(blocked.result.toolReward, -1);
+  const command = steps.find((s) => s.event.tool === 'run_command')!;
+  assert.equal(command.event.result?.exitCode, 0);
+  assert.equal(command.event.result?.completion, 'marker');
+  // The model was told why its write was blocked.
+  const told = JSON.stringify(server.requests.map((r) => r.body));
+  assert.match(told, /Blocked by the workflow verifier, not run: write_file is not permitted in stage \\"explore\\"/);
+
+  // The file on disk is the whole run and verifies to the same rewards.
+  const text = readFileSync(result.trajectoryPath, 'utf8');
+  const report = verifyTrajectoryText(text);
+  assert.deepEqual(report.lineErrors, []);
+  assert.equal(report.summary!.return, result.summary.return);
+  assert.match(text.trimEnd().split('\n').at(-1)!, /"type":"end","reason":"submitted"/);
+  // Every step event carried the exact line that was written.
+  for (const s of steps) assert.equal(text.split('\n')[s.line - 1], s.text);
+});
+
+test('approval: a command that needs it runs only when approved, and a rejection is told to the model', async () => {
+  const script: ScriptedTurn[] = [
+    { toolCalls: [{ name: 'run_command', arguments: { command: 'git push origin main' } }] },
+    { toolCalls: [{ name: 'read_file', arguments: { path: 'sum.js' } }] },
+  ];
+  const asked: string[] = [];
+  const { events, result, server } = await run(script, {
+    approve: async (req) => {
+      asked.push(`${req.tool}: ${req.pattern}`);
+      return false;
+    },
+    limits: { maxSteps: 2 },
+  });
+  assert.deepEqual(asked, ['run_command: git push*']);
+  const denied = events.find((e) => e.kind === 'step' && e.event.tool === 'run_command') as Extract<AgentEvent, { kind: 'step' }>;
+  assert.equal(denied.event.status, 'denied');
+  assert.equal(denied.result.toolReward, 0);
+  assert.match(JSON.stringify(server.requests.at(-1)!.body), /rejected this call at the approval prompt/);
+  assert.equal(result.endReason, 'limit');
+});
+
+test('a model failure ends the run cleanly: the trajectory says why and verifies', async () => {
+  const { result } = await run([{ kind: 'http_error', status: 401, body: { object: 'error', message: 'bad key', code: 401 } }]);
+  assert.equal(result.endReason, 'error');
+  assert.match(result.detail!, /refused the API key/);
+  const text = readFileSync(result.trajectoryPath, 'utf8');
+  assert.match(text, /"type":"end","reason":"error"/);
+  assert.deepEqual(verifyTrajectoryText(text).lineErrors, []);
+});
