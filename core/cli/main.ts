@@ -10,6 +10,7 @@ import { COLOR, PLAIN, formatReport } from './format';
 import { UsageError, readText } from './files';
 import { fileResolver, formatProblem, loadWorkflowRef } from '../workflow/files';
 import { openBackend } from './backends';
+import { runFromCli } from './run';
 import { JSON_SCHEMAS } from '../schema/json-schema';
 import { createConnection, ProposedFeatures, StreamMessageReader, StreamMessageWriter } from 'vscode-languageserver/node';
 import { startServer } from '../../server/server';
@@ -29,6 +30,13 @@ Usage:
       The trajectory as ATIF-v1.7 with the verifier's results in extra.lar.
   lar workflow check FILE.larflow.json
       Well-formedness of a workflow. Exit 0: usable (warnings allowed); 1: not.
+  lar run --task TEXT [--endpoint URL] [--model M] [--workflow W] [--workspace DIR]
+          [--out FILE] [--enforcement block|warn] [--yes] [--max-steps N] [--tool-format native|hermes]
+      The verified agent in the terminal: every tool call is gated by the workflow,
+      each step is written to the trajectory (default .lar/runs/ in the workspace).
+      The endpoint defaults to SGLang's http://127.0.0.1:30000/v1; the API key is
+      read from $LAR_API_KEY. Calls that need approval are rejected unless --yes.
+      Exit 0 when the run submitted, 1 otherwise.
   lar lsp --stdio
       The language server over standard input/output, for any LSP editor
       (Neovim, Helix, Emacs …; docs/protocol.md).
@@ -46,8 +54,8 @@ interface Flags {
   switches: Set<string>;
 }
 
-const VALUE_FLAGS = new Set(['--workflow', '--backend', '--out', '--format']);
-const SWITCHES = new Set(['--json', '--no-color', '--help', '-h', '--stdio']);
+const VALUE_FLAGS = new Set(['--workflow', '--backend', '--out', '--format', '--task', '--endpoint', '--model', '--workspace', '--enforcement', '--max-steps', '--tool-format']);
+const SWITCHES = new Set(['--json', '--no-color', '--help', '-h', '--stdio', '--yes']);
 
 function parseFlags(args: string[]): Flags {
   const f: Flags = { positional: [], values: new Map(), switches: new Set() };
@@ -168,6 +176,42 @@ function cmdWorkflow(flags: Flags, io: Io): number {
   return load.ok ? 0 : 1;
 }
 
+async function cmdRun(flags: Flags, io: Io): Promise<number> {
+  const task = flags.values.get('--task');
+  if (!task || flags.positional.length) throw new UsageError('usage: lar run --task TEXT [options] (see lar --help)');
+  const w = flags.values.get('--workflow') ?? 'builtin:default-coding';
+  const wf = loadWorkflowRef(w, process.cwd());
+  if ('error' in wf) throw new UsageError(wf.error);
+  const enforcement = flags.values.get('--enforcement') ?? 'block';
+  if (enforcement !== 'block' && enforcement !== 'warn') throw new UsageError('--enforcement must be block or warn');
+  const toolFormat = flags.values.get('--tool-format');
+  if (toolFormat !== undefined && toolFormat !== 'native' && toolFormat !== 'hermes') throw new UsageError('--tool-format must be native or hermes');
+  const maxSteps = flags.values.get('--max-steps');
+  if (maxSteps !== undefined && !/^[1-9][0-9]*$/.test(maxSteps)) throw new UsageError('--max-steps must be a positive integer');
+  const out = flags.values.get('--out');
+  const model = flags.values.get('--model');
+  const ac = new AbortController();
+  process.once('SIGINT', () => ac.abort());
+  return runFromCli(
+    {
+      task,
+      endpoint: flags.values.get('--endpoint') ?? process.env.LAR_ENDPOINT ?? 'http://127.0.0.1:30000/v1',
+      ...(model ?? process.env.LAR_MODEL ? { model: (model ?? process.env.LAR_MODEL)! } : {}),
+      workspace: flags.values.get('--workspace') ?? process.cwd(),
+      ...(out ? { out } : {}),
+      workflow: wf.workflow,
+      workflowRef: w.startsWith('builtin:') ? w : wf.workflow,
+      enforcement,
+      yes: flags.switches.has('--yes'),
+      ...(maxSteps ? { maxSteps: Number(maxSteps) } : {}),
+      ...(toolFormat ? { toolFormat: toolFormat as 'native' | 'hermes' } : {}),
+    },
+    { out: (s) => process.stdout.write(s), err: io.err },
+    io.color ? COLOR : PLAIN,
+    ac.signal,
+  );
+}
+
 /** Runs the language server on stdio until the client closes it; resolves with its exit code. */
 async function cmdLsp(flags: Flags): Promise<number> {
   if (!flags.switches.has('--stdio') || flags.positional.length) throw new UsageError('usage: lar lsp --stdio');
@@ -212,6 +256,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
         return cmdWorkflow(flags, io);
       case 'schema':
         return cmdSchema(flags, io);
+      case 'run':
+        return await cmdRun(flags, io);
       case 'lsp':
         return await cmdLsp(flags);
       default:

@@ -1,0 +1,66 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { ScriptedModelServer } from '../core/model/scripted-server';
+import { verifyTrajectoryText } from '../core/verifier/verify';
+
+const root = resolve(__dirname, '../..');
+
+function lar(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((res) => {
+    const child = spawn(process.execPath, [resolve(root, 'dist/lar.js'), ...args], { env: { ...process.env, NO_COLOR: '1', ...env } });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('close', (code) => res({ code, out, err }));
+  });
+}
+
+test('lar run drives the agent from the terminal against an OpenAI-compatible server', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'lar-run-'));
+  writeFileSync(join(ws, 'sum.js'), 'module.exports = (a, b) => a - b;\n');
+  writeFileSync(join(ws, 'test.js'), "if (require('./sum')(2, 3) !== 5) process.exit(1);\nconsole.log('PASS');\n");
+  const wf = JSON.parse(readFileSync(resolve(root, 'core/workflow/default-coding.larflow.json'), 'utf8'));
+  wf.outcome.command = 'node test.js';
+  writeFileSync(join(ws, 'fix.larflow.json'), JSON.stringify(wf));
+  const server = new ScriptedModelServer({
+    apiKey: 'sk-test-secret-123456',
+    script: [
+      { toolCalls: [{ name: 'read_file', arguments: { path: 'sum.js' } }] },
+      { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'edit' } }] },
+      { toolCalls: [{ name: 'edit_file', arguments: { path: 'sum.js', search: 'a - b', replace: 'a + b' } }] },
+      { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'verify' } }] },
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'node test.js' } }] },
+      { toolCalls: [{ name: 'submit', arguments: {} }] },
+    ],
+  });
+  const endpoint = await server.start();
+  try {
+    const r = await lar(['run', '--task', 'make node test.js pass', '--endpoint', endpoint, '--workspace', ws, '--workflow', join(ws, 'fix.larflow.json')], { LAR_API_KEY: 'sk-test-secret-123456' });
+    assert.equal(r.code, 0, r.err + r.out);
+    assert.match(r.out, /\+1 \[explore\] read_file/);
+    assert.match(r.out, /stage explore: \+1/);
+    assert.match(r.out, /outcome check: node test.js → exit 0/);
+    assert.match(r.out, /outcome 1 · return 1\.750/);
+    const runs = readdirSync(join(ws, '.lar', 'runs'));
+    assert.equal(runs.length, 1);
+    const text = readFileSync(join(ws, '.lar', 'runs', runs[0]!), 'utf8');
+    assert.doesNotMatch(text, /sk-test-secret/, 'the key never reaches the trajectory');
+    // The header carries the workflow inline, so the file verifies on its own.
+    assert.equal(verifyTrajectoryText(text).summary!.outcome.reward, 1);
+  } finally {
+    await server.stop();
+  }
+});
+
+test('lar run says clearly when the server is down, and usage errors exit 2', async () => {
+  const down = await lar(['run', '--task', 'x', '--endpoint', 'http://127.0.0.1:9/v1', '--workspace', tmpdir()], {});
+  assert.equal(down.code, 1);
+  assert.match(down.err, /cannot reach the inference server at http:\/\/127\.0\.0\.1:9\/v1/);
+  assert.equal((await lar(['run'], {})).code, 2);
+  assert.equal((await lar(['run', '--task', 'x', '--enforcement', 'maybe'], {})).code, 2);
+});
