@@ -67,3 +67,43 @@ export async function writeBackend(choice: BackendChoice): Promise<void> {
       : vscode.ConfigurationTarget.Global;
   await c.update('backend', choice, target);
 }
+
+/** The agent's settings (`lean4Agentic.endpoint` … `lean4Agentic.limits.*`); the API key is in SecretStorage, not here. */
+export interface AgentConfig {
+  endpoint: string;
+  model: string;
+  temperature: number;
+  maxTokens: number;
+  requestTimeoutMs: number;
+  toolCallFormat: 'native' | 'hermes';
+  enforcement: 'block' | 'warn';
+  approvals: Record<string, unknown>;
+  workflow: string;
+  maxSteps: number;
+  maxMinutes: number;
+}
+
+export const API_KEY_SECRET = 'lean4Agentic.apiKey';
+
+function positive(n: number | undefined, fallback: number): number {
+  return typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : fallback;
+}
+
+export function readAgentConfig(): AgentConfig {
+  const c = vscode.workspace.getConfiguration(SECTION);
+  const temperature = c.get<number>('temperature', 0.2);
+  const approvals = c.get<unknown>('approvals');
+  return {
+    endpoint: c.get<string>('endpoint', 'http://127.0.0.1:30000/v1').trim() || 'http://127.0.0.1:30000/v1',
+    model: c.get<string>('model', '').trim(),
+    temperature: typeof temperature === 'number' && Number.isFinite(temperature) ? Math.min(Math.max(temperature, 0), 2) : 0.2,
+    maxTokens: Math.round(positive(c.get<number>('maxTokens'), 4096)),
+    requestTimeoutMs: Math.max(1000, positive(c.get<number>('requestTimeoutMs'), 60_000)),
+    toolCallFormat: c.get<string>('toolCallFormat') === 'hermes' ? 'hermes' : 'native',
+    enforcement: c.get<string>('enforcement') === 'warn' ? 'warn' : 'block',
+    approvals: typeof approvals === 'object' && approvals !== null ? (approvals as Record<string, unknown>) : {},
+    workflow: c.get<string>('workflow', 'builtin:default-coding').trim() || 'builtin:default-coding',
+    maxSteps: Math.round(positive(c.get<number>('limits.maxSteps'), 200)),
+    maxMinutes: positive(c.get<number>('limits.maxMinutes'), 60),
+  };
+}

@@ -5,6 +5,7 @@
  */
 import * as vscode from 'vscode';
 import { LarClient } from './client';
+import { registerConnectionCommands } from './agent/connection';
 import { registerCommands } from './commands';
 import { affectsGutter, affectsServer, readConfig } from './config';
 import { EditedFiles } from './editedFiles';
@@ -46,6 +47,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ clie
     status,
     larClient,
     ...registerCommands({ client: larClient, runs, editedFiles, output }),
+    ...registerConnectionCommands(context, output),
     vscode.workspace.onDidChangeConfiguration((e) => {
       config = readConfig();
       if (affectsGutter(e)) {

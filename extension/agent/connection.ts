@@ -1,0 +1,97 @@
+/**
+ * The inference server from the editor: the model client built from the
+ * settings and the API key in SecretStorage, and the commands Set API Key,
+ * Clear API Key and Test Connection. The key is never logged: every message
+ * that could carry it goes through `redact`.
+ */
+import * as vscode from 'vscode';
+import { ModelClient, redact, type ConnectionReport } from '../../core/model/client';
+import { API_KEY_SECRET, readAgentConfig, type AgentConfig } from '../config';
+
+export const AGENT_COMMANDS = {
+  setApiKey: 'lean4Agentic.setApiKey',
+  clearApiKey: 'lean4Agentic.clearApiKey',
+  testConnection: 'lean4Agentic.testConnection',
+  stopAgent: 'lean4Agentic.stopAgent',
+  focusChat: 'lean4Agentic.focusChat',
+} as const;
+
+export async function readApiKey(secrets: vscode.SecretStorage): Promise<string | undefined> {
+  const key = await secrets.get(API_KEY_SECRET);
+  return key ? key : undefined;
+}
+
+export function modelClientFor(config: AgentConfig, apiKey: string | undefined): ModelClient {
+  return new ModelClient({
+    endpoint: config.endpoint,
+    ...(apiKey ? { apiKey } : {}),
+    ...(config.model ? { model: config.model } : {}),
+    temperature: config.temperature,
+    maxTokens: config.maxTokens,
+    requestTimeoutMs: config.requestTimeoutMs,
+    idleTimeoutMs: config.requestTimeoutMs,
+    toolFormat: config.toolCallFormat,
+  });
+}
+
+export function openEndpointSetting(): Thenable<unknown> {
+  return vscode.commands.executeCommand('workbench.action.openSettings', 'lean4Agentic.endpoint');
+}
+
+/** One sentence for the report of a connection test (the key redacted). */
+export function describeReport(r: ConnectionReport, apiKey: string | undefined): string {
+  const head = r.ok
+    ? `connected to ${r.endpoint}: model ${r.model ?? '?'} (${r.models.length} served), tool calls ${r.toolCalls === 'native' ? 'native' : 'as <tool_call> text'}.`
+    : `the connection test against ${r.endpoint} failed.`;
+  return redact([head, ...r.problems].join(' '), apiKey);
+}
+
+export async function testConnection(secrets: vscode.SecretStorage, output: vscode.LogOutputChannel): Promise<void> {
+  const config = readAgentConfig();
+  const apiKey = await readApiKey(secrets);
+  const report = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Lean4 Agentic: testing ${config.endpoint}…`, cancellable: true },
+    (_p, token) => {
+      const ac = new AbortController();
+      token.onCancellationRequested(() => ac.abort());
+      return modelClientFor(config, apiKey).testConnection(ac.signal);
+    },
+  );
+  const text = describeReport(report, apiKey);
+  output.info(`test connection: ${text}`);
+  const buttons = ['Open Endpoint Setting', ...(report.error === 'unauthorized' ? ['Set API Key'] : [])];
+  const pick = report.ok && !report.problems.length
+    ? await vscode.window.showInformationMessage(`Lean4 Agentic: ${text}`, 'Open Endpoint Setting')
+    : await vscode.window.showWarningMessage(`Lean4 Agentic: ${text}`, ...buttons);
+  if (pick === 'Open Endpoint Setting') await openEndpointSetting();
+  else if (pick === 'Set API Key') await vscode.commands.executeCommand(AGENT_COMMANDS.setApiKey);
+}
+
+export function registerConnectionCommands(context: vscode.ExtensionContext, output: vscode.LogOutputChannel): vscode.Disposable[] {
+  const { secrets } = context;
+  return [
+    vscode.commands.registerCommand(AGENT_COMMANDS.setApiKey, async () => {
+      const key = await vscode.window.showInputBox({
+        title: 'Lean4 Agentic: API key for the inference server',
+        prompt: 'Kept in VS Code SecretStorage; never written to settings, logs or trajectories. Leave empty for a server without a key.',
+        password: true,
+        ignoreFocusOut: true,
+      });
+      if (key === undefined) return;
+      if (key.trim() === '') {
+        await secrets.delete(API_KEY_SECRET);
+        void vscode.window.showInformationMessage('Lean4 Agentic: the API key was cleared.');
+        return;
+      }
+      await secrets.store(API_KEY_SECRET, key.trim());
+      output.info('the API key was stored in SecretStorage');
+      void vscode.window.showInformationMessage('Lean4 Agentic: the API key is stored.');
+    }),
+    vscode.commands.registerCommand(AGENT_COMMANDS.clearApiKey, async () => {
+      await secrets.delete(API_KEY_SECRET);
+      output.info('the API key was removed from SecretStorage');
+      void vscode.window.showInformationMessage('Lean4 Agentic: the API key was cleared.');
+    }),
+    vscode.commands.registerCommand(AGENT_COMMANDS.testConnection, () => testConnection(secrets, output)),
+  ];
+}
