@@ -1,0 +1,64 @@
+/**
+ * Pure: what the agent's terminal mirror shows of the raw pty stream. The
+ * session frames each command with marker lines (`__LAR_B_<nonce>__`,
+ * `__LAR_E_<nonce>_<code>__`, plus `__LAR_R_…`/`__LAR_S_…` for readiness and
+ * sync) and, before echo is off, the shell may echo its set-up line: those
+ * lines are dropped. Everything else passes through as soon as it arrives,
+ * except a trailing partial line that could still become a marker.
+ */
+const MARKER_LINE = /^__LAR_[BERS]_[0-9a-f]+(?:_-?\d+)?__$/;
+/** The shell's own set-up or framing input, echoed before `stty -echo` took effect. */
+const FRAMING_INPUT = /printf '\\?n?__LAR_/;
+
+function core(line: string): string {
+  // Strip terminators and carriage returns; escape codes for colour are not expected around markers.
+  return line.replace(/\r?\n$/, '').replace(/\r/g, '');
+}
+
+/** Whether an unfinished line may still turn into a marker line. */
+function mayBecomeMarker(partial: string): boolean {
+  const p = partial.replace(/\r/g, '');
+  if (p.length === 0) return partial.length > 0;
+  if ('__LAR_'.startsWith(p)) return true;
+  return /^__LAR_(?:[BERS](?:_[0-9a-f]*(?:_-?\d*)?_?_?)?)?$/.test(p);
+}
+
+export function isHiddenLine(line: string): boolean {
+  const c = core(line);
+  return MARKER_LINE.test(c) || FRAMING_INPUT.test(c);
+}
+
+export class MarkerLineFilter {
+  private pending = '';
+
+  /** The part of `chunk` to show now. */
+  push(chunk: string): string {
+    const text = this.pending + chunk;
+    this.pending = '';
+    let out = '';
+    let start = 0;
+    for (;;) {
+      const nl = text.indexOf('\n', start);
+      if (nl < 0) break;
+      const line = text.slice(start, nl + 1);
+      if (!isHiddenLine(line)) out += line;
+      start = nl + 1;
+    }
+    const rest = text.slice(start);
+    if (rest && (mayBecomeMarker(rest) || FRAMING_INPUT.test(rest) || rest.startsWith('stty -echo'))) this.pending = rest;
+    else out += rest;
+    return out;
+  }
+
+  /** What is held back, when the stream ends. */
+  flush(): string {
+    const rest = this.pending;
+    this.pending = '';
+    return isHiddenLine(rest) ? '' : rest;
+  }
+}
+
+/** The line shown before a command runs: `$ command`, multi-line commands indented, CRLF for the terminal. */
+export function commandBanner(command: string): string {
+  return `\x1b[1m$ ${command.replace(/\r?\n/g, '\r\n  ')}\x1b[0m\r\n`;
+}

@@ -1,0 +1,116 @@
+/**
+ * The agent's terminal in the editor: a read-only `vscode.Pseudoterminal`
+ * named "Lean4 Agentic" that mirrors the core TerminalSession (node-pty) the
+ * agent's commands run in. Marker lines are hidden, each command is shown as
+ * `$ command` before it runs, typing prints a note (the shell is the agent's).
+ */
+import * as vscode from 'vscode';
+import { TerminalSession, type RunOptions, type RunResult, type TerminalOptions } from '../../core/tools/terminal';
+import { MarkerLineFilter, commandBanner } from './markerFilter';
+
+export const TERMINAL_NAME = 'Lean4 Agentic';
+
+/** A TerminalSession that says which command it is about to run. */
+export class AnnouncingTerminalSession extends TerminalSession {
+  constructor(
+    options: TerminalOptions,
+    private readonly announce: (command: string) => void,
+  ) {
+    super(options);
+  }
+
+  override run(command: string, options?: RunOptions): Promise<RunResult> {
+    this.announce(command);
+    return super.run(command, options);
+  }
+}
+
+class MirrorPty implements vscode.Pseudoterminal {
+  private readonly writeEmitter = new vscode.EventEmitter<string>();
+  readonly onDidWrite = this.writeEmitter.event;
+  private opened = false;
+  private backlog: string[] = [];
+  private noted = false;
+
+  constructor(
+    private readonly onResize: (cols: number, rows: number) => void,
+    private readonly onClosed: () => void,
+  ) {}
+
+  open(dims: vscode.TerminalDimensions | undefined): void {
+    this.opened = true;
+    this.writeEmitter.fire('\x1b[2mThe Lean4 Agentic agent runs its commands here (read-only).\x1b[0m\r\n');
+    for (const s of this.backlog) this.writeEmitter.fire(s);
+    this.backlog = [];
+    if (dims) this.onResize(dims.columns, dims.rows);
+  }
+
+  close(): void {
+    this.opened = false;
+    this.onClosed();
+  }
+
+  handleInput(): void {
+    if (this.noted) return;
+    this.noted = true;
+    this.writeEmitter.fire("\r\n\x1b[33m[this terminal is the agent's and is read-only; stop the run from the chat view]\x1b[0m\r\n");
+    setTimeout(() => (this.noted = false), 2000);
+  }
+
+  setDimensions(dims: vscode.TerminalDimensions): void {
+    this.onResize(dims.columns, dims.rows);
+  }
+
+  write(s: string): void {
+    if (!s) return;
+    if (this.opened) this.writeEmitter.fire(s);
+    else if (this.backlog.push(s) > 2000) this.backlog.shift();
+  }
+
+  dispose(): void {
+    this.writeEmitter.dispose();
+  }
+}
+
+/** The editor terminal bridged to one run's TerminalSession. */
+export class AgentTerminal implements vscode.Disposable {
+  readonly session: AnnouncingTerminalSession;
+  private terminal: vscode.Terminal | undefined;
+  private pty: MirrorPty | undefined;
+  private readonly filter = new MarkerLineFilter();
+  private readonly subs: { dispose(): void }[] = [];
+
+  constructor(options: TerminalOptions) {
+    this.session = new AnnouncingTerminalSession(options, (command) => {
+      this.ensure().write(commandBanner(command));
+      this.terminal?.show(true);
+    });
+    this.subs.push(
+      this.session.onData((d) => this.pty?.write(this.filter.push(d))),
+      this.session.onExit((code) => this.pty?.write(`\r\n\x1b[2m[the shell exited with code ${code}; the next command starts a fresh one]\x1b[0m\r\n`)),
+    );
+  }
+
+  private ensure(): MirrorPty {
+    if (this.pty && this.terminal) return this.pty;
+    const pty = new MirrorPty(
+      (cols, rows) => this.session.resize(cols, rows),
+      () => {
+        if (this.pty === pty) {
+          this.pty = undefined;
+          this.terminal = undefined;
+        }
+      },
+    );
+    this.pty = pty;
+    this.terminal = vscode.window.createTerminal({ name: TERMINAL_NAME, pty, isTransient: true });
+    return pty;
+  }
+
+  dispose(): void {
+    for (const s of this.subs) s.dispose();
+    this.pty?.write(this.filter.flush());
+    this.pty?.write('\r\n\x1b[2m[the run ended]\x1b[0m\r\n');
+    this.session.dispose();
+  }
+}

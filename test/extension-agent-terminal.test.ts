@@ -1,0 +1,61 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TerminalSession } from '../core/tools/terminal';
+import { MarkerLineFilter, commandBanner, isHiddenLine } from '../extension/agent/markerFilter';
+
+const N = '0123456789abcdef';
+
+test('marker lines are hidden, output passes through', () => {
+  const f = new MarkerLineFilter();
+  const raw = `__LAR_B_${N}__\r\nhello\r\nworld\r\n\r\n__LAR_E_${N}_0__\r\n`;
+  assert.equal(f.push(raw) + f.flush(), 'hello\r\nworld\r\n\r\n');
+});
+
+test('a marker split across chunks is still hidden; partial ordinary text is shown at once', () => {
+  const f = new MarkerLineFilter();
+  const raw = `__LAR_B_${N}__\r\nprogress 10%\rprogress 100%\r\n__LAR_E_${N}_127__\r\n__LAR_S_${N}__\r\n`;
+  let out = '';
+  for (const ch of raw) out += f.push(ch);
+  out += f.flush();
+  assert.equal(out, 'progress 10%\rprogress 100%\r\n');
+  const g = new MarkerLineFilter();
+  assert.equal(g.push('downloading'), 'downloading');
+  assert.equal(g.push('__LA'), '');
+  assert.equal(g.push('TE not a marker\r\n'), '__LATE not a marker\r\n');
+});
+
+test('the echoed shell set-up line and ready marker are hidden; look-alikes are not', () => {
+  assert.equal(isHiddenLine(`stty -echo 2>/dev/null; set +o emacs; PS1=''; printf '__LAR_R_%s__\\n' ${N}\r\n`), true);
+  assert.equal(isHiddenLine(`__LAR_R_${N}__\r\n`), true);
+  assert.equal(isHiddenLine(`echo __LAR_B_${N}__\r\n`), false);
+  assert.equal(isHiddenLine(`__LAR_B_${N}__ trailing\r\n`), false);
+  const f = new MarkerLineFilter();
+  assert.equal(f.push(`__LAR_X_1__\r\n`), '__LAR_X_1__\r\n');
+});
+
+test('the command banner uses CRLF and indents continuation lines', () => {
+  assert.equal(commandBanner('npm test'), '\x1b[1m$ npm test\x1b[0m\r\n');
+  assert.equal(commandBanner('a\nb'), '\x1b[1m$ a\r\n  b\x1b[0m\r\n');
+});
+
+test('against a real shell: the mirror shows the output and no framing', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lar-mirror-'));
+  const session = new TerminalSession({ cwd: dir, env: { ...process.env, SHELL: '/bin/bash' }, outputDir: join(dir, 'out') });
+  const f = new MarkerLineFilter();
+  let shown = '';
+  session.onData((d) => (shown += f.push(d)));
+  try {
+    const r = await session.run('echo mirrored-$((40+2)); false', { timeoutMs: 10_000 });
+    assert.equal(r.exitCode, 1);
+    await session.run('echo second', { timeoutMs: 10_000 });
+  } finally {
+    session.dispose();
+  }
+  shown += f.flush();
+  assert.match(shown, /mirrored-42/);
+  assert.match(shown, /second/);
+  assert.doesNotMatch(shown, /__LAR_/);
+});
