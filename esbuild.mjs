@@ -15,6 +15,8 @@ const targets = [
   },
   { entryPoints: ['extension/extension.ts'], outfile: 'dist/extension.js' },
   { entryPoints: ['server/main.ts'], outfile: 'dist/server.js' },
+  // The chat view's script: a browser bundle loaded by the webview (strict CSP, nonce).
+  { entryPoints: ['extension/agent/webview/main.ts'], outfile: 'dist/chat.js', platform: 'browser', format: 'iife', target: 'es2022' },
 ];
 
 const common = {

@@ -5,7 +5,9 @@
  */
 import * as vscode from 'vscode';
 import { LarClient } from './client';
-import { registerConnectionCommands } from './agent/connection';
+import { CHAT_VIEW_ID, ChatViewProvider } from './agent/chatView';
+import { AGENT_COMMANDS, registerConnectionCommands } from './agent/connection';
+import { AgentSession } from './agent/session';
 import { registerCommands } from './commands';
 import { affectsGutter, affectsServer, readConfig } from './config';
 import { EditedFiles } from './editedFiles';
@@ -39,6 +41,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ clie
     },
   });
   const larClient = client;
+  // The agent: the chat view drives one verified run at a time.
+  const agent = new AgentSession(context, larClient, output);
+  const chat = new ChatViewProvider(context.extensionUri, output, (msg) => agent.handle(msg));
+  agent.post = (msg) => chat.post(msg);
+  agent.reveal = () => chat.reveal();
 
   context.subscriptions.push(
     output,
@@ -48,6 +55,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ clie
     larClient,
     ...registerCommands({ client: larClient, runs, editedFiles, output }),
     ...registerConnectionCommands(context, output),
+    agent,
+    chat,
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat, { webviewOptions: { retainContextWhenHidden: true } }),
+    vscode.commands.registerCommand(AGENT_COMMANDS.stopAgent, () => agent.stop()),
+    vscode.commands.registerCommand(AGENT_COMMANDS.focusChat, () => chat.reveal()),
     vscode.workspace.onDidChangeConfiguration((e) => {
       config = readConfig();
       if (affectsGutter(e)) {

@@ -1,0 +1,68 @@
+/**
+ * The messages between the chat webview and the extension, as zod schemas
+ * shared by both sides: each side validates what it receives (and the
+ * extension also what it sends). Nothing here imports `vscode` or the DOM.
+ */
+import { z } from 'zod';
+
+const Reward = z.union([z.literal(-1), z.literal(0), z.literal(1)]);
+const short = (max: number) => z.string().max(max);
+
+export const ErrorAction = z.enum(['openSettings', 'testConnection', 'setApiKey']);
+export type ErrorAction = z.infer<typeof ErrorAction>;
+
+/** Webview → extension. */
+export const FromWebview = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('ready') }).strict(),
+  z.object({ type: z.literal('start'), task: z.string().trim().min(1).max(20_000) }).strict(),
+  z.object({ type: z.literal('stop') }).strict(),
+  z.object({ type: z.literal('approve'), id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/), approved: z.boolean() }).strict(),
+  z.object({ type: z.literal('action'), action: ErrorAction }).strict(),
+  z.object({ type: z.literal('openTrajectory') }).strict(),
+  z.object({ type: z.literal('newChat') }).strict(),
+]);
+export type FromWebview = z.infer<typeof FromWebview>;
+
+export const StepCard = z.object({
+  line: z.number().int().positive(),
+  step: z.number().int().positive().optional(),
+  tool: short(200),
+  /** A short rendering of the arguments (the command, the path, or JSON). */
+  args: short(400),
+  status: short(40),
+  toolReward: Reward.optional(),
+  stage: short(200).optional(),
+  failed: z.array(z.object({ check: short(100), reason: short(1000) })).max(50),
+  /** The stage visit this step ended, with its reward. */
+  stageVisit: z.object({ stage: short(200), reward: z.number() }).optional(),
+  /** Start of the output or error, for the card. */
+  excerpt: short(2000).optional(),
+  blocked: z.boolean().optional(),
+});
+export type StepCard = z.infer<typeof StepCard>;
+
+/** Extension → webview. */
+export const ToWebview = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('runStarted'), task: short(20_000), model: short(300), endpoint: short(1000), trajectory: short(2000) }).strict(),
+  z.object({ type: z.literal('text'), delta: short(100_000) }).strict(),
+  z.object({ type: z.literal('assistant'), text: short(200_000) }).strict(),
+  z.object({ type: z.literal('step'), card: StepCard }).strict(),
+  z.object({ type: z.literal('approval'), id: z.string().max(64), tool: short(200), args: short(2000), reason: short(1000) }).strict(),
+  z.object({ type: z.literal('approvalDone'), id: z.string().max(64), approved: z.boolean() }).strict(),
+  z.object({ type: z.literal('outcome'), command: short(2000), exitCode: z.number().int().nullable(), passed: z.boolean(), excerpt: short(2000) }).strict(),
+  z.object({
+    type: z.literal('end'),
+    reason: short(40),
+    detail: short(2000).optional(),
+    summary: z.object({ return: z.number(), outcome: z.number(), steps: z.number().int().nonnegative() }).optional(),
+  }).strict(),
+  z.object({ type: z.literal('error'), message: short(4000), actions: z.array(ErrorAction).max(3) }).strict(),
+  z.object({ type: z.literal('state'), running: z.boolean() }).strict(),
+  z.object({ type: z.literal('clear') }).strict(),
+]);
+export type ToWebview = z.infer<typeof ToWebview>;
+
+/** Cuts a string to fit a schema's limit, saying so. */
+export function clip(s: string, max: number): string {
+  return s.length <= max ? s : `${s.slice(0, Math.max(0, max - 1))}…`;
+}

@@ -1,0 +1,116 @@
+/**
+ * The chat view: a webview view in its own activity-bar container (Copilot's
+ * Chat view refuses third-party participants without a sign-in). Strict CSP
+ * with a nonce, no remote content, the script and style from the extension.
+ * Messages in both directions are validated with the schemas of
+ * chatProtocol.ts; what the view shows of a run is replayed when it reloads.
+ */
+import { randomBytes } from 'node:crypto';
+import * as vscode from 'vscode';
+import { z } from 'zod';
+import { FromWebview, ToWebview } from './chatProtocol';
+
+export const CHAT_VIEW_ID = 'lean4Agentic.chat';
+
+export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
+  private view: vscode.WebviewView | undefined;
+  private transcript: ToWebview[] = [];
+  private running = false;
+  private readonly subs: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly output: vscode.LogOutputChannel,
+    private readonly onMessage: (msg: FromWebview) => void,
+  ) {}
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    const media = vscode.Uri.joinPath(this.extensionUri, 'extension', 'media');
+    const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
+    view.webview.options = { enableScripts: true, enableCommandUris: false, localResourceRoots: [media, dist] };
+    view.webview.html = this.html(view.webview);
+    this.subs.push(
+      view.webview.onDidReceiveMessage((raw: unknown) => {
+        const parsed = FromWebview.safeParse(raw);
+        if (!parsed.success) {
+          this.output.warn(`chat view: ignored a malformed message: ${z.prettifyError(parsed.error)}`);
+          return;
+        }
+        if (parsed.data.type === 'ready') {
+          this.replay();
+          return;
+        }
+        this.onMessage(parsed.data);
+      }),
+      view.onDidDispose(() => {
+        if (this.view === view) this.view = undefined;
+      }),
+    );
+  }
+
+  /** Sends a message (validated) and keeps it for a reload of the view. */
+  post(msg: ToWebview): void {
+    const parsed = ToWebview.safeParse(msg);
+    if (!parsed.success) {
+      this.output.error(`chat view: not sending a malformed ${msg.type} message: ${z.prettifyError(parsed.error)}`);
+      return;
+    }
+    if (parsed.data.type === 'clear') this.transcript = [];
+    else if (parsed.data.type === 'state') this.running = parsed.data.running;
+    else this.transcript.push(parsed.data);
+    if (this.transcript.length > 5000) this.transcript.splice(0, this.transcript.length - 5000);
+    void this.view?.webview.postMessage(parsed.data);
+  }
+
+  async reveal(): Promise<void> {
+    await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
+  }
+
+  private replay(): void {
+    const w = this.view?.webview;
+    if (!w) return;
+    void w.postMessage({ type: 'clear' } satisfies ToWebview);
+    for (const m of this.transcript) void w.postMessage(m);
+    void w.postMessage({ type: 'state', running: this.running } satisfies ToWebview);
+  }
+
+  private html(webview: vscode.Webview): string {
+    const nonce = randomBytes(16).toString('base64');
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'chat.js'));
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'extension', 'media', 'chat.css'));
+    const csp = `default-src 'none'; img-src ${webview.cspSource}; script-src 'nonce-${nonce}'; style-src ${webview.cspSource} 'nonce-${nonce}'; font-src ${webview.cspSource}`;
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" nonce="${nonce}" href="${style}">
+<title>Lean4 Agentic</title>
+</head>
+<body>
+<div class="wrap">
+  <header>
+    <span id="status" aria-live="polite"></span>
+    <button id="open-trajectory" class="secondary" hidden title="Open this run's trajectory">Trajectory</button>
+    <button id="new-chat" class="secondary" title="Clear the chat">New</button>
+  </header>
+  <main id="log" role="log" aria-live="polite"></main>
+  <footer>
+    <textarea id="task" aria-label="Task for the agent" placeholder="Describe a task (Enter to run, Shift+Enter for a new line)"></textarea>
+    <div class="row">
+      <button id="run">Run</button>
+      <button id="stop" class="secondary" hidden>Stop</button>
+    </div>
+  </footer>
+</div>
+<script nonce="${nonce}" src="${script}"></script>
+</body>
+</html>`;
+  }
+
+  dispose(): void {
+    for (const s of this.subs) s.dispose();
+  }
+}

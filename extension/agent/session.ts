@@ -1,0 +1,273 @@
+/**
+ * One agent run from the chat: the model client from the settings and the
+ * secret, a real shell mirrored in the "Lean4 Agentic" terminal, file writes
+ * through WorkspaceEdit, and core runAgent (the verified loop) with the gate
+ * answered by the language server (`lar/checkToolCall`; when the server is not
+ * running or fails, by a verifier state kept here from the same events) and
+ * every written line sent live (`lar/appendStep`). Approvals come from the
+ * chat's buttons. One run at a time; Stop aborts it.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import { runAgent, type AgentEvent, type AgentGate } from '../../core/agent/loop';
+import { runOutcomeCheck } from '../../core/agent/outcome-check';
+import { createToolExecutor } from '../../core/agent/tools';
+import { ModelError, redact } from '../../core/model/client';
+import type { Verdict } from '../../core/verifier/checks';
+import { VerifierState, type GateResult } from '../../core/verifier/state';
+import { loadWorkflowRef } from '../../core/workflow/files';
+import type { LarClient } from '../client';
+import { readAgentConfig } from '../config';
+import { applyApprovalPolicy } from './approvals';
+import { toStepCard, shortArgs } from './cards';
+import { clip, type ErrorAction, type FromWebview, type ToWebview } from './chatProtocol';
+import { AGENT_COMMANDS, modelClientFor, readApiKey } from './connection';
+import { AgentTerminal } from './terminal';
+import { VscodeWorkspaceFs } from './vscodeFs';
+
+interface Running {
+  ac: AbortController;
+  approvals: Map<string, (ok: boolean) => void>;
+}
+
+function actionsFor(e: unknown): ErrorAction[] {
+  if (e instanceof ModelError) {
+    if (e.kind === 'unauthorized') return ['setApiKey', 'testConnection'];
+    if (e.kind === 'cancelled') return [];
+    return ['openSettings', 'testConnection'];
+  }
+  return ['openSettings'];
+}
+
+export class AgentSession implements vscode.Disposable {
+  private running: Running | undefined;
+  private lastTrajectory: vscode.Uri | undefined;
+  private approvalSeq = 0;
+  post: (msg: ToWebview) => void = () => {};
+  reveal: () => Promise<void> = async () => {};
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly lar: LarClient,
+    private readonly output: vscode.LogOutputChannel,
+  ) {}
+
+  get isRunning(): boolean {
+    return this.running !== undefined;
+  }
+
+  handle(msg: FromWebview): void {
+    switch (msg.type) {
+      case 'start':
+        void this.start(msg.task);
+        return;
+      case 'stop':
+        this.stop();
+        return;
+      case 'approve': {
+        const resolve = this.running?.approvals.get(msg.id);
+        if (!resolve) return;
+        this.running!.approvals.delete(msg.id);
+        resolve(msg.approved);
+        this.post({ type: 'approvalDone', id: msg.id, approved: msg.approved });
+        return;
+      }
+      case 'action':
+        if (msg.action === 'openSettings') void vscode.commands.executeCommand('workbench.action.openSettings', 'lean4Agentic');
+        else if (msg.action === 'testConnection') void vscode.commands.executeCommand(AGENT_COMMANDS.testConnection);
+        else void vscode.commands.executeCommand(AGENT_COMMANDS.setApiKey);
+        return;
+      case 'openTrajectory':
+        if (this.lastTrajectory) void vscode.window.showTextDocument(this.lastTrajectory, { preview: false, viewColumn: vscode.ViewColumn.Beside });
+        return;
+      case 'newChat':
+        if (this.running) this.post({ type: 'error', message: 'A run is in progress: stop it before starting a new chat.', actions: [] });
+        else this.post({ type: 'clear' });
+        return;
+      case 'ready':
+        return;
+    }
+  }
+
+  stop(): void {
+    const r = this.running;
+    if (!r) return;
+    r.ac.abort();
+    for (const [id, resolve] of r.approvals) {
+      resolve(false);
+      this.post({ type: 'approvalDone', id, approved: false });
+    }
+    r.approvals.clear();
+  }
+
+  private fail(message: string, actions: ErrorAction[] = []): void {
+    this.post({ type: 'error', message: clip(message, 4000), actions });
+  }
+
+  async start(task: string): Promise<void> {
+    if (this.running) {
+      this.fail('A run is already in progress: one run at a time. Stop it first.');
+      return;
+    }
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (!folder || folder.uri.scheme !== 'file') {
+      this.fail('Open a folder first: the agent works in the first workspace folder (on disk).');
+      return;
+    }
+    if (!vscode.workspace.isTrusted) {
+      this.fail('The agent runs commands in the workspace: trust the workspace first (Restricted Mode is on).');
+      return;
+    }
+    const running: Running = { ac: new AbortController(), approvals: new Map() };
+    this.running = running;
+    const signal = running.ac.signal;
+    this.post({ type: 'state', running: true });
+    void vscode.commands.executeCommand('setContext', 'lean4Agentic.agentRunning', true);
+    let terminal: AgentTerminal | undefined;
+    let apiKey: string | undefined;
+    try {
+      const ws = folder.uri.fsPath;
+      const config = readAgentConfig();
+      apiKey = await readApiKey(this.context.secrets);
+      const wf = loadWorkflowRef(config.workflow, ws);
+      if ('error' in wf) {
+        this.fail(`The workflow setting (${config.workflow}) is not usable: ${wf.error}`, ['openSettings']);
+        return;
+      }
+      const workflow = wf.workflow;
+      const model = modelClientFor(config, apiKey);
+      let modelName: string;
+      try {
+        modelName = await model.resolveModel(signal);
+      } catch (e) {
+        const err = model.classify(e);
+        if (err.kind !== 'cancelled') this.fail(redact(err.message, apiKey), actionsFor(err));
+        return;
+      }
+      const runId = `run-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      const trajectoryPath = join(ws, '.lar', 'runs', `${runId}.lar.jsonl`);
+      const trajectoryUri = vscode.Uri.file(trajectoryPath);
+      this.lastTrajectory = trajectoryUri;
+      const uri = trajectoryUri.toString();
+      const env: Record<string, string | undefined> = { ...process.env, LAR_API_KEY: undefined };
+      terminal = new AgentTerminal({ cwd: ws, env, outputDir: join(ws, '.lar', 'output', runId) });
+      this.post({ type: 'runStarted', task: clip(task, 20_000), model: clip(modelName, 300), endpoint: clip(config.endpoint, 1000), trajectory: clip(vscode.workspace.asRelativePath(trajectoryUri), 2000) });
+      this.output.info(`agent run ${runId}: ${modelName} at ${config.endpoint}, workflow ${workflow.id}, trajectory ${trajectoryPath}`);
+
+      // The live run as the server sees it; a shadow verifier decides when it cannot.
+      const shadow = new VerifierState(workflow, 1);
+      let serverOk = this.lar.running;
+      let sent: Promise<void> = Promise.resolve();
+      let headerSent = false;
+      const appendLine = (line: number, text: string) => {
+        if (!serverOk) return;
+        sent = sent
+          .then(() => this.lar.appendStep({ uri, text, line }))
+          .catch((e: unknown) => {
+            if (serverOk) this.output.warn(`lar/appendStep failed (${e instanceof Error ? e.message : String(e)}): gating with the builtin verifier from here on`);
+            serverOk = false;
+          });
+      };
+      const sendLine = (line: number, text: string) => {
+        if (!headerSent) {
+          headerSent = true;
+          const header = readFileSync(trajectoryPath, 'utf8').split('\n')[0];
+          if (header) appendLine(1, header);
+        }
+        appendLine(line, text);
+      };
+      const gate: AgentGate = async (call) => {
+        let g: GateResult | undefined;
+        if (serverOk && this.lar.running) {
+          try {
+            await sent;
+            const r = await this.lar.checkToolCall({ uri, call: call.argsError !== undefined ? { tool: call.tool, args: call.args, argsError: call.argsError } : { tool: call.tool, args: call.args } });
+            g = { decision: r.decision, verdicts: r.verdicts as Verdict[], reason: r.reason, toolReward: r.toolReward, ...(r.askPattern !== undefined ? { askPattern: r.askPattern } : {}) };
+          } catch (e) {
+            this.output.warn(`lar/checkToolCall failed (${e instanceof Error ? e.message : String(e)}): gating with the builtin verifier`);
+            serverOk = false;
+          }
+        }
+        g ??= shadow.gate(call);
+        return applyApprovalPolicy(g, call.tool, config.approvals);
+      };
+      const approve = (req: { tool: string; args: unknown; reason: string }): Promise<boolean> =>
+        new Promise((resolve) => {
+          if (signal.aborted) return resolve(false);
+          const id = `a${++this.approvalSeq}`;
+          running.approvals.set(id, resolve);
+          this.post({ type: 'approval', id, tool: clip(req.tool, 200), args: shortArgs(req.tool, req.args, 2000), reason: clip(req.reason, 1000) });
+          void this.reveal();
+        });
+      const onEvent = (e: AgentEvent) => {
+        switch (e.kind) {
+          case 'text':
+            this.post({ type: 'text', delta: clip(redact(e.delta, apiKey), 100_000) });
+            return;
+          case 'message': {
+            sendLine(e.line, e.text);
+            const m = JSON.parse(e.text) as { role?: string; content?: string };
+            if (m.role === 'assistant' && typeof m.content === 'string') this.post({ type: 'assistant', text: clip(m.content, 200_000) });
+            return;
+          }
+          case 'step':
+            shadow.append(e.event, e.line);
+            sendLine(e.line, e.text);
+            this.post({ type: 'step', card: toStepCard(e.line, e.event, e.result, e.gate) });
+            return;
+          case 'outcome':
+            shadow.append(e.event, e.line);
+            sendLine(e.line, e.text);
+            this.post({ type: 'outcome', command: clip(e.event.command, 2000), exitCode: e.event.exitCode ?? null, passed: e.event.exitCode === workflow.outcome.expectExitCode, excerpt: clip((e.event.output ?? '').trim(), 2000) });
+            return;
+          case 'end':
+            sendLine(e.line, e.text);
+            return;
+        }
+      };
+      const result = await runAgent({
+        task,
+        workflow,
+        workflowRef: config.workflow.startsWith('builtin:') ? config.workflow : workflow,
+        model,
+        modelInfo: { name: modelName, endpoint: config.endpoint },
+        workspace: ws,
+        trajectoryPath,
+        execute: createToolExecutor({ fs: new VscodeWorkspaceFs(ws), terminal: terminal.session }),
+        runOutcomeCheck: (s) => runOutcomeCheck(workflow.outcome, ws, s),
+        approve,
+        enforcement: config.enforcement,
+        gate,
+        limits: { maxSteps: config.maxSteps, maxTimeMs: config.maxMinutes * 60_000 },
+        onEvent,
+        signal,
+        redact: (t) => redact(t, apiKey),
+        runId,
+      });
+      await sent;
+      const s = result.summary;
+      this.post({
+        type: 'end',
+        reason: result.endReason,
+        ...(result.detail ? { detail: clip(redact(result.detail, apiKey), 2000) } : {}),
+        summary: { return: s.return, outcome: s.outcome.reward, steps: s.steps },
+      });
+      if (result.endReason === 'error' && result.detail) this.fail(redact(result.detail, apiKey), ['testConnection', 'openSettings']);
+    } catch (e) {
+      const message = redact(e instanceof Error ? e.message : String(e), apiKey);
+      this.output.error(`agent run failed: ${message}`);
+      this.fail(`The run failed: ${message}`, actionsFor(e));
+    } finally {
+      for (const resolve of running.approvals.values()) resolve(false);
+      terminal?.dispose();
+      this.running = undefined;
+      this.post({ type: 'state', running: false });
+      void vscode.commands.executeCommand('setContext', 'lean4Agentic.agentRunning', false);
+    }
+  }
+
+  dispose(): void {
+    this.stop();
+  }
+}

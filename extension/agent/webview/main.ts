@@ -1,0 +1,255 @@
+/**
+ * The chat view's script (bundled for the browser to dist/chat.js). Every
+ * message from the extension is validated with the shared zod schema; model
+ * text becomes DOM nodes through textContent only (see ../markdown.ts).
+ */
+import { FromWebview, ToWebview, type ErrorAction, type StepCard } from '../chatProtocol';
+import { renderMarkdown, type MiniDocument } from '../markdown';
+
+// The little of the DOM used here (the project compiles without the DOM lib).
+interface El {
+  className: string;
+  textContent: string | null;
+  hidden: boolean;
+  disabled: boolean;
+  value: string;
+  title: string;
+  appendChild(child: unknown): unknown;
+  setAttribute(name: string, value: string): void;
+  addEventListener(type: string, listener: (e: KeyEvent) => void): void;
+  remove(): void;
+  replaceChildren(...nodes: unknown[]): void;
+  focus(): void;
+  scrollIntoView(opts?: unknown): void;
+}
+interface KeyEvent {
+  key?: string;
+  shiftKey?: boolean;
+  isComposing?: boolean;
+  preventDefault(): void;
+  data?: unknown;
+}
+interface Doc {
+  createElement(tag: string): El;
+  createTextNode(text: string): unknown;
+  getElementById(id: string): El | null;
+}
+declare const document: Doc;
+declare const window: { addEventListener(type: 'message', listener: (e: { data: unknown }) => void): void };
+declare function acquireVsCodeApi(): { postMessage(msg: unknown): void };
+
+const vscode = acquireVsCodeApi();
+const $ = (id: string): El => {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`missing #${id}`);
+  return el;
+};
+const log = $('log');
+const task = $('task');
+const run = $('run');
+const stop = $('stop');
+const status = $('status');
+const openTrajectory = $('open-trajectory');
+const newChat = $('new-chat');
+
+function send(msg: FromWebview): void {
+  const ok = FromWebview.safeParse(msg);
+  if (ok.success) vscode.postMessage(ok.data);
+}
+
+function el(tag: string, cls?: string, text?: string): El {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function append(node: El): El {
+  log.appendChild(node);
+  node.scrollIntoView({ block: 'end' });
+  return node;
+}
+
+function signed(n: number): string {
+  return n > 0 ? `+${n}` : n < 0 ? `−${Math.abs(n)}` : '0';
+}
+
+function rewardClass(n: number | undefined): string {
+  return n === undefined ? 'badge' : n > 0 ? 'badge pos' : n < 0 ? 'badge neg' : 'badge zero';
+}
+
+let streaming: El | undefined;
+let streamed = '';
+let running = false;
+const approvals = new Map<string, El>();
+
+function endStream(): void {
+  streaming = undefined;
+  streamed = '';
+}
+
+function stepCard(c: StepCard): El {
+  const card = el('div', `card${c.blocked ? ' blocked' : ''}`);
+  card.setAttribute('role', 'group');
+  const head = el('div', 'card-head');
+  const badge = el('span', rewardClass(c.toolReward), c.toolReward === undefined ? '·' : signed(c.toolReward));
+  badge.title = 'tool reward';
+  head.appendChild(badge);
+  head.appendChild(el('span', 'tool', c.tool));
+  head.appendChild(el('span', `status s-${c.status}`, c.status));
+  if (c.stage) head.appendChild(el('span', 'stage', c.stage));
+  if (c.step) head.appendChild(el('span', 'num', `#${c.step}`));
+  card.appendChild(head);
+  card.appendChild(el('code', 'args', c.args));
+  if (c.failed.length) {
+    const ul = el('ul', 'failed');
+    for (const f of c.failed) {
+      const li = el('li');
+      li.appendChild(el('span', 'check', f.check));
+      li.appendChild(document.createTextNode(`: ${f.reason}`));
+      ul.appendChild(li);
+    }
+    card.appendChild(ul);
+  }
+  if (c.excerpt) card.appendChild(el('pre', 'excerpt', c.excerpt));
+  if (c.stageVisit) {
+    const s = el('div', 'stage-change');
+    s.appendChild(el('span', rewardClass(Math.sign(c.stageVisit.reward)), signed(Number(c.stageVisit.reward.toFixed(3)))));
+    s.appendChild(document.createTextNode(` stage ${c.stageVisit.stage} closed`));
+    card.appendChild(s);
+  }
+  return card;
+}
+
+function actionButton(action: ErrorAction): El {
+  const label = action === 'openSettings' ? 'Open Settings' : action === 'testConnection' ? 'Test Connection' : 'Set API Key';
+  const b = el('button', 'secondary', label);
+  b.addEventListener('click', () => send({ type: 'action', action }));
+  return b;
+}
+
+function setRunning(r: boolean): void {
+  running = r;
+  run.disabled = r;
+  task.disabled = r;
+  stop.hidden = !r;
+  if (!r) task.focus();
+}
+
+function receive(msg: ToWebview): void {
+  switch (msg.type) {
+    case 'clear':
+      log.replaceChildren();
+      approvals.clear();
+      endStream();
+      status.textContent = '';
+      openTrajectory.hidden = true;
+      return;
+    case 'state':
+      setRunning(msg.running);
+      return;
+    case 'runStarted': {
+      endStream();
+      const u = append(el('div', 'msg user'));
+      u.appendChild(renderMarkdown(document as unknown as MiniDocument, msg.task));
+      status.textContent = `${msg.model} · ${msg.endpoint}`;
+      status.title = msg.trajectory;
+      openTrajectory.hidden = false;
+      return;
+    }
+    case 'text':
+      if (!streaming) streaming = append(el('div', 'msg assistant streaming'));
+      streamed += msg.delta;
+      streaming.textContent = streamed;
+      streaming.scrollIntoView({ block: 'end' });
+      return;
+    case 'assistant': {
+      const target = streaming ?? append(el('div', 'msg assistant'));
+      target.className = 'msg assistant';
+      target.replaceChildren(renderMarkdown(document as unknown as MiniDocument, msg.text));
+      endStream();
+      return;
+    }
+    case 'step':
+      endStream();
+      append(stepCard(msg.card));
+      return;
+    case 'approval': {
+      endStream();
+      const box = append(el('div', 'approval'));
+      box.setAttribute('role', 'alertdialog');
+      box.appendChild(el('div', 'why', `Approve ${msg.tool}? ${msg.reason}`));
+      box.appendChild(el('code', 'args', msg.args));
+      const yes = el('button', '', 'Approve');
+      const no = el('button', 'secondary', 'Reject');
+      yes.addEventListener('click', () => send({ type: 'approve', id: msg.id, approved: true }));
+      no.addEventListener('click', () => send({ type: 'approve', id: msg.id, approved: false }));
+      const row = el('div', 'row');
+      row.appendChild(yes);
+      row.appendChild(no);
+      box.appendChild(row);
+      approvals.set(msg.id, box);
+      yes.focus();
+      return;
+    }
+    case 'approvalDone': {
+      const box = approvals.get(msg.id);
+      if (box) box.replaceChildren(el('div', msg.approved ? 'why ok' : 'why no', msg.approved ? 'Approved.' : 'Rejected.'));
+      approvals.delete(msg.id);
+      return;
+    }
+    case 'outcome': {
+      endStream();
+      const o = append(el('div', `outcome ${msg.passed ? 'pass' : 'fail'}`));
+      o.appendChild(el('div', 'title', `Outcome check: ${msg.command} → ${msg.exitCode === null ? 'no exit code' : `exit ${msg.exitCode}`} (${msg.passed ? 'passed' : 'failed'})`));
+      if (msg.excerpt) o.appendChild(el('pre', 'excerpt', msg.excerpt));
+      return;
+    }
+    case 'end': {
+      endStream();
+      const e = append(el('div', 'end'));
+      const text = `Run ended: ${msg.reason}${msg.detail ? ` (${msg.detail})` : ''}`;
+      e.appendChild(el('div', 'title', text));
+      if (msg.summary) {
+        e.appendChild(el('div', 'summary', `outcome ${msg.summary.outcome} · return ${msg.summary.return.toFixed(3)} · ${msg.summary.steps} steps`));
+      }
+      return;
+    }
+    case 'error': {
+      endStream();
+      const e = append(el('div', 'error'));
+      e.setAttribute('role', 'alert');
+      e.appendChild(el('div', 'title', msg.message));
+      if (msg.actions.length) {
+        const row = el('div', 'row');
+        for (const a of msg.actions) row.appendChild(actionButton(a));
+        e.appendChild(row);
+      }
+      return;
+    }
+  }
+}
+
+function submit(): void {
+  if (running) return;
+  const text = task.value.trim();
+  if (!text) return;
+  send({ type: 'start', task: text });
+  task.value = '';
+}
+
+run.addEventListener('click', submit);
+task.addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    submit();
+  }
+});
+stop.addEventListener('click', () => send({ type: 'stop' }));
+openTrajectory.addEventListener('click', () => send({ type: 'openTrajectory' }));
+newChat.addEventListener('click', () => send({ type: 'newChat' }));
+window.addEventListener('message', (e) => {
+  const parsed = ToWebview.safeParse(e.data);
+  if (parsed.success) receive(parsed.data);
+});
+send({ type: 'ready' });
