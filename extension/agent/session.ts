@@ -7,22 +7,19 @@
  * every written line sent live (`lar/appendStep`). Approvals come from the
  * chat's buttons. One run at a time; Stop aborts it.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { runAgent, type AgentEvent, type AgentGate } from '../../core/agent/loop';
+import { runAgent, type AgentEvent } from '../../core/agent/loop';
 import { runOutcomeCheck } from '../../core/agent/outcome-check';
 import { createToolExecutor } from '../../core/agent/tools';
 import { ModelError, redact } from '../../core/model/client';
-import type { Verdict } from '../../core/verifier/checks';
-import { VerifierState, type GateResult } from '../../core/verifier/state';
 import { loadWorkflowRef } from '../../core/workflow/files';
 import type { LarClient } from '../client';
 import { readAgentConfig } from '../config';
-import { applyApprovalPolicy } from './approvals';
 import { toStepCard, shortArgs } from './cards';
 import { clip, type ErrorAction, type FromWebview, type ToWebview } from './chatProtocol';
 import { AGENT_COMMANDS, modelClientFor, readApiKey } from './connection';
+import { createLiveGate } from './liveGate';
 import { AgentTerminal } from './terminal';
 import { VscodeWorkspaceFs } from './vscodeFs';
 
@@ -149,49 +146,20 @@ export class AgentSession implements vscode.Disposable {
       const trajectoryPath = join(ws, '.lar', 'runs', `${runId}.lar.jsonl`);
       const trajectoryUri = vscode.Uri.file(trajectoryPath);
       this.lastTrajectory = trajectoryUri;
-      const uri = trajectoryUri.toString();
       const env: Record<string, string | undefined> = { ...process.env, LAR_API_KEY: undefined };
       terminal = new AgentTerminal({ cwd: ws, env, outputDir: join(ws, '.lar', 'output', runId) });
       this.post({ type: 'runStarted', task: clip(task, 20_000), model: clip(modelName, 300), endpoint: clip(config.endpoint, 1000), trajectory: clip(vscode.workspace.asRelativePath(trajectoryUri), 2000) });
       this.output.info(`agent run ${runId}: ${modelName} at ${config.endpoint}, workflow ${workflow.id}, trajectory ${trajectoryPath}`);
 
       // The live run as the server sees it; a shadow verifier decides when it cannot.
-      const shadow = new VerifierState(workflow, 1);
-      let serverOk = this.lar.running;
-      let sent: Promise<void> = Promise.resolve();
-      let headerSent = false;
-      const appendLine = (line: number, text: string) => {
-        if (!serverOk) return;
-        sent = sent
-          .then(() => this.lar.appendStep({ uri, text, line }))
-          .catch((e: unknown) => {
-            if (serverOk) this.output.warn(`lar/appendStep failed (${e instanceof Error ? e.message : String(e)}): gating with the builtin verifier from here on`);
-            serverOk = false;
-          });
-      };
-      const sendLine = (line: number, text: string) => {
-        if (!headerSent) {
-          headerSent = true;
-          const header = readFileSync(trajectoryPath, 'utf8').split('\n')[0];
-          if (header) appendLine(1, header);
-        }
-        appendLine(line, text);
-      };
-      const gate: AgentGate = async (call) => {
-        let g: GateResult | undefined;
-        if (serverOk && this.lar.running) {
-          try {
-            await sent;
-            const r = await this.lar.checkToolCall({ uri, call: call.argsError !== undefined ? { tool: call.tool, args: call.args, argsError: call.argsError } : { tool: call.tool, args: call.args } });
-            g = { decision: r.decision, verdicts: r.verdicts as Verdict[], reason: r.reason, toolReward: r.toolReward, ...(r.askPattern !== undefined ? { askPattern: r.askPattern } : {}) };
-          } catch (e) {
-            this.output.warn(`lar/checkToolCall failed (${e instanceof Error ? e.message : String(e)}): gating with the builtin verifier`);
-            serverOk = false;
-          }
-        }
-        g ??= shadow.gate(call);
-        return applyApprovalPolicy(g, call.tool, config.approvals);
-      };
+      const live = createLiveGate({
+        server: this.lar,
+        uri: trajectoryUri.toString(),
+        trajectoryPath,
+        workflow,
+        approvals: config.approvals,
+        log: (m) => this.output.warn(m),
+      });
       const approve = (req: { tool: string; args: unknown; reason: string }): Promise<boolean> =>
         new Promise((resolve) => {
           if (signal.aborted) return resolve(false);
@@ -206,23 +174,21 @@ export class AgentSession implements vscode.Disposable {
             this.post({ type: 'text', delta: clip(redact(e.delta, apiKey), 100_000) });
             return;
           case 'message': {
-            sendLine(e.line, e.text);
+            live.observe(e);
             const m = JSON.parse(e.text) as { role?: string; content?: string };
             if (m.role === 'assistant' && typeof m.content === 'string') this.post({ type: 'assistant', text: clip(m.content, 200_000) });
             return;
           }
           case 'step':
-            shadow.append(e.event, e.line);
-            sendLine(e.line, e.text);
+            live.observe(e);
             this.post({ type: 'step', card: toStepCard(e.line, e.event, e.result, e.gate) });
             return;
           case 'outcome':
-            shadow.append(e.event, e.line);
-            sendLine(e.line, e.text);
+            live.observe(e);
             this.post({ type: 'outcome', command: clip(e.event.command, 2000), exitCode: e.event.exitCode ?? null, passed: e.event.exitCode === workflow.outcome.expectExitCode, excerpt: clip((e.event.output ?? '').trim(), 2000) });
             return;
           case 'end':
-            sendLine(e.line, e.text);
+            live.observe(e);
             return;
         }
       };
@@ -238,14 +204,14 @@ export class AgentSession implements vscode.Disposable {
         runOutcomeCheck: (s) => runOutcomeCheck(workflow.outcome, ws, s),
         approve,
         enforcement: config.enforcement,
-        gate,
+        gate: live.gate,
         limits: { maxSteps: config.maxSteps, maxTimeMs: config.maxMinutes * 60_000 },
         onEvent,
         signal,
         redact: (t) => redact(t, apiKey),
         runId,
       });
-      await sent;
+      await live.flushed();
       const s = result.summary;
       this.post({
         type: 'end',

@@ -1,0 +1,93 @@
+/**
+ * Pure (no `vscode`): how a live run talks to the language server. Every
+ * line the loop writes is sent with `lar/appendStep` (the header, line 1,
+ * before the first one), in order; the gate waits for those, then asks
+ * `lar/checkToolCall`. When the server is not running or a request fails, a
+ * verifier state kept from the same events decides instead (the same
+ * definitions as the server's builtin backend), and the per-tool approval
+ * setting is applied on top either way.
+ */
+import { readFileSync } from 'node:fs';
+import type { AgentEvent, AgentGate } from '../../core/agent/loop';
+import type { AppendStepParams, CheckToolCallParams, CheckToolCallResult } from '../../core/protocol/lsp';
+import type { Verdict } from '../../core/verifier/checks';
+import { VerifierState, type GateResult } from '../../core/verifier/state';
+import type { Workflow } from '../../core/schema/workflow';
+import { applyApprovalPolicy } from './approvals';
+
+export interface GateServer {
+  readonly running: boolean;
+  appendStep(p: AppendStepParams): Promise<void>;
+  checkToolCall(p: CheckToolCallParams): Promise<CheckToolCallResult>;
+}
+
+export interface LiveGate {
+  gate: AgentGate;
+  /** Feed every loop event here (before showing it). */
+  observe(e: AgentEvent): void;
+  /** Resolves once every line so far was handed to the server. */
+  flushed(): Promise<void>;
+  /** Whether the server (not the local fallback) is still deciding. */
+  readonly viaServer: boolean;
+}
+
+export function toGateResult(r: CheckToolCallResult): GateResult {
+  return { decision: r.decision, verdicts: r.verdicts as Verdict[], reason: r.reason, toolReward: r.toolReward, ...(r.askPattern !== undefined ? { askPattern: r.askPattern } : {}) };
+}
+
+export function createLiveGate(opts: {
+  server: GateServer | undefined;
+  uri: string;
+  trajectoryPath: string;
+  workflow: Workflow;
+  approvals: Record<string, unknown>;
+  log?: (message: string) => void;
+}): LiveGate {
+  const shadow = new VerifierState(opts.workflow, 1);
+  const server = opts.server;
+  let serverOk = server?.running ?? false;
+  let sent: Promise<void> = Promise.resolve();
+  let headerSent = false;
+  const down = (what: string, e: unknown) => {
+    if (serverOk) opts.log?.(`${what} failed (${e instanceof Error ? e.message : String(e)}): gating with the builtin verifier from here on`);
+    serverOk = false;
+  };
+  const append = (line: number, text: string) => {
+    if (!serverOk || !server) return;
+    sent = sent.then(() => (serverOk ? server.appendStep({ uri: opts.uri, text, line }) : undefined)).catch((e: unknown) => down('lar/appendStep', e));
+  };
+  const observe = (e: AgentEvent) => {
+    if (e.kind === 'text') return;
+    if (e.kind === 'step' || e.kind === 'outcome') shadow.append(e.event, e.line);
+    if (!headerSent) {
+      headerSent = true;
+      const header = readFileSync(opts.trajectoryPath, 'utf8').split('\n')[0];
+      if (header) append(1, header);
+    }
+    append(e.line, e.text);
+  };
+  const gate: AgentGate = async (call) => {
+    let g: GateResult | undefined;
+    if (serverOk && server?.running) {
+      try {
+        await sent;
+        if (serverOk) {
+          const r = await server.checkToolCall({ uri: opts.uri, call: call.argsError !== undefined ? { tool: call.tool, args: call.args, argsError: call.argsError } : { tool: call.tool, args: call.args } });
+          g = toGateResult(r);
+        }
+      } catch (e) {
+        down('lar/checkToolCall', e);
+      }
+    }
+    g ??= shadow.gate(call);
+    return applyApprovalPolicy(g, call.tool, opts.approvals);
+  };
+  return {
+    gate,
+    observe,
+    flushed: () => sent,
+    get viaServer() {
+      return serverOk;
+    },
+  };
+}
