@@ -89,12 +89,23 @@ function positive(n: number | undefined, fallback: number): number {
   return typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : fallback;
 }
 
+/**
+ * The endpoint receives the API key: in Restricted Mode a workspace's own
+ * value is ignored (user settings or the default), so an untrusted folder
+ * cannot send the key elsewhere (e.g. through Test Connection).
+ */
+function trustedEndpoint(c: vscode.WorkspaceConfiguration): string {
+  const fallback = 'http://127.0.0.1:30000/v1';
+  const value = vscode.workspace.isTrusted ? c.get<string>('endpoint') : c.inspect<string>('endpoint')?.globalValue;
+  return (typeof value === 'string' ? value.trim() : '') || fallback;
+}
+
 export function readAgentConfig(): AgentConfig {
   const c = vscode.workspace.getConfiguration(SECTION);
   const temperature = c.get<number>('temperature', 0.2);
   const approvals = c.get<unknown>('approvals');
   return {
-    endpoint: c.get<string>('endpoint', 'http://127.0.0.1:30000/v1').trim() || 'http://127.0.0.1:30000/v1',
+    endpoint: trustedEndpoint(c),
     model: c.get<string>('model', '').trim(),
     temperature: typeof temperature === 'number' && Number.isFinite(temperature) ? Math.min(Math.max(temperature, 0), 2) : 0.2,
     maxTokens: Math.round(positive(c.get<number>('maxTokens'), 4096)),
