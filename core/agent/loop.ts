@@ -30,6 +30,8 @@ export type AgentGate = (call: ProposedCall) => Promise<GateResult>;
 export type ToolExecutor = (tool: ToolName, args: Record<string, unknown>, ctx: ToolContext) => Promise<ToolOutcome>;
 
 export type AgentEvent =
+  /** The header, line 1, written when the run starts. */
+  | { kind: 'header'; line: 1; text: string }
   | { kind: 'text'; delta: string }
   | { kind: 'step'; line: number; text: string; event: ToolCallEvent; result: StepResult; gate: GateResult }
   | { kind: 'outcome'; line: number; text: string; event: OutcomeEvent }
@@ -121,6 +123,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
   const state = new VerifierState(wf, 1);
   const gate: AgentGate = opts.gate ?? (async (call) => state.gate(call));
   const emit = opts.onEvent ?? (() => {});
+  emit({ kind: 'header', line: 1, text: writer.headerText });
   const limits = { maxSteps: 200, maxTimeMs: 3_600_000, maxTokens: Infinity, maxIdleTurns: 3, ...opts.limits };
   const started = Date.now();
   const tools: ChatCompletionTool[] = toolDefinitions() as unknown as ChatCompletionTool[];

@@ -11,6 +11,8 @@ export class TrajectoryWriter {
   private fd: number | undefined;
   private lines = 0;
   private ended = false;
+  /** The header line exactly as written. */
+  headerText = '';
 
   private constructor(
     readonly path: string,
@@ -22,7 +24,7 @@ export class TrajectoryWriter {
     mkdirSync(dirname(path), { recursive: true });
     const w = new TrajectoryWriter(path, redact);
     w.fd = openSync(path, 'wx');
-    w.write(header);
+    w.headerText = w.write(header).text;
     return w;
   }
 

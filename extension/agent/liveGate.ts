@@ -7,7 +7,6 @@
  * definitions as the server's builtin backend), and the per-tool approval
  * setting is applied on top either way.
  */
-import { readFileSync } from 'node:fs';
 import type { AgentEvent, AgentGate } from '../../core/agent/loop';
 import type { AppendStepParams, CheckToolCallParams, CheckToolCallResult } from '../../core/protocol/lsp';
 import type { Verdict } from '../../core/verifier/checks';
@@ -47,7 +46,6 @@ export function createLiveGate(opts: {
   const server = opts.server;
   let serverOk = server?.running ?? false;
   let sent: Promise<void> = Promise.resolve();
-  let headerSent = false;
   const down = (what: string, e: unknown) => {
     if (serverOk) opts.log?.(`${what} failed (${e instanceof Error ? e.message : String(e)}): gating with the builtin verifier from here on`);
     serverOk = false;
@@ -59,11 +57,6 @@ export function createLiveGate(opts: {
   const observe = (e: AgentEvent) => {
     if (e.kind === 'text') return;
     if (e.kind === 'step' || e.kind === 'outcome') shadow.append(e.event, e.line);
-    if (!headerSent) {
-      headerSent = true;
-      const header = readFileSync(opts.trajectoryPath, 'utf8').split('\n')[0];
-      if (header) append(1, header);
-    }
     append(e.line, e.text);
   };
   const gate: AgentGate = async (call) => {

@@ -170,6 +170,9 @@ export class AgentSession implements vscode.Disposable {
         });
       const onEvent = (e: AgentEvent) => {
         switch (e.kind) {
+          case 'header':
+            live.observe(e);
+            return;
           case 'text':
             this.post({ type: 'text', delta: clip(redact(e.delta, apiKey), 100_000) });
             return;
