@@ -59,3 +59,33 @@ test('against a real shell: the mirror shows the output and no framing', async (
   assert.match(shown, /second/);
   assert.doesNotMatch(shown, /__LAR_/);
 });
+
+test('hideUntilReady drops the shell start-up (first prompt, echoed set-up line) up to the ready marker, again after a restart', () => {
+  const f = new MarkerLineFilter({ hideUntilReady: true });
+  let out = '';
+  const startup = `root@box:/tmp/ws# stty -echo 2>/dev/null; PS1=''; printf '__LAR_R_%s__\\n' ${N}\r\n\x1b[?2004l__LAR_R_${N}__\r\n`;
+  for (const ch of startup) out += f.push(ch);
+  assert.equal(out, '');
+  out += f.push(`__LAR_B_${N}__\r\nPASS\r\n__LAR_E_${N}_0__\r\n`);
+  assert.equal(out, 'PASS\r\n');
+  f.restart();
+  assert.equal(f.push('root@box:/tmp/ws# '), '');
+  assert.equal(f.flush(), '');
+  assert.equal(f.push(`__LAR_R_${N}__\r\nagain\r\n`), 'again\r\n');
+});
+
+test('against a real shell with a prompt: hideUntilReady shows no prompt text in the mirror', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lar-mirror-'));
+  const session = new TerminalSession({ cwd: dir, env: { ...process.env, SHELL: '/bin/bash', PS1: 'PROMPT-LEAK# ' }, shellArgs: ['--norc', '--noprofile'], outputDir: join(dir, 'out') });
+  const f = new MarkerLineFilter({ hideUntilReady: true });
+  let shown = '';
+  session.onData((d) => (shown += f.push(d)));
+  try {
+    await session.run('echo only-this', { timeoutMs: 10_000 });
+  } finally {
+    session.dispose();
+  }
+  shown += f.flush();
+  assert.match(shown, /only-this/);
+  assert.doesNotMatch(shown, /PROMPT-LEAK|__LAR_|stty/);
+});

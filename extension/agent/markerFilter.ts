@@ -28,13 +28,43 @@ export function isHiddenLine(line: string): boolean {
   return MARKER_LINE.test(c) || FRAMING_INPUT.test(c);
 }
 
+/** The ready marker anywhere in a line (the shell may put a prompt or escape codes before it). */
+const READY_LINE = /__LAR_R_[0-9a-f]+__[^\n]*\n/;
+
 export class MarkerLineFilter {
   private pending = '';
+  private waiting: boolean;
+
+  /**
+   * With `hideUntilReady`, everything the shell prints while it starts — its
+   * first prompt (before the set-up line empties PS1), the echoed set-up line,
+   * rc-file output — is dropped up to and including the ready marker line;
+   * otherwise the prompt, printed without a newline, stays in the mirror and
+   * the next output overwrites only part of it.
+   */
+  constructor(options: { hideUntilReady?: boolean } = {}) {
+    this.waiting = options.hideUntilReady ?? false;
+  }
+
+  /** A fresh shell starts (after the previous one exited): hide its start-up again. */
+  restart(): void {
+    this.pending = '';
+    this.waiting = true;
+  }
 
   /** The part of `chunk` to show now. */
   push(chunk: string): string {
-    const text = this.pending + chunk;
+    let text = this.pending + chunk;
     this.pending = '';
+    if (this.waiting) {
+      const m = READY_LINE.exec(text);
+      if (!m) {
+        this.pending = text.slice(-256);
+        return '';
+      }
+      this.waiting = false;
+      text = text.slice(m.index + m[0].length);
+    }
     let out = '';
     let start = 0;
     for (;;) {
@@ -54,7 +84,7 @@ export class MarkerLineFilter {
   flush(): string {
     const rest = this.pending;
     this.pending = '';
-    return isHiddenLine(rest) ? '' : rest;
+    return this.waiting || isHiddenLine(rest) ? '' : rest;
   }
 }
 

@@ -77,7 +77,7 @@ export class AgentTerminal implements vscode.Disposable {
   readonly session: AnnouncingTerminalSession;
   private terminal: vscode.Terminal | undefined;
   private pty: MirrorPty | undefined;
-  private readonly filter = new MarkerLineFilter();
+  private readonly filter = new MarkerLineFilter({ hideUntilReady: true });
   private readonly subs: { dispose(): void }[] = [];
 
   constructor(options: TerminalOptions) {
@@ -86,8 +86,16 @@ export class AgentTerminal implements vscode.Disposable {
       this.terminal?.show(true);
     });
     this.subs.push(
-      this.session.onData((d) => this.pty?.write(this.filter.push(d))),
-      this.session.onExit((code) => this.pty?.write(`\r\n\x1b[2m[the shell exited with code ${code}; the next command starts a fresh one]\x1b[0m\r\n`)),
+      this.session.onData((d) => {
+        // Always through the filter, so it sees a restarted shell's ready marker even while the terminal is closed.
+        const shown = this.filter.push(d);
+        this.pty?.write(shown);
+      }),
+      this.session.onExit((code) => {
+        this.pty?.write(this.filter.flush());
+        this.filter.restart();
+        this.pty?.write(`\r\n\x1b[2m[the shell exited with code ${code}; the next command starts a fresh one]\x1b[0m\r\n`);
+      }),
     );
   }
 
