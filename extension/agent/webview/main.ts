@@ -64,6 +64,7 @@ function el(tag: string, cls?: string, text?: string): El {
   return e;
 }
 
+/** Adds a finished node (children included) and scrolls so all of it shows. */
 function append(node: El): El {
   log.appendChild(node);
   node.scrollIntoView({ block: 'end' });
@@ -150,8 +151,9 @@ function receive(msg: ToWebview): void {
       return;
     case 'runStarted': {
       endStream();
-      const u = append(el('div', 'msg user'));
+      const u = el('div', 'msg user');
       u.appendChild(renderMarkdown(document as unknown as MiniDocument, msg.task));
+      append(u);
       status.textContent = `${msg.model} · ${msg.endpoint}`;
       status.title = msg.trajectory;
       openTrajectory.hidden = false;
@@ -167,6 +169,7 @@ function receive(msg: ToWebview): void {
       const target = streaming ?? append(el('div', 'msg assistant'));
       target.className = 'msg assistant';
       target.replaceChildren(renderMarkdown(document as unknown as MiniDocument, msg.text));
+      target.scrollIntoView({ block: 'end' });
       endStream();
       return;
     }
@@ -176,7 +179,7 @@ function receive(msg: ToWebview): void {
       return;
     case 'approval': {
       endStream();
-      const box = append(el('div', 'approval'));
+      const box = el('div', 'approval');
       box.setAttribute('role', 'alertdialog');
       box.appendChild(el('div', 'why', `Approve ${msg.tool}? ${msg.reason}`));
       box.appendChild(el('code', 'args', msg.args));
@@ -188,6 +191,7 @@ function receive(msg: ToWebview): void {
       row.appendChild(yes);
       row.appendChild(no);
       box.appendChild(row);
+      append(box);
       approvals.set(msg.id, box);
       yes.focus();
       return;
@@ -200,24 +204,26 @@ function receive(msg: ToWebview): void {
     }
     case 'outcome': {
       endStream();
-      const o = append(el('div', `outcome ${msg.passed ? 'pass' : 'fail'}`));
+      const o = el('div', `outcome ${msg.passed ? 'pass' : 'fail'}`);
       o.appendChild(el('div', 'title', `Outcome check: ${msg.command} → ${msg.exitCode === null ? 'no exit code' : `exit ${msg.exitCode}`} (${msg.passed ? 'passed' : 'failed'})`));
       if (msg.excerpt) o.appendChild(el('pre', 'excerpt', msg.excerpt));
+      append(o);
       return;
     }
     case 'end': {
       endStream();
-      const e = append(el('div', 'end'));
+      const e = el('div', 'end');
       const text = `Run ended: ${msg.reason}${msg.detail ? ` (${msg.detail})` : ''}`;
       e.appendChild(el('div', 'title', text));
       if (msg.summary) {
         e.appendChild(el('div', 'summary', `outcome ${msg.summary.outcome} · return ${msg.summary.return.toFixed(3)} · ${msg.summary.steps} steps`));
       }
+      append(e);
       return;
     }
     case 'error': {
       endStream();
-      const e = append(el('div', 'error'));
+      const e = el('div', 'error');
       e.setAttribute('role', 'alert');
       e.appendChild(el('div', 'title', msg.message));
       if (msg.actions.length) {
@@ -225,6 +231,7 @@ function receive(msg: ToWebview): void {
         for (const a of msg.actions) row.appendChild(actionButton(a));
         e.appendChild(row);
       }
+      append(e);
       return;
     }
   }
