@@ -1,6 +1,6 @@
-// Bundles every entry point with esbuild. The editor-free CLI is a plain Node
-// program; the extension and language server (later) mark `vscode` and the
-// native `node-pty` external because they cannot be bundled.
+// Bundles every entry point with esbuild. The CLI, the extension and the
+// language server are Node programs (`vscode` and the native `node-pty` stay
+// external: they cannot be bundled); the chat view's script is a browser bundle.
 import * as esbuild from 'esbuild';
 
 const watch = process.argv.includes('--watch');
@@ -16,7 +16,7 @@ const targets = [
   { entryPoints: ['extension/extension.ts'], outfile: 'dist/extension.js' },
   { entryPoints: ['server/main.ts'], outfile: 'dist/server.js' },
   // The chat view's script: a browser bundle loaded by the webview (strict CSP, nonce).
-  { entryPoints: ['extension/agent/webview/main.ts'], outfile: 'dist/chat.js', platform: 'browser', format: 'iife', target: 'es2022' },
+  { entryPoints: ['extension/agent/webview/main.ts'], outfile: 'dist/chat.js', platform: 'browser', format: 'iife', target: 'es2022', define: {} },
 ];
 
 const common = {
@@ -28,6 +28,9 @@ const common = {
   minify: production,
   logLevel: 'warning',
   external: ['vscode', 'node-pty'],
+  // zod probes `navigator` to guess its platform; in VS Code's Node 22 extension
+  // host touching that global logs a PendingMigrationError. Node bundles have no navigator.
+  define: { navigator: 'undefined', 'globalThis.navigator': 'undefined' },
 };
 
 const contexts = await Promise.all(targets.map((t) => esbuild.context({ ...common, ...t })));
