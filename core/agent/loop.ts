@@ -8,6 +8,7 @@ import { transitionsFrom, type Workflow } from '../schema/workflow';
 import { CHECKS } from '../verifier/checks';
 import { VerifierState, type GateResult, type ProposedCall, type StepResult, type TrajectorySummary } from '../verifier/state';
 import type { ToolContext, ToolOutcome } from '../tools/types';
+import { compactMessages } from './context';
 import { TrajectoryWriter } from './trajectory-writer';
 
 /**
@@ -47,6 +48,8 @@ export interface AgentLimits {
   maxTokens?: number;
   /** Replies in a row without a tool call before the run stops. Default 3. */
   maxIdleTurns?: number;
+  /** Conversation size (characters) past which old tool results are elided. Default 200 000 (~50k tokens). */
+  contextChars?: number;
 }
 
 export interface AgentOptions {
@@ -124,7 +127,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
   const gate: AgentGate = opts.gate ?? (async (call) => state.gate(call));
   const emit = opts.onEvent ?? (() => {});
   emit({ kind: 'header', line: 1, text: writer.headerText });
-  const limits = { maxSteps: 200, maxTimeMs: 3_600_000, maxTokens: Infinity, maxIdleTurns: 3, ...opts.limits };
+  const limits = { maxSteps: 200, maxTimeMs: 3_600_000, maxTokens: Infinity, maxIdleTurns: 3, contextChars: 200_000, ...opts.limits };
   const started = Date.now();
   const tools: ChatCompletionTool[] = toolDefinitions() as unknown as ChatCompletionTool[];
   const messages: ChatCompletionMessageParam[] = [
@@ -152,7 +155,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
 
       let reply: ModelReply;
       try {
-        reply = await opts.model.complete({ messages, tools, onText: (delta) => emit({ kind: 'text', delta }), ...(opts.signal ? { signal: opts.signal } : {}) });
+        reply = await opts.model.complete({ messages: compactMessages(messages, limits.contextChars), tools, onText: (delta) => emit({ kind: 'text', delta }), ...(opts.signal ? { signal: opts.signal } : {}) });
       } catch (e) {
         if (e instanceof ModelError && e.kind === 'cancelled') return finish('cancelled', 'the user stopped the run');
         return finish('error', e instanceof Error ? e.message : String(e));
