@@ -81,6 +81,8 @@ export interface AgentConfig {
   workflow: string;
   maxSteps: number;
   maxMinutes: number;
+  /** Completion tokens over a whole run; 0: no limit. */
+  maxRunTokens: number;
 }
 
 export const API_KEY_SECRET = 'lean4Agentic.apiKey';
@@ -116,5 +118,6 @@ export function readAgentConfig(): AgentConfig {
     workflow: c.get<string>('workflow', 'builtin:default-coding').trim() || 'builtin:default-coding',
     maxSteps: Math.round(positive(c.get<number>('limits.maxSteps'), 200)),
     maxMinutes: positive(c.get<number>('limits.maxMinutes'), 60),
+    maxRunTokens: Math.max(0, Math.round(Number(c.get<number>('limits.maxTokens') ?? 0) || 0)),
   };
 }

@@ -119,3 +119,16 @@ test('a model failure ends the run cleanly: the trajectory says why and verifies
   assert.match(text, /"type":"end","reason":"error"/);
   assert.deepEqual(verifyTrajectoryText(text).lineErrors, []);
 });
+
+test('the token cap ends the run with the reason, after the turn that crossed it', async () => {
+  const { result, events } = await run(
+    [
+      { content: 'Reading a lot of things carefully.', toolCalls: [{ name: 'read_file', arguments: { path: 'sum.js' } }] },
+      { toolCalls: [{ name: 'read_file', arguments: { path: 'test.js' } }] },
+    ],
+    { limits: { maxTokens: 5 } },
+  );
+  assert.equal(result.endReason, 'limit');
+  assert.match(result.detail!, /token limit \(5\)/);
+  assert.equal(events.filter((e) => e.kind === 'step').length, 1, 'no model turn after the cap');
+});
