@@ -225,18 +225,49 @@ export async function confinePath(ws: Workspace, path: string): Promise<FsResult
 const NOFOLLOW = (fsConstants as Record<string, number | undefined>).O_NOFOLLOW ?? 0;
 
 /** `WorkspaceFs` on node:fs/promises. */
+/** A confined write target: what `confinePath` says, and for an existing path whether it is a regular file. */
+export interface WriteTarget extends ConfinedPath {
+  regularFile: boolean;
+}
+
+/**
+ * Everything every writer does before writing, whatever writes (Node, or
+ * VS Code's WorkspaceEdit): confine the path, refuse the workspace folder
+ * itself and folders, and for a new file make its parent folders and confine
+ * again (in case a folder was swapped for a symlink meanwhile).
+ */
+export async function prepareWrite(ws: Workspace, path: string): Promise<FsResult<WriteTarget>> {
+  const c = await confinePath(ws, path);
+  if (!c.ok) return c;
+  const { absolute, relative, exists } = c.value;
+  if (relative === '.') return { ok: false, error: `"${path}" is the workspace folder itself, not a file` };
+  try {
+    if (exists) {
+      const st = await fsp.stat(absolute);
+      if (st.isDirectory()) return { ok: false, error: `"${path}" is a folder, not a file` };
+      return { ok: true, value: { ...c.value, regularFile: st.isFile() } };
+    }
+    await fsp.mkdir(nodePath.dirname(absolute), { recursive: true });
+    const again = await confinePath(ws, path);
+    return again.ok ? { ok: true, value: { ...again.value, regularFile: false } } : again;
+  } catch (e) {
+    return { ok: false, error: describeFsError(e, path) };
+  }
+}
+
 export class NodeWorkspaceFs implements WorkspaceFs {
   private ws: Promise<FsResult<Workspace>> | undefined;
 
   constructor(readonly workspace: string) {}
 
-  private root(): Promise<FsResult<Workspace>> {
+  /** The workspace's real path and case sensitivity, found once. */
+  open(): Promise<FsResult<Workspace>> {
     this.ws ??= openWorkspace(this.workspace);
     return this.ws;
   }
 
   async realPath(path: string): Promise<FsResult<ConfinedPath>> {
-    const ws = await this.root();
+    const ws = await this.open();
     if (!ws.ok) return ws;
     return confinePath(ws.value, path);
   }
@@ -283,22 +314,12 @@ export class NodeWorkspaceFs implements WorkspaceFs {
   }
 
   async writeText(path: string, content: string): Promise<FsResult<WriteResult>> {
-    const ws = await this.root();
+    const ws = await this.open();
     if (!ws.ok) return ws;
-    const c = await confinePath(ws.value, path);
-    if (!c.ok) return c;
-    const { absolute, relative, exists } = c.value;
-    if (relative === '.') return { ok: false, error: `"${path}" is the workspace folder itself, not a file` };
+    const target = await prepareWrite(ws.value, path);
+    if (!target.ok) return target;
+    const { absolute, relative, exists } = target.value;
     try {
-      if (exists) {
-        const st = await fsp.stat(absolute);
-        if (st.isDirectory()) return { ok: false, error: `"${path}" is a folder, not a file` };
-      } else {
-        await fsp.mkdir(nodePath.dirname(absolute), { recursive: true });
-        // The folders just made are plain folders under a confined real path; check again in case of a race.
-        const again = await confinePath(ws.value, path);
-        if (!again.ok) return again;
-      }
       const fh = await fsp.open(absolute, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC | NOFOLLOW, 0o666);
       try {
         await fh.writeFile(content, 'utf8');
@@ -315,7 +336,7 @@ export class NodeWorkspaceFs implements WorkspaceFs {
     const c = await this.realPath(path);
     if (!c.ok) return c;
     if (!c.value.exists) return { ok: false, error: `"${path}" does not exist` };
-    const ws = await this.root();
+    const ws = await this.open();
     if (!ws.ok) return ws;
     const root = ws.value.root;
     const limit = opts.limit ?? 1000;

@@ -5,36 +5,26 @@
  * full-range replace, then saved so commands see it). Every path is confined
  * to the workspace (symlinks included) before anything happens.
  */
-import { promises as fsp } from 'node:fs';
-import * as nodePath from 'node:path';
 import * as vscode from 'vscode';
 import {
   NodeWorkspaceFs,
-  confinePath,
   describeFsError,
-  openWorkspace,
+  prepareWrite,
   type ConfinedPath,
   type FileStat,
   type FsResult,
   type ListOptions,
   type ListResult,
   type ReadResult,
-  type Workspace,
   type WorkspaceFs,
   type WriteResult,
 } from '../../core/tools/workspace-fs';
 
 export class VscodeWorkspaceFs implements WorkspaceFs {
   private readonly node: NodeWorkspaceFs;
-  private ws: Promise<FsResult<Workspace>> | undefined;
 
   constructor(readonly workspace: string) {
     this.node = new NodeWorkspaceFs(workspace);
-  }
-
-  private root(): Promise<FsResult<Workspace>> {
-    this.ws ??= openWorkspace(this.workspace);
-    return this.ws;
   }
 
   realPath(path: string): Promise<FsResult<ConfinedPath>> {
@@ -54,30 +44,23 @@ export class VscodeWorkspaceFs implements WorkspaceFs {
   }
 
   async writeText(path: string, content: string): Promise<FsResult<WriteResult>> {
-    const ws = await this.root();
+    const ws = await this.node.open();
     if (!ws.ok) return ws;
-    const c = await confinePath(ws.value, path);
-    if (!c.ok) return c;
-    const { absolute, relative, exists } = c.value;
-    if (relative === '.') return { ok: false, error: `"${path}" is the workspace folder itself, not a file` };
+    const target = await prepareWrite(ws.value, path);
+    if (!target.ok) return target;
+    const { absolute, relative, exists, regularFile } = target.value;
     const uri = vscode.Uri.file(absolute);
     const bytes = Buffer.byteLength(content, 'utf8');
     try {
       const edit = new vscode.WorkspaceEdit();
       if (exists) {
-        const st = await fsp.stat(absolute);
-        if (st.isDirectory()) return { ok: false, error: `"${path}" is a folder, not a file` };
-        if (!st.isFile()) return { ok: false, error: `"${path}" is not a regular file` };
+        if (!regularFile) return { ok: false, error: `"${path}" is not a regular file` };
         const doc = await vscode.workspace.openTextDocument(uri);
         const whole = new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length));
         edit.replace(uri, whole, content, { label: `Lean4 Agentic: write ${relative}`, needsConfirmation: false });
         if (!(await vscode.workspace.applyEdit(edit))) return { ok: false, error: `the editor refused the change to "${path}"` };
         if (doc.isDirty && !(await doc.save())) return { ok: false, error: `"${path}" was changed in the editor but could not be saved` };
       } else {
-        await fsp.mkdir(nodePath.dirname(absolute), { recursive: true });
-        // Folders just made are plain folders under a confined real path; check again in case of a race.
-        const again = await confinePath(ws.value, path);
-        if (!again.ok) return again;
         edit.createFile(uri, { overwrite: true, contents: Buffer.from(content, 'utf8') }, { label: `Lean4 Agentic: create ${relative}`, needsConfirmation: false });
         if (!(await vscode.workspace.applyEdit(edit))) return { ok: false, error: `the editor refused to create "${path}"` };
       }
