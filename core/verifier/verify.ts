@@ -1,9 +1,9 @@
 import type { Header, TrajectoryEvent, WorkflowRef } from '../schema/trajectory';
 import type { Workflow } from '../schema/workflow';
-import { parseLine, parseTrajectory, splitLines, type LineError, type ParsedLine } from '../schema/jsonl';
+import { parseLine, splitLines, type LineError } from '../schema/jsonl';
 import { builtinWorkflow, loadWorkflow, type LocatedProblem } from '../workflow/load';
 import { VerifierState, type StepResult, type TrajectorySummary } from './state';
-import type { VerifierBackend } from './backend';
+import type { VerifierBackend, VerifierSession } from './backend';
 
 export type BackendName = 'builtin' | 'lean';
 
@@ -71,23 +71,23 @@ export function resolveWorkflow(
 }
 
 /**
- * Verifies trajectory text: parse every line, resolve the workflow from the
- * header, verify every well-formed event. Lines are parsed and verified in one
- * pass, so a parsed event is garbage as soon as it is judged instead of being
- * held for the whole file (which made long files slow).
+ * Reads trajectory text line by line into `report` (header, workflow and its
+ * problems, malformed lines, why nothing can be verified) and yields the
+ * events to judge, in order, once a workflow is known. Both verifiers below
+ * judge what this yields, so parsing and workflow resolution are the same
+ * whichever backend decides; an event is garbage as soon as it is judged
+ * (holding every parsed event made long files slow).
  */
-export function verifyTrajectoryText(text: string, opts: VerifyOptions = {}): TrajectoryReport {
+function* readTrajectory(text: string, opts: VerifyOptions, report: TrajectoryReport, at: { headerLine: number }): Generator<EventAt> {
   const lines = splitLines(text);
-  const report: TrajectoryReport = { backend: 'builtin', workflowProblems: [], lineErrors: [], steps: [] };
   let i = 0;
-  let headerLine = 1;
   // Up to and including the first non-blank line, which must be the header.
   for (; i < lines.length; i++) {
     const p = parseLine(lines[i]!, i + 1, true);
     if (p.kind === 'blank') continue;
     if (p.kind === 'header') {
       report.header = p.header;
-      headerLine = p.line;
+      at.headerLine = p.line;
     } else if (p.kind === 'malformed') {
       report.lineErrors.push(p.error);
     }
@@ -96,7 +96,6 @@ export function verifyTrajectoryText(text: string, opts: VerifyOptions = {}): Tr
   }
   const wf = resolveWorkflow(report.header?.workflow, opts);
   report.workflowProblems = wf.problems;
-  const state = 'error' in wf ? undefined : new VerifierState(wf.workflow, headerLine);
   if ('error' in wf) report.fatal = wf.error;
   else {
     report.workflow = wf.workflow;
@@ -105,40 +104,39 @@ export function verifyTrajectoryText(text: string, opts: VerifyOptions = {}): Tr
   for (; i < lines.length; i++) {
     const p = parseLine(lines[i]!, i + 1, false);
     if (p.kind === 'malformed') report.lineErrors.push(p.error);
-    else if (p.kind === 'event' && state) report.steps.push(state.append(p.event, p.line));
+    else if (p.kind === 'event' && report.workflow) yield { event: p.event, line: p.line };
   }
-  if (state) report.summary = state.summary();
+}
+
+/** Verifies trajectory text with the builtin verifier: parse every line, resolve the workflow, judge every well-formed event. */
+export function verifyTrajectoryText(text: string, opts: VerifyOptions = {}): TrajectoryReport {
+  const report: TrajectoryReport = { backend: 'builtin', workflowProblems: [], lineErrors: [], steps: [] };
+  const at = { headerLine: 1 };
+  let state: VerifierState | undefined;
+  for (const { event, line } of readTrajectory(text, opts, report, at)) {
+    state ??= new VerifierState(report.workflow!, at.headerLine);
+    report.steps.push(state.append(event, line));
+  }
+  if (report.workflow) report.summary = (state ?? new VerifierState(report.workflow, at.headerLine)).summary();
   return report;
 }
 
-function* eventsOf(lines: readonly ParsedLine[]): Iterable<EventAt> {
-  for (const l of lines) if (l.kind === 'event') yield { event: l.event, line: l.line };
-}
-
-/**
- * Verifies trajectory text with any backend (builtin or Lean). Parsing and
- * workflow resolution are shared; only the judging differs, so malformed lines
- * are reported identically whichever backend decides.
- */
+/** The same with any backend (builtin or Lean): only the judging differs, so malformed lines are reported identically. */
 export async function verifyTrajectoryTextWith(backend: VerifierBackend, text: string, opts: VerifyOptions = {}): Promise<TrajectoryReport> {
-  const parsed = parseTrajectory(text);
-  const lineErrors = parsed.lines.flatMap((l) => (l.kind === 'malformed' ? [l.error] : []));
-  const report: TrajectoryReport = { backend: backend.name, workflowProblems: [], lineErrors, steps: [] };
-  if (parsed.header) report.header = parsed.header;
-  const wf = resolveWorkflow(parsed.header?.workflow, opts);
-  report.workflowProblems = wf.problems;
-  if ('error' in wf) {
-    report.fatal = wf.error;
-    return report;
-  }
-  report.workflow = wf.workflow;
-  report.workflowSource = wf.source;
-  const session = await backend.open(wf.workflow, parsed.headerLine ?? 1);
+  const report: TrajectoryReport = { backend: backend.name, workflowProblems: [], lineErrors: [], steps: [] };
+  const at = { headerLine: 1 };
+  let session: VerifierSession | undefined;
   try {
-    for (const { event, line } of eventsOf(parsed.lines)) report.steps.push(await session.append(event, line));
-    report.summary = await session.summary();
+    for (const { event, line } of readTrajectory(text, opts, report, at)) {
+      session ??= await backend.open(report.workflow!, at.headerLine);
+      report.steps.push(await session.append(event, line));
+    }
+    if (report.workflow) {
+      session ??= await backend.open(report.workflow, at.headerLine);
+      report.summary = await session.summary();
+    }
   } finally {
-    session.close();
+    session?.close();
   }
   return report;
 }
