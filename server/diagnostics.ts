@@ -1,6 +1,6 @@
 import { Diagnostic, DiagnosticSeverity, type Range } from 'vscode-languageserver';
 import { locateJsonValue, type JsonPath } from '../core/schema/json-position';
-import { CHECKS, type Verdict } from '../core/verifier/checks';
+import { CHECKS, signed, type Verdict } from '../core/verifier/checks';
 import type { StageVisitResult, StepResult } from '../core/verifier/state';
 import type { LocatedProblem } from '../core/workflow/load';
 import { lineColumn } from '../core/workflow/load';
@@ -21,7 +21,6 @@ export function rangeOf(text: string, line: number, path: JsonPath | undefined):
   return { start: { line, character: span.start }, end: { line, character: span.end } };
 }
 
-const signed = (n: number) => (n > 0 ? `+${n}` : String(n));
 
 function verdictDiagnostic(entry: LineEntry, line: number, v: Verdict, source: DiagnosticSource, fallback: JsonPath): Diagnostic {
   const d = Diagnostic.create(rangeOf(entry.text, line, v.path ?? fallback), v.reason, SEVERITY[CHECKS[v.check].severity], v.check, source);

@@ -1,11 +1,10 @@
 import { Command, DocumentSymbol, type CodeLens, SymbolKind, type Hover, type Range } from 'vscode-languageserver';
-import { CHECKS } from '../core/verifier/checks';
+import { CHECKS, signed } from '../core/verifier/checks';
 import type { StageVisitResult } from '../core/verifier/state';
 import type { BackendLabel, LineRewardInput as LineReward, RewardsParamsInput as RewardsParams } from '../core/protocol/lsp';
 import { rangeOf } from './diagnostics';
 import type { TrajectoryModel } from './trajectoryModel';
 
-const signed = (n: number) => (n > 0 ? `+${n}` : String(n));
 const mark = (ok: boolean) => (ok ? '✓' : '✗');
 
 function visitOf(model: TrajectoryModel, visit: number | undefined): StageVisitResult | undefined {

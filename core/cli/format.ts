@@ -1,4 +1,4 @@
-import { severityOf, type Verdict } from '../verifier/checks';
+import { severityOf, signed, type Verdict } from '../verifier/checks';
 import type { TrajectoryReport } from '../verifier/verify';
 import { formatLineError } from '../schema/jsonl';
 
@@ -14,9 +14,6 @@ const paint = (code: number) => (s: string) => `\u001b[${code}m${s}\u001b[0m`;
 export const COLOR: Style = { good: paint(32), bad: paint(31), warn: paint(33), dim: paint(2), bold: paint(1) };
 export const PLAIN: Style = { good: (s) => s, bad: (s) => s, warn: (s) => s, dim: (s) => s, bold: (s) => s };
 
-export function signed(n: number): string {
-  return n > 0 ? `+${n}` : String(n);
-}
 
 /** The signed reward, right-aligned to `width`, coloured by sign. */
 function rewardText(r: number, st: Style, width = 0): string {

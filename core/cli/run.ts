@@ -8,7 +8,8 @@ import { TerminalSession } from '../tools/terminal';
 import { NodeWorkspaceFs } from '../tools/workspace-fs';
 import type { Workflow } from '../schema/workflow';
 import type { WorkflowRef } from '../schema/trajectory';
-import { signed, type Style } from './format';
+import type { Style } from './format';
+import { signed } from '../verifier/checks';
 
 export interface RunArgs {
   task: string;

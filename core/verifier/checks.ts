@@ -75,6 +75,11 @@ export function severityOf(check: CheckId): Severity {
   return CHECKS[check].severity;
 }
 
+/** A reward with its sign, `+1`, `0`, `-1`, as reports and hovers print it. */
+export function signed(n: number): string {
+  return n > 0 ? `+${n}` : String(n);
+}
+
 export type ToolReward = -1 | 0 | 1;
 export type StageReward = -1 | 0 | 1;
 

@@ -5,6 +5,7 @@
  */
 import { FromWebview, ToWebview, type ErrorAction, type StepCard } from '../chatProtocol';
 import { renderMarkdown, type MiniDocument } from '../markdown';
+import { formatReward } from '../../decorations';
 
 // The little of the DOM used here (the project compiles without the DOM lib).
 interface El {
@@ -71,10 +72,6 @@ function append(node: El): El {
   return node;
 }
 
-function signed(n: number): string {
-  return n > 0 ? `+${n}` : n < 0 ? `−${Math.abs(n)}` : '0';
-}
-
 function rewardClass(n: number | undefined): string {
   return n === undefined ? 'badge' : n > 0 ? 'badge pos' : n < 0 ? 'badge neg' : 'badge zero';
 }
@@ -93,7 +90,7 @@ function stepCard(c: StepCard): El {
   const card = el('div', `card${c.blocked ? ' blocked' : ''}`);
   card.setAttribute('role', 'group');
   const head = el('div', 'card-head');
-  const badge = el('span', rewardClass(c.toolReward), c.toolReward === undefined ? '·' : signed(c.toolReward));
+  const badge = el('span', rewardClass(c.toolReward), c.toolReward === undefined ? '·' : formatReward(c.toolReward));
   badge.title = 'tool reward';
   head.appendChild(badge);
   head.appendChild(el('span', 'tool', c.tool));
@@ -115,7 +112,7 @@ function stepCard(c: StepCard): El {
   if (c.excerpt) card.appendChild(el('pre', 'excerpt', c.excerpt));
   if (c.stageVisit) {
     const s = el('div', 'stage-change');
-    s.appendChild(el('span', rewardClass(Math.sign(c.stageVisit.reward)), signed(Number(c.stageVisit.reward.toFixed(3)))));
+    s.appendChild(el('span', rewardClass(Math.sign(c.stageVisit.reward)), formatReward(Number(c.stageVisit.reward.toFixed(3)))));
     s.appendChild(document.createTextNode(` stage ${c.stageVisit.stage} closed`));
     card.appendChild(s);
   }
