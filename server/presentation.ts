@@ -1,5 +1,5 @@
 import { Command, DocumentSymbol, type CodeLens, SymbolKind, type Hover, type Range } from 'vscode-languageserver';
-import { CHECKS, signed } from '../core/verifier/checks';
+import { signed } from '../core/verifier/checks';
 import type { StageVisitResult } from '../core/verifier/state';
 import type { BackendLabel, LineRewardInput as LineReward, RewardsParamsInput as RewardsParams } from '../core/protocol/lsp';
 import { rangeOf } from './diagnostics';
@@ -150,18 +150,4 @@ export function rewardsParams(model: TrajectoryModel, uri: string, backend: Back
   if (s) params.summary = { return: s.return, outcome: s.outcome.reward, steps: s.steps, ended: s.ended, ...(s.finalStage !== undefined ? { finalStage: s.finalStage } : {}) };
   if (ctx.fatal !== undefined) params.fatal = ctx.fatal;
   return params;
-}
-
-/** Checks that failed, by severity, for a status line. */
-export function severityCounts(model: TrajectoryModel): { errors: number; warnings: number } {
-  let errors = 0;
-  let warnings = 0;
-  for (const e of model.lines) {
-    for (const v of e.result?.verdicts ?? []) {
-      if (v.ok) continue;
-      if (CHECKS[v.check].severity === 'error') errors++;
-      else warnings++;
-    }
-  }
-  return { errors, warnings };
 }

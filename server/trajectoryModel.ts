@@ -1,4 +1,4 @@
-import { parseLine, splitLines, type LineError, type ParsedLine } from '../core/schema/jsonl';
+import { parseLine, splitLines, type ParsedLine } from '../core/schema/jsonl';
 import type { Header } from '../core/schema/trajectory';
 import type { Workflow } from '../core/schema/workflow';
 import { VerifierState, type StepResult, type TrajectorySummary } from '../core/verifier/state';
@@ -73,10 +73,6 @@ export class TrajectoryModel {
       ...(this.workflow ? { workflow: this.workflow, workflowSource: this.workflowSource ?? '' } : {}),
       ...(this.fatal !== undefined ? { fatal: this.fatal } : {}),
     };
-  }
-
-  get lineErrors(): LineError[] {
-    return this.entries.flatMap((e) => (e.parsed.kind === 'malformed' ? [e.parsed.error] : []));
   }
 
   /** The summary as if the run stopped after the last line. */
