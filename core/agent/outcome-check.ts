@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { OutcomeEvent } from '../schema/trajectory';
 import type { OutcomeCheck } from '../schema/workflow';
+import { capOutput } from '../tools/output';
 
 /** Environment variables the outcome check keeps: enough to find tools, nothing the agent could have set up. */
 const KEPT_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TERM', 'TMPDIR', 'USER', 'SHELL'];
@@ -44,8 +45,8 @@ export function runOutcomeCheck(check: OutcomeCheck, workspace: string, signal?:
     });
     const finish = (exitCode: number | null, error?: string) => {
       clearTimeout(timer);
-      const text = Buffer.concat(out).toString('utf8');
-      const output = text.length > 8000 ? `${text.slice(0, 2000)}\n… ${text.length - 6000} characters omitted …\n${text.slice(-4000)}` : text;
+      // The same head-and-tail cap as command output, so the model and the trajectory see one format.
+      const output = capOutput(Buffer.concat(out).toString('utf8'), { maxBytes: 8000 }).text;
       resolve({
         type: 'outcome',
         command: check.command,
