@@ -8,6 +8,7 @@ import { LarClient } from './client';
 import { CHAT_VIEW_ID, ChatViewProvider } from './agent/chatView';
 import { AGENT_COMMANDS, registerConnectionCommands } from './agent/connection';
 import { AgentSession } from './agent/session';
+import { registerChangeDocuments } from './agent/changeDocuments';
 import { registerCommands } from './commands';
 import { affectsGutter, affectsServer, readConfig } from './config';
 import { EditedFiles } from './editedFiles';
@@ -57,6 +58,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ clie
     ...registerConnectionCommands(context, output),
     agent,
     chat,
+    registerChangeDocuments(agent.changes),
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.commands.registerCommand(AGENT_COMMANDS.stopAgent, () => agent.stop()),
     vscode.commands.registerCommand(AGENT_COMMANDS.focusChat, () => chat.reveal()),

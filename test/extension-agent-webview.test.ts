@@ -58,16 +58,25 @@ class Node_ {
   }
 }
 
-test('the chat bundle renders messages as text and posts valid messages', () => {
-  const ids = new Map(['log', 'task', 'run', 'stop', 'status', 'open-trajectory', 'new-chat'].map((id) => [id, new Node_('div')]));
+/** Loads dist/chat.js in a vm with a fake DOM; returns the elements by id, what it posted, and how to send it messages. */
+function loadChat() {
+  const ids = new Map(['log', 'task', 'run', 'stop', 'status', 'open-trajectory', 'new-chat', 'show-history', 'history', 'timeline'].map((id) => [id, new Node_('div')]));
+  ids.get('history')!.hidden = true; // as in the view's HTML
   const posted: unknown[] = [];
-  let onMessage: ((e: { data: unknown }) => void) | undefined;
+  const listeners = new Map<string, (e: unknown) => void>();
   const context = {
     document: { createElement: (t: string) => new Node_(t), createTextNode: (s: string) => new Node_('#text', s), getElementById: (id: string) => ids.get(id) ?? null },
-    window: { addEventListener: (_t: string, f: (e: { data: unknown }) => void) => (onMessage = f) },
+    window: { addEventListener: (t: string, f: (e: unknown) => void) => listeners.set(t, f) },
     acquireVsCodeApi: () => ({ postMessage: (m: unknown) => posted.push(JSON.parse(JSON.stringify(m))) }),
   };
   runInNewContext(readFileSync(resolve(root, 'dist/chat.js'), 'utf8'), context);
+  const onMessage = (e: { data: unknown }) => listeners.get('message')!(e);
+  const onKey = (e: { key: string }) => listeners.get('keydown')!({ ...e, preventDefault() {} });
+  return { ids, posted, onMessage, onKey };
+}
+
+test('the chat bundle renders messages as text and posts valid messages', () => {
+  const { ids, posted, onMessage } = loadChat();
   assert.deepEqual(posted, [{ type: 'ready' }]);
   const log = ids.get('log')!;
   const evil = '<img src=x onerror=alert(1)>';
@@ -97,4 +106,65 @@ test('the chat bundle renders messages as text and posts valid messages', () => 
     { type: 'start', task: 'fix the test' },
   ]);
   assert.ok(posted.every((m) => FromWebview.safeParse(m).success));
+});
+
+test('the chat draws the stage timeline, Diff buttons and the run history, and Escape stops a run', () => {
+  const { ids, posted, onMessage, onKey } = loadChat();
+  const timeline = ids.get('timeline')!;
+  assert.equal(timeline.hidden, true, 'no timeline before any step');
+  onMessage({ data: { type: 'state', running: true } });
+  const card = (line: number, tool: string, args: string, stage: string, extra: object = {}) => ({ type: 'step', card: { line, tool, args, status: 'ok', toolReward: 1, stage, failed: [], ...extra } });
+  onMessage({ data: card(2, 'read_file', 'sum.js', 'explore') });
+  onMessage({ data: card(3, 'enter_stage', 'edit', 'explore', { stageVisit: { stage: 'explore', reward: 1 } }) });
+  onMessage({ data: card(4, 'edit_file', 'sum.js', 'edit', { change: { id: 'c1', path: 'sum.js', created: false } }) });
+  assert.equal(timeline.hidden, false);
+  const chips = timeline.children.filter((c) => c.className.startsWith('chip'));
+  assert.deepEqual(chips.map((c) => c.textContent), ['explore +1', 'edit']);
+  assert.match(chips[0]!.className, /pos/);
+  assert.match(chips[1]!.className, /open/);
+  assert.equal(chips[1]!.attrs.get('aria-current'), 'step', 'the stage in progress is marked for screen readers');
+  assert.match(chips[1]!.attrs.get('aria-label') ?? '', /edit: in progress, 1 step/);
+
+  const diff = ids.get('log')!.all().find((n) => n.tag === 'button' && n.textContent === 'Diff');
+  assert.ok(diff, 'a file change has a Diff button');
+  diff.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'showChange', id: 'c1' });
+
+  onKey({ key: 'Escape' });
+  assert.deepEqual(posted.at(-1), { type: 'stop' });
+
+  ids.get('show-history')!.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'history' });
+  assert.equal(ids.get('history')!.hidden, false);
+  assert.equal(ids.get('log')!.hidden, true);
+  onMessage({
+    data: {
+      type: 'history',
+      runs: [
+        { file: 'run-2.lar.jsonl', task: 'fix the failing test', started: '2026-11-30T10:00:00.000Z', status: 'submitted', steps: 6, return: 1.75, outcome: 1 },
+        { file: 'run-1.lar.jsonl', task: 'crashed one', started: '2026-11-29T10:00:00.000Z', status: 'unfinished', steps: 2, return: -0.5, outcome: 0 },
+      ],
+    },
+  });
+  const rows = ids.get('history')!.all().filter((n) => n.tag === 'button');
+  assert.equal(rows.length, 2);
+  assert.match(rows[0]!.textContent ?? '', /fix the failing test.*submitted · 6 steps · return 1\.750 · outcome 1/);
+  assert.match(rows[1]!.textContent ?? '', /unfinished/);
+  rows[1]!.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'openRun', file: 'run-1.lar.jsonl' });
+  // A listing naming a path outside the runs folder is refused by the schema, so nothing is drawn from it.
+  onMessage({ data: { type: 'history', runs: [{ file: '../../.ssh/id_rsa.lar.jsonl', task: 'x', started: '', status: 'submitted', steps: 0 }] } });
+  assert.equal(ids.get('history')!.all().filter((n) => n.tag === 'button').length, 2);
+  assert.ok(posted.every((m) => FromWebview.safeParse(m).success));
+
+  onMessage({ data: { type: 'clear' } });
+  assert.equal(timeline.hidden, true, 'a new chat clears the timeline');
+});
+
+test('the chat protocol refuses paths and ids the extension did not hand out', () => {
+  for (const file of ['../x.lar.jsonl', '/etc/passwd', 'a/b.lar.jsonl', '.hidden.lar.jsonl', 'run.jsonl', 'run.lar.jsonl\n']) {
+    assert.equal(FromWebview.safeParse({ type: 'openRun', file }).success, false, file);
+  }
+  assert.equal(FromWebview.safeParse({ type: 'openRun', file: 'run-2026-11-30T10-00-00-000Z.lar.jsonl' }).success, true);
+  for (const id of ['', 'c', 'x1', 'c1/../', 'c1234567890123']) assert.equal(FromWebview.safeParse({ type: 'showChange', id }).success, false, id);
 });

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { runAgent, type AgentEvent } from '../agent/loop';
 import { runOutcomeCheck } from '../agent/outcome-check';
 import { createToolExecutor } from '../agent/tools';
+import { newRunId } from '../agent/run-file';
 import { ModelClient, redact } from '../model/client';
 import { TerminalSession } from '../tools/terminal';
 import { NodeWorkspaceFs } from '../tools/workspace-fs';
@@ -41,7 +42,7 @@ export async function runFromCli(a: RunArgs, io: { out: (s: string) => void; err
     io.err(`lar run: ${(e as Error).message}`);
     return 1;
   }
-  const runId = `run-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  const runId = newRunId();
   const trajectoryPath = resolve(a.out ?? join(workspace, '.lar', 'runs', `${runId}.lar.jsonl`));
   const outputDir = join(workspace, '.lar', 'output', runId);
   mkdirSync(outputDir, { recursive: true });

@@ -4,6 +4,9 @@
  * extension also what it sends). Nothing here imports `vscode` or the DOM.
  */
 import { z } from 'zod';
+import { RUN_FILE } from '../../core/agent/run-file';
+import { EndEvent } from '../../core/schema/trajectory';
+import { CHANGE_ID } from './fileChanges';
 
 const Reward = z.union([z.literal(-1), z.literal(0), z.literal(1)]);
 const short = (max: number) => z.string().max(max);
@@ -20,6 +23,12 @@ export const FromWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('action'), action: ErrorAction }).strict(),
   z.object({ type: z.literal('openTrajectory') }).strict(),
   z.object({ type: z.literal('newChat') }).strict(),
+  /** Show the diff of a file change a step made. */
+  z.object({ type: z.literal('showChange'), id: z.string().regex(CHANGE_ID) }).strict(),
+  /** List the workspace's recorded runs. */
+  z.object({ type: z.literal('history') }).strict(),
+  /** Open a recorded run's trajectory (by file name in .lar/runs, nothing else). */
+  z.object({ type: z.literal('openRun'), file: z.string().regex(RUN_FILE) }).strict(),
 ]);
 export type FromWebview = z.infer<typeof FromWebview>;
 
@@ -38,8 +47,26 @@ export const StepCard = z.object({
   /** Start of the output or error, for the card. */
   excerpt: short(2000).optional(),
   blocked: z.boolean().optional(),
+  /** The file change this step made, for its Diff button. */
+  change: z.object({ id: z.string().regex(CHANGE_ID), path: short(2000), created: z.boolean() }).optional(),
 });
 export type StepCard = z.infer<typeof StepCard>;
+
+/** How a recorded run ended; `unfinished`: the file has no end line (the editor stopped mid-run). */
+export const RunStatus = z.enum([...EndEvent.shape.reason.options, 'unfinished']);
+
+export const HistoryEntry = z.object({
+  file: z.string().regex(RUN_FILE),
+  task: short(300),
+  started: short(40),
+  model: short(300).optional(),
+  status: RunStatus,
+  steps: z.number().int().nonnegative(),
+  return: z.number().optional(),
+  outcome: z.number().optional(),
+  note: short(500).optional(),
+}).strict();
+export type HistoryEntry = z.infer<typeof HistoryEntry>;
 
 /** Extension → webview. */
 export const ToWebview = z.discriminatedUnion('type', [
@@ -59,6 +86,7 @@ export const ToWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('error'), message: short(4000), actions: z.array(ErrorAction).max(3) }).strict(),
   z.object({ type: z.literal('state'), running: z.boolean() }).strict(),
   z.object({ type: z.literal('clear') }).strict(),
+  z.object({ type: z.literal('history'), runs: z.array(HistoryEntry).max(100) }).strict(),
 ]);
 export type ToWebview = z.infer<typeof ToWebview>;
 

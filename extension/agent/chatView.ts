@@ -58,6 +58,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     }
     if (parsed.data.type === 'clear') this.transcript = [];
     else if (parsed.data.type === 'state') this.running = parsed.data.running;
+    else if (parsed.data.type === 'history') {
+      // A listing, not part of the conversation: asked for again after a reload.
+    }
     else this.transcript.push(parsed.data);
     if (this.transcript.length > 5000) this.transcript.splice(0, this.transcript.length - 5000);
     void this.view?.webview.postMessage(parsed.data);
@@ -94,8 +97,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   <header>
     <span id="status" aria-live="polite"></span>
     <button id="open-trajectory" class="secondary" hidden title="Open this run's trajectory">Trajectory</button>
+    <button id="show-history" class="secondary" aria-expanded="false" aria-controls="history" title="Past runs in this workspace">History</button>
     <button id="new-chat" class="secondary" title="Clear the chat">New</button>
   </header>
+  <nav id="timeline" aria-label="Stage timeline" hidden></nav>
+  <section id="history" aria-label="Past runs" hidden></section>
   <main id="log" role="log" aria-live="polite"></main>
   <footer>
     <textarea id="task" aria-label="Task for the agent" placeholder="Describe a task (Enter to run, Shift+Enter for a new line)"></textarea>

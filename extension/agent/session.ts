@@ -12,12 +12,17 @@ import * as vscode from 'vscode';
 import { runAgent, type AgentEvent } from '../../core/agent/loop';
 import { runOutcomeCheck } from '../../core/agent/outcome-check';
 import { createToolExecutor } from '../../core/agent/tools';
+import { newRunId } from '../../core/agent/run-file';
 import { ModelError, redact } from '../../core/model/client';
 import { loadWorkflowRef } from '../../core/workflow/files';
 import type { LarClient } from '../client';
 import { readAgentConfig } from '../config';
+import { listRuns, RUNS_DIR } from '../../core/agent/history';
+import { RUN_FILE } from '../../core/agent/run-file';
 import { toStepCard, shortArgs } from './cards';
-import { clip, type ErrorAction, type FromWebview, type ToWebview } from './chatProtocol';
+import { clip, type ErrorAction, type FromWebview, type HistoryEntry, type ToWebview } from './chatProtocol';
+import { FileChanges, type FileChange } from './fileChanges';
+import { changeUri } from './changeDocuments';
 import { AGENT_COMMANDS, modelClientFor, readApiKey } from './connection';
 import { createLiveGate } from './liveGate';
 import { AgentTerminal } from './terminal';
@@ -41,6 +46,8 @@ export class AgentSession implements vscode.Disposable {
   private running: Running | undefined;
   private lastTrajectory: vscode.Uri | undefined;
   private approvalSeq = 0;
+  /** Before/after of every file the agent wrote, for the Diff buttons. */
+  readonly changes = new FileChanges();
   post: (msg: ToWebview) => void = () => {};
   reveal: () => Promise<void> = async () => {};
 
@@ -80,11 +87,57 @@ export class AgentSession implements vscode.Disposable {
         return;
       case 'newChat':
         if (this.running) this.post({ type: 'error', message: 'A run is in progress: stop it before starting a new chat.', actions: [] });
-        else this.post({ type: 'clear' });
+        else {
+          this.changes.clear();
+          this.post({ type: 'clear' });
+        }
         return;
+      case 'showChange':
+        void this.showChange(msg.id);
+        return;
+      case 'history':
+        void this.postHistory();
+        return;
+      case 'openRun': {
+        const folder = vscode.workspace.workspaceFolders?.[0];
+        if (!folder || !RUN_FILE.test(msg.file)) return;
+        const uri = vscode.Uri.joinPath(folder.uri, ...RUNS_DIR.split(/[\\/]/), msg.file);
+        void vscode.window.showTextDocument(uri, { preview: false, viewColumn: vscode.ViewColumn.Beside }).then(undefined, (e: unknown) => {
+          this.fail(`Could not open ${msg.file}: ${e instanceof Error ? e.message : String(e)}`);
+        });
+        return;
+      }
       case 'ready':
         return;
     }
+  }
+
+  /** The runs recorded in the first workspace folder, newest first. */
+  async postHistory(): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const runs = folder?.uri.scheme === 'file' ? await listRuns(folder.uri.fsPath) : [];
+    const entries: HistoryEntry[] = runs.map((r) => ({
+      file: r.file,
+      task: clip(r.task.replace(/\s+/g, ' ').trim() || '(no task)', 300),
+      started: clip(r.started, 40),
+      ...(r.model ? { model: clip(r.model, 300) } : {}),
+      status: r.status,
+      steps: r.steps,
+      ...(r.return !== undefined ? { return: r.return } : {}),
+      ...(r.outcome !== undefined ? { outcome: r.outcome } : {}),
+      ...(r.note ? { note: clip(r.note, 500) } : {}),
+    }));
+    this.post({ type: 'history', runs: entries });
+  }
+
+  private async showChange(id: string): Promise<void> {
+    const c = this.changes.get(id);
+    if (!c) {
+      this.fail('That change is no longer kept (only the most recent changes are, up to 32 MB): open the file and use the Timeline or source control to compare.');
+      return;
+    }
+    const title = `${c.path} (${c.created ? 'created' : 'changed'} by the agent)`;
+    await vscode.commands.executeCommand('vscode.diff', changeUri(c, 'before'), changeUri(c, 'after'), title, { preview: true });
   }
 
   stop(): void {
@@ -142,7 +195,7 @@ export class AgentSession implements vscode.Disposable {
         if (err.kind !== 'cancelled') this.fail(redact(err.message, apiKey), actionsFor(err));
         return;
       }
-      const runId = `run-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      const runId = newRunId();
       const trajectoryPath = join(ws, '.lar', 'runs', `${runId}.lar.jsonl`);
       const trajectoryUri = vscode.Uri.file(trajectoryPath);
       this.lastTrajectory = trajectoryUri;
@@ -168,6 +221,10 @@ export class AgentSession implements vscode.Disposable {
           this.post({ type: 'approval', id, tool: clip(req.tool, 200), args: shortArgs(req.tool, req.args, 2000), reason: clip(req.reason, 1000) });
           void this.reveal();
         });
+      let written: FileChange | undefined;
+      const onWrite = (path: string, before: string | undefined, after: string) => {
+        written = this.changes.add(path, before, after);
+      };
       const onEvent = (e: AgentEvent) => {
         switch (e.kind) {
           case 'header':
@@ -182,10 +239,15 @@ export class AgentSession implements vscode.Disposable {
             if (m.role === 'assistant' && typeof m.content === 'string') this.post({ type: 'assistant', text: clip(m.content, 200_000) });
             return;
           }
-          case 'step':
+          case 'step': {
             live.observe(e);
-            this.post({ type: 'step', card: toStepCard(e.line, e.event, e.result, e.gate) });
+            const card = toStepCard(e.line, e.event, e.result, e.gate);
+            // The write a file tool just made is this step's (one tool runs at a time).
+            if (written && e.event.status === 'ok') card.change = { id: written.id, path: clip(written.path, 2000), created: written.created };
+            written = undefined;
+            this.post({ type: 'step', card });
             return;
+          }
           case 'outcome':
             live.observe(e);
             this.post({ type: 'outcome', command: clip(e.event.command, 2000), exitCode: e.event.exitCode ?? null, passed: e.event.exitCode === workflow.outcome.expectExitCode, excerpt: clip((e.event.output ?? '').trim(), 2000) });
@@ -203,7 +265,7 @@ export class AgentSession implements vscode.Disposable {
         modelInfo: { name: modelName, endpoint: config.endpoint },
         workspace: ws,
         trajectoryPath,
-        execute: createToolExecutor({ fs: new VscodeWorkspaceFs(ws), terminal: terminal.session }),
+        execute: createToolExecutor({ fs: new VscodeWorkspaceFs(ws, onWrite), terminal: terminal.session }),
         runOutcomeCheck: (s) => runOutcomeCheck(workflow.outcome, ws, s),
         approve,
         enforcement: config.enforcement,
@@ -223,6 +285,7 @@ export class AgentSession implements vscode.Disposable {
         summary: { return: s.return, outcome: s.outcome.reward, steps: s.steps },
       });
       if (result.endReason === 'error' && result.detail) this.fail(redact(result.detail, apiKey), ['testConnection', 'openSettings']);
+      void this.postHistory();
     } catch (e) {
       const message = redact(e instanceof Error ? e.message : String(e), apiKey);
       this.output.error(`agent run failed: ${message}`);

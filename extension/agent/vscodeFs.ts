@@ -23,7 +23,14 @@ import {
 export class VscodeWorkspaceFs implements WorkspaceFs {
   private readonly node: NodeWorkspaceFs;
 
-  constructor(readonly workspace: string) {
+  /**
+   * @param onWrite told of every write that was applied, with the text before
+   *   (undefined for a new file) and after, for the diff on request.
+   */
+  constructor(
+    readonly workspace: string,
+    private readonly onWrite?: (path: string, before: string | undefined, after: string) => void,
+  ) {
     this.node = new NodeWorkspaceFs(workspace);
   }
 
@@ -51,12 +58,14 @@ export class VscodeWorkspaceFs implements WorkspaceFs {
     const { absolute, relative, exists, regularFile } = target.value;
     const uri = vscode.Uri.file(absolute);
     const bytes = Buffer.byteLength(content, 'utf8');
+    let before: string | undefined;
     try {
       const edit = new vscode.WorkspaceEdit();
       if (exists) {
         if (!regularFile) return { ok: false, error: `"${path}" is not a regular file` };
         const doc = await vscode.workspace.openTextDocument(uri);
-        const whole = new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length));
+        before = doc.getText();
+        const whole = new vscode.Range(doc.positionAt(0), doc.positionAt(before.length));
         edit.replace(uri, whole, content, { label: `Lean4 Agentic: write ${relative}`, needsConfirmation: false });
         if (!(await vscode.workspace.applyEdit(edit))) return { ok: false, error: `the editor refused the change to "${path}"` };
         if (doc.isDirty && !(await doc.save())) return { ok: false, error: `"${path}" was changed in the editor but could not be saved` };
@@ -64,6 +73,7 @@ export class VscodeWorkspaceFs implements WorkspaceFs {
         edit.createFile(uri, { overwrite: true, contents: Buffer.from(content, 'utf8') }, { label: `Lean4 Agentic: create ${relative}`, needsConfirmation: false });
         if (!(await vscode.workspace.applyEdit(edit))) return { ok: false, error: `the editor refused to create "${path}"` };
       }
+      this.onWrite?.(relative, before, content);
       return { ok: true, value: { path: relative, created: !exists, bytes } };
     } catch (e) {
       return { ok: false, error: describeFsError(e, path) };

@@ -3,7 +3,8 @@
  * message from the extension is validated with the shared zod schema; model
  * text becomes DOM nodes through textContent only (see ../markdown.ts).
  */
-import { FromWebview, ToWebview, type ErrorAction, type StepCard } from '../chatProtocol';
+import { FromWebview, ToWebview, type ErrorAction, type HistoryEntry, type StepCard } from '../chatProtocol';
+import { StageTimeline } from '../timeline';
 import { renderMarkdown, type MiniDocument } from '../markdown';
 import { formatReward } from '../../decorations';
 
@@ -36,7 +37,10 @@ interface Doc {
   getElementById(id: string): El | null;
 }
 declare const document: Doc;
-declare const window: { addEventListener(type: 'message', listener: (e: { data: unknown }) => void): void };
+declare const window: {
+  addEventListener(type: 'message', listener: (e: { data: unknown }) => void): void;
+  addEventListener(type: 'keydown', listener: (e: KeyEvent) => void): void;
+};
 declare function acquireVsCodeApi(): { postMessage(msg: unknown): void };
 
 const vscode = acquireVsCodeApi();
@@ -52,6 +56,10 @@ const stop = $('stop');
 const status = $('status');
 const openTrajectory = $('open-trajectory');
 const newChat = $('new-chat');
+const showHistory = $('show-history');
+const history = $('history');
+const timelineBar = $('timeline');
+const timeline = new StageTimeline();
 
 function send(msg: FromWebview): void {
   const ok = FromWebview.safeParse(msg);
@@ -110,6 +118,16 @@ function stepCard(c: StepCard): El {
     card.appendChild(ul);
   }
   if (c.excerpt) card.appendChild(el('pre', 'excerpt', c.excerpt));
+  if (c.change) {
+    const id = c.change.id;
+    const row = el('div', 'row');
+    const diff = el('button', 'secondary small', 'Diff');
+    diff.title = `Show what this step ${c.change.created ? 'created in' : 'changed in'} ${c.change.path}`;
+    diff.setAttribute('aria-label', `Show the diff of ${c.change.path}`);
+    diff.addEventListener('click', () => send({ type: 'showChange', id }));
+    row.appendChild(diff);
+    card.appendChild(row);
+  }
   if (c.stageVisit) {
     const s = el('div', 'stage-change');
     s.appendChild(el('span', rewardClass(Math.sign(c.stageVisit.reward)), formatReward(Number(c.stageVisit.reward.toFixed(3)))));
@@ -117,6 +135,49 @@ function stepCard(c: StepCard): El {
     card.appendChild(s);
   }
   return card;
+}
+
+function drawTimeline(): void {
+  timelineBar.hidden = timeline.visits.length === 0;
+  const chips = timeline.visits.map((v, i) => {
+    const last = i === timeline.visits.length - 1;
+    const chip = el('span', `chip ${v.reward === undefined ? 'open' : rewardClass(Math.sign(v.reward)).replace('badge ', '')}`);
+    chip.appendChild(document.createTextNode(v.stage));
+    if (v.reward !== undefined) chip.appendChild(el('span', 'chip-reward', ` ${formatReward(Number(v.reward.toFixed(3)))}`));
+    chip.setAttribute('role', 'listitem');
+    chip.setAttribute(
+      'aria-label',
+      `${v.stage}: ${v.reward === undefined ? (last ? 'in progress' : 'open') : `reward ${v.reward.toFixed(3)}`}, ${v.steps} step${v.steps === 1 ? '' : 's'}`,
+    );
+    if (v.reward === undefined && last) chip.setAttribute('aria-current', 'step');
+    return chip;
+  });
+  const parts: unknown[] = [];
+  chips.forEach((c, i) => {
+    if (i) parts.push(el('span', 'arrow', '→'));
+    parts.push(c);
+  });
+  timelineBar.setAttribute('role', 'list');
+  timelineBar.replaceChildren(...parts);
+}
+
+function historyRow(r: HistoryEntry): El {
+  const b = el('button', 'run-row');
+  const when = r.started.replace('T', ' ').slice(0, 16);
+  const figures = r.return === undefined ? (r.note ?? '') : `return ${r.return.toFixed(3)} · outcome ${r.outcome ?? 0}`;
+  b.appendChild(el('span', 'run-task', r.task));
+  b.appendChild(el('span', 'run-meta', `${when} · ${r.status} · ${r.steps} steps${figures ? ` · ${figures}` : ''}`));
+  b.title = `Open ${r.file}${r.model ? ` (${r.model})` : ''}`;
+  b.addEventListener('click', () => send({ type: 'openRun', file: r.file }));
+  return b;
+}
+
+function setHistoryVisible(show: boolean): void {
+  history.hidden = !show;
+  log.hidden = show;
+  showHistory.setAttribute('aria-expanded', String(show));
+  showHistory.textContent = show ? 'Chat' : 'History';
+  if (show) send({ type: 'history' });
 }
 
 function actionButton(action: ErrorAction): El {
@@ -142,12 +203,17 @@ function receive(msg: ToWebview): void {
       endStream();
       status.textContent = '';
       openTrajectory.hidden = true;
+      timeline.clear();
+      drawTimeline();
       return;
     case 'state':
       setRunning(msg.running);
       return;
     case 'runStarted': {
       endStream();
+      setHistoryVisible(false);
+      timeline.clear();
+      drawTimeline();
       const u = el('div', 'msg user');
       u.appendChild(renderMarkdown(document as unknown as MiniDocument, msg.task));
       append(u);
@@ -173,7 +239,21 @@ function receive(msg: ToWebview): void {
     case 'step':
       endStream();
       append(stepCard(msg.card));
+      if (timeline.apply(msg.card)) drawTimeline();
       return;
+    case 'history': {
+      const heading = el('div', 'title', msg.runs.length ? `Past runs (${msg.runs.length}, newest first)` : 'No runs recorded in this workspace yet.');
+      const list = el('div', 'runs');
+      list.setAttribute('role', 'list');
+      for (const r of msg.runs) {
+        const item = el('div', 'run-item');
+        item.setAttribute('role', 'listitem');
+        item.appendChild(historyRow(r));
+        list.appendChild(item);
+      }
+      history.replaceChildren(heading, list);
+      return;
+    }
     case 'approval': {
       endStream();
       const box = el('div', 'approval');
@@ -249,6 +329,11 @@ task.addEventListener('keydown', (e) => {
     submit();
   }
 });
+// Escape stops a run from anywhere in the view, as the Stop button does.
+window.addEventListener('keydown', (e) => {
+  if (e.key === 'Escape' && running) send({ type: 'stop' });
+});
+showHistory.addEventListener('click', () => setHistoryVisible(history.hidden));
 stop.addEventListener('click', () => send({ type: 'stop' }));
 openTrajectory.addEventListener('click', () => send({ type: 'openTrajectory' }));
 newChat.addEventListener('click', () => send({ type: 'newChat' }));
@@ -256,4 +341,5 @@ window.addEventListener('message', (e) => {
   const parsed = ToWebview.safeParse(e.data);
   if (parsed.success) receive(parsed.data);
 });
+drawTimeline();
 send({ type: 'ready' });
