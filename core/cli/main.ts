@@ -32,11 +32,15 @@ Usage:
       Well-formedness of a workflow. Exit 0: usable (warnings allowed); 1: not.
   lar run --task TEXT [--endpoint URL] [--model M] [--workflow W] [--workspace DIR]
           [--out FILE] [--enforcement block|warn] [--yes] [--max-steps N] [--tool-format native|hermes]
+          [--rollouts N]
       The verified agent in the terminal: every tool call is gated by the workflow,
       each step is written to the trajectory (default .lar/runs/ in the workspace).
       The endpoint defaults to SGLang's http://127.0.0.1:30000/v1; the API key is
       read from $LAR_API_KEY. Calls that need approval are rejected unless --yes.
       Exit 0 when the run submitted, 1 otherwise.
+      --rollouts N (2–64): N rollouts one after the other, each in a fresh copy of the
+      workspace (left untouched), written as a group to .lar/runs/group-*/ (or --out
+      DIR) with their GRPO advantages in advantages.jsonl. Exit 0 when all N ran.
   lar lsp --stdio
       The language server over standard input/output, for any LSP editor
       (Neovim, Helix, Emacs …; docs/protocol.md).
@@ -54,7 +58,7 @@ interface Flags {
   switches: Set<string>;
 }
 
-const VALUE_FLAGS = new Set(['--workflow', '--backend', '--out', '--format', '--task', '--endpoint', '--model', '--workspace', '--enforcement', '--max-steps', '--tool-format']);
+const VALUE_FLAGS = new Set(['--workflow', '--backend', '--out', '--format', '--task', '--endpoint', '--model', '--workspace', '--enforcement', '--max-steps', '--tool-format', '--rollouts']);
 const SWITCHES = new Set(['--json', '--no-color', '--help', '-h', '--stdio', '--yes']);
 
 function parseFlags(args: string[]): Flags {
@@ -188,6 +192,8 @@ async function cmdRun(flags: Flags, io: Io): Promise<number> {
   if (toolFormat !== undefined && toolFormat !== 'native' && toolFormat !== 'hermes') throw new UsageError('--tool-format must be native or hermes');
   const maxSteps = flags.values.get('--max-steps');
   if (maxSteps !== undefined && !/^[1-9][0-9]*$/.test(maxSteps)) throw new UsageError('--max-steps must be a positive integer');
+  const rollouts = flags.values.get('--rollouts');
+  if (rollouts !== undefined && !(/^[1-9][0-9]*$/.test(rollouts) && Number(rollouts) <= 64)) throw new UsageError('--rollouts must be an integer from 1 to 64');
   const out = flags.values.get('--out');
   const model = flags.values.get('--model');
   const ac = new AbortController();
@@ -205,6 +211,7 @@ async function cmdRun(flags: Flags, io: Io): Promise<number> {
       yes: flags.switches.has('--yes'),
       ...(maxSteps ? { maxSteps: Number(maxSteps) } : {}),
       ...(toolFormat ? { toolFormat: toolFormat as 'native' | 'hermes' } : {}),
+      ...(rollouts ? { rollouts: Number(rollouts) } : {}),
     },
     { out: (s) => process.stdout.write(s), err: io.err },
     io.color ? COLOR : PLAIN,

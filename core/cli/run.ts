@@ -1,6 +1,10 @@
-import { mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { runAgent, type AgentEvent } from '../agent/loop';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { runAgent, type AgentEvent, type AgentResult } from '../agent/loop';
+import { groupAdvantages } from '../rewards/advantages';
+import { verifyTrajectoryText } from '../verifier/verify';
+import { fileResolver } from '../workflow/files';
 import { runOutcomeCheck } from '../agent/outcome-check';
 import { createToolExecutor } from '../agent/tools';
 import { newRunId } from '../agent/run-file';
@@ -25,13 +29,22 @@ export interface RunArgs {
   yes: boolean;
   maxSteps?: number;
   toolFormat?: 'native' | 'hermes';
+  /** Rollouts of the task (a group for GRPO); default 1, in the workspace itself. */
+  rollouts?: number;
 }
+
+type Io = { out: (s: string) => void; err: (s: string) => void };
 
 /**
  * `lar run`: the verified agent without an editor. The API key comes from
  * $LAR_API_KEY (never from an argument, so it stays out of shell history).
+ * With `--rollouts N` (N > 1) it runs N rollouts of the task one after the
+ * other, each in its own copy of the workspace (so they cannot see each
+ * other's edits and the workspace itself is left as it was), writes the group
+ * to `.lar/runs/GROUP/rollout-K.lar.jsonl` and their GRPO advantages to
+ * `.lar/runs/GROUP/advantages.jsonl`.
  */
-export async function runFromCli(a: RunArgs, io: { out: (s: string) => void; err: (s: string) => void }, st: Style, signal?: AbortSignal): Promise<number> {
+export async function runFromCli(a: RunArgs, io: Io, st: Style, signal?: AbortSignal): Promise<number> {
   const workspace = resolve(a.workspace);
   const apiKey = process.env.LAR_API_KEY;
   const client = new ModelClient({ endpoint: a.endpoint, ...(apiKey ? { apiKey } : {}), ...(a.model ? { model: a.model } : {}), ...(a.toolFormat ? { toolFormat: a.toolFormat } : {}) });
@@ -42,15 +55,62 @@ export async function runFromCli(a: RunArgs, io: { out: (s: string) => void; err
     io.err(`lar run: ${(e as Error).message}`);
     return 1;
   }
-  const runId = newRunId();
-  const trajectoryPath = resolve(a.out ?? join(workspace, '.lar', 'runs', `${runId}.lar.jsonl`));
-  const outputDir = join(workspace, '.lar', 'output', runId);
-  mkdirSync(outputDir, { recursive: true });
-  const terminal = new TerminalSession({ cwd: workspace, env: { ...process.env, LAR_API_KEY: undefined }, outputDir });
-  io.err(`lar run: ${modelName} at ${a.endpoint}, workflow ${a.workflow.id}, trajectory ${trajectoryPath}`);
+  const rollouts = a.rollouts ?? 1;
+  if (rollouts === 1) {
+    const runId = newRunId();
+    const trajectoryPath = resolve(a.out ?? join(workspace, '.lar', 'runs', `${runId}.lar.jsonl`));
+    io.err(`lar run: ${modelName} at ${a.endpoint}, workflow ${a.workflow.id}, trajectory ${trajectoryPath}`);
+    const r = await runOnce(a, { client, modelName, apiKey, workspace, trajectoryPath, runId, outputDir: join(workspace, '.lar', 'output', runId) }, io, st, '', signal);
+    return r.endReason === 'submitted' ? 0 : 1;
+  }
+
+  const groupId = newRunId().replace(/^run-/, 'group-');
+  const groupDir = resolve(a.out ?? join(workspace, '.lar', 'runs', groupId));
+  mkdirSync(groupDir, { recursive: true });
+  io.err(`lar run: ${rollouts} rollouts of one task with ${modelName} at ${a.endpoint}, workflow ${a.workflow.id}, group ${groupDir}`);
+  const files: string[] = [];
+  const rows: string[] = [];
+  for (let k = 1; k <= rollouts && !signal?.aborted; k++) {
+    const copy = mkdtempSync(join(tmpdir(), `lar-rollout-${k}-`));
+    try {
+      copyWorkspace(workspace, copy);
+      const trajectoryPath = join(groupDir, `rollout-${k}.lar.jsonl`);
+      io.out(st.bold(`\n── rollout ${k}/${rollouts} ──\n`));
+      const r = await runOnce(a, { client, modelName, apiKey, workspace: copy, trajectoryPath, runId: `${groupId}-${k}`, outputDir: join(groupDir, 'output', `rollout-${k}`) }, io, st, `[${k}] `, signal);
+      files.push(trajectoryPath);
+      rows.push(`rollout ${k}: ${r.endReason}, outcome ${r.summary.outcome.reward}, return ${r.summary.return.toFixed(3)}, ${r.summary.steps} steps`);
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  }
+  const reports = files.map((f) => ({ source: f, report: verifyTrajectoryText(readFileSync(f, 'utf8'), { resolve: fileResolver(f) }) }));
+  const advantagesPath = join(groupDir, 'advantages.jsonl');
+  if (reports.length) {
+    writeFileSync(advantagesPath, groupAdvantages(reports).map((r) => JSON.stringify(r)).join('\n') + '\n');
+  }
+  io.out(`\n${st.bold('group')}: ${rows.length} of ${rollouts} rollouts${signal?.aborted ? ' (stopped)' : ''}\n  ${rows.join('\n  ')}\n`);
+  if (reports.length) io.out(`advantages: ${advantagesPath}\n`);
+  return rows.length === rollouts ? 0 : 1;
+}
+
+interface Rollout {
+  client: ModelClient;
+  modelName: string;
+  apiKey: string | undefined;
+  workspace: string;
+  trajectoryPath: string;
+  runId: string;
+  outputDir: string;
+}
+
+async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string, signal?: AbortSignal): Promise<AgentResult> {
+  mkdirSync(r.outputDir, { recursive: true });
+  const terminal = new TerminalSession({ cwd: r.workspace, env: { ...process.env, LAR_API_KEY: undefined }, outputDir: r.outputDir });
   let atLineStart = true;
   const onEvent = (e: AgentEvent) => {
     if (e.kind === 'text') {
+      // Rollouts print their steps only: interleaved prose from N runs reads badly.
+      if (prefix) return;
       io.out(e.delta.replace(/\n/g, '\n  '));
       atLineStart = e.delta.endsWith('\n');
       return;
@@ -58,13 +118,13 @@ export async function runFromCli(a: RunArgs, io: { out: (s: string) => void; err
     if (!atLineStart) io.out('\n');
     atLineStart = true;
     if (e.kind === 'step') {
-      const r = e.result.toolReward ?? 0;
-      const mark = r > 0 ? st.good(signed(r)) : r < 0 ? st.bad(signed(r)) : st.warn(signed(r));
+      const rw = e.result.toolReward ?? 0;
+      const mark = rw > 0 ? st.good(signed(rw)) : rw < 0 ? st.bad(signed(rw)) : st.warn(signed(rw));
       const failed = e.result.verdicts.filter((v) => !v.ok).map((v) => `${v.check}: ${v.reason}`);
-      io.out(`${mark} [${e.result.stage ?? '—'}] ${e.event.tool} ${st.dim(JSON.stringify(e.event.args)?.slice(0, 100) ?? '')} → ${e.event.status}${failed.length ? `\n     ${failed.join('\n     ')}` : ''}\n`);
-      if (e.result.stageVisit) io.out(st.bold(`   stage ${e.result.stageVisit.stage}: ${signed(e.result.stageVisit.reward)}\n`));
+      io.out(`${prefix}${mark} [${e.result.stage ?? '—'}] ${e.event.tool} ${st.dim(JSON.stringify(e.event.args)?.slice(0, 100) ?? '')} → ${e.event.status}${failed.length ? `\n     ${failed.join('\n     ')}` : ''}\n`);
+      if (e.result.stageVisit) io.out(st.bold(`${prefix}   stage ${e.result.stageVisit.stage}: ${signed(e.result.stageVisit.reward)}\n`));
     } else if (e.kind === 'outcome') {
-      io.out(st.bold(`outcome check: ${e.event.command} → exit ${e.event.exitCode}\n`));
+      io.out(st.bold(`${prefix}outcome check: ${e.event.command} → exit ${e.event.exitCode}\n`));
     }
   };
   try {
@@ -72,28 +132,37 @@ export async function runFromCli(a: RunArgs, io: { out: (s: string) => void; err
       task: a.task,
       workflow: a.workflow,
       workflowRef: a.workflowRef,
-      model: client,
-      modelInfo: { name: modelName, endpoint: a.endpoint },
-      workspace,
-      trajectoryPath,
-      execute: createToolExecutor({ fs: new NodeWorkspaceFs(workspace), terminal }),
-      runOutcomeCheck: (s) => runOutcomeCheck(a.workflow.outcome, workspace, s),
+      model: r.client,
+      modelInfo: { name: r.modelName, endpoint: a.endpoint },
+      workspace: r.workspace,
+      trajectoryPath: r.trajectoryPath,
+      execute: createToolExecutor({ fs: new NodeWorkspaceFs(r.workspace), terminal }),
+      runOutcomeCheck: (s) => runOutcomeCheck(a.workflow.outcome, r.workspace, s),
       approve: async (req) => {
-        io.err(`lar run: ${req.tool} needs approval (${req.reason}): ${a.yes ? 'approved (--yes)' : 'rejected (use --yes to approve such calls)'}`);
+        io.err(`lar run: ${prefix}${req.tool} needs approval (${req.reason}): ${a.yes ? 'approved (--yes)' : 'rejected (use --yes to approve such calls)'}`);
         return a.yes;
       },
       enforcement: a.enforcement,
       onEvent,
-      redact: (t) => redact(t, apiKey),
-      runId,
+      redact: (t) => redact(t, r.apiKey),
+      runId: r.runId,
       ...(a.maxSteps !== undefined ? { limits: { maxSteps: a.maxSteps } } : {}),
       ...(signal ? { signal } : {}),
     });
     const s = result.summary;
-    io.out(`\n${st.bold('run ended')}: ${result.endReason}${result.detail ? ` (${result.detail})` : ''}\n`);
-    io.out(`outcome ${s.outcome.reward} · return ${s.return.toFixed(3)} · ${s.steps} steps · ${trajectoryPath}\n`);
-    return result.endReason === 'submitted' ? 0 : 1;
+    io.out(`\n${prefix}${st.bold('run ended')}: ${result.endReason}${result.detail ? ` (${result.detail})` : ''}\n`);
+    io.out(`${prefix}outcome ${s.outcome.reward} · return ${s.return.toFixed(3)} · ${s.steps} steps · ${r.trajectoryPath}\n`);
+    return result;
   } finally {
     terminal.dispose();
   }
+}
+
+/** The workspace as the rollout starts from it: everything but the runs and outputs in `.lar`. */
+function copyWorkspace(from: string, to: string): void {
+  cpSync(from, to, {
+    recursive: true,
+    verbatimSymlinks: true,
+    filter: (src) => relative(from, src) !== '.lar',
+  });
 }
