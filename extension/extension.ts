@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import { LarClient } from './client';
 import { CHAT_VIEW_ID, ChatViewProvider } from './agent/chatView';
 import { AGENT_COMMANDS, registerConnectionCommands } from './agent/connection';
+import { registerLanguageModels } from './agent/lmProvider';
 import { AgentSession } from './agent/session';
 import { registerChangeDocuments } from './agent/changeDocuments';
 import { registerCommands } from './commands';
@@ -56,6 +57,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ clie
     larClient,
     ...registerCommands({ client: larClient, runs, editedFiles, output }),
     ...registerConnectionCommands(context, output),
+    // The same models for other extensions, through vscode.lm.
+    ...registerLanguageModels(context, output),
     agent,
     chat,
     registerChangeDocuments(agent.changes),

@@ -30,6 +30,17 @@ test('a streamed turn: text as it arrives, tool calls parsed, the model taken fr
   });
 });
 
+test('tool_choice "required" when asked; the served models with the context length the server reports', async () => {
+  await withClient({ models: ['LAR-9B', 'LAR-27B'], contextLength: 32_768, script: [{ toolCalls: [{ name: 'read_file', arguments: { path: 'a' } }] }] }, {}, async (c, s) => {
+    assert.deepEqual(await c.servedModels(), [{ id: 'LAR-9B', contextLength: 32_768 }, { id: 'LAR-27B', contextLength: 32_768 }]);
+    await c.complete({ ...ask, toolChoice: 'required' });
+    assert.equal((s.requests.at(-1)!.body as { tool_choice: string }).tool_choice, 'required');
+  });
+  await withClient({ script: [] }, {}, async (c) => {
+    assert.deepEqual(await c.servedModels(), [{ id: 'LAR-9B' }], 'no max_model_len, no context length');
+  });
+});
+
 test('429 and 500 are retried with backoff; the third answer is used', async () => {
   await withClient(
     {
@@ -104,7 +115,13 @@ test('text tool calls: recovered in native mode and in hermes mode; bad JSON bec
     const r = await c.complete(ask);
     assert.equal(r.toolCalls[0]!.name, 'write_file');
     assert.match(r.toolCalls[0]!.argsError!, /JSON/);
+    assert.equal(r.toolCalls[0]!.argsText, '{"path": ', 'what the model wrote is kept for whoever is told');
     assert.equal((s.requests.at(-1)!.body as { tools?: unknown }).tools, undefined, 'hermes mode sends no tools array');
+  });
+  await withClient({ script: [{ toolCalls: [{ name: 'write_file', arguments: '{"path": ' }], toolCallsAsText: true }] }, {}, async (c) => {
+    const r = await c.complete(ask);
+    assert.match(r.toolCalls[0]!.argsError!, /JSON/);
+    assert.equal(r.toolCalls[0]!.argsText, '{"name": "write_file", "arguments": {"path": }');
   });
 });
 

@@ -66,6 +66,8 @@ export interface ModelToolCall {
   args: unknown;
   /** Set when the arguments were not JSON: the model is told on its next turn. */
   argsError?: string;
+  /** With `argsError`: what the model wrote, so whoever is told can see it. */
+  argsText?: string;
   /** How the call reached us. */
   via: 'native' | 'text';
 }
@@ -87,6 +89,19 @@ export interface CompleteRequest {
   signal?: AbortSignal;
   /** Streamed text as it arrives (for the chat view). */
   onText?: (delta: string) => void;
+  /**
+   * `required`: the model must call one of `tools` (sent as `tool_choice`;
+   * SGLang and vLLM accept it). Default `auto`. Only the native format sends
+   * it: the `hermes` format sends no tools at all.
+   */
+  toolChoice?: 'auto' | 'required';
+}
+
+/** A model the server serves, with its context window when the server says it. */
+export interface ServedModel {
+  id: string;
+  /** `max_model_len` from /v1/models (vLLM and SGLang report it): prompt and answer together. */
+  contextLength?: number;
 }
 
 export interface ConnectionReport {
@@ -151,10 +166,19 @@ export class ModelClient {
 
   /** Model ids the server serves. */
   async listModels(signal?: AbortSignal): Promise<string[]> {
+    return (await this.servedModels(signal)).map((m) => m.id);
+  }
+
+  /** The models the server serves, with what it says about their size. */
+  async servedModels(signal?: AbortSignal): Promise<ServedModel[]> {
     try {
-      const ids: string[] = [];
-      for await (const m of this.openai.models.list(signal ? { signal } : undefined)) ids.push(m.id);
-      return ids;
+      const models: ServedModel[] = [];
+      for await (const m of this.openai.models.list(signal ? { signal } : undefined)) {
+        // Not in the OpenAI schema: vLLM's and SGLang's model cards add it.
+        const length = (m as { max_model_len?: unknown }).max_model_len;
+        models.push(typeof length === 'number' && Number.isInteger(length) && length > 0 ? { id: m.id, contextLength: length } : { id: m.id });
+      }
+      return models;
     } catch (e) {
       throw this.classify(e);
     }
@@ -251,7 +275,7 @@ export class ModelClient {
           messages: req.messages,
           stream: true,
           stream_options: { include_usage: true },
-          ...(native && req.tools?.length ? { tools: req.tools, tool_choice: 'auto' as const } : {}),
+          ...(native && req.tools?.length ? { tools: req.tools, tool_choice: req.toolChoice ?? 'auto' } : {}),
           ...(this.opts.temperature !== undefined ? { temperature: this.opts.temperature } : {}),
           ...(this.opts.maxTokens !== undefined ? { max_tokens: this.opts.maxTokens } : {}),
         },
@@ -292,7 +316,7 @@ function toReply(model: string, done: AssembledCompletion, native: boolean): Omi
     id: c.id,
     name: c.name,
     args: c.args,
-    ...(c.argsError !== undefined ? { argsError: c.argsError } : {}),
+    ...(c.argsError !== undefined ? { argsError: c.argsError, argsText: c.argumentsText } : {}),
     via: 'native' as const,
   }));
   let text = choice.content;
@@ -301,7 +325,7 @@ function toReply(model: string, done: AssembledCompletion, native: boolean): Omi
     const extracted = extractTextToolCalls(text);
     text = extracted.text;
     extracted.calls.forEach((c, i) =>
-      toolCalls.push({ id: `text_call_${i}`, name: c.name, args: c.args, ...(c.argsError !== undefined ? { argsError: c.argsError } : {}), via: 'text' }),
+      toolCalls.push({ id: `text_call_${i}`, name: c.name, args: c.args, ...(c.argsError !== undefined ? { argsError: c.argsError, argsText: c.raw } : {}), via: 'text' }),
     );
   }
   const reply: Omit<ModelReply, 'attempts'> = { model, text, reasoning: choice.reasoning, toolCalls, finishReason: choice.finishReason };

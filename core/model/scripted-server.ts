@@ -36,6 +36,8 @@ export type ScriptedTurn =
 
 export interface ScriptedServerOptions {
   models?: string[];
+  /** Sent as `max_model_len` with each model at /v1/models, as vLLM and SGLang do. */
+  contextLength?: number;
   /** When set, requests must carry `Authorization: Bearer <apiKey>`, else 401. */
   apiKey?: string;
   script: ScriptedTurn[];
@@ -106,7 +108,7 @@ export class ScriptedModelServer {
     const models = this.opts.models ?? ['LAR-9B'];
     if (req.method === 'GET' && path === '/v1/models') {
       res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({ object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' })) }),
+        JSON.stringify({ object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted', ...(this.opts.contextLength ? { max_model_len: this.opts.contextLength } : {}) })) }),
       );
       return;
     }
