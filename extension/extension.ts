@@ -65,6 +65,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ clie
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.commands.registerCommand(AGENT_COMMANDS.stopAgent, () => agent.stop()),
     vscode.commands.registerCommand(AGENT_COMMANDS.focusChat, () => chat.reveal()),
+    // A recorded run shipped with the extension: the gutter, diagnostics and lenses without any model.
+    vscode.commands.registerCommand('lean4Agentic.openSample', () =>
+      vscode.window.showTextDocument(vscode.Uri.file(context.asAbsolutePath('test-fixtures/trajectories/fix-failing-test.lar.jsonl')), { preview: false }),
+    ),
     vscode.workspace.onDidChangeConfiguration((e) => {
       config = readConfig();
       if (affectsGutter(e)) {

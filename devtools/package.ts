@@ -1,0 +1,104 @@
+/**
+ * `npm run package`: platform VSIXs with @vscode/vsce. Everything but node-pty
+ * is bundled (minified) by esbuild; each package carries node-pty's JavaScript
+ * and the one native binary its platform loads:
+ *
+ * - linux-x64: the binary built from source by `npm ci` on this machine;
+ * - darwin-x64, darwin-arm64: the prebuilt binaries node-pty ships on npm;
+ * - linux-arm64: none can be had here (no prebuild on npm, no cross compiler):
+ *   the package leaves node-pty out and the agent's commands run through the
+ *   child-process fallback (the user is told once).
+ *
+ * Windows is not a target: the agent's terminal detects the end of a command
+ * with markers written by a POSIX shell (use VS Code's WSL or Remote-SSH, where
+ * the extension runs on Linux).
+ *
+ * Usage: node out/devtools/package.js [--target T ...] [--out DIR]
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { REPO_ROOT } from './paths';
+
+export const TARGETS = ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-arm64'] as const;
+export type Target = (typeof TARGETS)[number];
+
+const PTY_BINARY_LINE = '!node_modules/node-pty/build/Release/pty.node';
+
+/** The .vscodeignore for a target: the repository's one with the node-pty binary line swapped. */
+export function ignoreFileFor(target: Target, base: string): string {
+  const lines = base.split('\n');
+  if (!lines.includes(PTY_BINARY_LINE)) throw new Error(`.vscodeignore has no "${PTY_BINARY_LINE}" line to swap per platform`);
+  switch (target) {
+    case 'linux-x64':
+      return base;
+    case 'darwin-x64':
+    case 'darwin-arm64':
+      return lines.map((l) => (l === PTY_BINARY_LINE ? `!node_modules/node-pty/prebuilds/${target}/*` : l)).join('\n');
+    case 'linux-arm64':
+      return lines.filter((l) => !l.includes('node_modules/node-pty/')).join('\n');
+  }
+}
+
+/** Why a target cannot be packaged on this machine, if it cannot. */
+function unavailable(target: Target): string | undefined {
+  const pty = join(REPO_ROOT, 'node_modules', 'node-pty');
+  if (target === 'linux-x64') {
+    const bin = join(pty, 'build', 'Release', 'pty.node');
+    if (!existsSync(bin)) return 'node-pty was not built (run npm ci)';
+    if (!(process.platform === 'linux' && process.arch === 'x64')) return `the node-pty binary here was built for ${process.platform}-${process.arch}`;
+    return undefined;
+  }
+  if (target.startsWith('darwin-') && !existsSync(join(pty, 'prebuilds', target, 'pty.node'))) return `node-pty ships no ${target} prebuild in this version`;
+  return undefined;
+}
+
+function main(argv: string[]): number {
+  const wanted: Target[] = [];
+  let outDir = join(REPO_ROOT, 'out', 'vsix');
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--target') {
+      const t = argv[++i];
+      if (!TARGETS.includes(t as Target)) {
+        process.stderr.write(`package: unknown target "${t}" (supported: ${TARGETS.join(', ')})\n`);
+        return 2;
+      }
+      wanted.push(t as Target);
+    } else if (a === '--out') {
+      outDir = argv[++i] ?? outDir;
+    } else {
+      process.stderr.write(`package: unknown argument "${a}"\n`);
+      return 2;
+    }
+  }
+  const targets = wanted.length ? wanted : [...TARGETS];
+  const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+  const base = readFileSync(join(REPO_ROOT, '.vscodeignore'), 'utf8');
+
+  execFileSync(process.execPath, ['esbuild.mjs', '--production'], { cwd: REPO_ROOT, stdio: 'inherit' });
+  mkdirSync(outDir, { recursive: true });
+  const vsce = join(REPO_ROOT, 'node_modules', '@vscode', 'vsce', 'vsce');
+  let failed = 0;
+  for (const target of targets) {
+    const why = unavailable(target);
+    if (why) {
+      process.stdout.write(`package: ${target}: skipped (${why})\n`);
+      if (wanted.includes(target)) failed++;
+      continue;
+    }
+    const ignore = join(outDir, `.vscodeignore-${target}`);
+    writeFileSync(ignore, ignoreFileFor(target, base));
+    const file = join(outDir, `${manifest.name}-${target}-${manifest.version}.vsix`);
+    rmSync(file, { force: true });
+    execFileSync(process.execPath, [vsce, 'package', '--target', target, '--ignoreFile', ignore, '--out', file, '--allow-missing-repository', '--no-rewrite-relative-links'], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const kb = Math.round(statSync(file).size / 1024);
+    process.stdout.write(`package: ${target}: ${relative(process.cwd(), file)} (${kb} KB)${target === 'linux-arm64' ? ' — without node-pty: commands use the child-process fallback' : ''}\n`);
+  }
+  return failed ? 1 : 0;
+}
+
+if (require.main === module) process.exitCode = main(process.argv.slice(2));

@@ -1,0 +1,29 @@
+/** Where scripts/setup.mjs put code-server and Chromium is found; the demo and the end-to-end tests read it here. */
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import pins from '../scripts/code-server.json';
+
+export const REPO_ROOT = resolve(__dirname, '..', '..');
+export const CODE_SERVER_VERSION: string = pins.version;
+
+export function cacheDir(): string {
+  return process.env.LAR_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'lean4-agentic');
+}
+
+export function codeServerDir(): string {
+  return join(cacheDir(), `code-server-${CODE_SERVER_VERSION}`);
+}
+
+/** The launcher script and the Node 24 that must run it. */
+export function codeServerCommand(): { node: string; script: string } | undefined {
+  const dir = codeServerDir();
+  const node = join(dir, 'node_modules', '.bin', 'node');
+  const script = join(dir, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
+  return existsSync(node) && existsSync(script) ? { node, script } : undefined;
+}
+
+export function chromiumPath(): string | undefined {
+  const candidates = [process.env.LAR_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => !!p);
+  return candidates.find((p) => existsSync(p));
+}
