@@ -60,7 +60,7 @@ class Node_ {
 
 /** Loads dist/chat.js in a vm with a fake DOM; returns the elements by id, what it posted, and how to send it messages. */
 function loadChat() {
-  const ids = new Map(['log', 'task', 'run', 'stop', 'status', 'open-trajectory', 'new-chat', 'show-history', 'history', 'timeline'].map((id) => [id, new Node_('div')]));
+  const ids = new Map(['log', 'task', 'run', 'stop', 'status', 'open-trajectory', 'new-chat', 'show-history', 'history', 'timeline', 'connection'].map((id) => [id, new Node_('div')]));
   ids.get('history')!.hidden = true; // as in the view's HTML
   const posted: unknown[] = [];
   const listeners = new Map<string, (e: unknown) => void>();
@@ -167,4 +167,19 @@ test('the chat protocol refuses paths and ids the extension did not hand out', (
   }
   assert.equal(FromWebview.safeParse({ type: 'openRun', file: 'run-2026-11-30T10-00-00-000Z.lar.jsonl' }).success, true);
   for (const id of ['', 'c', 'x1', 'c1/../', 'c1234567890123']) assert.equal(FromWebview.safeParse({ type: 'showChange', id }).success, false, id);
+});
+
+test('the chat shows whether the server answers, with a way to fix it when it does not', () => {
+  const { ids, posted, onMessage } = loadChat();
+  const conn = ids.get('connection')!;
+  onMessage({ data: { type: 'connection', state: 'connected', endpoint: 'http://127.0.0.1:30000/v1', model: 'LAR-9B', actions: [] } });
+  assert.match(conn.textContent ?? '', /Connected: LAR-9B · http:\/\/127\.0\.0\.1:30000\/v1/);
+  assert.equal(conn.all().filter((n) => n.tag === 'button').length, 0);
+  onMessage({ data: { type: 'connection', state: 'failed', endpoint: 'http://127.0.0.1:9/v1', message: 'cannot reach the inference server at http://127.0.0.1:9/v1', actions: ['openSettings', 'testConnection'] } });
+  assert.match(conn.textContent ?? '', /Not connected to http:\/\/127\.0\.0\.1:9\/v1: cannot reach/);
+  const buttons = conn.all().filter((n) => n.tag === 'button');
+  assert.deepEqual(buttons.map((b) => b.textContent), ['Open Settings', 'Test Connection', 'Retry']);
+  buttons[0]!.fire('click');
+  buttons[2]!.fire('click');
+  assert.deepEqual(posted.slice(-2), [{ type: 'action', action: 'openSettings' }, { type: 'checkConnection' }]);
 });

@@ -25,6 +25,8 @@ export const FromWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('newChat') }).strict(),
   /** Show the diff of a file change a step made. */
   z.object({ type: z.literal('showChange'), id: z.string().regex(CHANGE_ID) }).strict(),
+  /** Check the connection to the inference server again. */
+  z.object({ type: z.literal('checkConnection') }).strict(),
   /** List the workspace's recorded runs. */
   z.object({ type: z.literal('history') }).strict(),
   /** Open a recorded run's trajectory (by file name in .lar/runs, nothing else). */
@@ -87,6 +89,15 @@ export const ToWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('state'), running: z.boolean() }).strict(),
   z.object({ type: z.literal('clear') }).strict(),
   z.object({ type: z.literal('history'), runs: z.array(HistoryEntry).max(100) }).strict(),
+  /** Whether the inference server answers, shown above the chat; the latest replaces the one before. */
+  z.object({
+    type: z.literal('connection'),
+    state: z.enum(['checking', 'connected', 'failed']),
+    endpoint: short(1000),
+    model: short(300).optional(),
+    message: short(2000).optional(),
+    actions: z.array(ErrorAction).max(3),
+  }).strict(),
 ]);
 export type ToWebview = z.infer<typeof ToWebview>;
 

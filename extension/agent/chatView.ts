@@ -15,6 +15,7 @@ export const CHAT_VIEW_ID = 'lean4Agentic.chat';
 export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
   private transcript: ToWebview[] = [];
+  private connection: ToWebview | undefined;
   private running = false;
   private readonly subs: vscode.Disposable[] = [];
 
@@ -37,10 +38,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
           this.output.warn(`chat view: ignored a malformed message: ${z.prettifyError(parsed.error)}`);
           return;
         }
-        if (parsed.data.type === 'ready') {
-          this.replay();
-          return;
-        }
+        if (parsed.data.type === 'ready') this.replay();
         this.onMessage(parsed.data);
       }),
       view.onDidDispose(() => {
@@ -58,6 +56,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     }
     if (parsed.data.type === 'clear') this.transcript = [];
     else if (parsed.data.type === 'state') this.running = parsed.data.running;
+    else if (parsed.data.type === 'connection') this.connection = parsed.data;
     else if (parsed.data.type === 'history') {
       // A listing, not part of the conversation: asked for again after a reload.
     }
@@ -74,6 +73,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     const w = this.view?.webview;
     if (!w) return;
     void w.postMessage({ type: 'clear' } satisfies ToWebview);
+    if (this.connection) void w.postMessage(this.connection);
     for (const m of this.transcript) void w.postMessage(m);
     void w.postMessage({ type: 'state', running: this.running } satisfies ToWebview);
   }
@@ -100,6 +100,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     <button id="show-history" class="secondary" aria-expanded="false" aria-controls="history" title="Past runs in this workspace">History</button>
     <button id="new-chat" class="secondary" title="Clear the chat">New</button>
   </header>
+  <div id="connection" role="status" hidden></div>
   <nav id="timeline" aria-label="Stage timeline" hidden></nav>
   <section id="history" aria-label="Past runs" hidden></section>
   <main id="log" role="log" aria-live="polite"></main>

@@ -46,6 +46,8 @@ export class AgentSession implements vscode.Disposable {
   private running: Running | undefined;
   private lastTrajectory: vscode.Uri | undefined;
   private approvalSeq = 0;
+  private probeSeq = 0;
+  private readonly subs: vscode.Disposable[] = [];
   /** Before/after of every file the agent wrote, for the Diff buttons. */
   readonly changes = new FileChanges();
   post: (msg: ToWebview) => void = () => {};
@@ -55,7 +57,15 @@ export class AgentSession implements vscode.Disposable {
     private readonly context: vscode.ExtensionContext,
     private readonly lar: LarClient,
     private readonly output: vscode.LogOutputChannel,
-  ) {}
+  ) {
+    // A changed endpoint, model or key: the chat says at once whether the server answers.
+    this.subs.push(
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('lean4Agentic.endpoint') || e.affectsConfiguration('lean4Agentic.model')) void this.postConnection();
+      }),
+      context.secrets.onDidChange(() => void this.postConnection()),
+    );
+  }
 
   get isRunning(): boolean {
     return this.running !== undefined;
@@ -107,9 +117,46 @@ export class AgentSession implements vscode.Disposable {
         });
         return;
       }
+      case 'checkConnection':
+        void this.postConnection();
+        return;
       case 'ready':
+        void this.postConnection();
         return;
     }
+  }
+
+  /**
+   * Asks the server for its models and tells the chat whether it answers (and
+   * with which model), or what is wrong and how to fix it. Only the latest
+   * check is shown: an older one finishing late is dropped.
+   */
+  async postConnection(): Promise<void> {
+    const seq = ++this.probeSeq;
+    const config = readAgentConfig();
+    const endpoint = clip(config.endpoint, 1000);
+    this.post({ type: 'connection', state: 'checking', endpoint, actions: [] });
+    const apiKey = await readApiKey(this.context.secrets);
+    const client = modelClientFor(config, apiKey);
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort(), 10_000);
+    let msg: ToWebview;
+    try {
+      const models = await client.listModels(ac.signal);
+      if (config.model && !models.includes(config.model)) {
+        msg = { type: 'connection', state: 'failed', endpoint, message: clip(`The server does not serve the model "${config.model}" (it serves: ${models.join(', ') || 'nothing'}). Change the model setting or leave it empty.`, 2000), actions: ['openSettings'] };
+      } else if (!models.length) {
+        msg = { type: 'connection', state: 'failed', endpoint, message: 'The server answers but lists no models at /v1/models.', actions: ['openSettings', 'testConnection'] };
+      } else {
+        msg = { type: 'connection', state: 'connected', endpoint, model: clip(config.model || models[0]!, 300), actions: [] };
+      }
+    } catch (e) {
+      const err = ac.signal.aborted ? client.classify(new Error(`no answer from ${config.endpoint} within 10 s`)) : client.classify(e);
+      msg = { type: 'connection', state: 'failed', endpoint, message: clip(redact(err.message, apiKey), 2000), actions: actionsFor(err) };
+    } finally {
+      clearTimeout(timer);
+    }
+    if (seq === this.probeSeq) this.post(msg);
   }
 
   /** The runs recorded in the first workspace folder, newest first. */
@@ -301,5 +348,6 @@ export class AgentSession implements vscode.Disposable {
 
   dispose(): void {
     this.stop();
+    for (const s of this.subs) s.dispose();
   }
 }

@@ -59,6 +59,7 @@ const newChat = $('new-chat');
 const showHistory = $('show-history');
 const history = $('history');
 const timelineBar = $('timeline');
+const connection = $('connection');
 const timeline = new StageTimeline();
 
 function send(msg: FromWebview): void {
@@ -241,6 +242,27 @@ function receive(msg: ToWebview): void {
       append(stepCard(msg.card));
       if (timeline.apply(msg.card)) drawTimeline();
       return;
+    case 'connection': {
+      connection.hidden = false;
+      connection.className = `conn ${msg.state}`;
+      const text =
+        msg.state === 'checking'
+          ? `Checking ${msg.endpoint}…`
+          : msg.state === 'connected'
+            ? `● Connected: ${msg.model ?? '?'} · ${msg.endpoint}`
+            : `✕ Not connected to ${msg.endpoint}: ${msg.message ?? ''}`;
+      const parts: unknown[] = [el('span', 'conn-text', text)];
+      if (msg.state === 'failed') {
+        const row = el('div', 'row');
+        for (const a of msg.actions) row.appendChild(actionButton(a));
+        const retry = el('button', 'secondary', 'Retry');
+        retry.addEventListener('click', () => send({ type: 'checkConnection' }));
+        row.appendChild(retry);
+        parts.push(row);
+      }
+      connection.replaceChildren(...parts);
+      return;
+    }
     case 'history': {
       const heading = el('div', 'title', msg.runs.length ? `Past runs (${msg.runs.length}, newest first)` : 'No runs recorded in this workspace yet.');
       const list = el('div', 'runs');
