@@ -45,6 +45,8 @@ export interface ScriptedServerOptions {
   whenDone?: 'repeat' | 'error';
   /** `error` body shape for errors the server makes itself: SGLang's flat one or OpenAI's nested one. */
   errorShape?: 'flat' | 'nested';
+  /** Start the script over for each new conversation (a request with no assistant message yet): the demo replays its run for every task. */
+  restartPerConversation?: boolean;
 }
 
 export interface RecordedRequest {
@@ -117,6 +119,8 @@ export class ScriptedModelServer {
     if (!request.model || !models.includes(request.model)) return this.error(res, 404, `The model \`${request.model}\` does not exist.`, 'NotFoundError');
 
     const script = this.opts.script;
+    const messages = (body as { messages?: { role?: string }[] } | null)?.messages;
+    if (this.opts.restartPerConversation && Array.isArray(messages) && !messages.some((m) => m?.role === 'assistant')) this.turn = 0;
     let turn = script[this.turn];
     if (turn) this.turn++;
     else if (this.opts.whenDone === 'repeat' && script.length) turn = script[script.length - 1];

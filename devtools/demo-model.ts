@@ -1,0 +1,35 @@
+/**
+ * The scripted demo model: what the demo and the end-to-end tests run when no
+ * inference server is given. It replays one run on the demo repository
+ * (test-fixtures/demo-workspace) over the real OpenAI wire format, says in its
+ * first words that it is a script, and starts over for every new task.
+ * The run shows the parts that matter: the gate blocking a premature edit, a
+ * stage timeline, a fix, the tests in the terminal, and the outcome check.
+ */
+import { ScriptedModelServer, type ScriptedTurn } from '../core/model/scripted-server';
+
+export const DEMO_MODEL = 'scripted-demo-model';
+
+export const DEMO_SCRIPT: ScriptedTurn[] = [
+  {
+    content:
+      '(Scripted demo model: no inference server is connected, so this replays a recorded run. Set `lean4Agentic.endpoint` to use a real model.)\n\nFirst I will read the failing test.',
+    toolCalls: [{ name: 'read_file', arguments: { path: 'test/sum.test.js' } }],
+  },
+  { content: 'The test expects `sum(2, 3)` to be 5. Now the code it calls.', toolCalls: [{ name: 'read_file', arguments: { path: 'src/sum.js' } }] },
+  {
+    content: '`sum` subtracts. I will fix it straight away.',
+    toolCalls: [{ name: 'edit_file', arguments: { path: 'src/sum.js', search: 'return a - b;', replace: 'return a + b;' } }],
+  },
+  { content: 'The verifier blocked that: edits belong to the edit stage. Entering it.', toolCalls: [{ name: 'enter_stage', arguments: { stage: 'edit', reason: 'found the bug: sum subtracts' } }] },
+  { content: 'Fixing the operator.', toolCalls: [{ name: 'edit_file', arguments: { path: 'src/sum.js', search: 'a - b', replace: 'a + b' } }] },
+  { content: 'Now I will prove it with the tests.', toolCalls: [{ name: 'enter_stage', arguments: { stage: 'verify' } }] },
+  { content: 'Running the tests.', toolCalls: [{ name: 'run_command', arguments: { command: 'npm test' } }] },
+  { content: 'Both tests pass. Submitting.', toolCalls: [{ name: 'submit', arguments: { summary: 'sum now adds its arguments; npm test passes' } }] },
+  { content: 'Done: `sum` adds, and `npm test` passes.' },
+];
+
+export function startDemoModel(port = 0): Promise<{ server: ScriptedModelServer; endpoint: string }> {
+  const server = new ScriptedModelServer({ script: DEMO_SCRIPT, models: [DEMO_MODEL], whenDone: 'repeat', restartPerConversation: true });
+  return server.start(port).then((endpoint) => ({ server, endpoint }));
+}

@@ -1,0 +1,6 @@
+/** Adds two numbers. */
+function sum(a, b) {
+  return a - b;
+}
+
+module.exports = { sum };
