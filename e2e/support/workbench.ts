@@ -1,0 +1,150 @@
+/**
+ * The real VS Code (code-server) in a real browser (Debian's Chromium driven
+ * by playwright-core), with our VSIX installed: one code-server and one
+ * browser for the suite, a page per scenario. Selectors are the ones measured
+ * to hold on VS Code 1.139 (../shared notes on e2e).
+ */
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type FrameLocator, type Page } from 'playwright-core';
+import { CodeServer } from '../../devtools/code-server';
+import { REPO_ROOT, chromiumPath, codeServerCommand } from '../../devtools/paths';
+
+export const ARTIFACTS = join(REPO_ROOT, 'out', 'e2e-artifacts');
+
+export function vsixPath(): string {
+  const { name, version } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+  return join(REPO_ROOT, 'out', 'vsix', `${name}-linux-x64-${version}.vsix`);
+}
+
+/** Why the suite cannot run here, or undefined when it can. */
+export function missingPrerequisite(): string | undefined {
+  if (process.platform !== 'linux') return `end-to-end tests run on Linux (this is ${process.platform})`;
+  if (!codeServerCommand()) return 'code-server is not installed: run `npm run setup`';
+  if (!chromiumPath()) return 'Chromium is not installed (/usr/bin/chromium): run `npm run setup`';
+  if (!existsSync(vsixPath())) return `no VSIX at ${vsixPath()}: run \`npm run package -- --target linux-x64\``;
+  return undefined;
+}
+
+export class Suite {
+  private constructor(
+    readonly server: CodeServer,
+    readonly browser: Browser,
+    private readonly dir: string,
+  ) {}
+
+  static async start(): Promise<Suite> {
+    const dir = mkdtempSync(join(tmpdir(), 'lar-e2e-'));
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const logLines: string[] = [];
+    const server = await CodeServer.start({ dataDir: join(dir, 'code-server'), extensions: [vsixPath()], log: (l) => logLines.push(l) });
+    try {
+      const browser = await chromium.launch({
+        executablePath: chromiumPath()!,
+        args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      });
+      return new Suite(server, browser, dir);
+    } catch (e) {
+      await server.stop();
+      throw e;
+    }
+  }
+
+  /** A copy of the demo repository (or an empty folder) with these workspace settings. */
+  workspace(name: string, settings: Record<string, unknown>, from: string | undefined = join(REPO_ROOT, 'test-fixtures', 'demo-workspace')): string {
+    const ws = join(this.dir, 'workspaces', name);
+    rmSync(ws, { recursive: true, force: true });
+    if (from) cpSync(from, ws, { recursive: true });
+    mkdirSync(join(ws, '.vscode'), { recursive: true });
+    writeFileSync(join(ws, '.vscode', 'settings.json'), JSON.stringify(settings, null, 2));
+    return ws;
+  }
+
+  async open(folder: string): Promise<Workbench> {
+    const page = await this.browser.newPage({ viewport: { width: 1600, height: 1000 } });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(this.server.folderUrl(folder));
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    return new Workbench(page, errors);
+  }
+
+  async stop(): Promise<void> {
+    await this.browser.close().catch(() => {});
+    await this.server.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+export class Workbench {
+  constructor(
+    readonly page: Page,
+    readonly pageErrors: string[],
+  ) {}
+
+  /** Opens the Lean4 Agentic view and waits for the chat's script to be running. */
+  async openChat(): Promise<FrameLocator> {
+    await this.page.locator('.part.activitybar a.action-label[aria-label^="Lean4 Agentic"]').click({ timeout: 60_000 });
+    const chat = this.chat();
+    await chat.locator('#task').waitFor({ timeout: 60_000 });
+    return chat;
+  }
+
+  chat(): FrameLocator {
+    return this.page.frameLocator('iframe.webview.ready[src*="extensionId=lean4-agentic.lean4-agentic"]').frameLocator('iframe#active-frame');
+  }
+
+  /** Keyboard shortcuts go to the workbench, not to a webview that kept focus. */
+  async press(keys: string): Promise<void> {
+    await this.page.locator('.monaco-workbench').focus();
+    await this.page.keyboard.press(keys);
+  }
+
+  /** Opens a file by name through Quick Open and waits for its editor. */
+  async openFile(name: string, uriSuffix: string): Promise<void> {
+    await this.press('Control+P');
+    const input = this.page.locator('.quick-input-widget input');
+    await input.waitFor();
+    await input.fill(name);
+    await this.page.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: 20_000 });
+    await this.page.keyboard.press('Enter');
+    await this.editor(uriSuffix).waitFor({ timeout: 30_000 });
+  }
+
+  editor(uriSuffix: string) {
+    return this.page.locator(`.monaco-editor[data-uri$="${uriSuffix}"]`).first();
+  }
+
+  /** Text of the Problems panel's rows (opens it). */
+  async problems(): Promise<string[]> {
+    await this.press('Control+Shift+M');
+    const rows = this.page.locator('.markers-panel .monaco-list-row');
+    await rows.first().waitFor({ timeout: 30_000 });
+    return rows.allInnerTexts();
+  }
+
+  async screenshot(name: string): Promise<void> {
+    await this.page.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
+  }
+
+  async close(): Promise<void> {
+    await this.page.close().catch(() => {});
+  }
+}
+
+/** Polls until `probe` returns a value (not undefined), or fails saying what was awaited. */
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${last instanceof Error ? last.message : String(last)}` : ''}`);
+}

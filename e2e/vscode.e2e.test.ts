@@ -1,0 +1,191 @@
+// The extension as users get it: our VSIX installed into the real VS Code
+// (code-server), used through a real browser. Each scenario asserts what the
+// user sees; a screenshot of each lands in out/e2e-artifacts/.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { ScriptedModelServer, type ScriptedTurn } from '../core/model/scripted-server';
+import { DEMO_MODEL, startDemoModel } from '../devtools/demo-model';
+import { REPO_ROOT } from '../devtools/paths';
+import { Suite, eventually, missingPrerequisite } from './support/workbench';
+
+const skip = missingPrerequisite();
+if (skip) process.stdout.write(`# end-to-end tests skipped: ${skip}\n`);
+
+const settingsFor = (endpoint: string, model = DEMO_MODEL) => ({
+  'lean4Agentic.endpoint': endpoint,
+  'lean4Agentic.model': model,
+  'lean4Agentic.workflow': 'demo.larflow.json',
+});
+
+describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrency: 1 }, () => {
+  let suite: Suite;
+  before(async () => {
+    suite = await Suite.start();
+  });
+  after(async () => {
+    await suite?.stop();
+  });
+
+  test('first run: the chat opens and shows the fixture server as connected', async () => {
+    const { server, endpoint } = await startDemoModel();
+    const wb = await suite.open(suite.workspace('first-run', settingsFor(endpoint)));
+    try {
+      const chat = await wb.openChat();
+      const conn = chat.locator('#connection.conn.connected');
+      await conn.waitFor({ timeout: 30_000 });
+      assert.match(await conn.innerText(), new RegExp(`Connected: ${DEMO_MODEL} · ${endpoint.replace(/[.]/g, '\\.')}`));
+      await wb.screenshot('1-first-run');
+      assert.deepEqual(wb.pageErrors, []);
+    } finally {
+      await wb.close();
+      await server.stop();
+    }
+  });
+
+  test('a task: streamed reply, terminal output, an edited file, gutter icons, Problems and the status bar', async () => {
+    const { server, endpoint } = await startDemoModel();
+    const ws = suite.workspace('task', settingsFor(endpoint));
+    const wb = await suite.open(ws);
+    try {
+      const chat = await wb.openChat();
+      await chat.locator('#connection.conn.connected').waitFor({ timeout: 30_000 });
+      await chat.locator('#task').fill('Make npm test pass.');
+      await chat.locator('#task').press('Enter');
+      await chat.locator('.end').waitFor({ timeout: 120_000 });
+
+      // The chat: the model's words, a card per call with its reward, the blocked premature edit, the outcome.
+      const assistant = await chat.locator('.msg.assistant').allInnerTexts();
+      assert.ok(assistant.some((t) => t.includes('Scripted demo model')), 'the demo model says it is a script');
+      assert.equal(await chat.locator('.card').count(), 8);
+      const blocked = chat.locator('.card.blocked');
+      assert.equal(await blocked.count(), 1);
+      assert.match(await blocked.innerText(), /tool\.permitted/);
+      assert.match(await chat.locator('.end').innerText(), /outcome 1 · return 1\.\d{3} · 8 steps/);
+      assert.match(await chat.locator('#timeline').innerText(), /explore[\s\S]*edit[\s\S]*verify/);
+
+      // The file on disk was changed (through the editor, so it is saved).
+      assert.match(readFileSync(join(ws, 'src', 'sum.js'), 'utf8'), /return a \+ b;/);
+
+      // The terminal shows the command and its output, without our marker lines.
+      const terminal = wb.page.locator('.terminal-wrapper.active .xterm-rows');
+      const termText = await eventually('the test output in the terminal', async () => {
+        const t = await terminal.innerText();
+        return /npm test/.test(t) && /pass 2/.test(t) ? t : undefined;
+      });
+      assert.doesNotMatch(termText, /__LAR_|\x1b/);
+      await wb.screenshot('2-task-chat-and-terminal');
+
+      // The edited file: the changed line is marked in the gutter.
+      await wb.openFile('sum.js', 'src/sum.js');
+      const fileGutter = wb.editor('src/sum.js').locator('.glyph-margin-widgets .cgmr');
+      await eventually('an edit mark on src/sum.js', async () => ((await fileGutter.count()) > 0 ? true : undefined));
+      await wb.screenshot('2-task-edited-file');
+
+      // The trajectory: gutter icons on its steps.
+      await chat.locator('#open-trajectory').click();
+      const trajectory = wb.editor('.lar.jsonl');
+      await trajectory.waitFor({ timeout: 30_000 });
+      const icons = trajectory.locator('.glyph-margin-widgets .cgmr');
+      await eventually('gutter icons on the trajectory', async () => ((await icons.count()) >= 8 ? true : undefined));
+
+      // Problems: the blocked call, by its check id.
+      const problems = await eventually('the blocked call in Problems', async () => {
+        const rows = await wb.problems();
+        return rows.some((r) => r.includes('tool.permitted')) ? rows : undefined;
+      });
+      assert.ok(problems.some((r) => /edit_file is not permitted in stage "explore"/.test(r)), problems.join('\n'));
+
+      // The status bar: the run's return.
+      const status = wb.page.locator('.statusbar-item', { hasText: /lar builtin · R 1\.\d{3}/ });
+      await status.first().waitFor({ timeout: 30_000 });
+      await wb.screenshot('2-task-trajectory-problems-status');
+      assert.deepEqual(wb.pageErrors, []);
+    } finally {
+      await wb.close();
+      await server.stop();
+    }
+  });
+
+  test('approval: a command that needs approval waits for the user; rejected, the model is told and carries on', async () => {
+    const script: ScriptedTurn[] = [
+      { content: 'Looking around.', toolCalls: [{ name: 'read_file', arguments: { path: 'package.json' } }] },
+      { content: 'Cleaning the build folder first.', toolCalls: [{ name: 'run_command', arguments: { command: 'rm -rf build' } }] },
+      { content: 'Understood, I will leave it.', toolCalls: [{ name: 'list_files', arguments: { path: '.' } }] },
+      { content: 'Nothing more to do here.' },
+    ];
+    const server = new ScriptedModelServer({ script, models: [DEMO_MODEL], whenDone: 'repeat' });
+    const endpoint = await server.start();
+    const ws = suite.workspace('approval', settingsFor(endpoint));
+    const wb = await suite.open(ws);
+    try {
+      const chat = await wb.openChat();
+      await chat.locator('#task').fill('Tidy up.');
+      await chat.locator('#task').press('Enter');
+      const approval = chat.locator('.approval');
+      await approval.waitFor({ timeout: 60_000 });
+      assert.match(await approval.innerText(), /Approve run_command\?[\s\S]*rm -rf build/);
+      await wb.screenshot('3-approval-asked');
+      await approval.getByRole('button', { name: 'Reject' }).click();
+      await chat.locator('.approval .why.no').waitFor();
+      // The model carries on: its next call runs.
+      await chat.locator('.card', { hasText: 'list_files' }).waitFor({ timeout: 60_000 });
+      assert.match(await chat.locator('.card', { hasText: 'rm -rf build' }).innerText(), /denied/);
+      // What the model was told, as the server received it.
+      const told = server.requests
+        .flatMap((r) => ((r.body as { messages?: { role: string; content?: unknown }[] } | null)?.messages ?? []))
+        .filter((m) => m.role === 'tool')
+        .map((m) => String(m.content));
+      assert.ok(told.some((t) => /rejected this call/.test(t)), told.join('\n'));
+      await wb.screenshot('3-approval-rejected');
+    } finally {
+      await wb.close();
+      await server.stop();
+    }
+  });
+
+  test('a recorded trajectory shows diagnostics, code lenses and gutter icons without any model', async () => {
+    const ws = suite.workspace('recorded', { 'lean4Agentic.endpoint': 'http://127.0.0.1:9/v1' }, join(REPO_ROOT, 'test-fixtures', 'trajectories'));
+    const file = readdirSync(ws).find((f) => f.endsWith('.lar.jsonl'))!;
+    const wb = await suite.open(ws);
+    try {
+      await wb.openFile(file, file);
+      const editor = wb.editor(file);
+      await eventually('gutter icons', async () => ((await editor.locator('.glyph-margin-widgets .cgmr').count()) > 0 ? true : undefined));
+      await eventually('code lenses', async () => ((await editor.locator('.codelens-decoration').count()) > 0 ? true : undefined));
+      const lenses = await editor.locator('.codelens-decoration').allInnerTexts();
+      assert.ok(lenses.some((l) => /explore/.test(l)), lenses.join(' | '));
+      const problems = await wb.problems();
+      assert.ok(problems.some((r) => /tool\.|stage\.|outcome|return/.test(r)), problems.join('\n'));
+      await wb.screenshot('4-recorded-trajectory');
+    } finally {
+      await wb.close();
+    }
+  });
+
+  test('the endpoint is down: a clear error in the chat and a way to fix the setting', async () => {
+    const ws = suite.workspace('down', settingsFor('http://127.0.0.1:9/v1'));
+    const wb = await suite.open(ws);
+    try {
+      const chat = await wb.openChat();
+      const conn = chat.locator('#connection.conn.failed');
+      await conn.waitFor({ timeout: 30_000 });
+      assert.match(await conn.innerText(), /Not connected to http:\/\/127\.0\.0\.1:9\/v1: .*(cannot reach|refused|unreachable)/i);
+      await chat.locator('#task').fill('Make npm test pass.');
+      await chat.locator('#task').press('Enter');
+      const error = chat.locator('#log .error');
+      await error.waitFor({ timeout: 30_000 });
+      assert.match(await error.innerText(), /cannot reach the inference server at http:\/\/127\.0\.0\.1:9\/v1/);
+      assert.equal(await chat.locator('#run').isDisabled(), false, 'the chat is ready for another try');
+      await wb.screenshot('5-endpoint-down');
+      await error.getByRole('button', { name: 'Open Settings' }).click();
+      await wb.page.locator('.settings-editor').waitFor({ timeout: 30_000 });
+      await eventually('the endpoint setting', async () => ((await wb.page.locator('.settings-editor', { hasText: 'Endpoint' }).count()) > 0 ? true : undefined));
+      await wb.screenshot('5-endpoint-settings');
+      assert.deepEqual(wb.pageErrors, []);
+    } finally {
+      await wb.close();
+    }
+  });
+});
