@@ -3,7 +3,7 @@
  * a real stdio connection to dist/server.js. Figures go to docs/performance.md
  * between the BENCH:lsp markers.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -22,6 +22,8 @@ function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'lar-lsp-bench-'));
+  // The documents written here run to megabytes; none may stay in the temp folder, whatever happens.
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   const text10k = generateTrajectory(10_000);
   const lines10k = text10k.trimEnd().split('\n');
 

@@ -148,6 +148,26 @@ test('a long output is capped with head and tail; the full output is in outputPa
   t.dispose();
 });
 
+test('an output far larger than the in-memory head and tail: every byte in outputPath, the excerpt capped the same way', async () => {
+  // 1.4 MB is past the 64 KiB head + 64 KiB tail the session keeps, so the excerpt comes from the separately kept ends.
+  const t = open({ cap: { maxLines: 40, maxBytes: 8000 } });
+  const r = await t.run('seq 1 200000');
+  assert.equal(r.exitCode, 0);
+  const saved = readFileSync(r.outputPath, 'latin1');
+  assert.equal(saved.length, r.outputBytes);
+  const lines = saved.split('\r\n');
+  assert.deepEqual([lines.length, lines[0], lines[199999], lines[200000]], [200001, '1', '200000', '']);
+  assert.equal(r.truncated, true);
+  assert.ok(r.output.startsWith('1\n2\n3\n'));
+  assert.ok(r.output.endsWith('199999\n200000\n'));
+  // Counted as capOutput counts lines for a whole output: 200 000 lines and the empty one after the last newline, 40 kept.
+  assert.match(r.output, /\n… 199961 lines \/ \d+ bytes omitted …\n/);
+  const marker = /\n… .* omitted …\n/.exec(r.output)![0];
+  assert.ok(Buffer.byteLength(r.output) <= 8000 + Buffer.byteLength(marker));
+  assert.ok(r.output.split('\n').length <= 40 + marker.split('\n').length);
+  t.dispose();
+});
+
 test('sleep 30 with timeoutMs 500: timeout, exit code null, and the next command works', async () => {
   const t0 = Date.now();
   const r = await term.run('sleep 30', { timeoutMs: 500 });
