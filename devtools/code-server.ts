@@ -75,7 +75,7 @@ export class CodeServer {
     writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify({ ...DEFAULT_SETTINGS, ...opts.settings }, null, 2));
     const common = ['--user-data-dir', userData, '--extensions-dir', extensionsDir];
     for (const vsix of opts.extensions ?? []) {
-      execFileSync(cmd.node, [cmd.script, ...common, '--install-extension', vsix, '--force'], { stdio: 'pipe', timeout: 120_000 });
+      execFileSync(cmd.node, [cmd.script, ...common, '--install-extension', vsix, '--force'], { stdio: 'pipe', timeout: 120_000, env: { ...process.env, NODE_TEST_CONTEXT: undefined } });
     }
     const port = opts.port ?? (await freePort());
     const child = spawn(
@@ -94,7 +94,8 @@ export class CodeServer {
       {
         detached: true, // its own process group: stop() ends the extension hosts and terminals too
         stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, ...opts.env },
+        // Not the test runner's marker: a `node --test` in the agent's terminal would think it runs inside ours and skip its files.
+        env: { ...process.env, NODE_TEST_CONTEXT: undefined, ...opts.env },
       },
     );
     const log = opts.log ?? (() => {});

@@ -70,10 +70,17 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
 
       // The terminal shows the command and its output, without our marker lines.
       const terminal = wb.page.locator('.terminal-wrapper.active .xterm-rows');
-      const termText = await eventually('the test output in the terminal', async () => {
-        const t = await terminal.innerText();
-        return /npm test/.test(t) && /pass 2/.test(t) ? t : undefined;
-      });
+      let seen = '';
+      const termText = await eventually(
+        'the test output in the terminal',
+        async () => {
+          seen = await terminal.innerText();
+          // Only the visible rows are in the DOM: the end of the test run's output.
+          return /node --test test\//.test(seen) && /pass 2/.test(seen) ? seen : undefined;
+        },
+        30_000,
+        () => `terminal shows: ${JSON.stringify(seen.slice(-800))}`,
+      );
       assert.doesNotMatch(termText, /__LAR_|\x1b/);
       await wb.screenshot('2-task-chat-and-terminal');
 
@@ -179,9 +186,18 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       assert.match(await error.innerText(), /cannot reach the inference server at http:\/\/127\.0\.0\.1:9\/v1/);
       assert.equal(await chat.locator('#run').isDisabled(), false, 'the chat is ready for another try');
       await wb.screenshot('5-endpoint-down');
-      await error.getByRole('button', { name: 'Open Settings' }).click();
+      await error.getByRole('button', { name: 'Open Endpoint Setting' }).click();
       await wb.page.locator('.settings-editor').waitFor({ timeout: 30_000 });
-      await eventually('the endpoint setting', async () => ((await wb.page.locator('.settings-editor', { hasText: 'Endpoint' }).count()) > 0 ? true : undefined));
+      let settingsText = '';
+      await eventually(
+        'the endpoint setting',
+        async () => {
+          settingsText = await wb.page.locator('.settings-editor').innerText();
+          return /Lean4 Agentic: Endpoint/.test(settingsText) ? true : undefined;
+        },
+        30_000,
+        () => `the settings editor shows: ${JSON.stringify(settingsText.slice(0, 800))}`,
+      );
       await wb.screenshot('5-endpoint-settings');
       assert.deepEqual(wb.pageErrors, []);
     } finally {

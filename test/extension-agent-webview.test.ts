@@ -175,11 +175,11 @@ test('the chat shows whether the server answers, with a way to fix it when it do
   onMessage({ data: { type: 'connection', state: 'connected', endpoint: 'http://127.0.0.1:30000/v1', model: 'LAR-9B', actions: [] } });
   assert.match(conn.textContent ?? '', /Connected: LAR-9B · http:\/\/127\.0\.0\.1:30000\/v1/);
   assert.equal(conn.all().filter((n) => n.tag === 'button').length, 0);
-  onMessage({ data: { type: 'connection', state: 'failed', endpoint: 'http://127.0.0.1:9/v1', message: 'cannot reach the inference server at http://127.0.0.1:9/v1', actions: ['openSettings', 'testConnection'] } });
+  onMessage({ data: { type: 'connection', state: 'failed', endpoint: 'http://127.0.0.1:9/v1', message: 'cannot reach the inference server at http://127.0.0.1:9/v1', actions: ['openEndpointSetting', 'testConnection'] } });
   assert.match(conn.textContent ?? '', /Not connected to http:\/\/127\.0\.0\.1:9\/v1: cannot reach/);
   const buttons = conn.all().filter((n) => n.tag === 'button');
-  assert.deepEqual(buttons.map((b) => b.textContent), ['Open Settings', 'Test Connection', 'Retry']);
+  assert.deepEqual(buttons.map((b) => b.textContent), ['Open Endpoint Setting', 'Test Connection', 'Retry']);
   buttons[0]!.fire('click');
   buttons[2]!.fire('click');
-  assert.deepEqual(posted.slice(-2), [{ type: 'action', action: 'openSettings' }, { type: 'checkConnection' }]);
+  assert.deepEqual(posted.slice(-2), [{ type: 'action', action: 'openEndpointSetting' }, { type: 'checkConnection' }]);
 });

@@ -134,7 +134,7 @@ export class Workbench {
 }
 
 /** Polls until `probe` returns a value (not undefined), or fails saying what was awaited. */
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000, lastSeen?: () => string): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
@@ -146,5 +146,6 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
     }
     await new Promise((r) => setTimeout(r, 250));
   }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${last instanceof Error ? last.message : String(last)}` : ''}`);
+  const seen = lastSeen?.();
+  throw new Error(`timed out waiting for ${what}${last ? `: ${last instanceof Error ? last.message : String(last)}` : ''}${seen ? ` (${seen})` : ''}`);
 }

@@ -11,7 +11,8 @@ import { CHANGE_ID } from './fileChanges';
 const Reward = z.union([z.literal(-1), z.literal(0), z.literal(1)]);
 const short = (max: number) => z.string().max(max);
 
-export const ErrorAction = z.enum(['openSettings', 'testConnection', 'setApiKey']);
+/** What a button under an error does: open the setting at fault, test the connection, or set the key. */
+export const ErrorAction = z.enum(['openSettings', 'openEndpointSetting', 'openModelSetting', 'openWorkflowSetting', 'testConnection', 'setApiKey']);
 export type ErrorAction = z.infer<typeof ErrorAction>;
 
 /** Webview → extension. */

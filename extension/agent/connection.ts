@@ -34,8 +34,18 @@ export function modelClientFor(config: AgentConfig, apiKey: string | undefined):
   });
 }
 
+/** Settings that differ per machine (scope machine-overridable): in a remote window the Settings editor lists them under Remote, not User. */
+const MACHINE_SETTINGS = new Set(['lean4Agentic.endpoint', 'lean4Agentic.leanPath']);
+
+/** Opens the Settings editor on a setting, on the tab where it is listed. */
+export function openSetting(query: string): Thenable<unknown> {
+  // openRemoteSettings takes only the options object, openSettings a plain query too.
+  if (vscode.env.remoteName !== undefined && MACHINE_SETTINGS.has(query)) return vscode.commands.executeCommand('workbench.action.openRemoteSettings', { query });
+  return vscode.commands.executeCommand('workbench.action.openSettings', query);
+}
+
 export function openEndpointSetting(): Thenable<unknown> {
-  return vscode.commands.executeCommand('workbench.action.openSettings', 'lean4Agentic.endpoint');
+  return openSetting('lean4Agentic.endpoint');
 }
 
 /** One sentence for the report of a connection test (the key redacted). */

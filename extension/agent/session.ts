@@ -23,10 +23,18 @@ import { toStepCard, shortArgs } from './cards';
 import { clip, type ErrorAction, type FromWebview, type HistoryEntry, type ToWebview } from './chatProtocol';
 import { FileChanges, type FileChange } from './fileChanges';
 import { changeUri } from './changeDocuments';
-import { AGENT_COMMANDS, modelClientFor, readApiKey } from './connection';
+import { AGENT_COMMANDS, modelClientFor, openSetting, readApiKey } from './connection';
 import { createLiveGate } from './liveGate';
 import { AgentTerminal } from './terminal';
 import { VscodeWorkspaceFs } from './vscodeFs';
+
+/** The setting each "open setting" action shows (the search the Settings editor opens with). */
+const SETTING_OF = {
+  openSettings: 'lean4Agentic',
+  openEndpointSetting: 'lean4Agentic.endpoint',
+  openModelSetting: 'lean4Agentic.model',
+  openWorkflowSetting: 'lean4Agentic.workflow',
+} as const;
 
 interface Running {
   ac: AbortController;
@@ -37,7 +45,8 @@ function actionsFor(e: unknown): ErrorAction[] {
   if (e instanceof ModelError) {
     if (e.kind === 'unauthorized') return ['setApiKey', 'testConnection'];
     if (e.kind === 'cancelled') return [];
-    return ['openSettings', 'testConnection'];
+    if (e.kind === 'model_not_found') return ['openModelSetting', 'testConnection'];
+    return ['openEndpointSetting', 'testConnection'];
   }
   return ['openSettings'];
 }
@@ -88,7 +97,7 @@ export class AgentSession implements vscode.Disposable {
         return;
       }
       case 'action':
-        if (msg.action === 'openSettings') void vscode.commands.executeCommand('workbench.action.openSettings', 'lean4Agentic');
+        if (msg.action in SETTING_OF) void openSetting(SETTING_OF[msg.action as keyof typeof SETTING_OF]);
         else if (msg.action === 'testConnection') void vscode.commands.executeCommand(AGENT_COMMANDS.testConnection);
         else void vscode.commands.executeCommand(AGENT_COMMANDS.setApiKey);
         return;
@@ -144,9 +153,9 @@ export class AgentSession implements vscode.Disposable {
     try {
       const models = await client.listModels(ac.signal);
       if (config.model && !models.includes(config.model)) {
-        msg = { type: 'connection', state: 'failed', endpoint, message: clip(`The server does not serve the model "${config.model}" (it serves: ${models.join(', ') || 'nothing'}). Change the model setting or leave it empty.`, 2000), actions: ['openSettings'] };
+        msg = { type: 'connection', state: 'failed', endpoint, message: clip(`The server does not serve the model "${config.model}" (it serves: ${models.join(', ') || 'nothing'}). Change the model setting or leave it empty.`, 2000), actions: ['openModelSetting'] };
       } else if (!models.length) {
-        msg = { type: 'connection', state: 'failed', endpoint, message: 'The server answers but lists no models at /v1/models.', actions: ['openSettings', 'testConnection'] };
+        msg = { type: 'connection', state: 'failed', endpoint, message: 'The server answers but lists no models at /v1/models.', actions: ['openEndpointSetting', 'testConnection'] };
       } else {
         msg = { type: 'connection', state: 'connected', endpoint, model: clip(config.model || models[0]!, 300), actions: [] };
       }
@@ -229,7 +238,7 @@ export class AgentSession implements vscode.Disposable {
       apiKey = await readApiKey(this.context.secrets);
       const wf = loadWorkflowRef(config.workflow, ws);
       if ('error' in wf) {
-        this.fail(`The workflow setting (${config.workflow}) is not usable: ${wf.error}`, ['openSettings']);
+        this.fail(`The workflow setting (${config.workflow}) is not usable: ${wf.error}`, ['openWorkflowSetting']);
         return;
       }
       const workflow = wf.workflow;
@@ -331,7 +340,7 @@ export class AgentSession implements vscode.Disposable {
         ...(result.detail ? { detail: clip(redact(result.detail, apiKey), 2000) } : {}),
         summary: { return: s.return, outcome: s.outcome.reward, steps: s.steps },
       });
-      if (result.endReason === 'error' && result.detail) this.fail(redact(result.detail, apiKey), ['testConnection', 'openSettings']);
+      if (result.endReason === 'error' && result.detail) this.fail(redact(result.detail, apiKey), ['testConnection', 'openEndpointSetting']);
       void this.postHistory();
     } catch (e) {
       const message = redact(e instanceof Error ? e.message : String(e), apiKey);

@@ -181,8 +181,17 @@ function setHistoryVisible(show: boolean): void {
   if (show) send({ type: 'history' });
 }
 
+const ACTION_LABEL: Record<ErrorAction, string> = {
+  openSettings: 'Open Settings',
+  openEndpointSetting: 'Open Endpoint Setting',
+  openModelSetting: 'Open Model Setting',
+  openWorkflowSetting: 'Open Workflow Setting',
+  testConnection: 'Test Connection',
+  setApiKey: 'Set API Key',
+};
+
 function actionButton(action: ErrorAction): El {
-  const label = action === 'openSettings' ? 'Open Settings' : action === 'testConnection' ? 'Test Connection' : 'Set API Key';
+  const label = ACTION_LABEL[action];
   const b = el('button', 'secondary', label);
   b.addEventListener('click', () => send({ type: 'action', action }));
   return b;
