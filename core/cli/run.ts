@@ -10,6 +10,7 @@ import { createToolExecutor } from '../agent/tools';
 import { newRunId } from '../agent/run-file';
 import { ModelClient, redact } from '../model/client';
 import { TerminalSession } from '../tools/terminal';
+import { loadNodePty } from '../tools/shell-process';
 import { NodeWorkspaceFs } from '../tools/workspace-fs';
 import type { Workflow } from '../schema/workflow';
 import type { WorkflowRef } from '../schema/trajectory';
@@ -55,6 +56,8 @@ export async function runFromCli(a: RunArgs, io: Io, st: Style, signal?: AbortSi
     io.err(`lar run: ${(e as Error).message}`);
     return 1;
   }
+  const np = loadNodePty();
+  if ('error' in np) io.err(`lar run: node-pty cannot be loaded (${np.error}): commands run over pipes, without a terminal (commands that read input get end-of-file)`);
   const rollouts = a.rollouts ?? 1;
   if (rollouts === 1) {
     const runId = newRunId();

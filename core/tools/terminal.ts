@@ -22,7 +22,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import type { IPty } from 'node-pty';
+import { spawnShell, type ShellMode, type ShellProcess } from './shell-process';
 import { Completion, ToolResult } from '../schema/trajectory';
 import { CapOptions, capOutput, looksBinary, binarySummary, omissionMarker, stripTerminal } from './output';
 import { alive, killAll, procInfo, sessionProcesses, waitingOnTerminal } from './procs';
@@ -50,6 +50,8 @@ export interface TerminalOptions {
   graceMs?: number;
   /** How long the shell may take to start (rc files included). Default 10 000 ms. */
   startTimeoutMs?: number;
+  /** `auto` (default): node-pty when it loads, else pipes; `pty` or `pipe` to insist (tests). */
+  mode?: ShellMode | 'auto';
 }
 
 export interface RunOptions {
@@ -227,7 +229,7 @@ function tailPart(s: string, bytes: number, lines: number): string {
 }
 
 export class TerminalSession {
-  private pty: IPty | undefined;
+  private pty: ShellProcess | undefined;
   private kind: ShellKind;
   private shellPath: string;
   private active: Active | undefined;
@@ -246,6 +248,13 @@ export class TerminalSession {
     this.shellPath = pickShell(options.env, options.shell);
     this.kind = shellKind(this.shellPath);
     mkdirSync(options.outputDir, { recursive: true });
+  }
+
+  private lastMode: ShellMode | undefined;
+
+  /** `pty` (node-pty) or `pipe` (the fallback when node-pty cannot load); undefined before the shell first started. */
+  get mode(): ShellMode | undefined {
+    return this.lastMode;
   }
 
   /** The shell's pid while it runs. */
@@ -277,24 +286,20 @@ export class TerminalSession {
   start(): Promise<void> {
     if (this.disposed) return Promise.reject(new Error('the terminal session was disposed'));
     if (this.pty) return this.starting ?? Promise.resolve();
-    const pty = require('node-pty') as typeof import('node-pty');
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(this.options.env)) if (v !== undefined) env[k] = v;
     env.TERM ??= 'xterm-256color';
     env.PAGER ??= 'cat';
     env.GIT_PAGER ??= 'cat';
-    const p = pty.spawn(this.shellPath, this.options.shellArgs ?? [], {
-      name: env.TERM,
-      cols: this.options.cols ?? 120,
-      rows: this.options.rows ?? 30,
-      cwd: this.options.cwd,
-      env,
-      encoding: null,
-    } as import('node-pty').IPtyForkOptions);
+    const p = spawnShell(
+      { shell: this.shellPath, args: this.options.shellArgs ?? [], cwd: this.options.cwd, env, cols: this.options.cols ?? 120, rows: this.options.rows ?? 30 },
+      this.options.mode ?? 'auto',
+    );
     this.pty = p;
+    this.lastMode = p.mode;
     this.pendingExit = undefined;
-    p.onData((d: string | Buffer) => this.data(typeof d === 'string' ? Buffer.from(d, 'utf8') : d));
-    p.onExit(({ exitCode }) => this.exited(p, exitCode));
+    p.onData((d) => this.data(d));
+    p.onExit((code) => this.exited(p, code));
     this.readyNonce = nonce();
     const startTimeout = this.options.startTimeoutMs ?? 10_000;
     this.starting = new Promise<void>((resolve, reject) => {
@@ -399,8 +404,10 @@ export class TerminalSession {
 
     const status = this.kind === 'fish' ? '$status' : '"$?"';
     const source = this.kind === 'fish' ? 'source' : '.';
+    // Without a terminal, stdin is the shell's command stream: a command must not read it.
+    const stdin = this.pty!.mode === 'pipe' ? ' </dev/null' : '';
     this.pty!.write(
-      `printf '__LAR_B_%s__\\n' ${n}; ${source} ${quote(scriptPath)}; printf '\\n__LAR_E_%s_%d__\\n' ${n} ${status}\r`,
+      `printf '__LAR_B_%s__\\n' ${n}; ${source} ${quote(scriptPath)}${stdin}; printf '\\n__LAR_E_%s_%d__\\n' ${n} ${status}\r`,
     );
 
     // Timeout: interrupt, then kill.
@@ -411,7 +418,7 @@ export class TerminalSession {
     const checkIdle = (): void => {
       if (active.phase === 'done') return;
       const quiet = Date.now() - active.lastOutput;
-      if (quiet >= idleMs && this.pty && waitingOnTerminal(this.pty.pid) === true) {
+      if (quiet >= idleMs && this.pty?.mode === 'pty' && waitingOnTerminal(this.pty.pid) === true) {
         void this.interrupt(active, 'unobserved', { waitingForInput: true });
         return;
       }
@@ -436,7 +443,7 @@ export class TerminalSession {
     active.stopping = { completion, extra };
     const p = this.pty;
     const grace = this.options.graceMs ?? 1500;
-    p.write('\x03');
+    p.interrupt();
     if (await this.sync(grace)) return active.finish(completion, null, extra);
     const isDone = (): boolean => active.phase === 'done';
     if (isDone()) return;
@@ -554,7 +561,7 @@ export class TerminalSession {
     a.held = s.slice(cut);
   }
 
-  private exited(p: IPty, code: number): void {
+  private exited(p: ShellProcess, code: number): void {
     if (this.pty === p) this.pty = undefined;
     this.exitWhileStarting?.(code);
     this.exitWhileStarting = undefined;

@@ -22,6 +22,7 @@ import { RUN_FILE } from '../../core/agent/run-file';
 import { toStepCard, shortArgs } from './cards';
 import { clip, type ErrorAction, type FromWebview, type HistoryEntry, type ToWebview } from './chatProtocol';
 import { FileChanges, type FileChange } from './fileChanges';
+import { loadNodePty } from '../../core/tools/shell-process';
 import { changeUri } from './changeDocuments';
 import { AGENT_COMMANDS, modelClientFor, openSetting, readApiKey } from './connection';
 import { createLiveGate } from './liveGate';
@@ -168,6 +169,19 @@ export class AgentSession implements vscode.Disposable {
     if (seq === this.probeSeq) this.post(msg);
   }
 
+  /** Without node-pty commands run over pipes: say so once (per version), log it every run. */
+  private warnIfNoPty(): void {
+    const np = loadNodePty();
+    if ('pty' in np) return;
+    this.output.warn(`node-pty cannot be loaded (${np.error}): commands run without a terminal`);
+    const key = `ptyFallbackWarned:${this.context.extension.packageJSON.version as string}`;
+    if (this.context.globalState.get(key)) return;
+    void this.context.globalState.update(key, true);
+    void vscode.window.showWarningMessage(
+      'Lean4 Agentic: node-pty cannot be loaded on this platform, so the agent runs commands without a terminal: no colours or prompts, and a command that reads input gets end-of-file. Output, exit codes, timeouts and the gate work as usual, and commands still show in the Lean4 Agentic terminal.',
+    );
+  }
+
   /** The runs recorded in the first workspace folder, newest first. */
   async postHistory(): Promise<void> {
     const folder = vscode.workspace.workspaceFolders?.[0];
@@ -255,6 +269,7 @@ export class AgentSession implements vscode.Disposable {
       const trajectoryPath = join(ws, '.lar', 'runs', `${runId}.lar.jsonl`);
       const trajectoryUri = vscode.Uri.file(trajectoryPath);
       this.lastTrajectory = trajectoryUri;
+      this.warnIfNoPty();
       const env: Record<string, string | undefined> = { ...process.env, LAR_API_KEY: undefined };
       terminal = new AgentTerminal({ cwd: ws, env, outputDir: join(ws, '.lar', 'output', runId) });
       this.post({ type: 'runStarted', task: clip(task, 20_000), model: clip(modelName, 300), endpoint: clip(config.endpoint, 1000), trajectory: clip(vscode.workspace.asRelativePath(trajectoryUri), 2000) });
