@@ -39,6 +39,7 @@ export const DEFAULT_SETTINGS: Record<string, unknown> = {
   'chat.disableAIFeatures': true,
   'workbench.welcomePage.walkthroughs.openOnInstall': false,
   'git.openRepositoryInParentFolders': 'never',
+  'workbench.secondarySideBar.defaultVisibility': 'hidden',
 };
 
 export async function freePort(): Promise<number> {

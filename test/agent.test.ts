@@ -132,3 +132,23 @@ test('the token cap ends the run with the reason, after the turn that crossed it
   assert.match(result.detail!, /token limit \(5\)/);
   assert.equal(events.filter((e) => e.kind === 'step').length, 1, 'no model turn after the cap');
 });
+
+test('enforcement warn runs a call the workflow forbids in this stage, but never a command the deny policy forbids', async () => {
+  const wf = workflow();
+  const guarded = { ...wf, policy: { ...wf.policy, commands: { ...wf.policy.commands, deny: [...wf.policy.commands.deny, 'touch *canary*'] } } };
+  const script: ScriptedTurn[] = [
+    // Writing in explore breaks the workflow's structure: with warn it runs (and scores −1).
+    { toolCalls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'x' } }] },
+    // The deny policy is safety, not structure: blocked even with warn.
+    { toolCalls: [{ name: 'run_command', arguments: { command: 'touch canary.txt' } }] },
+    { toolCalls: [{ name: 'run_command', arguments: { command: 'echo ok && touch canary2.txt' } }] },
+  ];
+  const { ws, events, server } = await run(script, { enforcement: 'warn', workflow: guarded, workflowRef: guarded, limits: { maxSteps: 3 } });
+  const steps = events.filter((e): e is Extract<AgentEvent, { kind: 'step' }> => e.kind === 'step');
+  assert.deepEqual(steps.map((s) => s.event.status), ['ok', 'blocked', 'blocked']);
+  assert.equal(steps[0]!.result.toolReward, -1);
+  assert.equal(readFileSync(join(ws, 'notes.txt'), 'utf8'), 'x');
+  assert.throws(() => readFileSync(join(ws, 'canary.txt')), 'the denied command did not run');
+  assert.throws(() => readFileSync(join(ws, 'canary2.txt')), 'nor did the denied part of a compound command');
+  assert.match(JSON.stringify(server.requests.at(-1)!.body), /Blocked by the workflow verifier, not run: the command matches the deny pattern/, 'the model is told why');
+});

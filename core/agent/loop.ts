@@ -65,7 +65,7 @@ export interface AgentOptions {
   runOutcomeCheck: (signal?: AbortSignal) => Promise<OutcomeEvent>;
   /** Asked for calls that match an approval pattern; no answer means no. */
   approve?: (req: { tool: string; args: unknown; reason: string; pattern?: string }) => Promise<boolean>;
-  /** `block`: a call the gate blocks does not run. `warn`: it runs and is scored −1. */
+  /** `block`: a call the gate blocks does not run. `warn`: it runs and is scored −1, unless the command or path policy forbids it (those are always blocked). */
   enforcement?: 'block' | 'warn';
   gate?: AgentGate;
   limits?: AgentLimits;
@@ -75,6 +75,9 @@ export interface AgentOptions {
   redact?: (text: string) => string;
   runId?: string;
 }
+
+/** Checks whose failure blocks a call even with enforcement `warn`: the command and path policies. */
+export const SAFETY_CHECKS: ReadonlySet<string> = new Set(['tool.command_policy', 'tool.path_policy']);
 
 export interface AgentResult {
   trajectoryPath: string;
@@ -211,9 +214,12 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     let submitted = false;
     const stageBefore = state.currentStage;
 
-    if (verdict.decision === 'block' && (opts.enforcement ?? 'block') === 'block') {
+    // `warn` relaxes the workflow's structure (stages, transitions), never its safety policy:
+    // a denied command or path is blocked whatever the enforcement.
+    const unsafe = verdict.verdicts.find((v) => !v.ok && SAFETY_CHECKS.has(v.check));
+    if (verdict.decision === 'block' && ((opts.enforcement ?? 'block') === 'block' || unsafe)) {
       status = 'blocked';
-      observation = `Blocked by the workflow verifier, not run: ${verdict.reason}`;
+      observation = `Blocked by the workflow verifier, not run: ${unsafe?.reason ?? verdict.reason}`;
     } else if (verdict.decision === 'ask' && !(await (opts.approve?.({ tool: call.name, args: call.args, reason: verdict.reason, ...(verdict.askPattern ? { pattern: verdict.askPattern } : {}) }) ?? Promise.resolve(false)))) {
       status = 'denied';
       observation = `The user rejected this call at the approval prompt (${verdict.reason}). Do something else.`;
