@@ -152,3 +152,23 @@ test('enforcement warn runs a call the workflow forbids in this stage, but never
   assert.throws(() => readFileSync(join(ws, 'canary2.txt')), 'nor did the denied part of a compound command');
   assert.match(JSON.stringify(server.requests.at(-1)!.body), /Blocked by the workflow verifier, not run: the command matches the deny pattern/, 'the model is told why');
 });
+
+test('a long command output: the model sees head and tail and where the full output is, and can read it', async () => {
+  const ws = workspace();
+  const terminal = new TerminalSession({ cwd: ws, env: { ...process.env }, outputDir: join(ws, '.lar', 'output', 'run-1') });
+  try {
+    const execute = createToolExecutor({ fs: new NodeWorkspaceFs(ws), terminal });
+    const r = await execute('run_command', { command: 'seq 1 100000' }, { workspace: ws });
+    assert.match(r.observation, /^\$ seq 1 100000\n1\n2\n/);
+    assert.match(r.observation, /omitted/);
+    const m = /full output: (\.lar\/output\/run-1\/\S+) \(read_file it/.exec(r.observation);
+    assert.ok(m, r.observation.slice(-300));
+    const read = await execute('read_file', { path: m[1]!, startLine: 99990 }, { workspace: ws });
+    assert.equal(read.status, 'ok', read.observation);
+    assert.match(read.observation, /100000/);
+    const small = await execute('run_command', { command: 'echo short' }, { workspace: ws });
+    assert.doesNotMatch(small.observation, /full output/);
+  } finally {
+    terminal.dispose();
+  }
+});

@@ -1,5 +1,5 @@
 import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import type { ToolName } from '../schema/tools';
 import { isFileTool, runFileTool } from '../tools/files';
 import { toToolResult, type TerminalSession } from '../tools/terminal';
@@ -96,6 +96,9 @@ export function createToolExecutor(parts: ExecutorParts): ToolExecutor {
           ? 'the command timed out and was stopped'
           : "the command's end was not observed";
     const changed = files.length ? `\nfiles changed: ${files.slice(0, 20).join(', ')}${files.length > 20 ? ` and ${files.length - 20} more` : ''}` : '';
-    return { status, result, observation: `$ ${command}\n${r.output}${r.output.endsWith('\n') || !r.output ? '' : '\n'}[${head}]${changed}` };
+    // Where the rest is, when the model saw only the head and tail (and can read it: inside the workspace).
+    const saved = relative(ctx.workspace, r.outputPath);
+    const full = r.truncated && !saved.startsWith('..') && !isAbsolute(saved) ? `\nfull output: ${saved.split(sep).join('/')} (read_file it for the omitted part)` : '';
+    return { status, result, observation: `$ ${command}\n${r.output}${r.output.endsWith('\n') || !r.output ? '' : '\n'}[${head}]${changed}${full}` };
   };
 }
