@@ -108,6 +108,30 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       const status = wb.page.locator('.statusbar-item', { hasText: /lar builtin · R 1\.\d{3}/ });
       await status.first().waitFor({ timeout: 30_000 });
       await wb.screenshot('2-task-trajectory-problems-status');
+
+      // Diff on request: the step's change, before and after, in a diff editor.
+      await chat.locator('.card', { hasText: 'edit_file' }).locator('button', { hasText: 'Diff' }).first().click();
+      const diff = wb.page.locator('.monaco-diff-editor');
+      await diff.first().waitFor({ timeout: 30_000 });
+      let diffText = '';
+      await eventually(
+        'both sides of the diff',
+        async () => {
+          // Monaco draws spaces as no-break spaces.
+          diffText = (await diff.first().innerText()).replace(/\u00a0/g, ' ');
+          return /a - b/.test(diffText) && /a \+ b/.test(diffText) ? diffText : undefined;
+        },
+        30_000,
+        () => `the diff shows: ${JSON.stringify(diffText.slice(0, 600))}`,
+      );
+      await wb.screenshot('2-task-diff');
+
+      // History: the run is listed with its task and status, and opens its trajectory.
+      await chat.locator('#show-history').click();
+      const row = chat.locator('#history button.run-row').first();
+      await row.waitFor({ timeout: 30_000 });
+      assert.match(await row.innerText(), /Make npm test pass\.[\s\S]*submitted · 8 steps · return 1\.\d{3} · outcome 1/);
+      await wb.screenshot('2-task-history');
       assert.deepEqual(wb.pageErrors, []);
     } finally {
       await wb.close();

@@ -20,7 +20,7 @@ import { readAgentConfig } from '../config';
 import { listRuns, RUNS_DIR } from '../../core/agent/history';
 import { RUN_FILE } from '../../core/agent/run-file';
 import { toStepCard, shortArgs } from './cards';
-import { clip, type ErrorAction, type FromWebview, type HistoryEntry, type ToWebview } from './chatProtocol';
+import { clip, type ErrorAction, type FromWebview, type HistoryEntry, type StepCard, type ToWebview } from './chatProtocol';
 import { FileChanges, type FileChange } from './fileChanges';
 import { loadNodePty } from '../../core/tools/shell-process';
 import { changeUri } from './changeDocuments';
@@ -28,6 +28,17 @@ import { AGENT_COMMANDS, modelClientFor, openSetting, readApiKey } from './conne
 import { createLiveGate } from './liveGate';
 import { AgentTerminal } from './terminal';
 import { VscodeWorkspaceFs } from './vscodeFs';
+
+/** What the chat shows of a step never carries the key (a command or its output could echo it). */
+function redactCard(card: StepCard, apiKey: string | undefined): StepCard {
+  if (!apiKey) return card;
+  return {
+    ...card,
+    args: redact(card.args, apiKey),
+    failed: card.failed.map((f) => ({ ...f, reason: redact(f.reason, apiKey) })),
+    ...(card.excerpt !== undefined ? { excerpt: redact(card.excerpt, apiKey) } : {}),
+  };
+}
 
 /** The setting each "open setting" action shows (the search the Settings editor opens with). */
 const SETTING_OF = {
@@ -289,7 +300,7 @@ export class AgentSession implements vscode.Disposable {
           if (signal.aborted) return resolve(false);
           const id = `a${++this.approvalSeq}`;
           running.approvals.set(id, resolve);
-          this.post({ type: 'approval', id, tool: clip(req.tool, 200), args: shortArgs(req.tool, req.args, 2000), reason: clip(req.reason, 1000) });
+          this.post({ type: 'approval', id, tool: clip(req.tool, 200), args: redact(shortArgs(req.tool, req.args, 2000), apiKey), reason: clip(req.reason, 1000) });
           void this.reveal();
         });
       let written: FileChange | undefined;
@@ -312,7 +323,7 @@ export class AgentSession implements vscode.Disposable {
           }
           case 'step': {
             live.observe(e);
-            const card = toStepCard(e.line, e.event, e.result, e.gate);
+            const card = redactCard(toStepCard(e.line, e.event, e.result, e.gate), apiKey);
             // The write a file tool just made is this step's (one tool runs at a time).
             if (written && e.event.status === 'ok') card.change = { id: written.id, path: clip(written.path, 2000), created: written.created };
             written = undefined;
@@ -321,7 +332,7 @@ export class AgentSession implements vscode.Disposable {
           }
           case 'outcome':
             live.observe(e);
-            this.post({ type: 'outcome', command: clip(e.event.command, 2000), exitCode: e.event.exitCode ?? null, passed: e.event.exitCode === workflow.outcome.expectExitCode, excerpt: clip((e.event.output ?? '').trim(), 2000) });
+            this.post({ type: 'outcome', command: clip(e.event.command, 2000), exitCode: e.event.exitCode ?? null, passed: e.event.exitCode === workflow.outcome.expectExitCode, excerpt: clip(redact((e.event.output ?? '').trim(), apiKey), 2000) });
             return;
           case 'end':
             live.observe(e);
