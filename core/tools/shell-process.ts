@@ -9,6 +9,8 @@
  * hanging), and Ctrl-C becomes SIGINT to the shell's children.
  */
 import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { killAll, sessionProcesses } from './procs';
 
 export type ShellMode = 'pty' | 'pipe';
@@ -41,12 +43,30 @@ let loaded: { pty: NodePty } | { error: string } | undefined;
 export function loadNodePty(): { pty: NodePty } | { error: string } {
   if (!loaded) {
     try {
+      ensureSpawnHelperExecutable();
       loaded = { pty: require('node-pty') as NodePty };
     } catch (e) {
       loaded = { error: e instanceof Error ? e.message.split('\n')[0]! : String(e) };
     }
   }
   return loaded;
+}
+
+/**
+ * On macOS node-pty starts shells through its `spawn-helper` executable; a
+ * VSIX (a zip) can lose its execute bit, and every spawn then fails with
+ * "posix_spawnp failed". Put the bit back.
+ */
+function ensureSpawnHelperExecutable(): void {
+  if (process.platform !== 'darwin') return;
+  try {
+    const dir = dirname(require.resolve('node-pty/package.json'));
+    for (const helper of [join(dir, 'prebuilds', `darwin-${process.arch}`, 'spawn-helper'), join(dir, 'build', 'Release', 'spawn-helper')]) {
+      if (existsSync(helper) && (statSync(helper).mode & 0o111) === 0) chmodSync(helper, 0o755);
+    }
+  } catch {
+    // node-pty is missing or read-only: loading it says why.
+  }
 }
 
 export function spawnShell(opts: SpawnOptions, mode: ShellMode | 'auto' = 'auto'): ShellProcess {
