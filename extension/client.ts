@@ -53,6 +53,13 @@ export class LarClient implements vscode.Disposable {
     return this.client?.state === State.Running;
   }
 
+  /** How many times a server process reached Running: the live gate re-syncs a run with a new one. */
+  get generation(): number {
+    return this.starts;
+  }
+
+  private starts = 0;
+
   start(): Promise<void> {
     this.starting ??= this.doStart().finally(() => (this.starting = undefined));
     return this.starting;
@@ -87,7 +94,10 @@ export class LarClient implements vscode.Disposable {
       else this.output.warn(`ignored a malformed ${BackendMethod} notification:\n${z.prettifyError(parsed.error)}`);
     });
     client.onDidChangeState((e) => {
-      if (e.newState === State.Running) this.setState(true);
+      if (e.newState === State.Running) {
+        this.starts++;
+        this.setState(true);
+      }
       else if (e.newState === State.Stopped && this.client === client) this.setState(false, this.problem ?? 'the language server stopped');
     });
     this.output.info(`starting the language server ${module} (backend ${init.backend}${init.leanPath ? `, leanPath ${init.leanPath}` : ''})`);

@@ -110,3 +110,89 @@ test('without a server (or when it fails) the local verifier decides the same wa
   assert.deepEqual(failing.statuses, none.statuses);
   assert.equal(failing.result.summary.return, none.result.summary.return);
 });
+
+test('the server killed mid-run: the local verifier gates meanwhile; a restarted server catches up from the file and decides again', async () => {
+  let current: LspClient | undefined = await LspClient.start();
+  let generation = 1;
+  const decidedBy: string[] = [];
+  const server: GateServer = {
+    get running() {
+      return current !== undefined;
+    },
+    get generation() {
+      return generation;
+    },
+    async appendStep(p: AppendStepParams) {
+      if (!current) throw new Error('the language server is not running');
+      await current.connection.sendNotification('lar/appendStep', p);
+    },
+    async checkToolCall(p: CheckToolCallParams) {
+      if (!current) throw new Error('the language server is not running');
+      const r = CheckToolCallResult.parse(await current.connection.sendRequest('lar/checkToolCall', p));
+      decidedBy.push(`${p.call.tool}@${generation}`);
+      return r;
+    },
+  };
+  const ws = mkdtempSync(join(tmpdir(), 'lar-gate-restart-'));
+  const trajectoryPath = join(ws, '.lar', 'runs', 'r.lar.jsonl');
+  const uri = pathToFileURL(trajectoryPath).toString();
+  const workflow = builtinWorkflow('default-coding');
+  const logs: string[] = [];
+  const live = createLiveGate({ server, uri, trajectoryPath, workflow, approvals: {}, log: (m) => logs.push(m) });
+  const turns: [string, unknown][][] = [
+    [['read_file', { path: 'a.txt' }]],
+    [['enter_stage', { stage: 'edit' }]],
+    [['write_file', { path: 'a.txt', content: 'x' }]],
+    [['enter_stage', { stage: 'verify' }]],
+    [['run_command', { command: 'npm test' }]],
+    [['submit', {}]],
+  ];
+  let turn = 0;
+  const model: AgentModel = {
+    async complete(): Promise<ModelReply> {
+      // The server dies before the 3rd call and comes back (a new process, knowing nothing) before the 5th.
+      if (turn === 2 && current) {
+        const dying = current;
+        current = undefined;
+        const exited = new Promise((r) => dying.child.once('exit', r));
+        dying.child.kill('SIGKILL');
+        await exited;
+        dying.connection.dispose();
+      }
+      if (turn === 4 && !current) {
+        current = await LspClient.start();
+        generation++;
+      }
+      const these = turns[turn++] ?? [];
+      return { model: 'fake', text: '', reasoning: '', finishReason: 'tool_calls', attempts: 1, toolCalls: these.map(([name, args], i) => ({ id: `c${turn}_${i}`, name, args, via: 'native' as const })) };
+    },
+  };
+  try {
+    const result = await runAgent({
+      task: 't',
+      workflow,
+      workflowRef: 'builtin:default-coding',
+      model,
+      modelInfo: { name: 'fake' },
+      workspace: ws,
+      trajectoryPath,
+      execute: async (tool) => ({ status: 'ok', result: tool === 'run_command' ? { exitCode: 0, completion: 'marker' } : tool === 'write_file' ? { filesChanged: ['a.txt'] } : {}, observation: 'done' }),
+      runOutcomeCheck: async () => ({ type: 'outcome', command: 'npm test', exitCode: 0, completion: 'exit', output: '', durationMs: 1, at: new Date().toISOString() }),
+      gate: live.gate,
+      onEvent: (e) => live.observe(e),
+    });
+    await live.flushed();
+    assert.equal(result.endReason, 'submitted', 'the run went on while the server was down');
+    assert.deepEqual(decidedBy, ['read_file@1', 'enter_stage@1', 'run_command@2', 'submit@2'], 'the local verifier decided while the server was down, the new server after');
+    assert.equal(live.viaServer, true);
+    assert.ok(logs.some((l) => /gating with the builtin verifier until the server is back/.test(l)), logs.join('\n'));
+    assert.ok(logs.some((l) => /the language server is back/.test(l)), logs.join('\n'));
+    // The new server has the whole run, caught up from the file: a call now is one after the submit.
+    const after = CheckToolCallResult.parse(await current!.connection.sendRequest('lar/checkToolCall', { uri, call: { tool: 'read_file', args: { path: 'a.txt' } } }));
+    assert.equal(after.decision, 'block');
+    assert.ok(after.verdicts.some((v) => v.check === 'tool.run_open' && !v.ok), JSON.stringify(after.verdicts));
+    assert.equal(result.summary.outcome.reward, 1);
+  } finally {
+    await current?.stop();
+  }
+});

@@ -16,6 +16,8 @@ import { applyApprovalPolicy } from './approvals';
 
 export interface GateServer {
   readonly running: boolean;
+  /** Counts the server's starts: a new one after a crash has lost the run and catches up from the file. */
+  readonly generation?: number;
   appendStep(p: AppendStepParams): Promise<void>;
   checkToolCall(p: CheckToolCallParams): Promise<CheckToolCallResult>;
 }
@@ -46,13 +48,33 @@ export function createLiveGate(opts: {
   const server = opts.server;
   let serverOk = server?.running ?? false;
   let sent: Promise<void> = Promise.resolve();
+  /** The server generation that failed: a later one (restarted after a crash) is tried again. */
+  let failedGeneration: number | undefined;
+  let last: { line: number; text: string } | undefined;
   const down = (what: string, e: unknown) => {
-    if (serverOk) opts.log?.(`${what} failed (${e instanceof Error ? e.message : String(e)}): gating with the builtin verifier from here on`);
+    if (serverOk) opts.log?.(`${what} failed (${e instanceof Error ? e.message : String(e)}): gating with the builtin verifier until the server is back`);
     serverOk = false;
+    failedGeneration = server?.generation;
+  };
+  const send = (line: number, text: string) => {
+    if (!server) return;
+    sent = sent.then(() => (serverOk ? server.appendStep({ uri: opts.uri, text, line }) : undefined)).catch((e: unknown) => down('lar/appendStep', e));
+  };
+  /**
+   * A restarted server knows nothing of the run: the latest line, which does
+   * not follow anything it has, makes it catch up from the file on disk (each
+   * line is flushed there before it is announced).
+   */
+  const recover = () => {
+    if (serverOk || !server?.running || server.generation === undefined || server.generation === failedGeneration) return;
+    serverOk = true;
+    opts.log?.('the language server is back: it catches up from the trajectory file');
+    if (last) send(last.line, last.text);
   };
   const append = (line: number, text: string) => {
-    if (!serverOk || !server) return;
-    sent = sent.then(() => (serverOk ? server.appendStep({ uri: opts.uri, text, line }) : undefined)).catch((e: unknown) => down('lar/appendStep', e));
+    recover();
+    last = { line, text };
+    if (serverOk) send(line, text);
   };
   const observe = (e: AgentEvent) => {
     if (e.kind === 'text') return;
@@ -61,6 +83,7 @@ export function createLiveGate(opts: {
   };
   const gate: AgentGate = async (call) => {
     let g: GateResult | undefined;
+    recover();
     if (serverOk && server?.running) {
       try {
         await sent;
