@@ -172,3 +172,31 @@ test('a long command output: the model sees head and tail and where the full out
     terminal.dispose();
   }
 });
+
+test('a host going away mid-run ends the trajectory at once, marked interrupted, complete up to the last step', async () => {
+  let interrupt: ((detail: string) => void) | undefined;
+  const script: ScriptedTurn[] = [
+    { toolCalls: [{ name: 'read_file', arguments: { path: 'sum.js' } }] },
+    { toolCalls: [{ name: 'list_files', arguments: { path: '.' } }] },
+  ];
+  let steps = 0;
+  const failure = await run(script, {
+    onStart: (h) => (interrupt = h.interrupt),
+    onEvent: (e) => {
+      // The editor reloads right after the first step is on disk.
+      if (e.kind === 'step' && ++steps === 1) interrupt!('the editor closed or reloaded during the run');
+    },
+  }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  assert.ok(failure instanceof Error, 'the loop stops: it cannot write any more');
+  const ws = /trajectory (\S+) is closed/.exec(failure.message)?.[1];
+  assert.ok(ws, failure.message);
+  const text = readFileSync(ws, 'utf8');
+  const lines = text.trimEnd().split('\n').map((l) => JSON.parse(l) as { type: string; reason?: string; detail?: string; tool?: string });
+  assert.deepEqual(lines.map((l) => l.type), ['header', 'message', 'tool_call', 'end']);
+  assert.equal(lines.at(-1)!.reason, 'interrupted');
+  assert.match(lines.at(-1)!.detail!, /reloaded during the run/);
+  assert.deepEqual(verifyTrajectoryText(text).lineErrors, []);
+});

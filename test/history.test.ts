@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { listRuns } from '../core/agent/history';
+import { listRuns, markInterruptedRuns } from '../core/agent/history';
 import { newRunId, RUN_FILE } from '../core/agent/run-file';
 import { FileChanges } from '../extension/agent/fileChanges';
 import { root } from './support/lsp-client';
@@ -90,4 +90,32 @@ test('FileChanges keeps before/after per write and drops the oldest past its bud
   assert.equal(changes.get(huge.id)?.after.length, 1000, 'the newest change is kept even when alone over budget');
   assert.equal(changes.get(b.id), undefined);
   assert.equal(changes.get(c.id), undefined);
+});
+
+test('markInterruptedRuns ends old unfinished runs as interrupted, and leaves finished and young ones alone', async () => {
+  const { ws, runs, done } = workspace();
+  try {
+    const started = (iso: string) => demo.split('\n')[0]!.replace('"2026-11-30T09:00:00Z"', JSON.stringify(iso));
+    const unfinished = (iso: string) => [started(iso), ...demo.split('\n').slice(1, 4)].join('\n') + '\n';
+    write(runs, 'run-old-cut.lar.jsonl', unfinished('2026-11-30T08:00:00Z'), 0);
+    write(runs, 'run-young-cut.lar.jsonl', unfinished('2026-11-30T09:59:00Z'), 0);
+    write(runs, 'run-done.lar.jsonl', demo, 0);
+    // Cut inside a line: the broken line stays, the end goes on its own line.
+    write(runs, 'run-torn.lar.jsonl', unfinished('2026-11-30T08:00:00Z') + '{"type":"tool_ca', 0);
+    const now = Date.parse('2026-11-30T10:00:00Z');
+    const marked = await markInterruptedRuns(ws, 65 * 60_000, now);
+    assert.deepEqual(marked.sort(), ['run-old-cut.lar.jsonl', 'run-torn.lar.jsonl']);
+    const old = readFileSync(join(runs, 'run-old-cut.lar.jsonl'), 'utf8');
+    assert.match(old.trimEnd().split('\n').at(-1)!, /"type":"end","reason":"interrupted"/);
+    const torn = readFileSync(join(runs, 'run-torn.lar.jsonl'), 'utf8').trimEnd().split('\n');
+    assert.equal(torn.at(-2), '{"type":"tool_ca');
+    assert.match(torn.at(-1)!, /"reason":"interrupted"/);
+    assert.equal(readFileSync(join(runs, 'run-done.lar.jsonl'), 'utf8'), demo, 'a finished run is not touched');
+    assert.doesNotMatch(readFileSync(join(runs, 'run-young-cut.lar.jsonl'), 'utf8'), /interrupted/, 'a young run may still be live elsewhere');
+    const list = await listRuns(ws);
+    assert.equal(list.find((r) => r.file === 'run-old-cut.lar.jsonl')!.status, 'interrupted');
+    assert.deepEqual(await markInterruptedRuns(ws, 65 * 60_000, now), [], 'marking twice changes nothing');
+  } finally {
+    done();
+  }
 });

@@ -4,7 +4,7 @@
  * whose file has no `end` line stopped without saying so (the editor was
  * closed or crashed mid-run): it is listed as `unfinished`, never as passed.
  */
-import { open, readdir, readFile, stat } from 'node:fs/promises';
+import { appendFile, open, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileResolver } from '../workflow/files';
 import { verifyTrajectoryText } from '../verifier/verify';
@@ -111,5 +111,54 @@ function parseObject(line: string): Record<string, unknown> | undefined {
     return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Ends the files of runs that stopped without saying so (the editor crashed
+ * or was killed mid-run) with an `end` line marked interrupted, so they read
+ * as what they are. Only runs that started longer ago than `olderThanMs` (the
+ * longest a run may last, plus a margin) are touched: a younger one may still
+ * be running in another window. Returns the files it marked.
+ */
+export async function markInterruptedRuns(workspace: string, olderThanMs: number, now = Date.now()): Promise<string[]> {
+  const dir = join(workspace, RUNS_DIR);
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((n) => RUN_FILE.test(n));
+  } catch {
+    return [];
+  }
+  const marked: string[] = [];
+  for (const name of names) {
+    const path = join(dir, name);
+    try {
+      const s = await stat(path);
+      if (!s.isFile() || s.size === 0) continue;
+      const text = await readTail(path, s.size);
+      if (parseObject(lastLine(text))?.type === 'end') continue;
+      const header = parseObject((await readHead(path)).split('\n')[0] ?? '');
+      const started = typeof header?.started === 'string' ? Date.parse(header.started) : s.mtimeMs;
+      if (!(now - (Number.isFinite(started) ? started : s.mtimeMs) > olderThanMs)) continue;
+      const end = { type: 'end', reason: 'interrupted', detail: 'the editor stopped during the run (found unfinished when it started again)', at: new Date(now).toISOString() };
+      // A file cut inside a line keeps its broken line; the end goes on a line of its own.
+      await appendFile(path, `${text.endsWith('\n') ? '' : '\n'}${JSON.stringify(end)}\n`);
+      marked.push(name);
+    } catch {
+      // Unreadable or gone: left as it is, the history says so.
+    }
+  }
+  return marked;
+}
+
+async function readTail(path: string, size: number): Promise<string> {
+  const fh = await open(path, 'r');
+  try {
+    const len = Math.min(size, 64 * 1024);
+    const buf = Buffer.alloc(len);
+    const { bytesRead } = await fh.read(buf, 0, len, size - len);
+    return buf.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await fh.close();
   }
 }

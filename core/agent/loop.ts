@@ -74,6 +74,12 @@ export interface AgentOptions {
   /** Removes secrets from everything written to the trajectory. */
   redact?: (text: string) => string;
   runId?: string;
+  /**
+   * Gets, once the trajectory exists, a way to end its file at once (marked
+   * interrupted, synchronously) when the host is going away and cannot wait
+   * for the loop: an editor reloading mid-run.
+   */
+  onStart?: (run: { interrupt(detail: string): void }) => void;
 }
 
 /** Checks whose failure blocks a call even with enforcement `warn`: the command and path policies. */
@@ -126,6 +132,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     ...(opts.runId ? { id: opts.runId } : {}),
   };
   const writer = TrajectoryWriter.create(opts.trajectoryPath, header, redact);
+  opts.onStart?.({ interrupt: (detail) => writer.close(detail) });
   const state = new VerifierState(wf, 1);
   const gate: AgentGate = opts.gate ?? (async (call) => state.gate(call));
   const emit = opts.onEvent ?? (() => {});

@@ -17,7 +17,7 @@ import { ModelError, redact } from '../../core/model/client';
 import { loadWorkflowRef } from '../../core/workflow/files';
 import type { LarClient } from '../client';
 import { readAgentConfig } from '../config';
-import { listRuns, RUNS_DIR } from '../../core/agent/history';
+import { listRuns, markInterruptedRuns, RUNS_DIR } from '../../core/agent/history';
 import { RUN_FILE } from '../../core/agent/run-file';
 import { toStepCard, shortArgs } from './cards';
 import { clip, type ErrorAction, type FromWebview, type HistoryEntry, type StepCard, type ToWebview } from './chatProtocol';
@@ -51,6 +51,8 @@ const SETTING_OF = {
 interface Running {
   ac: AbortController;
   approvals: Map<string, (ok: boolean) => void>;
+  /** Ends the trajectory file now, marked interrupted (the host is going away). */
+  interrupt?: (detail: string) => void;
 }
 
 function actionsFor(e: unknown): ErrorAction[] {
@@ -191,6 +193,18 @@ export class AgentSession implements vscode.Disposable {
     void vscode.window.showWarningMessage(
       'Lean4 Agentic: node-pty cannot be loaded on this platform, so the agent runs commands without a terminal: no colours or prompts, and a command that reads input gets end-of-file. Output, exit codes, timeouts and the gate work as usual, and commands still show in the Lean4 Agentic terminal.',
     );
+  }
+
+  /**
+   * Runs of this workspace that a crashed or killed editor left without an end
+   * are marked interrupted (only those older than the longest a run may take,
+   * so a run live in another window is left alone).
+   */
+  async markInterruptedRuns(): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (!folder || folder.uri.scheme !== 'file' || !vscode.workspace.isTrusted) return;
+    const marked = await markInterruptedRuns(folder.uri.fsPath, (readAgentConfig().maxMinutes + 5) * 60_000);
+    if (marked.length) this.output.info(`marked ${marked.length} unfinished run(s) as interrupted: ${marked.join(', ')}`);
   }
 
   /** The runs recorded in the first workspace folder, newest first. */
@@ -357,6 +371,7 @@ export class AgentSession implements vscode.Disposable {
         signal,
         redact: (t) => redact(t, apiKey),
         runId,
+        onStart: (h) => (running.interrupt = h.interrupt),
       });
       await live.flushed();
       const s = result.summary;
@@ -382,6 +397,9 @@ export class AgentSession implements vscode.Disposable {
   }
 
   dispose(): void {
+    // The extension host is stopping (a reload, a closed window): the loop will not get to
+    // write its end, so the file is ended here, synchronously, and says why.
+    this.running?.interrupt?.('the editor closed or reloaded during the run');
     this.stop();
     for (const s of this.subs) s.dispose();
   }
