@@ -145,4 +145,5 @@ test('test connection reports native tool calls, a missing tool parser, or what 
 test('secrets never reach a message', () => {
   assert.equal(redact('failed with key sk-abcdef123456 and Bearer abcdefghijkl', undefined), 'failed with key sk-*** and Bearer ***');
   assert.equal(redact('key my-secret-value leaked', 'my-secret-value'), 'key *** leaked');
+  assert.equal(redact('cannot construct http://user:pass@10.0.0.2:8000/v1/models', undefined), 'cannot construct http://***@10.0.0.2:8000/v1/models');
 });

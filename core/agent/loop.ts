@@ -6,7 +6,7 @@ import { isToolName, ToolArgs, type ToolName } from '../schema/tools';
 import type { CallStatus, Header, OutcomeEvent, ToolCallEvent, ToolResult, WorkflowRef } from '../schema/trajectory';
 import { transitionsFrom, type Workflow } from '../schema/workflow';
 import { CHECKS } from '../verifier/checks';
-import { VerifierState, type GateResult, type ProposedCall, type StepResult, type TrajectorySummary } from '../verifier/state';
+import { callKey, changedFiles, VerifierState, type GateResult, type ProposedCall, type StepResult, type TrajectorySummary } from '../verifier/state';
 import type { ToolContext, ToolOutcome } from '../tools/types';
 import { compactMessages } from './context';
 import { TrajectoryWriter } from './trajectory-writer';
@@ -50,6 +50,13 @@ export interface AgentLimits {
   maxIdleTurns?: number;
   /** Conversation size (characters) past which old tool results are elided. Default 200 000 (~50k tokens). */
   contextChars?: number;
+  /**
+   * Times the same call (same tool, same arguments) may fail with no file
+   * changed in between before the run stops with `limit`; the model is warned
+   * on the time before. Other calls in between that change no file do not
+   * reset the count. Default 3, at least 2.
+   */
+  maxRepeatedFailures?: number;
 }
 
 export interface AgentOptions {
@@ -137,7 +144,10 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
   const gate: AgentGate = opts.gate ?? (async (call) => state.gate(call));
   const emit = opts.onEvent ?? (() => {});
   emit({ kind: 'header', line: 1, text: writer.headerText });
-  const limits = { maxSteps: 200, maxTimeMs: 3_600_000, maxTokens: Infinity, maxIdleTurns: 3, contextChars: 200_000, ...opts.limits };
+  const limits = { maxSteps: 200, maxTimeMs: 3_600_000, maxTokens: Infinity, maxIdleTurns: 3, contextChars: 200_000, maxRepeatedFailures: 3, ...opts.limits };
+  const maxRepeats = Math.max(2, Math.floor(limits.maxRepeatedFailures));
+  /** Calls that failed since the last file change: how many times each. */
+  const failures = new Map<string, number>();
   const started = Date.now();
   const tools: ChatCompletionTool[] = toolDefinitions() as unknown as ChatCompletionTool[];
   const messages: ChatCompletionMessageParam[] = [
@@ -191,9 +201,11 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
 
       for (const call of reply.toolCalls) {
         if (opts.signal?.aborted) return finish('cancelled', 'the user stopped the run');
-        const { observation, submitted } = await step(call);
+        const { observation, submitted, loop } = await step(call);
         if (call.via === 'native') messages.push({ role: 'tool', tool_call_id: call.id, content: observation });
         else messages.push({ role: 'user', content: `Result of ${call.name || 'your tool call'}:\n${observation}` });
+        // A model that keeps making the same failing call would burn the whole step budget.
+        if (loop) return finish('limit', loop);
         if (submitted) {
           const outcome = await opts.runOutcomeCheck(opts.signal);
           const w = writer.append(outcome);
@@ -210,8 +222,8 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     throw e;
   }
 
-  /** Gates, runs (or not) and records one tool call; returns what the model reads. */
-  async function step(call: ModelToolCall): Promise<{ observation: string; submitted: boolean }> {
+  /** Gates, runs (or not) and records one tool call; returns what the model reads, and why the run must stop if it must. */
+  async function step(call: ModelToolCall): Promise<{ observation: string; submitted: boolean; loop?: string }> {
     const proposed: ProposedCall = call.argsError !== undefined ? { tool: call.name, args: call.args, argsError: call.argsError } : { tool: call.name, args: call.args };
     const verdict = await gate(proposed);
     const t0 = Date.now();
@@ -268,8 +280,34 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     const failed = stepResult.verdicts.filter((v) => !v.ok && v.check !== 'tool.succeeded');
     const notes = failed.length ? `\nVerifier: ${failed.map((v) => `${v.check} (${CHECKS[v.check].severity}): ${v.reason}`).join('; ')}` : '';
     const moved = stepResult.stageVisit && state.currentStage !== stageBefore ? `\nStage "${stepResult.stageVisit.stage}" scored ${stepResult.stageVisit.reward}.` : '';
-    return { observation: `${observation}${notes}${moved}`, submitted: submitted && state.ended };
+    // The loop breaker: the same failing call, nothing changed in between (as tool.not_repeated sees it).
+    if (changedFiles(event).length) failures.clear();
+    const failure = stepResult.verdicts.find((v) => v.check === 'tool.succeeded' && !v.ok);
+    let warning = '';
+    if (failure) {
+      // Malformed arguments are all `null` to the verifier; here only the same text is the same call.
+      const key = call.argsError !== undefined ? `${callKey(call.name, null)}\u0000${call.argsText ?? call.argsError}` : callKey(call.name, call.args);
+      const times = (failures.get(key) ?? 0) + 1;
+      failures.set(key, times);
+      if (times >= maxRepeats) {
+        const loop = `the model repeated the same failing call (${describeCall(call)}) ${times} times with no file changed in between; the last time: ${failure.reason}`;
+        return { observation: `${observation}${notes}${moved}`, submitted: false, loop: redact(loop) };
+      }
+      if (times === maxRepeats - 1) {
+        warning =
+          times > 1
+            ? `\nThis exact call has now failed ${times} times with no file changed in between: you are looping. Making it again unchanged ends the run; change something first, or do something else.`
+            : '\nMaking this exact call again with no file changed in between ends the run.';
+      }
+    }
+    return { observation: `${observation}${notes}${moved}${warning}`, submitted: submitted && state.ended };
   }
+}
+
+/** A call as a person reads it in a message: the tool and its arguments (as the model wrote them), shortened. */
+function describeCall(c: ModelToolCall): string {
+  const args = c.argsError !== undefined ? (c.argsText ?? '') : JSON.stringify(c.args ?? {});
+  return `${c.name || '(no tool name)'} ${args.length > 200 ? `${args.slice(0, 200)}…` : args}`;
 }
 
 function argumentsText(c: ModelToolCall): string {

@@ -122,6 +122,8 @@ const VLLM_NO_PARSER = /enable-auto-tool-choice|tool-call-parser|tool_choice.*no
 export function redact(text: string, secret: string | undefined): string {
   let out = secret && secret.length >= 4 ? text.split(secret).join('***') : text;
   out = out.replace(/(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/g, '$1***').replace(/\bsk-[A-Za-z0-9_-]{8,}/g, 'sk-***');
+  // Credentials in a URL (http://user:password@host/…), e.g. inside a network error.
+  out = out.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi, '$1***@');
   return out;
 }
 
@@ -138,30 +140,35 @@ export class ModelClient {
   /** Turns anything thrown while talking to the server into a ModelError. */
   classify(e: unknown, what = 'the inference server'): ModelError {
     if (e instanceof ModelError) return e;
-    const where = this.opts.endpoint;
+    const where = displayEndpoint(this.opts.endpoint);
+    const server = `${what} at ${where}`;
     const key = this.opts.apiKey;
     if (e instanceof OpenAI.APIUserAbortError || (e instanceof Error && e.name === 'AbortError')) return new ModelError('cancelled', 'the request was cancelled');
-    if (e instanceof OpenAI.APIConnectionTimeoutError) return new ModelError('stalled', `${what} at ${where} did not start answering within ${(this.opts.requestTimeoutMs ?? 60_000) / 1000} s`);
+    if (e instanceof OpenAI.APIConnectionTimeoutError) return new ModelError('stalled', `${server} did not start answering within ${(this.opts.requestTimeoutMs ?? 60_000) / 1000} s. ${STUCK}`);
     if (e instanceof OpenAI.APIConnectionError) {
-      return new ModelError('unreachable', `cannot reach ${what} at ${where}: ${redact(causeOf(e), key)}. Is the server running (e.g. SGLang: python -m sglang.launch_server --model-path … --port 30000 --tool-call-parser …)? Check the endpoint setting.`);
+      return new ModelError('unreachable', `cannot reach ${server}: ${redact(causeOf(e), key)}. Is the server running (e.g. SGLang: python -m sglang.launch_server --model-path … --port 30000 --tool-call-parser …)? Check the endpoint setting.`);
     }
     if (e instanceof OpenAI.APIError || e instanceof ModelServerError) {
       const status = e.status;
-      const message = redact(e.message, key);
-      if (status === 401 || status === 403) return new ModelError('unauthorized', `${what} refused the API key (${status}): ${message}. Set the key with the "Set API Key" command.`, status);
-      if (status === 404) return new ModelError('model_not_found', `${what} does not serve ${this.model ? `"${this.model}"` : 'that model'} (404): ${message}. Pick one of the served models in the settings.`, status);
-      if (status === 429) return new ModelError('rate_limited', `${what} is busy (429): ${message}`, status);
+      const message = tidy(redact(e.message, key), status);
+      if (status === 401 || status === 403) return new ModelError('unauthorized', `${server} refused the API key (${status}): ${message}. Set the key with the "Set API Key" command (lar run: the LAR_API_KEY environment variable).`, status);
+      if (status === 404) return new ModelError('model_not_found', `${server} does not serve ${this.model ? `"${this.model}"` : 'that model'} (404): ${message}. Pick one of the served models in the model setting (lar run: --model), or leave it empty for the first one.`, status);
+      if (status === 429) return new ModelError('rate_limited', `${server} is busy (429): ${message}. Wait a moment, then send the task again.`, status);
       if (status === 400 && VLLM_NO_PARSER.test(e.message)) {
-        return new ModelError('no_tool_parser', `${what} cannot return tool calls: ${message}. Start vLLM with --enable-auto-tool-choice --tool-call-parser <parser>, or SGLang with --tool-call-parser <parser>; or set the tool-call format to "hermes".`, status);
+        return new ModelError('no_tool_parser', `${server} cannot return tool calls: ${message}. Start vLLM with --enable-auto-tool-choice --tool-call-parser <parser>, or SGLang with --tool-call-parser <parser>; or set the tool-call format to "hermes".`, status);
       }
-      if (status !== undefined && status >= 500) return new ModelError('server_error', `${what} failed (${status}): ${message}`, status);
-      if (status === undefined) return new ModelError('server_error', `${what} reported an error: ${message}`);
-      return new ModelError('bad_request', `${what} rejected the request (${status}): ${message}`, status);
+      if (status !== undefined && status >= 500) return new ModelError('server_error', `${server} failed (${status}): ${message}. ${SERVER_LOG}`, status);
+      if (status === undefined) return new ModelError('server_error', `${server} reported an error: ${message}. ${SERVER_LOG}`);
+      return new ModelError('bad_request', `${server} rejected the request (${status}): ${message}`, status);
     }
     if (e instanceof TypeError && /terminated|other side closed|socket/i.test(e.message + causeOf(e))) {
-      return new ModelError('dropped', `the connection to ${what} dropped mid-answer (${redact(causeOf(e) || e.message, key)})`);
+      return new ModelError('dropped', `the connection to ${server} dropped mid-answer (${redact(causeOf(e) || e.message, key)}); the partial answer was discarded. ${SERVER_LOG}`);
     }
-    return new ModelError('server_error', `unexpected failure talking to ${what}: ${redact(e instanceof Error ? e.message : String(e), key)}`);
+    // The openai client's SSE parser: an event whose data is not JSON.
+    if (e instanceof SyntaxError && /server-sent event/i.test(e.message)) {
+      return new ModelError('server_error', `${server} sent a malformed stream (an event that is not JSON); the answer was discarded. The server, or a proxy in front of it, garbles its events. ${SERVER_LOG}`);
+    }
+    return new ModelError('server_error', `unexpected failure talking to ${server}: ${redact(e instanceof Error ? e.message : String(e), key)}`);
   }
 
   /** Model ids the server serves. */
@@ -235,18 +242,24 @@ export class ModelClient {
     return report;
   }
 
-  /** One assistant turn, streamed; retried on transient failures before any text arrived. */
+  /**
+   * One assistant turn, streamed; retried on transient failures before any
+   * text arrived (finding the model too: a server that is down at the start
+   * is retried like one that drops a request).
+   */
   async complete(req: CompleteRequest): Promise<ModelReply> {
-    const model = await this.resolveModel(req.signal);
     const retries = this.opts.retries ?? 3;
     for (let attempt = 1; ; attempt++) {
       let streamed = false;
       try {
+        const model = await this.resolveModel(req.signal);
         const reply = await this.once(model, req, () => (streamed = true));
         return { ...reply, attempts: attempt };
       } catch (e) {
         const err = this.classify(e);
-        if (!err.retryable || streamed || attempt > retries || req.signal?.aborted) throw err;
+        if (!err.retryable || streamed || attempt > retries || req.signal?.aborted) {
+          throw attempt > 1 && err.retryable ? new ModelError(err.kind, `after ${attempt} attempts: ${err.message}`, err.status) : err;
+        }
         await sleep(backoff(this.opts.backoffMs ?? 500, attempt), req.signal);
       }
     }
@@ -258,6 +271,12 @@ export class ModelClient {
     const idleMs = this.opts.idleTimeoutMs ?? 60_000;
     let timer: NodeJS.Timeout | undefined;
     let stalled = false;
+    let chunks = 0;
+    const stalledError = () =>
+      new ModelError(
+        'stalled',
+        `the inference server at ${displayEndpoint(this.opts.endpoint)} sent nothing for ${idleMs / 1000} s ${chunks ? 'in the middle of an answer' : 'after the request'}; it was stopped. ${STUCK}`,
+      );
     const arm = () => {
       clearTimeout(timer);
       timer = setTimeout(() => {
@@ -283,6 +302,7 @@ export class ModelClient {
       );
       for await (const chunk of stream) {
         arm();
+        chunks++;
         assembler.push(chunk as unknown as StreamChunk);
         const piece = contentOf(chunk as unknown as StreamChunk);
         if (piece) {
@@ -291,7 +311,7 @@ export class ModelClient {
         }
       }
     } catch (e) {
-      if (stalled) throw new ModelError('stalled', `the inference server sent nothing for ${idleMs / 1000} s in the middle of an answer; it was stopped`);
+      if (stalled) throw stalledError();
       // An `error` object sent inside the stream surfaces as an APIError without a status.
       const inStream =
         e instanceof OpenAI.APIError && !(e instanceof OpenAI.APIConnectionError) && !(e instanceof OpenAI.APIUserAbortError) && e.status === undefined
@@ -302,10 +322,12 @@ export class ModelClient {
       clearTimeout(timer);
     }
     // An abort can also end the stream quietly; say which one it was.
-    if (stalled) throw new ModelError('stalled', `the inference server sent nothing for ${idleMs / 1000} s in the middle of an answer; it was stopped`);
+    if (stalled) throw stalledError();
     if (req.signal?.aborted) throw new ModelError('cancelled', 'the request was cancelled');
     const done = assembler.result();
-    if (!assembler.finished) throw new ModelError('dropped', 'the answer ended without a finish reason: the stream was cut short');
+    if (!assembler.finished) {
+      throw new ModelError('dropped', `the answer from the inference server at ${displayEndpoint(this.opts.endpoint)} ended without a finish reason: the stream was cut short and the partial answer was discarded. ${SERVER_LOG}`);
+    }
     return toReply(model, done, native);
   }
 }
@@ -340,10 +362,41 @@ function contentOf(chunk: StreamChunk): string {
   return typeof content === 'string' ? content : '';
 }
 
+/** What to do about a server that failed: its log says why. */
+const SERVER_LOG = "Check the inference server's log, then send the task again.";
+/** What to do about a server that stopped answering. */
+const STUCK = 'The server may be overloaded or stuck: check its log, then send the task again (a slow but healthy server needs a longer request timeout setting).';
+
+/** The endpoint as messages show it: without credentials a URL may carry. */
+function displayEndpoint(endpoint: string): string {
+  try {
+    const u = new URL(endpoint);
+    if (!u.username && !u.password) return endpoint;
+    u.username = '';
+    u.password = '';
+    return u.toString();
+  } catch {
+    return endpoint;
+  }
+}
+
+/** A server's message inside ours: without the status the openai client puts first, nor a final period. */
+function tidy(message: string, status: number | undefined): string {
+  const bare = status !== undefined && message.startsWith(`${status} `) ? message.slice(String(status).length + 1) : message;
+  return bare.trim().replace(/\.+$/, '');
+}
+
+/** The innermost cause: undici nests the system error (`fetch failed` ← `connect ECONNREFUSED …`). */
 function causeOf(e: unknown): string {
-  const c = (e as { cause?: unknown }).cause;
-  if (c instanceof Error) return `${c.message}${(c as { code?: string }).code ? ` (${(c as { code?: string }).code})` : ''}`;
-  return e instanceof Error ? e.message : '';
+  let c = (e as { cause?: unknown }).cause;
+  if (!(c instanceof Error)) return e instanceof Error ? e.message : '';
+  while ((c as { cause?: unknown }).cause instanceof Error) c = (c as { cause: Error }).cause;
+  // Connecting to every address of a name fails as one AggregateError with an empty message.
+  const first = c instanceof AggregateError && c.errors[0] instanceof Error ? (c.errors[0] as Error) : undefined;
+  const code = (c as { code?: unknown }).code ?? (first as { code?: unknown } | undefined)?.code;
+  const message = (c as Error).message || first?.message || '';
+  if (typeof code !== 'string' || message.includes(code)) return message || 'no details';
+  return message ? `${message} (${code})` : code;
 }
 
 function backoff(base: number, attempt: number): number {

@@ -30,7 +30,12 @@ export type ScriptedTurn =
   | ReplyTurn
   | { kind: 'http_error'; status: number; body: unknown }
   | { kind: 'stream_error'; after?: string; error: unknown }
-  | { kind: 'truncate'; after: string }
+  /**
+   * The answer stops after `after`, with no finish_reason and no [DONE]: the
+   * connection drops, or with `graceful` the response ends normally (a proxy
+   * that cut the stream short).
+   */
+  | { kind: 'truncate'; after: string; graceful?: boolean }
   | { kind: 'stall'; after?: string; ms: number }
   | { kind: 'malformed_sse'; after?: string };
 
@@ -165,6 +170,7 @@ export class ScriptedModelServer {
           res.write(`data: ${JSON.stringify({ error: turn.error })}\n\n`);
           return void res.end();
         case 'truncate':
+          if (turn.graceful) return void res.end();
           // The connection drops mid-stream (no finish_reason, no [DONE]),
           // after what was sent so far has reached the client.
           await new Promise((r) => setTimeout(r, 50));

@@ -136,7 +136,7 @@ export function changedFiles(e: ToolCallEvent): readonly string[] {
 }
 
 /** Key identifying "the same call" for loop detection: tool plus canonical arguments. */
-function callKey(tool: string, args: unknown): string {
+export function callKey(tool: string, args: unknown): string {
   return `${tool}\u0000${canonicalJson(args)}`;
 }
 
