@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import type { OutcomeEvent } from '../schema/trajectory';
 import type { OutcomeCheck } from '../schema/workflow';
 import { capOutput } from '../tools/output';
+import { testsRanFrom } from './tests-ran';
 
 /** Environment variables the outcome check keeps: enough to find tools, nothing the agent could have set up. */
 const KEPT_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TERM', 'TMPDIR', 'USER', 'SHELL'];
@@ -10,7 +11,9 @@ const KEPT_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TERM', 'TMPDIR', 'USER', 'S
  * Runs the workflow's outcome check the way a grader would: a fresh,
  * non-interactive `/bin/sh -c` (no rc files, no shell the agent used), in the
  * workspace, with a clean environment (`BASH_ENV`, `ENV` and the rest of the
- * agent's environment are not passed on), stopped at its timeout.
+ * agent's environment are not passed on), stopped at its timeout. When the
+ * output is a test runner's we recognise, the number of tests it ran is
+ * recorded: a check that ran none is not a pass.
  */
 export function runOutcomeCheck(check: OutcomeCheck, workspace: string, signal?: AbortSignal, baseEnv: NodeJS.ProcessEnv = process.env): Promise<OutcomeEvent> {
   const env: NodeJS.ProcessEnv = {};
@@ -46,13 +49,16 @@ export function runOutcomeCheck(check: OutcomeCheck, workspace: string, signal?:
     const finish = (exitCode: number | null, error?: string) => {
       clearTimeout(timer);
       // The same head-and-tail cap as command output, so the model and the trajectory see one format.
-      const output = capOutput(Buffer.concat(out).toString('utf8'), { maxBytes: 8000 }).text;
+      const full = Buffer.concat(out).toString('utf8');
+      const output = capOutput(full, { maxBytes: 8000 }).text;
+      const testsRan = timedOut ? undefined : testsRanFrom(full);
       resolve({
         type: 'outcome',
         command: check.command,
         exitCode: timedOut ? null : exitCode,
         completion: timedOut ? 'timeout' : 'exit',
         output: error ? `${error}\n${output}` : output,
+        ...(testsRan !== undefined ? { testsRan } : {}),
         durationMs: Date.now() - started,
         at: new Date().toISOString(),
       });

@@ -93,6 +93,8 @@ export const OutcomeEvent = z.object({
   exitCode: z.number().int().nullable(),
   completion: Completion.optional(),
   output: z.string().optional(),
+  /** Tests the check's output says it ran, when it comes from a test runner the host recognises; 0 means the check is not a pass. */
+  testsRan: z.number().int().nonnegative().optional(),
   durationMs: z.number().nonnegative().optional(),
   at: IsoTime.optional(),
 });

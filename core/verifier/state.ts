@@ -605,9 +605,9 @@ export class VerifierState {
     if (e.completion === 'timeout' || e.completion === 'unobserved' || e.exitCode === null) {
       return fail('outcome.check_passed', `the outcome check "${e.command}" did not finish (${e.completion ?? 'no exit code'})`, ['exitCode']);
     }
-    return e.exitCode === expected
-      ? pass('outcome.check_passed', `"${e.command}" exited ${e.exitCode} as expected`)
-      : fail('outcome.check_passed', `"${e.command}" exited ${e.exitCode}; expected ${expected}`, ['exitCode']);
+    if (e.exitCode !== expected) return fail('outcome.check_passed', `"${e.command}" exited ${e.exitCode}; expected ${expected}`, ['exitCode']);
+    if (e.testsRan === 0) return fail('outcome.check_passed', `"${e.command}" exited ${e.exitCode} but ran no tests: a check that runs no tests is not a pass`, ['testsRan']);
+    return pass('outcome.check_passed', `"${e.command}" exited ${e.exitCode} as expected`);
   }
 
   private runningReturn(): number {

@@ -346,7 +346,7 @@ export class AgentSession implements vscode.Disposable {
           }
           case 'outcome':
             live.observe(e);
-            this.post({ type: 'outcome', command: clip(e.event.command, 2000), exitCode: e.event.exitCode ?? null, passed: e.event.exitCode === workflow.outcome.expectExitCode, excerpt: clip(redact((e.event.output ?? '').trim(), apiKey), 2000) });
+            this.post({ type: 'outcome', command: clip(e.event.command, 2000), exitCode: e.event.exitCode ?? null, passed: e.event.exitCode === workflow.outcome.expectExitCode && e.event.testsRan !== 0, excerpt: clip(redact((e.event.output ?? '').trim(), apiKey), 2000) });
             return;
           case 'end':
             live.observe(e);

@@ -624,13 +624,15 @@ theorem submitted_iff (ended fromTerminal : Bool) :
     submittedB ended fromTerminal = true ↔ Submitted ended fromTerminal := by
   simp [submittedB, Submitted]
 
-/-- `outcome.check_passed`: the end was observed and the exit code is the expected one. -/
+/-- `outcome.check_passed`: the end was observed, the exit code is the expected one,
+and the check did not report running no tests. -/
 def CheckPassed (expect : Int) (o : OutcomeEvent) : Prop :=
-  o.completion ≠ some .timeout ∧ o.completion ≠ some .unobserved ∧ o.exitCode = some expect
+  o.completion ≠ some .timeout ∧ o.completion ≠ some .unobserved ∧ o.exitCode = some expect ∧
+    o.testsRan ≠ some 0
 
 def checkPassedB (expect : Int) (o : OutcomeEvent) : Bool :=
   !decide (o.completion = some .timeout) && (!decide (o.completion = some .unobserved) &&
-    decide (o.exitCode = some expect))
+    (decide (o.exitCode = some expect) && !decide (o.testsRan = some 0)))
 
 theorem checkPassed_iff (expect : Int) (o : OutcomeEvent) :
     checkPassedB expect o = true ↔ CheckPassed expect o := by

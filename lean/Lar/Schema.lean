@@ -80,6 +80,10 @@ def posNat (ctx : String) (j : Json) : Except String Nat := do
   let i ← int ctx j
   if i > 0 then pure i.toNat else throw s!"{ctx}: expected a positive integer"
 
+def nat (ctx : String) (j : Json) : Except String Nat := do
+  let i ← int ctx j
+  if i ≥ 0 then pure i.toNat else throw s!"{ctx}: expected a non-negative integer"
+
 def array (ctx : String) : Json → Except String (List Json)
   | .arr a => pure a.toList
   | _ => throw s!"{ctx}: expected an array"
@@ -358,6 +362,8 @@ structure OutcomeEvent where
   command : String
   exitCode : Option Int
   completion : Option Completion := none
+  /-- Tests the check's output says it ran (when the host recognised a test runner). -/
+  testsRan : Option Nat := none
   deriving Repr, Inhabited
 
 /-- The events of a trajectory; only tool calls and outcomes are judged. -/
@@ -422,6 +428,7 @@ def OutcomeEvent.fromJson? (j : Json) : Except String OutcomeEvent := do
     command := (← Read.str "outcome.command" (← Read.req "outcome" j "command"))
     exitCode := (← readNullableInt "outcome.exitCode" (← Read.req "outcome" j "exitCode"))
     completion := (← Read.opt j "completion" (readCompletion "outcome.completion"))
+    testsRan := (← Read.opt j "testsRan" (Read.nat "outcome.testsRan"))
   }
 
 def Event.fromJson? (j : Json) : Except String Event := do
@@ -461,7 +468,8 @@ instance : ToJson Event where
     | .outcome o => Json.mkObj <|
         [("type", toJson "outcome"), ("command", toJson o.command),
          ("exitCode", match o.exitCode with | some c => toJson c | none => Json.null)] ++
-        Json.opt "completion" (o.completion.map Completion.name)
+        Json.opt "completion" (o.completion.map Completion.name) ++
+        Json.opt "testsRan" o.testsRan
     | .finish => Json.mkObj [("type", toJson "end")]
 
 end Lar

@@ -600,7 +600,12 @@ def State.outcomeCheckVerdict (st : State) : Verdict :=
           s!"the outcome check \"{o.command}\" did not finish ({(c.map Completion.name).getD "no exit code"})"
           (some ["exitCode"])
       | _, some code =>
-        .fail .outcomeCheckPassed s!"\"{o.command}\" exited {code}; expected {expected}" (some ["exitCode"])
+        if code = expected then
+          .fail .outcomeCheckPassed
+            s!"\"{o.command}\" exited {code} but ran no tests: a check that runs no tests is not a pass"
+            (some ["testsRan"])
+        else
+          .fail .outcomeCheckPassed s!"\"{o.command}\" exited {code}; expected {expected}" (some ["exitCode"])
 
 /-- The verdicts of an `outcome` event and the state after it. -/
 def State.outcomeStep (st : State) (o : OutcomeEvent) (line : Nat) : State × List Verdict :=
