@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runAgent, type AgentEvent } from '../core/agent/loop';
@@ -26,8 +26,12 @@ const workflow = () => {
   return { ...wf, outcome: { ...wf.outcome, command: 'node test.js' } };
 };
 
+/** The trajectory of the latest run() (known before the run starts). */
+let lastTrajectory: string | undefined;
+
 async function run(script: ScriptedTurn[], extra: Partial<Parameters<typeof runAgent>[0]> = {}) {
   const ws = workspace();
+  lastTrajectory = join(ws, '.lar', 'runs', 'run.lar.jsonl');
   const server = new ScriptedModelServer({ script });
   const endpoint = await server.start();
   const terminal = new TerminalSession({ cwd: ws, env: { ...process.env }, outputDir: join(ws, '.lar', 'output') });
@@ -199,4 +203,28 @@ test('a host going away mid-run ends the trajectory at once, marked interrupted,
   assert.equal(lines.at(-1)!.reason, 'interrupted');
   assert.match(lines.at(-1)!.detail!, /reloaded during the run/);
   assert.deepEqual(verifyTrajectoryText(text).lineErrors, []);
+});
+
+test('two writers: a line someone else appends to the trajectory mid-run stops the run, and the file says why', async () => {
+  const script: ScriptedTurn[] = [
+    { toolCalls: [{ name: 'read_file', arguments: { path: 'sum.js' } }] },
+    { toolCalls: [{ name: 'list_files', arguments: { path: '.' } }] },
+  ];
+  const forged = '{"type":"tool_call","id":"forged","tool":"submit","args":{},"status":"ok"}';
+  const failure = await run(script, {
+    onEvent: (e) => {
+      if (e.kind === 'step' && e.event.tool === 'read_file') appendFileSync(lastTrajectory!, `${forged}\n`);
+    },
+  }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  assert.ok(failure instanceof Error && failure.name === 'TrajectoryConflictError', String(failure));
+  assert.match(failure.message, /changed by another writer/);
+  const file = lastTrajectory!;
+  const lines = readFileSync(file, 'utf8').trimEnd().split('\n').filter((l) => l !== '');
+  assert.equal(lines.at(-2), forged, 'the foreign line is kept where it was written, not overwritten');
+  const end = JSON.parse(lines.at(-1)!) as { type: string; reason: string; detail: string };
+  assert.deepEqual([end.type, end.reason], ['end', 'error']);
+  assert.match(end.detail, /changed by another writer/);
 });

@@ -1,6 +1,14 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Header, TrajectoryEvent } from '../schema/trajectory';
+
+/** The trajectory file was written by someone else during the run. */
+export class TrajectoryConflictError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TrajectoryConflictError';
+  }
+}
 
 /**
  * Writes a run's trajectory: one JSON line per event, each written and
@@ -11,6 +19,8 @@ export class TrajectoryWriter {
   private fd: number | undefined;
   private lines = 0;
   private ended = false;
+  /** Bytes this writer put in the file: anything more was written by someone else. */
+  private bytes = 0;
   /** The header line exactly as written. */
   headerText = '';
 
@@ -23,7 +33,8 @@ export class TrajectoryWriter {
   static create(path: string, header: Header, redact: (text: string) => string = (t) => t): TrajectoryWriter {
     mkdirSync(dirname(path), { recursive: true });
     const w = new TrajectoryWriter(path, redact);
-    w.fd = openSync(path, 'wx');
+    // Append mode: every write lands at the end, even after someone else's.
+    w.fd = openSync(path, 'ax');
     w.headerText = w.write(header).text;
     return w;
   }
@@ -41,9 +52,24 @@ export class TrajectoryWriter {
 
   private write(value: Header | TrajectoryEvent): { line: number; text: string } {
     if (this.fd === undefined) throw new Error(`the trajectory ${this.path} is closed`);
+    const size = fstatSync(this.fd).size;
+    if (size !== this.bytes) {
+      // Another writer (a second process, or a command the agent ran) changed the file:
+      // its lines and ours would interleave. Say so at the end of the file and stop.
+      const end: TrajectoryEvent = { type: 'end', reason: 'error', detail: `the trajectory was changed by another writer (${size} bytes on disk, ${this.bytes} written by this run); the run stopped so its record is not mixed with other writes`, at: new Date().toISOString() };
+      const lead = size > 0 ? '\n' : '';
+      writeSync(this.fd, `${lead}${JSON.stringify(end)}\n`);
+      fsyncSync(this.fd);
+      this.ended = true;
+      closeSync(this.fd);
+      this.fd = undefined;
+      throw new TrajectoryConflictError(end.detail!);
+    }
     const text = this.redact(JSON.stringify(value));
-    writeSync(this.fd, `${text}\n`);
+    const line = `${text}\n`;
+    writeSync(this.fd, line);
     fsyncSync(this.fd);
+    this.bytes += Buffer.byteLength(line, 'utf8');
     return { line: ++this.lines, text };
   }
 
