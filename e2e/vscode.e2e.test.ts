@@ -176,6 +176,50 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
     }
   });
 
+  test('the window reloads mid-run: the trajectory is complete up to the last step, marked interrupted, and History reopens it', async () => {
+    const script: ScriptedTurn[] = [
+      { content: 'Reading first.', toolCalls: [{ name: 'read_file', arguments: { path: 'src/sum.js' } }] },
+      // The model goes quiet: the run is in flight when the window reloads.
+      { kind: 'stall', after: 'Thinking', ms: 120_000 },
+    ];
+    const server = new ScriptedModelServer({ script, models: [DEMO_MODEL] });
+    const endpoint = await server.start();
+    const ws = suite.workspace('reload', settingsFor(endpoint));
+    const wb = await suite.open(ws);
+    try {
+      const chat = await wb.openChat();
+      await chat.locator('#task').fill('Look around.');
+      await chat.locator('#task').press('Enter');
+      await chat.locator('.card', { hasText: 'read_file' }).waitFor({ timeout: 60_000 });
+      await wb.press('F1');
+      await wb.page.locator('.quick-input-widget input').fill('>Developer: Reload Window');
+      await wb.page.locator('.quick-input-list .monaco-list-row', { hasText: 'Reload Window' }).first().click();
+      await wb.page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+      const runs = join(ws, '.lar', 'runs');
+      const file = await eventually('the run file ended', async () => {
+        const f = readdirSync(runs).find((n) => n.endsWith('.lar.jsonl'));
+        if (!f) return undefined;
+        const last = readFileSync(join(runs, f), 'utf8').trimEnd().split('\n').at(-1)!;
+        return /"type":"end"/.test(last) ? f : undefined;
+      }, 60_000);
+      const lines = readFileSync(join(runs, file), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as { type: string; tool?: string; reason?: string; detail?: string });
+      assert.deepEqual(lines.map((l) => l.type), ['header', 'message', 'message', 'tool_call', 'end']);
+      assert.equal(lines.at(-1)!.reason, 'interrupted');
+      assert.match(lines.at(-1)!.detail ?? '', /reloaded during the run/);
+      const chat2 = await wb.openChat();
+      await chat2.locator('#show-history').click();
+      const row = chat2.locator('#history button.run-row').first();
+      await row.waitFor({ timeout: 30_000 });
+      assert.match(await row.innerText(), /Look around\.[\s\S]*interrupted · 1 steps/);
+      await row.click();
+      await wb.editor(file).waitFor({ timeout: 30_000 });
+      await wb.screenshot('6-reload-interrupted');
+    } finally {
+      await wb.close();
+      await server.stop();
+    }
+  });
+
   test('a recorded trajectory shows diagnostics, code lenses and gutter icons without any model', async () => {
     const ws = suite.workspace('recorded', { 'lean4Agentic.endpoint': 'http://127.0.0.1:9/v1' }, join(REPO_ROOT, 'test-fixtures', 'trajectories'));
     const file = readdirSync(ws).find((f) => f.endsWith('.lar.jsonl'))!;
