@@ -37,6 +37,13 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       await conn.waitFor({ timeout: 30_000 });
       assert.match(await conn.innerText(), new RegExp(`Connected: ${DEMO_MODEL} · ${endpoint.replace(/[.]/g, '\\.')}`));
       await wb.screenshot('1-first-run');
+      // The webview's security: a strict CSP with a nonce, and nothing loaded from the network.
+      const csp = await chat.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
+      assert.match(csp ?? '', /default-src 'none'/);
+      assert.match(csp ?? '', /script-src 'nonce-[A-Za-z0-9+/=]{16,}'/);
+      assert.doesNotMatch(csp ?? '', /unsafe-inline|unsafe-eval|https?:/);
+      const sources = await chat.locator('script[src], link[href], img[src]').evaluateAll((els) => els.map((e) => e.getAttribute('src') ?? e.getAttribute('href') ?? ''));
+      assert.ok(sources.length >= 2 && sources.every((u) => !/^https?:\/\/(?!.*vscode-cdn|.*vscode-resource)/.test(u) || /vscode-resource|vscode-cdn/.test(u)), sources.join('\n'));
       assert.deepEqual(wb.pageErrors, []);
     } finally {
       await wb.close();

@@ -269,3 +269,18 @@ test('a background process does not hold run(), and dispose() leaves no process 
   assert.deepEqual(children(shell), []);
   await assert.rejects(t.run('echo no'), /disposed/);
 });
+
+test('the shell killed from outside mid-command: the run ends (not hangs), is not a success, and the next command gets a fresh shell', async () => {
+  const t = open();
+  await t.run('true');
+  const shell = t.pid!;
+  const running = t.run('echo before; sleep 30');
+  setTimeout(() => process.kill(shell, 'SIGKILL'), 300);
+  const r = await running;
+  assert.equal(r.completion, 'exit');
+  assert.notEqual(r.exitCode, 0);
+  assert.match(r.output, /before/);
+  const next = await t.run('echo after');
+  assert.deepEqual([next.output, next.exitCode], ['after\n', 0]);
+  assert.notEqual(t.pid, shell);
+});

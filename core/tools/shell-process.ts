@@ -10,6 +10,7 @@
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, statSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { dirname, join } from 'node:path';
 import { killAll, sessionProcesses } from './procs';
 
@@ -95,7 +96,8 @@ function spawnPty(pty: NodePty, opts: SpawnOptions): ShellProcess {
     resize: (c, r) => p.resize(c, r),
     kill: (s) => p.kill(s),
     onData: (l) => void p.onData((d: string | Buffer) => l(typeof d === 'string' ? Buffer.from(d, 'utf8') : d)),
-    onExit: (l) => void p.onExit(({ exitCode }) => l(exitCode)),
+    // A shell killed by a signal reports exit code 0 from node-pty: make it the shell's 128 + signal, never a success.
+    onExit: (l) => void p.onExit(({ exitCode, signal }) => l(signal ? 128 + signal : exitCode)),
   };
 }
 
@@ -137,6 +139,6 @@ function spawnPiped(opts: SpawnOptions): ShellProcess {
       child.stdout!.on('data', (b: Buffer) => l(crlf(b)));
       child.stderr!.on('data', (b: Buffer) => l(crlf(b)));
     },
-    onExit: (l) => void child.once('exit', (code, signal) => l(code ?? (signal ? 128 : 1))),
+    onExit: (l) => void child.once('exit', (code, signal) => l(code ?? 128 + (signal ? (osConstants.signals[signal] ?? 0) : 1))),
   };
 }
