@@ -438,7 +438,10 @@ export class VerifierState {
     this.toolSum += toolReward;
 
     const changed = changedFiles(e);
-    if (changed.length) {
+    // A new stage changes what is allowed, as a changed file changes what a call finds:
+    // a call blocked in one stage and made again in the next is not a loop.
+    const entered = e.status === 'ok' && e.tool === 'enter_stage' && this.visit !== undefined && this.stageById.has((e.args as { stage?: unknown } | null)?.stage as string);
+    if (changed.length || entered) {
       this.changeEpoch++;
       this.failuresInEpoch = 0;
     }

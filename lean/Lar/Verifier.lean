@@ -404,7 +404,7 @@ structure State where
   stageCount : Nat := 0
   stageSum : Int := 0
   closed : List StageVisitResult := []
-  /-- Number of steps so far that changed a file: the change epoch. -/
+  /-- Number of steps so far that changed a file or entered a stage: the change epoch. -/
   epoch : Nat := 0
   /-- Call key ↦ the change epoch at which it last failed. -/
   failed : Std.HashMap String Nat := {}
@@ -519,7 +519,11 @@ def State.appendCall (st : State) (c : ToolCall) (line : Nat) : State × StepRes
   let r := toolReward verdicts
   let ok := succeededB c
   let changed := changedFiles c
-  let epoch := if changed.isEmpty then st.epoch else st.epoch + 1
+  -- Entering a stage starts a new epoch too: a call blocked in one stage and made
+  -- again in the next is not a loop.
+  let entered := c.status == .ok && c.tool == "enter_stage" && visitBefore.isSome &&
+    ((strArg? c.args "stage").bind wf.findStage?).isSome
+  let epoch := if changed.isEmpty && !entered then st.epoch else st.epoch + 1
   -- `st` is not used after this point, and its failed-call map is taken out of it
   -- before the map is updated: when the caller holds the only reference to the state
   -- (lar-verify takes it out of its session map first), both are updated in place.
