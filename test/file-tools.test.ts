@@ -283,6 +283,16 @@ describe('search', () => {
     assertError(await run('search', { pattern: 'foo(', regex: true }), /invalid regular expression "foo\(": .*(Unterminated group|unterminated)/i);
   });
 
+  test('a regex that backtracks catastrophically is stopped with an error, not left to freeze the process', async () => {
+    writeFileSync(join(ws, 'evil.txt'), `${'a'.repeat(40)}!\n`);
+    const o = await run('search', { pattern: '^(a+)+$', path: 'evil.txt', regex: true });
+    assertError(o, /took longer than \d+ ms \(in evil\.txt\) and was stopped: it backtracks catastrophically/);
+    // The same search tool answers the next call as usual.
+    const next = await run('search', { pattern: 'a{40}!', path: 'evil.txt', regex: true });
+    assert.equal(next.status, 'ok');
+    assert.match(next.observation, /evil\.txt:1:/);
+  });
+
   test('many matches are capped with a note', async () => {
     writeFileSync(join(ws, 'big.txt'), 'hit\n'.repeat(300));
     const o = await run('search', { pattern: 'hit', path: 'big.txt' });

@@ -1,3 +1,4 @@
+import { createContext, runInContext } from 'node:vm';
 import type { ToolResult } from '../schema/trajectory';
 import type { ToolContext, ToolOutcome } from './types';
 import type { ListEntry, WorkspaceFs } from './workspace-fs';
@@ -34,6 +35,8 @@ export const FILE_LIMITS = {
   searchFileBytes: 2 * 1024 * 1024,
   /** search: characters of a matching line shown. */
   searchLineChars: 300,
+  /** search: the time a regular expression may take over all files (a catastrophic one would freeze the editor). */
+  searchRegexMs: 3000,
 };
 
 type Args = Record<string, unknown>;
@@ -267,17 +270,13 @@ async function search(fs: WorkspaceFs, a: Args, ctx: ToolContext): Promise<ToolO
   const path = str(a, 'path', '.');
   const useRegex = optBool(a, 'regex');
   if (pattern === '') return fail('the search pattern is empty');
-  let matches: (line: string) => boolean;
+  let matching: (lines: string[]) => number[];
   if (useRegex) {
-    let re: RegExp;
-    try {
-      re = new RegExp(pattern);
-    } catch (e) {
-      return fail(`invalid regular expression ${JSON.stringify(pattern)}: ${e instanceof Error ? e.message : String(e)}`);
-    }
-    matches = (line) => re.test(line);
+    const compiled = compileTimedRegex(pattern, FILE_LIMITS.searchRegexMs);
+    if ('error' in compiled) return fail(compiled.error);
+    matching = compiled.matching;
   } else {
-    matches = (line) => line.includes(pattern);
+    matching = (lines) => lines.flatMap((l, i) => (l.includes(pattern) ? [i] : []));
   }
 
   const st = await fs.stat(path);
@@ -317,11 +316,18 @@ async function search(fs: WorkspaceFs, a: Args, ctx: ToolContext): Promise<ToolO
       continue;
     }
     const lines = splitLines(r.value.text);
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i]!;
-      if (!matches(line)) continue;
+    let found: number[];
+    try {
+      found = matching(lines);
+    } catch (e) {
+      if (e instanceof RegexTimeout) {
+        return fail(`the regular expression ${JSON.stringify(pattern)} took longer than ${FILE_LIMITS.searchRegexMs} ms (in ${f}) and was stopped: it backtracks catastrophically. Simplify it (no nested quantifiers like (a+)+), or search for plain text.`);
+      }
+      throw e;
+    }
+    for (const i of found) {
       total++;
-      if (hits.length < FILE_LIMITS.searchMatches) hits.push(`${f}:${i + 1}: ${clip(line.trim(), FILE_LIMITS.searchLineChars)}`);
+      if (hits.length < FILE_LIMITS.searchMatches) hits.push(`${f}:${i + 1}: ${clip(lines[i]!.trim(), FILE_LIMITS.searchLineChars)}`);
     }
   }
   const notes: string[] = [];
@@ -331,4 +337,40 @@ async function search(fs: WorkspaceFs, a: Args, ctx: ToolContext): Promise<ToolO
   if (skippedLarge) notes.push(`[${plural(skippedLarge, 'file')} over ${FILE_LIMITS.searchFileBytes} bytes skipped]`);
   const head = total === 0 ? `No matches for ${JSON.stringify(pattern)}${useRegex ? ' (regex)' : ''} in ${path === '.' ? 'the workspace' : path}.` : `${plural(total, 'match', 'matches')} for ${JSON.stringify(pattern)}${useRegex ? ' (regex)' : ''}:`;
   return ok([head, ...hits, ...notes].join('\n'), total > hits.length || listTruncated ? { outputTruncated: true } : {});
+}
+
+class RegexTimeout extends Error {}
+
+/**
+ * The model's regular expression, run where it can be stopped: in a vm
+ * context with a time limit shared by all the files of one search, so a
+ * pattern that backtracks catastrophically ends the search with an error
+ * instead of freezing the process (in the editor: every extension).
+ */
+function compileTimedRegex(pattern: string, budgetMs: number): { matching: (lines: string[]) => number[] } | { error: string } {
+  const sandbox = createContext({ pattern, lines: [] as string[] });
+  try {
+    runInContext('var re = new RegExp(pattern); function scan(ls) { var out = []; for (var i = 0; i < ls.length; i++) if (re.test(ls[i])) out.push(i); return out; }', sandbox, { timeout: budgetMs });
+  } catch (e) {
+    return { error: `invalid regular expression ${JSON.stringify(pattern)}: ${e instanceof Error ? e.message : String(e)}` };
+  }
+  let spent = 0;
+  return {
+    matching: (lines) => {
+      const left = budgetMs - spent;
+      if (left <= 0) throw new RegexTimeout();
+      sandbox.lines = lines;
+      const t0 = performance.now();
+      try {
+        return Array.from(runInContext('scan(lines)', sandbox, { timeout: Math.max(1, Math.ceil(left)) }) as ArrayLike<number>);
+      } catch (e) {
+        if (e instanceof Error && /Script execution timed out/.test(e.message)) throw new RegexTimeout();
+        if ((e as { code?: string } | null)?.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') throw new RegexTimeout();
+        throw e;
+      } finally {
+        spent += performance.now() - t0;
+        sandbox.lines = [];
+      }
+    },
+  };
 }
