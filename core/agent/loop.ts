@@ -78,7 +78,7 @@ export interface AgentOptions {
   limits?: AgentLimits;
   onEvent?: (e: AgentEvent) => void;
   signal?: AbortSignal;
-  /** Removes secrets from everything written to the trajectory. */
+  /** Removes secrets from everything written to the trajectory and from every tool result the model is sent. */
   redact?: (text: string) => string;
   runId?: string;
   /**
@@ -201,7 +201,10 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
 
       for (const call of reply.toolCalls) {
         if (opts.signal?.aborted) return finish('cancelled', 'the user stopped the run');
-        const { observation, submitted, loop } = await step(call);
+        const stepped = await step(call);
+        const { submitted, loop } = stepped;
+        // What a command printed or a file held may carry a secret: the model gets it masked, as the trajectory does.
+        const observation = redact(stepped.observation);
         if (call.via === 'native') messages.push({ role: 'tool', tool_call_id: call.id, content: observation });
         else messages.push({ role: 'user', content: `Result of ${call.name || 'your tool call'}:\n${observation}` });
         // A model that keeps making the same failing call would burn the whole step budget.
@@ -239,7 +242,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     if (verdict.decision === 'block' && ((opts.enforcement ?? 'block') === 'block' || unsafe)) {
       status = 'blocked';
       observation = `Blocked by the workflow verifier, not run: ${unsafe?.reason ?? verdict.reason}`;
-    } else if (verdict.decision === 'ask' && !(await (opts.approve?.({ tool: call.name, args: call.args, reason: verdict.reason, ...(verdict.askPattern ? { pattern: verdict.askPattern } : {}) }) ?? Promise.resolve(false)))) {
+    } else if (verdict.decision === 'ask' && !(await (opts.approve?.({ tool: call.name, args: copyOf(call.args), reason: verdict.reason, ...(verdict.askPattern ? { pattern: verdict.askPattern } : {}) }) ?? Promise.resolve(false)))) {
       status = 'denied';
       observation = `The user rejected this call at the approval prompt (${verdict.reason}). Do something else.`;
     } else if (!isToolName(call.name) || call.argsError !== undefined || !ToolArgs[call.name].safeParse(call.args).success) {
@@ -308,6 +311,14 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
 function describeCall(c: ModelToolCall): string {
   const args = c.argsError !== undefined ? (c.argsText ?? '') : JSON.stringify(c.args ?? {});
   return `${c.name || '(no tool name)'} ${args.length > 200 ? `${args.slice(0, 200)}…` : args}`;
+}
+
+/**
+ * What the approver is shown: a copy, so that nothing it does to the arguments
+ * changes the call that then runs (an approval is for exactly what was shown).
+ */
+function copyOf(args: unknown): unknown {
+  return structuredClone(args);
 }
 
 function argumentsText(c: ModelToolCall): string {

@@ -8,6 +8,7 @@ import { fileResolver } from '../workflow/files';
 import { runOutcomeCheck } from '../agent/outcome-check';
 import { createToolExecutor } from '../agent/tools';
 import { newRunId } from '../agent/run-file';
+import { combineRedactors, secretRedactor } from '../agent/secrets';
 import { ModelClient, redact } from '../model/client';
 import { TerminalSession } from '../tools/terminal';
 import { loadNodePty } from '../tools/shell-process';
@@ -108,7 +109,10 @@ interface Rollout {
 
 async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string, signal?: AbortSignal): Promise<AgentResult> {
   mkdirSync(r.outputDir, { recursive: true });
-  const terminal = new TerminalSession({ cwd: r.workspace, env: { ...process.env, LAR_API_KEY: undefined }, outputDir: r.outputDir });
+  const env = { ...process.env, LAR_API_KEY: undefined };
+  const terminal = new TerminalSession({ cwd: r.workspace, env, outputDir: r.outputDir });
+  // Commands inherit the environment: tokens they print are masked before the trajectory and the model see them.
+  const redactAll = combineRedactors((t) => redact(t, r.apiKey), secretRedactor(env));
   let atLineStart = true;
   const onEvent = (e: AgentEvent) => {
     if (e.kind === 'text') {
@@ -147,7 +151,7 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
       },
       enforcement: a.enforcement,
       onEvent,
-      redact: (t) => redact(t, r.apiKey),
+      redact: redactAll,
       runId: r.runId,
       ...(a.maxSteps !== undefined ? { limits: { maxSteps: a.maxSteps } } : {}),
       ...(signal ? { signal } : {}),

@@ -96,7 +96,9 @@ export function errorOf(body: unknown, status?: number): ModelServerError | unde
   const message = typeof inner.message === 'string' ? inner.message : JSON.stringify(inner);
   const code = inner.code ?? inner.type;
   const st = typeof inner.code === 'number' ? inner.code : status;
-  return new ModelServerError(message, st, code === undefined || code === null ? undefined : String(code), body);
+  // Not String(code): an object from the wire with a "toString" member that is not a function makes that throw.
+  const codeText = code === undefined || code === null ? undefined : typeof code === 'object' ? JSON.stringify(code) : String(code);
+  return new ModelServerError(message, st, codeText, body);
 }
 
 function isObject<T>(v: T): v is T & object {
@@ -135,6 +137,8 @@ export class CompletionAssembler {
   push(chunk: StreamChunk): void {
     const err = errorOf(chunk);
     if (err) throw err;
+    // `data: null` (or a number, a string, an array) is not a chunk: nothing to take from it.
+    if (!isObject(chunk)) return;
     if (typeof chunk.model === 'string') this.model ??= chunk.model;
     if (isObject(chunk.usage)) this.usage = chunk.usage;
     for (const c of Array.isArray(chunk.choices) ? chunk.choices : []) {

@@ -357,7 +357,7 @@ function toReply(model: string, done: AssembledCompletion, native: boolean): Omi
 
 /** The text a chunk adds to the first choice. */
 function contentOf(chunk: StreamChunk): string {
-  const c = Array.isArray(chunk.choices) ? chunk.choices.find((x) => (x?.index ?? 0) === 0) : undefined;
+  const c = Array.isArray(chunk?.choices) ? chunk.choices.find((x) => (x?.index ?? 0) === 0) : undefined;
   const content = c?.delta?.content;
   return typeof content === 'string' ? content : '';
 }

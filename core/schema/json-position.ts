@@ -19,6 +19,13 @@ export interface JsonSyntaxError {
   message: string;
 }
 
+/** An object or array the scanner is inside: its kind, the last member name read, the item index. */
+interface Container {
+  kind: '{' | '[';
+  key: string;
+  index: number;
+}
+
 class Scanner {
   pos = 0;
   constructor(readonly text: string) {}
@@ -40,78 +47,78 @@ class Scanner {
     return this.text[this.pos] ?? '';
   }
 
-  /** Scans one value; calls `visit` for object members and array items when given. */
+  /**
+   * Scans one value; calls `onMember` for the members and items of the
+   * outermost object or array when given (it returns true to stop there).
+   * Iterative, with an explicit stack of open containers: a line nested
+   * thousands deep must get its error message, not a stack overflow.
+   */
   value(onMember?: (key: string | number, start: number) => boolean): void {
-    this.ws();
-    const c = this.peek();
-    if (c === '{') return this.object(onMember);
-    if (c === '[') return this.array(onMember);
-    if (c === '"') return void this.string();
-    if (c === '-' || (c >= '0' && c <= '9')) return this.number();
-    for (const word of ['true', 'false', 'null']) {
-      if (this.text.startsWith(word, this.pos)) {
-        this.pos += word.length;
-        return;
-      }
-    }
-    if (c === '') this.fail('unexpected end of line: expected a JSON value');
-    this.fail(`unexpected ${describe(c)}: expected a JSON value (object, array, string, number, true, false or null)`);
-  }
-
-  object(onMember?: (key: string | number, start: number) => boolean): void {
-    this.pos++; // {
-    this.ws();
-    if (this.peek() === '}') {
-      this.pos++;
-      return;
-    }
+    const open: Container[] = [];
     for (;;) {
       this.ws();
-      if (this.peek() !== '"') this.fail(`unexpected ${describe(this.peek())}: expected a member name in double quotes`);
-      const key = this.string();
-      this.ws();
-      if (this.peek() !== ':') this.fail(`unexpected ${describe(this.peek())}: expected ':' after the member name "${key}"`);
-      this.pos++;
-      this.ws();
-      if (onMember && onMember(key, this.pos)) return;
-      this.value();
-      this.ws();
       const c = this.peek();
-      if (c === ',') {
+      if (c === '{' || c === '[') {
         this.pos++;
-        continue;
+        this.ws();
+        if (this.peek() === (c === '{' ? '}' : ']')) {
+          this.pos++;
+        } else {
+          const container: Container = { kind: c, key: '', index: 0 };
+          open.push(container);
+          if (this.member(container, open.length === 1 ? onMember : undefined)) return;
+          continue;
+        }
+      } else if (c === '"') {
+        this.string();
+      } else if (c === '-' || (c >= '0' && c <= '9')) {
+        this.number();
+      } else {
+        const word = ['true', 'false', 'null'].find((w) => this.text.startsWith(w, this.pos));
+        if (word === undefined) {
+          if (c === '') this.fail('unexpected end of line: expected a JSON value');
+          this.fail(`unexpected ${describe(c)}: expected a JSON value (object, array, string, number, true, false or null)`);
+        }
+        this.pos += word.length;
       }
-      if (c === '}') {
-        this.pos++;
-        return;
+      // A value ended: close the containers it ended, or go on to the next member.
+      for (;;) {
+        const top = open[open.length - 1];
+        if (!top) return;
+        this.ws();
+        const d = this.peek();
+        if (d === ',') {
+          this.pos++;
+          top.index++;
+          if (this.member(top, open.length === 1 ? onMember : undefined)) return;
+          break;
+        }
+        if (d === (top.kind === '{' ? '}' : ']')) {
+          this.pos++;
+          open.pop();
+          continue;
+        }
+        this.fail(
+          top.kind === '{'
+            ? `unexpected ${describe(d)}: expected ',' or '}' after the value of "${top.key}"`
+            : `unexpected ${describe(d)}: expected ',' or ']' after an array item`,
+        );
       }
-      this.fail(`unexpected ${describe(c)}: expected ',' or '}' after the value of "${key}"`);
     }
   }
 
-  array(onMember?: (key: string | number, start: number) => boolean): void {
-    this.pos++; // [
+  /** Reads up to the value of the next member (for an object, its name and ':'); true when `onMember` says stop. */
+  private member(container: Container, onMember?: (key: string | number, start: number) => boolean): boolean {
     this.ws();
-    if (this.peek() === ']') {
-      this.pos++;
-      return;
-    }
-    for (let i = 0; ; i++) {
-      this.ws();
-      if (onMember && onMember(i, this.pos)) return;
-      this.value();
-      this.ws();
-      const c = this.peek();
-      if (c === ',') {
-        this.pos++;
-        continue;
-      }
-      if (c === ']') {
-        this.pos++;
-        return;
-      }
-      this.fail(`unexpected ${describe(c)}: expected ',' or ']' after an array item`);
-    }
+    if (container.kind === '[') return onMember !== undefined && onMember(container.index, this.pos);
+    if (this.peek() !== '"') this.fail(`unexpected ${describe(this.peek())}: expected a member name in double quotes`);
+    const key = this.string();
+    container.key = key;
+    this.ws();
+    if (this.peek() !== ':') this.fail(`unexpected ${describe(this.peek())}: expected ':' after the member name "${key}"`);
+    this.pos++;
+    this.ws();
+    return onMember !== undefined && onMember(key, this.pos);
   }
 
   string(): string {

@@ -41,6 +41,12 @@ const EVENT_TYPES = ['tool_call', 'message', 'outcome', 'end'];
  */
 export function parseLine(text: string, line: number, first: boolean): ParsedLine {
   if (text.trim() === '') return { kind: 'blank', line };
+  if (first && text.charCodeAt(0) === 0xfeff) {
+    // A byte order mark (the file was saved as "UTF-8 with BOM") must not cost the header.
+    // Columns are counted without it, as editors show the line.
+    const p = parseLine(text.slice(1), line, first);
+    return p.kind === 'blank' ? p : { ...p, text };
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);

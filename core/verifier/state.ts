@@ -140,12 +140,45 @@ export function callKey(tool: string, args: unknown): string {
   return `${tool}\u0000${canonicalJson(args)}`;
 }
 
-function canonicalJson(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
-  if (!Array.isArray(v) && isFlatSorted(v as Record<string, unknown>)) return JSON.stringify(v);
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  const keys = Object.keys(v).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+/**
+ * JSON with object keys sorted. Iterative (a work stack of values still to
+ * write and text to emit between them): arguments nested thousands deep must
+ * not overflow the call stack and take the verifier down.
+ */
+function canonicalJson(root: unknown): string {
+  if (root === null || typeof root !== 'object') return JSON.stringify(root) ?? 'null';
+  if (!Array.isArray(root) && isFlatSorted(root as Record<string, unknown>)) return JSON.stringify(root);
+  const out: string[] = [];
+  const work: ({ text: string } | { value: unknown })[] = [{ value: root }];
+  while (work.length) {
+    const w = work.pop()!;
+    if ('text' in w) {
+      out.push(w.text);
+      continue;
+    }
+    const v = w.value;
+    if (v === null || typeof v !== 'object') {
+      out.push(JSON.stringify(v) ?? 'null');
+    } else if (Array.isArray(v)) {
+      work.push({ text: ']' });
+      for (let i = v.length - 1; i >= 0; i--) {
+        work.push({ value: v[i] });
+        if (i > 0) work.push({ text: ',' });
+      }
+      work.push({ text: '[' });
+    } else if (isFlatSorted(v as Record<string, unknown>)) {
+      out.push(JSON.stringify(v));
+    } else {
+      const keys = Object.keys(v).sort();
+      work.push({ text: '}' });
+      for (let i = keys.length - 1; i >= 0; i--) {
+        work.push({ value: (v as Record<string, unknown>)[keys[i]!] });
+        work.push({ text: `${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:` });
+      }
+      work.push({ text: '{' });
+    }
+  }
+  return out.join('');
 }
 
 /** Objects of scalars with keys in order, the usual arguments, stringify canonically as they are. */

@@ -1,0 +1,102 @@
+/**
+ * Secrets in the environment. Commands the agent runs inherit the user's
+ * environment, so `env`, `printenv` or `echo $GITHUB_TOKEN` would print
+ * tokens into the command output, and from there into the trajectory and
+ * the next request to the model. `secretRedactor` returns a function that
+ * masks the values of the variables whose names look secret; the agent
+ * applies it (combined with the API-key redaction of core/model/client.ts)
+ * to every trajectory line and to every tool result the model is sent.
+ */
+
+/** A name segment (between `_`s, or the whole name) that says the value is a secret. */
+const SECRET_NAME = /(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRETS?|PASSWORD|PASSWD|PASS|CREDENTIALS?|AUTH|PRIVATE|PAT)(?:_|$)/i;
+
+/** Well-known secrets, named whatever the pattern above says of them. */
+export const KNOWN_SECRET_NAMES: ReadonlySet<string> = new Set([
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+  'GITHUB_TOKEN',
+  'GH_TOKEN',
+  'GITLAB_TOKEN',
+  'OPENAI_API_KEY',
+  'ANTHROPIC_API_KEY',
+  'HF_TOKEN',
+  'HUGGING_FACE_HUB_TOKEN',
+  'HUGGINGFACEHUB_API_TOKEN',
+  'WANDB_API_KEY',
+  'NPM_TOKEN',
+  'LAR_API_KEY',
+  'DATABASE_URL',
+]);
+
+/**
+ * A last segment that says the value is where a secret is, or a setting
+ * about it, not the secret (SSH_AUTH_SOCK, GNUPG_PRIVATE_DIR, TOKEN_FILE,
+ * AUTH_MODE): masking those would only blank ordinary paths and words.
+ */
+const NOT_SECRET_SUFFIX = /_(?:SOCK|SOCKET|DIR|PATH|FILE|HOST|PORT|MODE|TYPE|METHOD|PROVIDER|ALGORITHM|TTL|TIMEOUT|EXPIRY)$/i;
+
+/** Values shorter than this are not masked: `1`, `true` or `dev` would blank ordinary output. */
+export const MIN_SECRET_LENGTH = 8;
+
+export const SECRET_MASK = '***';
+
+export function looksSecret(name: string): boolean {
+  if (KNOWN_SECRET_NAMES.has(name.toUpperCase())) return true;
+  return SECRET_NAME.test(name) && !NOT_SECRET_SUFFIX.test(name);
+}
+
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+/**
+ * The texts to mask for an environment: each secret value, trimmed too, and
+ * as it reads inside a JSON string (a value with `"`, `\` or control
+ * characters is escaped in a trajectory line, and must be found there too).
+ */
+export function secretNeedles(env: Environment): string[] {
+  const out = new Set<string>();
+  for (const [name, value] of Object.entries(env)) {
+    if (typeof value !== 'string' || !looksSecret(name)) continue;
+    for (const v of [value, value.trim()]) {
+      if (v.length < MIN_SECRET_LENGTH) continue;
+      out.add(v);
+      out.add(JSON.stringify(v).slice(1, -1));
+    }
+  }
+  return [...out];
+}
+
+/**
+ * A function that replaces every secret value of `env` in a text by `***`;
+ * the identity when there is none. Occurrences that overlap or touch (two
+ * secrets sharing characters, a value repeated) are masked as one stretch, so
+ * no part of either is left showing.
+ */
+export function secretRedactor(env: Environment, mask = SECRET_MASK): (text: string) => string {
+  const needles = secretNeedles(env);
+  if (needles.length === 0) return (text) => text;
+  return (text) => {
+    const found: [start: number, end: number][] = [];
+    for (const n of needles) for (let i = text.indexOf(n); i !== -1; i = text.indexOf(n, i + 1)) found.push([i, i + n.length]);
+    if (found.length === 0) return text;
+    found.sort((a, b) => a[0] - b[0]);
+    let out = '';
+    let at = 0;
+    let [start, end] = found[0]!;
+    for (const [s, e] of found) {
+      if (s <= end) {
+        end = Math.max(end, e);
+        continue;
+      }
+      out += text.slice(at, start) + mask;
+      at = end;
+      [start, end] = [s, e];
+    }
+    return out + text.slice(at, start) + mask + text.slice(end);
+  };
+}
+
+/** Applies redactors one after the other. */
+export function combineRedactors(...redactors: ((text: string) => string)[]): (text: string) => string {
+  return (text) => redactors.reduce((t, r) => r(t), text);
+}
