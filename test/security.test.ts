@@ -4,7 +4,7 @@
  * tools on a real directory tree, the gate of the DEFAULT workflow, the agent
  * loop against a scripted model server that speaks the wire format, a real
  * terminal, and `lar run` for the secrets. No mocks.
- * docs/reliability-security.md has the same list as a table.
+ * docs/reliability.md (Security) has the same list as a table.
  *
  * What is NOT claimed: a command the gate lets through runs with the user's
  * rights. `cat /etc/passwd` or `cat ../x` are ordinary commands; commands are

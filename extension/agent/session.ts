@@ -23,6 +23,7 @@ import { toStepCard, shortArgs } from './cards';
 import { clip, type ErrorAction, type FromWebview, type HistoryEntry, type StepCard, type ToWebview } from './chatProtocol';
 import { FileChanges, type FileChange } from './fileChanges';
 import { loadNodePty } from '../../core/tools/shell-process';
+import { combineRedactors, secretRedactor } from '../../core/agent/secrets';
 import { changeUri } from './changeDocuments';
 import { AGENT_COMMANDS, modelClientFor, openSetting, readApiKey } from './connection';
 import { createLiveGate } from './liveGate';
@@ -30,13 +31,12 @@ import { AgentTerminal } from './terminal';
 import { VscodeWorkspaceFs } from './vscodeFs';
 
 /** What the chat shows of a step never carries the key (a command or its output could echo it). */
-function redactCard(card: StepCard, apiKey: string | undefined): StepCard {
-  if (!apiKey) return card;
+function redactCard(card: StepCard, mask: (text: string) => string): StepCard {
   return {
     ...card,
-    args: redact(card.args, apiKey),
-    failed: card.failed.map((f) => ({ ...f, reason: redact(f.reason, apiKey) })),
-    ...(card.excerpt !== undefined ? { excerpt: redact(card.excerpt, apiKey) } : {}),
+    args: mask(card.args),
+    failed: card.failed.map((f) => ({ ...f, reason: mask(f.reason) })),
+    ...(card.excerpt !== undefined ? { excerpt: mask(card.excerpt) } : {}),
   };
 }
 
@@ -271,10 +271,14 @@ export class AgentSession implements vscode.Disposable {
     void vscode.commands.executeCommand('setContext', 'lean4Agentic.agentRunning', true);
     let terminal: AgentTerminal | undefined;
     let apiKey: string | undefined;
+    let mask: (text: string) => string = (t) => redact(t, apiKey);
     try {
       const ws = folder.uri.fsPath;
       const config = readAgentConfig();
       apiKey = await readApiKey(this.context.secrets);
+      // The key, and the values of environment variables that look secret (the terminal inherits them).
+      const key = apiKey;
+      mask = combineRedactors((t) => redact(t, key), secretRedactor(process.env));
       const wf = loadWorkflowRef(config.workflow, ws);
       if ('error' in wf) {
         this.fail(`The workflow setting (${config.workflow}) is not usable: ${wf.error}`, ['openWorkflowSetting']);
@@ -314,7 +318,7 @@ export class AgentSession implements vscode.Disposable {
           if (signal.aborted) return resolve(false);
           const id = `a${++this.approvalSeq}`;
           running.approvals.set(id, resolve);
-          this.post({ type: 'approval', id, tool: clip(req.tool, 200), args: redact(shortArgs(req.tool, req.args, 2000), apiKey), reason: clip(req.reason, 1000) });
+          this.post({ type: 'approval', id, tool: clip(req.tool, 200), args: mask(shortArgs(req.tool, req.args, 2000)), reason: clip(req.reason, 1000) });
           void this.reveal();
         });
       let written: FileChange | undefined;
@@ -327,7 +331,7 @@ export class AgentSession implements vscode.Disposable {
             live.observe(e);
             return;
           case 'text':
-            this.post({ type: 'text', delta: clip(redact(e.delta, apiKey), 100_000) });
+            this.post({ type: 'text', delta: clip(mask(e.delta), 100_000) });
             return;
           case 'message': {
             live.observe(e);
@@ -337,7 +341,7 @@ export class AgentSession implements vscode.Disposable {
           }
           case 'step': {
             live.observe(e);
-            const card = redactCard(toStepCard(e.line, e.event, e.result, e.gate), apiKey);
+            const card = redactCard(toStepCard(e.line, e.event, e.result, e.gate), mask);
             // The write a file tool just made is this step's (one tool runs at a time).
             if (written && e.event.status === 'ok') card.change = { id: written.id, path: clip(written.path, 2000), created: written.created };
             written = undefined;
@@ -346,7 +350,7 @@ export class AgentSession implements vscode.Disposable {
           }
           case 'outcome':
             live.observe(e);
-            this.post({ type: 'outcome', command: clip(e.event.command, 2000), exitCode: e.event.exitCode ?? null, passed: e.event.exitCode === workflow.outcome.expectExitCode && e.event.testsRan !== 0, excerpt: clip(redact((e.event.output ?? '').trim(), apiKey), 2000) });
+            this.post({ type: 'outcome', command: clip(e.event.command, 2000), exitCode: e.event.exitCode ?? null, passed: e.event.exitCode === workflow.outcome.expectExitCode && e.event.testsRan !== 0, excerpt: clip(mask((e.event.output ?? '').trim()), 2000) });
             return;
           case 'end':
             live.observe(e);
@@ -369,7 +373,7 @@ export class AgentSession implements vscode.Disposable {
         limits: { maxSteps: config.maxSteps, maxTimeMs: config.maxMinutes * 60_000, ...(config.maxRunTokens > 0 ? { maxTokens: config.maxRunTokens } : {}) },
         onEvent,
         signal,
-        redact: (t) => redact(t, apiKey),
+        redact: mask,
         runId,
         onStart: (h) => (running.interrupt = h.interrupt),
       });
@@ -378,13 +382,13 @@ export class AgentSession implements vscode.Disposable {
       this.post({
         type: 'end',
         reason: result.endReason,
-        ...(result.detail ? { detail: clip(redact(result.detail, apiKey), 2000) } : {}),
+        ...(result.detail ? { detail: clip(mask(result.detail), 2000) } : {}),
         summary: { return: s.return, outcome: s.outcome.reward, steps: s.steps },
       });
-      if (result.endReason === 'error' && result.detail) this.fail(redact(result.detail, apiKey), ['testConnection', 'openEndpointSetting']);
+      if (result.endReason === 'error' && result.detail) this.fail(mask(result.detail), ['testConnection', 'openEndpointSetting']);
       void this.postHistory();
     } catch (e) {
-      const message = redact(e instanceof Error ? e.message : String(e), apiKey);
+      const message = mask(e instanceof Error ? e.message : String(e));
       this.output.error(`agent run failed: ${message}`);
       this.fail(`The run failed: ${message}`, actionsFor(e));
     } finally {
