@@ -253,6 +253,17 @@ describe('1. Paths: nothing outside the workspace is read or written', () => {
       }
     }
   });
+
+  test('1.6b the run records are off limits too: the agent cannot rewrite or read its own trajectory; its command outputs stay readable', async () => {
+    for (const p of ['.lar/runs/run-1.lar.jsonl', './.lar/runs/run-1.lar.jsonl', '.lar/runs', 'src/../.lar/runs/x']) {
+      for (const tool of FILE_TOOLS) {
+        const g = gateIn('edit').gate({ tool, args: FILE_TOOL_ARGS[tool](p) });
+        assert.equal(g.decision, 'block', `${tool} ${p}`);
+        assert.match(g.reason, /matches the path deny pattern "\.lar\/runs/);
+      }
+    }
+    assert.equal(gateIn('edit').gate({ tool: 'read_file', args: { path: '.lar/output/run-1/cmd-1.log' } }).decision, 'allow');
+  });
 });
 
 describe('1. Paths, through the agent loop', () => {
