@@ -80,6 +80,7 @@ export interface AgentConfig {
   approvals: Record<string, unknown>;
   workflow: string;
   maxSteps: number;
+  maxRepeatedFailures: number;
   maxMinutes: number;
   /** Completion tokens over a whole run; 0: no limit. */
   maxRunTokens: number;
@@ -117,6 +118,7 @@ export function readAgentConfig(): AgentConfig {
     approvals: typeof approvals === 'object' && approvals !== null ? (approvals as Record<string, unknown>) : {},
     workflow: c.get<string>('workflow', 'builtin:default-coding').trim() || 'builtin:default-coding',
     maxSteps: Math.round(positive(c.get<number>('limits.maxSteps'), 200)),
+    maxRepeatedFailures: Math.max(2, Math.round(positive(c.get<number>('limits.maxRepeatedFailures'), 3))),
     maxMinutes: positive(c.get<number>('limits.maxMinutes'), 60),
     maxRunTokens: Math.max(0, Math.round(Number(c.get<number>('limits.maxTokens') ?? 0) || 0)),
   };

@@ -114,4 +114,5 @@ test('lar run --rollouts runs a group in copies of the workspace and writes its 
 
 test('lar run --rollouts rejects nonsense counts', async () => {
   for (const n of ['0', '-1', 'two', '65']) assert.equal((await lar(['run', '--task', 'x', '--rollouts', n], {})).code, 2, n);
+  for (const n of ['0', '1', 'x']) assert.equal((await lar(['run', '--task', 'x', '--max-repeated-failures', n], {})).code, 2, n);
 });

@@ -32,7 +32,7 @@ Usage:
       Well-formedness of a workflow. Exit 0: usable (warnings allowed); 1: not.
   lar run --task TEXT [--endpoint URL] [--model M] [--workflow W] [--workspace DIR]
           [--out FILE] [--enforcement block|warn] [--yes] [--max-steps N] [--tool-format native|hermes]
-          [--rollouts N]
+          [--rollouts N] [--max-repeated-failures N]
       The verified agent in the terminal: every tool call is gated by the workflow,
       each step is written to the trajectory (default .lar/runs/ in the workspace).
       The endpoint defaults to SGLang's http://127.0.0.1:30000/v1; the API key is
@@ -58,7 +58,7 @@ interface Flags {
   switches: Set<string>;
 }
 
-const VALUE_FLAGS = new Set(['--workflow', '--backend', '--out', '--format', '--task', '--endpoint', '--model', '--workspace', '--enforcement', '--max-steps', '--tool-format', '--rollouts']);
+const VALUE_FLAGS = new Set(['--workflow', '--backend', '--out', '--format', '--task', '--endpoint', '--model', '--workspace', '--enforcement', '--max-steps', '--tool-format', '--rollouts', '--max-repeated-failures']);
 const SWITCHES = new Set(['--json', '--no-color', '--help', '-h', '--stdio', '--yes']);
 
 function parseFlags(args: string[]): Flags {
@@ -192,6 +192,8 @@ async function cmdRun(flags: Flags, io: Io): Promise<number> {
   if (toolFormat !== undefined && toolFormat !== 'native' && toolFormat !== 'hermes') throw new UsageError('--tool-format must be native or hermes');
   const maxSteps = flags.values.get('--max-steps');
   if (maxSteps !== undefined && !/^[1-9][0-9]*$/.test(maxSteps)) throw new UsageError('--max-steps must be a positive integer');
+  const maxRepeats = flags.values.get('--max-repeated-failures');
+  if (maxRepeats !== undefined && !(/^[0-9]+$/.test(maxRepeats) && Number(maxRepeats) >= 2)) throw new UsageError('--max-repeated-failures must be an integer of at least 2');
   const rollouts = flags.values.get('--rollouts');
   if (rollouts !== undefined && !(/^[1-9][0-9]*$/.test(rollouts) && Number(rollouts) <= 64)) throw new UsageError('--rollouts must be an integer from 1 to 64');
   const out = flags.values.get('--out');
@@ -210,6 +212,7 @@ async function cmdRun(flags: Flags, io: Io): Promise<number> {
       enforcement,
       yes: flags.switches.has('--yes'),
       ...(maxSteps ? { maxSteps: Number(maxSteps) } : {}),
+      ...(maxRepeats ? { maxRepeatedFailures: Number(maxRepeats) } : {}),
       ...(toolFormat ? { toolFormat: toolFormat as 'native' | 'hermes' } : {}),
       ...(rollouts ? { rollouts: Number(rollouts) } : {}),
     },

@@ -30,6 +30,8 @@ export interface RunArgs {
   /** Approve every call that asks (otherwise each is rejected: there is nobody to ask). */
   yes: boolean;
   maxSteps?: number;
+  /** The same failing call this many times ends the run (default 3). */
+  maxRepeatedFailures?: number;
   toolFormat?: 'native' | 'hermes';
   /** Rollouts of the task (a group for GRPO); default 1, in the workspace itself. */
   rollouts?: number;
@@ -153,7 +155,7 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
       onEvent,
       redact: redactAll,
       runId: r.runId,
-      ...(a.maxSteps !== undefined ? { limits: { maxSteps: a.maxSteps } } : {}),
+      limits: { ...(a.maxSteps !== undefined ? { maxSteps: a.maxSteps } : {}), ...(a.maxRepeatedFailures !== undefined ? { maxRepeatedFailures: a.maxRepeatedFailures } : {}) },
       ...(signal ? { signal } : {}),
     });
     const s = result.summary;

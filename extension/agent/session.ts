@@ -370,7 +370,7 @@ export class AgentSession implements vscode.Disposable {
         approve,
         enforcement: config.enforcement,
         gate: live.gate,
-        limits: { maxSteps: config.maxSteps, maxTimeMs: config.maxMinutes * 60_000, ...(config.maxRunTokens > 0 ? { maxTokens: config.maxRunTokens } : {}) },
+        limits: { maxSteps: config.maxSteps, maxRepeatedFailures: config.maxRepeatedFailures, maxTimeMs: config.maxMinutes * 60_000, ...(config.maxRunTokens > 0 ? { maxTokens: config.maxRunTokens } : {}) },
         onEvent,
         signal,
         redact: mask,
