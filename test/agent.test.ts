@@ -228,3 +228,23 @@ test('two writers: a line someone else appends to the trajectory mid-run stops t
   assert.deepEqual([end.type, end.reason], ['end', 'error']);
   assert.match(end.detail, /changed by another writer/);
 });
+
+test('enforcement warn never skips an approval: a blocked call that matches an ask pattern is asked before it runs anyway', async () => {
+  const wf = workflow();
+  // explore without run_command: the push is blocked by the stage, and it matches "git push*".
+  const noCommands = { ...wf, stages: wf.stages.map((s) => (s.id === 'explore' ? { ...s, tools: s.tools.filter((t) => t !== 'run_command') } : s)) };
+  const asked: string[] = [];
+  const { events } = await run([{ toolCalls: [{ name: 'run_command', arguments: { command: 'git push origin main' } }] }], {
+    enforcement: 'warn',
+    workflow: noCommands,
+    workflowRef: noCommands,
+    limits: { maxSteps: 1 },
+    approve: async (req) => {
+      asked.push(`${req.tool}: ${req.pattern}`);
+      return false;
+    },
+  });
+  assert.deepEqual(asked, ['run_command: git push*']);
+  const step = events.find((e): e is Extract<AgentEvent, { kind: 'step' }> => e.kind === 'step')!;
+  assert.equal(step.event.status, 'denied', 'rejected, so it did not run');
+});

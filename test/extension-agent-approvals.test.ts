@@ -34,5 +34,14 @@ test('the policy turns an allowed call into ask, keeps ask and block', () => {
   const pattern = allow('rm -rf *');
   assert.equal(applyApprovalPolicy(pattern, 'run_command', { run_command: 'auto' }), pattern);
   const blocked: GateResult = { decision: 'block', verdicts: [], reason: 'not in this stage', toolReward: -1 };
-  assert.equal(applyApprovalPolicy(blocked, 'write_file', { write_file: 'ask' }), blocked);
+  assert.equal(applyApprovalPolicy(blocked, 'write_file', { write_file: 'ask' }).decision, 'block');
+  assert.equal(applyApprovalPolicy(blocked, 'write_file', {}), blocked);
+});
+
+test('a blocked call keeps its block, and carries the per-tool approval for enforcement warn', () => {
+  const blocked = { decision: 'block' as const, verdicts: [], reason: 'write_file is not permitted in stage "explore"', toolReward: -1 as const };
+  const r = applyApprovalPolicy(blocked, 'write_file', { write_file: 'ask' });
+  assert.equal(r.decision, 'block');
+  assert.match(r.askReason ?? '', /lean4Agentic\.approvals asks before write_file/);
+  assert.equal(applyApprovalPolicy(blocked, 'write_file', {}).askReason, undefined);
 });

@@ -242,7 +242,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     if (verdict.decision === 'block' && ((opts.enforcement ?? 'block') === 'block' || unsafe)) {
       status = 'blocked';
       observation = `Blocked by the workflow verifier, not run: ${unsafe?.reason ?? verdict.reason}`;
-    } else if (verdict.decision === 'ask' && !(await (opts.approve?.({ tool: call.name, args: copyOf(call.args), reason: verdict.reason, ...(verdict.askPattern ? { pattern: verdict.askPattern } : {}) }) ?? Promise.resolve(false)))) {
+    } else if (approvalReason(verdict) !== undefined && !(await (opts.approve?.({ tool: call.name, args: copyOf(call.args), reason: approvalReason(verdict)!, ...(verdict.askPattern ? { pattern: verdict.askPattern } : {}) }) ?? Promise.resolve(false)))) {
       status = 'denied';
       observation = `The user rejected this call at the approval prompt (${verdict.reason}). Do something else.`;
     } else if (!isToolName(call.name) || call.argsError !== undefined || !ToolArgs[call.name].safeParse(call.args).success) {
@@ -311,6 +311,18 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
 function describeCall(c: ModelToolCall): string {
   const args = c.argsError !== undefined ? (c.argsText ?? '') : JSON.stringify(c.args ?? {});
   return `${c.name || '(no tool name)'} ${args.length > 200 ? `${args.slice(0, 200)}…` : args}`;
+}
+
+/**
+ * Why the user must approve the call, if they must: an `ask` verdict, or a
+ * blocked call (run anyway under enforcement `warn`) that matches an approval
+ * pattern or a tool set to ask.
+ */
+function approvalReason(v: GateResult): string | undefined {
+  if (v.decision === 'ask') return v.reason;
+  if (v.decision !== 'block') return undefined;
+  if (v.askPattern !== undefined) return `the command matches the approval pattern "${v.askPattern}"; it runs only if the user approves`;
+  return v.askReason;
 }
 
 /**

@@ -31,8 +31,14 @@ export interface GateResult {
   verdicts: Verdict[];
   /** The reason to show the model or the user (the first failed check, or the approval rule). */
   reason: string;
-  /** The `ask` pattern that requires approval, when decision is `ask`. */
+  /**
+   * The `ask` pattern the call matches: it needs approval — when decision is
+   * `ask`, and also when it is `block` (with enforcement `warn` such a call may
+   * still run, and then only if the user approves it).
+   */
   askPattern?: string;
+  /** Why the user must approve a call that is not `ask` (set by the per-tool approval setting on a blocked call). */
+  askReason?: string;
   /** The reward the call gets if it is made anyway and then succeeds (−1 when blocked). */
   toolReward: ToolReward;
 }
@@ -419,7 +425,7 @@ export class VerifierState {
     verdicts.push(this.repeatVerdict(call));
     const failed = verdicts.find((v) => !v.ok && v.check !== 'tool.not_repeated');
     const toolReward = toolRewardOf(verdicts);
-    if (failed) return { decision: 'block', verdicts, reason: failed.reason, toolReward };
+    if (failed) return askPattern === undefined ? { decision: 'block', verdicts, reason: failed.reason, toolReward } : { decision: 'block', verdicts, reason: failed.reason, toolReward, askPattern };
     const loop = verdicts.find((v) => !v.ok);
     if (askPattern !== undefined) {
       return {
