@@ -3,7 +3,7 @@
 // end, time out and report their exit codes.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TerminalSession } from '../core/tools/terminal';
@@ -57,6 +57,15 @@ test('pipe mode: a timeout interrupts the command and the shell goes on', async 
   const next = await t.run('echo next');
   assert.deepEqual([next.output, next.exitCode, next.completion], ['next\n', 0, 'marker']);
   assert.deepEqual(sessionProcesses(t.pid!), [], 'the sleep is gone');
+});
+
+test('pipe mode: a timeout stops the rest of the command too', async () => {
+  const t = open();
+  const r = await t.run('sleep 5; touch after-timeout; sleep 5', { timeoutMs: 500 });
+  assert.equal(r.completion, 'timeout');
+  assert.equal(r.shellRestarted, true);
+  await new Promise((res) => setTimeout(res, 5500));
+  assert.equal(existsSync(join(workspace, 'after-timeout')), false, 'the line after the interrupted one did not run');
 });
 
 test('pipe mode: dispose leaves no process behind', async () => {

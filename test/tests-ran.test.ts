@@ -27,6 +27,8 @@ test('test counts from the summaries of common runners; unknown output says noth
     ['go, none', '?   \texample.com/x\t[no test files]\n', 0],
     ['go, some', '?   \texample.com/x\t[no test files]\nok  \texample.com/y\t0.01s\n', undefined],
     ['make', 'gcc -o x x.c\n', undefined],
+    ['node, two runs (npm test --workspaces)', '# tests 12\n# pass 12\n...\n# tests 0\n# pass 0\n', 12],
+    ['jest, two runs', 'Tests:       4 passed, 4 total\nTests:       0 total\n', 4],
     ['', '', undefined],
   ];
   for (const [name, output, expected] of cases) assert.equal(testsRanFrom(output), expected, name);

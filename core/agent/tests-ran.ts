@@ -5,15 +5,6 @@
  * anything else is `undefined` and the exit code decides alone.
  */
 
-/** The last match of `re` in `text` (runners print one summary per run; the last is the final one). */
-function last(text: string, re: RegExp): RegExpExecArray | undefined {
-  let m: RegExpExecArray | null;
-  let found: RegExpExecArray | undefined;
-  const g = new RegExp(re.source, re.flags.includes('g') ? re.flags : `${re.flags}g`);
-  while ((m = g.exec(text))) found = m;
-  return found;
-}
-
 function sum(text: string, re: RegExp): number | undefined {
   const g = new RegExp(re.source, re.flags.includes('g') ? re.flags : `${re.flags}g`);
   let total: number | undefined;
@@ -24,28 +15,25 @@ function sum(text: string, re: RegExp): number | undefined {
 export function testsRanFrom(output: string): number | undefined {
   // Colours and carriage returns would split the summaries.
   const text = output.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r\n?/g, '\n');
+  // A check may run the runner several times (workspaces, `a && b`): the tests of every run count.
   // node --test: "# tests 3" (TAP) or "ℹ tests 3" (spec reporter).
-  const node = last(text, /^(?:#|ℹ) tests (\d+)$/m);
-  if (node) return Number(node[1]);
+  const node = sum(text, /^(?:#|ℹ) tests (\d+)$/m);
+  if (node !== undefined) return node;
   // Jest: "Tests:       1 failed, 2 passed, 3 total"; "No tests found, exiting with code 0".
-  const jest = last(text, /^Tests:\s+.*?(\d+) total\s*$/m);
-  if (jest) return Number(jest[1]);
+  const jest = sum(text, /^Tests:\s+.*?(\d+) total\s*$/m);
+  if (jest !== undefined) return jest;
   if (/^No tests found/m.test(text)) return 0;
   // Vitest: " Tests  3 passed (3)"; "No test files found".
-  const vitest = last(text, /^\s*Tests\s+.*\((\d+)\)\s*$/m);
-  if (vitest) return Number(vitest[1]);
+  const vitest = sum(text, /^\s*Tests\s+.*\((\d+)\)\s*$/m);
+  if (vitest !== undefined) return vitest;
   if (/No test files found/.test(text)) return 0;
   // Mocha: "  2 passing", "  1 failing", "  1 pending".
-  const passing = last(text, /^\s*(\d+) passing\b/m);
-  if (passing) {
-    const failing = last(text, /^\s*(\d+) failing\b/m);
-    const pending = last(text, /^\s*(\d+) pending\b/m);
-    return Number(passing[1]) + Number(failing?.[1] ?? 0) + Number(pending?.[1] ?? 0);
-  }
+  const passing = sum(text, /^\s*(\d+) passing\b/m);
+  if (passing !== undefined) return passing + (sum(text, /^\s*(\d+) failing\b/m) ?? 0) + (sum(text, /^\s*(\d+) pending\b/m) ?? 0);
   // pytest: "collected 3 items"; "no tests ran".
+  const pytest = sum(text, /^collected (\d+) items?\b/m);
+  if (pytest !== undefined) return pytest;
   if (/\bno tests ran\b/.test(text)) return 0;
-  const pytest = last(text, /^collected (\d+) items?\b/m);
-  if (pytest) return Number(pytest[1]);
   // cargo test: one "running N tests" per test binary (unit, integration, doc).
   const cargo = sum(text, /^running (\d+) tests?$/m);
   if (cargo !== undefined) return cargo;

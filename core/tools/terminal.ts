@@ -443,6 +443,13 @@ export class TerminalSession {
     active.stopping = { completion, extra };
     const p = this.pty;
     const grace = this.options.graceMs ?? 1500;
+    if (p.mode === 'pipe') {
+      // Without a terminal, Ctrl-C cannot reach the command's process group and a
+      // non-interactive shell would go on with the rest of the script: end the shell
+      // and all it started now (the next command gets a fresh one).
+      this.killShell();
+      return active.finish(completion, null, { ...extra, shellRestarted: true });
+    }
     p.interrupt();
     if (await this.sync(grace)) return active.finish(completion, null, extra);
     const isDone = (): boolean => active.phase === 'done';
@@ -562,12 +569,15 @@ export class TerminalSession {
   }
 
   private exited(p: ShellProcess, code: number): void {
-    if (this.pty === p) this.pty = undefined;
+    // Reap what the shell left behind, whichever shell it was.
+    killAll(sessionProcesses(p.pid), 'SIGKILL');
+    // A shell we killed ourselves (killShell) was already let go: its exit must not
+    // touch the shell that replaced it, nor the command now running there.
+    if (this.pty !== p) return;
+    this.pty = undefined;
     this.exitWhileStarting?.(code);
     this.exitWhileStarting = undefined;
     this.readyResolve = undefined;
-    // Reap what the shell left behind.
-    killAll(sessionProcesses(p.pid), 'SIGKILL');
     const a = this.active;
     if (a && a.phase !== 'done') {
       // Let trailing output arrive first.
@@ -593,6 +603,11 @@ export class TerminalSession {
       killAll([pid], 'SIGKILL');
     }
     killAll(sessionProcesses(pid), 'SIGKILL');
+    // Told now, before a new shell can start: its own exit event will be ignored (see exited).
+    this.exitWhileStarting?.(128 + 9);
+    this.exitWhileStarting = undefined;
+    this.readyResolve = undefined;
+    for (const l of this.exitListeners) l(128 + 9);
   }
 
   /** Kill the shell and every process it started. The session cannot be used afterwards. */

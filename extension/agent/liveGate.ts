@@ -32,6 +32,17 @@ export interface LiveGate {
   readonly viaServer: boolean;
 }
 
+/** A server that is alive but does not answer must not hold the run: past this, the local verifier decides. */
+const GATE_TIMEOUT_MS = 10_000;
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const t = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}
+
 export function toGateResult(r: CheckToolCallResult): GateResult {
   return { decision: r.decision, verdicts: r.verdicts as Verdict[], reason: r.reason, toolReward: r.toolReward, ...(r.askPattern !== undefined ? { askPattern: r.askPattern } : {}) };
 }
@@ -63,12 +74,16 @@ export function createLiveGate(opts: {
   /**
    * A restarted server knows nothing of the run: the latest line, which does
    * not follow anything it has, makes it catch up from the file on disk (each
-   * line is flushed there before it is announced).
+   * line is flushed there before it is announced). Done once per server
+   * generation, before anything else is asked of it.
    */
+  let syncedGeneration = server?.generation;
   const recover = () => {
-    if (serverOk || !server?.running || server.generation === undefined || server.generation === failedGeneration) return;
+    if (!server?.running || server.generation === undefined || server.generation === syncedGeneration) return;
+    if (!serverOk && server.generation === failedGeneration) return;
+    syncedGeneration = server.generation;
+    if (!serverOk) opts.log?.('the language server is back: it catches up from the trajectory file');
     serverOk = true;
-    opts.log?.('the language server is back: it catches up from the trajectory file');
     if (last) send(last.line, last.text);
   };
   const append = (line: number, text: string) => {
@@ -88,7 +103,10 @@ export function createLiveGate(opts: {
       try {
         await sent;
         if (serverOk) {
-          const r = await server.checkToolCall({ uri: opts.uri, call: call.argsError !== undefined ? { tool: call.tool, args: call.args, argsError: call.argsError } : { tool: call.tool, args: call.args } });
+          const r = await withTimeout(
+            server.checkToolCall({ uri: opts.uri, call: call.argsError !== undefined ? { tool: call.tool, args: call.args, argsError: call.argsError } : { tool: call.tool, args: call.args } }),
+            GATE_TIMEOUT_MS,
+          );
           g = toGateResult(r);
         }
       } catch (e) {
