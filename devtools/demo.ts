@@ -72,8 +72,24 @@ async function main(argv: string[]): Promise<number> {
     await server?.stop();
     await model?.server.stop();
   };
+  // Ctrl+C while code-server starts must stop it too: it runs in its own process group.
+  let interrupted = false;
+  const stopSignal = new Promise<void>((resolve) => {
+    const on = () => {
+      interrupted = true;
+      resolve();
+    };
+    process.once('SIGINT', on);
+    process.once('SIGTERM', on);
+  });
   try {
-    server = await CodeServer.start({ dataDir: join(root, 'code-server'), extensions: [vsixPath()], port });
+    const starting = CodeServer.start({ dataDir: join(root, 'code-server'), extensions: [vsixPath()], port });
+    server = await Promise.race([starting, stopSignal.then(() => undefined)]);
+    if (interrupted || !server) {
+      say('stopping: code-server is still starting, it is stopped as soon as it is up');
+      server = await starting.catch(() => undefined);
+      return 130;
+    }
     const url = server.folderUrl(workspace);
     const installed = readdirSync(server.extensionsDir).filter((d) => d.startsWith('lean4-agentic.'));
     if (!installed.length) throw new Error('the VSIX did not install into code-server');
@@ -86,10 +102,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     say('running; Ctrl+C stops it.');
-    await new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
-    });
+    await stopSignal;
     return 0;
   } catch (e) {
     say(`failed: ${e instanceof Error ? e.message : String(e)}`);

@@ -92,17 +92,20 @@ test('FileChanges keeps before/after per write and drops the oldest past its bud
   assert.equal(changes.get(c.id), undefined);
 });
 
-test('markInterruptedRuns ends old unfinished runs as interrupted, and leaves finished and young ones alone', async () => {
+test('markInterruptedRuns ends old, quiet unfinished runs as interrupted, and leaves finished, young and still-written ones alone', async () => {
   const { ws, runs, done } = workspace();
   try {
+    const now = Date.now();
+    const ago = (min: number) => new Date(now - min * 60_000).toISOString();
     const started = (iso: string) => demo.split('\n')[0]!.replace('"2026-11-30T09:00:00Z"', JSON.stringify(iso));
     const unfinished = (iso: string) => [started(iso), ...demo.split('\n').slice(1, 4)].join('\n') + '\n';
-    write(runs, 'run-old-cut.lar.jsonl', unfinished('2026-11-30T08:00:00Z'), 0);
-    write(runs, 'run-young-cut.lar.jsonl', unfinished('2026-11-30T09:59:00Z'), 0);
-    write(runs, 'run-done.lar.jsonl', demo, 0);
+    write(runs, 'run-old-cut.lar.jsonl', unfinished(ago(120)), 110 * 60);
+    write(runs, 'run-young-cut.lar.jsonl', unfinished(ago(1)), 0);
+    // Started long ago but written a minute ago: a run that outlived its limit is still live.
+    write(runs, 'run-old-but-busy.lar.jsonl', unfinished(ago(120)), 60);
+    write(runs, 'run-done.lar.jsonl', demo, 110 * 60);
     // Cut inside a line: the broken line stays, the end goes on its own line.
-    write(runs, 'run-torn.lar.jsonl', unfinished('2026-11-30T08:00:00Z') + '{"type":"tool_ca', 0);
-    const now = Date.parse('2026-11-30T10:00:00Z');
+    write(runs, 'run-torn.lar.jsonl', unfinished(ago(120)) + '{"type":"tool_ca', 110 * 60);
     const marked = await markInterruptedRuns(ws, 65 * 60_000, now);
     assert.deepEqual(marked.sort(), ['run-old-cut.lar.jsonl', 'run-torn.lar.jsonl']);
     const old = readFileSync(join(runs, 'run-old-cut.lar.jsonl'), 'utf8');
@@ -112,9 +115,10 @@ test('markInterruptedRuns ends old unfinished runs as interrupted, and leaves fi
     assert.match(torn.at(-1)!, /"reason":"interrupted"/);
     assert.equal(readFileSync(join(runs, 'run-done.lar.jsonl'), 'utf8'), demo, 'a finished run is not touched');
     assert.doesNotMatch(readFileSync(join(runs, 'run-young-cut.lar.jsonl'), 'utf8'), /interrupted/, 'a young run may still be live elsewhere');
+    assert.doesNotMatch(readFileSync(join(runs, 'run-old-but-busy.lar.jsonl'), 'utf8'), /interrupted/, 'a run still being written is live');
     const list = await listRuns(ws);
     assert.equal(list.find((r) => r.file === 'run-old-cut.lar.jsonl')!.status, 'interrupted');
-    assert.deepEqual(await markInterruptedRuns(ws, 65 * 60_000, now), [], 'marking twice changes nothing');
+    assert.deepEqual(await markInterruptedRuns(ws, 65 * 60_000, now + 1000), [], 'marking twice changes nothing');
   } finally {
     done();
   }

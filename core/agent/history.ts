@@ -139,7 +139,8 @@ export async function markInterruptedRuns(workspace: string, olderThanMs: number
       if (parseObject(lastLine(text))?.type === 'end') continue;
       const header = parseObject((await readHead(path)).split('\n')[0] ?? '');
       const started = typeof header?.started === 'string' ? Date.parse(header.started) : s.mtimeMs;
-      if (!(now - (Number.isFinite(started) ? started : s.mtimeMs) > olderThanMs)) continue;
+      // Both old and quiet: a run that outlived its limit (a long approval wait, a slow command) still writes.
+      if (!(now - (Number.isFinite(started) ? started : s.mtimeMs) > olderThanMs) || !(now - s.mtimeMs > olderThanMs)) continue;
       const end = { type: 'end', reason: 'interrupted', detail: 'the editor stopped during the run (found unfinished when it started again)', at: new Date(now).toISOString() };
       // A file cut inside a line keeps its broken line; the end goes on a line of its own.
       await appendFile(path, `${text.endsWith('\n') ? '' : '\n'}${JSON.stringify(end)}\n`);

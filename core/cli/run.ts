@@ -82,9 +82,17 @@ export async function runFromCli(a: RunArgs, io: Io, st: Style, signal?: AbortSi
       copyWorkspace(workspace, copy);
       const trajectoryPath = join(groupDir, `rollout-${k}.lar.jsonl`);
       io.out(st.bold(`\n── rollout ${k}/${rollouts} ──\n`));
-      const r = await runOnce(a, { client, modelName, apiKey, workspace: copy, trajectoryPath, runId: `${groupId}-${k}`, outputDir: join(groupDir, 'output', `rollout-${k}`) }, io, st, `[${k}] `, signal);
-      files.push(trajectoryPath);
+      let r: AgentResult;
+      try {
+        r = await runOnce(a, { client, modelName, apiKey, workspace: copy, trajectoryPath, runId: `${groupId}-${k}`, outputDir: join(groupDir, 'output', `rollout-${k}`) }, io, st, `[${k}] `, signal);
+      } catch (e) {
+        // One rollout failing (its file is closed and says why) does not lose the others.
+        rows.push(`rollout ${k}: failed (${e instanceof Error ? e.message : String(e)})`);
+        continue;
+      }
       rows.push(`rollout ${k}: ${r.endReason}, outcome ${r.summary.outcome.reward}, return ${r.summary.return.toFixed(3)}, ${r.summary.steps} steps`);
+      // A stopped rollout is not a sample of the policy: it stays on disk but out of the group.
+      if (r.endReason !== 'cancelled') files.push(trajectoryPath);
     } finally {
       rmSync(copy, { recursive: true, force: true });
     }
@@ -94,9 +102,9 @@ export async function runFromCli(a: RunArgs, io: Io, st: Style, signal?: AbortSi
   if (reports.length) {
     writeFileSync(advantagesPath, groupAdvantages(reports).map((r) => JSON.stringify(r)).join('\n') + '\n');
   }
-  io.out(`\n${st.bold('group')}: ${rows.length} of ${rollouts} rollouts${signal?.aborted ? ' (stopped)' : ''}\n  ${rows.join('\n  ')}\n`);
+  io.out(`\n${st.bold('group')}: ${files.length} of ${rollouts} rollouts in the group${signal?.aborted ? ' (stopped)' : ''}\n  ${rows.join('\n  ')}\n`);
   if (reports.length) io.out(`advantages: ${advantagesPath}\n`);
-  return rows.length === rollouts ? 0 : 1;
+  return !signal?.aborted && files.length === rollouts ? 0 : 1;
 }
 
 interface Rollout {

@@ -110,8 +110,10 @@ function spawnPiped(opts: SpawnOptions): ShellProcess {
     // Its own session: the shell and everything it starts can be found and killed together.
     detached: true,
   });
+  // A missing shell or folder is reported by the throw below; the event must not crash the process too.
+  child.on('error', () => {});
   const pid = child.pid;
-  if (pid === undefined) throw new Error(`could not start ${opts.shell}`);
+  if (pid === undefined) throw new Error(`could not start ${opts.shell} in ${opts.cwd}`);
   const crlf = (b: Buffer): Buffer => {
     const s = b.toString('latin1');
     return s.includes('\n') ? Buffer.from(s.replace(/\r?\n/g, '\r\n'), 'latin1') : b;

@@ -77,7 +77,8 @@ export const ToWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text'), delta: short(100_000) }).strict(),
   z.object({ type: z.literal('assistant'), text: short(200_000) }).strict(),
   z.object({ type: z.literal('step'), card: StepCard }).strict(),
-  z.object({ type: z.literal('approval'), id: z.string().max(64), tool: short(200), args: short(2000), reason: short(1000) }).strict(),
+  // The whole command, up to the largest a call may be shown: an approval is for exactly what runs.
+  z.object({ type: z.literal('approval'), id: z.string().max(64), tool: short(200), args: short(20_000), reason: short(1000) }).strict(),
   z.object({ type: z.literal('approvalDone'), id: z.string().max(64), approved: z.boolean() }).strict(),
   z.object({ type: z.literal('outcome'), command: short(2000), exitCode: z.number().int().nullable(), passed: z.boolean(), excerpt: short(2000) }).strict(),
   z.object({

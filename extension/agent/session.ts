@@ -53,6 +53,8 @@ interface Running {
   approvals: Map<string, (ok: boolean) => void>;
   /** Ends the trajectory file now, marked interrupted (the host is going away). */
   interrupt?: (detail: string) => void;
+  /** The run's shell: killed with everything it started when the host goes away. */
+  terminal?: AgentTerminal;
 }
 
 function actionsFor(e: unknown): ErrorAction[] {
@@ -126,10 +128,10 @@ export class AgentSession implements vscode.Disposable {
         }
         return;
       case 'showChange':
-        void this.showChange(msg.id);
+        this.showChange(msg.id).catch((e: unknown) => this.fail(`Could not show the change: ${e instanceof Error ? e.message : String(e)}`));
         return;
       case 'history':
-        void this.postHistory();
+        this.postHistory().catch((e: unknown) => this.fail(`Could not list the runs: ${e instanceof Error ? e.message : String(e)}`));
         return;
       case 'openRun': {
         const folder = vscode.workspace.workspaceFolders?.[0];
@@ -141,8 +143,6 @@ export class AgentSession implements vscode.Disposable {
         return;
       }
       case 'checkConnection':
-        void this.postConnection();
-        return;
       case 'ready':
         void this.postConnection();
         return;
@@ -159,7 +159,13 @@ export class AgentSession implements vscode.Disposable {
     const config = readAgentConfig();
     const endpoint = clip(config.endpoint, 1000);
     this.post({ type: 'connection', state: 'checking', endpoint, actions: [] });
-    const apiKey = await readApiKey(this.context.secrets);
+    let apiKey: string | undefined;
+    try {
+      apiKey = await readApiKey(this.context.secrets);
+    } catch (e) {
+      if (seq === this.probeSeq) this.post({ type: 'connection', state: 'failed', endpoint, message: clip(`The API key could not be read from the secret storage: ${e instanceof Error ? e.message : String(e)}`, 2000), actions: ['setApiKey'] });
+      return;
+    }
     const client = modelClientFor(config, apiKey);
     const ac = new AbortController();
     const timer = setTimeout(() => ac.abort(), 10_000);
@@ -301,6 +307,7 @@ export class AgentSession implements vscode.Disposable {
       this.warnIfNoPty();
       const env: Record<string, string | undefined> = { ...process.env, LAR_API_KEY: undefined };
       terminal = new AgentTerminal({ cwd: ws, env, outputDir: join(ws, '.lar', 'output', runId) });
+      running.terminal = terminal;
       this.post({ type: 'runStarted', task: clip(task, 20_000), model: clip(modelName, 300), endpoint: clip(config.endpoint, 1000), trajectory: clip(vscode.workspace.asRelativePath(trajectoryUri), 2000) });
       this.output.info(`agent run ${runId}: ${modelName} at ${config.endpoint}, workflow ${workflow.id}, trajectory ${trajectoryPath}`);
 
@@ -318,7 +325,7 @@ export class AgentSession implements vscode.Disposable {
           if (signal.aborted) return resolve(false);
           const id = `a${++this.approvalSeq}`;
           running.approvals.set(id, resolve);
-          this.post({ type: 'approval', id, tool: clip(req.tool, 200), args: mask(shortArgs(req.tool, req.args, 2000)), reason: clip(req.reason, 1000) });
+          this.post({ type: 'approval', id, tool: clip(req.tool, 200), args: mask(shortArgs(req.tool, req.args, 20_000)), reason: clip(req.reason, 1000) });
           void this.reveal();
         });
       let written: FileChange | undefined;
@@ -404,6 +411,7 @@ export class AgentSession implements vscode.Disposable {
     // The extension host is stopping (a reload, a closed window): the loop will not get to
     // write its end, so the file is ended here, synchronously, and says why.
     this.running?.interrupt?.('the editor closed or reloaded during the run');
+    this.running?.terminal?.dispose();
     this.stop();
     for (const s of this.subs) s.dispose();
   }
