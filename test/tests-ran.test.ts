@@ -64,3 +64,12 @@ test('npm test over an empty suite exits 0 but is not a pass; with tests it is',
   assert.equal(real.event.testsRan, 1);
   assert.equal(real.summary.outcome.reward, 1);
 });
+
+test('a check with megabytes of output keeps its final summary (the tail), so its tests still count', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'lar-bigcheck-'));
+  writeFileSync(join(ws, 'check.sh'), "yes 'noise line for the log' | head -c 3000000\necho; echo '# tests 7'\necho '# pass 7'\n");
+  const event = await runOutcomeCheck({ command: 'sh check.sh', expectExitCode: 0, timeoutMs: 60_000 }, ws);
+  assert.equal(event.exitCode, 0);
+  assert.equal(event.testsRan, 7);
+  assert.match(event.output ?? '', /# pass 7\s*$/, 'the excerpt ends with the summary');
+});

@@ -22,11 +22,21 @@ export function runOutcomeCheck(check: OutcomeCheck, workspace: string, signal?:
   const started = Date.now();
   return new Promise((resolve) => {
     const child = spawn('/bin/sh', ['-c', check.command], { cwd: workspace, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    const out: Buffer[] = [];
+    // The head and the tail: a test runner prints its summary last, however long its output.
+    const HALF = 512 * 1024;
+    const head: Buffer[] = [];
+    let headSize = 0;
+    let tail: Buffer = Buffer.alloc(0);
     let size = 0;
     const collect = (b: Buffer) => {
-      if (size < 1_000_000) out.push(b);
       size += b.length;
+      if (headSize < HALF) {
+        const take = b.subarray(0, HALF - headSize);
+        head.push(take);
+        headSize += take.length;
+        b = b.subarray(take.length);
+      }
+      if (b.length) tail = Buffer.concat([tail, b]).subarray(-HALF);
     };
     child.stdout.on('data', collect);
     child.stderr.on('data', collect);
@@ -49,7 +59,8 @@ export function runOutcomeCheck(check: OutcomeCheck, workspace: string, signal?:
     const finish = (exitCode: number | null, error?: string) => {
       clearTimeout(timer);
       // The same head-and-tail cap as command output, so the model and the trajectory see one format.
-      const full = Buffer.concat(out).toString('utf8');
+      const omitted = size - headSize - tail.length;
+      const full = Buffer.concat(head).toString('utf8') + (omitted > 0 ? `\n… ${omitted} bytes not kept …\n` : '') + tail.toString('utf8');
       const output = capOutput(full, { maxBytes: 8000 }).text;
       const testsRan = timedOut ? undefined : testsRanFrom(full);
       resolve({
