@@ -196,3 +196,36 @@ test('the server killed mid-run: the local verifier gates meanwhile; a restarted
     await current?.stop();
   }
 });
+
+test('a server restarted between two calls, with no line in between, is re-synced before it is asked', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'lar-gate-resync-'));
+  const trajectoryPath = join(ws, '.lar', 'runs', 'r.lar.jsonl');
+  const uri = pathToFileURL(trajectoryPath).toString();
+  let generation = 1;
+  const knows = new Map<number, number>(); // generation → lines the server has
+  const server: GateServer = {
+    running: true,
+    get generation() {
+      return generation;
+    },
+    async appendStep(p: AppendStepParams) {
+      // A new server catches up from the file: whatever line it gets first, it then has them all.
+      knows.set(generation, Math.max(knows.get(generation) ?? 0, p.line));
+    },
+    async checkToolCall(): Promise<CheckToolCallResult> {
+      if (!knows.get(generation)) throw new Error(`no verified run for ${uri}`);
+      return { decision: 'allow', reason: 'every check passed', toolReward: 1, verdicts: [], backend: { backend: 'builtin', reason: 'test' } };
+    },
+  };
+  const workflow = builtinWorkflow('default-coding');
+  const logs: string[] = [];
+  const live = createLiveGate({ server, uri, trajectoryPath, workflow, approvals: {}, log: (m) => logs.push(m) });
+  live.observe({ kind: 'header', line: 1, text: '{"lar":1}' });
+  await live.flushed();
+  assert.equal((await live.gate({ tool: 'read_file', args: { path: 'a' } })).decision, 'allow');
+  generation = 2; // crashed and restarted while the model was thinking; no line since
+  assert.equal((await live.gate({ tool: 'read_file', args: { path: 'b' } })).decision, 'allow');
+  assert.equal(live.viaServer, true, 'still the server deciding');
+  assert.equal(knows.get(2), 1, 'the new server was sent the latest line first');
+  assert.deepEqual(logs, [], 'no fallback happened');
+});
