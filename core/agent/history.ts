@@ -40,7 +40,15 @@ export interface ListRunsOptions {
   maxVerifyBytes?: number;
 }
 
-export async function listRuns(workspace: string, opts: ListRunsOptions = {}): Promise<RunEntry[]> {
+interface RunFile {
+  name: string;
+  path: string;
+  mtimeMs: number;
+  size: number;
+}
+
+/** The run files of a workspace with their size and time; none when there is no runs folder. */
+async function runFiles(workspace: string): Promise<RunFile[]> {
   const dir = join(workspace, RUNS_DIR);
   let names: string[];
   try {
@@ -48,19 +56,25 @@ export async function listRuns(workspace: string, opts: ListRunsOptions = {}): P
   } catch {
     return [];
   }
-  const dated: { name: string; mtime: number; size: number }[] = [];
+  const files: RunFile[] = [];
   for (const name of names) {
+    const path = join(dir, name);
     try {
-      const s = await stat(join(dir, name));
-      if (s.isFile()) dated.push({ name, mtime: s.mtimeMs, size: s.size });
+      const s = await stat(path);
+      if (s.isFile()) files.push({ name, path, mtimeMs: s.mtimeMs, size: s.size });
     } catch {
       // Deleted between the listing and the stat: not a run any more.
     }
   }
-  dated.sort((a, b) => b.mtime - a.mtime || (a.name < b.name ? 1 : -1));
+  return files;
+}
+
+export async function listRuns(workspace: string, opts: ListRunsOptions = {}): Promise<RunEntry[]> {
+  const files = await runFiles(workspace);
+  files.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.name < b.name ? 1 : -1));
   const out: RunEntry[] = [];
-  for (const f of dated.slice(0, opts.limit ?? 30)) {
-    out.push(await describeRun(join(dir, f.name), f.name, f.size, new Date(f.mtime).toISOString(), opts.maxVerifyBytes ?? 8 * 1024 * 1024));
+  for (const f of files.slice(0, opts.limit ?? 30)) {
+    out.push(await describeRun(f.path, f.name, f.size, new Date(f.mtimeMs).toISOString(), opts.maxVerifyBytes ?? 8 * 1024 * 1024));
   }
   return out;
 }
@@ -69,7 +83,7 @@ async function describeRun(path: string, name: string, size: number, mtime: stri
   const entry: RunEntry = { file: name, task: '', started: mtime, status: 'unfinished', steps: 0 };
   let text: string;
   try {
-    text = size > maxVerifyBytes ? await readHead(path) : await readFile(path, 'utf8');
+    text = size > maxVerifyBytes ? await readSlice(path, 0, size) : await readFile(path, 'utf8');
   } catch (e) {
     return { ...entry, note: `not readable: ${e instanceof Error ? e.message : String(e)}` };
   }
@@ -89,11 +103,12 @@ async function describeRun(path: string, name: string, size: number, mtime: stri
   return { ...entry, steps: report.summary.steps, return: report.summary.return, outcome: report.summary.outcome.reward };
 }
 
-async function readHead(path: string): Promise<string> {
+/** At most 64 KB of a file from `position` (the start of a run for its header, the end for its last line). */
+async function readSlice(path: string, position: number, size: number): Promise<string> {
   const fh = await open(path, 'r');
   try {
-    const buf = Buffer.alloc(64 * 1024);
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    const buf = Buffer.alloc(Math.min(64 * 1024, Math.max(0, size - position)));
+    const { bytesRead } = await fh.read(buf, 0, buf.length, position);
     return buf.subarray(0, bytesRead).toString('utf8');
   } finally {
     await fh.close();
@@ -122,44 +137,23 @@ function parseObject(line: string): Record<string, unknown> | undefined {
  * be running in another window. Returns the files it marked.
  */
 export async function markInterruptedRuns(workspace: string, olderThanMs: number, now = Date.now()): Promise<string[]> {
-  const dir = join(workspace, RUNS_DIR);
-  let names: string[];
-  try {
-    names = (await readdir(dir)).filter((n) => RUN_FILE.test(n));
-  } catch {
-    return [];
-  }
   const marked: string[] = [];
-  for (const name of names) {
-    const path = join(dir, name);
+  for (const f of await runFiles(workspace)) {
     try {
-      const s = await stat(path);
-      if (!s.isFile() || s.size === 0) continue;
-      const text = await readTail(path, s.size);
+      if (f.size === 0) continue;
+      const text = await readSlice(f.path, Math.max(0, f.size - 64 * 1024), f.size);
       if (parseObject(lastLine(text))?.type === 'end') continue;
-      const header = parseObject((await readHead(path)).split('\n')[0] ?? '');
-      const started = typeof header?.started === 'string' ? Date.parse(header.started) : s.mtimeMs;
+      const header = parseObject((await readSlice(f.path, 0, f.size)).split('\n')[0] ?? '');
+      const started = typeof header?.started === 'string' ? Date.parse(header.started) : f.mtimeMs;
       // Both old and quiet: a run that outlived its limit (a long approval wait, a slow command) still writes.
-      if (!(now - (Number.isFinite(started) ? started : s.mtimeMs) > olderThanMs) || !(now - s.mtimeMs > olderThanMs)) continue;
+      if (!(now - (Number.isFinite(started) ? started : f.mtimeMs) > olderThanMs) || !(now - f.mtimeMs > olderThanMs)) continue;
       const end = { type: 'end', reason: 'interrupted', detail: 'the editor stopped during the run (found unfinished when it started again)', at: new Date(now).toISOString() };
       // A file cut inside a line keeps its broken line; the end goes on a line of its own.
-      await appendFile(path, `${text.endsWith('\n') ? '' : '\n'}${JSON.stringify(end)}\n`);
-      marked.push(name);
+      await appendFile(f.path, `${text.endsWith('\n') ? '' : '\n'}${JSON.stringify(end)}\n`);
+      marked.push(f.name);
     } catch {
       // Unreadable or gone: left as it is, the history says so.
     }
   }
   return marked;
-}
-
-async function readTail(path: string, size: number): Promise<string> {
-  const fh = await open(path, 'r');
-  try {
-    const len = Math.min(size, 64 * 1024);
-    const buf = Buffer.alloc(len);
-    const { bytesRead } = await fh.read(buf, 0, len, size - len);
-    return buf.subarray(0, bytesRead).toString('utf8');
-  } finally {
-    await fh.close();
-  }
 }
