@@ -20,13 +20,19 @@ function lar(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | n
   });
 }
 
-test('lar run drives the agent from the terminal against an OpenAI-compatible server', async () => {
-  const ws = mkdtempSync(join(tmpdir(), 'lar-run-'));
+/** A workspace whose `node test.js` fails until sum.js adds, with the default workflow checking that command. */
+function failingWorkspace(prefix: string): string {
+  const ws = mkdtempSync(join(tmpdir(), prefix));
   writeFileSync(join(ws, 'sum.js'), 'module.exports = (a, b) => a - b;\n');
   writeFileSync(join(ws, 'test.js'), "if (require('./sum')(2, 3) !== 5) process.exit(1);\nconsole.log('PASS');\n");
   const wf = JSON.parse(readFileSync(resolve(root, 'core/workflow/default-coding.larflow.json'), 'utf8'));
   wf.outcome.command = 'node test.js';
   writeFileSync(join(ws, 'fix.larflow.json'), JSON.stringify(wf));
+  return ws;
+}
+
+test('lar run drives the agent from the terminal against an OpenAI-compatible server', async () => {
+  const ws = failingWorkspace('lar-run-');
   const server = new ScriptedModelServer({
     apiKey: 'sk-test-secret-123456',
     script: [
@@ -66,12 +72,7 @@ test('lar run says clearly when the server is down, and usage errors exit 2', as
 });
 
 test('lar run --rollouts runs a group in copies of the workspace and writes its advantages', async () => {
-  const ws = mkdtempSync(join(tmpdir(), 'lar-rollouts-'));
-  writeFileSync(join(ws, 'sum.js'), 'module.exports = (a, b) => a - b;\n');
-  writeFileSync(join(ws, 'test.js'), "if (require('./sum')(2, 3) !== 5) process.exit(1);\nconsole.log('PASS');\n");
-  const wf = JSON.parse(readFileSync(resolve(root, 'core/workflow/default-coding.larflow.json'), 'utf8'));
-  wf.outcome.command = 'node test.js';
-  writeFileSync(join(ws, 'fix.larflow.json'), JSON.stringify(wf));
+  const ws = failingWorkspace('lar-rollouts-');
   const fix = [
     { toolCalls: [{ name: 'read_file', arguments: { path: 'sum.js' } }] },
     { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'edit' } }] },
