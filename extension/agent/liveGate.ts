@@ -59,13 +59,10 @@ export function createLiveGate(opts: {
   const server = opts.server;
   let serverOk = server?.running ?? false;
   let sent: Promise<void> = Promise.resolve();
-  /** The server generation that failed: a later one (restarted after a crash) is tried again. */
-  let failedGeneration: number | undefined;
   let last: { line: number; text: string } | undefined;
   const down = (what: string, e: unknown) => {
     if (serverOk) opts.log?.(`${what} failed (${e instanceof Error ? e.message : String(e)}): gating with the builtin verifier until the server is back`);
     serverOk = false;
-    failedGeneration = server?.generation;
   };
   const send = (line: number, text: string) => {
     if (!server) return;
@@ -80,7 +77,6 @@ export function createLiveGate(opts: {
   let syncedGeneration = server?.generation;
   const recover = () => {
     if (!server?.running || server.generation === undefined || server.generation === syncedGeneration) return;
-    if (!serverOk && server.generation === failedGeneration) return;
     syncedGeneration = server.generation;
     if (!serverOk) opts.log?.('the language server is back: it catches up from the trajectory file');
     serverOk = true;
