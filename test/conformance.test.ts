@@ -10,7 +10,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { verifyTrajectoryText } from '../core/verifier/verify';
 import { loadWorkflowText } from '../core/workflow/load';
-import { compareCase, declaredWeights, loadCorpus, returnOfExpected, workflowResolver, RETURN_TOLERANCE, type ExpectedCase } from './support/conformance';
+import { BuiltinBackend } from '../core/verifier/backend';
+import { compareCase, compareGates, declaredWeights, gatesAfter, loadCorpus, returnOfExpected, workflowResolver, RETURN_TOLERANCE, type ExpectedCase } from './support/conformance';
 
 const CORPUS = path.resolve(__dirname, '../../test-fixtures/conformance');
 const cases = loadCorpus(CORPUS);
@@ -66,13 +67,13 @@ test('compareCase reports each kind of difference (the runner itself is not leni
 });
 
 for (const c of cases) {
-  test(`conformance ${c.name} (builtin)`, (t) => {
+  test(`conformance ${c.name} (builtin)`, async (t) => {
     let diffs: string[];
     try {
       const report = verifyTrajectoryText(c.text, { resolve: workflowResolver(c.trajectoryPath) });
       diffs = report.fatal
         ? [`nothing was verified: ${report.fatal}`, ...report.workflowProblems.map((p) => `  ${p.code}: ${p.message}`)]
-        : compareCase(c.expected, report);
+        : [...compareCase(c.expected, report), ...compareGates(c.expected.gates ?? [], await gatesAfter(new BuiltinBackend(), c))];
     } catch (e) {
       diffs = [`the verifier threw: ${(e as Error).stack ?? String(e)}`];
     }
@@ -87,3 +88,18 @@ for (const c of cases) {
     assert.deepEqual(diffs, [], `${c.name}: ${c.expected.description}\n  ${diffs.join('\n  ')}`);
   });
 }
+
+test('compareGates reports each kind of difference, and the corpus has gate cases for a blocked call that keeps its ask pattern', async () => {
+  const c = cases.find((x) => x.expected.gates?.some((g) => g.decision === 'block' && g.askPattern !== undefined));
+  assert.ok(c, 'no case gates a blocked call that matches an ask pattern');
+  const got = await gatesAfter(new BuiltinBackend(), c);
+  assert.deepEqual(compareGates(c.expected.gates!, got), []);
+  const i = c.expected.gates!.findIndex((g) => g.decision === 'block' && g.askPattern !== undefined);
+  const has = (diffs: string[], re: RegExp) => assert.ok(diffs.some((d) => re.test(d)), `no difference matching ${re}: ${JSON.stringify(diffs)}`);
+  // A gate that drops the pattern on a block (what the Lean gate used to do) is caught.
+  const dropped = got.map((g, k) => (k === i ? { ...g, askPattern: undefined } : g));
+  has(compareGates(c.expected.gates!, dropped), new RegExp(`^gate ${i + 1} .*expected ask pattern "${c.expected.gates![i]!.askPattern!.replace(/[*]/g, '\\*')}", got none`));
+  has(compareGates(c.expected.gates!, got.map((g, k) => (k === i ? { ...g, decision: 'ask' as const } : g))), /expected block, got ask/);
+  has(compareGates(c.expected.gates!, got.map((g, k) => (k === i ? { ...g, toolReward: 1 as const } : g))), /expected tool reward -1, got 1/);
+  has(compareGates(c.expected.gates!, got.slice(1)), /^gates: expected/);
+});

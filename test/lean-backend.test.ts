@@ -20,7 +20,7 @@ import { builtinWorkflow } from '../core/workflow/load';
 import type { TrajectoryEvent } from '../core/schema/trajectory';
 import type { Workflow } from '../core/schema/workflow';
 import type { StepResult } from '../core/verifier/state';
-import { compareCase, loadCorpus, workflowResolver } from './support/conformance';
+import { compareCase, compareGates, gatesAfter, loadCorpus, workflowResolver } from './support/conformance';
 import { FAKE, fakeToolchain } from './support/fake-toolchain';
 
 const CORPUS = path.resolve(__dirname, '../../test-fixtures/conformance');
@@ -251,7 +251,7 @@ test('the conformance corpus through the process gives the builtin verdicts', as
     for (const c of loadCorpus(CORPUS)) {
       if (c.expected.disputed !== undefined) continue;
       const report = await verifyTrajectoryTextWith(backend, c.text, { resolve: workflowResolver(c.trajectoryPath) });
-      const diffs = report.fatal ? [`nothing was verified: ${report.fatal}`] : compareCase(c.expected, report);
+      const diffs = report.fatal ? [`nothing was verified: ${report.fatal}`] : [...compareCase(c.expected, report), ...compareGates(c.expected.gates ?? [], await gatesAfter(backend, c))];
       if (diffs.length) failures.push(`${c.name}: ${diffs.join('; ')}`);
     }
     assert.deepEqual(failures, []);
@@ -306,7 +306,7 @@ test('the real Lean checker (lake build lar-verify) agrees with the builtin veri
     for (const c of loadCorpus(CORPUS)) {
       if (c.expected.disputed !== undefined) continue;
       const report = await verifyTrajectoryTextWith(backend, c.text, { resolve: workflowResolver(c.trajectoryPath) });
-      const diffs = report.fatal ? [`nothing was verified: ${report.fatal}`] : compareCase(c.expected, report);
+      const diffs = report.fatal ? [`nothing was verified: ${report.fatal}`] : [...compareCase(c.expected, report), ...compareGates(c.expected.gates ?? [], await gatesAfter(backend, c))];
       if (diffs.length) failures.push(`${c.name}: ${diffs.join('; ')}`);
     }
     assert.deepEqual(failures, []);

@@ -36,7 +36,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fc from 'fast-check';
+import fc from './support/fc';
 import { parseLine, parseTrajectory, splitLines } from '../core/schema/jsonl';
 import { CALL_STATUSES, TrajectoryEvent } from '../core/schema/trajectory';
 import { CompletionAssembler, ModelServerError, errorOf, type StreamChunk } from '../core/model/assemble';
@@ -46,6 +46,7 @@ import { VerifierState, type ProposedCall } from '../core/verifier/state';
 import { verifyEvents, verifyTrajectoryText } from '../core/verifier/verify';
 import { defaultWorkflow, loadWorkflow } from '../core/workflow/load';
 import type { Workflow } from '../core/schema/workflow';
+import { ToolArgs } from '../core/schema/tools';
 import { deepJsonText, eventsOver, jsonKey, jsonText, nastyChar, nastyLine, nastyString, shortNastyLine, workflowValue } from './support/arbitrary';
 
 const HEADER = JSON.stringify({ lar: 1, type: 'header', task: 't', workflow: 'builtin:default-coding', started: '2026-01-01T00:00:00Z' });
@@ -472,6 +473,14 @@ test('5. the text verifier never throws on hostile files: ill-typed lines are li
   );
 });
 
+/** The ask pattern a call matches, from the policy alone: a well-formed run_command the deny list lets through. */
+function expectedAskPattern(wf: Workflow, call: ProposedCall): string | undefined {
+  if (call.tool !== 'run_command' || call.argsError !== undefined || !ToolArgs.run_command.safeParse(call.args).success) return undefined;
+  const view = new CommandView((call.args as { command: string }).command);
+  if (firstMatch(compilePatterns(wf.policy.commands.deny), view) !== undefined) return undefined;
+  return firstMatch(compilePatterns(wf.policy.commands.ask), view);
+}
+
 test('5. the gate never throws on any proposed call, and it decides one of allow, ask or block', () => {
   const proposal: fc.Arbitrary<ProposedCall> = fc.record(
     {
@@ -490,7 +499,12 @@ test('5. the gate never throws on any proposed call, and it decides one of allow
         assert.ok(['allow', 'ask', 'block'].includes(g.decision));
         assert.ok(g.reason.length > 0);
         assert.equal(g.decision === 'block', g.toolReward === -1);
-        assert.equal(g.decision === 'ask', g.askPattern !== undefined);
+        // The contract (GateResult.askPattern): the pattern is the one the command matches,
+        // whatever the decision; a blocked call keeps it so that `warn` still asks.
+        const expected = expectedAskPattern(wf, call);
+        if (g.askPattern !== expected) assert.fail(`askPattern ${g.askPattern} for ${call.tool} (decision ${g.decision}); the policy says ${expected}`);
+        if (g.decision === 'ask') assert.notEqual(g.askPattern, undefined);
+        if (g.decision === 'allow') assert.equal(g.askPattern, undefined);
       }
     }),
     { numRuns: 150 },

@@ -637,10 +637,12 @@ def State.append (st : State) (line : Nat) : Event → State × StepResult
   | e => (st, { line := line, type := e.typeName, stage := st.visit.map (·.stage.id),
       visit := st.visit.map (·.ordinal), verdicts := [], runningReturn := st.runningReturn })
 
-/-- The gate's decision, reason and `ask` pattern for the verdicts of a proposed call. -/
+/-- The gate's decision, reason and `ask` pattern for the verdicts of a proposed call.
+A blocked call keeps the `ask` pattern it matches: with enforcement `warn` it may still
+run, and then only once the user approves it (core/verifier/state.ts `GateResult`). -/
 def gateDecision (verdicts : List Verdict) (ask : Option String) : GateDecision × String × Option String :=
   match verdicts.find? (fun v => !v.ok && v.check != .toolNotRepeated) with
-  | some f => (.block, f.reason, none)
+  | some f => (.block, f.reason, ask)
   | none =>
     (match ask with
      | some p =>
@@ -659,6 +661,25 @@ def State.gate (st : State) (call : ProposedCall) : GateResult :=
   let d := gateDecision verdicts pre.2
   { decision := d.1, verdicts := verdicts, reason := d.2.1, askPattern := d.2.2,
     toolReward := toolReward verdicts }
+
+/-- Whatever the decision, the gate reports exactly the `ask` pattern the call matches:
+a call is never let through unasked because it was also blocked. -/
+theorem gateDecision_ask (verdicts : List Verdict) (ask : Option String) :
+    (gateDecision verdicts ask).2.2 = ask := by
+  unfold gateDecision
+  split
+  · rfl
+  · cases ask <;> rfl
+
+/-- The gate asks only for a call that matches an `ask` pattern. -/
+theorem gateDecision_ask_decision (verdicts : List Verdict) (ask : Option String)
+    (h : (gateDecision verdicts ask).1 = .ask) : ask.isSome := by
+  unfold gateDecision at h
+  split at h
+  · cases h
+  · cases ask with
+    | none => cases h
+    | some _ => rfl
 
 /-- The gate reports the reward −1 exactly when the proposed call does not conform. -/
 theorem State.gate_ok_iff (st : State) (call : ProposedCall) :

@@ -10,8 +10,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CHECK_IDS, type CheckId, type Verdict } from '../../core/verifier/checks';
-import type { StepResult, TrajectorySummary } from '../../core/verifier/state';
-import type { WorkflowResolver } from '../../core/verifier/verify';
+import type { GateResult, ProposedCall, StepResult, TrajectorySummary } from '../../core/verifier/state';
+import type { VerifierBackend } from '../../core/verifier/backend';
+import { verifyTrajectoryText, type WorkflowResolver } from '../../core/verifier/verify';
+import { parseTrajectory } from '../../core/schema/jsonl';
 import { loadWorkflowText, BUILTIN_WORKFLOWS } from '../../core/workflow/load';
 
 export type Reward = -1 | 0 | 1;
@@ -41,8 +43,22 @@ export interface ExpectedStage {
   absent?: CheckId[];
 }
 
+/** A call put to the gate after the case's last event, and what the gate must decide. */
+export interface ExpectedGate {
+  call: ProposedCall;
+  decision: 'allow' | 'ask' | 'block';
+  /** The ask pattern the gate must report; absent: it must report none. */
+  askPattern?: string;
+  toolReward: Reward;
+  failed: CheckId[];
+  passed?: CheckId[];
+  absent?: CheckId[];
+}
+
 export interface ExpectedCase {
   description: string;
+  /** Calls proposed to the gate on the state after the last event. */
+  gates?: ExpectedGate[];
   lineErrors?: ExpectedLineError[];
   steps: ExpectedStep[];
   stages: ExpectedStage[];
@@ -237,6 +253,46 @@ export function compareCase(expected: ExpectedCase, results: ConformanceResults)
   return diffs;
 }
 
+/**
+ * What `backend`'s gate decides for each of the case's `gates` on the state
+ * after the trajectory's last event (the events are replayed in one session).
+ */
+export async function gatesAfter(backend: VerifierBackend, c: ConformanceCase): Promise<GateResult[]> {
+  const wanted = c.expected.gates ?? [];
+  if (!wanted.length) return [];
+  const parsed = parseTrajectory(c.text);
+  const report = verifyTrajectoryText(c.text, { resolve: workflowResolver(c.trajectoryPath) });
+  if (!report.workflow) throw new Error(`${c.name}: no workflow to gate against: ${report.fatal ?? 'unknown'}`);
+  const header = parsed.lines.find((l) => l.kind === 'header');
+  const session = await backend.open(report.workflow, header?.line ?? 1);
+  try {
+    for (const l of parsed.lines) if (l.kind === 'event') await session.append(l.event, l.line);
+    const out: GateResult[] = [];
+    for (const g of wanted) out.push(await session.gate(g.call));
+    return out;
+  } finally {
+    session.close();
+  }
+}
+
+/** Differences between the expected and the actual gate results, in order. */
+export function compareGates(expected: readonly ExpectedGate[], results: readonly GateResult[]): string[] {
+  const diffs: string[] = [];
+  if (results.length !== expected.length) diffs.push(`gates: expected ${expected.length} results, got ${results.length}`);
+  expected.forEach((want, i) => {
+    const got = results[i];
+    if (!got) return;
+    const where = `gate ${i + 1} (${want.call.tool} ${JSON.stringify(want.call.args)})`;
+    if (got.decision !== want.decision) diffs.push(`${where}: expected ${want.decision}, got ${got.decision}${failedNote(got.verdicts)}`);
+    if (got.askPattern !== want.askPattern) {
+      diffs.push(`${where}: expected ${want.askPattern === undefined ? 'no ask pattern' : `ask pattern "${want.askPattern}"`}, got ${got.askPattern === undefined ? 'none' : `"${got.askPattern}"`}`);
+    }
+    if (got.toolReward !== want.toolReward) diffs.push(`${where}: expected tool reward ${want.toolReward}, got ${got.toolReward}`);
+    diffs.push(...compareVerdicts(where, want, got.verdicts));
+  });
+  return diffs;
+}
+
 function compareVerdicts(where: string, want: { failed: readonly string[]; passed?: readonly string[]; absent?: readonly string[] }, verdicts: readonly Verdict[]): string[] {
   const diffs: string[] = [];
   const failed = new Set(verdicts.filter((v) => !v.ok).map((v) => v.check as string));
@@ -268,7 +324,8 @@ function failedNote(verdicts: readonly Verdict[]): string {
 
 // ---- shape of an expectation file ----
 
-const CASE_KEYS = ['description', 'lineErrors', 'steps', 'stages', 'outcome', 'outcomeFailed', 'return', 'disputed'];
+const CASE_KEYS = ['description', 'lineErrors', 'steps', 'stages', 'outcome', 'outcomeFailed', 'return', 'disputed', 'gates'];
+const GATE_KEYS = ['call', 'decision', 'askPattern', 'toolReward', 'failed', 'passed', 'absent'];
 const STEP_KEYS = ['line', 'toolReward', 'failed', 'passed', 'absent'];
 const STAGE_KEYS = ['stage', 'reward', 'failed', 'passed', 'absent'];
 
@@ -313,6 +370,20 @@ function checkExpected(raw: unknown): string[] {
       if (s.reward !== -1 && s.reward !== 0 && s.reward !== 1) p.push(`stages[${i}].reward must be -1, 0 or 1`);
       checkVerdictLists(s, `stages[${i}]`, p);
     });
+  if (raw.gates !== undefined) {
+    if (!Array.isArray(raw.gates)) p.push('"gates" must be an array');
+    else
+      raw.gates.forEach((g, i) => {
+        if (!isObject(g)) return void p.push(`gates[${i}] must be an object`);
+        unknownKeys(g, GATE_KEYS, `gates[${i}].`, p);
+        if (!isObject(g.call) || typeof g.call.tool !== 'string' || !('args' in g.call)) p.push(`gates[${i}].call must be {"tool": …, "args": …}`);
+        else unknownKeys(g.call, ['tool', 'args', 'argsError'], `gates[${i}].call.`, p);
+        if (g.decision !== 'allow' && g.decision !== 'ask' && g.decision !== 'block') p.push(`gates[${i}].decision must be allow, ask or block`);
+        if (g.askPattern !== undefined && (typeof g.askPattern !== 'string' || g.askPattern === '')) p.push(`gates[${i}].askPattern must be a pattern`);
+        if (g.toolReward !== -1 && g.toolReward !== 0 && g.toolReward !== 1) p.push(`gates[${i}].toolReward must be -1, 0 or 1`);
+        checkVerdictLists(g, `gates[${i}]`, p);
+      });
+  }
   return p;
 }
 
