@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import fc from 'fast-check';
+import fc from './support/fc';
 import { runFileTool } from '../core/tools/files';
 import { NodeWorkspaceFs, isInside } from '../core/tools/workspace-fs';
 import type { ToolOutcome } from '../core/tools/types';

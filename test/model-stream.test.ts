@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fc from 'fast-check';
+import fc from './support/fc';
 import { CompletionAssembler, ModelServerError, errorOf, type StreamChunk } from '../core/model/assemble';
 import { extractTextToolCalls } from '../core/model/hermes';
 

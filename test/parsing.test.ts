@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fc from 'fast-check';
+import fc from './support/fc';
 import { findJsonSyntaxError, locateJsonValue } from '../core/schema/json-position';
 import { parseLine, parseTrajectory, formatLineError } from '../core/schema/jsonl';
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fc from 'fast-check';
+import fc from './support/fc';
 import { globMatch } from '../core/policy/glob';
 import { commandMatches, commandParts } from '../core/policy/command';
 import { normalizeByParts, normalizeWorkspacePath } from '../core/policy/path';

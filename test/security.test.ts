@@ -21,7 +21,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import fc from 'fast-check';
+import fc from './support/fc';
 import { runAgent, type AgentEvent, type AgentOptions } from '../core/agent/loop';
 import { runOutcomeCheck } from '../core/agent/outcome-check';
 import { combineRedactors, looksSecret, secretRedactor } from '../core/agent/secrets';

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import fc from 'fast-check';
+import fc from './support/fc';
 import { capOutput, looksBinary, omissionMarker, stripTerminal, toModelText } from '../core/tools/output';
 import { TerminalBusyError, TerminalSession, toToolResult } from '../core/tools/terminal';
 import { sessionProcesses, alive } from '../core/tools/procs';

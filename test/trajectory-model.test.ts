@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fc from 'fast-check';
+import fc from './support/fc';
 import { TrajectoryModel } from '../server/trajectoryModel';
 import { events } from './support/arbitrary';
 import { generateTrajectory } from '../bench/generate';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fc from 'fast-check';
+import fc from './support/fc';
 import { VerifierState } from '../core/verifier/state';
 import { verifyEvents, verifyTrajectoryText } from '../core/verifier/verify';
 import { defaultWorkflow } from '../core/workflow/load';

@@ -1,4 +1,4 @@
-import fc from 'fast-check';
+import fc from './fc';
 import type { TrajectoryEvent } from '../../core/schema/trajectory';
 
 /** Random but plausible trajectory events over the default workflow's vocabulary, bad ones included. */
