@@ -15,12 +15,12 @@ export function codeServerDir(): string {
   return join(cacheDir(), `code-server-${CODE_SERVER_VERSION}`);
 }
 
-/** The launcher script and the Node 24 that must run it. */
+/** The launcher script and the Node 24 that must run it; undefined until setup finished installing them (its marker file). */
 export function codeServerCommand(): { node: string; script: string } | undefined {
   const dir = codeServerDir();
   const node = join(dir, 'node_modules', '.bin', 'node');
   const script = join(dir, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
-  return existsSync(node) && existsSync(script) ? { node, script } : undefined;
+  return existsSync(join(dir, 'installed.json')) && existsSync(node) && existsSync(script) ? { node, script } : undefined;
 }
 
 export function chromiumPath(): string | undefined {

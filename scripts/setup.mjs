@@ -6,15 +6,20 @@
 // on the same machine reuse it. Plain Node, no dependencies: it runs before
 // `npm ci`. Idempotent: what is there already is left alone.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { installEnv } from './install-env.mjs';
 import { CODE_SERVER_VERSION, NODE_FOR_CODE_SERVER, cacheDir, codeServerBin, codeServerDir } from './paths.mjs';
 
-const DEBIAN_PACKAGES = [
+export const DEBIAN_PACKAGES = [
   'build-essential', // node-pty's native addon
   'python3', // node-gyp
   'git',
+  'procps', // ps and pgrep: the terminal finds and reaps what a command started
   'tmux', // the terminal benchmark compares against tmux
+  'zsh', // the terminal drives the user's shell: its tests run each kind it supports
+  'fish',
   'chromium', // the end-to-end tests drive it with playwright-core
   'libkrb5-dev', // code-server's native build
   'fonts-dejavu-core', // readable screenshots
@@ -57,12 +62,28 @@ function debianPackages() {
   apt(['install', '-y', '-qq', '--no-install-recommends', ...missing]);
 }
 
+/** Written last, so an install that was interrupted (Ctrl+C, a full disk) is not taken for a finished one. */
+const MARKER = 'installed.json';
+
+function installedAlready(dir) {
+  try {
+    const m = JSON.parse(readFileSync(join(dir, MARKER), 'utf8'));
+    return m.codeServer === CODE_SERVER_VERSION && existsSync(codeServerBin());
+  } catch {
+    return false;
+  }
+}
+
 function codeServer() {
-  if (existsSync(codeServerBin())) {
-    log(`code-server ${CODE_SERVER_VERSION}: present in ${codeServerDir()}`);
+  const dir = codeServerDir();
+  if (installedAlready(dir)) {
+    log(`code-server ${CODE_SERVER_VERSION}: present in ${dir}`);
     return;
   }
-  const dir = codeServerDir();
+  if (existsSync(dir)) {
+    log(`code-server: ${dir} holds an unfinished install; starting it again`);
+    rmSync(dir, { recursive: true, force: true });
+  }
   mkdirSync(dir, { recursive: true });
   // Its own folder and package.json: code-server's install scripts refuse to
   // run unless npm itself runs on Node 24, which the project does not need.
@@ -80,25 +101,30 @@ function codeServer() {
     ),
   );
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  // Both installs get a clean environment (see install-env.mjs): what an outer
+  // `npm run setup` exported would make the inner npm install into the clone,
+  // and code-server's postinstall refuse because npm's user agent names Node 20.
   log(`installing Node ${NODE_FOR_CODE_SERVER} for code-server into ${dir}`);
-  run(npm, ['install', '--no-audit', '--no-fund', `node@${NODE_FOR_CODE_SERVER}`], { cwd: dir });
+  run(npm, ['install', '--no-audit', '--no-fund', `node@${NODE_FOR_CODE_SERVER}`], { cwd: dir, env: installEnv(process.env) });
   const bin = join(dir, 'node_modules', '.bin');
   const version = execFileSync(join(bin, 'node'), ['--version'], { encoding: 'utf8' }).trim();
+  if (!version.startsWith(`v${NODE_FOR_CODE_SERVER}.`)) throw new Error(`expected Node ${NODE_FOR_CODE_SERVER} in ${bin}, found ${version}`);
   log(`installing code-server ${CODE_SERVER_VERSION} with Node ${version} (about two minutes)`);
-  run(npm, ['install', '--no-audit', '--no-fund', `code-server@${CODE_SERVER_VERSION}`], {
-    cwd: dir,
-    env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}` },
-  });
+  run(npm, ['install', '--no-audit', '--no-fund', `code-server@${CODE_SERVER_VERSION}`, '--save-exact'], { cwd: dir, env: installEnv(process.env, bin) });
   if (!existsSync(codeServerBin())) throw new Error(`code-server did not install into ${dir}`);
+  writeFileSync(join(dir, MARKER), `${JSON.stringify({ codeServer: CODE_SERVER_VERSION, node: version, at: new Date().toISOString() })}\n`);
   log(`code-server ${CODE_SERVER_VERSION}: installed`);
 }
 
-try {
-  log(`cache folder ${cacheDir()}`);
-  debianPackages();
-  codeServer();
-  log('done');
-} catch (e) {
-  process.stderr.write(`setup: ${e instanceof Error ? e.message : String(e)}\n`);
-  process.exit(1);
+// Run when started (`npm run setup`, `node scripts/setup.mjs`), not when a test imports the package list.
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  try {
+    log(`cache folder ${cacheDir()}`);
+    debianPackages();
+    codeServer();
+    log('done');
+  } catch (e) {
+    process.stderr.write(`setup: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  }
 }

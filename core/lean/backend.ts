@@ -20,7 +20,7 @@ export interface LeanBackendOptions {
   leanPath?: string;
   /** Environment for detection, the build and the process (PATH, HOME, LAR_LEAN_PATH). */
   env?: NodeJS.ProcessEnv;
-  /** Where built packages are kept; default `~/.cache/lean4-agentic` (or `$XDG_CACHE_HOME/lean4-agentic`). */
+  /** Where built packages are kept; default `$LAR_CACHE_DIR`, else `~/.cache/lean4-agentic` (or `$XDG_CACHE_HOME/lean4-agentic`). */
   cacheDir?: string;
   /** The Lean package to build; default the lean/ folder of this repository. */
   sourceDir?: string;

@@ -15,7 +15,9 @@ import * as path from 'node:path';
 
 export const EXE_NAME = `lar-verify${process.platform === 'win32' ? '.exe' : ''}`;
 
+/** `$LAR_CACHE_DIR` (the one tool cache setup and the tests use too), else `$XDG_CACHE_HOME/lean4-agentic`, else `~/.cache/lean4-agentic`. */
 export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.LAR_CACHE_DIR && path.isAbsolute(env.LAR_CACHE_DIR)) return env.LAR_CACHE_DIR;
   const xdg = env.XDG_CACHE_HOME;
   const home = env.HOME || env.USERPROFILE || os.homedir();
   return path.join(xdg && path.isAbsolute(xdg) ? xdg : path.join(home, '.cache'), 'lean4-agentic');

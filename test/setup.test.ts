@@ -1,0 +1,201 @@
+/**
+ * What `npm run setup` needs to work on a new machine however it is started:
+ * the inner npm installs get a clean environment (an outer `npm run` on Node
+ * 20 made code-server's postinstall refuse), and every program the project
+ * runs comes from a Debian package setup installs.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { codeServerDir } from '../devtools/paths';
+
+const ROOT = resolve(__dirname, '..', '..');
+const INSTALL_ENV = join(ROOT, 'scripts', 'install-env.mjs');
+
+interface InstallEnvModule {
+  installEnv(outer: Record<string, string | undefined>, firstOnPath?: string): Record<string, string>;
+  KEPT_NPM_SETTINGS: Set<string>;
+}
+const load = (): Promise<InstallEnvModule> => import(pathToFileURL(INSTALL_ENV).href) as Promise<InstallEnvModule>;
+
+test('installEnv drops what an outer npm set for its script and keeps the user’s own environment', async () => {
+  const { installEnv } = await load();
+  const outer = {
+    PATH: '/clone/node_modules/.bin:/usr/lib/node_modules/npm/node_modules/@npmcli/run-script/lib/node-gyp-bin:/usr/local/bin:/usr/bin',
+    HOME: '/home/u',
+    LANG: 'C.UTF-8',
+    http_proxy: 'http://proxy:3128',
+    NODE_EXTRA_CA_CERTS: '/etc/ssl/certs/ca.pem',
+    LAR_CACHE_DIR: '/cache',
+    npm_config_user_agent: 'npm/11.19.1 node/v20.20.2 linux x64 workspaces/false',
+    NPM_CONFIG_USER_AGENT: 'npm/11 node/v20',
+    npm_config_local_prefix: '/clone',
+    npm_config_prefix: '/usr',
+    npm_config_global_prefix: '/usr',
+    npm_config_allow_scripts: '',
+    npm_config_node_gyp: '/usr/lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js',
+    npm_config_npm_version: '11.19.1',
+    npm_package_name: 'lean4-agentic',
+    npm_package_json: '/clone/package.json',
+    npm_lifecycle_event: 'setup',
+    npm_lifecycle_script: 'node scripts/setup.mjs',
+    npm_command: 'run-script',
+    npm_execpath: '/usr/lib/node_modules/npm/bin/npm-cli.js',
+    npm_node_execpath: '/usr/bin/node',
+    INIT_CWD: '/clone',
+    NODE: '/usr/bin/node',
+    NODE_TEST_CONTEXT: 'child-v8',
+    npm_config_registry: 'https://registry.example/',
+    'npm_config_@corp:registry': 'https://corp.example/',
+    npm_config_cache: '/fresh/npm-cache',
+    npm_config_https_proxy: 'http://proxy:3128',
+    npm_config_cafile: '/etc/ssl/certs/ca.pem',
+    EMPTY: undefined,
+  };
+  const frozen = structuredClone(outer);
+  const env = installEnv(outer, '/cache/node24/bin');
+  assert.deepEqual(outer, frozen, 'the outer environment is not changed');
+  assert.deepEqual(Object.keys(env).sort(), [
+    'HOME',
+    'LANG',
+    'LAR_CACHE_DIR',
+    'NODE_EXTRA_CA_CERTS',
+    'PATH',
+    'http_proxy',
+    'npm_config_@corp:registry',
+    'npm_config_cache',
+    'npm_config_cafile',
+    'npm_config_https_proxy',
+    'npm_config_registry',
+  ]);
+  assert.equal(env.PATH, '/cache/node24/bin:/usr/local/bin:/usr/bin');
+  assert.equal(env.npm_config_cache, '/fresh/npm-cache');
+  assert.equal(installEnv({ PATH: '/a/node_modules/.bin/:/bin' }).PATH, '/bin');
+});
+
+test('under a real `npm run`, the environment setup hands an inner install has none of the outer npm’s settings', async (t) => {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'lar-setup-env-')));
+  try {
+    const probe = join(dir, 'probe.mjs');
+    writeFileSync(
+      probe,
+      `import { installEnv } from ${JSON.stringify(pathToFileURL(INSTALL_ENV).href)};\n` +
+        `console.log(JSON.stringify({ outer: process.env, inner: installEnv(process.env, '/first/bin') }));\n`,
+    );
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'probe', version: '1.0.0', private: true, scripts: { probe: 'node probe.mjs' } }));
+    const env: Record<string, string | undefined> = { ...process.env };
+    for (const k of Object.keys(env)) if (/^npm_/i.test(k) || k === 'NODE_TEST_CONTEXT') delete env[k];
+    const r = spawnSync('npm', ['run', '--silent', 'probe'], { cwd: dir, encoding: 'utf8', env });
+    assert.equal(r.status, 0, r.stderr);
+    const { outer, inner } = JSON.parse(r.stdout) as { outer: Record<string, string>; inner: Record<string, string> };
+    // The outer npm did set what broke the install; otherwise this test proves nothing.
+    assert.match(outer.npm_config_user_agent ?? '', /node\/v\d+/);
+    assert.ok(outer.npm_config_local_prefix && outer.npm_lifecycle_event && outer.INIT_CWD);
+    const { KEPT_NPM_SETTINGS } = await load();
+    const npmKeys = Object.keys(inner).filter((k) => /^npm_/i.test(k));
+    const unexpected = npmKeys.filter((k) => !KEPT_NPM_SETTINGS.has(k.replace(/^npm_config_/i, '').toLowerCase()));
+    assert.deepEqual(unexpected, [], 'npm variables left for the inner install');
+    for (const k of ['INIT_CWD', 'NODE', 'npm_config_user_agent', 'npm_config_local_prefix', 'npm_config_allow_scripts', 'npm_lifecycle_event', 'npm_package_json']) {
+      assert.equal(inner[k], undefined, k);
+    }
+    const path = inner.PATH!.split(':');
+    assert.equal(path[0], '/first/bin');
+    assert.deepEqual(path.filter((p) => p.endsWith('node_modules/.bin') || p.endsWith('node-gyp-bin')), []);
+    t.diagnostic(`dropped ${Object.keys(outer).length - Object.keys(inner).length + 1} variables; kept npm settings: ${npmKeys.join(', ') || 'none'}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('an inner npm started with that environment from inside `npm run` reports the Node 24 that runs it (code-server’s check)', async (t) => {
+  const bin = join(codeServerDir(), 'node_modules', '.bin');
+  if (!existsSync(join(bin, 'node'))) {
+    t.skip(`no Node 24 in ${bin}: run npm run setup first`);
+    return;
+  }
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'lar-setup-ua-')));
+  try {
+    // The inner package's script prints the user agent its npm gives it, as code-server's postinstall reads it.
+    mkdirSync(join(dir, 'inner'));
+    writeFileSync(join(dir, 'inner', 'package.json'), JSON.stringify({ name: 'inner', version: '1.0.0', private: true, scripts: { ua: 'node -e "process.stdout.write(String(process.env.npm_config_user_agent))"' } }));
+    writeFileSync(
+      join(dir, 'inner.mjs'),
+      `import { spawnSync } from 'node:child_process';\n` +
+        `import { installEnv } from ${JSON.stringify(pathToFileURL(INSTALL_ENV).href)};\n` +
+        `const inner = (env) => spawnSync('npm', ['run', '--silent', 'ua'], { cwd: 'inner', encoding: 'utf8', env }).stdout.trim();\n` +
+        `console.log(JSON.stringify({ clean: inner(installEnv(process.env, ${JSON.stringify(bin)})), naive: inner({ ...process.env, PATH: ${JSON.stringify(bin)} + ':' + process.env.PATH }) }));\n`,
+    );
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'ua', version: '1.0.0', private: true, scripts: { inner: 'node inner.mjs' } }));
+    const env: Record<string, string | undefined> = { ...process.env };
+    for (const k of Object.keys(env)) if (/^npm_/i.test(k) || k === 'NODE_TEST_CONTEXT') delete env[k];
+    const r = spawnSync('npm', ['run', '--silent', 'inner'], { cwd: dir, encoding: 'utf8', env });
+    assert.equal(r.status, 0, r.stderr);
+    const { clean, naive } = JSON.parse(r.stdout) as { clean: string; naive: string };
+    assert.match(clean, /node\/v24\./, `the inner npm's user agent: ${clean}`);
+    // What setup did before: the outer npm's user agent (its Node 20) leaks in.
+    assert.match(naive, new RegExp(`node/${process.version.replace(/\./g, '\\.')}`));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/**
+ * The programs the project runs (the terminal, the tests, the demo, the
+ * benchmarks), each with the package setup installs for it. Add a program here
+ * when code starts running it.
+ */
+const PROGRAMS: Record<string, string> = {
+  ps: 'procps',
+  pgrep: 'procps',
+  git: 'git',
+  tmux: 'tmux',
+  chromium: 'chromium',
+  python3: 'python3',
+  make: 'build-essential',
+  'g++': 'build-essential',
+  zsh: 'zsh',
+  fish: 'fish',
+  bash: 'bash',
+  sh: 'dash',
+  stty: 'coreutils',
+};
+
+function dpkg(args: string[]): string | undefined {
+  const r = spawnSync('dpkg-query', args, { encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim() : undefined;
+}
+
+test('every program the project runs comes from a Debian package setup installs (or one every Debian system has)', async (t) => {
+  if (dpkg(['--version']) === undefined) {
+    t.skip('not a Debian-like system');
+    return;
+  }
+  const { DEBIAN_PACKAGES } = (await import(pathToFileURL(join(ROOT, 'scripts', 'setup.mjs')).href)) as { DEBIAN_PACKAGES: string[] };
+  const essential = (pkg: string): boolean => dpkg(['-W', '-f=${Essential}', pkg]) === 'yes';
+  const dependsOn = (pkg: string): string[] =>
+    (dpkg(['-W', '-f=${Depends},${Pre-Depends}', pkg]) ?? '')
+      .split(/[,|]/)
+      .map((d) => d.trim().split(/[\s:(]/)[0]!)
+      .filter(Boolean);
+  const problems: string[] = [];
+  for (const [program, pkg] of Object.entries(PROGRAMS)) {
+    if (!essential(pkg) && !DEBIAN_PACKAGES.includes(pkg)) problems.push(`${program}: its package ${pkg} is not in setup's list`);
+    const where = spawnSync('sh', ['-c', `command -v ${program}`], { encoding: 'utf8' }).stdout.trim();
+    if (!where) {
+      problems.push(`${program}: not installed (npm run setup installs ${pkg})`);
+      continue;
+    }
+    // The one on PATH may be a user's own (pyenv's python3); the system's is what setup installs.
+    // With merged /usr, dpkg knows a file by the path its package shipped (/bin/ps for /usr/bin/ps).
+    const candidates = [where, `/usr/bin/${program}`, `/bin/${program}`].filter((p) => existsSync(p));
+    const paths = [...new Set(candidates.flatMap((p) => [p, realpathSync(p), realpathSync(p).replace(/^\/usr\/bin\//, '/bin/')]))];
+    const owners = paths.flatMap((p) => dpkg(['-S', p])?.split(':')[0]?.split(',').map((o) => o.trim()) ?? []);
+    const ok = owners.some((o) => o === pkg || essential(o) || dependsOn(pkg).includes(o));
+    if (!ok) problems.push(`${program} (${paths.join(', ')}) belongs to ${owners.join(', ') || 'no package'}, not to ${pkg} or what it depends on`);
+  }
+  assert.deepEqual(problems, []);
+});
