@@ -6,6 +6,9 @@ import { toToolResult, type TerminalSession } from '../tools/terminal';
 import type { ToolContext, ToolOutcome } from '../tools/types';
 import type { WorkspaceFs } from '../tools/workspace-fs';
 import type { ToolExecutor } from './loop';
+import { ShellTextError } from '../tools/shell-quote';
+
+const notRun = (error: string): ToolOutcome => ({ status: 'error', result: { error }, observation: `Not run: ${error}` });
 
 /** Most files the change scan looks at; past it, a command's changes are not tracked. */
 const SCAN_LIMIT = 20_000;
@@ -69,19 +72,35 @@ export function createToolExecutor(parts: ExecutorParts): ToolExecutor {
   return async (tool: ToolName, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome> => {
     if (isFileTool(tool)) return runFileTool(parts.fs, tool, args, ctx);
     if (tool !== 'run_command') return { status: 'error', result: { error: `${tool} is not a workspace tool` }, observation: `${tool} is not a workspace tool` };
-    const command = args.command as string;
-    let line = command;
+    // The gate checked the arguments' types, but with enforcement `warn` a malformed
+    // call still reaches here: nothing but a string is ever run.
+    if (typeof args.command !== 'string' || args.command === '') return notRun('run_command needs a non-empty string "command"');
+    if (args.cwd !== undefined && typeof args.cwd !== 'string') return notRun('"cwd" must be a workspace-relative folder');
+    if (args.timeoutMs !== undefined && !(Number.isSafeInteger(args.timeoutMs) && (args.timeoutMs as number) > 0)) return notRun('"timeoutMs" must be a positive whole number of milliseconds');
+    const command = args.command;
+    let cwd: string | undefined;
     if (typeof args.cwd === 'string' && args.cwd !== '.' && args.cwd !== '') {
       const where = await parts.fs.realPath(args.cwd);
-      if (!where.ok) return { status: 'error', result: { error: where.error }, observation: `Not run: ${where.error}` };
-      // A subshell, so the directory change does not outlive the command.
-      line = `( cd -- ${JSON.stringify(where.value.absolute)} && ${command} )`;
+      if (!where.ok) return notRun(where.error);
+      if (!where.value.exists) return notRun(`the folder "${args.cwd}" does not exist`);
+      const st = await parts.fs.stat(args.cwd);
+      if (!st.ok) return notRun(st.error);
+      if (st.value.kind !== 'dir') return notRun(`"${args.cwd}" is not a folder`);
+      // Handed to the terminal as a folder, never as text of the command: it quotes it.
+      cwd = where.value.absolute;
     }
     const before = snapshot(ctx.workspace);
-    const r = await parts.terminal.run(line, {
-      timeoutMs: typeof args.timeoutMs === 'number' ? args.timeoutMs : (parts.commandTimeoutMs ?? 120_000),
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-    });
+    let r;
+    try {
+      r = await parts.terminal.run(command, {
+        ...(cwd !== undefined ? { cwd } : {}),
+        timeoutMs: typeof args.timeoutMs === 'number' ? args.timeoutMs : (parts.commandTimeoutMs ?? 120_000),
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
+    } catch (e) {
+      if (e instanceof ShellTextError) return notRun(e.message);
+      throw e;
+    }
     const after = before ? snapshot(ctx.workspace) : undefined;
     const result = toToolResult(r);
     const files = before && after ? changedBetween(before, after) : [];

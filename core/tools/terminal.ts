@@ -26,6 +26,7 @@ import { spawnShell, type ShellMode, type ShellProcess } from './shell-process';
 import { Completion, ToolResult } from '../schema/trajectory';
 import { CapOptions, capOutput, looksBinary, binarySummary, omissionMarker, stripTerminal } from './output';
 import { alive, killAll, procInfo, sessionProcesses, waitingOnTerminal } from './procs';
+import { assertTypable, shellQuote, type QuoteDialect } from './shell-quote';
 
 export interface TerminalOptions {
   /** The workspace folder: the shell starts here. */
@@ -55,6 +56,12 @@ export interface TerminalOptions {
 }
 
 export interface RunOptions {
+  /**
+   * An absolute folder to run this one command in; the shell's own folder is
+   * the same afterwards. Passed as a quoted word (see shell-quote.ts), so any
+   * name is only a name.
+   */
+  cwd?: string;
   timeoutMs?: number;
   inputIdleMs?: number;
   signal?: AbortSignal;
@@ -100,9 +107,9 @@ export function toToolResult(r: RunResult): ToolResult {
   };
 }
 
-type ShellKind = 'bash' | 'zsh' | 'fish' | 'posix';
+export type ShellKind = 'bash' | 'zsh' | 'fish' | 'posix';
 
-function shellKind(shell: string): ShellKind {
+export function shellKind(shell: string): ShellKind {
   const b = basename(shell);
   if (b.includes('bash')) return 'bash';
   if (b.includes('zsh')) return 'zsh';
@@ -110,7 +117,23 @@ function shellKind(shell: string): ShellKind {
   return 'posix';
 }
 
-const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+const dialectOf = (kind: ShellKind): QuoteDialect => (kind === 'fish' ? 'fish' : 'posix');
+
+/**
+ * The command file's text for `command`, run in `dir` when given. The folder
+ * change happens in a subshell (fish has none: it changes back and keeps the
+ * command's status), and the command keeps lines of its own, so a trailing
+ * comment or a here-document in it cannot swallow the wrapper.
+ */
+export function commandScript(command: string, kind: ShellKind, dir?: string): string {
+  const body = command.endsWith('\n') ? command : `${command}\n`;
+  if (dir === undefined) return body;
+  const where = shellQuote(dir, dialectOf(kind));
+  if (kind === 'fish') {
+    return `set -l __lar_back $PWD\ncd ${where}\nand begin\n${body}end\nset -l __lar_status $status\ncd $__lar_back\nreturn $__lar_status\n`;
+  }
+  return `( cd -- ${where} || exit\n${body})\n`;
+}
 
 /** Shell set-up: no echo, no line editor, no prompts, no history file, pagers that never wait. */
 function initScript(kind: ShellKind): string {
@@ -247,6 +270,9 @@ export class TerminalSession {
   constructor(private readonly options: TerminalOptions) {
     this.shellPath = pickShell(options.env, options.shell);
     this.kind = shellKind(this.shellPath);
+    // Each command file's path is typed on the shell's input line: quoting makes
+    // it one word, but a control character in it would act on the terminal.
+    assertTypable(options.outputDir, `the output folder ${JSON.stringify(options.outputDir)}`);
     mkdirSync(options.outputDir, { recursive: true });
   }
 
@@ -352,7 +378,7 @@ export class TerminalSession {
     const seq = ++this.seq;
     const outputPath = join(this.options.outputDir, `cmd-${seq}-${n}.log`);
     const scriptPath = join(this.options.outputDir, `cmd-${seq}-${n}.sh`);
-    writeFileSync(scriptPath, command.endsWith('\n') ? command : `${command}\n`);
+    writeFileSync(scriptPath, commandScript(command, this.kind, options.cwd));
     const started = Date.now();
     const capture = new Capture(outputPath, Math.max(64 * 1024, 4 * (this.options.cap?.maxBytes ?? 16 * 1024)));
     let finishRun!: (r: RunResult) => void;
@@ -407,7 +433,7 @@ export class TerminalSession {
     // Without a terminal, stdin is the shell's command stream: a command must not read it.
     const stdin = this.pty!.mode === 'pipe' ? ' </dev/null' : '';
     this.pty!.write(
-      `printf '__LAR_B_%s__\\n' ${n}; ${source} ${quote(scriptPath)}${stdin}; printf '\\n__LAR_E_%s_%d__\\n' ${n} ${status}\r`,
+      `printf '__LAR_B_%s__\\n' ${n}; ${source} ${shellQuote(scriptPath, dialectOf(this.kind))}${stdin}; printf '\\n__LAR_E_%s_%d__\\n' ${n} ${status}\r`,
     );
 
     // Timeout: interrupt, then kill.

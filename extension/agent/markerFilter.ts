@@ -88,7 +88,17 @@ export class MarkerLineFilter {
   }
 }
 
-/** The line shown before a command runs: `$ command`, multi-line commands indented, CRLF for the terminal. */
-export function commandBanner(command: string): string {
-  return `\x1b[1m$ ${command.replace(/\r?\n/g, '\r\n  ')}\x1b[0m\r\n`;
+/** Control characters of the command's own text, shown as `^X`, not acted on by the terminal (escape sequences, bells, clears). */
+const visible = (s: string): string =>
+  s.replace(/[\x00-\x08\x0b-\x1f\x7f]/g, (c) => (c === '\x7f' ? '^?' : `^${String.fromCharCode(c.charCodeAt(0) + 64)}`));
+
+/**
+ * The line shown before a command runs: `$ command`, multi-line commands
+ * indented, CRLF for the terminal, and the folder it runs in when it is not
+ * the workspace. Only the banner's own styling reaches the terminal as
+ * escape sequences.
+ */
+export function commandBanner(command: string, cwd?: string): string {
+  const where = cwd ? `\x1b[2m(in ${visible(cwd)})\x1b[0m\x1b[1m ` : '';
+  return `\x1b[1m${where}$ ${visible(command.replace(/\r?\n/g, '\n')).replace(/\n/g, '\r\n  ')}\x1b[0m\r\n`;
 }

@@ -4,6 +4,7 @@
  * agent's commands run in. Marker lines are hidden, each command is shown as
  * `$ command` before it runs, typing prints a note (the shell is the agent's).
  */
+import { relative } from 'node:path';
 import * as vscode from 'vscode';
 import { TerminalSession, type RunOptions, type RunResult, type TerminalOptions } from '../../core/tools/terminal';
 import { MarkerLineFilter, commandBanner } from './markerFilter';
@@ -14,13 +15,13 @@ export const TERMINAL_NAME = 'Lean4 Agentic';
 export class AnnouncingTerminalSession extends TerminalSession {
   constructor(
     options: TerminalOptions,
-    private readonly announce: (command: string) => void,
+    private readonly announce: (command: string, cwd?: string) => void,
   ) {
     super(options);
   }
 
   override run(command: string, options?: RunOptions): Promise<RunResult> {
-    this.announce(command);
+    this.announce(command, options?.cwd);
     return super.run(command, options);
   }
 }
@@ -81,8 +82,8 @@ export class AgentTerminal implements vscode.Disposable {
   private readonly subs: { dispose(): void }[] = [];
 
   constructor(options: TerminalOptions) {
-    this.session = new AnnouncingTerminalSession(options, (command) => {
-      this.ensure().write(commandBanner(command));
+    this.session = new AnnouncingTerminalSession(options, (command, cwd) => {
+      this.ensure().write(commandBanner(command, cwd === undefined ? undefined : relative(options.cwd, cwd) || '.'));
       this.terminal?.show(true);
     });
     this.subs.push(

@@ -1,0 +1,282 @@
+/**
+ * Every value that becomes shell text is inert (issue: `run_command`'s `cwd`
+ * ran any command). Through real shells: the quoting helper, the terminal's
+ * command file and input line, `run_command`'s cwd and timeout through the
+ * tool executor, the output folder, the outcome check's workspace, and the
+ * editor terminal's banner.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from './support/fc';
+import { ShellTextError, assertTypable, shellQuote } from '../core/tools/shell-quote';
+import { TerminalSession, commandScript } from '../core/tools/terminal';
+import { createToolExecutor } from '../core/agent/tools';
+import { NodeWorkspaceFs } from '../core/tools/workspace-fs';
+import { runOutcomeCheck } from '../core/agent/outcome-check';
+import { commandBanner } from '../extension/agent/markerFilter';
+
+/**
+ * Values that would run something, or change the word, if they reached a shell
+ * unquoted or in double quotes. Each one, if expanded, creates the file PWNED
+ * in the current folder (or fails loudly).
+ */
+const HOSTILE = [
+  '$(touch PWNED)',
+  '`touch PWNED`',
+  '${IFS}$(touch${IFS}PWNED)',
+  '"$(touch PWNED)"',
+  "'$(touch PWNED)'",
+  "x'; touch PWNED; echo '",
+  'x"; touch PWNED; echo "',
+  'a; touch PWNED',
+  'a && touch PWNED',
+  'a | touch PWNED',
+  'a\ntouch PWNED',
+  'a\r\ntouch PWNED',
+  '\\',
+  'a\\',
+  "a\\'; touch PWNED; #",
+  '\\$(touch PWNED)',
+  '*',
+  '~',
+  '-rf',
+  '--',
+  '!!',
+  '#not a comment',
+  ' leading and trailing ',
+  '$HOME',
+  '%s%n',
+  'ünïcødé ✓',
+];
+
+const SHELLS: { path: string; dialect: 'posix' | 'fish' }[] = [
+  { path: '/bin/sh', dialect: 'posix' },
+  { path: '/bin/bash', dialect: 'posix' },
+  { path: '/usr/bin/zsh', dialect: 'posix' },
+  { path: '/usr/bin/fish', dialect: 'fish' },
+];
+const present = SHELLS.filter((s) => existsSync(s.path));
+
+function scratch(): string {
+  return realpathSync(mkdtempSync(join(tmpdir(), 'lar-quote-')));
+}
+
+/** Every file named PWNED under `dir`. */
+function pwned(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.name === 'PWNED') out.push(p);
+      if (e.isDirectory() && !e.isSymbolicLink()) walk(p);
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** What `printf %s WORD` prints in `shell`, run in `cwd` with a clean environment. */
+function echoBack(shell: string, word: string, cwd: string): string {
+  const args = shell.endsWith('fish') ? ['--no-config', '-c', `printf %s ${word}`] : ['-c', `printf %s ${word}`];
+  const r = spawnSync(shell, args, { cwd, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: cwd, LANG: 'C.UTF-8' } });
+  assert.equal(r.status, 0, `${shell} failed on ${JSON.stringify(word)}: ${r.stderr}`);
+  return r.stdout;
+}
+
+test('shells the project can drive are installed (setup installs zsh and fish)', (t) => {
+  const missing = SHELLS.filter((s) => !existsSync(s.path)).map((s) => s.path);
+  if (missing.length) t.diagnostic(`not installed here, their cases are left out: ${missing.join(', ')}`);
+  assert.ok(present.some((s) => s.path === '/bin/sh'));
+});
+
+test('shellQuote: every hostile value comes back from each real shell exactly as it was, and runs nothing', () => {
+  const dir = scratch();
+  try {
+    for (const sh of present) {
+      for (const v of HOSTILE) assert.equal(echoBack(sh.path, shellQuote(v, sh.dialect), dir), v, `${sh.path}: ${JSON.stringify(v)}`);
+    }
+    assert.deepEqual(pwned(dir), []);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('shellQuote: any string without NUL round-trips through each real shell (property)', () => {
+  const dir = scratch();
+  try {
+    // Characters shells treat specially, mixed with anything else.
+    const special = fc.constantFrom(...`'"\\$\`;&|<>(){}[]*?!#~=%^\n\r\t -`.split(''), '$(', '${', '\\\'', "'\\''");
+    const value = fc.array(fc.oneof(special, fc.string({ unit: 'binary', maxLength: 3 })), { maxLength: 12 }).map((xs) => xs.join('').replace(/\0/g, ''));
+    for (const sh of present) {
+      fc.assert(
+        fc.property(value, (v) => echoBack(sh.path, shellQuote(v, sh.dialect), dir) === v),
+        { numRuns: sh.path === '/bin/sh' ? 150 : 60 },
+      );
+    }
+    assert.deepEqual(pwned(dir), []);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('shellQuote refuses a NUL instead of cutting the value; assertTypable refuses terminal control characters', () => {
+  assert.throws(() => shellQuote('a\0b'), (e: unknown) => e instanceof ShellTextError && /NUL/.test((e as Error).message));
+  for (const c of ['\x03', '\x04', '\x15', '\x16', '\x1a', '\x1b', '\x7f', '\n', '\r', '\0']) {
+    assert.throws(() => assertTypable(`/w/a${c}b`, 'the folder'), (e: unknown) => e instanceof ShellTextError && /the folder has a control character/.test((e as Error).message));
+  }
+  assertTypable("/w/a b$(x)'\"`\\;\t", 'a folder');
+});
+
+test('the command file: a trailing comment or a here-document in the command cannot swallow the folder wrapper', () => {
+  const dir = scratch();
+  try {
+    const sub = join(dir, "it's $(here)");
+    mkdirSync(sub);
+    for (const sh of present) {
+      const kind = sh.path.endsWith('fish') ? 'fish' : sh.path.endsWith('zsh') ? 'zsh' : sh.path.endsWith('bash') ? 'bash' : 'posix';
+      const script = join(dir, 'cmd.sh');
+      const command = kind === 'fish' ? 'pwd # a comment' : 'pwd # a comment\ncat <<EOF\nheredoc )\nEOF';
+      writeFileSync(script, commandScript(command, kind, sub));
+      // Sourced, then the shell goes on, as in the terminal session.
+      const line = `${kind === 'fish' ? 'source' : '.'} ${shellQuote(script, sh.dialect)}; pwd`;
+      const args = kind === 'fish' ? ['--no-config', '-c', line] : ['-c', line];
+      const r = spawnSync(sh.path, args, { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: dir } });
+      assert.equal(r.status, 0, `${sh.path}: ${r.stderr}`);
+      const lines = r.stdout.trimEnd().split('\n');
+      assert.equal(lines[0], sub, `${sh.path} ran in ${lines[0]}`);
+      if (kind !== 'fish') assert.equal(lines[1], 'heredoc )');
+      assert.equal(lines.at(-1), dir, `${sh.path}: the folder change outlived the command`);
+    }
+    assert.deepEqual(pwned(dir), []);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('run_command: a hostile cwd (existing folder or not) runs nothing but the command, in that folder, through every shell', async () => {
+  const dir = scratch();
+  const ws = join(dir, 'ws');
+  mkdirSync(ws);
+  try {
+    for (const sh of present) {
+      const terminal = new TerminalSession({ cwd: ws, env: { PATH: process.env.PATH, HOME: ws, SHELL: sh.path }, outputDir: join(dir, 'out', String(present.indexOf(sh))), graceMs: 500 });
+      const execute = createToolExecutor({ fs: new NodeWorkspaceFs(ws), terminal, commandTimeoutMs: 20_000 });
+      try {
+        for (const name of HOSTILE) {
+          // Folder names the workspace paths take as names (a backslash is a separator to them; `~` is refused).
+          if (name.includes('\\') || name === '~') continue;
+          const folder = join(ws, name);
+          mkdirSync(folder, { recursive: true });
+          // The folder is written to a file: the terminal's text drops carriage returns.
+          const where = join(dir, 'where.txt');
+          const o = await execute('run_command', { command: `pwd > ${where}`, cwd: name }, { workspace: ws });
+          assert.equal(o.status, 'ok', `${sh.path} cwd ${JSON.stringify(name)}: ${o.observation}`);
+          assert.equal((o.result as { exitCode: number }).exitCode, 0, `${sh.path} cwd ${JSON.stringify(name)}: ${o.observation}`);
+          assert.equal(readFileSync(where, 'utf8'), `${folder}\n`, `${sh.path} cwd ${JSON.stringify(name)}`);
+          // The shell's own folder did not move.
+          const back = await execute('run_command', { command: 'pwd' }, { workspace: ws });
+          assert.ok(back.observation.includes(`\n${ws}\n`), `${sh.path}: after cwd ${JSON.stringify(name)} the shell is in: ${back.observation}`);
+        }
+        // Folders that do not exist are refused before anything runs.
+        for (const name of HOSTILE.filter((n) => !existsSync(join(ws, n)))) {
+          const o = await execute('run_command', { command: 'touch RAN', cwd: name }, { workspace: ws });
+          assert.equal(o.status, 'error', `cwd ${JSON.stringify(name)}: ${o.observation}`);
+        }
+        // A file is not a folder.
+        writeFileSync(join(ws, 'file.txt'), 'x');
+        const f = await execute('run_command', { command: 'touch RAN', cwd: 'file.txt' }, { workspace: ws });
+        assert.match(f.observation, /Not run: "file.txt" is not a folder/);
+      } finally {
+        terminal.dispose();
+      }
+      assert.deepEqual(pwned(dir), [], `${sh.path} expanded a value`);
+      assert.equal(existsSync(join(ws, 'RAN')), false);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('run_command: arguments of the wrong type (a malformed call run under enforcement warn) are not run', async () => {
+  const dir = scratch();
+  try {
+    const terminal = new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh' }, outputDir: join(dir, '.out') });
+    const execute = createToolExecutor({ fs: new NodeWorkspaceFs(dir), terminal });
+    try {
+      const cases: [Record<string, unknown>, RegExp][] = [
+        [{ command: ['touch', 'PWNED'] }, /non-empty string "command"/],
+        [{ command: '' }, /non-empty string "command"/],
+        [{ command: 'touch PWNED', cwd: ['$(touch PWNED)'] }, /"cwd" must be/],
+        [{ command: 'touch PWNED', cwd: { toString: '$(touch PWNED)' } }, /"cwd" must be/],
+        [{ command: 'touch PWNED', timeoutMs: '$(touch PWNED)' }, /"timeoutMs" must be/],
+        [{ command: 'touch PWNED', timeoutMs: '1; touch PWNED' }, /"timeoutMs" must be/],
+        [{ command: 'touch PWNED', timeoutMs: -5 }, /"timeoutMs" must be/],
+        [{ command: 'touch PWNED', timeoutMs: 1.5 }, /"timeoutMs" must be/],
+        [{ command: 'touch PWNED', cwd: 'a\0b' }, /Not run/],
+      ];
+      for (const [args, why] of cases) {
+        const o = await execute('run_command', args, { workspace: dir });
+        assert.equal(o.status, 'error', JSON.stringify(args));
+        assert.match(o.observation, why);
+      }
+    } finally {
+      terminal.dispose();
+    }
+    assert.deepEqual(pwned(dir), []);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the output folder: a hostile name is only a name; a control character in it is refused with a clear error', async () => {
+  const dir = scratch();
+  try {
+    for (const sh of present) {
+      const out = join(dir, `out $(touch PWNED) \`touch PWNED\` it's "q" \\ ${sh.path.split('/').pop()}`);
+      const t = new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH, HOME: dir, SHELL: sh.path }, outputDir: out });
+      try {
+        const r = await t.run('echo ran');
+        assert.equal(r.exitCode, 0, `${sh.path}: ${r.output}`);
+        assert.equal(r.output.trim(), 'ran');
+      } finally {
+        t.dispose();
+      }
+    }
+    assert.deepEqual(pwned(dir), []);
+    assert.throws(
+      () => new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH }, outputDir: join(dir, 'out\x15touch PWNED') }),
+      (e: unknown) => e instanceof ShellTextError && /output folder .* control character \(0x15\)/.test((e as Error).message),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the outcome check: a workspace with a hostile name is only its folder', async () => {
+  const dir = scratch();
+  try {
+    const ws = join(dir, "ws $(touch PWNED) `touch PWNED` it's \"q\" ; touch PWNED");
+    mkdirSync(ws);
+    const o = await runOutcomeCheck({ command: 'pwd', expectExitCode: 0, timeoutMs: 10_000 }, ws);
+    assert.equal(o.exitCode, 0, o.output);
+    assert.equal(o.output?.trim(), ws);
+    assert.deepEqual(pwned(dir), []);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the editor terminal banner shows control characters of a command instead of sending them to the terminal', () => {
+  const b = commandBanner('echo \x1b]52;c;cHduZWQ=\x07 \x1b[2J done', 'sub\x1b[31m');
+  const inner = b.replace(/^\x1b\[1m/, '').replace(/\x1b\[0m\r\n$/, '');
+  // Only the banner's own styling is an escape sequence.
+  assert.deepEqual(inner.match(/\x1b\[[0-9;]*m/g)?.filter((s) => !['\x1b[2m', '\x1b[0m', '\x1b[1m'].includes(s)) ?? [], []);
+  assert.ok(!inner.includes('\x07') && !inner.includes('\x1b]') && !inner.includes('\x1b[2J') && !inner.includes('\x1b[31m'));
+  assert.match(b, /\^\[\]52;c;cHduZWQ=\^G \^\[\[2J done/);
+  assert.match(b, /\(in sub\^\[\[31m\)/);
+  assert.equal(commandBanner('a\nb'), '\x1b[1m$ a\r\n  b\x1b[0m\r\n');
+});
