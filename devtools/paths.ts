@@ -1,14 +1,16 @@
 /** Where scripts/setup.mjs put code-server and Chromium is found; the demo and the end-to-end tests read it here. */
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import pins from '../scripts/code-server.json';
 
 export const REPO_ROOT = resolve(__dirname, '..', '..');
 export const CODE_SERVER_VERSION: string = pins.version;
 
+/** The same folder as scripts/paths.mjs `cacheDir` (setup runs before the TypeScript is built, so it cannot import this). */
 export function cacheDir(): string {
-  return process.env.LAR_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'lean4-agentic');
+  const xdg = process.env.XDG_CACHE_HOME;
+  return resolve(process.env.LAR_CACHE_DIR || join(xdg && isAbsolute(xdg) ? xdg : join(homedir(), '.cache'), 'lean4-agentic'));
 }
 
 export function codeServerDir(): string {

@@ -1,78 +1,103 @@
 // The environment setup gives the npm installs it starts (Node 24, code-server).
 //
-// Started through `npm run setup`, setup inherits what the outer npm put in its
-// environment for its own script: `npm_config_*` for every setting (among them
-// `user_agent`, which names the outer npm's Node 20 and makes code-server's
-// postinstall refuse, `local_prefix`, which points an inner install at the
-// clone instead of its own folder, and `allow_scripts`), `npm_package_*`,
-// `npm_lifecycle_*`, `INIT_CWD`, `NODE`, and PATH entries for the clone's
-// `node_modules/.bin` and npm's node-gyp shim. An inner npm must see none of
-// them: it reads the user's own settings from their npmrc files itself.
-//
-// Kept: the rest of the user's environment, and the few npm settings a user
-// sets in the environment to reach a registry at all (registry, proxies,
-// certificates) or to choose where npm caches. They are re-read from the same
-// files anyway; keeping their environment form keeps a `NPM_CONFIG_REGISTRY=…
-// npm run setup` working.
+// Started through `npm run setup`, setup inherits what the outer npm exported
+// for its own script. Most of it is the user's configuration in environment
+// form (registry, proxies, certificates, auth tokens, nodedir …), which an
+// inner npm would read from the same files anyway, and must keep working (a
+// `~/.npmrc` line `_authToken=${NPM_TOKEN}` needs NPM_TOKEN). A few variables
+// describe the outer npm and the project it runs a script for, and an inner
+// npm must not see them:
+// - `npm_config_user_agent` names the outer npm's Node (20), and code-server's
+//   postinstall refuses to run under anything but Node 24;
+// - `npm_config_local_prefix` (and `prefix`, workspace settings) point an inner
+//   install at the clone instead of its own folder;
+// - `npm_config_allow_scripts` (empty) would override the inner package's own
+//   `allowScripts`;
+// - `npm_config_node_gyp`, `npm_config_npm_version`, `npm_config_argv`,
+//   `npm_package_*`, `npm_lifecycle_*`, `npm_command`, `npm_execpath`,
+//   `npm_node_execpath`, `INIT_CWD`, `NODE` describe the outer run;
+// - PATH gets `<project and each folder above it>/node_modules/.bin` and npm's
+//   node-gyp shim prepended.
 
-/** npm settings (lower-case, `_` for `-`) an inner install keeps. */
-export const KEPT_NPM_SETTINGS = new Set([
-  'registry',
-  'proxy',
-  'https_proxy',
-  'http_proxy',
-  'noproxy',
-  'no_proxy',
-  'cafile',
-  'ca',
-  'strict_ssl',
-  'cache',
-  'userconfig',
-  'globalconfig',
+/** `npm_config_*` settings (lower-case, `_` for `-`) that describe the outer npm run, not the user's configuration. */
+export const OUTER_NPM_SETTINGS = new Set([
+  'user_agent',
+  'local_prefix',
+  'prefix',
+  'global_prefix',
+  'allow_scripts',
+  'node_gyp',
+  'npm_version',
+  'argv',
+  'init_module',
+  'workspace',
+  'workspaces',
+  'include_workspace_root',
+  'global',
 ]);
 
-/** Variables an outer npm (or a test runner) sets for the process it starts, besides `npm_*`. */
-const DROPPED = new Set(['INIT_CWD', 'NODE', 'COLOR', 'NODE_TEST_CONTEXT', 'NODE_CHANNEL_FD', 'NODE_UNIQUE_ID', '_']);
+/** Variables an outer npm (or a test runner) sets for the process it starts, besides `npm_config_*`. */
+const OUTER_VARIABLES = new Set(['INIT_CWD', 'NODE', 'COLOR', 'NODE_TEST_CONTEXT', 'NODE_CHANNEL_FD', 'NODE_UNIQUE_ID', '_']);
 
 /** Whether an environment variable is one the outer npm set for its script, not the user's. */
 export function fromOuterNpm(name) {
-  if (DROPPED.has(name)) return true;
-  const m = /^npm_(.*)$/i.exec(name);
-  if (!m) return false;
-  const rest = m[1];
-  const setting = /^config_(.*)$/i.exec(rest);
-  if (!setting) return true; // npm_package_*, npm_lifecycle_*, npm_command, npm_execpath, npm_node_execpath …
-  const key = setting[1].toLowerCase().replace(/-/g, '_');
-  // Scoped registries: npm_config_@scope:registry.
-  if (/^@[^:]+:registry$/.test(key)) return false;
-  return !KEPT_NPM_SETTINGS.has(key);
+  if (OUTER_VARIABLES.has(name)) return true;
+  const setting = /^npm_config_(.*)$/i.exec(name);
+  if (setting) return OUTER_NPM_SETTINGS.has(setting[1].toLowerCase().replace(/-/g, '_'));
+  // npm's own script variables (lower-case, as npm writes them); NPM_TOKEN and the like are the user's.
+  return /^npm_(package_|lifecycle_|command$|execpath$|node_execpath$)/.test(name);
 }
 
-/** PATH entries an outer `npm run` prepends: a project's `node_modules/.bin` folders and npm's node-gyp shim. */
-export function fromOuterNpmPath(entry) {
-  const e = entry.replace(/\\/g, '/').replace(/\/+$/, '');
-  return e.endsWith('/node_modules/.bin') || e.endsWith('/node-gyp-bin');
+const sepOf = (platform) => (platform === 'win32' ? ';' : ':');
+const norm = (p) => p.replace(/\\/g, '/').replace(/\/+$/, '');
+
+/**
+ * PATH entries an outer `npm run` prepended: `node_modules/.bin` of the
+ * project's folder and of every folder above it, and npm's node-gyp shim. A
+ * user's own `node_modules/.bin` elsewhere on PATH stays.
+ */
+export function outerNpmPathEntries(outer) {
+  const project = outer.INIT_CWD ?? outer.npm_config_local_prefix;
+  const roots = new Set();
+  for (const start of [project, outer.npm_config_local_prefix]) {
+    if (!start) continue;
+    let dir = norm(start);
+    for (;;) {
+      roots.add(`${dir}/node_modules/.bin`);
+      const up = dir.slice(0, Math.max(0, dir.lastIndexOf('/')));
+      if (up === dir || dir === '') break;
+      dir = up;
+    }
+  }
+  return (entry) => {
+    const e = norm(entry);
+    return roots.has(e) || e.endsWith('/node-gyp-bin');
+  };
 }
 
 /**
  * The environment for an inner npm install: `outer` without what an outer npm
- * set, with `firstOnPath` (the folder of the Node that must run it) first on
- * PATH. Returns a new object; `outer` is not changed.
+ * set for its script, with `firstOnPath` (the folder of the Node that must run
+ * it) first on PATH. Returns a new object; `outer` is not changed.
  */
-export function installEnv(outer, firstOnPath) {
+export function installEnv(outer, firstOnPath, platform = process.platform) {
+  // Only Windows spells PATH in any case; elsewhere `Path` is another variable.
+  const isPath = (k) => (platform === 'win32' ? k.toUpperCase() === 'PATH' : k === 'PATH');
+  const fromOuterPath = outerNpmPathEntries(outer);
   const env = {};
   let pathKey = 'PATH';
+  let outerPath = '';
   for (const [k, v] of Object.entries(outer)) {
-    if (v === undefined || fromOuterNpm(k)) continue;
-    if (k.toUpperCase() === 'PATH') {
+    if (v === undefined) continue;
+    if (isPath(k)) {
       pathKey = k;
+      outerPath = v;
       continue;
     }
-    env[k] = v;
+    if (!fromOuterNpm(k)) env[k] = v;
   }
-  const sep = process.platform === 'win32' ? ';' : ':';
-  const outerPath = Object.entries(outer).find(([k]) => k.toUpperCase() === 'PATH')?.[1] ?? '';
-  const kept = outerPath.split(sep).filter((p) => p && !fromOuterNpmPath(p));
+  const sep = sepOf(platform);
+  const kept = outerPath.split(sep).filter((p) => p && !fromOuterPath(p));
   env[pathKey] = [...(firstOnPath ? [firstOnPath] : []), ...kept].join(sep);
   return env;
 }

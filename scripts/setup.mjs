@@ -7,23 +7,10 @@
 // `npm ci`. Idempotent: what is there already is left alone.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { DEBIAN_PACKAGES } from './debian-packages.mjs';
 import { installEnv } from './install-env.mjs';
 import { CODE_SERVER_VERSION, NODE_FOR_CODE_SERVER, cacheDir, codeServerBin, codeServerDir } from './paths.mjs';
-
-export const DEBIAN_PACKAGES = [
-  'build-essential', // node-pty's native addon
-  'python3', // node-gyp
-  'git',
-  'procps', // ps and pgrep: the terminal finds and reaps what a command started
-  'tmux', // the terminal benchmark compares against tmux
-  'zsh', // the terminal drives the user's shell: its tests run each kind it supports
-  'fish',
-  'chromium', // the end-to-end tests drive it with playwright-core
-  'libkrb5-dev', // code-server's native build
-  'fonts-dejavu-core', // readable screenshots
-];
 
 function log(msg) {
   process.stdout.write(`setup: ${msg}\n`);
@@ -116,15 +103,12 @@ function codeServer() {
   log(`code-server ${CODE_SERVER_VERSION}: installed`);
 }
 
-// Run when started (`npm run setup`, `node scripts/setup.mjs`), not when a test imports the package list.
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  try {
-    log(`cache folder ${cacheDir()}`);
-    debianPackages();
-    codeServer();
-    log('done');
-  } catch (e) {
-    process.stderr.write(`setup: ${e instanceof Error ? e.message : String(e)}\n`);
-    process.exit(1);
-  }
+try {
+  log(`cache folder ${cacheDir()}`);
+  debianPackages();
+  codeServer();
+  log('done');
+} catch (e) {
+  process.stderr.write(`setup: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(1);
 }

@@ -17,20 +17,22 @@ const ROOT = resolve(__dirname, '..', '..');
 const INSTALL_ENV = join(ROOT, 'scripts', 'install-env.mjs');
 
 interface InstallEnvModule {
-  installEnv(outer: Record<string, string | undefined>, firstOnPath?: string): Record<string, string>;
-  KEPT_NPM_SETTINGS: Set<string>;
+  installEnv(outer: Record<string, string | undefined>, firstOnPath?: string, platform?: string): Record<string, string>;
+  OUTER_NPM_SETTINGS: Set<string>;
 }
 const load = (): Promise<InstallEnvModule> => import(pathToFileURL(INSTALL_ENV).href) as Promise<InstallEnvModule>;
 
-test('installEnv drops what an outer npm set for its script and keeps the userâ€™s own environment', async () => {
+test('installEnv drops what an outer npm set for its script and keeps the userâ€™s own configuration', async () => {
   const { installEnv } = await load();
   const outer = {
-    PATH: '/clone/node_modules/.bin:/usr/lib/node_modules/npm/node_modules/@npmcli/run-script/lib/node-gyp-bin:/usr/local/bin:/usr/bin',
+    PATH: '/clone/node_modules/.bin:/node_modules/.bin:/usr/lib/node_modules/npm/node_modules/@npmcli/run-script/lib/node-gyp-bin:/home/u/tools/node_modules/.bin:/usr/local/bin:/usr/bin',
+    Path: 'another variable on POSIX',
     HOME: '/home/u',
     LANG: 'C.UTF-8',
     http_proxy: 'http://proxy:3128',
     NODE_EXTRA_CA_CERTS: '/etc/ssl/certs/ca.pem',
     LAR_CACHE_DIR: '/cache',
+    NPM_TOKEN: 'secret-token',
     npm_config_user_agent: 'npm/11.19.1 node/v20.20.2 linux x64 workspaces/false',
     NPM_CONFIG_USER_AGENT: 'npm/11 node/v20',
     npm_config_local_prefix: '/clone',
@@ -39,6 +41,7 @@ test('installEnv drops what an outer npm set for its script and keeps the userâ€
     npm_config_allow_scripts: '',
     npm_config_node_gyp: '/usr/lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js',
     npm_config_npm_version: '11.19.1',
+    npm_config_workspace: 'pkg-a',
     npm_package_name: 'lean4-agentic',
     npm_package_json: '/clone/package.json',
     npm_lifecycle_event: 'setup',
@@ -51,30 +54,40 @@ test('installEnv drops what an outer npm set for its script and keeps the userâ€
     NODE_TEST_CONTEXT: 'child-v8',
     npm_config_registry: 'https://registry.example/',
     'npm_config_@corp:registry': 'https://corp.example/',
+    'npm_config_//registry.example/:_authToken': 'secret-token',
     npm_config_cache: '/fresh/npm-cache',
     npm_config_https_proxy: 'http://proxy:3128',
     npm_config_cafile: '/etc/ssl/certs/ca.pem',
+    npm_config_nodedir: '/usr',
+    npm_config_loglevel: 'silent',
     EMPTY: undefined,
   };
   const frozen = structuredClone(outer);
-  const env = installEnv(outer, '/cache/node24/bin');
+  const env = installEnv(outer, '/cache/node24/bin', 'linux');
   assert.deepEqual(outer, frozen, 'the outer environment is not changed');
   assert.deepEqual(Object.keys(env).sort(), [
     'HOME',
     'LANG',
     'LAR_CACHE_DIR',
     'NODE_EXTRA_CA_CERTS',
+    'NPM_TOKEN',
     'PATH',
+    'Path',
     'http_proxy',
+    'npm_config_//registry.example/:_authToken',
     'npm_config_@corp:registry',
     'npm_config_cache',
     'npm_config_cafile',
     'npm_config_https_proxy',
+    'npm_config_loglevel',
+    'npm_config_nodedir',
     'npm_config_registry',
   ]);
-  assert.equal(env.PATH, '/cache/node24/bin:/usr/local/bin:/usr/bin');
+  // The project's and its parents' .bin and npm's shim go; a user's own .bin elsewhere stays.
+  assert.equal(env.PATH, '/cache/node24/bin:/home/u/tools/node_modules/.bin:/usr/local/bin:/usr/bin');
+  assert.equal(env.Path, 'another variable on POSIX');
   assert.equal(env.npm_config_cache, '/fresh/npm-cache');
-  assert.equal(installEnv({ PATH: '/a/node_modules/.bin/:/bin' }).PATH, '/bin');
+  assert.equal(installEnv({ PATH: 'C:\\p\\node_modules\\.bin;C:\\bin', INIT_CWD: 'C:\\p' }, undefined, 'win32').PATH, 'C:\\bin');
 });
 
 test('under a real `npm run`, the environment setup hands an inner install has none of the outer npmâ€™s settings', async (t) => {
@@ -88,23 +101,25 @@ test('under a real `npm run`, the environment setup hands an inner install has n
     );
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'probe', version: '1.0.0', private: true, scripts: { probe: 'node probe.mjs' } }));
     const env: Record<string, string | undefined> = { ...process.env };
-    for (const k of Object.keys(env)) if (/^npm_/i.test(k) || k === 'NODE_TEST_CONTEXT') delete env[k];
+    // As a user's shell would have it: no npm run around it (its own cache setting kept, so CI's stays in use).
+    for (const k of Object.keys(env)) if ((/^npm_/i.test(k) && k !== 'npm_config_cache') || k === 'NODE_TEST_CONTEXT') delete env[k];
     const r = spawnSync('npm', ['run', '--silent', 'probe'], { cwd: dir, encoding: 'utf8', env });
     assert.equal(r.status, 0, r.stderr);
     const { outer, inner } = JSON.parse(r.stdout) as { outer: Record<string, string>; inner: Record<string, string> };
     // The outer npm did set what broke the install; otherwise this test proves nothing.
     assert.match(outer.npm_config_user_agent ?? '', /node\/v\d+/);
     assert.ok(outer.npm_config_local_prefix && outer.npm_lifecycle_event && outer.INIT_CWD);
-    const { KEPT_NPM_SETTINGS } = await load();
+    const { OUTER_NPM_SETTINGS } = await load();
     const npmKeys = Object.keys(inner).filter((k) => /^npm_/i.test(k));
-    const unexpected = npmKeys.filter((k) => !KEPT_NPM_SETTINGS.has(k.replace(/^npm_config_/i, '').toLowerCase()));
-    assert.deepEqual(unexpected, [], 'npm variables left for the inner install');
-    for (const k of ['INIT_CWD', 'NODE', 'npm_config_user_agent', 'npm_config_local_prefix', 'npm_config_allow_scripts', 'npm_lifecycle_event', 'npm_package_json']) {
+    // What stays is the user's configuration (from ~/.npmrc and the environment), unchanged.
+    const unexpected = npmKeys.filter((k) => !/^npm_config_/i.test(k) || OUTER_NPM_SETTINGS.has(k.slice('npm_config_'.length).toLowerCase()) || inner[k] !== outer[k]);
+    assert.deepEqual(unexpected, [], 'npm variables of the outer run left for the inner install');
+    for (const k of ['INIT_CWD', 'NODE', 'npm_config_user_agent', 'npm_config_local_prefix', 'npm_config_allow_scripts', 'npm_config_node_gyp', 'npm_lifecycle_event', 'npm_package_json', 'npm_execpath']) {
       assert.equal(inner[k], undefined, k);
     }
     const path = inner.PATH!.split(':');
     assert.equal(path[0], '/first/bin');
-    assert.deepEqual(path.filter((p) => p.endsWith('node_modules/.bin') || p.endsWith('node-gyp-bin')), []);
+    assert.deepEqual(path.filter((p) => p === join(dir, 'node_modules', '.bin') || p.endsWith('node-gyp-bin')), []);
     t.diagnostic(`dropped ${Object.keys(outer).length - Object.keys(inner).length + 1} variables; kept npm settings: ${npmKeys.join(', ') || 'none'}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -131,7 +146,8 @@ test('an inner npm started with that environment from inside `npm run` reports t
     );
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'ua', version: '1.0.0', private: true, scripts: { inner: 'node inner.mjs' } }));
     const env: Record<string, string | undefined> = { ...process.env };
-    for (const k of Object.keys(env)) if (/^npm_/i.test(k) || k === 'NODE_TEST_CONTEXT') delete env[k];
+    // As a user's shell would have it: no npm run around it (its own cache setting kept, so CI's stays in use).
+    for (const k of Object.keys(env)) if ((/^npm_/i.test(k) && k !== 'npm_config_cache') || k === 'NODE_TEST_CONTEXT') delete env[k];
     const r = spawnSync('npm', ['run', '--silent', 'inner'], { cwd: dir, encoding: 'utf8', env });
     assert.equal(r.status, 0, r.stderr);
     const { clean, naive } = JSON.parse(r.stdout) as { clean: string; naive: string };
@@ -174,7 +190,7 @@ test('every program the project runs comes from a Debian package setup installs 
     t.skip('not a Debian-like system');
     return;
   }
-  const { DEBIAN_PACKAGES } = (await import(pathToFileURL(join(ROOT, 'scripts', 'setup.mjs')).href)) as { DEBIAN_PACKAGES: string[] };
+  const { DEBIAN_PACKAGES } = (await import(pathToFileURL(join(ROOT, 'scripts', 'debian-packages.mjs')).href)) as { DEBIAN_PACKAGES: string[] };
   const essential = (pkg: string): boolean => dpkg(['-W', '-f=${Essential}', pkg]) === 'yes';
   const dependsOn = (pkg: string): string[] =>
     (dpkg(['-W', '-f=${Depends},${Pre-Depends}', pkg]) ?? '')

@@ -23,7 +23,9 @@ const given = process.env[SEED_VARIABLE];
 export const propertySeed = given !== undefined && given !== '' ? parseSeed(given) : (Math.random() * 0x100000000) | 0;
 
 fc.configureGlobal({ ...fc.readConfigureGlobal(), seed: propertySeed });
-process.stdout.write(`property seed ${propertySeed} (replay: ${SEED_VARIABLE}=${propertySeed})\n`);
+// Printed as given (CI's seed is unsigned; fast-check takes it as a signed 32-bit number: the same seed).
+const shown = given !== undefined && given !== '' ? given.trim() : String(propertySeed);
+process.stdout.write(`property seed ${shown} (replay: ${SEED_VARIABLE}=${shown})\n`);
 
 export { fc };
 export default fc;

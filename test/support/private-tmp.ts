@@ -14,11 +14,19 @@ if (!process.env.LAR_TEST_TMP_OWNER) {
   process.env.TMPDIR = dir;
   // Children (shells, servers, nested node processes) share it; only this process removes it.
   process.env.LAR_TEST_TMP_OWNER = String(process.pid);
-  process.on('exit', () => {
+  const remove = (): void => {
     try {
       rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
     } catch {
       // A folder a test made read-only: left for the system's cleaning.
     }
-  });
+  };
+  process.on('exit', remove);
+  // Ctrl+C or a kill ends a process without 'exit': remove the folder, then die of the signal as before.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(signal, () => {
+      remove();
+      process.kill(process.pid, signal);
+    });
+  }
 }
