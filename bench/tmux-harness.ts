@@ -13,6 +13,7 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
+import { shellQuote } from '../core/tools/shell-quote';
 
 const run = promisify(execFile);
 const TMUX = '/usr/bin/tmux';
@@ -34,7 +35,7 @@ export class TmuxHarness {
       '-L', h.socket, '-f', '/dev/null',
       'new-session', '-d', '-s', SESSION, '-x', '160', '-y', '40', '-c', opts.cwd, opts.shell, ';',
       'set-option', '-t', SESSION, 'history-limit', '50000', ';',
-      'pipe-pane', '-t', SESSION, `cat > '${opts.logPath.replace(/'/g, `'\\''`)}'`,
+      'pipe-pane', '-t', SESSION, `cat > ${shellQuote(opts.logPath)}`,
     ], { env });
     // The shell is ready once it has run one command.
     await h.run('true');

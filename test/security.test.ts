@@ -36,6 +36,7 @@ import { TerminalSession } from '../core/tools/terminal';
 import { NodeWorkspaceFs, probeCaseInsensitive } from '../core/tools/workspace-fs';
 import { VerifierState, type GateDecision } from '../core/verifier/state';
 import { defaultWorkflow } from '../core/workflow/load';
+import { shellQuote } from '../core/tools/shell-quote';
 
 const SECRET = 'SECRET-OUTSIDE-THE-WORKSPACE';
 const root = resolve(__dirname, '../..');
@@ -272,7 +273,7 @@ describe('1. Paths, through the agent loop', () => {
     try {
       const before_ = outside(tmp, ws);
       const { steps, trajectory, told } = await agentRun(ws, [
-        call('run_command', { command: `ln -s ${JSON.stringify(join(tmp, 'outside'))} escape && ln -s ${JSON.stringify(join(tmp, 'outside', 'secret.txt'))} escape-file && echo linked` }),
+        call('run_command', { command: `ln -s ${shellQuote(join(tmp, 'outside'))} escape && ln -s ${shellQuote(join(tmp, 'outside', 'secret.txt'))} escape-file && echo linked` }),
         call('read_file', { path: 'escape-file' }),
         call('read_file', { path: 'escape/secret.txt' }),
         call('list_files', { path: 'escape' }),

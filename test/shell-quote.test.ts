@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from './support/fc';
@@ -87,10 +87,8 @@ function echoBack(shell: string, word: string, cwd: string): string {
   return r.stdout;
 }
 
-test('shells the project can drive are installed (setup installs zsh and fish)', (t) => {
-  const missing = SHELLS.filter((s) => !existsSync(s.path)).map((s) => s.path);
-  if (missing.length) t.diagnostic(`not installed here, their cases are left out: ${missing.join(', ')}`);
-  assert.ok(present.some((s) => s.path === '/bin/sh'));
+test('every shell kind the terminal speaks is installed here, so each is tested (npm run setup installs zsh and fish)', () => {
+  assert.deepEqual(SHELLS.filter((s) => !existsSync(s.path)).map((s) => s.path), []);
 });
 
 test('shellQuote: every hostile value comes back from each real shell exactly as it was, and runs nothing', () => {
@@ -125,16 +123,17 @@ test('shellQuote: any string without NUL round-trips through each real shell (pr
 
 test('shellQuote refuses a NUL instead of cutting the value; assertTypable refuses terminal control characters', () => {
   assert.throws(() => shellQuote('a\0b'), (e: unknown) => e instanceof ShellTextError && /NUL/.test((e as Error).message));
-  for (const c of ['\x03', '\x04', '\x15', '\x16', '\x1a', '\x1b', '\x7f', '\n', '\r', '\0']) {
+  for (const c of ['\x03', '\x04', '\t', '\x15', '\x16', '\x1a', '\x1b', '\x7f', '\x9b', '\n', '\r', '\0']) {
     assert.throws(() => assertTypable(`/w/a${c}b`, 'the folder'), (e: unknown) => e instanceof ShellTextError && /the folder has a control character/.test((e as Error).message));
   }
-  assertTypable("/w/a b$(x)'\"`\\;\t", 'a folder');
+  assertTypable("/w/a b$(x)'\"`\\;ü✓", 'a folder');
 });
 
 test('the command file: a trailing comment or a here-document in the command cannot swallow the folder wrapper', () => {
   const dir = scratch();
   try {
-    const sub = join(dir, "it's $(here)");
+    // A backslash before a quote and at the end: fish's single quotes know `\\` and `\'`.
+    const sub = join(dir, "it's $(here) a\\'b \\");
     mkdirSync(sub);
     for (const sh of present) {
       const kind = sh.path.endsWith('fish') ? 'fish' : sh.path.endsWith('zsh') ? 'zsh' : sh.path.endsWith('bash') ? 'bash' : 'posix';
@@ -173,7 +172,7 @@ test('run_command: a hostile cwd (existing folder or not) runs nothing but the c
           mkdirSync(folder, { recursive: true });
           // The folder is written to a file: the terminal's text drops carriage returns.
           const where = join(dir, 'where.txt');
-          const o = await execute('run_command', { command: `pwd > ${where}`, cwd: name }, { workspace: ws });
+          const o = await execute('run_command', { command: `pwd > ${shellQuote(where)}`, cwd: name }, { workspace: ws });
           assert.equal(o.status, 'ok', `${sh.path} cwd ${JSON.stringify(name)}: ${o.observation}`);
           assert.equal((o.result as { exitCode: number }).exitCode, 0, `${sh.path} cwd ${JSON.stringify(name)}: ${o.observation}`);
           assert.equal(readFileSync(where, 'utf8'), `${folder}\n`, `${sh.path} cwd ${JSON.stringify(name)}`);
@@ -278,5 +277,169 @@ test('the editor terminal banner shows control characters of a command instead o
   assert.ok(!inner.includes('\x07') && !inner.includes('\x1b]') && !inner.includes('\x1b[2J') && !inner.includes('\x1b[31m'));
   assert.match(b, /\^\[\]52;c;cHduZWQ=\^G \^\[\[2J done/);
   assert.match(b, /\(in sub\^\[\[31m\)/);
+  // C1 controls are CSI, OSC and DCS to xterm.js without any ESC; a newline in the folder stays on the banner's line.
+  const c1 = commandBanner('rm -rf ~ \u009b2K\u009b1Gecho safe \u009d8;;https://evil\u009cclick', 'a\nb');
+  assert.doesNotMatch(c1, /[\u0080-\u009f]/);
+  assert.match(c1, /\\x9b2K\\x9b1Gecho safe \\x9d8;;https:\/\/evil\\x9cclick/);
+  assert.match(c1, /\(in a\^Jb\)/);
   assert.equal(commandBanner('a\nb'), '\x1b[1m$ a\r\n  b\x1b[0m\r\n');
+});
+
+test("the folder wrapper uses the shell's builtin cd: a user's cd function or zsh chpwd hook does not run", async () => {
+  const dir = scratch();
+  try {
+    mkdirSync(join(dir, 'sub'));
+    const hooks: Record<string, string> = {
+      '/bin/sh': 'cd() { echo HOOK; }',
+      '/bin/bash': 'cd() { echo HOOK; builtin cd "$@"; }',
+      '/usr/bin/zsh': 'chpwd() { echo HOOK; }; cd() { echo HOOK; builtin cd "$@"; }',
+      '/usr/bin/fish': 'function cd; echo HOOK; builtin cd $argv; end',
+    };
+    for (const sh of present) {
+      const t = new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH, HOME: dir, SHELL: sh.path }, outputDir: join(dir, 'out', String(present.indexOf(sh))) });
+      const execute = createToolExecutor({ fs: new NodeWorkspaceFs(dir), terminal: t });
+      try {
+        assert.equal((await t.run(hooks[sh.path]!)).exitCode, 0);
+        // The hook is live in the shell: a plain cd runs it.
+        assert.match((await t.run('cd sub; cd ..')).output, /HOOK/, sh.path);
+        const o = await execute('run_command', { command: 'echo in-sub', cwd: 'sub' }, { workspace: dir });
+        assert.equal((o.result as { exitCode: number }).exitCode, 0, `${sh.path}: ${o.observation}`);
+        assert.doesNotMatch(o.observation, /HOOK/, `${sh.path} ran the user's cd: ${o.observation}`);
+      } finally {
+        t.dispose();
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a command that returns or exits early in its folder keeps its status, and the shell stays where it was', async () => {
+  const dir = scratch();
+  try {
+    mkdirSync(join(dir, 'sub'));
+    for (const sh of present) {
+      const t = new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH, HOME: dir, SHELL: sh.path }, outputDir: join(dir, 'out', String(present.indexOf(sh))) });
+      const execute = createToolExecutor({ fs: new NodeWorkspaceFs(dir), terminal: t });
+      try {
+        const early = sh.dialect === 'fish' ? ['return 3', 'cd /; return 4'] : ['exit 3', 'cd /; exit 4'];
+        for (const [i, command] of early.entries()) {
+          const o = await execute('run_command', { command, cwd: 'sub' }, { workspace: dir });
+          assert.equal((o.result as { exitCode: number }).exitCode, 3 + i, `${sh.path} ${command}: ${o.observation}`);
+          const where = join(dir, 'where.txt');
+          await execute('run_command', { command: `pwd > ${shellQuote(where)}` }, { workspace: dir });
+          assert.equal(readFileSync(where, 'utf8'), `${dir}\n`, `${sh.path}: after ${JSON.stringify(command)} the shell moved`);
+        }
+      } finally {
+        t.dispose();
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a folder swapped for a symbolic link between the check and the cd is refused: the command does not run', () => {
+  const dir = scratch();
+  try {
+    for (const sh of present) {
+      const kind = sh.path.endsWith('fish') ? 'fish' : sh.path.endsWith('zsh') ? 'zsh' : sh.path.endsWith('bash') ? 'bash' : 'posix';
+      const checked = join(dir, `checked-${kind}`);
+      const elsewhere = join(dir, `elsewhere-${kind}`);
+      mkdirSync(checked);
+      mkdirSync(elsewhere);
+      const script = join(dir, `cmd-${kind}.sh`);
+      writeFileSync(script, commandScript('touch RAN', kind, checked));
+      // The swap a background process could make after the executor resolved the folder.
+      rmSync(checked, { recursive: true });
+      symlinkSync(elsewhere, checked);
+      const line = `${kind === 'fish' ? 'source' : '.'} ${shellQuote(script, sh.dialect)}; echo "status $${kind === 'fish' ? 'status' : '?'}"`;
+      const r = spawnSync(sh.path, kind === 'fish' ? ['--no-config', '-c', line] : ['-c', line], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: dir } });
+      assert.match(r.stderr, /changed after it was checked/, `${sh.path}: ${r.stdout} ${r.stderr}`);
+      assert.match(r.stdout, /status [1-9]/, sh.path);
+      assert.equal(existsSync(join(elsewhere, 'RAN')), false, `${sh.path} ran the command in the swapped-in folder`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a NUL in the command is refused (a shell would drop it: su\\0do would run sudo past the policy), and a timeout too long for a timer is capped, not fired at once', async () => {
+  const dir = scratch();
+  try {
+    const terminal = new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/bash' }, outputDir: join(dir, '.out') });
+    const execute = createToolExecutor({ fs: new NodeWorkspaceFs(dir), terminal });
+    try {
+      const nul = await execute('run_command', { command: 'tou\0ch PWNED' }, { workspace: dir });
+      assert.equal(nul.status, 'error');
+      assert.match(nul.observation, /NUL character/);
+      const long = await execute('run_command', { command: 'echo still-here', timeoutMs: 2 ** 31 + 5 }, { workspace: dir });
+      assert.equal(long.status, 'ok', long.observation);
+      assert.equal((long.result as { exitCode: number }).exitCode, 0, long.observation);
+    } finally {
+      terminal.dispose();
+    }
+    assert.deepEqual(pwned(dir), []);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a shell whose syntax the terminal does not speak (tcsh, pwsh, nu …) is not used; fish without a terminal gives way to a POSIX shell', async () => {
+  const dir = scratch();
+  try {
+    for (const name of ['tcsh', 'csh', 'pwsh', 'nu', 'xonsh']) {
+      const fake = join(dir, name);
+      symlinkSync('/bin/sh', fake);
+      const t = new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH, SHELL: fake }, outputDir: join(dir, 'out') });
+      assert.equal(t.shell, '/bin/bash', name);
+      t.dispose();
+    }
+    for (const name of ['dash', 'ksh', 'mksh', 'bash5.2', 'zsh-5.9']) {
+      const fake = join(dir, name);
+      symlinkSync('/bin/sh', fake);
+      const t = new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH, SHELL: fake }, outputDir: join(dir, 'out') });
+      assert.equal(t.shell, fake, name);
+      t.dispose();
+    }
+    if (existsSync('/usr/bin/fish')) {
+      const t = new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH, HOME: dir, SHELL: '/usr/bin/fish' }, outputDir: join(dir, 'out'), mode: 'pipe' });
+      try {
+        assert.notEqual(t.shell, '/usr/bin/fish');
+        const r = await t.run('echo piped');
+        assert.equal(r.exitCode, 0, r.output);
+        assert.equal(r.output.trim(), 'piped');
+      } finally {
+        t.dispose();
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('without a terminal (pipe mode) a hostile cwd is as inert as with one', async () => {
+  const dir = scratch();
+  const ws = join(dir, 'ws');
+  mkdirSync(ws);
+  try {
+    for (const sh of present.filter((s) => s.dialect === 'posix')) {
+      const terminal = new TerminalSession({ cwd: ws, env: { PATH: process.env.PATH, HOME: ws, SHELL: sh.path }, outputDir: join(dir, 'out', String(present.indexOf(sh))), mode: 'pipe' });
+      const execute = createToolExecutor({ fs: new NodeWorkspaceFs(ws), terminal });
+      try {
+        for (const name of HOSTILE.filter((n) => !n.includes('\\') && n !== '~')) {
+          mkdirSync(join(ws, name), { recursive: true });
+          const where = join(dir, 'where.txt');
+          const o = await execute('run_command', { command: `pwd > ${shellQuote(where)}`, cwd: name }, { workspace: ws });
+          assert.equal((o.result as { exitCode: number }).exitCode, 0, `${sh.path} cwd ${JSON.stringify(name)}: ${o.observation}`);
+          assert.equal(readFileSync(where, 'utf8'), `${join(ws, name)}\n`);
+        }
+      } finally {
+        terminal.dispose();
+      }
+      assert.deepEqual(pwned(dir), [], `${sh.path} expanded a value`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -72,9 +72,11 @@ export function createToolExecutor(parts: ExecutorParts): ToolExecutor {
   return async (tool: ToolName, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome> => {
     if (isFileTool(tool)) return runFileTool(parts.fs, tool, args, ctx);
     if (tool !== 'run_command') return { status: 'error', result: { error: `${tool} is not a workspace tool` }, observation: `${tool} is not a workspace tool` };
-    // The gate checked the arguments' types, but with enforcement `warn` a malformed
-    // call still reaches here: nothing but a string is ever run.
+    // The loop runs only calls whose arguments fit the schema; the executor is also
+    // called directly (tests, other hosts), so it checks again what it hands a shell.
     if (typeof args.command !== 'string' || args.command === '') return notRun('run_command needs a non-empty string "command"');
+    // Shells drop a NUL and run the rest: `su\0do` would run sudo while the policy saw no `sudo`.
+    if (args.command.includes('\0')) return notRun('the command has a NUL character, which a shell would drop (what runs would differ from what was checked)');
     if (args.cwd !== undefined && typeof args.cwd !== 'string') return notRun('"cwd" must be a workspace-relative folder');
     if (args.timeoutMs !== undefined && !(Number.isSafeInteger(args.timeoutMs) && (args.timeoutMs as number) > 0)) return notRun('"timeoutMs" must be a positive whole number of milliseconds');
     const command = args.command;

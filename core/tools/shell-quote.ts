@@ -37,12 +37,13 @@ export function shellQuote(value: string, dialect: QuoteDialect = 'posix'): stri
 }
 
 /**
- * C0 control characters and DEL: typed into a terminal in canonical mode they
- * are not text but actions of the line discipline (Ctrl-C interrupts, Ctrl-U
- * erases the line typed so far, Ctrl-D ends input, Ctrl-V quotes the next key,
- * DEL erases), whatever quotes they sit in. Tab, which is only text, is allowed.
+ * C0 control characters, DEL and the C1 controls: typed into a terminal they
+ * are not text but actions of the line discipline or of a shell's line editor
+ * (Ctrl-C interrupts, Ctrl-U erases the line typed so far, Ctrl-D ends input,
+ * Ctrl-V quotes the next key, DEL erases, Tab completes in fish, whose editor
+ * cannot be switched off), whatever quotes they sit in.
  */
-const TERMINAL_ACTION = /[\x00-\x08\x0a-\x1f\x7f]/;
+const TERMINAL_ACTION = /[\x00-\x1f\x7f-\x9f]/;
 
 /**
  * Refuses a value that would act, not be read, when typed on a terminal's

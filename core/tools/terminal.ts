@@ -22,7 +22,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { spawnShell, type ShellMode, type ShellProcess } from './shell-process';
+import { loadNodePty, spawnShell, type ShellMode, type ShellProcess } from './shell-process';
 import { Completion, ToolResult } from '../schema/trajectory';
 import { CapOptions, capOutput, looksBinary, binarySummary, omissionMarker, stripTerminal } from './output';
 import { alive, killAll, procInfo, sessionProcesses, waitingOnTerminal } from './procs';
@@ -109,30 +109,52 @@ export function toToolResult(r: RunResult): ToolResult {
 
 export type ShellKind = 'bash' | 'zsh' | 'fish' | 'posix';
 
-export function shellKind(shell: string): ShellKind {
-  const b = basename(shell);
-  if (b.includes('bash')) return 'bash';
-  if (b.includes('zsh')) return 'zsh';
-  if (b.includes('fish')) return 'fish';
-  return 'posix';
+/** POSIX shells by name (sh, dash, ksh, mksh, busybox …): they take POSIX quoting and `.`. */
+const POSIX_SHELLS = /^(sh|dash|ash|ksh|ksh93|mksh|oksh|pdksh|yash|posh|busybox)$/;
+
+/**
+ * The kind of a shell, by its file name; undefined for shells whose syntax the
+ * terminal does not speak (csh, tcsh, pwsh, nu, xonsh, elvish …): quoting a
+ * value for them as for sh would not be safe, so they are not used.
+ */
+export function shellKind(shell: string): ShellKind | undefined {
+  const b = basename(shell).replace(/\.exe$/, '').replace(/[-.\d]+$/, '');
+  if (b === 'bash') return 'bash';
+  if (b === 'zsh') return 'zsh';
+  if (b === 'fish') return 'fish';
+  return POSIX_SHELLS.test(b) ? 'posix' : undefined;
 }
 
 const dialectOf = (kind: ShellKind): QuoteDialect => (kind === 'fish' ? 'fish' : 'posix');
 
 /**
- * The command file's text for `command`, run in `dir` when given. The folder
- * change happens in a subshell (fish has none: it changes back and keeps the
- * command's status), and the command keeps lines of its own, so a trailing
- * comment or a here-document in it cannot swallow the wrapper.
+ * The command file's text for `command`, run in `dir` when given.
+ *
+ * The folder change must not outlive the command: POSIX shells run it in a
+ * subshell; fish has none, so the command becomes a function (a `return` in
+ * it ends the function, not the wrapper) and the wrapper changes back. The
+ * command keeps lines of its own, so a trailing comment or a here-document in
+ * it cannot swallow the wrapper. `cd` is the builtin (a user's `cd` function,
+ * zsh's chpwd hooks or an autoenv wrapper do not run), and the shell checks it
+ * landed in the folder that was checked: a folder swapped for a symlink in
+ * between is refused.
  */
 export function commandScript(command: string, kind: ShellKind, dir?: string): string {
   const body = command.endsWith('\n') ? command : `${command}\n`;
   if (dir === undefined) return body;
   const where = shellQuote(dir, dialectOf(kind));
+  const moved = shellQuote(`lar: the folder ${dir} changed after it was checked (a symbolic link?); the command did not run`, dialectOf(kind));
   if (kind === 'fish') {
-    return `set -l __lar_back $PWD\ncd ${where}\nand begin\n${body}end\nset -l __lar_status $status\ncd $__lar_back\nreturn $__lar_status\n`;
+    return (
+      `function __lar_command\n${body}end\n` +
+      `set -l __lar_back $PWD\n` +
+      `if builtin cd ${where}; and test (builtin pwd -P | string collect) = ${where}\n__lar_command\nelse\nprintf '%s\\n' ${moved} >&2\nfalse\nend\n` +
+      `set -l __lar_status $status\n` +
+      `builtin cd $__lar_back\nfunctions -e __lar_command\nreturn $__lar_status\n`
+    );
   }
-  return `( cd -- ${where} || exit\n${body})\n`;
+  const cd = kind === 'zsh' ? 'builtin cd -q --' : kind === 'bash' ? 'builtin cd --' : 'command cd --';
+  return `( ${cd} ${where} || exit\n[ "$(command pwd -P)" = ${where} ] || { printf '%s\\n' ${moved} >&2; exit 1; }\n${body})\n`;
 }
 
 /** Shell set-up: no echo, no line editor, no prompts, no history file, pagers that never wait. */
@@ -149,12 +171,15 @@ function initScript(kind: ShellKind): string {
   }
 }
 
+/** The first of the given shell, $SHELL, bash and sh that exists and is of a kind the terminal speaks. */
 function pickShell(env: Record<string, string | undefined>, given?: string): string {
-  for (const s of [given, env.SHELL, '/bin/bash', '/bin/sh']) if (s && existsSync(s)) return s;
+  for (const s of [given, env.SHELL, '/bin/bash', '/bin/sh']) if (s && shellKind(s) && existsSync(s)) return s;
   return '/bin/sh';
 }
 
 const nonce = (): string => randomBytes(8).toString('hex');
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 interface Active {
   command: string;
@@ -269,7 +294,11 @@ export class TerminalSession {
 
   constructor(private readonly options: TerminalOptions) {
     this.shellPath = pickShell(options.env, options.shell);
-    this.kind = shellKind(this.shellPath);
+    // fish cannot read its commands from a pipe (it fails with "Unable to read input
+    // file"): without a terminal, a POSIX shell runs them instead.
+    const piped = options.mode === 'pipe' || (options.mode !== 'pty' && 'error' in loadNodePty());
+    if (piped && shellKind(this.shellPath) === 'fish') this.shellPath = pickShell({});
+    this.kind = shellKind(this.shellPath) ?? 'posix';
     // Each command file's path is typed on the shell's input line: quoting makes
     // it one word, but a control character in it would act on the terminal.
     assertTypable(options.outputDir, `the output folder ${JSON.stringify(options.outputDir)}`);
@@ -317,6 +346,8 @@ export class TerminalSession {
     env.TERM ??= 'xterm-256color';
     env.PAGER ??= 'cat';
     env.GIT_PAGER ??= 'cat';
+    // The agent's commands stay out of the user's shell history (bash and zsh: HISTFILE is unset at start).
+    if (this.kind === 'fish') env.fish_history = '';
     const p = spawnShell(
       { shell: this.shellPath, args: this.options.shellArgs ?? [], cwd: this.options.cwd, env, cols: this.options.cols ?? 120, rows: this.options.rows ?? 30 },
       this.options.mode ?? 'auto',
@@ -437,7 +468,8 @@ export class TerminalSession {
     );
 
     // Timeout: interrupt, then kill.
-    const timeoutMs = options.timeoutMs ?? this.options.timeoutMs ?? 120_000;
+    // setTimeout takes at most 2^31 − 1 ms; anything longer would fire at once.
+    const timeoutMs = Math.min(options.timeoutMs ?? this.options.timeoutMs ?? 120_000, MAX_TIMER_MS);
     timers.push(setTimeout(() => void this.interrupt(active, 'timeout', {}), timeoutMs));
     // Waiting for input: quiet for inputIdleMs while reading the terminal.
     const idleMs = options.inputIdleMs ?? this.options.inputIdleMs ?? 3000;

@@ -88,9 +88,18 @@ export class MarkerLineFilter {
   }
 }
 
-/** Control characters of the command's own text, shown as `^X`, not acted on by the terminal (escape sequences, bells, clears). */
-const visible = (s: string): string =>
-  s.replace(/[\x00-\x08\x0b-\x1f\x7f]/g, (c) => (c === '\x7f' ? '^?' : `^${String.fromCharCode(c.charCodeAt(0) + 64)}`));
+/**
+ * Control characters of a command's own text, shown instead of acted on by
+ * the terminal: C0 as `^X`, DEL as `^?`, C1 (which xterm.js takes as CSI, OSC,
+ * DCS … without an ESC) as `\x9b`. Newlines are kept only where asked.
+ */
+const visible = (s: string, keepNewlines: boolean): string =>
+  s.replace(keepNewlines ? /[\x00-\x09\x0b-\x1f\x7f-\x9f]/g : /[\x00-\x1f\x7f-\x9f]/g, (c) => {
+    const code = c.charCodeAt(0);
+    if (code === 0x7f) return '^?';
+    if (code >= 0x80) return `\\x${code.toString(16)}`;
+    return `^${String.fromCharCode(code + 64)}`;
+  });
 
 /**
  * The line shown before a command runs: `$ command`, multi-line commands
@@ -99,6 +108,6 @@ const visible = (s: string): string =>
  * escape sequences.
  */
 export function commandBanner(command: string, cwd?: string): string {
-  const where = cwd ? `\x1b[2m(in ${visible(cwd)})\x1b[0m\x1b[1m ` : '';
-  return `\x1b[1m${where}$ ${visible(command.replace(/\r?\n/g, '\n')).replace(/\n/g, '\r\n  ')}\x1b[0m\r\n`;
+  const where = cwd ? `\x1b[2m(in ${visible(cwd, false)})\x1b[0m\x1b[1m ` : '';
+  return `\x1b[1m${where}$ ${visible(command.replace(/\r?\n/g, '\n'), true).replace(/\n/g, '\r\n  ')}\x1b[0m\r\n`;
 }

@@ -4,12 +4,21 @@
  * agent's commands run in. Marker lines are hidden, each command is shown as
  * `$ command` before it runs, typing prints a note (the shell is the agent's).
  */
+import { realpathSync } from 'node:fs';
 import { relative } from 'node:path';
 import * as vscode from 'vscode';
 import { TerminalSession, type RunOptions, type RunResult, type TerminalOptions } from '../../core/tools/terminal';
 import { MarkerLineFilter, commandBanner } from './markerFilter';
 
 export const TERMINAL_NAME = 'Lean4 Agentic';
+
+function realPathOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
 
 /** A TerminalSession that says which command it is about to run. */
 export class AnnouncingTerminalSession extends TerminalSession {
@@ -82,8 +91,10 @@ export class AgentTerminal implements vscode.Disposable {
   private readonly subs: { dispose(): void }[] = [];
 
   constructor(options: TerminalOptions) {
+    // The folder a command runs in is a real path: name it from the workspace's real path too.
+    const root = realPathOr(options.cwd);
     this.session = new AnnouncingTerminalSession(options, (command, cwd) => {
-      this.ensure().write(commandBanner(command, cwd === undefined ? undefined : relative(options.cwd, cwd) || '.'));
+      this.ensure().write(commandBanner(command, cwd === undefined ? undefined : relative(root, cwd) || '.'));
       this.terminal?.show(true);
     });
     this.subs.push(

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { shellQuote } from '../../core/tools/shell-quote';
 
 /** The protocol stand-in: the builtin verifier behind the lar-verify protocol (no Lean toolchain can exist here). */
 export const FAKE = path.resolve(__dirname, 'fake-lar-verify.js');
@@ -18,9 +19,10 @@ export function fakeToolchain(): { bin: string; buildCount: string } {
       '#!/bin/sh',
       '[ "$1" = build ] && [ "$2" = lar-verify ] || { echo "unexpected: $*" >&2; exit 2; }',
       '[ -f lakefile.toml ] && [ -f Main.lean ] && [ -f Lar/Verifier.lean ] || { echo "sources were not copied" >&2; exit 3; }',
-      `echo built >> '${buildCount}'`,
+      `echo built >> ${shellQuote(buildCount)}`,
       'mkdir -p .lake/build/bin',
-      `printf '#!/bin/sh\\nexec "%s" "%s" --serve "$@"\\n' '${process.execPath}' '${FAKE}' > .lake/build/bin/lar-verify`,
+      // The generated script names node and the fake checker as quoted words too (printf %s writes them as given).
+      `printf '#!/bin/sh\\nexec %s %s --serve "$@"\\n' ${shellQuote(shellQuote(process.execPath))} ${shellQuote(shellQuote(FAKE))} > .lake/build/bin/lar-verify`,
       'chmod +x .lake/build/bin/lar-verify',
       '',
     ].join('\n'),
