@@ -638,8 +638,9 @@ def State.append (st : State) (line : Nat) : Event → State × StepResult
       visit := st.visit.map (·.ordinal), verdicts := [], runningReturn := st.runningReturn })
 
 /-- The gate's decision, reason and `ask` pattern for the verdicts of a proposed call.
-A blocked call keeps the `ask` pattern it matches: with enforcement `warn` it may still
-run, and then only once the user approves it (core/verifier/state.ts `GateResult`). -/
+A blocked call keeps the `ask` pattern it matches: with enforcement `warn` a call blocked
+for the workflow's structure may still run, and then only once the user approves it
+(core/verifier/state.ts `GateResult`); one the command or path policy blocks never runs. -/
 def gateDecision (verdicts : List Verdict) (ask : Option String) : GateDecision × String × Option String :=
   match verdicts.find? (fun v => !v.ok && v.check != .toolNotRepeated) with
   | some f => (.block, f.reason, ask)
