@@ -6,6 +6,7 @@ import pins from '../scripts/code-server.json';
 
 export const REPO_ROOT = resolve(__dirname, '..', '..');
 export const CODE_SERVER_VERSION: string = pins.version;
+export const NODE_FOR_CODE_SERVER: string = pins.node;
 
 /** The same folder as scripts/paths.mjs `cacheDir` (setup runs before the TypeScript is built, so it cannot import this). */
 export function cacheDir(): string {
@@ -17,12 +18,18 @@ export function codeServerDir(): string {
   return join(cacheDir(), `code-server-${CODE_SERVER_VERSION}`);
 }
 
-/** The launcher script and the Node 24 that must run it; undefined until setup finished installing them (its marker file). */
+/** The folder of the Node that runs code-server (scripts/paths.mjs `nodeBinDir`). */
+export function nodeBinDir(): string {
+  return join(cacheDir(), `node-${NODE_FOR_CODE_SERVER}`, 'node_modules', '.bin');
+}
+
+/** The launcher script and the Node 24 that must run it; undefined until setup finished installing both (their marker files). */
 export function codeServerCommand(): { node: string; script: string } | undefined {
   const dir = codeServerDir();
-  const node = join(dir, 'node_modules', '.bin', 'node');
+  const node = join(nodeBinDir(), 'node');
   const script = join(dir, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
-  return existsSync(join(dir, 'installed.json')) && existsSync(node) && existsSync(script) ? { node, script } : undefined;
+  const finished = [join(dir, 'installed.json'), join(nodeBinDir(), '..', '..', 'installed.json')].every((m) => existsSync(m));
+  return finished && existsSync(node) && existsSync(script) ? { node, script } : undefined;
 }
 
 export function chromiumPath(): string | undefined {

@@ -1,4 +1,4 @@
-// Where setup puts code-server; devtools/paths.ts says the same for the demo and the tests.
+// Where setup puts code-server and its Node; devtools/paths.ts says the same for the demo and the tests.
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -6,6 +6,8 @@ import { isAbsolute, join, resolve } from 'node:path';
 const pins = JSON.parse(readFileSync(new URL('./code-server.json', import.meta.url), 'utf8'));
 export const CODE_SERVER_VERSION = pins.version;
 export const NODE_FOR_CODE_SERVER = pins.node;
+/** The committed lockfile of code-server's folder: every package of its tree at a fixed version. */
+export const CODE_SERVER_LOCK = new URL('./code-server-lock.json', import.meta.url);
 
 /** $LAR_CACHE_DIR, else ~/.cache/lean4-agentic: outside the clone, so a fresh clone reuses it. Always absolute. */
 export function cacheDir() {
@@ -13,9 +15,38 @@ export function cacheDir() {
   // A relative XDG_CACHE_HOME is invalid (XDG base directory spec) and ignored.
   return resolve(process.env.LAR_CACHE_DIR || join(xdg && isAbsolute(xdg) ? xdg : join(homedir(), '.cache'), 'lean4-agentic'));
 }
+/** Node for code-server, in a folder of its own: it must be on PATH before code-server's install scripts run. */
+export function nodeDir() {
+  return join(cacheDir(), `node-${NODE_FOR_CODE_SERVER}`);
+}
+export function nodeBinDir() {
+  return join(nodeDir(), 'node_modules', '.bin');
+}
 export function codeServerDir() {
   return join(cacheDir(), `code-server-${CODE_SERVER_VERSION}`);
 }
 export function codeServerBin() {
   return join(codeServerDir(), 'node_modules', '.bin', 'code-server');
+}
+
+/** The package.json of code-server's folder (the lockfile is made from exactly this). */
+export function codeServerPackage() {
+  return {
+    name: 'lean4-agentic-code-server',
+    private: true,
+    description: 'code-server for the Lean4 Agentic demo and end-to-end tests (made by scripts/setup.mjs)',
+    dependencies: { 'code-server': CODE_SERVER_VERSION },
+    allowScripts: { 'code-server': true, argon2: true, kerberos: true, '@parcel/watcher': true },
+  };
+}
+
+/** The package.json of the Node folder. */
+export function nodePackage() {
+  return {
+    name: 'lean4-agentic-node-for-code-server',
+    private: true,
+    description: `Node ${NODE_FOR_CODE_SERVER} for code-server (made by scripts/setup.mjs)`,
+    dependencies: { node: NODE_FOR_CODE_SERVER },
+    allowScripts: { node: true },
+  };
 }

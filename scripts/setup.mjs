@@ -1,16 +1,28 @@
 #!/usr/bin/env node
 // What `npm ci` cannot install: the Debian packages the build, the tests and
-// the demo need (a C++ toolchain for node-pty, Chromium for the end-to-end
-// tests, Kerberos headers and tmux), and code-server (the real VS Code) with
-// the Node 24 it requires, in a cache folder outside the clone so later clones
-// on the same machine reuse it. Plain Node, no dependencies: it runs before
-// `npm ci`. Idempotent: what is there already is left alone.
+// the demo need (scripts/debian-packages.mjs), and code-server (the real VS
+// Code, its tree pinned by scripts/code-server-lock.json) with the exact Node
+// 24 it requires, in a cache folder outside the clone so later clones on the
+// same machine reuse it. Plain Node, no dependencies: it runs before `npm ci`.
+// Idempotent: what is there already is left alone.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEBIAN_PACKAGES } from './debian-packages.mjs';
 import { installEnv } from './install-env.mjs';
-import { CODE_SERVER_VERSION, NODE_FOR_CODE_SERVER, cacheDir, codeServerBin, codeServerDir } from './paths.mjs';
+import {
+  CODE_SERVER_LOCK,
+  CODE_SERVER_VERSION,
+  NODE_FOR_CODE_SERVER,
+  cacheDir,
+  codeServerBin,
+  codeServerDir,
+  codeServerPackage,
+  nodeBinDir,
+  nodeDir,
+  nodePackage,
+} from './paths.mjs';
 
 function log(msg) {
   process.stdout.write(`setup: ${msg}\n`);
@@ -52,60 +64,73 @@ function debianPackages() {
 /** Written last, so an install that was interrupted (Ctrl+C, a full disk) is not taken for a finished one. */
 const MARKER = 'installed.json';
 
-function installedAlready(dir) {
+const sha256 = (file) => createHash('sha256').update(readFileSync(file)).digest('hex');
+
+/** Whether `dir` holds a finished install of exactly `what` (its marker says so and `check` holds). */
+function finished(dir, what, check) {
   try {
     const m = JSON.parse(readFileSync(join(dir, MARKER), 'utf8'));
-    return m.codeServer === CODE_SERVER_VERSION && existsSync(codeServerBin());
+    return Object.entries(what).every(([k, v]) => m[k] === v) && check();
   } catch {
     return false;
   }
 }
 
-function codeServer() {
-  const dir = codeServerDir();
-  if (installedAlready(dir)) {
-    log(`code-server ${CODE_SERVER_VERSION}: present in ${dir}`);
-    return;
-  }
+/** An empty `dir` with `pkg` as its package.json: whatever an interrupted install left there goes. */
+function freshFolder(dir, pkg, name) {
   if (existsSync(dir)) {
-    log(`code-server: ${dir} holds an unfinished install; starting it again`);
+    log(`${name}: ${dir} holds an unfinished or different install; starting it again`);
     rmSync(dir, { recursive: true, force: true });
   }
   mkdirSync(dir, { recursive: true });
-  // Its own folder and package.json: code-server's install scripts refuse to
-  // run unless npm itself runs on Node 24, which the project does not need.
-  writeFileSync(
-    join(dir, 'package.json'),
-    JSON.stringify(
-      {
-        name: 'lean4-agentic-code-server',
-        private: true,
-        description: 'code-server for the Lean4 Agentic demo and end-to-end tests (made by scripts/setup.mjs)',
-        allowScripts: { node: true, 'code-server': true, argon2: true, kerberos: true, '@parcel/watcher': true },
-      },
-      null,
-      2,
-    ),
-  );
-  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  // Both installs get a clean environment (see install-env.mjs): what an outer
-  // `npm run setup` exported would make the inner npm install into the clone,
-  // and code-server's postinstall refuse because npm's user agent names Node 20.
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
+}
+
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+
+// Every install gets a clean environment (see install-env.mjs): what an outer
+// `npm run setup` exported would make the inner npm install into the clone,
+// and code-server's postinstall refuse because npm's user agent names Node 20.
+
+/** Node for code-server, in its own folder, so it is on PATH before code-server's install scripts run. */
+function nodeForCodeServer() {
+  const dir = nodeDir();
+  const node = join(nodeBinDir(), 'node');
+  const want = `v${NODE_FOR_CODE_SERVER}`;
+  const is = () => execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
+  if (finished(dir, { node: want }, () => is() === want)) {
+    log(`Node ${NODE_FOR_CODE_SERVER}: present in ${dir}`);
+    return;
+  }
+  freshFolder(dir, nodePackage(), `Node ${NODE_FOR_CODE_SERVER}`);
   log(`installing Node ${NODE_FOR_CODE_SERVER} for code-server into ${dir}`);
-  run(npm, ['install', '--no-audit', '--no-fund', `node@${NODE_FOR_CODE_SERVER}`], { cwd: dir, env: installEnv(process.env) });
-  const bin = join(dir, 'node_modules', '.bin');
-  const version = execFileSync(join(bin, 'node'), ['--version'], { encoding: 'utf8' }).trim();
-  if (!version.startsWith(`v${NODE_FOR_CODE_SERVER}.`)) throw new Error(`expected Node ${NODE_FOR_CODE_SERVER} in ${bin}, found ${version}`);
-  log(`installing code-server ${CODE_SERVER_VERSION} with Node ${version} (about two minutes)`);
-  run(npm, ['install', '--no-audit', '--no-fund', `code-server@${CODE_SERVER_VERSION}`, '--save-exact'], { cwd: dir, env: installEnv(process.env, bin) });
+  run(npm, ['install', '--no-audit', '--no-fund'], { cwd: dir, env: installEnv(process.env) });
+  const version = is();
+  if (version !== want) throw new Error(`expected Node ${want} in ${nodeBinDir()}, found ${version}`);
+  writeFileSync(join(dir, MARKER), `${JSON.stringify({ node: version, at: new Date().toISOString() })}\n`);
+}
+
+/** code-server, every package at the version scripts/code-server-lock.json names (`npm ci`), built with that Node. */
+function codeServer() {
+  const dir = codeServerDir();
+  const lock = sha256(CODE_SERVER_LOCK);
+  if (finished(dir, { codeServer: CODE_SERVER_VERSION, node: `v${NODE_FOR_CODE_SERVER}`, lock }, () => existsSync(codeServerBin()))) {
+    log(`code-server ${CODE_SERVER_VERSION}: present in ${dir}`);
+    return;
+  }
+  freshFolder(dir, codeServerPackage(), `code-server ${CODE_SERVER_VERSION}`);
+  copyFileSync(CODE_SERVER_LOCK, join(dir, 'package-lock.json'));
+  log(`installing code-server ${CODE_SERVER_VERSION} with Node ${NODE_FOR_CODE_SERVER} (about two minutes)`);
+  run(npm, ['ci', '--no-audit', '--no-fund'], { cwd: dir, env: installEnv(process.env, nodeBinDir()) });
   if (!existsSync(codeServerBin())) throw new Error(`code-server did not install into ${dir}`);
-  writeFileSync(join(dir, MARKER), `${JSON.stringify({ codeServer: CODE_SERVER_VERSION, node: version, at: new Date().toISOString() })}\n`);
+  writeFileSync(join(dir, MARKER), `${JSON.stringify({ codeServer: CODE_SERVER_VERSION, node: `v${NODE_FOR_CODE_SERVER}`, lock, at: new Date().toISOString() })}\n`);
   log(`code-server ${CODE_SERVER_VERSION}: installed`);
 }
 
 try {
   log(`cache folder ${cacheDir()}`);
   debianPackages();
+  nodeForCodeServer();
   codeServer();
   log('done');
 } catch (e) {

@@ -7,11 +7,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { codeServerDir } from '../devtools/paths';
+import { nodeBinDir } from '../devtools/paths';
 
 const ROOT = resolve(__dirname, '..', '..');
 const INSTALL_ENV = join(ROOT, 'scripts', 'install-env.mjs');
@@ -127,7 +127,7 @@ test('under a real `npm run`, the environment setup hands an inner install has n
 });
 
 test('an inner npm started with that environment from inside `npm run` reports the Node 24 that runs it (code-server’s check)', async (t) => {
-  const bin = join(codeServerDir(), 'node_modules', '.bin');
+  const bin = nodeBinDir();
   if (!existsSync(join(bin, 'node'))) {
     t.skip(`no Node 24 in ${bin}: run npm run setup first`);
     return;
@@ -214,4 +214,26 @@ test('every program the project runs comes from a Debian package setup installs 
     if (!ok) problems.push(`${program} (${paths.join(', ')}) belongs to ${owners.join(', ') || 'no package'}, not to ${pkg} or what it depends on`);
   }
   assert.deepEqual(problems, []);
+});
+
+test("code-server's whole dependency tree is pinned: the committed lockfile matches the pinned versions and every package has an integrity hash", async () => {
+  const pins = JSON.parse(readFileSync(join(ROOT, 'scripts', 'code-server.json'), 'utf8')) as { version: string; node: string };
+  const { codeServerPackage, nodePackage } = (await import(pathToFileURL(join(ROOT, 'scripts', 'paths.mjs')).href)) as {
+    codeServerPackage(): { dependencies: Record<string, string> };
+    nodePackage(): { dependencies: Record<string, string> };
+  };
+  // Exact versions, not ranges: a new machine installs what CI ran.
+  assert.match(pins.version, /^\d+\.\d+\.\d+$/);
+  assert.match(pins.node, /^\d+\.\d+\.\d+$/);
+  assert.deepEqual(nodePackage().dependencies, { node: pins.node });
+  const lock = JSON.parse(readFileSync(join(ROOT, 'scripts', 'code-server-lock.json'), 'utf8')) as {
+    lockfileVersion: number;
+    packages: Record<string, { version?: string; integrity?: string; dependencies?: Record<string, string>; link?: boolean }>;
+  };
+  assert.ok(lock.lockfileVersion >= 2);
+  // npm ci refuses a lockfile that does not match the package.json setup writes.
+  assert.deepEqual(lock.packages['']!.dependencies, codeServerPackage().dependencies);
+  assert.equal(lock.packages['node_modules/code-server']!.version, pins.version);
+  const unpinned = Object.entries(lock.packages).filter(([k, p]) => k !== '' && !p.link && !p.integrity);
+  assert.deepEqual(unpinned.map(([k]) => k), []);
 });
