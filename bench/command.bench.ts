@@ -6,7 +6,7 @@
  * noise. Figures go to docs/performance.md between the BENCH:commands markers.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { TerminalSession } from '../core/tools/terminal';
@@ -17,8 +17,16 @@ import { TmuxHarness } from './tmux-harness';
 const RUNS = 200;
 const WARMUP = 10;
 const SHELL = '/bin/bash';
-/** A shell builtin (no process started) and an external program (one fork + exec per command in both). */
-const COMMANDS = ['echo hi', '/bin/echo hi'];
+/**
+ * A shell builtin (no process started), an external program (one fork + exec
+ * per command in both), and the builtin in a subfolder (`run_command`'s `cwd`:
+ * ours runs it in a subshell after a checked `cd`; tmux gets the same subshell).
+ */
+const COMMANDS: { label: string; command: string; cwd?: string; tmux: string }[] = [
+  { label: '`echo hi`', command: 'echo hi', tmux: 'echo hi' },
+  { label: '`/bin/echo hi`', command: '/bin/echo hi', tmux: '/bin/echo hi' },
+  { label: '`echo hi` with `cwd` `sub`', command: 'echo hi', cwd: 'sub', tmux: '( cd sub && echo hi )' },
+];
 
 interface Pair {
   command: string;
@@ -27,7 +35,7 @@ interface Pair {
 }
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'lar-command-bench-'));
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'lar-command-bench-')));
   const env = { ...process.env, SHELL };
   const terminal = new TerminalSession({ cwd: dir, env, shell: SHELL, outputDir: join(dir, 'output') });
   let tmux: TmuxHarness | undefined;
@@ -45,18 +53,20 @@ async function main(): Promise<void> {
     tmux = await TmuxHarness.start({ shell: SHELL, cwd: dir, logPath: join(dir, 'tmux-pane.log'), env });
     const h = tmux;
     const pairs: Pair[] = [];
-    for (const command of COMMANDS) {
+    mkdirSync(join(dir, 'sub'));
+    for (const { label, command, cwd, tmux: tmuxCommand } of COMMANDS) {
       const ours: number[] = [];
       const theirs: number[] = [];
+      const options = cwd ? { cwd: join(dir, cwd) } : {};
       const timeOurs = async (): Promise<void> => {
         const t0 = performance.now();
-        const r = await terminal.run(command);
+        const r = await terminal.run(command, options);
         ours.push(performance.now() - t0);
         if (r.output !== 'hi\n' || r.exitCode !== 0) throw new Error(`TerminalSession: ${JSON.stringify(r.output)} exit ${r.exitCode}`);
       };
       const timeTmux = async (): Promise<void> => {
         const t0 = performance.now();
-        const text = await h.run(command);
+        const text = await h.run(tmuxCommand);
         theirs.push(performance.now() - t0);
         if (!/^hi$/m.test(text)) throw new Error(`tmux: no "hi" in ${JSON.stringify(text.slice(-200))}`);
       };
@@ -70,7 +80,7 @@ async function main(): Promise<void> {
           await timeOurs();
         }
       }
-      pairs.push({ command, ours: summarize(ours.slice(WARMUP)), tmux: summarize(theirs.slice(WARMUP)) });
+      pairs.push({ command: label, ours: summarize(ours.slice(WARMUP)), tmux: summarize(theirs.slice(WARMUP)) });
     }
     report(pairs, load);
   } finally {
@@ -83,7 +93,7 @@ function report(pairs: Pair[], load: string): void {
   const f = (x: number) => x.toFixed(2);
   const rows = pairs.map(
     (p) =>
-      `| \`${p.command}\` | ${f(p.ours.p50)} / ${f(p.ours.p95)} | ${f(p.tmux.p50)} / ${f(p.tmux.p95)} | ${(p.tmux.p50 / p.ours.p50).toFixed(1)}× | ${(p.tmux.p95 / p.ours.p95).toFixed(1)}× |`,
+      `| ${p.command} | ${f(p.ours.p50)} / ${f(p.ours.p95)} | ${f(p.tmux.p50)} / ${f(p.tmux.p95)} | ${(p.tmux.p50 / p.ours.p50).toFixed(1)}× | ${(p.tmux.p95 / p.ours.p95).toFixed(1)}× |`,
   );
   for (const p of pairs) console.log(`${p.command}: ours p50 ${f(p.ours.p50)} ms p95 ${f(p.ours.p95)} ms; tmux p50 ${f(p.tmux.p50)} ms p95 ${f(p.tmux.p95)} ms; ${(p.tmux.p50 / p.ours.p50).toFixed(1)}× at the median`);
   const worst = Math.min(...pairs.map((p) => p.tmux.p50 / p.ours.p50));
