@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from './support/fc';
 import { ShellTextError, assertTypable, shellQuote } from '../core/tools/shell-quote';
-import { TerminalSession, commandScript } from '../core/tools/terminal';
+import { FISH_RESTORE, TerminalSession, commandScript, fishRestoreFunction } from '../core/tools/terminal';
 import { createToolExecutor } from '../core/agent/tools';
 import { NodeWorkspaceFs } from '../core/tools/workspace-fs';
 import { runOutcomeCheck } from '../core/agent/outcome-check';
@@ -48,6 +48,7 @@ const HOSTILE = [
   '!!',
   '#not a comment',
   ' leading and trailing ',
+  'ends in a newline\n',
   '$HOME',
   '%s%n',
   'ünïcødé ✓',
@@ -123,7 +124,9 @@ test('shellQuote: any string without NUL round-trips through each real shell (pr
 
 test('shellQuote refuses a NUL instead of cutting the value; assertTypable refuses terminal control characters', () => {
   assert.throws(() => shellQuote('a\0b'), (e: unknown) => e instanceof ShellTextError && /NUL/.test((e as Error).message));
-  for (const c of ['\x03', '\x04', '\t', '\x15', '\x16', '\x1a', '\x1b', '\x7f', '\x9b', '\n', '\r', '\0']) {
+  assert.throws(() => assertTypable('/w/a\tb', 'the folder', 'fish'), ShellTextError);
+  assertTypable('/w/a\tb', 'the folder', 'posix');
+  for (const c of ['\x03', '\x04', '\x15', '\x16', '\x1a', '\x1b', '\x7f', '\x9b', '\n', '\r', '\0']) {
     assert.throws(() => assertTypable(`/w/a${c}b`, 'the folder'), (e: unknown) => e instanceof ShellTextError && /the folder has a control character/.test((e as Error).message));
   }
   assertTypable("/w/a b$(x)'\"`\\;ü✓", 'a folder');
@@ -140,8 +143,11 @@ test('the command file: a trailing comment or a here-document in the command can
       const script = join(dir, 'cmd.sh');
       const command = kind === 'fish' ? 'pwd # a comment' : 'pwd # a comment\ncat <<EOF\nheredoc )\nEOF';
       writeFileSync(script, commandScript(command, kind, sub));
-      // Sourced, then the shell goes on, as in the terminal session.
-      const line = `${kind === 'fish' ? 'source' : '.'} ${shellQuote(script, sh.dialect)}; pwd`;
+      // Sourced, then the shell goes on, as in the terminal session (fish changes back on the input line).
+      const line =
+        kind === 'fish'
+          ? `${fishRestoreFunction(dir)}; source ${shellQuote(script, 'fish')}; ${FISH_RESTORE}; pwd`
+          : `. ${shellQuote(script, 'posix')}; pwd`;
       const args = kind === 'fish' ? ['--no-config', '-c', line] : ['-c', line];
       const r = spawnSync(sh.path, args, { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: dir } });
       assert.equal(r.status, 0, `${sh.path}: ${r.stderr}`);
@@ -322,14 +328,22 @@ test('a command that returns or exits early in its folder keeps its status, and 
       const t = new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH, HOME: dir, SHELL: sh.path }, outputDir: join(dir, 'out', String(present.indexOf(sh))) });
       const execute = createToolExecutor({ fs: new NodeWorkspaceFs(dir), terminal: t });
       try {
-        const early = sh.dialect === 'fish' ? ['return 3', 'cd /; return 4'] : ['exit 3', 'cd /; exit 4'];
+        // fish: `exit` in a sourced file ends only the file, `return` only the wrapper's function.
+        const early = sh.dialect === 'fish' ? ['return 3', 'cd /; return 4', 'exit 5', 'cd /; exit 6'] : ['exit 3', 'cd /; exit 4'];
         for (const [i, command] of early.entries()) {
           const o = await execute('run_command', { command, cwd: 'sub' }, { workspace: dir });
-          assert.equal((o.result as { exitCode: number }).exitCode, 3 + i, `${sh.path} ${command}: ${o.observation}`);
+          assert.equal((o.result as { exitCode: number }).exitCode, Number(/\d+$/.exec(command)![0]), `${sh.path} ${command}: ${o.observation}`);
           const where = join(dir, 'where.txt');
           await execute('run_command', { command: `pwd > ${shellQuote(where)}` }, { workspace: dir });
           assert.equal(readFileSync(where, 'utf8'), `${dir}\n`, `${sh.path}: after ${JSON.stringify(command)} the shell moved`);
+          void i;
         }
+        // An interrupted command (a timeout here) ends no wrapper either.
+        const slow = await execute('run_command', { command: 'cd /; sleep 30', cwd: 'sub', timeoutMs: 800 }, { workspace: dir });
+        assert.equal(slow.status, 'timeout', `${sh.path}: ${slow.observation}`);
+        const where = join(dir, 'where.txt');
+        await execute('run_command', { command: `pwd > ${shellQuote(where)}` }, { workspace: dir });
+        assert.equal(readFileSync(where, 'utf8'), `${dir}\n`, `${sh.path}: after a timeout in sub the shell moved`);
       } finally {
         t.dispose();
       }
@@ -355,7 +369,7 @@ test('a folder swapped for a symbolic link between the check and the cd is refus
       symlinkSync(elsewhere, checked);
       const line = `${kind === 'fish' ? 'source' : '.'} ${shellQuote(script, sh.dialect)}; echo "status $${kind === 'fish' ? 'status' : '?'}"`;
       const r = spawnSync(sh.path, kind === 'fish' ? ['--no-config', '-c', line] : ['-c', line], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: dir } });
-      assert.match(r.stderr, /changed after it was checked/, `${sh.path}: ${r.stdout} ${r.stderr}`);
+      assert.match(r.stderr, /is not the folder that was checked/, `${sh.path}: ${r.stdout} ${r.stderr}`);
       assert.match(r.stdout, /status [1-9]/, sh.path);
       assert.equal(existsSync(join(elsewhere, 'RAN')), false, `${sh.path} ran the command in the swapped-in folder`);
     }
@@ -438,6 +452,56 @@ test('without a terminal (pipe mode) a hostile cwd is as inert as with one', asy
         terminal.dispose();
       }
       assert.deepEqual(pwned(dir), [], `${sh.path} expanded a value`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('cwd "." is the workspace, wherever earlier commands left the shell', async () => {
+  const dir = scratch();
+  const ws = join(dir, 'ws');
+  mkdirSync(ws);
+  try {
+    for (const sh of present) {
+      const t = new TerminalSession({ cwd: ws, env: { PATH: process.env.PATH, HOME: ws, SHELL: sh.path }, outputDir: join(dir, 'out', String(present.indexOf(sh))) });
+      const execute = createToolExecutor({ fs: new NodeWorkspaceFs(ws), terminal: t });
+      try {
+        assert.equal((await t.run(`cd ${shellQuote(dir, sh.dialect)}`)).exitCode, 0);
+        const where = join(dir, 'where.txt');
+        for (const cwd of ['.', './', 'sub/..']) {
+          if (cwd === 'sub/..') mkdirSync(join(ws, 'sub'), { recursive: true });
+          const o = await execute('run_command', { command: `pwd > ${shellQuote(where)}`, cwd }, { workspace: ws });
+          assert.equal((o.result as { exitCode: number }).exitCode, 0, `${sh.path} ${cwd}: ${o.observation}`);
+          assert.equal(readFileSync(where, 'utf8'), `${ws}\n`, `${sh.path}: cwd ${cwd}`);
+        }
+      } finally {
+        t.dispose();
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a Tab in the output folder is only text for sh, bash and zsh; fish, whose line editor completes on it, refuses it', async () => {
+  const dir = scratch();
+  try {
+    const out = join(dir, 'out\twith tab');
+    for (const sh of present.filter((x) => x.dialect === 'posix')) {
+      const t = new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH, HOME: dir, SHELL: sh.path }, outputDir: out });
+      try {
+        const r = await t.run('echo ran');
+        assert.equal(r.output.trim(), 'ran', sh.path);
+      } finally {
+        t.dispose();
+      }
+    }
+    if (existsSync('/usr/bin/fish')) {
+      assert.throws(
+        () => new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH, HOME: dir, SHELL: '/usr/bin/fish' }, outputDir: out, mode: 'pty' }),
+        (e: unknown) => e instanceof ShellTextError && /control character \(0x09\)/.test((e as Error).message),
+      );
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

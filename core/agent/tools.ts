@@ -1,14 +1,22 @@
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import type { ToolName } from '../schema/tools';
 import { isFileTool, runFileTool } from '../tools/files';
 import { toToolResult, type TerminalSession } from '../tools/terminal';
 import type { ToolContext, ToolOutcome } from '../tools/types';
-import type { WorkspaceFs } from '../tools/workspace-fs';
+import { isInside, type WorkspaceFs } from '../tools/workspace-fs';
 import type { ToolExecutor } from './loop';
 import { ShellTextError } from '../tools/shell-quote';
 
 const notRun = (error: string): ToolOutcome => ({ status: 'error', result: { error }, observation: `Not run: ${error}` });
+
+function canonical(path: string): { ok: true; path: string } | { ok: false; error: string } {
+  try {
+    return { ok: true, path: realpathSync.native(path) };
+  } catch (e) {
+    return { ok: false, error: (e as Error).message };
+  }
+}
 
 /** Most files the change scan looks at; past it, a command's changes are not tracked. */
 const SCAN_LIMIT = 20_000;
@@ -81,15 +89,22 @@ export function createToolExecutor(parts: ExecutorParts): ToolExecutor {
     if (args.timeoutMs !== undefined && !(Number.isSafeInteger(args.timeoutMs) && (args.timeoutMs as number) > 0)) return notRun('"timeoutMs" must be a positive whole number of milliseconds');
     const command = args.command;
     let cwd: string | undefined;
-    if (typeof args.cwd === 'string' && args.cwd !== '.' && args.cwd !== '') {
+    // `.` too: the shell's own folder is wherever earlier commands left it, the workspace is where `.` is.
+    if (typeof args.cwd === 'string') {
       const where = await parts.fs.realPath(args.cwd);
       if (!where.ok) return notRun(where.error);
       if (!where.value.exists) return notRun(`the folder "${args.cwd}" does not exist`);
       const st = await parts.fs.stat(args.cwd);
       if (!st.ok) return notRun(st.error);
       if (st.value.kind !== 'dir') return notRun(`"${args.cwd}" is not a folder`);
+      // The folder as the system spells it (case and Unicode form on macOS), which is what the
+      // shell's check compares with; confined again, as a link may have changed meanwhile.
+      const real = canonical(where.value.absolute);
+      const root = canonical(ctx.workspace);
+      if (!real.ok) return notRun(`the folder "${args.cwd}" cannot be resolved: ${real.error}`);
+      if (!root.ok || !isInside(root.path, real.path, process.platform === 'darwin' || process.platform === 'win32')) return notRun(`"${args.cwd}" leads out of the workspace`);
       // Handed to the terminal as a folder, never as text of the command: it quotes it.
-      cwd = where.value.absolute;
+      cwd = real.path;
     }
     const before = snapshot(ctx.workspace);
     let r;

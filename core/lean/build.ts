@@ -18,9 +18,12 @@ export const EXE_NAME = `lar-verify${process.platform === 'win32' ? '.exe' : ''}
 /** `$LAR_CACHE_DIR` (the one tool cache setup and the tests use too), else `$XDG_CACHE_HOME/lean4-agentic`, else `~/.cache/lean4-agentic`. */
 export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   // As scripts/paths.mjs: one cache folder for setup, the demo, the tests and the Lean build.
+  // Relative values are ignored here (the editor's working folder is anyone's guess); setup refuses them.
+  const own = env.LAR_CACHE_DIR;
+  if (own && path.isAbsolute(own)) return own;
   const xdg = env.XDG_CACHE_HOME;
   const home = env.HOME || env.USERPROFILE || os.homedir();
-  return path.resolve(env.LAR_CACHE_DIR || path.join(xdg && path.isAbsolute(xdg) ? xdg : path.join(home, '.cache'), 'lean4-agentic'));
+  return path.join(xdg && path.isAbsolute(xdg) ? xdg : path.join(home, '.cache'), 'lean4-agentic');
 }
 
 /** The repository's lean/ folder: the nearest `lean/lakefile.toml` above `from`. */

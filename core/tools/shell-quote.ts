@@ -37,21 +37,22 @@ export function shellQuote(value: string, dialect: QuoteDialect = 'posix'): stri
 }
 
 /**
- * C0 control characters, DEL and the C1 controls: typed into a terminal they
- * are not text but actions of the line discipline or of a shell's line editor
- * (Ctrl-C interrupts, Ctrl-U erases the line typed so far, Ctrl-D ends input,
- * Ctrl-V quotes the next key, DEL erases, Tab completes in fish, whose editor
- * cannot be switched off), whatever quotes they sit in.
+ * C0 control characters but Tab, DEL and the C1 controls: typed into a
+ * terminal they are not text but actions of the line discipline (Ctrl-C
+ * interrupts, Ctrl-U erases the line typed so far, Ctrl-D ends input, Ctrl-V
+ * quotes the next key, DEL erases) or of a terminal's escape parser, whatever
+ * quotes they sit in.
  */
-const TERMINAL_ACTION = /[\x00-\x1f\x7f-\x9f]/;
+const TERMINAL_ACTION = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/;
 
 /**
- * Refuses a value that would act, not be read, when typed on a terminal's
- * input line (see TERMINAL_ACTION). Quoting cannot help there: the terminal
- * acts on it before the shell sees any quote.
+ * Refuses a value that would act, not be read, when typed on the input line of
+ * a shell of `dialect` (see TERMINAL_ACTION; for fish also Tab, which its line
+ * editor, one that cannot be switched off, takes for completion). Quoting
+ * cannot help there: the terminal acts on it before the shell sees any quote.
  */
-export function assertTypable(value: string, what: string): void {
-  const m = TERMINAL_ACTION.exec(value);
+export function assertTypable(value: string, what: string, dialect: QuoteDialect = 'posix'): void {
+  const m = TERMINAL_ACTION.exec(value) ?? (dialect === 'fish' ? /\t/.exec(value) : null);
   if (m) {
     const code = m[0].charCodeAt(0).toString(16).padStart(2, '0');
     throw new ShellTextError(`${what} has a control character (0x${code}) that a terminal would act on instead of reading: ${JSON.stringify(value.slice(0, 120))}`);

@@ -109,8 +109,8 @@ export function toToolResult(r: RunResult): ToolResult {
 
 export type ShellKind = 'bash' | 'zsh' | 'fish' | 'posix';
 
-/** POSIX shells by name (sh, dash, ksh, mksh, busybox …): they take POSIX quoting and `.`. */
-const POSIX_SHELLS = /^(sh|dash|ash|ksh|ksh93|mksh|oksh|pdksh|yash|posh|busybox)$/;
+/** POSIX shells by name (sh, dash, ash, ksh, mksh …): they take POSIX quoting and `.`. (`busybox` itself is not a shell until started as `sh`.) */
+const POSIX_SHELLS = /^(sh|dash|ash|ksh|ksh93|mksh|oksh|pdksh|yash|posh)$/;
 
 /**
  * The kind of a shell, by its file name; undefined for shells whose syntax the
@@ -130,42 +130,66 @@ const dialectOf = (kind: ShellKind): QuoteDialect => (kind === 'fish' ? 'fish' :
 /**
  * The command file's text for `command`, run in `dir` when given.
  *
- * The folder change must not outlive the command: POSIX shells run it in a
- * subshell; fish has none, so the command becomes a function (a `return` in
- * it ends the function, not the wrapper) and the wrapper changes back. The
- * command keeps lines of its own, so a trailing comment or a here-document in
- * it cannot swallow the wrapper. `cd` is the builtin (a user's `cd` function,
- * zsh's chpwd hooks or an autoenv wrapper do not run), and the shell checks it
- * landed in the folder that was checked: a folder swapped for a symlink in
- * between is refused.
+ * The folder change must not outlive the command. POSIX shells run it in a
+ * subshell. fish has none: the command becomes a function (a `return` in it
+ * ends the function), the folder to come back to is kept in `__lar_back`, and
+ * the input line changes back after the file and before every later command
+ * (see FISH_RESTORE), so neither an `exit` (which in fish ends only the
+ * sourced file) nor an interrupt leaves the shell in the folder.
+ *
+ * The command keeps lines of its own, so a trailing comment or a here-document
+ * in it cannot swallow the wrapper. `cd` is the builtin, physical (a user's
+ * `cd` function, zsh's chpwd hooks or an autoenv wrapper do not run), and the
+ * shell checks it landed in the folder that was checked (compared with `$PWD`,
+ * which keeps a trailing newline of a name that `$(pwd)` would cut): a folder
+ * swapped for a symlink in between is refused. `dir` must be the folder's
+ * canonical real path (the executor resolves it), or the check refuses it.
  */
 export function commandScript(command: string, kind: ShellKind, dir?: string): string {
   const body = command.endsWith('\n') ? command : `${command}\n`;
   if (dir === undefined) return body;
-  const where = shellQuote(dir, dialectOf(kind));
-  const moved = shellQuote(`lar: the folder ${dir} changed after it was checked (a symbolic link?); the command did not run`, dialectOf(kind));
+  const q = (v: string): string => shellQuote(v, dialectOf(kind));
+  const where = q(dir);
+  const moved = q(`lar: ${dir} is not the folder that was checked (it was replaced, e.g. by a symbolic link, after the check); the command did not run`);
   if (kind === 'fish') {
     return (
       `function __lar_command\n${body}end\n` +
-      `set -l __lar_back $PWD\n` +
-      `if builtin cd ${where}; and test (builtin pwd -P | string collect) = ${where}\n__lar_command\nelse\nprintf '%s\\n' ${moved} >&2\nfalse\nend\n` +
-      `set -l __lar_status $status\n` +
-      `builtin cd $__lar_back\nfunctions -e __lar_command\nreturn $__lar_status\n`
+      `set -g __lar_back $PWD\n` +
+      // cd prints its own error when it fails.
+      `if not builtin cd ${where}\nfalse\n` +
+      // pwd ends its line with exactly one newline; collect -N keeps it and any the name ends in.
+      `else if not test (builtin pwd -P | string collect -N) = ${q(`${dir}\n`)}\nprintf '%s\\n' ${moved} >&2\nfalse\n` +
+      `else\n__lar_command\nend\n`
     );
   }
-  const cd = kind === 'zsh' ? 'builtin cd -q --' : kind === 'bash' ? 'builtin cd --' : 'command cd --';
-  return `( ${cd} ${where} || exit\n[ "$(command pwd -P)" = ${where} ] || { printf '%s\\n' ${moved} >&2; exit 1; }\n${body})\n`;
+  const cd = kind === 'zsh' ? 'builtin cd -q -P --' : kind === 'bash' ? 'builtin cd -P --' : 'command cd -P --';
+  return `( ${cd} ${where} || exit\n[ "$PWD" = ${where} ] || { printf '%s\\n' ${moved} >&2; exit 1; }\n${body})\n`;
+}
+
+/**
+ * fish: back to the folder a wrapped command left (see commandScript), or to
+ * the workspace when that folder is gone; a no-op when no command left one.
+ * Defined once at start; called on the input line after each command file and
+ * before each command, which covers `exit` and interrupts.
+ */
+export const FISH_RESTORE = '__lar_restore';
+
+export function fishRestoreFunction(workspace: string): string {
+  return (
+    `function ${FISH_RESTORE}; if set -q __lar_back; builtin cd $__lar_back 2>/dev/null; or builtin cd ${shellQuote(workspace, 'fish')}; ` +
+    `set -e __lar_back; end; functions -q __lar_command; and functions -e __lar_command; end`
+  );
 }
 
 /** Shell set-up: no echo, no line editor, no prompts, no history file, pagers that never wait. */
-function initScript(kind: ShellKind): string {
+function initScript(kind: ShellKind, workspace: string): string {
   switch (kind) {
     case 'bash':
       return "stty -echo 2>/dev/null; set +o emacs +o vi +H 2>/dev/null; unset HISTFILE PROMPT_COMMAND; PS0=''; PS1=''; PS2=''";
     case 'zsh':
       return "stty -echo 2>/dev/null; unsetopt zle prompt_subst 2>/dev/null; unset HISTFILE; precmd_functions=(); preexec_functions=(); PROMPT=''; RPROMPT=''; PS2=''";
     case 'fish':
-      return 'stty -echo 2>/dev/null; function fish_prompt; end; function fish_right_prompt; end; set -e fish_greeting';
+      return `stty -echo 2>/dev/null; function fish_prompt; end; function fish_right_prompt; end; set -e fish_greeting; ${fishRestoreFunction(workspace)}`;
     default:
       return "stty -echo 2>/dev/null; set +o emacs +o vi 2>/dev/null; PS1=''; PS2=''";
   }
@@ -179,7 +203,9 @@ function pickShell(env: Record<string, string | undefined>, given?: string): str
 
 const nonce = (): string => randomBytes(8).toString('hex');
 
+/** setTimeout takes at most 2^31 − 1 ms; anything longer fires at once. Every delay given from outside goes through this. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+const timerMs = (ms: number): number => Math.min(Math.max(0, ms), MAX_TIMER_MS);
 
 interface Active {
   command: string;
@@ -301,7 +327,9 @@ export class TerminalSession {
     this.kind = shellKind(this.shellPath) ?? 'posix';
     // Each command file's path is typed on the shell's input line: quoting makes
     // it one word, but a control character in it would act on the terminal.
-    assertTypable(options.outputDir, `the output folder ${JSON.stringify(options.outputDir)}`);
+    assertTypable(options.outputDir, `the output folder ${JSON.stringify(options.outputDir)}`, dialectOf(this.kind));
+    // fish's start-up line names the workspace too (the folder to come back to, see FISH_RESTORE).
+    if (this.kind === 'fish') assertTypable(options.cwd, `the workspace folder ${JSON.stringify(options.cwd)}`, 'fish');
     mkdirSync(options.outputDir, { recursive: true });
   }
 
@@ -358,7 +386,7 @@ export class TerminalSession {
     p.onData((d) => this.data(d));
     p.onExit((code) => this.exited(p, code));
     this.readyNonce = nonce();
-    const startTimeout = this.options.startTimeoutMs ?? 10_000;
+    const startTimeout = timerMs(this.options.startTimeoutMs ?? 10_000);
     this.starting = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.readyResolve = undefined;
@@ -377,7 +405,7 @@ export class TerminalSession {
       };
     });
     const ready = `printf '__LAR_R_%s__\\n' ${this.readyNonce}`;
-    p.write(`${initScript(this.kind)}; ${ready}\r`);
+    p.write(`${initScript(this.kind, this.options.cwd)}; ${ready}\r`);
     const s = this.starting;
     s.then(
       () => {
@@ -459,20 +487,20 @@ export class TerminalSession {
     active.started = Date.now();
     active.lastOutput = active.started;
 
-    const status = this.kind === 'fish' ? '$status' : '"$?"';
-    const source = this.kind === 'fish' ? 'source' : '.';
     // Without a terminal, stdin is the shell's command stream: a command must not read it.
     const stdin = this.pty!.mode === 'pipe' ? ' </dev/null' : '';
+    const file = shellQuote(scriptPath, dialectOf(this.kind));
     this.pty!.write(
-      `printf '__LAR_B_%s__\\n' ${n}; ${source} ${shellQuote(scriptPath, dialectOf(this.kind))}${stdin}; printf '\\n__LAR_E_%s_%d__\\n' ${n} ${status}\r`,
+      this.kind === 'fish'
+        ? `${FISH_RESTORE}; printf '__LAR_B_%s__\\n' ${n}; source ${file}${stdin}; set -g __lar_status $status; ${FISH_RESTORE}; printf '\\n__LAR_E_%s_%d__\\n' ${n} $__lar_status\r`
+        : `printf '__LAR_B_%s__\\n' ${n}; . ${file}${stdin}; printf '\\n__LAR_E_%s_%d__\\n' ${n} "$?"\r`,
     );
 
     // Timeout: interrupt, then kill.
-    // setTimeout takes at most 2^31 − 1 ms; anything longer would fire at once.
-    const timeoutMs = Math.min(options.timeoutMs ?? this.options.timeoutMs ?? 120_000, MAX_TIMER_MS);
+    const timeoutMs = timerMs(options.timeoutMs ?? this.options.timeoutMs ?? 120_000);
     timers.push(setTimeout(() => void this.interrupt(active, 'timeout', {}), timeoutMs));
     // Waiting for input: quiet for inputIdleMs while reading the terminal.
-    const idleMs = options.inputIdleMs ?? this.options.inputIdleMs ?? 3000;
+    const idleMs = timerMs(options.inputIdleMs ?? this.options.inputIdleMs ?? 3000);
     const checkIdle = (): void => {
       if (active.phase === 'done') return;
       const quiet = Date.now() - active.lastOutput;
@@ -500,7 +528,7 @@ export class TerminalSession {
     if (active.phase === 'done' || active.stopping || !this.pty) return;
     active.stopping = { completion, extra };
     const p = this.pty;
-    const grace = this.options.graceMs ?? 1500;
+    const grace = timerMs(this.options.graceMs ?? 1500);
     if (p.mode === 'pipe') {
       // Without a terminal, Ctrl-C cannot reach the command's process group and a
       // non-interactive shell would go on with the rest of the script: end the shell
