@@ -10,8 +10,10 @@ export const NODE_FOR_CODE_SERVER: string = pins.node;
 
 /** The same folder as scripts/paths.mjs `cacheDir` (setup runs before the TypeScript is built, so it cannot import this). */
 export function cacheDir(): string {
+  const own = process.env.LAR_CACHE_DIR;
+  if (own && !isAbsolute(own)) throw new Error(`LAR_CACHE_DIR must be an absolute path, got ${JSON.stringify(own)}`);
   const xdg = process.env.XDG_CACHE_HOME;
-  return resolve(process.env.LAR_CACHE_DIR || join(xdg && isAbsolute(xdg) ? xdg : join(homedir(), '.cache'), 'lean4-agentic'));
+  return resolve(own || join(xdg && isAbsolute(xdg) ? xdg : join(homedir(), '.cache'), 'lean4-agentic'));
 }
 
 export function codeServerDir(): string {

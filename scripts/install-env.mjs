@@ -34,6 +34,14 @@ export const OUTER_NPM_SETTINGS = new Set([
   'workspaces',
   'include_workspace_root',
   'global',
+  // Flags given to `npm run setup` itself, which would change what the inner installs do.
+  'ignore_scripts',
+  'dry_run',
+  'omit',
+  'include',
+  'only',
+  'production',
+  'dev',
 ]);
 
 /** Variables an outer npm (or a test runner) sets for the process it starts, besides `npm_config_*`. */
@@ -57,11 +65,11 @@ const norm = (p) => p.replace(/\\/g, '/').replace(/\/+$/, '');
  * user's own `node_modules/.bin` elsewhere on PATH stays.
  */
 export function outerNpmPathEntries(outer) {
-  const project = outer.INIT_CWD ?? outer.npm_config_local_prefix;
+  // npm adds them for the project it runs the script of (its local prefix), not for
+  // the folder it was started from (INIT_CWD: `npm --prefix /clone run setup` from ~/tools).
   const roots = new Set();
-  for (const start of [project, outer.npm_config_local_prefix]) {
-    if (!start) continue;
-    let dir = norm(start);
+  if (outer.npm_config_local_prefix) {
+    let dir = norm(outer.npm_config_local_prefix);
     for (;;) {
       roots.add(`${dir}/node_modules/.bin`);
       const up = dir.slice(0, Math.max(0, dir.lastIndexOf('/')));

@@ -8,12 +8,20 @@ export const CODE_SERVER_VERSION = pins.version;
 export const NODE_FOR_CODE_SERVER = pins.node;
 /** The committed lockfile of code-server's folder: every package of its tree at a fixed version. */
 export const CODE_SERVER_LOCK = new URL('./code-server-lock.json', import.meta.url);
+/** The same for the Node folder (the `node` package and its installer). */
+export const NODE_LOCK = new URL('./node-lock.json', import.meta.url);
 
-/** $LAR_CACHE_DIR, else ~/.cache/lean4-agentic: outside the clone, so a fresh clone reuses it. Always absolute. */
+/**
+ * $LAR_CACHE_DIR, else ~/.cache/lean4-agentic: outside the clone, so a fresh
+ * clone reuses it. A relative LAR_CACHE_DIR is refused (each process would
+ * resolve it against its own folder); a relative XDG_CACHE_HOME is invalid
+ * (XDG base directory spec) and ignored.
+ */
 export function cacheDir() {
+  const own = process.env.LAR_CACHE_DIR;
+  if (own && !isAbsolute(own)) throw new Error(`LAR_CACHE_DIR must be an absolute path, got ${JSON.stringify(own)}`);
   const xdg = process.env.XDG_CACHE_HOME;
-  // A relative XDG_CACHE_HOME is invalid (XDG base directory spec) and ignored.
-  return resolve(process.env.LAR_CACHE_DIR || join(xdg && isAbsolute(xdg) ? xdg : join(homedir(), '.cache'), 'lean4-agentic'));
+  return resolve(own || join(xdg && isAbsolute(xdg) ? xdg : join(homedir(), '.cache'), 'lean4-agentic'));
 }
 /** Node for code-server, in a folder of its own: it must be on PATH before code-server's install scripts run. */
 export function nodeDir() {

@@ -14,6 +14,7 @@ import { installEnv } from './install-env.mjs';
 import {
   CODE_SERVER_LOCK,
   CODE_SERVER_VERSION,
+  NODE_LOCK,
   NODE_FOR_CODE_SERVER,
   cacheDir,
   codeServerBin,
@@ -98,16 +99,18 @@ function nodeForCodeServer() {
   const node = join(nodeBinDir(), 'node');
   const want = `v${NODE_FOR_CODE_SERVER}`;
   const is = () => execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
-  if (finished(dir, { node: want }, () => is() === want)) {
+  const lock = sha256(NODE_LOCK);
+  if (finished(dir, { node: want, lock }, () => is() === want)) {
     log(`Node ${NODE_FOR_CODE_SERVER}: present in ${dir}`);
     return;
   }
   freshFolder(dir, nodePackage(), `Node ${NODE_FOR_CODE_SERVER}`);
+  copyFileSync(NODE_LOCK, join(dir, 'package-lock.json'));
   log(`installing Node ${NODE_FOR_CODE_SERVER} for code-server into ${dir}`);
-  run(npm, ['install', '--no-audit', '--no-fund'], { cwd: dir, env: installEnv(process.env) });
+  run(npm, ['ci', '--no-audit', '--no-fund'], { cwd: dir, env: installEnv(process.env) });
   const version = is();
   if (version !== want) throw new Error(`expected Node ${want} in ${nodeBinDir()}, found ${version}`);
-  writeFileSync(join(dir, MARKER), `${JSON.stringify({ node: version, at: new Date().toISOString() })}\n`);
+  writeFileSync(join(dir, MARKER), `${JSON.stringify({ node: version, lock, at: new Date().toISOString() })}\n`);
 }
 
 /** code-server, every package at the version scripts/code-server-lock.json names (`npm ci`), built with that Node. */

@@ -87,7 +87,10 @@ test('installEnv drops what an outer npm set for its script and keeps the userâ€
   assert.equal(env.PATH, '/cache/node24/bin:/home/u/tools/node_modules/.bin:/usr/local/bin:/usr/bin');
   assert.equal(env.Path, 'another variable on POSIX');
   assert.equal(env.npm_config_cache, '/fresh/npm-cache');
-  assert.equal(installEnv({ PATH: 'C:\\p\\node_modules\\.bin;C:\\bin', INIT_CWD: 'C:\\p' }, undefined, 'win32').PATH, 'C:\\bin');
+  assert.equal(installEnv({ PATH: 'C:\\p\\node_modules\\.bin;C:\\bin', npm_config_local_prefix: 'C:\\p' }, undefined, 'win32').PATH, 'C:\\bin');
+  // `npm --prefix /clone run setup` started from ~/tools: npm added /clone's bins, not ~/tools'.
+  const fromElsewhere = { PATH: '/clone/node_modules/.bin:/node_modules/.bin:/home/u/tools/node_modules/.bin:/bin', INIT_CWD: '/home/u/tools', npm_config_local_prefix: '/clone' };
+  assert.equal(installEnv(fromElsewhere, undefined, 'linux').PATH, '/home/u/tools/node_modules/.bin:/bin');
 });
 
 test('under a real `npm run`, the environment setup hands an inner install has none of the outer npmâ€™s settings', async (t) => {
@@ -236,4 +239,18 @@ test("code-server's whole dependency tree is pinned: the committed lockfile matc
   assert.equal(lock.packages['node_modules/code-server']!.version, pins.version);
   const unpinned = Object.entries(lock.packages).filter(([k, p]) => k !== '' && !p.link && !p.integrity);
   assert.deepEqual(unpinned.map(([k]) => k), []);
+  // The Node folder too: the `node` package and its installer.
+  const nodeLock = JSON.parse(readFileSync(join(ROOT, 'scripts', 'node-lock.json'), 'utf8')) as typeof lock;
+  assert.deepEqual(nodeLock.packages['']!.dependencies, nodePackage().dependencies);
+  assert.equal(nodeLock.packages['node_modules/node']!.version, pins.node);
+  assert.deepEqual(Object.entries(nodeLock.packages).filter(([k, p]) => k !== '' && !p.integrity).map(([k]) => k), []);
+});
+
+test('a relative LAR_CACHE_DIR is refused with a clear error (each process would resolve it against its own folder)', () => {
+  const probe = `import(${JSON.stringify(pathToFileURL(join(ROOT, 'scripts', 'paths.mjs')).href)}).then((m) => console.log(m.cacheDir()))`;
+  const bad = spawnSync(process.execPath, ['-e', probe], { encoding: 'utf8', env: { ...process.env, LAR_CACHE_DIR: 'relative/cache' } });
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stderr, /LAR_CACHE_DIR must be an absolute path, got "relative\/cache"/);
+  const good = spawnSync(process.execPath, ['-e', probe], { encoding: 'utf8', env: { ...process.env, LAR_CACHE_DIR: '/abs/cache/' } });
+  assert.equal(good.stdout.trim(), '/abs/cache');
 });
