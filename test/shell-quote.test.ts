@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import fc from './support/fc';
 import { ShellTextError, assertTypable, shellQuote } from '../core/tools/shell-quote';
 import { FISH_RESTORE, TerminalSession, commandScript, fishRestoreFunction } from '../core/tools/terminal';
@@ -86,6 +86,25 @@ function echoBack(shell: string, word: string, cwd: string): string {
   const r = spawnSync(shell, args, { cwd, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: cwd, LANG: 'C.UTF-8' } });
   assert.equal(r.status, 0, `${shell} failed on ${JSON.stringify(word)}: ${r.stderr}`);
   return r.stdout;
+}
+
+/**
+ * `fn` with a terminal running `sh` in `ws` (HOME there too, outputs under
+ * `outRoot`) and the tool executor over it; the shell is ended afterwards.
+ */
+async function inShell(
+  sh: { path: string },
+  ws: string,
+  outRoot: string,
+  fn: (terminal: TerminalSession, execute: ReturnType<typeof createToolExecutor>) => Promise<void>,
+  extra: { mode?: 'pty' | 'pipe'; graceMs?: number } = {},
+): Promise<void> {
+  const terminal = new TerminalSession({ cwd: ws, env: { PATH: process.env.PATH, HOME: ws, SHELL: sh.path }, outputDir: join(outRoot, 'out', basename(sh.path)), ...extra });
+  try {
+    await fn(terminal, createToolExecutor({ fs: new NodeWorkspaceFs(ws), terminal, commandTimeoutMs: 20_000 }));
+  } finally {
+    terminal.dispose();
+  }
 }
 
 test('every shell kind the terminal speaks is installed here, so each is tested (npm run setup installs zsh and fish)', () => {
@@ -168,9 +187,7 @@ test('run_command: a hostile cwd (existing folder or not) runs nothing but the c
   mkdirSync(ws);
   try {
     for (const sh of present) {
-      const terminal = new TerminalSession({ cwd: ws, env: { PATH: process.env.PATH, HOME: ws, SHELL: sh.path }, outputDir: join(dir, 'out', String(present.indexOf(sh))), graceMs: 500 });
-      const execute = createToolExecutor({ fs: new NodeWorkspaceFs(ws), terminal, commandTimeoutMs: 20_000 });
-      try {
+      await inShell(sh, ws, dir, async (_terminal, execute) => {
         for (const name of HOSTILE) {
           // Folder names the workspace paths take as names (a backslash is a separator to them; `~` is refused).
           if (name.includes('\\') || name === '~') continue;
@@ -195,9 +212,7 @@ test('run_command: a hostile cwd (existing folder or not) runs nothing but the c
         writeFileSync(join(ws, 'file.txt'), 'x');
         const f = await execute('run_command', { command: 'touch RAN', cwd: 'file.txt' }, { workspace: ws });
         assert.match(f.observation, /Not run: "file.txt" is not a folder/);
-      } finally {
-        terminal.dispose();
-      }
+      }, { graceMs: 500 });
       assert.deepEqual(pwned(dir), [], `${sh.path} expanded a value`);
       assert.equal(existsSync(join(ws, 'RAN')), false);
     }
@@ -302,18 +317,14 @@ test("the folder wrapper uses the shell's builtin cd: a user's cd function or zs
       '/usr/bin/fish': 'function cd; echo HOOK; builtin cd $argv; end',
     };
     for (const sh of present) {
-      const t = new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH, HOME: dir, SHELL: sh.path }, outputDir: join(dir, 'out', String(present.indexOf(sh))) });
-      const execute = createToolExecutor({ fs: new NodeWorkspaceFs(dir), terminal: t });
-      try {
+      await inShell(sh, dir, dir, async (t, execute) => {
         assert.equal((await t.run(hooks[sh.path]!)).exitCode, 0);
         // The hook is live in the shell: a plain cd runs it.
         assert.match((await t.run('cd sub; cd ..')).output, /HOOK/, sh.path);
         const o = await execute('run_command', { command: 'echo in-sub', cwd: 'sub' }, { workspace: dir });
         assert.equal((o.result as { exitCode: number }).exitCode, 0, `${sh.path}: ${o.observation}`);
         assert.doesNotMatch(o.observation, /HOOK/, `${sh.path} ran the user's cd: ${o.observation}`);
-      } finally {
-        t.dispose();
-      }
+      });
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -325,9 +336,7 @@ test('a command that returns or exits early in its folder keeps its status, and 
   try {
     mkdirSync(join(dir, 'sub'));
     for (const sh of present) {
-      const t = new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH, HOME: dir, SHELL: sh.path }, outputDir: join(dir, 'out', String(present.indexOf(sh))) });
-      const execute = createToolExecutor({ fs: new NodeWorkspaceFs(dir), terminal: t });
-      try {
+      await inShell(sh, dir, dir, async (_t, execute) => {
         // fish: `exit` in a sourced file ends only the file, `return` only the wrapper's function.
         const early = sh.dialect === 'fish' ? ['return 3', 'cd /; return 4', 'exit 5', 'cd /; exit 6'] : ['exit 3', 'cd /; exit 4'];
         for (const [i, command] of early.entries()) {
@@ -344,9 +353,7 @@ test('a command that returns or exits early in its folder keeps its status, and 
         const where = join(dir, 'where.txt');
         await execute('run_command', { command: `pwd > ${shellQuote(where)}` }, { workspace: dir });
         assert.equal(readFileSync(where, 'utf8'), `${dir}\n`, `${sh.path}: after a timeout in sub the shell moved`);
-      } finally {
-        t.dispose();
-      }
+      });
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -438,9 +445,7 @@ test('without a terminal (pipe mode) a hostile cwd is as inert as with one', asy
   mkdirSync(ws);
   try {
     for (const sh of present.filter((s) => s.dialect === 'posix')) {
-      const terminal = new TerminalSession({ cwd: ws, env: { PATH: process.env.PATH, HOME: ws, SHELL: sh.path }, outputDir: join(dir, 'out', String(present.indexOf(sh))), mode: 'pipe' });
-      const execute = createToolExecutor({ fs: new NodeWorkspaceFs(ws), terminal });
-      try {
+      await inShell(sh, ws, dir, async (_terminal, execute) => {
         for (const name of HOSTILE.filter((n) => !n.includes('\\') && n !== '~')) {
           mkdirSync(join(ws, name), { recursive: true });
           const where = join(dir, 'where.txt');
@@ -448,9 +453,7 @@ test('without a terminal (pipe mode) a hostile cwd is as inert as with one', asy
           assert.equal((o.result as { exitCode: number }).exitCode, 0, `${sh.path} cwd ${JSON.stringify(name)}: ${o.observation}`);
           assert.equal(readFileSync(where, 'utf8'), `${join(ws, name)}\n`);
         }
-      } finally {
-        terminal.dispose();
-      }
+      }, { mode: 'pipe' });
       assert.deepEqual(pwned(dir), [], `${sh.path} expanded a value`);
     }
   } finally {
@@ -464,9 +467,7 @@ test('cwd "." is the workspace, wherever earlier commands left the shell', async
   mkdirSync(ws);
   try {
     for (const sh of present) {
-      const t = new TerminalSession({ cwd: ws, env: { PATH: process.env.PATH, HOME: ws, SHELL: sh.path }, outputDir: join(dir, 'out', String(present.indexOf(sh))) });
-      const execute = createToolExecutor({ fs: new NodeWorkspaceFs(ws), terminal: t });
-      try {
+      await inShell(sh, ws, dir, async (t, execute) => {
         assert.equal((await t.run(`cd ${shellQuote(dir, sh.dialect)}`)).exitCode, 0);
         const where = join(dir, 'where.txt');
         for (const cwd of ['.', './', 'sub/..']) {
@@ -475,9 +476,7 @@ test('cwd "." is the workspace, wherever earlier commands left the shell', async
           assert.equal((o.result as { exitCode: number }).exitCode, 0, `${sh.path} ${cwd}: ${o.observation}`);
           assert.equal(readFileSync(where, 'utf8'), `${ws}\n`, `${sh.path}: cwd ${cwd}`);
         }
-      } finally {
-        t.dispose();
-      }
+      });
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
