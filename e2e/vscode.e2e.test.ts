@@ -199,9 +199,7 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       await chat.locator('#task').fill('Look around.');
       await chat.locator('#task').press('Enter');
       await chat.locator('.card', { hasText: 'read_file' }).waitFor({ timeout: 60_000 });
-      await wb.press('F1');
-      await wb.page.locator('.quick-input-widget input').fill('>Developer: Reload Window');
-      await wb.page.locator('.quick-input-list .monaco-list-row', { hasText: 'Reload Window' }).first().click();
+      await wb.runCommand('Developer: Reload Window');
       await wb.page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
       const runs = join(ws, '.lar', 'runs');
       const file = await eventually('the run file ended', async () => {
