@@ -20,9 +20,14 @@ export function codeServerDir(): string {
   return join(cacheDir(), `code-server-${CODE_SERVER_VERSION}`);
 }
 
-/** The folder of the Node that runs code-server (scripts/paths.mjs `nodeBinDir`). */
+/** The folder setup installs code-server's Node into (scripts/paths.mjs `nodeDir`). */
+export function nodeDir(): string {
+  return join(cacheDir(), `node-${NODE_FOR_CODE_SERVER}`);
+}
+
+/** Where that Node's executable is (scripts/paths.mjs `nodeBinDir`). */
 export function nodeBinDir(): string {
-  return join(cacheDir(), `node-${NODE_FOR_CODE_SERVER}`, 'node_modules', '.bin');
+  return join(nodeDir(), 'node_modules', '.bin');
 }
 
 /** The launcher script and the Node 24 that must run it; undefined until setup finished installing both (their marker files). */
@@ -30,7 +35,7 @@ export function codeServerCommand(): { node: string; script: string } | undefine
   const dir = codeServerDir();
   const node = join(nodeBinDir(), 'node');
   const script = join(dir, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
-  const finished = [join(dir, 'installed.json'), join(nodeBinDir(), '..', '..', 'installed.json')].every((m) => existsSync(m));
+  const finished = [dir, nodeDir()].every((d) => existsSync(join(d, 'installed.json')));
   return finished && existsSync(node) && existsSync(script) ? { node, script } : undefined;
 }
 

@@ -67,67 +67,75 @@ const MARKER = 'installed.json';
 
 const sha256 = (file) => createHash('sha256').update(readFileSync(file)).digest('hex');
 
-/** Whether `dir` holds a finished install of exactly `what` (its marker says so and `check` holds). */
-function finished(dir, what, check) {
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+
+/**
+ * `npm ci` of `pkg` with the committed `lockFile` into `dir`, unless `dir`
+ * already holds a finished install of exactly that: its marker names `holds`
+ * (versions) and the lockfile's hash, and `check` holds. Otherwise whatever is
+ * there (an interrupted or different install) goes first. The install gets a
+ * clean environment (install-env.mjs), with `firstOnPath` first on PATH.
+ */
+function lockedInstall({ name, dir, pkg, lockFile, holds, check, firstOnPath, verify, takes = '' }) {
+  const want = { ...holds, lock: sha256(lockFile) };
   try {
     const m = JSON.parse(readFileSync(join(dir, MARKER), 'utf8'));
-    return Object.entries(what).every(([k, v]) => m[k] === v) && check();
+    if (Object.entries(want).every(([k, v]) => m[k] === v) && check()) {
+      log(`${name}: present in ${dir}`);
+      return;
+    }
   } catch {
-    return false;
+    // no marker: not finished
   }
-}
-
-/** An empty `dir` with `pkg` as its package.json: whatever an interrupted install left there goes. */
-function freshFolder(dir, pkg, name) {
   if (existsSync(dir)) {
     log(`${name}: ${dir} holds an unfinished or different install; starting it again`);
     rmSync(dir, { recursive: true, force: true });
   }
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
+  copyFileSync(lockFile, join(dir, 'package-lock.json'));
+  log(`installing ${name} into ${dir}${takes ? ` (${takes})` : ''}`);
+  run(npm, ['ci', '--no-audit', '--no-fund'], { cwd: dir, env: installEnv(process.env, firstOnPath) });
+  verify();
+  writeFileSync(join(dir, MARKER), `${JSON.stringify({ ...want, at: new Date().toISOString() })}\n`);
+  log(`${name}: installed`);
 }
 
-const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const nodeVersion = () => execFileSync(join(nodeBinDir(), 'node'), ['--version'], { encoding: 'utf8' }).trim();
 
-// Every install gets a clean environment (see install-env.mjs): what an outer
-// `npm run setup` exported would make the inner npm install into the clone,
-// and code-server's postinstall refuse because npm's user agent names Node 20.
-
-/** Node for code-server, in its own folder, so it is on PATH before code-server's install scripts run. */
+// Node first, in a folder of its own: it must be on PATH before code-server's
+// install scripts run, which refuse unless npm itself runs on Node 24.
 function nodeForCodeServer() {
-  const dir = nodeDir();
-  const node = join(nodeBinDir(), 'node');
   const want = `v${NODE_FOR_CODE_SERVER}`;
-  const is = () => execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
-  const lock = sha256(NODE_LOCK);
-  if (finished(dir, { node: want, lock }, () => is() === want)) {
-    log(`Node ${NODE_FOR_CODE_SERVER}: present in ${dir}`);
-    return;
-  }
-  freshFolder(dir, nodePackage(), `Node ${NODE_FOR_CODE_SERVER}`);
-  copyFileSync(NODE_LOCK, join(dir, 'package-lock.json'));
-  log(`installing Node ${NODE_FOR_CODE_SERVER} for code-server into ${dir}`);
-  run(npm, ['ci', '--no-audit', '--no-fund'], { cwd: dir, env: installEnv(process.env) });
-  const version = is();
-  if (version !== want) throw new Error(`expected Node ${want} in ${nodeBinDir()}, found ${version}`);
-  writeFileSync(join(dir, MARKER), `${JSON.stringify({ node: version, lock, at: new Date().toISOString() })}\n`);
+  lockedInstall({
+    name: `Node ${NODE_FOR_CODE_SERVER}`,
+    dir: nodeDir(),
+    pkg: nodePackage(),
+    lockFile: NODE_LOCK,
+    holds: { node: want },
+    check: () => nodeVersion() === want,
+    verify: () => {
+      const version = nodeVersion();
+      if (version !== want) throw new Error(`expected Node ${want} in ${nodeBinDir()}, found ${version}`);
+    },
+  });
 }
 
-/** code-server, every package at the version scripts/code-server-lock.json names (`npm ci`), built with that Node. */
+/** code-server, every package at the version scripts/code-server-lock.json names, built with that Node. */
 function codeServer() {
-  const dir = codeServerDir();
-  const lock = sha256(CODE_SERVER_LOCK);
-  if (finished(dir, { codeServer: CODE_SERVER_VERSION, node: `v${NODE_FOR_CODE_SERVER}`, lock }, () => existsSync(codeServerBin()))) {
-    log(`code-server ${CODE_SERVER_VERSION}: present in ${dir}`);
-    return;
-  }
-  freshFolder(dir, codeServerPackage(), `code-server ${CODE_SERVER_VERSION}`);
-  copyFileSync(CODE_SERVER_LOCK, join(dir, 'package-lock.json'));
-  log(`installing code-server ${CODE_SERVER_VERSION} with Node ${NODE_FOR_CODE_SERVER} (about two minutes)`);
-  run(npm, ['ci', '--no-audit', '--no-fund'], { cwd: dir, env: installEnv(process.env, nodeBinDir()) });
-  if (!existsSync(codeServerBin())) throw new Error(`code-server did not install into ${dir}`);
-  writeFileSync(join(dir, MARKER), `${JSON.stringify({ codeServer: CODE_SERVER_VERSION, node: `v${NODE_FOR_CODE_SERVER}`, lock, at: new Date().toISOString() })}\n`);
-  log(`code-server ${CODE_SERVER_VERSION}: installed`);
+  lockedInstall({
+    name: `code-server ${CODE_SERVER_VERSION}`,
+    dir: codeServerDir(),
+    pkg: codeServerPackage(),
+    lockFile: CODE_SERVER_LOCK,
+    holds: { codeServer: CODE_SERVER_VERSION, node: `v${NODE_FOR_CODE_SERVER}` },
+    check: () => existsSync(codeServerBin()),
+    firstOnPath: nodeBinDir(),
+    takes: 'about two minutes',
+    verify: () => {
+      if (!existsSync(codeServerBin())) throw new Error(`code-server did not install into ${codeServerDir()}`);
+    },
+  });
 }
 
 try {
