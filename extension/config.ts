@@ -1,3 +1,4 @@
+import type { SandboxSetting } from '../core/sandbox/plan';
 import type { ServerOptions } from '../core/protocol/lsp';
 /** The extension's settings (`lean4Agentic.*`), read in one place. */
 import * as vscode from 'vscode';
@@ -84,6 +85,8 @@ export interface AgentConfig {
   maxMinutes: number;
   /** Completion tokens over a whole run; 0: no limit. */
   maxRunTokens: number;
+  /** How commands are confined (user settings only). */
+  sandbox: SandboxSetting;
 }
 
 export const API_KEY_SECRET = 'lean4Agentic.apiKey';
@@ -121,5 +124,12 @@ export function readAgentConfig(): AgentConfig {
     maxRepeatedFailures: Math.max(2, Math.round(positive(c.get<number>('limits.maxRepeatedFailures'), 3))),
     maxMinutes: positive(c.get<number>('limits.maxMinutes'), 60),
     maxRunTokens: Math.max(0, Math.round(Number(c.get<number>('limits.maxTokens') ?? 0) || 0)),
+    sandbox: userSandboxSetting(c),
   };
+}
+
+/** lean4Agentic.sandbox from user settings only: a workspace (or a command that wrote its settings) must not be able to turn confinement off. */
+function userSandboxSetting(c: vscode.WorkspaceConfiguration): SandboxSetting {
+  const v = c.inspect<string>('sandbox')?.globalValue;
+  return v === 'required' || v === 'off' ? v : 'auto';
 }

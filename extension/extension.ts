@@ -47,6 +47,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ clie
   const agent = new AgentSession(context, larClient, output);
   const chat = new ChatViewProvider(context.extensionUri, output, (msg) => agent.handle(msg));
   agent.post = (msg) => chat.post(msg);
+  agent.onSandbox = (s) => status.setSandbox(s);
   void agent.markInterruptedRuns();
   agent.reveal = () => chat.reveal();
 

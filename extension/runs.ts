@@ -5,6 +5,7 @@
  */
 import type { BackendLabel, RewardsParams } from '../core/protocol/lsp';
 import { code, escapeMarkdown, formatNumber } from './decorations';
+import { describeSandbox, type SandboxSummary } from '../core/sandbox/plan';
 
 interface Entry {
   params: RewardsParams;
@@ -100,6 +101,16 @@ const BACKEND_ICON: Record<BackendLabel['backend'], string> = { lean: '$(verifie
  * announced before any run, if anything; `problem` a client-side failure
  * (the server did not start).
  */
+/** The status with the running agent's sandbox: a shield when its commands are confined, a warning when not. */
+export function withSandbox(view: StatusView, s: SandboxSummary | undefined): StatusView {
+  if (!s) return view;
+  return {
+    text: `${view.text} · ${s.confined ? '$(shield) sandboxed' : '$(warning) unconfined'}`,
+    tooltip: `${view.tooltip}\n\nAgent commands: ${escapeMarkdown(describeSandbox(s))}`,
+    warning: view.warning || !s.confined,
+  };
+}
+
 export function statusView(run: RewardsParams | undefined, backend?: BackendLabel, problem?: string): StatusView {
   if (problem) {
     return {

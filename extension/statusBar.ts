@@ -1,7 +1,8 @@
 /** The status bar item: backend and the current run's return; a click opens the run's trajectory. */
 import * as vscode from 'vscode';
 import type { BackendLabel } from '../core/protocol/lsp';
-import { statusView, type RunRegistry } from './runs';
+import { statusView, withSandbox, type RunRegistry } from './runs';
+import type { SandboxSummary } from '../core/sandbox/plan';
 
 export const OPEN_CURRENT_RUN_COMMAND = 'lean4Agentic.openCurrentRun';
 
@@ -9,6 +10,7 @@ export class StatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('lean4Agentic.status', vscode.StatusBarAlignment.Left, 50);
   private problem: string | undefined;
   private backend: BackendLabel | undefined;
+  private sandbox: SandboxSummary | undefined;
 
   constructor(private readonly runs: RunRegistry) {
     this.item.name = 'Lean4 Agentic';
@@ -29,8 +31,14 @@ export class StatusBar implements vscode.Disposable {
     this.refresh();
   }
 
+  /** The sandbox of the agent's run while it runs; undefined once it ended. */
+  setSandbox(s: SandboxSummary | undefined): void {
+    this.sandbox = s;
+    this.refresh();
+  }
+
   refresh(): void {
-    const view = statusView(this.runs.current(), this.backend, this.problem);
+    const view = withSandbox(statusView(this.runs.current(), this.backend, this.problem), this.sandbox);
     this.item.text = view.text;
     const tooltip = new vscode.MarkdownString(view.tooltip);
     tooltip.supportThemeIcons = true;

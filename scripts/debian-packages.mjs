@@ -8,6 +8,7 @@ export const DEBIAN_PACKAGES = [
   'tmux', // the terminal benchmark compares against tmux
   'zsh', // the terminal drives the user's shell: its tests run each kind it supports
   'fish',
+  'bubblewrap', // bwrap: every command the agent runs is confined in it (core/sandbox)
   'chromium', // the end-to-end tests drive it with playwright-core
   'libkrb5-dev', // code-server's native build
   'fonts-dejavu-core', // readable screenshots

@@ -142,7 +142,7 @@ export class TrajectoryModel {
     }
     if (!state) {
       resume = (this.headerIndex ?? -1) + 1;
-      state = new VerifierState(this.workflow, resume);
+      state = new VerifierState(this.workflow, resume, this.header?.sandbox);
       this.checkpoints.set(resume, state.clone());
     }
     for (let i = resume; i < this.entries.length; i++) {

@@ -556,7 +556,8 @@ test('6. the text verifier (inline workflow, parsed lines) agrees with feeding t
 });
 
 /** The checks a gate cannot know: whether the call then succeeds, and whether the user approves it. */
-const AFTER_THE_FACT = new Set(['tool.succeeded', 'tool.approved']);
+// Judged on what the call did: whether it succeeded, was approved, ran in the sandbox.
+const AFTER_THE_FACT = new Set(['tool.succeeded', 'tool.approved', 'tool.sandboxed']);
 
 function gateAgreesWithVerdicts(wf: Workflow, list: readonly TrajectoryEvent[]): void {
   const state = new VerifierState(wf);

@@ -592,7 +592,8 @@ describe('3. Secrets: environment variables that look like secrets are not echoe
     assert.equal(secretRedactor({ A_TOKEN: 'abcdefgh', B_TOKEN: 'efghijkl' })('<abcdefghijkl>'), '<***>');
   });
 
-  test('3.2 `echo $FOO_TOKEN`, `env` and reading .env in the agent (lar run) leave the value in neither the trajectory nor what the model is sent', async () => {
+  for (const sandbox of ['off', 'auto'] as const)
+  test(`3.2 \`echo $FOO_TOKEN\`, \`env\` and reading .env in the agent (lar run, sandbox ${sandbox}) leave the value in neither the trajectory nor what the model is sent`, async () => {
     const ws = mkdtempSync(join(tmpdir(), 'lar-secrets-'));
     // A file holding the same value: what read_file shows the model is masked too.
     writeFileSync(join(ws, '.env'), '# ordinary notes\nFOO_TOKEN=s3cr3t-value-123\n');
@@ -608,7 +609,7 @@ describe('3. Secrets: environment variables that look like secrets are not echoe
     const endpoint = await server.start();
     try {
       const r = await new Promise<{ code: number | null; out: string; err: string }>((res) => {
-        const child = spawn(process.execPath, [join(root, 'dist/lar.js'), 'run', '--task', 'print the environment', '--endpoint', endpoint, '--workspace', ws, '--max-steps', '4'], {
+        const child = spawn(process.execPath, [join(root, 'dist/lar.js'), 'run', '--task', 'print the environment', '--endpoint', endpoint, '--workspace', ws, '--max-steps', '4', '--sandbox', sandbox], {
           env: { ...process.env, NO_COLOR: '1', FOO_TOKEN: 's3cr3t-value-123', PLAIN_SETTING: 'plain-value-456' },
         });
         let out = '';
@@ -624,12 +625,20 @@ describe('3. Secrets: environment variables that look like secrets are not echoe
       for (const [where, text] of [['trajectory', trajectory], ['model requests', told], ['terminal output of lar run', r.out + r.err]] as const) {
         assert.ok(!text.includes('s3cr3t-value-123'), `the secret is in the ${where}`);
       }
-      // The commands did run and print it; what was printed is masked, the rest is kept.
-      assert.match(trajectory, /token: \*\*\*/);
-      assert.match(trajectory, /FOO_TOKEN=\*\*\*/);
+      if (sandbox === 'off') {
+        // Unconfined, the commands inherit it and print it; what was printed is masked, the rest is kept.
+        assert.match(trajectory, /token: \*\*\*/);
+        assert.match(trajectory, /FOO_TOKEN=\*\*\*/);
+        assert.match(trajectory, /PLAIN_SETTING=plain-value-456/);
+        assert.match(told, /token: \*\*\*/);
+      } else {
+        // In the sandbox the environment is built: neither variable reaches the command at all.
+        assert.match(trajectory, /token: \\n/);
+        assert.doesNotMatch(trajectory, /PLAIN_SETTING|FOO_TOKEN=\*/);
+        assert.match(trajectory, /LAR_SANDBOX=bubblewrap/);
+      }
       assert.match(trajectory, /visible-output/);
-      assert.match(trajectory, /PLAIN_SETTING=plain-value-456/);
-      assert.match(told, /token: \*\*\*/);
+      // The file that holds it is read and masked either way.
       assert.match(told, /FOO_TOKEN=\*\*\*/);
       assert.match(told, /visible-output/);
       assert.match(told, /ordinary notes/);

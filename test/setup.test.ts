@@ -178,6 +178,7 @@ const PROGRAMS: Record<string, string> = {
   'g++': 'build-essential',
   zsh: 'zsh',
   fish: 'fish',
+  bwrap: 'bubblewrap',
   bash: 'bash',
   sh: 'dash',
   stty: 'coreutils',

@@ -3,7 +3,7 @@ import type { CompleteRequest, ModelReply, ModelToolCall } from '../model/client
 import { ModelError } from '../model/client';
 import { toolDefinitions } from '../schema/tool-definitions';
 import { isToolName, ToolArgs, type ToolName } from '../schema/tools';
-import type { CallStatus, Header, OutcomeEvent, ToolCallEvent, ToolResult, WorkflowRef } from '../schema/trajectory';
+import type { CallStatus, Header, OutcomeEvent, SandboxRecord, ToolCallEvent, ToolResult, WorkflowRef } from '../schema/trajectory';
 import { transitionsFrom, type Workflow } from '../schema/workflow';
 import { CHECKS } from '../verifier/checks';
 import { callKey, changedFiles, VerifierState, type GateResult, type ProposedCall, type StepResult, type TrajectorySummary } from '../verifier/state';
@@ -81,6 +81,8 @@ export interface AgentOptions {
   /** Removes secrets from everything written to the trajectory and from every tool result the model is sent. */
   redact?: (text: string) => string;
   runId?: string;
+  /** The sandbox the run's commands have, recorded in the header. */
+  sandbox?: SandboxRecord;
   /**
    * Gets, once the trajectory exists, a way to end its file at once (marked
    * interrupted, synchronously) when the host is going away and cannot wait
@@ -94,6 +96,8 @@ export const SAFETY_CHECKS: ReadonlySet<string> = new Set(['tool.command_policy'
 
 export interface AgentResult {
   trajectoryPath: string;
+  /** sha-256 of the trajectory as this run wrote it (absent when someone else changed the file). */
+  digest?: string;
   summary: TrajectorySummary;
   endReason: 'submitted' | 'limit' | 'error' | 'cancelled';
   detail?: string;
@@ -137,10 +141,11 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     model: opts.modelInfo.endpoint ? { name: opts.modelInfo.name, endpoint: opts.modelInfo.endpoint } : { name: opts.modelInfo.name },
     started: new Date().toISOString(),
     ...(opts.runId ? { id: opts.runId } : {}),
+    ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
   };
   const writer = TrajectoryWriter.create(opts.trajectoryPath, header, redact);
   opts.onStart?.({ interrupt: (detail) => writer.close(detail) });
-  const state = new VerifierState(wf, 1);
+  const state = new VerifierState(wf, 1, header.sandbox);
   const gate: AgentGate = opts.gate ?? (async (call) => state.gate(call));
   const emit = opts.onEvent ?? (() => {});
   emit({ kind: 'header', line: 1, text: writer.headerText });
@@ -163,7 +168,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     const end = writer.append({ type: 'end', reason, ...(detail ? { detail } : {}), at: new Date().toISOString() });
     emit({ kind: 'end', ...end, reason, ...(detail ? { detail } : {}) });
     writer.close();
-    return { trajectoryPath: opts.trajectoryPath, summary: state.summary(), endReason: reason, ...(detail ? { detail } : {}) };
+    return { trajectoryPath: opts.trajectoryPath, ...(writer.digest ? { digest: writer.digest } : {}), summary: state.summary(), endReason: reason, ...(detail ? { detail } : {}) };
   };
 
   try {

@@ -15,13 +15,22 @@ const KEPT_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TERM', 'TMPDIR', 'USER', 'S
  * output is a test runner's we recognise, the number of tests it ran is
  * recorded: a check that ran none is not a pass.
  */
-export function runOutcomeCheck(check: OutcomeCheck, workspace: string, signal?: AbortSignal, baseEnv: NodeJS.ProcessEnv = process.env): Promise<OutcomeEvent> {
+export interface OutcomeSpawn {
+  /** Start the check through this program (the sandbox): `file args... /bin/sh -c command`. */
+  launcher?: { file: string; args: string[] };
+  /** Use `baseEnv` as it is (a sandbox's built environment) instead of picking KEPT_ENV from it. */
+  keepEnv?: boolean;
+}
+
+export function runOutcomeCheck(check: OutcomeCheck, workspace: string, signal?: AbortSignal, baseEnv: NodeJS.ProcessEnv = process.env, how: OutcomeSpawn = {}): Promise<OutcomeEvent> {
   const env: NodeJS.ProcessEnv = {};
-  for (const k of KEPT_ENV) if (baseEnv[k] !== undefined) env[k] = baseEnv[k];
+  if (how.keepEnv) Object.assign(env, baseEnv);
+  else for (const k of KEPT_ENV) if (baseEnv[k] !== undefined) env[k] = baseEnv[k];
   env.CI = 'true';
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn('/bin/sh', ['-c', check.command], { cwd: workspace, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const [file, args] = how.launcher ? [how.launcher.file, [...how.launcher.args, '/bin/sh', '-c', check.command]] : ['/bin/sh', ['-c', check.command]];
+    const child = spawn(file, args, { cwd: workspace, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     // The head and the tail: a test runner prints its summary last, however long its output.
     const HALF = 512 * 1024;
     const head: Buffer[] = [];

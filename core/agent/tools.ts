@@ -68,6 +68,8 @@ export interface ExecutorParts {
   terminal: TerminalSession;
   /** Default timeout of a command when the call gives none. */
   commandTimeoutMs?: number;
+  /** Set when no command may run (the workflow requires the sandbox and there is none): why. */
+  refuseCommands?: string;
 }
 
 /**
@@ -87,6 +89,7 @@ export function createToolExecutor(parts: ExecutorParts): ToolExecutor {
     if (args.command.includes('\0')) return notRun('the command has a NUL character, which a shell would drop (what runs would differ from what was checked)');
     if (args.cwd !== undefined && typeof args.cwd !== 'string') return notRun('"cwd" must be a workspace-relative folder');
     if (args.timeoutMs !== undefined && !(Number.isSafeInteger(args.timeoutMs) && (args.timeoutMs as number) > 0)) return notRun('"timeoutMs" must be a positive whole number of milliseconds');
+    if (parts.refuseCommands) return notRun(parts.refuseCommands);
     const command = args.command;
     let cwd: string | undefined;
     // `.` too: the shell's own folder is wherever earlier commands left it, the workspace is where `.` is.
@@ -119,7 +122,7 @@ export function createToolExecutor(parts: ExecutorParts): ToolExecutor {
       throw e;
     }
     const after = before ? snapshot(ctx.workspace) : undefined;
-    const result = toToolResult(r);
+    const result = { ...toToolResult(r), sandboxed: parts.terminal.launched };
     const files = before && after ? changedBetween(before, after) : [];
     if (files.length) result.filesChanged = files;
     const ended = r.completion === 'marker' || r.completion === 'exit';

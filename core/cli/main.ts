@@ -32,7 +32,7 @@ Usage:
       Well-formedness of a workflow. Exit 0: usable (warnings allowed); 1: not.
   lar run --task TEXT [--endpoint URL] [--model M] [--workflow W] [--workspace DIR]
           [--out FILE] [--enforcement block|warn] [--yes] [--max-steps N] [--tool-format native|hermes]
-          [--rollouts N] [--max-repeated-failures N]
+          [--rollouts N] [--max-repeated-failures N] [--sandbox auto|required|off]
       The verified agent in the terminal: every tool call is gated by the workflow,
       each step is written to the trajectory (default .lar/runs/ in the workspace).
       The endpoint defaults to SGLang's http://127.0.0.1:30000/v1; the API key is
@@ -41,6 +41,9 @@ Usage:
       --rollouts N (2–64): N rollouts one after the other, each in a fresh copy of the
       workspace (left untouched), written as a group to .lar/runs/group-*/ (or --out
       DIR) with their GRPO advantages in advantages.jsonl. Exit 0 when all N ran.
+      --sandbox (default auto): commands run in a bubblewrap sandbox (no network, private
+      home, read-only system and protected paths); auto runs them unconfined, and says
+      so on every step, when it cannot start; required refuses to run commands then.
   lar lsp --stdio
       The language server over standard input/output, for any LSP editor
       (Neovim, Helix, Emacs …; docs/protocol.md).
@@ -58,7 +61,7 @@ interface Flags {
   switches: Set<string>;
 }
 
-const VALUE_FLAGS = new Set(['--workflow', '--backend', '--out', '--format', '--task', '--endpoint', '--model', '--workspace', '--enforcement', '--max-steps', '--tool-format', '--rollouts', '--max-repeated-failures']);
+const VALUE_FLAGS = new Set(['--workflow', '--backend', '--out', '--format', '--task', '--endpoint', '--model', '--workspace', '--enforcement', '--max-steps', '--tool-format', '--rollouts', '--max-repeated-failures', '--sandbox']);
 const SWITCHES = new Set(['--json', '--no-color', '--help', '-h', '--stdio', '--yes']);
 
 function parseFlags(args: string[]): Flags {
@@ -196,6 +199,8 @@ async function cmdRun(flags: Flags, io: Io): Promise<number> {
   if (maxRepeats !== undefined && !(/^[0-9]+$/.test(maxRepeats) && Number(maxRepeats) >= 2)) throw new UsageError('--max-repeated-failures must be an integer of at least 2');
   const rollouts = flags.values.get('--rollouts');
   if (rollouts !== undefined && !(/^[1-9][0-9]*$/.test(rollouts) && Number(rollouts) <= 64)) throw new UsageError('--rollouts must be an integer from 1 to 64');
+  const sandbox = flags.values.get('--sandbox') ?? 'auto';
+  if (sandbox !== 'auto' && sandbox !== 'required' && sandbox !== 'off') throw new UsageError('--sandbox must be auto, required or off');
   const out = flags.values.get('--out');
   const model = flags.values.get('--model');
   const ac = new AbortController();
@@ -215,6 +220,7 @@ async function cmdRun(flags: Flags, io: Io): Promise<number> {
       ...(maxRepeats ? { maxRepeatedFailures: Number(maxRepeats) } : {}),
       ...(toolFormat ? { toolFormat: toolFormat as 'native' | 'hermes' } : {}),
       ...(rollouts ? { rollouts: Number(rollouts) } : {}),
+      sandbox,
     },
     { out: (s) => process.stdout.write(s), err: io.err },
     io.color ? COLOR : PLAIN,

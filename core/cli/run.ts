@@ -5,12 +5,15 @@ import { runAgent, type AgentEvent, type AgentResult } from '../agent/loop';
 import { groupAdvantages } from '../rewards/advantages';
 import { verifyTrajectoryText } from '../verifier/verify';
 import { fileResolver } from '../workflow/files';
-import { runOutcomeCheck } from '../agent/outcome-check';
 import { createToolExecutor } from '../agent/tools';
 import { newRunId } from '../agent/run-file';
 import { combineRedactors, secretRedactor } from '../agent/secrets';
 import { ModelClient, redact } from '../model/client';
-import { TerminalSession } from '../tools/terminal';
+import { pickShell, TerminalSession } from '../tools/terminal';
+import { RunSandbox } from '../sandbox/run';
+import { describeSandbox, type SandboxSetting } from '../sandbox/plan';
+import { readOnlyPaths } from '../schema/workflow';
+import { createHash } from 'node:crypto';
 import { loadNodePty } from '../tools/shell-process';
 import { NodeWorkspaceFs } from '../tools/workspace-fs';
 import type { Workflow } from '../schema/workflow';
@@ -35,6 +38,8 @@ export interface RunArgs {
   toolFormat?: 'native' | 'hermes';
   /** Rollouts of the task (a group for GRPO); default 1, in the workspace itself. */
   rollouts?: number;
+  /** How commands are confined (default auto). */
+  sandbox?: SandboxSetting;
 }
 
 type Io = { out: (s: string) => void; err: (s: string) => void };
@@ -75,6 +80,7 @@ export async function runFromCli(a: RunArgs, io: Io, st: Style, signal?: AbortSi
   mkdirSync(groupDir, { recursive: true });
   io.err(`lar run: ${rollouts} rollouts of one task with ${modelName} at ${a.endpoint}, workflow ${a.workflow.id}, group ${groupDir}`);
   const files: string[] = [];
+  const digests = new Map<string, string | undefined>();
   const rows: string[] = [];
   for (let k = 1; k <= rollouts && !signal?.aborted; k++) {
     const copy = mkdtempSync(join(tmpdir(), `lar-rollout-${k}-`));
@@ -84,7 +90,12 @@ export async function runFromCli(a: RunArgs, io: Io, st: Style, signal?: AbortSi
       io.out(st.bold(`\n── rollout ${k}/${rollouts} ──\n`));
       let r: AgentResult;
       try {
-        r = await runOnce(a, { client, modelName, apiKey, workspace: copy, trajectoryPath, runId: `${groupId}-${k}`, outputDir: join(groupDir, 'output', `rollout-${k}`) }, io, st, `[${k}] `, signal);
+        // The copy's own output folder (its .lar), so its sandbox sees its files and nothing of the group's.
+        r = await runOnce(a, { client, modelName, apiKey, workspace: copy, trajectoryPath, runId: `${groupId}-${k}`, outputDir: join(copy, '.lar', 'output', `rollout-${k}`), hidden: [workspace, groupDir] }, io, st, `[${k}] `, signal);
+        if (!sameDigest(trajectoryPath, r.digest)) {
+          rows.push(`rollout ${k}: left out: its trajectory changed after the run (it is not the file this run wrote)`);
+          continue;
+        }
       } catch (e) {
         // One rollout failing (its file is closed and says why) does not lose the others.
         rows.push(`rollout ${k}: failed (${e instanceof Error ? e.message : String(e)})`);
@@ -92,10 +103,19 @@ export async function runFromCli(a: RunArgs, io: Io, st: Style, signal?: AbortSi
       }
       rows.push(`rollout ${k}: ${r.endReason}, outcome ${r.summary.outcome.reward}, return ${r.summary.return.toFixed(3)}, ${r.summary.steps} steps`);
       // A stopped rollout is not a sample of the policy: it stays on disk but out of the group.
-      if (r.endReason !== 'cancelled') files.push(trajectoryPath);
+      if (r.endReason !== 'cancelled') {
+        files.push(trajectoryPath);
+        digests.set(trajectoryPath, r.digest);
+      }
     } finally {
       rmSync(copy, { recursive: true, force: true });
     }
+  }
+  // Checked again now: an unconfined rollout could have written another's file after it ended.
+  for (const f of [...files]) {
+    if (sameDigest(f, digests.get(f))) continue;
+    files.splice(files.indexOf(f), 1);
+    rows.push(`${relative(groupDir, f)}: left out: it changed after its run ended`);
   }
   const reports = files.map((f) => ({ source: f, report: verifyTrajectoryText(readFileSync(f, 'utf8'), { resolve: fileResolver(f) }) }));
   const advantagesPath = join(groupDir, 'advantages.jsonl');
@@ -115,14 +135,24 @@ interface Rollout {
   trajectoryPath: string;
   runId: string;
   outputDir: string;
+  /** Host folders the rollout's sandbox must not see (the original workspace, the group). */
+  hidden?: string[];
 }
 
 async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string, signal?: AbortSignal): Promise<AgentResult> {
   mkdirSync(r.outputDir, { recursive: true });
-  const env = { ...process.env, LAR_API_KEY: undefined };
-  const terminal = new TerminalSession({ cwd: r.workspace, env, outputDir: r.outputDir });
+  const shell = pickShell(process.env);
+  const sandbox = await RunSandbox.open({ workspace: r.workspace, workflow: a.workflow, setting: a.sandbox ?? 'auto', hostEnv: process.env, shell, outputDir: r.outputDir, ...(r.hidden ? { hidden: r.hidden } : {}) });
+  if (!sandbox.plan.confined) {
+    if (!warnedUnconfined || sandbox.refusal) io.err(`lar run: ${prefix}${sandbox.refusal ? `commands will not run: ${sandbox.refusal}` : `commands are NOT confined: ${sandbox.summary.reason}${sandbox.plan.fix ? `\n  fix: ${sandbox.plan.fix}` : ''}`}`);
+    warnedUnconfined = true;
+  } else if (!prefix) io.err(`lar run: ${describeSandbox(sandbox.summary)}`);
+  const setup = sandbox.terminal();
+  const env = setup.env;
+  const terminal = new TerminalSession({ cwd: r.workspace, env, outputDir: r.outputDir, shell, ...(setup.launcher ? { launcher: setup.launcher } : {}), ...(setup.shellCopyDir ? { shellCopyDir: setup.shellCopyDir } : {}) });
   // Commands inherit the environment: tokens they print are masked before the trajectory and the model see them.
-  const redactAll = combineRedactors((t) => redact(t, r.apiKey), secretRedactor(env));
+  // The host's secrets: a sandboxed command does not have them, but a file it reads may hold one.
+  const redactAll = combineRedactors((t) => redact(t, r.apiKey), secretRedactor(process.env));
   let atLineStart = true;
   const onEvent = (e: AgentEvent) => {
     if (e.kind === 'text') {
@@ -153,8 +183,9 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
       modelInfo: { name: r.modelName, endpoint: a.endpoint },
       workspace: r.workspace,
       trajectoryPath: r.trajectoryPath,
-      execute: createToolExecutor({ fs: new NodeWorkspaceFs(r.workspace), terminal }),
-      runOutcomeCheck: (s) => runOutcomeCheck(a.workflow.outcome, r.workspace, s),
+      execute: createToolExecutor({ fs: new NodeWorkspaceFs(r.workspace, readOnlyPaths(a.workflow)), terminal, ...(sandbox.refusal ? { refuseCommands: sandbox.refusal } : {}) }),
+      runOutcomeCheck: (s) => sandbox.outcome(() => terminal.close(), s),
+      sandbox: sandbox.summary,
       approve: async (req) => {
         io.err(`lar run: ${prefix}${req.tool} needs approval (${req.reason}): ${a.yes ? 'approved (--yes)' : 'rejected (use --yes to approve such calls)'}`);
         return a.yes;
@@ -172,6 +203,18 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
     return result;
   } finally {
     terminal.dispose();
+    await sandbox.dispose();
+  }
+}
+
+let warnedUnconfined = false;
+
+/** Whether the file holds exactly what its writer wrote (sha-256 of the whole file). */
+function sameDigest(path: string, digest: string | undefined): boolean {
+  try {
+    return digest !== undefined && digest !== '' && createHash('sha256').update(readFileSync(path)).digest('hex') === digest;
+  } catch {
+    return false;
   }
 }
 

@@ -1,4 +1,4 @@
-import type { TrajectoryEvent } from '../schema/trajectory';
+import type { SandboxRecord, TrajectoryEvent } from '../schema/trajectory';
 import type { Workflow } from '../schema/workflow';
 import type { VerifierBackend, VerifierSession } from '../verifier/backend';
 import type { GateResult, ProposedCall, StepResult, TrajectorySummary } from '../verifier/state';
@@ -45,6 +45,7 @@ interface SessionRecord {
   id: string;
   workflow: Workflow;
   headerLine: number;
+  sandbox?: SandboxRecord;
   /** Events the process confirmed, in order: what a restart replays. */
   events: { event: TrajectoryEvent; line: number }[];
 }
@@ -121,10 +122,10 @@ export class LeanBackend implements VerifierBackend {
     return [built.executable];
   }
 
-  async open(workflow: Workflow, headerLine = 1): Promise<VerifierSession> {
+  async open(workflow: Workflow, headerLine = 1, sandbox?: SandboxRecord): Promise<VerifierSession> {
     const id = `s${this.nextSession++}`;
-    await this.send({ op: 'load', session: id, workflow, headerLine });
-    const record: SessionRecord = { id, workflow, headerLine, events: [] };
+    await this.send({ op: 'load', session: id, workflow, headerLine, ...(sandbox ? { sandbox } : {}) });
+    const record: SessionRecord = { id, workflow, headerLine, ...(sandbox ? { sandbox } : {}), events: [] };
     this.sessions.set(id, record);
     let closed = false;
     const live = (): void => {
@@ -207,7 +208,7 @@ export class LeanBackend implements VerifierBackend {
     this.started++;
     if (this.started > 1) this.opts.log?.(`lar-verify restarted (pid ${proc.pid}); replaying ${this.sessions.size} session(s)`);
     for (const s of this.sessions.values()) {
-      await proc.request({ id: this.nextId++, op: 'load', session: s.id, workflow: s.workflow, headerLine: s.headerLine }, this.timeoutMs);
+      await proc.request({ id: this.nextId++, op: 'load', session: s.id, workflow: s.workflow, headerLine: s.headerLine, ...(s.sandbox ? { sandbox: s.sandbox } : {}) }, this.timeoutMs);
       for (const { event, line } of s.events) {
         await proc.request({ id: this.nextId++, op: 'append', session: s.id, line, event }, this.timeoutMs);
       }

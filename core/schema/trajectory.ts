@@ -18,6 +18,21 @@ export const ModelInfo = z.object({
 export const WorkflowRef = z.union([Workflow, z.string().min(1)]);
 export type WorkflowRef = z.infer<typeof WorkflowRef>;
 
+/** The sandbox a run's commands had (core/sandbox/plan.ts SandboxSummary). */
+export const SandboxRecord = z.object({
+  /** Every command ran in the OS sandbox. */
+  confined: z.boolean(),
+  /** e.g. "bubblewrap 0.8.0". */
+  tool: z.string().optional(),
+  network: z.enum(['none', 'host']).optional(),
+  protected: z.array(z.string()).optional(),
+  /** The workflow or the user required the sandbox. */
+  required: z.boolean().optional(),
+  /** Why commands were not confined. */
+  reason: z.string().optional(),
+});
+export type SandboxRecord = z.infer<typeof SandboxRecord>;
+
 export const Header = z.object({
   lar: z.literal(LAR_VERSION),
   type: z.literal('header'),
@@ -26,6 +41,8 @@ export const Header = z.object({
   model: ModelInfo.optional(),
   started: IsoTime,
   id: z.string().optional(),
+  /** The sandbox in force for the run's commands; absent in trajectories from before it existed. */
+  sandbox: SandboxRecord.optional(),
 });
 export type Header = z.infer<typeof Header>;
 
@@ -59,6 +76,8 @@ export const ToolResult = z.object({
   /** Workspace-relative paths this call changed (written, edited, or seen changed after a command). */
   filesChanged: z.array(z.string()).optional(),
   error: z.string().optional(),
+  /** A command: whether it ran in the OS sandbox. */
+  sandboxed: z.boolean().optional(),
 });
 export type ToolResult = z.infer<typeof ToolResult>;
 
@@ -96,6 +115,10 @@ export const OutcomeEvent = z.object({
   /** Tests the check's output says it ran, when it comes from a test runner the host recognises; 0 means the check is not a pass. */
   testsRan: z.number().int().nonnegative().optional(),
   durationMs: z.number().nonnegative().optional(),
+  /** The check ran in a fresh sandbox of its own. */
+  sandboxed: z.boolean().optional(),
+  /** Protected paths the run had changed, put back from the snapshot before the check ran. */
+  restored: z.array(z.string()).optional(),
   at: IsoTime.optional(),
 });
 export type OutcomeEvent = z.infer<typeof OutcomeEvent>;

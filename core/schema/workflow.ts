@@ -79,6 +79,59 @@ export const PathPolicy = z.strictObject({
   deny: z.array(Pattern).default([]),
 });
 
+/** A workspace-relative path, `/`-separated, naming one file or folder (no globs: the sandbox mounts it). */
+export const WorkspacePath = z.string().min(1, 'a path must not be empty');
+
+/** A path on the host: absolute, or under the user's home as `~/…`. */
+export const HostPath = z.string().regex(/^(\/|~\/)/, 'a host path is absolute ("/…") or in the home folder ("~/…")');
+
+/**
+ * How commands are confined (core/sandbox): every command the agent runs, and
+ * everything it starts, runs in an OS sandbox with the file system read-only,
+ * the workspace read-write, a private home, /tmp, /dev and /proc, no network,
+ * and its own process namespace.
+ */
+export const SandboxSection = z.strictObject({
+  /** No command runs unconfined: without a working sandbox, run_command is blocked. */
+  required: z.boolean().default(false),
+  /** `none`: only loopback inside the sandbox; `host`: the host's network. */
+  network: z.enum(['none', 'host']).default('none'),
+  /**
+   * Workspace paths the agent may read but not change: read-only in the
+   * sandbox, refused by the file tools, and restored from a snapshot taken
+   * before the first step when the outcome check runs.
+   */
+  protected: z.array(WorkspacePath).default([]),
+  /** Host paths (outside the workspace) the sandbox may write, e.g. a build cache. */
+  writable: z.array(HostPath).default([]),
+  /** Host paths in the private home the sandbox may read, e.g. "~/.gitconfig". */
+  readable: z.array(HostPath).default([]),
+  /** Host paths hidden from the sandbox (an empty folder or file in their place). */
+  hidden: z.array(HostPath).default([]),
+});
+export type SandboxSection = z.infer<typeof SandboxSection>;
+
+/**
+ * Read-only for every run whatever the workflow says, in the sandbox and for
+ * the file tools: the run's own records, and what runs later outside any
+ * sandbox (git's hooks and config, the editor's tasks and settings).
+ */
+export const ALWAYS_READ_ONLY: readonly string[] = ['.lar', '.git/config', '.git/hooks', '.vscode'];
+
+/** Every workspace-relative path the agent may read but not change. */
+export function readOnlyPaths(wf: Workflow): string[] {
+  return [...ALWAYS_READ_ONLY, ...wf.sandbox.protected];
+}
+
+/** The read-only path `normalized` (workspace-relative) is, or lies below; undefined when it is writable. */
+export function readOnlyPathOf(wf: Workflow, normalized: string): string | undefined {
+  for (const p of readOnlyPaths(wf)) {
+    const q = p.replace(/\/+$/, '');
+    if (normalized === q || normalized.startsWith(`${q}/`)) return q;
+  }
+  return undefined;
+}
+
 export const RewardWeights = z.strictObject({
   alpha: z.number().nonnegative().default(0.5),
   beta: z.number().nonnegative().default(0.25),
@@ -101,6 +154,8 @@ export const Workflow = z.strictObject({
       paths: PathPolicy.default({ workspaceOnly: true, deny: [] }),
     })
     .default({ commands: { deny: [], ask: [] }, paths: { workspaceOnly: true, deny: [] } }),
+  // prefault: an absent section is parsed as `{}`, so each workflow gets its own arrays.
+  sandbox: SandboxSection.prefault({}),
   rewards: RewardWeights.default({ alpha: 0.5, beta: 0.25 }),
 });
 export type Workflow = z.infer<typeof Workflow>;

@@ -35,6 +35,8 @@ export interface SpawnOptions {
   env: Record<string, string>;
   cols: number;
   rows: number;
+  /** The shell is fish (when `shell` is a launcher, its name does not say). */
+  fish?: boolean;
 }
 
 type NodePty = typeof import('node-pty');
@@ -121,7 +123,7 @@ function spawnPiped(opts: SpawnOptions): ShellProcess {
   // A write after the shell died must not throw out of a timer.
   child.stdin!.on('error', () => {});
   // One stream, in order: a command's errors must land before its end marker, not after.
-  if (!/fish/.test(opts.shell)) child.stdin!.write('exec 2>&1\n');
+  if (!(opts.fish ?? /fish/.test(opts.shell))) child.stdin!.write('exec 2>&1\n');
   return {
     mode: 'pipe',
     pid,

@@ -20,12 +20,12 @@
  * Only `marker` and `exit` carry an exit code; the others have exitCode null.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, existsSync, mkdirSync, openSync, readlinkSync, realpathSync, writeFileSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { loadNodePty, spawnShell, type ShellMode, type ShellProcess } from './shell-process';
 import { Completion, ToolResult } from '../schema/trajectory';
 import { CapOptions, capOutput, looksBinary, binarySummary, omissionMarker, stripTerminal } from './output';
-import { alive, killAll, procInfo, sessionProcesses, waitingOnTerminal } from './procs';
+import { alive, killAll, listProcesses, procInfo, sessionProcesses, waitingOnTerminal } from './procs';
 import { assertTypable, shellQuote, type QuoteDialect } from './shell-quote';
 
 export interface TerminalOptions {
@@ -53,6 +53,20 @@ export interface TerminalOptions {
   startTimeoutMs?: number;
   /** `auto` (default): node-pty when it loads, else pipes; `pty` or `pipe` to insist (tests). */
   mode?: ShellMode | 'auto';
+  /**
+   * Start the shell through this program (the sandbox: bwrap and its
+   * arguments, ending in `--`): `file args... shell shellArgs...`. The shell
+   * is then a descendant of the process node-pty started, found after start.
+   */
+  launcher?: { file: string; args: string[] };
+  /**
+   * With a launcher: run a copy of the shell made execute-only in this folder
+   * (one the sandbox can see). A process that executes a program it cannot
+   * read is not dumpable, so the programs the shell runs cannot read its
+   * memory, environment or file descriptors in /proc (where the end marker's
+   * nonce is), nor ptrace it.
+   */
+  shellCopyDir?: string;
 }
 
 export interface RunOptions {
@@ -185,7 +199,7 @@ export function fishRestoreFunction(workspace: string): string {
 function initScript(kind: ShellKind, workspace: string): string {
   switch (kind) {
     case 'bash':
-      return "stty -echo 2>/dev/null; set +o emacs +o vi +H 2>/dev/null; unset HISTFILE PROMPT_COMMAND; PS0=''; PS1=''; PS2=''";
+      return "stty -echo 2>/dev/null; set +o emacs +o vi +H +o history 2>/dev/null; unset HISTFILE PROMPT_COMMAND; PS0=''; PS1=''; PS2=''";
     case 'zsh':
       return "stty -echo 2>/dev/null; unsetopt zle prompt_subst 2>/dev/null; unset HISTFILE; precmd_functions=(); preexec_functions=(); PROMPT=''; RPROMPT=''; PS2=''";
     case 'fish':
@@ -196,7 +210,7 @@ function initScript(kind: ShellKind, workspace: string): string {
 }
 
 /** The first of the given shell, $SHELL, bash and sh that exists and is of a kind the terminal speaks. */
-function pickShell(env: Record<string, string | undefined>, given?: string): string {
+export function pickShell(env: Record<string, string | undefined>, given?: string): string {
   for (const s of [given, env.SHELL, '/bin/bash', '/bin/sh']) if (s && shellKind(s) && existsSync(s)) return s;
   return '/bin/sh';
 }
@@ -317,6 +331,10 @@ export class TerminalSession {
   private syncSeen: (() => void) | undefined;
   private disposed = false;
   private pendingExit: { code: number } | undefined;
+  /** Names this session's files apart from another session's in the same folder. */
+  private readonly tag = randomBytes(3).toString('hex');
+  /** The shell's own pid when a launcher started it (else the pty's pid is the shell's). */
+  private innerPid: number | undefined;
 
   constructor(private readonly options: TerminalOptions) {
     this.shellPath = pickShell(options.env, options.shell);
@@ -340,9 +358,19 @@ export class TerminalSession {
     return this.lastMode;
   }
 
-  /** The shell's pid while it runs. */
+  /** The pid of the process node-pty started (the launcher's, when there is one) while it runs. */
   get pid(): number | undefined {
     return this.pty?.pid;
+  }
+
+  /** The shell's own pid (inside a launcher: found once it is ready). */
+  get shellPid(): number | undefined {
+    return this.pty ? (this.innerPid ?? this.pty.pid) : undefined;
+  }
+
+  /** Whether the shell runs through a launcher (the sandbox). */
+  get launched(): boolean {
+    return this.options.launcher !== undefined;
   }
 
   get shell(): string {
@@ -376,11 +404,23 @@ export class TerminalSession {
     env.GIT_PAGER ??= 'cat';
     // The agent's commands stay out of the user's shell history (bash and zsh: HISTFILE is unset at start).
     if (this.kind === 'fish') env.fish_history = '';
+    const launcher = this.options.launcher;
+    const shellArgs = this.options.shellArgs ?? [];
+    const shellFile = launcher && this.options.shellCopyDir ? this.unreadableCopy(this.options.shellCopyDir) : this.shellPath;
     const p = spawnShell(
-      { shell: this.shellPath, args: this.options.shellArgs ?? [], cwd: this.options.cwd, env, cols: this.options.cols ?? 120, rows: this.options.rows ?? 30 },
+      {
+        shell: launcher ? launcher.file : this.shellPath,
+        args: launcher ? [...launcher.args, shellFile, ...shellArgs] : shellArgs,
+        cwd: this.options.cwd,
+        env,
+        cols: this.options.cols ?? 120,
+        rows: this.options.rows ?? 30,
+        fish: this.kind === 'fish',
+      },
       this.options.mode ?? 'auto',
     );
     this.pty = p;
+    this.innerPid = undefined;
     this.lastMode = p.mode;
     this.pendingExit = undefined;
     p.onData((d) => this.data(d));
@@ -397,6 +437,8 @@ export class TerminalSession {
         clearTimeout(timer);
         this.readyResolve = undefined;
         this.exitWhileStarting = undefined;
+        // The shell has printed: it exists, below the launcher's processes.
+        if (launcher && this.pty === p) this.innerPid = findShell(p.pid, launcher.file);
         resolve();
       };
       this.exitWhileStarting = (code) => {
@@ -419,6 +461,22 @@ export class TerminalSession {
   }
 
   private exitWhileStarting: ((code: number) => void) | undefined;
+  private shellCopy: string | undefined;
+
+  /** The execute-only copy of the shell (made once per session); the shell itself when it cannot be made. */
+  private unreadableCopy(dir: string): string {
+    if (this.shellCopy) return this.shellCopy;
+    const copy = join(dir, `shell-${this.tag}`);
+    try {
+      mkdirSync(dir, { recursive: true });
+      copyFileSync(realpathSync(this.shellPath), copy);
+      chmodSync(copy, 0o111);
+      this.shellCopy = copy;
+    } catch {
+      return this.shellPath;
+    }
+    return copy;
+  }
 
   /** Kill the shell and everything it started, then start a fresh one. */
   async restart(): Promise<void> {
@@ -435,8 +493,10 @@ export class TerminalSession {
     if (this.active) throw new TerminalBusyError(this.active.command);
     const n = nonce();
     const seq = ++this.seq;
-    const outputPath = join(this.options.outputDir, `cmd-${seq}-${n}.log`);
-    const scriptPath = join(this.options.outputDir, `cmd-${seq}-${n}.sh`);
+    // Named without the nonce: a command can read its own file's name ($BASH_SOURCE, /proc), and
+    // with the nonce it could print its own end marker.
+    const outputPath = join(this.options.outputDir, `cmd-${this.tag}-${seq}.log`);
+    const scriptPath = join(this.options.outputDir, `cmd-${this.tag}-${seq}.sh`);
     writeFileSync(scriptPath, commandScript(command, this.kind, options.cwd));
     const started = Date.now();
     const capture = new Capture(outputPath, Math.max(64 * 1024, 4 * (this.options.cap?.maxBytes ?? 16 * 1024)));
@@ -504,7 +564,7 @@ export class TerminalSession {
     const checkIdle = (): void => {
       if (active.phase === 'done') return;
       const quiet = Date.now() - active.lastOutput;
-      if (quiet >= idleMs && this.pty?.mode === 'pty' && waitingOnTerminal(this.pty.pid) === true) {
+      if (quiet >= idleMs && this.pty?.mode === 'pty' && waitingOnTerminal(this.shellPid!) === true) {
         void this.interrupt(active, 'unobserved', { waitingForInput: true });
         return;
       }
@@ -540,7 +600,7 @@ export class TerminalSession {
     if (await this.sync(grace)) return active.finish(completion, null, extra);
     const isDone = (): boolean => active.phase === 'done';
     if (isDone()) return;
-    const shellPid = p.pid;
+    const shellPid = this.shellPid ?? p.pid;
     const fg = procInfo(shellPid)?.tpgid;
     if (fg && fg > 0 && fg !== shellPid) killAll([-fg], 'SIGKILL');
     if (await this.sync(grace)) return active.finish(completion, null, extra);
@@ -696,6 +756,22 @@ export class TerminalSession {
     for (const l of this.exitListeners) l(128 + 9);
   }
 
+  /**
+   * dispose(), then wait until every process of the session is gone (the
+   * sandbox's included), at most `timeoutMs`: what runs next (the outcome
+   * check) must not share the workspace with anything the run left behind.
+   */
+  async close(timeoutMs = 5000): Promise<void> {
+    const root = this.pty?.pid;
+    const pids = root === undefined ? [] : [root, ...sessionProcesses(root)];
+    this.dispose();
+    const until = Date.now() + timeoutMs;
+    while (pids.some(alive) && Date.now() < until) {
+      killAll(pids.filter(alive), 'SIGKILL');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
   /** Kill the shell and every process it started. The session cannot be used afterwards. */
   dispose(): void {
     if (this.disposed) return;
@@ -709,6 +785,31 @@ export class TerminalSession {
   /** Whether the shell process is alive. */
   get running(): boolean {
     return this.pty !== undefined && alive(this.pty.pid);
+  }
+}
+
+/**
+ * The shell below a launcher: the first process down from `root` that is not
+ * the launcher itself (bwrap forks its namespace's init, which starts the
+ * shell). Undefined when it cannot be told (no /proc).
+ */
+function findShell(root: number, launcherFile: string): number | undefined {
+  const launcherExe = exeOf(root) ?? launcherFile;
+  const all = listProcesses();
+  let level = [root];
+  for (let depth = 0; depth < 4 && level.length; depth++) {
+    const next = all.filter((p) => level.includes(p.ppid)).map((p) => p.pid);
+    for (const pid of next) if (exeOf(pid) !== launcherExe) return pid;
+    level = next;
+  }
+  return undefined;
+}
+
+function exeOf(pid: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/exe`);
+  } catch {
+    return undefined;
   }
 }
 

@@ -147,6 +147,8 @@ export interface Workspace {
   /** Real path of the workspace folder. */
   root: string;
   caseInsensitive: boolean;
+  /** Workspace-relative paths (and what lies below them) that are never written: protected and always read-only. */
+  readOnly?: readonly string[];
 }
 
 /** The workspace's real path and whether its file system ignores case. */
@@ -241,6 +243,9 @@ export async function prepareWrite(ws: Workspace, path: string): Promise<FsResul
   if (!c.ok) return c;
   const { absolute, relative, exists } = c.value;
   if (relative === '.') return { ok: false, error: `"${path}" is the workspace folder itself, not a file` };
+  // Checked on the real path: a link elsewhere in the workspace leads here too.
+  const ro = readOnlyOf(ws, relative);
+  if (ro !== undefined) return { ok: false, error: `"${path}" is read-only for the agent ("${ro}" may be read, not changed)` };
   try {
     if (exists) {
       const st = await fsp.stat(absolute);
@@ -255,14 +260,29 @@ export async function prepareWrite(ws: Workspace, path: string): Promise<FsResul
   }
 }
 
+/** The read-only path that `relative` (a real, workspace-relative path) is or lies below. */
+export function readOnlyOf(ws: Workspace, relative: string): string | undefined {
+  const fold = (s: string): string => (ws.caseInsensitive ? s.toLowerCase() : s);
+  const r = fold(relative);
+  for (const p of ws.readOnly ?? []) {
+    const q = fold(p.replace(/\/+$/, ''));
+    if (r === q || r.startsWith(`${q}/`)) return p;
+  }
+  return undefined;
+}
+
 export class NodeWorkspaceFs implements WorkspaceFs {
   private ws: Promise<FsResult<Workspace>> | undefined;
 
-  constructor(readonly workspace: string) {}
+  /** @param readOnly workspace-relative paths the file tools must not write (protected paths, .lar, .git/config …). */
+  constructor(
+    readonly workspace: string,
+    private readonly readOnly: readonly string[] = [],
+  ) {}
 
   /** The workspace's real path and case sensitivity, found once. */
   open(): Promise<FsResult<Workspace>> {
-    this.ws ??= openWorkspace(this.workspace);
+    this.ws ??= openWorkspace(this.workspace).then((r) => (r.ok ? { ok: true, value: { ...r.value, readOnly: this.readOnly } } : r));
     return this.ws;
   }
 

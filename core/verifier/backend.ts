@@ -1,4 +1,4 @@
-import type { TrajectoryEvent } from '../schema/trajectory';
+import type { SandboxRecord, TrajectoryEvent } from '../schema/trajectory';
 import type { Workflow } from '../schema/workflow';
 import { VerifierState, type GateResult, type ProposedCall, type StepResult, type TrajectorySummary } from './state';
 import type { BackendName } from './verify';
@@ -17,7 +17,7 @@ export interface VerifierSession {
 export interface VerifierBackend {
   readonly name: BackendName;
   /** Opens a session for a run under a (well-formed) workflow; `headerLine` is where the first visit begins. */
-  open(workflow: Workflow, headerLine?: number): Promise<VerifierSession>;
+  open(workflow: Workflow, headerLine?: number, sandbox?: SandboxRecord): Promise<VerifierSession>;
   dispose(): void;
 }
 
@@ -25,8 +25,8 @@ export interface VerifierBackend {
 export class BuiltinBackend implements VerifierBackend {
   readonly name = 'builtin' as const;
 
-  async open(workflow: Workflow, headerLine = 1): Promise<VerifierSession> {
-    const state = new VerifierState(workflow, headerLine);
+  async open(workflow: Workflow, headerLine = 1, sandbox?: SandboxRecord): Promise<VerifierSession> {
+    const state = new VerifierState(workflow, headerLine, sandbox);
     return {
       append: async (event, line) => state.append(event, line),
       gate: async (call) => state.gate(call),

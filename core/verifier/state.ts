@@ -1,6 +1,6 @@
 import { ToolArgs, PATH_ARGS, isToolName, type ToolName } from '../schema/tools';
-import { transitionsFrom, type ExitCondition, type Stage, type Workflow } from '../schema/workflow';
-import type { OutcomeEvent, ToolCallEvent, TrajectoryEvent } from '../schema/trajectory';
+import { ALWAYS_READ_ONLY, readOnlyPathOf, transitionsFrom, type ExitCondition, type Stage, type Workflow } from '../schema/workflow';
+import type { OutcomeEvent, SandboxRecord, ToolCallEvent, TrajectoryEvent } from '../schema/trajectory';
 import { CommandView, compilePatterns, firstMatch, normalizeSpaces, type CompiledPatterns } from '../policy/command';
 import { globMatch } from '../policy/glob';
 import { normalizeWorkspacePath } from '../policy/path';
@@ -116,6 +116,14 @@ interface Visit {
 }
 
 /** Tool calls that count as having run to a successful end. */
+/** The tools that change files: protected and always-read-only paths are refused to them. */
+const WRITE_TOOLS: ReadonlySet<string> = new Set(['write_file', 'edit_file']);
+
+/** The call ran (it was not blocked, rejected, or refused before it started). */
+function ran(e: ToolCallEvent): boolean {
+  return e.status === 'ok' || e.status === 'timeout' || e.status === 'interrupted';
+}
+
 function succeeded(e: ToolCallEvent): boolean {
   if (e.status !== 'ok') return false;
   if (e.tool !== 'run_command') return true;
@@ -241,6 +249,8 @@ export class VerifierState {
     readonly workflow: Workflow,
     /** Line of the header, where the start stage's first visit begins. */
     headerLine = 1,
+    /** The header's record of the sandbox the run's commands had (absent in older trajectories). */
+    readonly sandbox?: SandboxRecord,
   ) {
     this.stageById = new Map(workflow.stages.map((s) => [s.id, s]));
     this.terminal = new Set(workflow.terminal);
@@ -372,6 +382,15 @@ export class VerifierState {
           : fail('tool.command_policy', `the command matches the deny pattern "${denied}"`, ['args', 'command']),
       );
       if (denied === undefined) askPattern = firstMatch(this.policy.ask, command);
+      verdicts.push(
+        !wf.sandbox.required || this.sandbox?.confined === true
+          ? pass('tool.sandbox_required')
+          : fail(
+              'tool.sandbox_required',
+              `the workflow requires the sandbox and this run's commands are not confined (${this.sandbox ? (this.sandbox.reason ?? 'no sandbox') : 'the trajectory does not record a sandbox'})`,
+              ['tool'],
+            ),
+      );
     }
 
     const pathKeys = PATH_ARGS[tool as ToolName];
@@ -388,6 +407,11 @@ export class VerifierState {
         const denied = this.policy.paths.find(([, m]) => m(n.normalized));
         if (denied !== undefined) {
           bad = fail('tool.path_policy', `"${n.normalized}" matches the path deny pattern "${denied[0]}"`, ['args', key]);
+          break;
+        }
+        const readOnly = WRITE_TOOLS.has(tool) ? readOnlyPathOf(wf, n.normalized) : undefined;
+        if (readOnly !== undefined) {
+          bad = fail('tool.path_policy', `"${n.normalized}" is read-only for the agent ("${readOnly}" is ${ALWAYS_READ_ONLY.includes(readOnly) ? 'always read-only' : "protected by the workflow's sandbox section"}): it can be read, not changed`, ['args', key]);
           break;
         }
       }
@@ -470,6 +494,14 @@ export class VerifierState {
           ? fail('tool.approved', `the user rejected the command at the approval prompt (it matches "${askPattern}")`, ['args', 'command'])
           : this.cachedPass('tool.approved', askPattern, () => `approved (the command matches the approval pattern "${askPattern}")`),
       );
+    }
+    if (e.tool === 'run_command' && ran(e)) {
+      const unconfined = e.result?.sandboxed === false || (e.result?.sandboxed === undefined && this.sandbox?.confined === false);
+      verdicts.push(unconfined ? fail('tool.sandboxed', `the command ran unconfined (${this.sandbox?.reason ?? 'no sandbox'})`, ['result']) : pass('tool.sandboxed'));
+      const req = verdicts.findIndex((v) => v.check === 'tool.sandbox_required');
+      if (req >= 0 && verdicts[req]!.ok && this.workflow.sandbox.required && e.result?.sandboxed !== true) {
+        verdicts[req] = fail('tool.sandbox_required', 'the workflow requires the sandbox and this command ran unconfined', ['result']);
+      }
     }
     const ok = succeeded(e);
     verdicts.push(ok ? pass('tool.succeeded') : fail('tool.succeeded', failureReason(e), e.status === 'ok' ? ['result'] : ['status']));

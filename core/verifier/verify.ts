@@ -114,10 +114,10 @@ export function verifyTrajectoryText(text: string, opts: VerifyOptions = {}): Tr
   const at = { headerLine: 1 };
   let state: VerifierState | undefined;
   for (const { event, line } of readTrajectory(text, opts, report, at)) {
-    state ??= new VerifierState(report.workflow!, at.headerLine);
+    state ??= new VerifierState(report.workflow!, at.headerLine, report.header?.sandbox);
     report.steps.push(state.append(event, line));
   }
-  if (report.workflow) report.summary = (state ?? new VerifierState(report.workflow, at.headerLine)).summary();
+  if (report.workflow) report.summary = (state ?? new VerifierState(report.workflow, at.headerLine, report.header?.sandbox)).summary();
   return report;
 }
 
@@ -128,11 +128,11 @@ export async function verifyTrajectoryTextWith(backend: VerifierBackend, text: s
   let session: VerifierSession | undefined;
   try {
     for (const { event, line } of readTrajectory(text, opts, report, at)) {
-      session ??= await backend.open(report.workflow!, at.headerLine);
+      session ??= await backend.open(report.workflow!, at.headerLine, report.header?.sandbox);
       report.steps.push(await session.append(event, line));
     }
     if (report.workflow) {
-      session ??= await backend.open(report.workflow, at.headerLine);
+      session ??= await backend.open(report.workflow, at.headerLine, report.header?.sandbox);
       report.summary = await session.summary();
     }
   } finally {

@@ -73,7 +73,7 @@ export type HistoryEntry = z.infer<typeof HistoryEntry>;
 
 /** Extension → webview. */
 export const ToWebview = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('runStarted'), task: short(20_000), model: short(300), endpoint: short(1000), trajectory: short(2000) }).strict(),
+  z.object({ type: z.literal('runStarted'), task: short(20_000), model: short(300), endpoint: short(1000), trajectory: short(2000), sandbox: z.object({ confined: z.boolean(), text: short(2000) }).strict() }).strict(),
   z.object({ type: z.literal('text'), delta: short(100_000) }).strict(),
   z.object({ type: z.literal('assistant'), text: short(200_000) }).strict(),
   z.object({ type: z.literal('step'), card: StepCard }).strict(),

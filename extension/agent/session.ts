@@ -10,7 +10,10 @@
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { runAgent, type AgentEvent } from '../../core/agent/loop';
-import { runOutcomeCheck } from '../../core/agent/outcome-check';
+import { RunSandbox } from '../../core/sandbox/run';
+import { describeSandbox, type SandboxSummary } from '../../core/sandbox/plan';
+import { pickShell } from '../../core/tools/terminal';
+import { readOnlyPaths } from '../../core/schema/workflow';
 import { createToolExecutor } from '../../core/agent/tools';
 import { newRunId } from '../../core/agent/run-file';
 import { ModelError, redact } from '../../core/model/client';
@@ -189,6 +192,24 @@ export class AgentSession implements vscode.Disposable {
   }
 
   /** Without node-pty commands run over pipes: say so once (per version), log it every run. */
+  /** Told of the sandbox of the run that starts (undefined when it ends): the status bar shows it. */
+  onSandbox: (summary: SandboxSummary | undefined) => void = () => {};
+  private sandboxWarned = false;
+
+  /** Once per window: commands run unconfined, why, and what would fix it. */
+  private warnIfUnconfined(sandbox: RunSandbox): void {
+    if (sandbox.plan.confined) return;
+    this.output.warn(`commands are not confined: ${sandbox.summary.reason}${sandbox.plan.fix ? ` (fix: ${sandbox.plan.fix})` : ''}`);
+    if (this.sandboxWarned && !sandbox.refusal) return;
+    this.sandboxWarned = true;
+    const text = sandbox.refusal
+      ? `Lean4 Agentic: the sandbox is required and cannot start, so the agent will run no commands: ${sandbox.summary.reason}.`
+      : `Lean4 Agentic: the agent's commands run unconfined (as in your own terminal), and every step says so: ${sandbox.summary.reason}.`;
+    void vscode.window.showWarningMessage(sandbox.plan.fix ? `${text} Fix: ${sandbox.plan.fix}.` : text, 'Sandbox setting').then((pick) => {
+      if (pick) void vscode.commands.executeCommand('workbench.action.openSettings', 'lean4Agentic.sandbox');
+    });
+  }
+
   private warnIfNoPty(): void {
     const np = loadNodePty();
     if ('pty' in np) return;
@@ -276,6 +297,7 @@ export class AgentSession implements vscode.Disposable {
     this.post({ type: 'state', running: true });
     void vscode.commands.executeCommand('setContext', 'lean4Agentic.agentRunning', true);
     let terminal: AgentTerminal | undefined;
+    let sandbox: RunSandbox | undefined;
     let apiKey: string | undefined;
     let mask: (text: string) => string = (t) => redact(t, apiKey);
     try {
@@ -305,10 +327,19 @@ export class AgentSession implements vscode.Disposable {
       const trajectoryUri = vscode.Uri.file(trajectoryPath);
       this.lastTrajectory = trajectoryUri;
       this.warnIfNoPty();
-      const env: Record<string, string | undefined> = { ...process.env, LAR_API_KEY: undefined };
-      terminal = new AgentTerminal({ cwd: ws, env, outputDir: join(ws, '.lar', 'output', runId) });
+      const outputDir = join(ws, '.lar', 'output', runId);
+      const shell = pickShell(process.env);
+      sandbox = await RunSandbox.open({ workspace: ws, workflow, setting: config.sandbox, hostEnv: process.env, shell, outputDir });
+      this.warnIfUnconfined(sandbox);
+      this.onSandbox(sandbox.summary);
+      const setup = sandbox.terminal();
+      const box = sandbox;
+      terminal = new AgentTerminal(
+        { cwd: ws, env: setup.env, outputDir, shell, ...(setup.launcher ? { launcher: setup.launcher } : {}), ...(setup.shellCopyDir ? { shellCopyDir: setup.shellCopyDir } : {}) },
+        box.plan.confined ? describeSandbox(box.summary) : 'unconfined',
+      );
       running.terminal = terminal;
-      this.post({ type: 'runStarted', task: clip(task, 20_000), model: clip(modelName, 300), endpoint: clip(config.endpoint, 1000), trajectory: clip(vscode.workspace.asRelativePath(trajectoryUri), 2000) });
+      this.post({ type: 'runStarted', task: clip(task, 20_000), model: clip(modelName, 300), endpoint: clip(config.endpoint, 1000), trajectory: clip(vscode.workspace.asRelativePath(trajectoryUri), 2000), sandbox: { confined: box.plan.confined, text: clip(box.refusal ?? describeSandbox(box.summary), 2000) } });
       this.output.info(`agent run ${runId}: ${modelName} at ${config.endpoint}, workflow ${workflow.id}, trajectory ${trajectoryPath}`);
 
       // The live run as the server sees it; a shadow verifier decides when it cannot.
@@ -372,8 +403,9 @@ export class AgentSession implements vscode.Disposable {
         modelInfo: { name: modelName, endpoint: config.endpoint },
         workspace: ws,
         trajectoryPath,
-        execute: createToolExecutor({ fs: new VscodeWorkspaceFs(ws, onWrite), terminal: terminal.session }),
-        runOutcomeCheck: (s) => runOutcomeCheck(workflow.outcome, ws, s),
+        execute: createToolExecutor({ fs: new VscodeWorkspaceFs(ws, onWrite, readOnlyPaths(workflow)), terminal: terminal.session, ...(box.refusal ? { refuseCommands: box.refusal } : {}) }),
+        runOutcomeCheck: (s) => box.outcome(() => terminal!.session.close(), s),
+        sandbox: box.summary,
         approve,
         enforcement: config.enforcement,
         gate: live.gate,
@@ -401,6 +433,8 @@ export class AgentSession implements vscode.Disposable {
     } finally {
       for (const resolve of running.approvals.values()) resolve(false);
       terminal?.dispose();
+      await sandbox?.dispose().catch(() => undefined);
+      this.onSandbox(undefined);
       this.running = undefined;
       this.post({ type: 'state', running: false });
       void vscode.commands.executeCommand('setContext', 'lean4Agentic.agentRunning', false);

@@ -12,6 +12,14 @@ import { MarkerLineFilter, commandBanner } from './markerFilter';
 
 export const TERMINAL_NAME = 'Lean4 Agentic';
 
+/** "Lean4 Agentic (sandboxed, network off)", "Lean4 Agentic (unconfined)". */
+export function terminalName(sandbox: string): string {
+  if (!sandbox) return TERMINAL_NAME;
+  if (sandbox.startsWith('unconfined')) return `${TERMINAL_NAME} (unconfined)`;
+  const m = /\(.*?; (.*)\)$/.exec(sandbox);
+  return `${TERMINAL_NAME} (sandboxed${m ? `, ${m[1]}` : ''})`;
+}
+
 function realPathOr(path: string): string {
   try {
     return realpathSync(path);
@@ -43,6 +51,7 @@ class MirrorPty implements vscode.Pseudoterminal {
   private noted = false;
 
   constructor(
+    private readonly sandbox: string,
     private readonly onResize: (cols: number, rows: number) => void,
     private readonly onClosed: () => void,
   ) {}
@@ -50,6 +59,7 @@ class MirrorPty implements vscode.Pseudoterminal {
   open(dims: vscode.TerminalDimensions | undefined): void {
     this.opened = true;
     this.writeEmitter.fire('\x1b[2mThe Lean4 Agentic agent runs its commands here (read-only).\x1b[0m\r\n');
+    if (this.sandbox) this.writeEmitter.fire(this.sandbox.startsWith('unconfined') ? `\x1b[33mCommands are ${this.sandbox}: they run as in your own terminal.\x1b[0m\r\n` : `\x1b[2mCommands are ${this.sandbox}.\x1b[0m\r\n`);
     for (const s of this.backlog) this.writeEmitter.fire(s);
     this.backlog = [];
     if (dims) this.onResize(dims.columns, dims.rows);
@@ -90,7 +100,11 @@ export class AgentTerminal implements vscode.Disposable {
   private readonly filter = new MarkerLineFilter({ hideUntilReady: true });
   private readonly subs: { dispose(): void }[] = [];
 
-  constructor(options: TerminalOptions) {
+  /** @param sandbox how commands are confined, for the terminal's name and first line. */
+  constructor(
+    options: TerminalOptions,
+    private readonly sandbox = '',
+  ) {
     // The folder a command runs in is a real path: name it from the workspace's real path too.
     const root = realPathOr(options.cwd);
     this.session = new AnnouncingTerminalSession(options, (command, cwd) => {
@@ -114,6 +128,7 @@ export class AgentTerminal implements vscode.Disposable {
   private ensure(): MirrorPty {
     if (this.pty && this.terminal) return this.pty;
     const pty = new MirrorPty(
+      this.sandbox,
       (cols, rows) => this.session.resize(cols, rows),
       () => {
         if (this.pty === pty) {
@@ -123,7 +138,7 @@ export class AgentTerminal implements vscode.Disposable {
       },
     );
     this.pty = pty;
-    this.terminal = vscode.window.createTerminal({ name: TERMINAL_NAME, pty, isTransient: true });
+    this.terminal = vscode.window.createTerminal({ name: terminalName(this.sandbox), pty, isTransient: true });
     return pty;
   }
 

@@ -30,8 +30,9 @@ export class VscodeWorkspaceFs implements WorkspaceFs {
   constructor(
     readonly workspace: string,
     private readonly onWrite?: (path: string, before: string | undefined, after: string) => void,
+    readOnly: readonly string[] = [],
   ) {
-    this.node = new NodeWorkspaceFs(workspace);
+    this.node = new NodeWorkspaceFs(workspace, readOnly);
   }
 
   realPath(path: string): Promise<FsResult<ConfinedPath>> {

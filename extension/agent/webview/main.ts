@@ -227,6 +227,10 @@ function receive(msg: ToWebview): void {
       const u = el('div', 'msg user');
       u.appendChild(renderMarkdown(document as unknown as MiniDocument, msg.task));
       append(u);
+      // How the commands of this run are confined, under the task: a warning when they are not.
+      const box = el('div', msg.sandbox.confined ? 'sandbox-note' : 'sandbox-note unconfined');
+      box.textContent = msg.sandbox.confined ? `Commands: ${msg.sandbox.text}` : `Commands run ${msg.sandbox.text}`;
+      append(box);
       status.textContent = `${msg.model} · ${msg.endpoint}`;
       status.title = msg.trajectory;
       openTrajectory.hidden = false;

@@ -1,0 +1,167 @@
+/**
+ * bubblewrap (bwrap), the Linux sandbox every command runs in: whether it is
+ * here and starts, and the argument list that confines a shell.
+ *
+ * What the arguments build (see docs/reliability.md for what each row stops):
+ * the host's file system read-only; a fresh /dev, a /proc of its own PID
+ * namespace, private /tmp, /var/tmp and /run; the home folders (/home, /root
+ * and $HOME) replaced by empty ones; the workspace read-write with its
+ * protected paths and the run's records (.lar) read-only on top; a new user
+ * namespace without capabilities and without further user namespaces (so no
+ * mount inside can be undone); no network unless asked; and the sandbox dies
+ * with the process that started it, PID namespace and all.
+ *
+ * `--new-session` is left out on purpose: it breaks job control in the
+ * interactive shell of a pty (landscape-2026.md); the terminal the shell gets
+ * is its own pty, so TIOCSTI into it only types into the sandbox itself.
+ */
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+
+export interface BwrapFound {
+  ok: true;
+  path: string;
+  version: string;
+  /** `--disable-userns` works (bubblewrap ≥ 0.8): no user namespace can be made inside. */
+  disableUserns: boolean;
+}
+
+export interface BwrapMissing {
+  ok: false;
+  /** What went wrong, in a sentence. */
+  reason: string;
+  /** What the user can do about it. */
+  fix: string;
+}
+
+export type BwrapProbe = BwrapFound | BwrapMissing;
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** bwrap on PATH, else in the usual places. */
+export function findBwrap(env: Readonly<Record<string, string | undefined>> = process.env): string | undefined {
+  const dirs = [...(env.PATH ?? '').split(delimiter).filter((d) => d.startsWith('/')), '/usr/bin', '/bin', '/usr/local/bin'];
+  for (const d of dirs) {
+    const p = join(d, 'bwrap');
+    if (executable(p)) return p;
+  }
+  return undefined;
+}
+
+const INSTALL_FIX =
+  'install bubblewrap: `sudo apt-get install bubblewrap` (Debian, Ubuntu), `sudo dnf install bubblewrap` (Fedora), `sudo pacman -S bubblewrap` (Arch); then start the run again';
+
+const USERNS_FIX =
+  'bubblewrap needs unprivileged user namespaces: on Ubuntu 24.04 and later allow them for bwrap with an AppArmor profile (see docs/reliability.md, "When the sandbox cannot start"), elsewhere `sudo sysctl -w kernel.unprivileged_userns_clone=1` or `user.max_user_namespaces=15000`; in a container, run it with user namespaces allowed (Docker: `--security-opt seccomp=unconfined --security-opt apparmor=unconfined`)';
+
+/** The namespaces and flags every sandbox uses; the probe starts exactly these. */
+export function isolationArgs(network: 'none' | 'host', disableUserns: boolean): string[] {
+  return [
+    '--unshare-all',
+    ...(network === 'host' ? ['--share-net'] : []),
+    // Explicit: bwrap started by root would otherwise keep the host's user namespace and every capability.
+    '--unshare-user',
+    ...(disableUserns ? ['--disable-userns'] : []),
+    '--cap-drop',
+    'ALL',
+    '--die-with-parent',
+  ];
+}
+
+const probed = new Map<string, BwrapProbe>();
+
+/**
+ * Whether bubblewrap is here and can start a sandbox, asked once per process
+ * (per bwrap path): a short sandbox is started with the flags real ones use.
+ */
+export function probeBwrap(path: string | undefined = findBwrap()): BwrapProbe {
+  if (!path) return { ok: false, reason: 'bubblewrap (bwrap) is not installed', fix: INSTALL_FIX };
+  const cached = probed.get(path);
+  if (cached) return cached;
+  const result = probeUncached(path);
+  probed.set(path, result);
+  return result;
+}
+
+function probeUncached(path: string): BwrapProbe {
+  const v = spawnSync(path, ['--version'], { encoding: 'utf8', timeout: 10_000 });
+  const version = /(\d+\.\d+(?:\.\d+)?)/.exec(v.stdout ?? '')?.[1] ?? 'unknown';
+  const base = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+  let last = '';
+  for (const disableUserns of [true, false]) {
+    const r = spawnSync(path, [...isolationArgs('none', disableUserns), ...base, '--', '/bin/sh', '-c', 'exit 0'], { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe'] });
+    if (r.status === 0) return { ok: true, path, version, disableUserns };
+    last = (r.error?.message ?? r.stderr ?? '').trim().split('\n')[0] ?? '';
+    // An old bwrap that does not know the flag: try once more without it.
+    if (!/disable-userns|Unknown option/i.test(last)) break;
+  }
+  const userns = /user namespace|uid map|setting up uid|Operation not permitted|Permission denied|No space left/i.test(last);
+  return {
+    ok: false,
+    reason: `bubblewrap ${version} (${path}) cannot start a sandbox here: ${last || 'it failed without saying why'}`,
+    fix: userns ? USERNS_FIX : `check that ${path} works: \`bwrap --ro-bind / / --unshare-all -- /bin/true\``,
+  };
+}
+
+/** Forget what was probed (tests that install or remove bwrap). */
+export function forgetProbes(): void {
+  probed.clear();
+}
+
+/** Where the sandbox puts things, all absolute host paths that exist (the plan checks them). */
+export interface Mounts {
+  workspace: string;
+  home: string;
+  network: 'none' | 'host';
+  disableUserns: boolean;
+  /** Inside the workspace, mounted read-only over it (protected paths, .lar, .git/config …). */
+  readOnly: string[];
+  /** Outside the workspace: read-only (tool folders under home, granted files). */
+  readable: string[];
+  /** Outside the workspace: read-write. */
+  writable: string[];
+  /** Hidden: folders become empty, files become /dev/null. */
+  hiddenDirs: string[];
+  hiddenFiles: string[];
+  /** Where the shell starts. */
+  chdir: string;
+}
+
+/** The bwrap arguments before `--` and the command. Order matters: later mounts land on earlier ones. */
+export function bwrapArgs(m: Mounts): string[] {
+  const a: string[] = [...isolationArgs(m.network, m.disableUserns), '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
+  // Private scratch and run-time folders: sockets in /run (a container engine's, the session bus,
+  // a keyring or an ssh agent) would reach out of any file system rule.
+  for (const d of ['/tmp', '/var/tmp', '/run', '/dev/shm']) a.push('--tmpfs', d);
+  if (m.network === 'host') a.push('--ro-bind-try', '/run/systemd/resolve', '/run/systemd/resolve');
+  // Every home folder is empty; the workspace and the granted paths come back on top.
+  for (const d of uniq(['/home', '/root', m.home])) if (isDir(d)) a.push('--tmpfs', d);
+  for (const p of m.readable) a.push('--ro-bind', p, p);
+  for (const p of m.writable) a.push('--bind', p, p);
+  a.push('--bind', m.workspace, m.workspace);
+  for (const p of m.readOnly) a.push('--ro-bind', p, p);
+  for (const d of m.hiddenDirs) a.push('--tmpfs', d, '--remount-ro', d);
+  for (const f of m.hiddenFiles) a.push('--ro-bind', '/dev/null', f);
+  a.push('--chdir', m.chdir);
+  return a;
+}
+
+function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function uniq(xs: string[]): string[] {
+  return [...new Set(xs)];
+}

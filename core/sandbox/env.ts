@@ -1,0 +1,35 @@
+/**
+ * The environment a sandboxed command gets: built from a short list, never
+ * inherited, so no token, key or socket path of the user's session reaches
+ * it (the API key included, whatever it is called).
+ */
+
+/** Names taken from the host when set: where programs are, language and time, the terminal. */
+const TAKEN = ['PATH', 'USER', 'LOGNAME', 'LANG', 'LANGUAGE', 'TZ', 'COLORTERM', 'NO_COLOR', 'FORCE_COLOR'];
+
+export interface SandboxEnvOptions {
+  host: Readonly<Record<string, string | undefined>>;
+  /** The home folder inside (an empty private folder at the host's home path). */
+  home: string;
+  shell: string;
+}
+
+export function sandboxEnv(o: SandboxEnvOptions): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const k of TAKEN) {
+    const v = o.host[k];
+    if (typeof v === 'string' && v !== '') env[k] = v;
+  }
+  for (const [k, v] of Object.entries(o.host)) if (/^LC_[A-Z_]+$/.test(k) && typeof v === 'string') env[k] = v;
+  env.PATH ??= '/usr/local/bin:/usr/bin:/bin';
+  env.HOME = o.home;
+  env.SHELL = o.shell;
+  env.TMPDIR = '/tmp';
+  env.TERM = 'xterm-256color';
+  env.PAGER = 'cat';
+  env.GIT_PAGER = 'cat';
+  // Tools that ask (git's credential prompt, ssh's host key prompt) must fail instead of waiting.
+  env.GIT_TERMINAL_PROMPT = '0';
+  env.LAR_SANDBOX = 'bubblewrap';
+  return env;
+}
