@@ -65,6 +65,8 @@ export interface PlanRequest {
   readOnly?: string[];
   /** Extra host folders to hide entirely. */
   hiddenDirs?: string[];
+  /** Extra host paths the sandbox reads (the terminal's command files when they are outside the workspace). */
+  alsoReadable?: string[];
 }
 
 
@@ -158,7 +160,7 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
   for (const p of req.readOnly ?? []) readOnly.push(p);
 
   const readable: string[] = [];
-  for (const p of [...toolFoldersUnder(home, req.hostEnv.PATH), ...req.section.readable.map((x) => expandHostPath(x, home))]) {
+  for (const p of [...toolFoldersUnder(home, req.hostEnv.PATH), ...req.section.readable.map((x) => expandHostPath(x, home)), ...(req.alsoReadable ?? [])]) {
     const r = real(p);
     if (r && !inside(workspace, r)) readable.push(r);
   }

@@ -5,13 +5,14 @@
  * has ended, with the protected paths put back, in a fresh sandbox of its own
  * (clean home and environment).
  */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { OutcomeEvent } from '../schema/trajectory';
 import type { Workflow } from '../schema/workflow';
 import { runOutcomeCheck } from '../agent/outcome-check';
-import { planSandbox, type SandboxPlan, type SandboxSetting, type SandboxSummary } from './plan';
+import { planSandbox, type PlanRequest, type SandboxPlan, type SandboxSetting, type SandboxSummary } from './plan';
 import { disposeSnapshot, restoreSnapshot, takeSnapshot, type ProtectedSnapshot, type SnapshotLimits } from './snapshot';
-import { sandboxEnv } from './env';
 import type { BwrapProbe } from './bwrap';
 
 export interface RunSandboxOptions {
@@ -27,6 +28,8 @@ export interface RunSandboxOptions {
   /** Host folders the sandbox must not see at all (in rollouts: the original workspace and the group). */
   hidden?: string[];
   probe?: () => BwrapProbe;
+  /** The home folder the sandbox hides and replaces (default: the user's). */
+  home?: string;
 }
 
 export interface TerminalSetup {
@@ -35,19 +38,35 @@ export interface TerminalSetup {
   shellCopyDir?: string;
 }
 
+/** What both of a run's sandboxes (the terminal's, the outcome check's) share from the options. */
+function common(o: RunSandboxOptions): Partial<PlanRequest> {
+  return { ...(o.hidden ? { hiddenDirs: o.hidden } : {}), ...(o.probe ? { probe: o.probe } : {}), ...(o.home ? { home: o.home } : {}) };
+}
+
 export class RunSandbox {
   private constructor(
     readonly plan: SandboxPlan,
     private readonly opts: RunSandboxOptions,
     private readonly snapshot: ProtectedSnapshot | undefined,
+    /** Where the terminal's execute-only shell copy goes: outside the workspace (where `git add -A` would trip on an unreadable file), mounted read-only. */
+    private readonly shellDir: string | undefined,
   ) {}
 
   /** Plans the sandbox and snapshots the protected paths (before the first step: call it before the run starts). */
   static async open(opts: RunSandboxOptions): Promise<RunSandbox> {
-    const plan = planSandbox({ workspace: opts.workspace, section: opts.workflow.sandbox, setting: opts.setting, hostEnv: opts.hostEnv, shell: opts.shell, ...(opts.hidden ? { hiddenDirs: opts.hidden } : {}), ...(opts.probe ? { probe: opts.probe } : {}) });
+    // The command files must be readable inside wherever they are (under .lar they already are).
+    mkdirSync(opts.outputDir, { recursive: true });
+    const shellDir = mkdtempSync(join(tmpdir(), 'lar-shell-'));
+    const plan = planSandbox({ workspace: opts.workspace, section: opts.workflow.sandbox, setting: opts.setting, hostEnv: opts.hostEnv, shell: opts.shell, alsoReadable: [opts.outputDir, shellDir], ...common(opts) });
     const protectedPaths = opts.workflow.sandbox.protected;
-    const snapshot = protectedPaths.length ? await takeSnapshot(opts.workspace, protectedPaths, opts.snapshotLimits) : undefined;
-    return new RunSandbox(plan, opts, snapshot);
+    let snapshot: ProtectedSnapshot | undefined;
+    try {
+      snapshot = protectedPaths.length ? await takeSnapshot(opts.workspace, protectedPaths, opts.snapshotLimits) : undefined;
+    } catch (e) {
+      rmSync(shellDir, { recursive: true, force: true });
+      throw e;
+    }
+    return new RunSandbox(plan, opts, snapshot, shellDir);
   }
 
   get summary(): SandboxSummary {
@@ -62,7 +81,7 @@ export class RunSandbox {
 
   /** What the terminal starts with: inside the sandbox a built environment; outside the host's, without the API key. */
   terminal(): TerminalSetup {
-    if (this.plan.confined) return { env: this.plan.env, launcher: this.plan.launcher, shellCopyDir: join(this.opts.outputDir, 'shell') };
+    if (this.plan.confined) return { env: this.plan.env, launcher: this.plan.launcher, ...(this.shellDir ? { shellCopyDir: this.shellDir } : {}) };
     return { env: { ...this.opts.hostEnv, LAR_API_KEY: undefined } };
   }
 
@@ -93,11 +112,11 @@ export class RunSandbox {
     let event: OutcomeEvent;
     if (this.plan.confined) {
       // A fresh plan: what exists now (restored paths included) is mounted read-only.
-      const fresh = planSandbox({ workspace: this.opts.workspace, section: this.opts.workflow.sandbox, setting: 'required', hostEnv: this.opts.hostEnv, shell: '/bin/sh', ...(this.opts.hidden ? { hiddenDirs: this.opts.hidden } : {}), ...(this.opts.probe ? { probe: this.opts.probe } : {}) });
+      const fresh = planSandbox({ workspace: this.opts.workspace, section: this.opts.workflow.sandbox, setting: 'required', hostEnv: this.opts.hostEnv, shell: '/bin/sh', ...common(this.opts) });
       if (!fresh.confined) {
         event = { type: 'outcome', command: check.command, exitCode: null, completion: 'unobserved', output: `the outcome check did not run: its sandbox could not start (${fresh.summary.reason})`, at: new Date().toISOString() };
       } else {
-        const env = { ...sandboxEnv({ host: this.opts.hostEnv, home: fresh.mounts.home, shell: '/bin/sh' }), CI: 'true' };
+        const env = { ...fresh.env, CI: 'true' };
         event = await runOutcomeCheck(check, this.opts.workspace, signal, env, { launcher: fresh.launcher, keepEnv: true });
       }
     } else {
@@ -107,6 +126,7 @@ export class RunSandbox {
   }
 
   async dispose(): Promise<void> {
+    if (this.shellDir) rmSync(this.shellDir, { recursive: true, force: true });
     if (this.snapshot) await disposeSnapshot(this.snapshot);
   }
 }

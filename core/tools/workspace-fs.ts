@@ -1,4 +1,4 @@
-import { constants as fsConstants, promises as fsp } from 'node:fs';
+import { constants as fsConstants, existsSync, promises as fsp } from 'node:fs';
 import * as nodePath from 'node:path';
 import { normalizeWorkspacePath } from '../policy/path';
 
@@ -82,6 +82,10 @@ export interface ConfinedPath {
 }
 
 export const DEFAULT_SKIP: readonly string[] = ['.git', 'node_modules'];
+/** The most a file tool reads of one file, whatever the caller asks. */
+export const MAX_READ_BYTES = 64 * 1024 * 1024;
+/** The most a file tool writes in one call. */
+export const MAX_WRITE_BYTES = 32 * 1024 * 1024;
 const BINARY_SAMPLE = 8192;
 
 /** Whether `child` is `root` or below it; both absolute real paths. */
@@ -225,6 +229,81 @@ export async function confinePath(ws: Workspace, path: string): Promise<FsResult
 
 /** Node's O_NOFOLLOW where the platform has it (not on Windows): the final component must not be a symlink. */
 const NOFOLLOW = (fsConstants as Record<string, number | undefined>).O_NOFOLLOW ?? 0;
+/** Opening a FIFO for reading blocks until a writer comes: non-blocking, it opens at once and is then refused as not a file. */
+const NONBLOCK = (fsConstants as Record<string, number | undefined>).O_NONBLOCK ?? 0;
+
+/** The longest one read or write of a file tool may take (a file on a hung network mount must not hang the run). */
+export const FILE_IO_TIMEOUT_MS = 15_000;
+
+/** `p`, or an error once `ms` passed. */
+async function bounded<T>(p: Promise<T>, what: string, ms = FILE_IO_TIMEOUT_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      p,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms / 1000} s and was given up`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Where an open file really is. On Linux the kernel says (/proc/self/fd);
+ * elsewhere undefined, and the caller compares device and inode with the path.
+ */
+async function openedPath(fh: fsp.FileHandle): Promise<string | undefined> {
+  if (process.platform !== 'linux') return undefined;
+  try {
+    return await fsp.readlink(`/proc/self/fd/${fh.fd}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Linux: folders can be walked by open file descriptor (/proc/self/fd/N/name), which no link swap can redirect. */
+const BENEATH = process.platform === 'linux' && existsSync('/proc/self/fd');
+const DIRECTORY = (fsConstants as Record<string, number | undefined>).O_DIRECTORY ?? 0;
+
+/**
+ * The folder `segments` below `root`, opened one real folder at a time, each
+ * relative to the one before and never through a link (made when missing).
+ */
+async function openBeneath(root: string, segments: readonly string[]): Promise<fsp.FileHandle> {
+  let fh = await fsp.open(root, fsConstants.O_RDONLY | DIRECTORY);
+  try {
+    for (const seg of segments) {
+      const p = `/proc/self/fd/${fh.fd}/${seg}`;
+      await fsp.mkdir(p).catch((e: unknown) => {
+        if (errnoCode(e) !== 'EEXIST') throw e;
+      });
+      const next = await fsp.open(p, fsConstants.O_RDONLY | DIRECTORY | NOFOLLOW);
+      await fh.close();
+      fh = next;
+    }
+    return fh;
+  } catch (e) {
+    await fh.close().catch(() => undefined);
+    throw e;
+  }
+}
+
+/**
+ * The opened file is the one the checked path names: a folder on the way
+ * swapped for a link between the check and the open would have led elsewhere.
+ */
+async function isWhereChecked(fh: fsp.FileHandle, absolute: string): Promise<boolean> {
+  const at = await openedPath(fh);
+  if (at !== undefined) return at === absolute;
+  try {
+    const [a, b] = await Promise.all([fh.stat(), fsp.lstat(absolute)]);
+    return a.dev === b.dev && a.ino === b.ino;
+  } catch {
+    return false;
+  }
+}
 
 /** `WorkspaceFs` on node:fs/promises. */
 /** A confined write target: what `confinePath` says, and for an existing path whether it is a regular file. */
@@ -238,7 +317,7 @@ export interface WriteTarget extends ConfinedPath {
  * itself and folders, and for a new file make its parent folders and confine
  * again (in case a folder was swapped for a symlink meanwhile).
  */
-export async function prepareWrite(ws: Workspace, path: string): Promise<FsResult<WriteTarget>> {
+export async function prepareWrite(ws: Workspace, path: string, makeParents = true): Promise<FsResult<WriteTarget>> {
   const c = await confinePath(ws, path);
   if (!c.ok) return c;
   const { absolute, relative, exists } = c.value;
@@ -248,10 +327,16 @@ export async function prepareWrite(ws: Workspace, path: string): Promise<FsResul
   if (ro !== undefined) return { ok: false, error: `"${path}" is read-only for the agent ("${ro}" may be read, not changed)` };
   try {
     if (exists) {
-      const st = await fsp.stat(absolute);
+      // The real path: confinePath resolved every link, so what is there is the target itself.
+      const st = await fsp.lstat(absolute);
       if (st.isDirectory()) return { ok: false, error: `"${path}" is a folder, not a file` };
-      return { ok: true, value: { ...c.value, regularFile: st.isFile() } };
+      if (!st.isFile()) return { ok: false, error: `"${path}" is not a regular file (a FIFO, a device or a socket): the file tools do not write it` };
+      // Another name of the same file may be outside the workspace: a write here would change it there.
+      if (st.nlink > 1) return { ok: false, error: `"${path}" has ${st.nlink} hard links: writing it would change the file under its other names too (which may be outside the workspace); the file tools do not write it` };
+      return { ok: true, value: { ...c.value, regularFile: true } };
     }
+    // The Node writer on Linux makes them itself, folder by folder from the workspace (openBeneath).
+    if (!makeParents) return { ok: true, value: { ...c.value, regularFile: false } };
     await fsp.mkdir(nodePath.dirname(absolute), { recursive: true });
     const again = await confinePath(ws, path);
     return again.ok ? { ok: true, value: { ...again.value, regularFile: false } } : again;
@@ -310,16 +395,17 @@ export class NodeWorkspaceFs implements WorkspaceFs {
     if (!c.value.exists) return { ok: false, error: `"${path}" does not exist` };
     let fh: fsp.FileHandle | undefined;
     try {
-      fh = await fsp.open(c.value.absolute, fsConstants.O_RDONLY | NOFOLLOW);
+      fh = await bounded(fsp.open(c.value.absolute, fsConstants.O_RDONLY | NOFOLLOW | NONBLOCK), `opening "${path}"`);
       const st = await fh.stat();
       if (st.isDirectory()) return { ok: false, error: `"${path}" is a folder, not a file` };
-      if (!st.isFile()) return { ok: false, error: `"${path}" is not a regular file` };
-      const max = opts.maxBytes ?? Number.MAX_SAFE_INTEGER;
+      if (!st.isFile()) return { ok: false, error: `"${path}" is not a regular file (a FIFO, a device or a socket): the file tools do not read it` };
+      if (!(await isWhereChecked(fh, c.value.absolute))) return { ok: false, error: `"${path}" changed while it was being opened (a folder on the way was replaced by a link); try again` };
+      const max = Math.min(opts.maxBytes ?? MAX_READ_BYTES, MAX_READ_BYTES);
       const want = Math.min(st.size, max);
       const buf = Buffer.alloc(want);
       let got = 0;
       while (got < want) {
-        const { bytesRead } = await fh.read(buf, got, want - got, got);
+        const { bytesRead } = await bounded(fh.read(buf, got, want - got, got), `reading "${path}"`);
         if (bytesRead === 0) break;
         got += bytesRead;
       }
@@ -336,19 +422,53 @@ export class NodeWorkspaceFs implements WorkspaceFs {
   async writeText(path: string, content: string): Promise<FsResult<WriteResult>> {
     const ws = await this.open();
     if (!ws.ok) return ws;
-    const target = await prepareWrite(ws.value, path);
+    const target = await prepareWrite(ws.value, path, !BENEATH);
     if (!target.ok) return target;
     const { absolute, relative, exists } = target.value;
+    const bytes = Buffer.byteLength(content, 'utf8');
+    if (bytes > MAX_WRITE_BYTES) return { ok: false, error: `the content is ${bytes} bytes; the file tools write at most ${MAX_WRITE_BYTES}` };
+    // A new file next to the target, then renamed over it: the target's name never points at
+    // half a write, and a link or a hard link put there meanwhile is replaced, not written through.
+    // On Linux the folder is reached one real folder at a time from the workspace (never through a
+    // link) and held open, and the file is made and renamed in that very folder, so a folder on
+    // the way swapped for a link cannot lead the write anywhere else.
+    const name = nodePath.basename(absolute);
+    const tempName = `.${name}.lar-${process.pid}-${Math.random().toString(36).slice(2, 10)}.tmp`;
+    let dir: fsp.FileHandle | undefined;
+    let fh: fsp.FileHandle | undefined;
+    let temp: string | undefined;
     try {
-      const fh = await fsp.open(absolute, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC | NOFOLLOW, 0o666);
-      try {
-        await fh.writeFile(content, 'utf8');
-      } finally {
-        await fh.close();
+      let at: (n: string) => string;
+      if (BENEATH) {
+        const segs = relative.split('/').slice(0, -1);
+        dir = await bounded(openBeneath(ws.value.root, segs), `opening the folder of "${path}"`);
+        const d = dir;
+        at = (n) => `/proc/self/fd/${d.fd}/${n}`;
+      } else {
+        const d = nodePath.dirname(absolute);
+        at = (n) => nodePath.join(d, n);
       }
-      return { ok: true, value: { path: relative, created: !exists, bytes: Buffer.byteLength(content, 'utf8') } };
+      const existing = await fsp.lstat(at(name)).catch(() => undefined);
+      if (existing && (!existing.isFile() || existing.nlink > 1)) return { ok: false, error: `"${path}" changed while it was being written (it is no longer a file with one name); nothing was written` };
+      const mode = existing ? existing.mode & 0o7777 : 0o666;
+      temp = at(tempName);
+      fh = await bounded(fsp.open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | NOFOLLOW, mode), `creating "${path}"`);
+      if (!BENEATH && !(await isWhereChecked(fh, nodePath.join(nodePath.dirname(absolute), tempName)))) {
+        return { ok: false, error: `"${path}" changed while it was being written (a folder on the way was replaced by a link); nothing was written` };
+      }
+      await bounded(fh.writeFile(content, 'utf8'), `writing "${path}"`);
+      if (existing) await fh.chmod(mode);
+      await fh.close();
+      fh = undefined;
+      await fsp.rename(temp, at(name));
+      temp = undefined;
+      return { ok: true, value: { path: relative, created: !exists && !existing, bytes } };
     } catch (e) {
-      return { ok: false, error: describeFsError(e, path) };
+      return { ok: false, error: e instanceof Error && /given up$/.test(e.message) ? e.message : describeFsError(e, path) };
+    } finally {
+      await fh?.close().catch(() => undefined);
+      if (temp) await fsp.rm(temp, { force: true }).catch(() => undefined);
+      await dir?.close().catch(() => undefined);
     }
   }
 
