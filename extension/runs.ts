@@ -70,7 +70,8 @@ type Visit = RewardsParams['stages'][number];
 function mergeStages(prev: readonly Visit[], next: readonly Visit[]): Visit[] {
   if (next.length === 0) return [...prev];
   const listed = new Set(next.map((v) => v.visit));
-  const last = Math.max(...listed);
+  let last = -Infinity;
+  for (const v of listed) last = Math.max(last, v);
   return [...prev.filter((v) => !listed.has(v.visit) && v.visit < last), ...next].sort((a, b) => a.visit - b.visit);
 }
 

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { MAX_TRAJECTORY_BYTES, readBoundedText } from '../core/files/bounded';
 import { fileURLToPath } from 'node:url';
 import {
   TextDocuments,
@@ -225,7 +225,7 @@ export function startServer(connection: Connection): void {
     if (line <= have && run.model.lines[line - 1]?.text === text) return; // already have it
     // Out of step (the server restarted, or a line was missed): catch up from the file on disk.
     const path = pathOf(uri);
-    const onDisk = path && existsSync(path) ? readFileSync(path, 'utf8') : undefined;
+    const onDisk = path ? readIfFile(path) : undefined;
     if (onDisk !== undefined) update(uri, onDisk, undefined);
     else connection.console.error(`lar: ${AppendStepMethod} line ${line} does not follow line ${have} of ${uri}, and the file cannot be read`);
   });
@@ -253,7 +253,7 @@ export function startServer(connection: Connection): void {
     const { uri } = VerifyParams.parse(raw);
     const doc = documents.get(uri);
     const path = pathOf(uri);
-    const text = doc?.getText() ?? (path && existsSync(path) ? readFileSync(path, 'utf8') : undefined);
+    const text = doc?.getText() ?? (path ? readIfFile(path) : undefined);
     if (text === undefined) throw new Error(`cannot read ${uri}`);
     runs.delete(uri);
     update(uri, text, doc?.version);
@@ -283,4 +283,13 @@ export function startServer(connection: Connection): void {
 
   documents.listen(connection);
   connection.listen();
+}
+
+/** A trajectory on disk, or undefined when it is missing or not a bounded regular file (a device, a FIFO). */
+function readIfFile(path: string): string | undefined {
+  try {
+    return readBoundedText(path, MAX_TRAJECTORY_BYTES, 'the trajectory');
+  } catch {
+    return undefined;
+  }
 }

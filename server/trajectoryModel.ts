@@ -126,7 +126,8 @@ export class TrajectoryModel {
     if (!this.workflow) return (this.lastUpdate = { from, verified: tail.length });
     if (appending) return this.judge(from, from, this.state);
     for (const k of this.checkpoints.keys()) if (k > from) this.checkpoints.delete(k);
-    const resume = Math.max(...this.checkpoints.keys());
+    let resume = -Infinity;
+    for (const k of this.checkpoints.keys()) resume = Math.max(resume, k);
     return this.judge(from, resume, this.checkpoints.get(resume)!.clone());
   }
 

@@ -1,12 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { MAX_TRAJECTORY_BYTES, readBoundedText } from '../files/bounded';
 
 export class UsageError extends Error {}
 
 export function readText(file: string): string {
   try {
-    return readFileSync(file, 'utf8');
+    return readBoundedText(file, MAX_TRAJECTORY_BYTES);
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
-    throw new UsageError(err.code === 'ENOENT' ? `${file}: no such file` : `${file}: ${err.message}`);
+    throw new UsageError(err.code === 'ENOENT' ? `${file}: no such file` : err.name === 'FileRefusedError' ? err.message : `${file}: ${err.message}`);
   }
 }

@@ -44,8 +44,13 @@ export function formatReport(file: string, report: TrajectoryReport, st: Style):
     return out.join('\n');
   }
   const calls = report.steps.filter((s) => s.type === 'tool_call' || s.verdicts.some((v) => !v.ok));
-  const stageW = Math.max(5, ...calls.map((s) => (s.stage ?? '(ended)').length));
-  const toolW = Math.max(4, ...calls.map((s) => (s.tool ?? s.type).length));
+  // A loop, not Math.max(...xs): a spread of 150 000 steps overflows the call stack.
+  let stageW = 5;
+  let toolW = 4;
+  for (const s of calls) {
+    stageW = Math.max(stageW, (s.stage ?? '(ended)').length);
+    toolW = Math.max(toolW, (s.tool ?? s.type).length);
+  }
   out.push('');
   out.push(st.dim(`${padStart('line', 5)}  ${padStart('step', 4)}  ${pad('stage', stageW)}  ${pad('tool', toolW)}  reward  failed checks`));
   for (const s of calls) {

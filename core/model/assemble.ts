@@ -1,3 +1,5 @@
+import { tooDeep } from '../schema/json-depth';
+
 /**
  * Assembles a streamed chat completion (OpenAI wire format, as SGLang and
  * vLLM send it) into whole messages and tool calls. Chunks are fed one at a
@@ -203,6 +205,8 @@ function finishCall(p: PartialCall, choice: number): AssembledToolCall {
 /** Tool-call arguments: JSON text, where an empty text means no arguments. */
 export function parseArguments(text: string): { value: unknown } | { error: string } {
   if (text.trim() === '') return { value: {} };
+  const deep = tooDeep(text, 'the arguments');
+  if (deep) return { error: deep };
   try {
     return { value: JSON.parse(text) };
   } catch (e) {

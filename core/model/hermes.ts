@@ -1,4 +1,5 @@
 import { parseArguments } from './assemble';
+import { tooDeep } from '../schema/json-depth';
 
 /**
  * The text form of tool calls: `<tool_call>{"name": …, "arguments": …}</tool_call>`.
@@ -45,6 +46,8 @@ export function extractTextToolCalls(content: string): { text: string; calls: Te
 
 function readCall(raw: string): TextToolCall {
   let value: unknown;
+  const deep = tooDeep(raw, 'the tool call');
+  if (deep) return { name: /"name"\s*:\s*"([^"\\]*)"/.exec(raw)?.[1] ?? '', args: null, argsError: deep, raw };
   try {
     value = JSON.parse(raw);
   } catch (e) {

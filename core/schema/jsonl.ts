@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { tooDeep } from './json-depth';
 import { Header, TrajectoryEvent } from './trajectory';
 import { findJsonSyntaxError, locateJsonValue, type JsonPath } from './json-position';
 
@@ -54,6 +55,8 @@ export function parseLine(text: string, line: number, first: boolean): ParsedLin
     const err = findJsonSyntaxError(text) ?? { offset: 0, message: 'not valid JSON' };
     return malformed(text, line, err.offset, err.offset + 1, `invalid JSON: ${err.message}`);
   }
+  const deep = tooDeep(text, 'the line');
+  if (deep) return malformed(text, line, 0, text.length, deep);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return malformed(text, line, 0, text.length, 'expected a JSON object on each line');
   }

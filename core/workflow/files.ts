@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { MAX_WORKFLOW_BYTES, readBoundedText } from '../files/bounded';
 import { dirname, resolve } from 'node:path';
 import type { Workflow } from '../schema/workflow';
 import { builtinWorkflow, lineColumn, loadWorkflowText, type LocatedProblem } from './load';
@@ -28,7 +28,7 @@ export function loadWorkflowRef(ref: string, baseDir: string): { workflow: Workf
   const file = resolve(baseDir, ref);
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readBoundedText(file, MAX_WORKFLOW_BYTES, 'the workflow');
   } catch (e) {
     return { error: `cannot read the workflow ${ref}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`, problems: [] };
   }
