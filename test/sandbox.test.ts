@@ -21,6 +21,7 @@ import { TerminalSession, type RunResult } from '../core/tools/terminal';
 import { alive, listProcesses } from '../core/tools/procs';
 import { createToolExecutor } from '../core/agent/tools';
 import { NodeWorkspaceFs } from '../core/tools/workspace-fs';
+import { ScriptedModelServer } from '../core/model/scripted-server';
 
 const linux = process.platform === 'linux';
 // On Linux the suite runs: setup installs bubblewrap, and a sandbox that cannot start is a failure here, not a skip.
@@ -524,6 +525,70 @@ describe('the file tools (they run outside the sandbox) cannot be led outside', 
       assert.deepEqual(readdirSync(t.ws), ['run.sh'], 'no temporary file is left');
     } finally {
       t.done();
+    }
+  });
+});
+
+describe('when bubblewrap is missing or cannot start', () => {
+  const missing = () => ({ ok: false as const, reason: 'bubblewrap (bwrap) is not installed', fix: 'install bubblewrap' });
+  const section = SandboxSection.parse({});
+
+  test('auto: commands run unconfined, the plan says why and what fixes it; required: commands are refused', () => {
+    const ws = mkdtempSync(join(tmpdir(), 'lar-nobwrap-'));
+    try {
+      const auto = planSandbox({ workspace: ws, section, setting: 'auto', hostEnv: process.env, shell: '/bin/bash', probe: missing });
+      assert.equal(auto.confined, false);
+      assert.ok(!auto.confined && !auto.refuseCommands && auto.fix === 'install bubblewrap');
+      assert.match(auto.summary.reason ?? '', /not installed/);
+      const req = planSandbox({ workspace: ws, section, setting: 'required', hostEnv: process.env, shell: '/bin/bash', probe: missing });
+      assert.ok(!req.confined && req.refuseCommands);
+      const wfRequired = planSandbox({ workspace: ws, section: SandboxSection.parse({ required: true }), setting: 'auto', hostEnv: process.env, shell: '/bin/bash', probe: missing });
+      assert.ok(!wfRequired.confined && wfRequired.refuseCommands, 'a workflow that requires it refuses too');
+      const off = planSandbox({ workspace: ws, section, setting: 'off', hostEnv: process.env, shell: '/bin/bash' });
+      assert.ok(!off.confined && !off.refuseCommands);
+      assert.match(off.summary.reason ?? '', /off/);
+      const mac = planSandbox({ workspace: ws, section, setting: 'auto', hostEnv: process.env, shell: '/bin/bash', platform: 'darwin' });
+      assert.ok(!mac.confined);
+      assert.match(mac.summary.reason ?? '', /not confined on macOS/);
+    } finally {
+      rmSync(ws, { recursive: true, force: true });
+    }
+  });
+
+  test('lar run --sandbox required without bubblewrap: no command runs, each is blocked and the user is told the fix', async () => {
+    const ws = mkdtempSync(join(tmpdir(), 'lar-nobwrap-'));
+    const server = new ScriptedModelServer({ script: [{ toolCalls: [{ name: 'run_command', arguments: { command: 'touch ran.txt' } }] }], whenDone: 'error', restartPerConversation: true });
+    const endpoint = await server.start();
+    try {
+      for (const [flag, ran] of [['required', false], ['auto', true]] as const) {
+        rmSync(join(ws, 'ran.txt'), { force: true });
+        // Not spawnSync: the model server answers from this very process.
+        const out = await new Promise<string>((res) => {
+          const child = spawn(process.execPath, [join(__dirname, '..', '..', 'dist', 'lar.js'), 'run', '--task', 't', '--endpoint', endpoint, '--workspace', ws, '--max-steps', '1', '--sandbox', flag], {
+            env: { ...process.env, LAR_BWRAP: join(ws, 'no-such-bwrap') },
+          });
+          let text = '';
+          child.stdout.on('data', (d) => (text += d));
+          child.stderr.on('data', (d) => (text += d));
+          child.on('close', () => res(text));
+        });
+        assert.match(out, /install bubblewrap/, out);
+        assert.equal(existsSync(join(ws, 'ran.txt')), ran, `${flag}: ${out}`);
+        const runs = readdirSync(join(ws, '.lar', 'runs')).sort();
+        const lines = readFileSync(join(ws, '.lar', 'runs', runs[runs.length - 1]!), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
+        assert.equal(lines[0]!.sandbox.confined, false);
+        const step = lines.find((l) => l.type === 'tool_call')!;
+        if (flag === 'required') {
+          assert.equal(step.status, 'blocked');
+        } else {
+          assert.equal(step.status, 'ok');
+          assert.equal(step.result.sandboxed, false, 'the step says it ran unconfined');
+        }
+        rmSync(join(ws, '.lar', 'runs'), { recursive: true, force: true });
+      }
+    } finally {
+      await server.stop();
+      rmSync(ws, { recursive: true, force: true });
     }
   });
 });

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { defaultWorkflow, loadWorkflow, loadWorkflowText } from '../core/workflow/load';
+import { Workflow } from '../core/schema/workflow';
 
 const root = resolve(__dirname, '../..');
 const base = () => JSON.parse(readFileSync(resolve(root, 'core/workflow/default-coding.larflow.json'), 'utf8'));
@@ -75,4 +76,17 @@ test('schema errors and JSON errors in workflow text are located', () => {
   assert.equal(broken.problems[0]!.code, 'workflow.json');
   assert.match(broken.problems[0]!.message, /expected ':'/);
   assert.equal(broken.problems[0]!.start, '{\n  "lar": 1,\n  "id" '.length);
+});
+
+test('the sandbox section: protected paths must be normal workspace paths, and no grant may undo the sandbox', () => {
+  const withSandbox = (sandbox: Record<string, unknown>) => ({ ...base(), sandbox });
+  assert.deepEqual(codes(withSandbox({ protected: ['test', 'package.json', 'src/fixtures'] })), []);
+  for (const p of ['../outside', '/etc', './test', 'test/', '.']) assert.deepEqual(codes(withSandbox({ protected: [p] })), ['workflow.bad_protected_path'], p);
+  assert.deepEqual(codes(withSandbox({ writable: ['~'] })), ['workflow.sandbox_undone']);
+  assert.deepEqual(codes(withSandbox({ writable: ['/'] })), ['workflow.sandbox_undone']);
+  assert.deepEqual(codes(withSandbox({ readable: ['~/'] })), ['workflow.sandbox_undone']);
+  assert.deepEqual(codes(withSandbox({ writable: ['~/.cache/npm'], readable: ['~/.gitconfig'] })), []);
+  // Host paths are absolute or under home; anything else is a schema error.
+  assert.ok(!Workflow.safeParse(withSandbox({ writable: ['relative/path'] })).success);
+  assert.ok(!Workflow.safeParse(withSandbox({ network: 'internet' })).success);
 });

@@ -46,8 +46,9 @@ function executable(path: string): boolean {
   }
 }
 
-/** bwrap on PATH, else in the usual places. */
+/** $LAR_BWRAP when set (a bubblewrap elsewhere; a path that is none means none), else bwrap on PATH, else in the usual places. */
 export function findBwrap(env: Readonly<Record<string, string | undefined>> = process.env): string | undefined {
+  if (env.LAR_BWRAP) return executable(env.LAR_BWRAP) ? env.LAR_BWRAP : undefined;
   const dirs = [...(env.PATH ?? '').split(delimiter).filter((d) => d.startsWith('/')), '/usr/bin', '/bin', '/usr/local/bin'];
   for (const d of dirs) {
     const p = join(d, 'bwrap');
@@ -83,7 +84,7 @@ const probed = new Map<string, BwrapProbe>();
  * (per bwrap path): a short sandbox is started with the flags real ones use.
  */
 export function probeBwrap(path: string | undefined = findBwrap()): BwrapProbe {
-  if (!path) return { ok: false, reason: 'bubblewrap (bwrap) is not installed', fix: INSTALL_FIX };
+  if (!path) return { ok: false, reason: process.env.LAR_BWRAP ? `LAR_BWRAP (${process.env.LAR_BWRAP}) is not an executable` : 'bubblewrap (bwrap) is not installed', fix: INSTALL_FIX };
   const cached = probed.get(path);
   if (cached) return cached;
   const result = probeUncached(path);

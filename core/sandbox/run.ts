@@ -76,7 +76,7 @@ export class RunSandbox {
   /** Set when commands must not run at all (the sandbox is required and there is none). */
   get refusal(): string | undefined {
     if (this.plan.confined || !this.plan.refuseCommands) return undefined;
-    return `the workflow requires the sandbox and commands cannot be confined here (${this.plan.summary.reason})${this.plan.fix ? `; ${this.plan.fix}` : ''}`;
+    return `the sandbox is required and commands cannot be confined here (${this.plan.summary.reason})${this.plan.fix ? `; ${this.plan.fix}` : ''}`;
   }
 
   /** What the terminal starts with: inside the sandbox a built environment; outside the host's, without the API key. */

@@ -83,7 +83,7 @@ export const PathPolicy = z.strictObject({
 export const WorkspacePath = z.string().min(1, 'a path must not be empty');
 
 /** A path on the host: absolute, or under the user's home as `~/…`. */
-export const HostPath = z.string().regex(/^(\/|~\/)/, 'a host path is absolute ("/…") or in the home folder ("~/…")');
+export const HostPath = z.string().regex(/^(\/|~(\/|$))/, 'a host path is absolute ("/…") or in the home folder ("~/…")');
 
 /**
  * How commands are confined (core/sandbox): every command the agent runs, and

@@ -24,7 +24,7 @@ export const CHECKS = {
   'tool.submit_terminal': { level: 'tool', severity: 'error', title: 'submit is called from a terminal stage' },
   'tool.command_policy': { level: 'tool', severity: 'error', title: 'the command matches no deny pattern' },
   'tool.path_policy': { level: 'tool', severity: 'error', title: 'every path stays inside the workspace and off the deny list' },
-  'tool.sandbox_required': { level: 'tool', severity: 'error', title: 'no command runs unconfined when the workflow requires the sandbox' },
+  'tool.sandbox_required': { level: 'tool', severity: 'error', title: 'no command runs unconfined where the sandbox is required (by the workflow or the user)' },
   'tool.sandboxed': { level: 'tool', severity: 'warning', title: 'the command ran in the OS sandbox' },
   'tool.approved': { level: 'tool', severity: 'warning', title: 'the call was not rejected at the approval prompt' },
   'tool.succeeded': { level: 'tool', severity: 'warning', title: 'the call ran and succeeded' },

@@ -382,15 +382,6 @@ export class VerifierState {
           : fail('tool.command_policy', `the command matches the deny pattern "${denied}"`, ['args', 'command']),
       );
       if (denied === undefined) askPattern = firstMatch(this.policy.ask, command);
-      verdicts.push(
-        !wf.sandbox.required || this.sandbox?.confined === true
-          ? pass('tool.sandbox_required')
-          : fail(
-              'tool.sandbox_required',
-              `the workflow requires the sandbox and this run's commands are not confined (${this.sandbox ? (this.sandbox.reason ?? 'no sandbox') : 'the trajectory does not record a sandbox'})`,
-              ['tool'],
-            ),
-      );
     }
 
     const pathKeys = PATH_ARGS[tool as ToolName];
@@ -416,6 +407,20 @@ export class VerifierState {
         }
       }
       verdicts.push(bad ?? pass('tool.path_policy'));
+    }
+
+    // Decided from the header, so the gate and the verdict after the run agree: the run's
+    // commands either were confined or were not.
+    if (tool === 'run_command') {
+      verdicts.push(
+        !(wf.sandbox.required || this.sandbox?.required === true) || this.sandbox?.confined === true
+          ? pass('tool.sandbox_required')
+          : fail(
+              'tool.sandbox_required',
+              `the sandbox is required and this run's commands are not confined (${this.sandbox ? (this.sandbox.reason ?? 'no sandbox') : 'the trajectory does not record a sandbox'})`,
+              ['tool'],
+            ),
+      );
     }
 
     return askPattern === undefined ? { verdicts } : { verdicts, askPattern };
@@ -498,10 +503,6 @@ export class VerifierState {
     if (e.tool === 'run_command' && ran(e)) {
       const unconfined = e.result?.sandboxed === false || (e.result?.sandboxed === undefined && this.sandbox?.confined === false);
       verdicts.push(unconfined ? fail('tool.sandboxed', `the command ran unconfined (${this.sandbox?.reason ?? 'no sandbox'})`, ['result']) : pass('tool.sandboxed'));
-      const req = verdicts.findIndex((v) => v.check === 'tool.sandbox_required');
-      if (req >= 0 && verdicts[req]!.ok && this.workflow.sandbox.required && e.result?.sandboxed !== true) {
-        verdicts[req] = fail('tool.sandbox_required', 'the workflow requires the sandbox and this command ran unconfined', ['result']);
-      }
     }
     const ok = succeeded(e);
     verdicts.push(ok ? pass('tool.succeeded') : fail('tool.succeeded', failureReason(e), e.status === 'ok' ? ['result'] : ['status']));

@@ -1,3 +1,4 @@
+import { normalizeWorkspacePath } from '../policy/path';
 import { TOOL_NAMES, isToolName } from '../schema/tools';
 import { transitionsFrom, type Workflow } from '../schema/workflow';
 import type { JsonPath } from '../schema/json-position';
@@ -52,6 +53,24 @@ export function checkWorkflow(wf: Workflow): WorkflowProblem[] {
   wf.policy.commands.deny.forEach((p, i) => checkPattern(p, ['policy', 'commands', 'deny', i], add));
   wf.policy.commands.ask.forEach((p, i) => checkPattern(p, ['policy', 'commands', 'ask', i], add));
   wf.policy.paths.deny.forEach((p, i) => checkPattern(p, ['policy', 'paths', 'deny', i], add));
+
+  // Protected paths are mounted read-only as they are named: each must be one normalized workspace path.
+  wf.sandbox.protected.forEach((p, i) => {
+    const n = normalizeWorkspacePath(p);
+    if (!n.ok) add('workflow.bad_protected_path', 'error', `protected path "${p}": ${n.reason}`, ['sandbox', 'protected', i]);
+    else if (n.normalized === '.') add('workflow.bad_protected_path', 'error', 'the whole workspace cannot be protected: the agent could change nothing', ['sandbox', 'protected', i]);
+    else if (n.normalized !== p) add('workflow.bad_protected_path', 'error', `protected path "${p}" must be written in its normal form "${n.normalized}"`, ['sandbox', 'protected', i]);
+    else if (/[*?]/.test(p)) add('workflow.bad_protected_path', 'warning', `protected path "${p}" is a literal path, not a pattern: "*" and "?" match only themselves`, ['sandbox', 'protected', i]);
+  });
+  // A grant of the whole file system or home folder would undo the sandbox.
+  (['writable', 'readable'] as const).forEach((key) =>
+    wf.sandbox[key].forEach((p, i) => {
+      const bare = p.replace(/\/+$/, '');
+      if (bare === '' || bare === '~' || bare === '/home' || bare === '/root' || (key === 'writable' && ['/usr', '/etc', '/bin', '/lib', '/var', '/opt'].includes(bare))) {
+        add('workflow.sandbox_undone', 'error', `sandbox.${key} "${p}" would ${key === 'writable' ? 'let commands change' : 'show commands'} ${bare === '' ? 'the whole file system' : bare === '~' ? 'the whole home folder (keys and tokens included)' : bare}: grant narrower paths`, ['sandbox', key, i]);
+      }
+    }),
+  );
 
   const terminal = new Set(wf.terminal);
   wf.stages.forEach((s, i) => {

@@ -27,7 +27,8 @@ inductive Severity where
 
 inductive CheckId where
   | toolRunOpen | toolKnown | toolArgs | toolPermitted | toolTransition | toolSubmitTerminal
-  | toolCommandPolicy | toolPathPolicy | toolApproved | toolSucceeded | toolNotRepeated
+  | toolCommandPolicy | toolPathPolicy | toolSandboxRequired | toolApproved | toolSucceeded
+  | toolNotRepeated | toolSandboxed
   | stageTransition | stageClosed | stageBudget
   | stageExitToolSucceeded | stageExitCommandSucceeded | stageExitCommandRan | stageExitFileChanged
   | outcomeAfterSubmit | outcomeSingle | outcomeSubmitted | outcomeCheckPassed
@@ -43,6 +44,8 @@ def CheckId.name : CheckId → String
   | .toolSubmitTerminal => "tool.submit_terminal"
   | .toolCommandPolicy => "tool.command_policy"
   | .toolPathPolicy => "tool.path_policy"
+  | .toolSandboxRequired => "tool.sandbox_required"
+  | .toolSandboxed => "tool.sandboxed"
   | .toolApproved => "tool.approved"
   | .toolSucceeded => "tool.succeeded"
   | .toolNotRepeated => "tool.not_repeated"
@@ -60,15 +63,16 @@ def CheckId.name : CheckId → String
 
 def CheckId.level : CheckId → Level
   | .toolRunOpen | .toolKnown | .toolArgs | .toolPermitted | .toolTransition | .toolSubmitTerminal
-  | .toolCommandPolicy | .toolPathPolicy | .toolApproved | .toolSucceeded | .toolNotRepeated => .tool
+  | .toolCommandPolicy | .toolPathPolicy | .toolSandboxRequired | .toolApproved | .toolSucceeded
+  | .toolNotRepeated | .toolSandboxed => .tool
   | .stageTransition | .stageClosed | .stageBudget | .stageExitToolSucceeded
   | .stageExitCommandSucceeded | .stageExitCommandRan | .stageExitFileChanged => .stage
   | .outcomeAfterSubmit | .outcomeSingle | .outcomeSubmitted | .outcomeCheckPassed => .outcome
 
 def CheckId.severity : CheckId → Severity
   | .toolRunOpen | .toolKnown | .toolArgs | .toolPermitted | .toolTransition | .toolSubmitTerminal
-  | .toolCommandPolicy | .toolPathPolicy => .error
-  | .toolApproved | .toolSucceeded | .toolNotRepeated => .warning
+  | .toolCommandPolicy | .toolPathPolicy | .toolSandboxRequired => .error
+  | .toolApproved | .toolSucceeded | .toolNotRepeated | .toolSandboxed => .warning
   | .stageTransition => .error
   | .stageClosed | .stageBudget | .stageExitToolSucceeded | .stageExitCommandSucceeded
   | .stageExitCommandRan | .stageExitFileChanged => .warning
@@ -87,6 +91,8 @@ def CheckId.blocks : CheckId → Bool
   | .toolSubmitTerminal => true
   | .toolCommandPolicy => true
   | .toolPathPolicy => true
+  | .toolSandboxRequired => true
+  | .toolSandboxed => false
   | .toolApproved => false
   | .toolSucceeded => false
   | .toolNotRepeated => false
@@ -234,34 +240,45 @@ theorem commandAllowed_iff (deny : List String) (cmd : String) :
     commandAllowedB deny cmd = true ↔ CommandAllowed deny cmd := by
   simp [commandAllowedB, CommandAllowed, commandMatches_iff, List.any_eq_true]
 
-/-- One path argument: it normalizes (`npath`) and the normal form matches no deny pattern. -/
-def PathOk (deny : List String) (path : String) : Prop :=
-  ∃ n, npath path = .ok n ∧ ∀ p ∈ deny, ¬Matches p.toList n.toList
+/-- The normalized path `n` is the read-only path `r` or lies below it (`r/…`).
+Read-only paths are normalized workspace paths (a well-formedness rule), so
+plain string comparison decides it. -/
+def underB (r n : String) : Bool := n == r || n.startsWith (r ++ "/")
 
-def pathOkB (deny : List String) (path : String) : Bool :=
+/-- One path argument: it normalizes (`npath`), the normal form matches no deny
+pattern and lies under none of the read-only paths `ro` (given only for the
+write tools, `Workflow.readOnlyFor`). -/
+def PathOk (deny ro : List String) (path : String) : Prop :=
+  ∃ n, npath path = .ok n ∧ (∀ p ∈ deny, ¬Matches p.toList n.toList) ∧ ∀ r ∈ ro, underB r n = false
+
+def pathOkB (deny ro : List String) (path : String) : Bool :=
   match npath path with
-  | .ok n => !(deny.any (fun p => globMatch p n))
+  | .ok n => !(deny.any (fun p => globMatch p n)) && !(ro.any (fun r => underB r n))
   | .error _ => false
 
-theorem pathOk_iff (deny : List String) (path : String) :
-    pathOkB deny path = true ↔ PathOk deny path := by
+theorem pathOk_iff (deny ro : List String) (path : String) :
+    pathOkB deny ro path = true ↔ PathOk deny ro path := by
   unfold pathOkB PathOk
   cases npath path with
   | error e => simp
   | ok n => simp [globMatch_iff, List.any_eq_true]
 
-/-- `tool.path_policy`: every present path argument of the tool passes `PathOk`. -/
-def PathPolicyOk (deny : List String) (t : Tool) (args : Json) : Prop :=
-  ∀ key ∈ t.pathArgs, ∀ s, strArg? args key = some s → PathOk deny s
+/-- The read-only paths a call of tool `t` must stay off: all of them for the write tools, none for the others. -/
+def Workflow.readOnlyFor (wf : Workflow) (t : Tool) : List String :=
+  if t.writes then wf.readOnlyPaths else []
 
-def pathPolicyB (deny : List String) (t : Tool) (args : Json) : Bool :=
+/-- `tool.path_policy`: every present path argument of the tool passes `PathOk`. -/
+def PathPolicyOk (deny ro : List String) (t : Tool) (args : Json) : Prop :=
+  ∀ key ∈ t.pathArgs, ∀ s, strArg? args key = some s → PathOk deny ro s
+
+def pathPolicyB (deny ro : List String) (t : Tool) (args : Json) : Bool :=
   t.pathArgs.all fun key =>
     match strArg? args key with
-    | some s => pathOkB deny s
+    | some s => pathOkB deny ro s
     | none => true
 
-theorem pathPolicy_iff (deny : List String) (t : Tool) (args : Json) :
-    pathPolicyB deny t args = true ↔ PathPolicyOk deny t args := by
+theorem pathPolicy_iff (deny ro : List String) (t : Tool) (args : Json) :
+    pathPolicyB deny ro t args = true ↔ PathPolicyOk deny ro t args := by
   unfold pathPolicyB PathPolicyOk
   simp only [List.all_eq_true]
   apply forall_congr'
@@ -369,54 +386,75 @@ theorem commandOk_iff (wf : Workflow) (args : Json) : commandOkB wf args = true 
   | none => simp
   | some cmd => simp [commandAllowed_iff]
 
-/-- The checks that depend on the tool, for a call made in stage `st`:
-`run_command` obeys the command policy and the path policy (its `cwd`); the
-file tools obey the path policy; `enter_stage` names a legal transition;
-`submit` is made from a terminal stage. -/
-def ToolOk (wf : Workflow) (st : Stage) (args : Json) : Tool → Prop
-  | .runCommand => CommandOk wf args ∧ PathPolicyOk wf.policy.paths.deny .runCommand args
-  | .readFile => PathPolicyOk wf.policy.paths.deny .readFile args
-  | .writeFile => PathPolicyOk wf.policy.paths.deny .writeFile args
-  | .editFile => PathPolicyOk wf.policy.paths.deny .editFile args
-  | .listFiles => PathPolicyOk wf.policy.paths.deny .listFiles args
-  | .search => PathPolicyOk wf.policy.paths.deny .search args
+/-- The sandbox is required: by the workflow, or by the user for this run (the
+header's record `sb`; `none` in a trajectory that records none). -/
+def sandboxRequiredB (wf : Workflow) (sb : Option SandboxRecord) : Bool :=
+  wf.sandbox.required || sb.any (·.required)
+
+/-- `tool.sandbox_required`: where the sandbox is required, commands run only in
+a run whose header records that its commands were confined. -/
+def SandboxOk (wf : Workflow) (sb : Option SandboxRecord) : Prop :=
+  sandboxRequiredB wf sb = true → sb.map (·.confined) = some true
+
+def sandboxOkB (wf : Workflow) (sb : Option SandboxRecord) : Bool :=
+  !sandboxRequiredB wf sb || decide (sb.map (·.confined) = some true)
+
+theorem sandboxOk_iff (wf : Workflow) (sb : Option SandboxRecord) :
+    sandboxOkB wf sb = true ↔ SandboxOk wf sb := by
+  unfold sandboxOkB SandboxOk
+  cases sandboxRequiredB wf sb <;> simp
+
+/-- The checks that depend on the tool, for a call made in stage `st` of a run
+whose header records the sandbox `sb`: `run_command` obeys the command policy,
+the path policy (its `cwd`) and the sandbox requirement; the file tools obey
+the path policy (the write tools also stay off the read-only paths);
+`enter_stage` names a legal transition; `submit` is made from a terminal stage. -/
+def ToolOk (wf : Workflow) (sb : Option SandboxRecord) (st : Stage) (args : Json) : Tool → Prop
+  | .runCommand => CommandOk wf args ∧
+      (PathPolicyOk wf.policy.paths.deny (wf.readOnlyFor .runCommand) .runCommand args ∧ SandboxOk wf sb)
+  | .readFile => PathPolicyOk wf.policy.paths.deny (wf.readOnlyFor .readFile) .readFile args
+  | .writeFile => PathPolicyOk wf.policy.paths.deny (wf.readOnlyFor .writeFile) .writeFile args
+  | .editFile => PathPolicyOk wf.policy.paths.deny (wf.readOnlyFor .editFile) .editFile args
+  | .listFiles => PathPolicyOk wf.policy.paths.deny (wf.readOnlyFor .listFiles) .listFiles args
+  | .search => PathPolicyOk wf.policy.paths.deny (wf.readOnlyFor .search) .search args
   | .enterStage => TransitionOk wf st args
   | .submit => Terminal wf st.id
 
-def toolOkB (wf : Workflow) (st : Stage) (args : Json) : Tool → Bool
-  | .runCommand => commandOkB wf args && pathPolicyB wf.policy.paths.deny .runCommand args
-  | .readFile => pathPolicyB wf.policy.paths.deny .readFile args
-  | .writeFile => pathPolicyB wf.policy.paths.deny .writeFile args
-  | .editFile => pathPolicyB wf.policy.paths.deny .editFile args
-  | .listFiles => pathPolicyB wf.policy.paths.deny .listFiles args
-  | .search => pathPolicyB wf.policy.paths.deny .search args
+def toolOkB (wf : Workflow) (sb : Option SandboxRecord) (st : Stage) (args : Json) : Tool → Bool
+  | .runCommand => commandOkB wf args &&
+      (pathPolicyB wf.policy.paths.deny (wf.readOnlyFor .runCommand) .runCommand args && sandboxOkB wf sb)
+  | .readFile => pathPolicyB wf.policy.paths.deny (wf.readOnlyFor .readFile) .readFile args
+  | .writeFile => pathPolicyB wf.policy.paths.deny (wf.readOnlyFor .writeFile) .writeFile args
+  | .editFile => pathPolicyB wf.policy.paths.deny (wf.readOnlyFor .editFile) .editFile args
+  | .listFiles => pathPolicyB wf.policy.paths.deny (wf.readOnlyFor .listFiles) .listFiles args
+  | .search => pathPolicyB wf.policy.paths.deny (wf.readOnlyFor .search) .search args
   | .enterStage => transitionOkB wf st args
   | .submit => terminalB wf st.id
 
-theorem toolOk_iff (wf : Workflow) (st : Stage) (args : Json) (t : Tool) :
-    toolOkB wf st args t = true ↔ ToolOk wf st args t := by
+theorem toolOk_iff (wf : Workflow) (sb : Option SandboxRecord) (st : Stage) (args : Json) (t : Tool) :
+    toolOkB wf sb st args t = true ↔ ToolOk wf sb st args t := by
   cases t <;> simp only [toolOkB, ToolOk, Bool.and_eq_true, commandOk_iff, pathPolicy_iff,
-    transitionOk_iff, terminal_iff]
+    sandboxOk_iff, transitionOk_iff, terminal_iff]
 
 /-- A call conforms in the current stage `cur` (`none` once the run has ended): the
 run is open in a stage `st`, the name is one of the eight tools `t`, the
 arguments are valid, `t` is permitted in `st`, and the checks of `t` pass.
 These are exactly the checks of severity `error` in the tool-call table. -/
-def CallConforms (wf : Workflow) (cur : Option Stage) (c : ProposedCall) : Prop :=
+def CallConforms (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall) : Prop :=
   ∃ st t, cur = some st ∧ Tool.ofName? c.tool = some t ∧ ArgsOkFor t c ∧ Permitted st c.tool ∧
-    ToolOk wf st c.args t
+    ToolOk wf sb st c.args t
 
 /-- `callConformsB` with the tool looked up. -/
-def callConformsFor (wf : Workflow) (c : ProposedCall) : Option Stage → Option Tool → Bool
-  | some st, some t => argsOkFor t c && (permittedB st c.tool && toolOkB wf st c.args t)
+def callConformsFor (wf : Workflow) (sb : Option SandboxRecord) (c : ProposedCall) : Option Stage → Option Tool → Bool
+  | some st, some t => argsOkFor t c && (permittedB st c.tool && toolOkB wf sb st c.args t)
   | some _, none => false
   | none, _ => false
 
-def callConformsB (wf : Workflow) (cur : Option Stage) (c : ProposedCall) : Bool :=
-  callConformsFor wf c cur (Tool.ofName? c.tool)
+def callConformsB (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall) : Bool :=
+  callConformsFor wf sb c cur (Tool.ofName? c.tool)
 
-theorem callConforms_iff (wf : Workflow) (cur : Option Stage) (c : ProposedCall) :
-    callConformsB wf cur c = true ↔ CallConforms wf cur c := by
+theorem callConforms_iff (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall) :
+    callConformsB wf sb cur c = true ↔ CallConforms wf sb cur c := by
   unfold callConformsB CallConforms
   cases cur with
   | none => simp [callConformsFor]

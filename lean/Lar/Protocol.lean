@@ -25,7 +25,7 @@ def errorResponse (id : Json) (msg : String) : Json :=
 /-- A request, read from its JSON. -/
 inductive Request where
   | hello
-  | load (session : String) (wf : Workflow) (headerLine : Nat)
+  | load (session : String) (wf : Workflow) (headerLine : Nat) (sandbox : Option SandboxRecord)
   | close (session : String)
   | append (session : String) (line : Nat) (event : Event)
   | gate (session : String) (call : ProposedCall)
@@ -44,7 +44,9 @@ def Request.fromJson? (sessions : Sessions) (req : Json) : Except String Request
   if op == "load" then
     let wf ← Workflow.fromJson? (← Read.req "load" req "workflow")
     let headerLine ← Read.optD req "headerLine" 1 (Read.posNat "headerLine")
-    return .load session wf headerLine
+    -- The header's record of the run's sandbox; absent for trajectories that record none.
+    let sandbox ← Read.opt req "sandbox" SandboxRecord.fromJson?
+    return .load session wf headerLine sandbox
   if op == "close" then return .close session
   unless sessions.contains session do throw (noSession session)
   if op == "append" then
@@ -64,8 +66,8 @@ def runRequest (sessions : Sessions) : Request → Sessions × Except String Jso
   | .hello =>
     (sessions, .ok (Json.mkObj [("protocol", toJson protocolVersion), ("lar", toJson (1 : Nat)),
       ("checker", toJson "lar-verify"), ("sessions", toJson sessions.size)]))
-  | .load session wf headerLine =>
-    (match State.create wf headerLine with
+  | .load session wf headerLine sandbox =>
+    (match State.create wf headerLine sandbox with
      | .ok st => (sessions.insert session st, .ok (Json.mkObj [("session", toJson session)]))
      | .error e => (sessions, .error e))
   | .close session => (sessions.erase session, .ok (Json.mkObj [("session", toJson session)]))

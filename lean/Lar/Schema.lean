@@ -202,6 +202,23 @@ structure Policy where
   paths : PathPolicy := {}
   deriving Repr, Inhabited
 
+/-- The workflow's `sandbox` section (core/schema/workflow.ts `SandboxSection`).
+The verifier reads `required` (for `tool.sandbox_required`) and `protectedPaths`
+(read-only to the write tools, `tool.path_policy`); the rest is for the host
+that builds the sandbox. JSON key `protected` (a keyword in Lean). -/
+structure SandboxSection where
+  required : Bool := false
+  network : String := "none"
+  protectedPaths : List String := []
+  writable : List String := []
+  readable : List String := []
+  hidden : List String := []
+  deriving Repr, Inhabited
+
+/-- Workspace paths no write tool may change whatever the workflow says
+(core/schema/workflow.ts `ALWAYS_READ_ONLY`). -/
+def alwaysReadOnly : List String := [".lar", ".git/config", ".git/hooks", ".vscode"]
+
 /-- The reward weights, kept as the JSON numbers they were given as (so they are
 written back unchanged); `Float` versions are computed where the return is. -/
 structure RewardWeights where
@@ -220,12 +237,16 @@ structure Workflow where
   terminal : List String
   outcome : OutcomeCheck
   policy : Policy := {}
+  sandbox : SandboxSection := {}
   rewards : RewardWeights := {}
   deriving Inhabited
 
+/-- The paths the write tools must leave alone: the always read-only ones, then the protected ones. -/
+def Workflow.readOnlyPaths (wf : Workflow) : List String := alwaysReadOnly ++ wf.sandbox.protectedPaths
+
 def Workflow.fromJson? (j : Json) : Except String Workflow := do
   Read.strict "workflow" j
-    ["lar", "id", "description", "stages", "transitions", "start", "terminal", "outcome", "policy", "rewards"]
+    ["lar", "id", "description", "stages", "transitions", "start", "terminal", "outcome", "policy", "sandbox", "rewards"]
   let lar ← Read.int "workflow.lar" (← Read.req "workflow" j "lar")
   unless lar == 1 do throw s!"workflow.lar: expected 1, got {lar}"
   let stages ← (← Read.array "workflow.stages" (← Read.req "workflow" j "stages")).mapM Stage.fromJson?
@@ -257,6 +278,18 @@ def Workflow.fromJson? (j : Json) : Except String Workflow := do
       unless wo do throw "workflow.policy.paths.workspaceOnly: must be true in version 1"
       pure { workspaceOnly := wo, deny := (← Read.optD qj "deny" [] (Read.strList "workflow.policy.paths.deny")) }
     pure { commands := commands, paths := paths }
+  let sandbox : SandboxSection ← Read.optD j "sandbox" {} fun sj => do
+    Read.strict "workflow.sandbox" sj ["required", "network", "protected", "writable", "readable", "hidden"]
+    let network ← Read.optD sj "network" "none" (Read.str "workflow.sandbox.network")
+    unless network == "none" || network == "host" do throw s!"workflow.sandbox.network: expected \"none\" or \"host\", got \"{network}\""
+    pure {
+      required := (← Read.optD sj "required" false (Read.bool "workflow.sandbox.required"))
+      network := network
+      protectedPaths := (← Read.optD sj "protected" [] (Read.strList "workflow.sandbox.protected"))
+      writable := (← Read.optD sj "writable" [] (Read.strList "workflow.sandbox.writable"))
+      readable := (← Read.optD sj "readable" [] (Read.strList "workflow.sandbox.readable"))
+      hidden := (← Read.optD sj "hidden" [] (Read.strList "workflow.sandbox.hidden"))
+    }
   let rewards : RewardWeights ← Read.optD j "rewards" {} fun rj => do
     Read.strict "workflow.rewards" rj ["alpha", "beta"]
     let weight (k : String) (d : JsonNumber) : Except String JsonNumber := do
@@ -273,6 +306,7 @@ def Workflow.fromJson? (j : Json) : Except String Workflow := do
     terminal := terminal
     outcome := outcome
     policy := policy
+    sandbox := sandbox
     rewards := rewards
   }
 
@@ -291,6 +325,9 @@ instance : ToJson Workflow where
         ("commands", Json.mkObj [("deny", toJson w.policy.commands.deny), ("ask", toJson w.policy.commands.ask)]),
         ("paths", Json.mkObj [("workspaceOnly", toJson w.policy.paths.workspaceOnly),
           ("deny", toJson w.policy.paths.deny)])]),
+     ("sandbox", Json.mkObj [("required", toJson w.sandbox.required), ("network", toJson w.sandbox.network),
+        ("protected", toJson w.sandbox.protectedPaths), ("writable", toJson w.sandbox.writable),
+        ("readable", toJson w.sandbox.readable), ("hidden", toJson w.sandbox.hidden)]),
      ("rewards", Json.mkObj [("alpha", Json.num w.rewards.alpha), ("beta", Json.num w.rewards.beta)])]
 
 /-- The stage with this id. Stage ids are unique in a well-formed workflow. -/
@@ -346,6 +383,8 @@ structure ToolResult where
   filesChanged : Option (List String) := none
   /-- The tool's error message (status `error`), for the `tool.succeeded` reason. -/
   error : Option String := none
+  /-- A command: whether it ran in the OS sandbox (`none` when not recorded). -/
+  sandboxed : Option Bool := none
   deriving Repr, Inhabited
 
 /-- A `tool_call` event. `args` is `null` when absent. -/
@@ -381,6 +420,23 @@ def Event.typeName : Event → String
   | .outcome _ => "outcome"
   | .finish => "end"
 
+/-- What a trajectory header records of the sandbox its run's commands had
+(core/schema/trajectory.ts `SandboxRecord`); the verifier reads these two fields. -/
+structure SandboxRecord where
+  confined : Bool
+  /-- The user required the sandbox for this run (`lar run --sandbox required`). -/
+  required : Bool := false
+  reason : Option String := none
+  deriving Repr, Inhabited
+
+def SandboxRecord.fromJson? (j : Json) : Except String SandboxRecord := do
+  Read.object "sandbox" j
+  pure {
+    confined := (← Read.bool "sandbox.confined" (← Read.req "sandbox" j "confined"))
+    required := (← Read.optD j "required" false (Read.bool "sandbox.required"))
+    reason := (← Read.opt j "reason" (Read.str "sandbox.reason"))
+  }
+
 /-- A call the model proposes, before it runs (the gate's input). -/
 structure ProposedCall where
   tool : String
@@ -409,6 +465,7 @@ def ToolResult.fromJson? (j : Json) : Except String ToolResult := do
     completion := (← Read.opt j "completion" (readCompletion "result.completion"))
     filesChanged := (← Read.opt j "filesChanged" (Read.strList "result.filesChanged"))
     error := (← Read.opt j "error" (Read.str "result.error"))
+    sandboxed := (← Read.opt j "sandboxed" (Read.bool "result.sandboxed"))
   }
 
 def ToolCall.fromJson? (j : Json) : Except String ToolCall := do

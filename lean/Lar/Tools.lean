@@ -108,6 +108,11 @@ def Tool.pathArgs : Tool → List String
   | .readFile | .writeFile | .editFile | .listFiles | .search => ["path"]
   | .enterStage | .submit => []
 
+/-- The tools that change files: the read-only paths are refused to them. -/
+def Tool.writes : Tool → Bool
+  | .writeFile | .editFile => true
+  | .runCommand | .readFile | .listFiles | .search | .enterStage | .submit => false
+
 def ArgType.accepts : ArgType → Json → Bool
   | .str, .str _ => true
   | .nonEmptyStr, .str s => s != ""

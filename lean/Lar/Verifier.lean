@@ -197,7 +197,7 @@ def commandVerdict (ok : Bool) (wf : Workflow) (args : Json) : Verdict :=
 
 /-- Why a path argument breaks the path policy, with its key; `none` when it is
 absent or fine. -/
-def pathIssue (deny : List String) (args : Json) (key : String) : Option (String × String) :=
+def pathIssue (deny ro : List String) (args : Json) (key : String) : Option (String × String) :=
   match strArg? args key with
   | none => none
   | some p =>
@@ -206,27 +206,44 @@ def pathIssue (deny : List String) (args : Json) (key : String) : Option (String
      | .ok n =>
        (match deny.find? (fun pat => globMatch pat n) with
         | some pat => some (s!"\"{n}\" matches the path deny pattern \"{pat}\"", key)
-        | none => none))
+        | none =>
+          (match ro.find? (fun r => underB r n) with
+           | some r =>
+             let why := if alwaysReadOnly.contains r then "always read-only" else "protected by the workflow's sandbox section"
+             some (s!"\"{n}\" is read-only for the agent (\"{r}\" is {why}): it can be read, not changed", key)
+           | none => none)))
 
 /-- The first path argument of the call that breaks the path policy. -/
 def pathIssues (wf : Workflow) (t : Tool) (args : Json) : Option (String × String) :=
-  t.pathArgs.findSome? (pathIssue wf.policy.paths.deny args)
+  t.pathArgs.findSome? (pathIssue wf.policy.paths.deny (wf.readOnlyFor t) args)
 
 /-- `tool.path_policy`. Whether it passes is `pathPolicyB`; the reason and the
 key reported on failure are those of the first failing argument. -/
 def pathVerdict (wf : Workflow) (t : Tool) (args : Json) : Verdict :=
-  Verdict.ofBool .toolPathPolicy (pathPolicyB wf.policy.paths.deny t args)
+  Verdict.ofBool .toolPathPolicy (pathPolicyB wf.policy.paths.deny (wf.readOnlyFor t) t args)
     "every path stays inside the workspace and off the deny list"
     (((pathIssues wf t args).map (·.1)).getD "a path argument breaks the path policy")
     (some ["args", ((pathIssues wf t args).map (·.2)).getD "path"])
 
+/-- Why a run's commands were not confined, as its header says. -/
+def unconfinedReason : Option SandboxRecord → String
+  | some r => r.reason.getD "no sandbox"
+  | none => "the trajectory does not record a sandbox"
+
+/-- `tool.sandbox_required`, decided from the header's record `sb`. -/
+def sandboxVerdict (wf : Workflow) (sb : Option SandboxRecord) : Verdict :=
+  Verdict.ofBool .toolSandboxRequired (sandboxOkB wf sb)
+    "no command runs unconfined where the sandbox is required (by the workflow or the user)"
+    s!"the sandbox is required and this run's commands are not confined ({unconfinedReason sb})"
+    (some ["tool"])
+
 /-- The checks that depend on the tool, made once its arguments are valid (in
 the order of docs/rewards.md), and the `ask` pattern of a `run_command` that no
 deny pattern matches. -/
-def toolVerdicts (wf : Workflow) (cur : Option Stage) (args : Json) : Tool → List Verdict × Option String
+def toolVerdicts (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (args : Json) : Tool → List Verdict × Option String
   | .runCommand =>
     let ok := commandOkB wf args
-    ([commandVerdict ok wf args, pathVerdict wf .runCommand args],
+    ([commandVerdict ok wf args, pathVerdict wf .runCommand args, sandboxVerdict wf sb],
       if ok then firstCommandMatch wf.policy.commands.ask (commandArg args) else none)
   | .readFile => ([pathVerdict wf .readFile args], none)
   | .writeFile => ([pathVerdict wf .writeFile args], none)
@@ -242,23 +259,24 @@ def headVerdicts (cur : Option Stage) (t : Tool) (c : ProposedCall) : List Verdi
 
 /-- The pre-run checks of a call of the known tool `t`, given whether its
 arguments are valid (when they are not, only `tool.permitted` follows). -/
-def knownChecks (wf : Workflow) (cur : Option Stage) (c : ProposedCall) (t : Tool) :
+def knownChecks (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall) (t : Tool) :
     Bool → List Verdict × Option String
   | true =>
-    let rest := toolVerdicts wf cur c.args t
+    let rest := toolVerdicts wf sb cur c.args t
     (headVerdicts cur t c ++ rest.1, rest.2)
   | false => (headVerdicts cur t c, none)
 
 /-- `preChecks` with the tool looked up. -/
-def preChecksFor (wf : Workflow) (cur : Option Stage) (c : ProposedCall) :
+def preChecksFor (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall) :
     Option Tool → List Verdict × Option String
   | none => ([openVerdict cur c.tool, unknownVerdict c.tool], none)
-  | some t => knownChecks wf cur c t (argsOkFor t c)
+  | some t => knownChecks wf sb cur c t (argsOkFor t c)
 
 /-- The pre-run checks in the order of docs/rewards.md, and the `ask` pattern when
-approval is needed. The gate and the post-hoc verdicts both use this. -/
-def preChecks (wf : Workflow) (cur : Option Stage) (c : ProposedCall) : List Verdict × Option String :=
-  preChecksFor wf cur c (Tool.ofName? c.tool)
+approval is needed. The gate and the post-hoc verdicts both use this. `sb` is
+the header's sandbox record: it is the same for every call of a run. -/
+def preChecks (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall) : List Verdict × Option String :=
+  preChecksFor wf sb cur c (Tool.ofName? c.tool)
 
 /-! ### The error verdicts of `preChecks` are exactly the non-conformance of the call -/
 
@@ -296,32 +314,37 @@ theorem commandVerdict_err (ok : Bool) (wf : Workflow) (args : Json) :
   exact toolErr_ofBool_blocks .toolCommandPolicy rfl _ _ _ _
 
 theorem pathVerdict_err (wf : Workflow) (t : Tool) (args : Json) :
-    toolErr (pathVerdict wf t args) = !pathPolicyB wf.policy.paths.deny t args := by
+    toolErr (pathVerdict wf t args) = !pathPolicyB wf.policy.paths.deny (wf.readOnlyFor t) t args := by
   unfold pathVerdict
   exact toolErr_ofBool_blocks .toolPathPolicy rfl _ _ _ _
 
-theorem toolVerdicts_err (wf : Workflow) (st : Stage) (args : Json) (t : Tool) :
-    (toolVerdicts wf (some st) args t).1.any toolErr = !toolOkB wf st args t := by
+theorem sandboxVerdict_err (wf : Workflow) (sb : Option SandboxRecord) :
+    toolErr (sandboxVerdict wf sb) = !sandboxOkB wf sb := by
+  unfold sandboxVerdict
+  exact toolErr_ofBool_blocks .toolSandboxRequired rfl _ _ _ _
+
+theorem toolVerdicts_err (wf : Workflow) (sb : Option SandboxRecord) (st : Stage) (args : Json) (t : Tool) :
+    (toolVerdicts wf sb (some st) args t).1.any toolErr = !toolOkB wf sb st args t := by
   cases t <;>
     simp only [toolVerdicts, toolOkB, transitionVerdicts, submitVerdicts, List.any_cons, List.any_nil,
-      commandVerdict_err, pathVerdict_err, transitionVerdict_err, submitVerdict_err, Bool.or_false,
-      bool_not_and]
+      commandVerdict_err, pathVerdict_err, sandboxVerdict_err, transitionVerdict_err, submitVerdict_err,
+      Bool.or_false, bool_not_and]
 
 /-- Some verdict of `preChecks` is a failed error-severity check exactly when the
 call does not conform (`callConforms_iff`). -/
-theorem preChecks_err (wf : Workflow) (cur : Option Stage) (c : ProposedCall) :
-    (preChecks wf cur c).1.any toolErr = !callConformsB wf cur c := by
+theorem preChecks_err (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall) :
+    (preChecks wf sb cur c).1.any toolErr = !callConformsB wf sb cur c := by
   unfold preChecks callConformsB
   cases Tool.ofName? c.tool with
   | none => cases cur <;> rfl
   | some t =>
     cases cur with
     | none =>
-      show (knownChecks wf none c t (argsOkFor t c)).1.any toolErr = !false
+      show (knownChecks wf sb none c t (argsOkFor t c)).1.any toolErr = !false
       cases argsOkFor t c <;> rfl
     | some st =>
-      show (knownChecks wf (some st) c t (argsOkFor t c)).1.any toolErr =
-        !(argsOkFor t c && (permittedB st c.tool && toolOkB wf st c.args t))
+      show (knownChecks wf sb (some st) c t (argsOkFor t c)).1.any toolErr =
+        !(argsOkFor t c && (permittedB st c.tool && toolOkB wf sb st c.args t))
       cases hA : argsOkFor t c <;>
         simp only [knownChecks, headVerdicts, List.any_append, List.any_cons, List.any_nil,
           openVerdict_some_err, knownVerdict_err, argsVerdict_err, permittedVerdicts_err,
@@ -412,6 +435,8 @@ structure State where
   ended : Bool := false
   /-- The outcome event that counted, with its line. -/
   outcome : Option (OutcomeEvent × Nat) := none
+  /-- The header's record of the sandbox the run's commands had (`none` when it records none). -/
+  sandbox : Option SandboxRecord := none
   /-- n tool rewards, each in [−1, 1], sum to a number in [−n, n]. -/
   toolInv : -(steps : Int) ≤ toolSum ∧ toolSum ≤ steps
   /-- The same for the rewards of the closed visits. -/
@@ -421,8 +446,9 @@ def hasDuplicates : List String → Bool
   | [] => false
   | x :: xs => xs.contains x || hasDuplicates xs
 
-/-- The state before the first event: the first visit, of the start stage, begins at the header. -/
-def State.create (wf : Workflow) (headerLine : Nat := 1) : Except String State :=
+/-- The state before the first event: the first visit, of the start stage, begins
+at the header; `sb` is the header's sandbox record. -/
+def State.create (wf : Workflow) (headerLine : Nat := 1) (sb : Option SandboxRecord := none) : Except String State :=
   if hasDuplicates (wf.stages.map (·.id)) then
     .error s!"workflow \"{wf.id}\": a stage id is defined twice"
   else
@@ -438,6 +464,7 @@ def State.create (wf : Workflow) (headerLine : Nat := 1) : Except String State :
         toolSum := 0
         stageCount := 0
         stageSum := 0
+        sandbox := sb
         toolInv := ⟨by omega, by omega⟩
         stageInv := ⟨by omega, by omega⟩
       }
@@ -497,17 +524,36 @@ def approvedVerdicts (ask : Option String) (status : CallStatus) : List Verdict 
       s!"the user rejected the command at the approval prompt (it matches \"{p}\")" (some ["args", "command"])]
   | none => []
 
+/-- The call ran (it was not blocked, rejected, or refused before it started). -/
+def ranB (c : ToolCall) : Bool :=
+  c.status == .ok || c.status == .timeout || c.status == .interrupted
+
+/-- A command that ran outside the sandbox: its result says so, or says nothing
+in a run whose header records no confinement. -/
+def unconfinedB (sb : Option SandboxRecord) (c : ToolCall) : Bool :=
+  match c.result.sandboxed with
+  | some b => !b
+  | none => decide (sb.map (·.confined) = some false)
+
+/-- `tool.sandboxed` (a warning), for a `run_command` that ran. -/
+def sandboxedVerdicts (sb : Option SandboxRecord) (c : ToolCall) : List Verdict :=
+  if c.tool == "run_command" && ranB c then
+    [Verdict.ofBool .toolSandboxed (!unconfinedB sb c) "the command ran in the OS sandbox"
+      s!"the command ran unconfined ({(sb.bind (·.reason)).getD "no sandbox"})" (some ["result"])]
+  else []
+
 /-- `tool.succeeded`. -/
 def succeededVerdict (c : ToolCall) : Verdict :=
   Verdict.ofBool .toolSucceeded (succeededB c) "the call ran and succeeded" (failureReason c)
     (some (if c.status == .ok then ["result"] else ["status"]))
 
 /-- The verdicts of a `tool_call` event, in the order of docs/rewards.md: the
-pre-run checks, then `tool.not_repeated`, `tool.approved` and `tool.succeeded`. -/
+pre-run checks, then `tool.not_repeated`, `tool.approved`, `tool.sandboxed` and
+`tool.succeeded`. -/
 def State.callVerdicts (st : State) (c : ToolCall) : List Verdict :=
-  let pre := preChecks st.wf st.currentStage c.toProposed
+  let pre := preChecks st.wf st.sandbox st.currentStage c.toProposed
   pre.1 ++ [st.repeatVerdict (callKey c.tool c.args)] ++ approvedVerdicts pre.2 c.status ++
-    [succeededVerdict c]
+    sandboxedVerdicts st.sandbox c ++ [succeededVerdict c]
 
 /-- Feeds one `tool_call` event. -/
 def State.appendCall (st : State) (c : ToolCall) (line : Nat) : State × StepResult :=
@@ -563,7 +609,7 @@ theorem State.appendCall_toolReward (st : State) (c : ToolCall) (line : Nat) :
 
 /-- The verdicts after the pre-run checks are warnings: they never make the reward −1. -/
 theorem State.callVerdicts_err (st : State) (c : ToolCall) :
-    (st.callVerdicts c).any toolErr = (preChecks st.wf st.currentStage c.toProposed).1.any toolErr := by
+    (st.callVerdicts c).any toolErr = (preChecks st.wf st.sandbox st.currentStage c.toProposed).1.any toolErr := by
   have h1 : toolErr (st.repeatVerdict (callKey c.tool c.args)) = false := by
     unfold State.repeatVerdict
     exact toolErr_ofBool_warn .toolNotRepeated rfl _ _ _ _
@@ -577,14 +623,19 @@ theorem State.callVerdicts_err (st : State) (c : ToolCall) :
   have h3 : toolErr (succeededVerdict c) = false := by
     unfold succeededVerdict
     exact toolErr_ofBool_warn .toolSucceeded rfl _ _ _ _
-  simp only [State.callVerdicts, List.any_append, List.any_cons, List.any_nil, h1, h2, h3, Bool.or_false]
+  have h4 : (sandboxedVerdicts st.sandbox c).any toolErr = false := by
+    unfold sandboxedVerdicts
+    split
+    · simp only [List.any_cons, List.any_nil, toolErr_ofBool_warn .toolSandboxed rfl, Bool.or_false]
+    · rfl
+  simp only [State.callVerdicts, List.any_append, List.any_cons, List.any_nil, h1, h2, h3, h4, Bool.or_false]
 
 /-- A `tool_call` event scores −1 exactly when the call does not conform in the
 state it meets. -/
 theorem State.callVerdicts_ok_iff (st : State) (c : ToolCall) :
-    toolReward (st.callVerdicts c) ≠ -1 ↔ CallConforms st.wf st.currentStage c.toProposed := by
+    toolReward (st.callVerdicts c) ≠ -1 ↔ CallConforms st.wf st.sandbox st.currentStage c.toProposed := by
   rw [← callConforms_iff, ne_eq, toolReward_eq_neg_one_iff, State.callVerdicts_err, preChecks_err]
-  cases callConformsB st.wf st.currentStage c.toProposed <;> decide
+  cases callConformsB st.wf st.sandbox st.currentStage c.toProposed <;> decide
 
 def State.outcomeCheckVerdict (st : State) : Verdict :=
   let expected := st.wf.outcome.expectExitCode
@@ -657,7 +708,7 @@ def gateDecision (verdicts : List Verdict) (ask : Option String) : GateDecision 
 
 /-- Decides, before it runs, whether a proposed call may run. Does not change the state. -/
 def State.gate (st : State) (call : ProposedCall) : GateResult :=
-  let pre := preChecks st.wf st.currentStage call
+  let pre := preChecks st.wf st.sandbox st.currentStage call
   let verdicts := pre.1 ++ [st.repeatVerdict (callKey call.tool call.args)]
   let d := gateDecision verdicts pre.2
   { decision := d.1, verdicts := verdicts, reason := d.2.1, askPattern := d.2.2,
@@ -684,16 +735,16 @@ theorem gateDecision_ask_decision (verdicts : List Verdict) (ask : Option String
 
 /-- The gate reports the reward −1 exactly when the proposed call does not conform. -/
 theorem State.gate_ok_iff (st : State) (call : ProposedCall) :
-    (st.gate call).toolReward ≠ -1 ↔ CallConforms st.wf st.currentStage call := by
+    (st.gate call).toolReward ≠ -1 ↔ CallConforms st.wf st.sandbox st.currentStage call := by
   have hrep : toolErr (st.repeatVerdict (callKey call.tool call.args)) = false := by
     unfold State.repeatVerdict
     exact toolErr_ofBool_warn .toolNotRepeated rfl _ _ _ _
   have hr : (st.gate call).toolReward =
-      toolReward ((preChecks st.wf st.currentStage call).1 ++ [st.repeatVerdict (callKey call.tool call.args)]) :=
+      toolReward ((preChecks st.wf st.sandbox st.currentStage call).1 ++ [st.repeatVerdict (callKey call.tool call.args)]) :=
     rfl
   rw [hr, ← callConforms_iff, ne_eq, toolReward_eq_neg_one_iff]
   simp only [List.any_append, List.any_cons, List.any_nil, hrep, Bool.or_false, preChecks_err]
-  cases callConformsB st.wf st.currentStage call <;> decide
+  cases callConformsB st.wf st.sandbox st.currentStage call <;> decide
 
 /-- The trajectory's scores as if it stopped now (core/verifier/state.ts `TrajectorySummary`). -/
 def State.summary (st : State) : Json :=
@@ -750,7 +801,7 @@ so a trajectory conforms exactly when no step the checker reports scores −1
 /-- What an event asks of the state it meets: a tool call must conform; the other
 events ask nothing. -/
 def EventConforms (st : State) : Event → Prop
-  | .toolCall c => CallConforms st.wf st.currentStage c.toProposed
+  | .toolCall c => CallConforms st.wf st.sandbox st.currentStage c.toProposed
   | .message => True
   | .outcome _ => True
   | .finish => True
@@ -782,7 +833,7 @@ theorem State.append_toolReward_ne_iff (st : State) (line : Nat) (e : Event) :
     (st.append line e).2.toolReward ≠ some (-1) ↔ EventConforms st e := by
   cases e with
   | toolCall c =>
-    show (st.appendCall c line).2.toolReward ≠ some (-1) ↔ CallConforms st.wf st.currentStage c.toProposed
+    show (st.appendCall c line).2.toolReward ≠ some (-1) ↔ CallConforms st.wf st.sandbox st.currentStage c.toProposed
     rw [State.appendCall_toolReward st c line, ← State.callVerdicts_ok_iff st c]
     exact ⟨fun h h' => h (congrArg some h'), fun h h' => h (Option.some.inj h')⟩
   | message =>
@@ -823,15 +874,15 @@ theorem accepted_conforms (st : State) (evs : List (Nat × Event)) (h : acceptsF
   (acceptsFrom_iff st evs).mp h
 
 /-- The same from the start of a run. -/
-def Conforms (wf : Workflow) (headerLine : Nat) (evs : List (Nat × Event)) : Prop :=
-  ∃ st, State.create wf headerLine = .ok st ∧ ConformsFrom st evs
+def Conforms (wf : Workflow) (headerLine : Nat) (sb : Option SandboxRecord) (evs : List (Nat × Event)) : Prop :=
+  ∃ st, State.create wf headerLine sb = .ok st ∧ ConformsFrom st evs
 
 /-- The headline: for a workflow that loads (`State.create … = .ok st`, what
 `load` does), a trajectory conforms exactly when no step the checker reports
 for it has tool reward −1. -/
-theorem conforms_iff_no_error_step (wf : Workflow) (headerLine : Nat) (st : State)
-    (evs : List (Nat × Event)) (hc : State.create wf headerLine = .ok st) :
-    (∀ r ∈ st.stepResults evs, r.toolReward ≠ some (-1)) ↔ Conforms wf headerLine evs := by
+theorem conforms_iff_no_error_step (wf : Workflow) (headerLine : Nat) (sb : Option SandboxRecord) (st : State)
+    (evs : List (Nat × Event)) (hc : State.create wf headerLine sb = .ok st) :
+    (∀ r ∈ st.stepResults evs, r.toolReward ≠ some (-1)) ↔ Conforms wf headerLine sb evs := by
   constructor
   · intro h
     unfold Conforms
@@ -843,17 +894,17 @@ theorem conforms_iff_no_error_step (wf : Workflow) (headerLine : Nat) (st : Stat
     cases hc'
     exact (stepResults_ok_iff evs _).mpr hconf
 
-def accepts (wf : Workflow) (headerLine : Nat) (evs : List (Nat × Event)) : Bool :=
-  match State.create wf headerLine with
+def accepts (wf : Workflow) (headerLine : Nat) (sb : Option SandboxRecord) (evs : List (Nat × Event)) : Bool :=
+  match State.create wf headerLine sb with
   | .ok st => acceptsFrom st evs
   | .error _ => false
 
 /-- A trajectory accepted from the start of a run (no step scored −1) conforms. -/
-theorem accepts_sound (wf : Workflow) (headerLine : Nat) (evs : List (Nat × Event))
-    (h : accepts wf headerLine evs = true) : Conforms wf headerLine evs := by
+theorem accepts_sound (wf : Workflow) (headerLine : Nat) (sb : Option SandboxRecord) (evs : List (Nat × Event))
+    (h : accepts wf headerLine sb evs = true) : Conforms wf headerLine sb evs := by
   unfold accepts at h
   -- `cases hc :` generalizes the goal only; `h` still names `State.create`, hence the `rw`.
-  cases hc : State.create wf headerLine with
+  cases hc : State.create wf headerLine sb with
   | error e => rw [hc] at h; simp at h
   | ok st =>
     rw [hc] at h

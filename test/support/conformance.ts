@@ -264,7 +264,7 @@ export async function gatesAfter(backend: VerifierBackend, c: ConformanceCase): 
   const report = verifyTrajectoryText(c.text, { resolve: workflowResolver(c.trajectoryPath) });
   if (!report.workflow) throw new Error(`${c.name}: no workflow to gate against: ${report.fatal ?? 'unknown'}`);
   const header = parsed.lines.find((l) => l.kind === 'header');
-  const session = await backend.open(report.workflow, header?.line ?? 1);
+  const session = await backend.open(report.workflow, header?.line ?? 1, header?.kind === 'header' ? header.header.sandbox : undefined);
   try {
     for (const l of parsed.lines) if (l.kind === 'event') await session.append(l.event, l.line);
     const out: GateResult[] = [];

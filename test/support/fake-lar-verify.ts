@@ -18,7 +18,7 @@
  */
 import * as fs from 'node:fs';
 import { Workflow } from '../../core/schema/workflow';
-import { TrajectoryEvent } from '../../core/schema/trajectory';
+import { SandboxRecord, TrajectoryEvent } from '../../core/schema/trajectory';
 import { VerifierState, type ProposedCall } from '../../core/verifier/state';
 
 const serve = process.argv.includes('--serve');
@@ -51,7 +51,7 @@ function respond(req: Record<string, unknown>): unknown {
   if (op === 'load') {
     const wf = Workflow.parse(req.workflow);
     const headerLine = typeof req.headerLine === 'number' ? req.headerLine : 1;
-    sessions.set(session, new VerifierState(wf, headerLine));
+    sessions.set(session, new VerifierState(wf, headerLine, req.sandbox === undefined ? undefined : SandboxRecord.parse(req.sandbox)));
     return { session };
   }
   if (op === 'close') {
