@@ -72,6 +72,8 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       assert.match(await blocked.innerText(), /tool\.permitted/);
       assert.match(await chat.locator('.end').innerText(), /outcome 1 · return 1\.\d{3} · 8 steps/);
       assert.match(await chat.locator('#timeline').innerText(), /explore[\s\S]*edit[\s\S]*verify/);
+      // The run's commands were confined (the default), and the chat says so under the task.
+      assert.match(await chat.locator('.sandbox-note').innerText(), /^Commands: sandboxed \(bubblewrap [\d.]+; network off, 2 protected paths\)$/);
 
       // The file on disk was changed (through the editor, so it is saved).
       assert.match(readFileSync(join(ws, 'src', 'sum.js'), 'utf8'), /return a \+ b;/);
@@ -112,8 +114,11 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       });
       assert.ok(problems.some((r) => /edit_file is not permitted in stage "explore"/.test(r)), problems.join('\n'));
 
-      // The status bar: the run's return.
-      const status = wb.page.locator('.statusbar-item', { hasText: /lar builtin · R 1\.\d{3}/ });
+      // The terminal is named for the sandbox its commands ran in.
+      await wb.page.getByText(/Lean4 Agentic \(sandboxed, network off, 2 protected paths\)/).first().waitFor({ timeout: 30_000 });
+
+      // The status bar: the run's return, and that its commands were sandboxed.
+      const status = wb.page.locator('.statusbar-item', { hasText: /lar builtin · R 1\.\d{3} · sandboxed/ });
       await status.first().waitFor({ timeout: 30_000 });
       await wb.screenshot('2-task-trajectory-problems-status');
 

@@ -31,7 +31,7 @@ export class StatusBar implements vscode.Disposable {
     this.refresh();
   }
 
-  /** The sandbox of the agent's run while it runs; undefined once it ended. */
+  /** The sandbox of the agent's latest run. */
   setSandbox(s: SandboxSummary | undefined): void {
     this.sandbox = s;
     this.refresh();

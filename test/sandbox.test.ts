@@ -9,7 +9,7 @@ import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -22,6 +22,7 @@ import { alive, listProcesses } from '../core/tools/procs';
 import { createToolExecutor } from '../core/agent/tools';
 import { NodeWorkspaceFs } from '../core/tools/workspace-fs';
 import { ScriptedModelServer } from '../core/model/scripted-server';
+import { TrajectoryConflictError, TrajectoryWriter } from '../core/agent/trajectory-writer';
 
 const linux = process.platform === 'linux';
 // On Linux the suite runs: setup installs bubblewrap, and a sandbox that cannot start is a failure here, not a skip.
@@ -387,7 +388,7 @@ describe('reward hacks against the outcome check', { skip }, () => {
     const hostEnv = { ...process.env, HOME: home };
     const sandbox = await RunSandbox.open({ workspace: ws, workflow, setting, hostEnv, shell: '/bin/bash', outputDir: join(ws, '.lar', 'output', 'run'), home });
     const setup = sandbox.terminal();
-    const terminal = new TerminalSession({ cwd: ws, env: setup.env, outputDir: join(ws, '.lar', 'output', 'run'), shell: '/bin/bash', ...(setup.launcher ? { launcher: setup.launcher } : {}), ...(setup.shellCopyDir ? { shellCopyDir: setup.shellCopyDir } : {}) });
+    const terminal = new TerminalSession({ cwd: ws, outputDir: join(ws, '.lar', 'output', 'run'), shell: '/bin/bash', ...setup });
     const done = async () => {
       terminal.dispose();
       await sandbox.dispose();
@@ -501,11 +502,14 @@ describe('the file tools (they run outside the sandbox) cannot be led outside', 
     try {
       mkdirSync(join(t.ws, 'dir'));
       // A helper process swaps the folder for a link to the outside folder as fast as it can.
-      const swapper = spawn('sh', ['-c', `cd '${t.ws}' && while :; do mv dir real 2>/dev/null; ln -s '${t.outside}' dir 2>/dev/null; rm -f dir; mv real dir 2>/dev/null; done`], { stdio: 'ignore' });
+      const swapper = spawn('sh', ['-c', `cd '${t.ws}' && while :; do mv dir real 2>/dev/null; ln -s '${t.outside}' dir 2>/dev/null; rm -f dir; mv real dir 2>/dev/null; done`], { stdio: 'ignore', detached: true });
+      const gone = new Promise((r) => swapper.once('exit', r));
       try {
         for (let i = 0; i < 300; i++) await t.fs.writeText(`dir/f${i}.txt`, 'x');
       } finally {
-        swapper.kill('SIGKILL');
+        // The whole group: the loop and the mv or ln it may be running.
+        process.kill(-swapper.pid!, 'SIGKILL');
+        await gone;
       }
       assert.deepEqual(readdirSync(t.outside).sort(), ['victim.txt'], 'nothing was written outside');
     } finally {
@@ -589,6 +593,58 @@ describe('when bubblewrap is missing or cannot start', () => {
     } finally {
       await server.stop();
       rmSync(ws, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the trajectory writer continues only on the file it wrote', () => {
+  const header = { lar: 1 as const, type: 'header' as const, task: 't', workflow: 'builtin:default-coding', started: '2026-12-01T00:00:00Z' };
+  const event = (n: number) => ({ type: 'message' as const, role: 'assistant' as const, content: `step ${n}` });
+  const open = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lar-writer-'));
+    const path = join(dir, 'run.lar.jsonl');
+    const w = TrajectoryWriter.create(path, header);
+    w.append(event(1));
+    return { dir, path, w, done: () => rmSync(dir, { recursive: true, force: true }) };
+  };
+
+  for (const [how, tamper] of [
+    ['an in-place rewrite of the same size, with its modification time set back', (path: string) => {
+      const st = lstatSync(path);
+      writeFileSync(path, readFileSync(path, 'utf8').replace('step 1', 'step 9'));
+      utimesSync(path, st.atime, st.mtime);
+    }],
+    ['another file renamed over it', (path: string) => {
+      writeFileSync(`${path}.new`, readFileSync(path));
+      renameSync(`${path}.new`, path);
+    }],
+    ['a link in its place', (path: string) => {
+      writeFileSync(`${path}.other`, readFileSync(path));
+      rmSync(path);
+      symlinkSync(`${path}.other`, path);
+    }],
+  ] as const) {
+    test(`${how}: the next line stops the run with the reason, and there is no digest`, () => {
+      const t = open();
+      try {
+        tamper(t.path);
+        assert.throws(() => t.w.append(event(2)), (e: Error) => e instanceof TrajectoryConflictError && /changed by another writer/.test(e.message));
+        t.w.close();
+        assert.equal(t.w.digest, undefined);
+      } finally {
+        t.done();
+      }
+    });
+  }
+
+  test('untouched, the digest is the sha-256 of the file', () => {
+    const t = open();
+    try {
+      t.w.append(event(2));
+      t.w.close();
+      assert.equal(t.w.digest, createHash('sha256').update(readFileSync(t.path)).digest('hex'));
+    } finally {
+      t.done();
     }
   });
 });

@@ -149,7 +149,7 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
   } else if (!prefix) io.err(`lar run: ${describeSandbox(sandbox.summary)}`);
   const setup = sandbox.terminal();
   const env = setup.env;
-  const terminal = new TerminalSession({ cwd: r.workspace, env, outputDir: r.outputDir, shell, ...(setup.launcher ? { launcher: setup.launcher } : {}), ...(setup.shellCopyDir ? { shellCopyDir: setup.shellCopyDir } : {}) });
+  const terminal = new TerminalSession({ cwd: r.workspace, outputDir: r.outputDir, shell, ...setup });
   // Commands inherit the environment: tokens they print are masked before the trajectory and the model see them.
   // The host's secrets: a sandboxed command does not have them, but a file it reads may hold one.
   const redactAll = combineRedactors((t) => redact(t, r.apiKey), secretRedactor(process.env));

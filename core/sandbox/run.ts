@@ -5,7 +5,7 @@
  * has ended, with the protected paths put back, in a fresh sandbox of its own
  * (clean home and environment).
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { OutcomeEvent } from '../schema/trajectory';
@@ -36,6 +36,25 @@ export interface TerminalSetup {
   env: Record<string, string | undefined>;
   launcher?: { file: string; args: string[] };
   shellCopyDir?: string;
+  scriptDir?: string;
+}
+
+/**
+ * Where the run's private scratch files go (the shell copy, the command
+ * files): a tmpfs when there is one (a file there costs microseconds, on some
+ * disks half a millisecond), else the temporary folder. The sandbox sees the
+ * run's folder read-only; its own /tmp and /dev/shm are empty.
+ */
+function runtimeRoot(): string {
+  for (const d of ['/dev/shm']) {
+    try {
+      accessSync(d, constants.W_OK);
+      return d;
+    } catch {
+      // not here, or not writable
+    }
+  }
+  return tmpdir();
 }
 
 /** What both of a run's sandboxes (the terminal's, the outcome check's) share from the options. */
@@ -56,7 +75,7 @@ export class RunSandbox {
   static async open(opts: RunSandboxOptions): Promise<RunSandbox> {
     // The command files must be readable inside wherever they are (under .lar they already are).
     mkdirSync(opts.outputDir, { recursive: true });
-    const shellDir = mkdtempSync(join(tmpdir(), 'lar-shell-'));
+    const shellDir = mkdtempSync(join(runtimeRoot(), 'lar-run-'));
     const plan = planSandbox({ workspace: opts.workspace, section: opts.workflow.sandbox, setting: opts.setting, hostEnv: opts.hostEnv, shell: opts.shell, alsoReadable: [opts.outputDir, shellDir], ...common(opts) });
     const protectedPaths = opts.workflow.sandbox.protected;
     let snapshot: ProtectedSnapshot | undefined;
@@ -81,7 +100,7 @@ export class RunSandbox {
 
   /** What the terminal starts with: inside the sandbox a built environment; outside the host's, without the API key. */
   terminal(): TerminalSetup {
-    if (this.plan.confined) return { env: this.plan.env, launcher: this.plan.launcher, ...(this.shellDir ? { shellCopyDir: this.shellDir } : {}) };
+    if (this.plan.confined) return { env: this.plan.env, launcher: this.plan.launcher, ...(this.shellDir ? { shellCopyDir: this.shellDir, scriptDir: this.shellDir } : {}) };
     return { env: { ...this.opts.hostEnv, LAR_API_KEY: undefined } };
   }
 

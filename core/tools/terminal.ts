@@ -20,7 +20,7 @@
  * Only `marker` and `exit` carry an exit code; the others have exitCode null.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, copyFileSync, existsSync, mkdirSync, openSync, readlinkSync, realpathSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, existsSync, mkdirSync, openSync, readlinkSync, realpathSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { loadNodePty, spawnShell, type ShellMode, type ShellProcess } from './shell-process';
 import { Completion, ToolResult } from '../schema/trajectory';
@@ -67,6 +67,13 @@ export interface TerminalOptions {
    * nonce is), nor ptrace it.
    */
   shellCopyDir?: string;
+  /**
+   * Where the command files go (default: outputDir). A private folder on a
+   * tmpfs (/dev/shm) makes each command's file cost microseconds instead of a
+   * file creation on disk; the shell must be able to read it (in the sandbox:
+   * mounted read-only).
+   */
+  scriptDir?: string;
 }
 
 export interface RunOptions {
@@ -252,8 +259,10 @@ class Capture {
   constructor(
     readonly path: string,
     private readonly keep: number,
+    /** The file, already opened for writing (see TerminalSession.prepareLog). */
+    fd?: number,
   ) {
-    this.fd = openSync(path, 'w');
+    this.fd = fd ?? openSync(path, 'w');
   }
 
   push(chunk: Buffer): void {
@@ -345,10 +354,13 @@ export class TerminalSession {
     this.kind = shellKind(this.shellPath) ?? 'posix';
     // Each command file's path is typed on the shell's input line: quoting makes
     // it one word, but a control character in it would act on the terminal.
-    assertTypable(options.outputDir, `the output folder ${JSON.stringify(options.outputDir)}`, dialectOf(this.kind));
+    const scripts = options.scriptDir ?? options.outputDir;
+    assertTypable(scripts, `the ${options.scriptDir ? 'command file' : 'output'} folder ${JSON.stringify(scripts)}`, dialectOf(this.kind));
     // fish's start-up line names the workspace too (the folder to come back to, see FISH_RESTORE).
     if (this.kind === 'fish') assertTypable(options.cwd, `the workspace folder ${JSON.stringify(options.cwd)}`, 'fish');
     mkdirSync(options.outputDir, { recursive: true });
+    if (options.scriptDir) mkdirSync(options.scriptDir, { recursive: true });
+    this.prepareLog();
   }
 
   private lastMode: ShellMode | undefined;
@@ -495,11 +507,13 @@ export class TerminalSession {
     const seq = ++this.seq;
     // Named without the nonce: a command can read its own file's name ($BASH_SOURCE, /proc), and
     // with the nonce it could print its own end marker.
-    const outputPath = join(this.options.outputDir, `cmd-${this.tag}-${seq}.log`);
-    const scriptPath = join(this.options.outputDir, `cmd-${this.tag}-${seq}.sh`);
+    const outputPath = this.logPath(seq);
+    const scriptPath = join(this.options.scriptDir ?? this.options.outputDir, `cmd-${this.tag}-${seq}.sh`);
     writeFileSync(scriptPath, commandScript(command, this.kind, options.cwd));
     const started = Date.now();
-    const capture = new Capture(outputPath, Math.max(64 * 1024, 4 * (this.options.cap?.maxBytes ?? 16 * 1024)));
+    const prepared = this.nextLog?.seq === seq ? this.nextLog.fd : undefined;
+    this.nextLog = undefined;
+    const capture = new Capture(outputPath, Math.max(64 * 1024, 4 * (this.options.cap?.maxBytes ?? 16 * 1024)), prepared);
     let finishRun!: (r: RunResult) => void;
     const done = new Promise<RunResult>((resolve) => (finishRun = resolve));
     const timers: NodeJS.Timeout[] = [];
@@ -521,6 +535,9 @@ export class TerminalSession {
         // No sync line may be sent once the next command can start: it could read it as input.
         this.cancelSync?.();
         capture.close();
+        // The next command's log file is made now, between commands, not while one waits (a file
+        // creation costs half a millisecond on some disks, a third of a short command's round trip).
+        setImmediate(() => this.prepareLog());
         const text = capture.text(this.options.cap ?? {});
         finishRun({
           exitCode,
@@ -772,10 +789,41 @@ export class TerminalSession {
     }
   }
 
+  private nextLog: { seq: number; fd: number } | undefined;
+
+  private logPath(seq: number): string {
+    return join(this.options.outputDir, `cmd-${this.tag}-${seq}.log`);
+  }
+
+  /** Opens the log file of the next command ahead of it (left out when it cannot be made: run() opens it then). */
+  private prepareLog(): void {
+    if (this.disposed || this.nextLog || this.active) return;
+    const seq = this.seq + 1;
+    try {
+      this.nextLog = { seq, fd: openSync(this.logPath(seq), 'w') };
+    } catch {
+      this.nextLog = undefined;
+    }
+  }
+
+  /** The log file made ahead for a command that never came: closed and removed. */
+  private dropPreparedLog(): void {
+    const n = this.nextLog;
+    if (!n) return;
+    this.nextLog = undefined;
+    try {
+      closeSync(n.fd);
+      unlinkSync(this.logPath(n.seq));
+    } catch {
+      // already gone
+    }
+  }
+
   /** Kill the shell and every process it started. The session cannot be used afterwards. */
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    this.dropPreparedLog();
     const a = this.active;
     this.killShell();
     if (a && a.phase !== 'done') a.finish('unobserved', null, { cancelled: true });

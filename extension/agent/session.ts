@@ -192,7 +192,7 @@ export class AgentSession implements vscode.Disposable {
   }
 
   /** Without node-pty commands run over pipes: say so once (per version), log it every run. */
-  /** Told of the sandbox of the run that starts (undefined when it ends): the status bar shows it. */
+  /** Told of the sandbox of each run that starts: the status bar shows it. */
   onSandbox: (summary: SandboxSummary | undefined) => void = () => {};
   private sandboxWarned = false;
 
@@ -335,7 +335,7 @@ export class AgentSession implements vscode.Disposable {
       const setup = sandbox.terminal();
       const box = sandbox;
       terminal = new AgentTerminal(
-        { cwd: ws, env: setup.env, outputDir, shell, ...(setup.launcher ? { launcher: setup.launcher } : {}), ...(setup.shellCopyDir ? { shellCopyDir: setup.shellCopyDir } : {}) },
+        { cwd: ws, outputDir, shell, ...setup },
         box.plan.confined ? describeSandbox(box.summary) : 'unconfined',
       );
       running.terminal = terminal;
@@ -433,8 +433,8 @@ export class AgentSession implements vscode.Disposable {
     } finally {
       for (const resolve of running.approvals.values()) resolve(false);
       terminal?.dispose();
+      // The status bar keeps saying how the last run's commands were confined.
       await sandbox?.dispose().catch(() => undefined);
-      this.onSandbox(undefined);
       this.running = undefined;
       this.post({ type: 'state', running: false });
       void vscode.commands.executeCommand('setContext', 'lean4Agentic.agentRunning', false);
