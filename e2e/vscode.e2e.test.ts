@@ -92,6 +92,8 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
         () => `terminal shows: ${JSON.stringify(seen.slice(-800))}`,
       );
       assert.doesNotMatch(termText, /__LAR_|\x1b/);
+      // The terminal is named for the sandbox its commands ran in (the panel's title shows it).
+      await eventually('the terminal named for its sandbox', async () => ((await wb.page.getByText(/Lean4 Agentic \(sandboxed, network off, 2 protected paths\)/).count()) > 0 ? true : undefined));
       await wb.screenshot('2-task-chat-and-terminal');
 
       // The edited file: the changed line is marked in the gutter.
@@ -114,11 +116,8 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       });
       assert.ok(problems.some((r) => /edit_file is not permitted in stage "explore"/.test(r)), problems.join('\n'));
 
-      // The terminal is named for the sandbox its commands ran in.
-      await wb.page.getByText(/Lean4 Agentic \(sandboxed, network off, 2 protected paths\)/).first().waitFor({ timeout: 30_000 });
-
       // The status bar: the run's return, and that its commands were sandboxed.
-      const status = wb.page.locator('.statusbar-item', { hasText: /lar builtin · R 1\.\d{3} · sandboxed/ });
+      const status = wb.page.locator('.statusbar-item', { hasText: /lar builtin · R 1\.\d{3}[\s\S]*sandboxed/ });
       await status.first().waitFor({ timeout: 30_000 });
       await wb.screenshot('2-task-trajectory-problems-status');
 

@@ -139,7 +139,13 @@ export class RunSandbox {
         event = await runOutcomeCheck(check, this.opts.workspace, signal, env, { launcher: fresh.launcher, keepEnv: true });
       }
     } else {
-      event = await runOutcomeCheck(check, this.opts.workspace, signal);
+      // Unconfined, still a clean home: the user's ~/.npmrc (a script-shell, a registry) must not decide it.
+      const home = mkdtempSync(join(tmpdir(), 'lar-check-home-'));
+      try {
+        event = await runOutcomeCheck(check, this.opts.workspace, signal, { ...this.opts.hostEnv, HOME: home });
+      } finally {
+        rmSync(home, { recursive: true, force: true });
+      }
     }
     return { ...event, sandboxed: this.plan.confined, ...(restored.length ? { restored } : {}) };
   }

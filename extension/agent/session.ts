@@ -404,7 +404,7 @@ export class AgentSession implements vscode.Disposable {
         workspace: ws,
         trajectoryPath,
         execute: createToolExecutor({ fs: new VscodeWorkspaceFs(ws, onWrite, readOnlyPaths(workflow)), terminal: terminal.session, ...(box.refusal ? { refuseCommands: box.refusal } : {}) }),
-        runOutcomeCheck: (s) => box.outcome(() => terminal!.session.close(), s),
+        runOutcomeCheck: (s) => box.outcome(() => terminal!.end(), s),
         sandbox: box.summary,
         approve,
         enforcement: config.enforcement,

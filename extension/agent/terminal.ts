@@ -120,6 +120,8 @@ export class AgentTerminal implements vscode.Disposable {
       this.session.onExit((code) => {
         this.pty?.write(this.filter.flush());
         this.filter.restart();
+        // Ended on purpose (the run is over): no "fresh one" follows.
+        if (this.ending) return;
         this.pty?.write(`\r\n\x1b[2m[the shell exited with code ${code}; the next command starts a fresh one]\x1b[0m\r\n`);
       }),
     );
@@ -142,7 +144,16 @@ export class AgentTerminal implements vscode.Disposable {
     return pty;
   }
 
+  private ending = false;
+
+  /** Ends the shell and every process of the run, and waits until they are gone (before the outcome check). */
+  async end(): Promise<void> {
+    this.ending = true;
+    await this.session.close();
+  }
+
   dispose(): void {
+    this.ending = true;
     for (const s of this.subs) s.dispose();
     this.pty?.write(this.filter.flush());
     this.pty?.write('\r\n\x1b[2m[the run ended]\x1b[0m\r\n');
