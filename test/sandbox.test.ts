@@ -648,3 +648,89 @@ describe('the trajectory writer continues only on the file it wrote', () => {
     }
   });
 });
+
+describe('what the user runs later, outside the sandbox', { skip }, () => {
+  /** A run as the CLI and the editor make it: RunSandbox, its terminal, its end. */
+  async function runIn(ws: string, workflow: Workflow, home: string) {
+    const sandbox = await RunSandbox.open({ workspace: ws, workflow, setting: 'required', hostEnv: { ...process.env, HOME: home }, shell: '/bin/bash', outputDir: join(ws, '.lar', 'output', 'run'), home });
+    const terminal = new TerminalSession({ cwd: ws, outputDir: join(ws, '.lar', 'output', 'run'), shell: '/bin/bash', ...sandbox.terminal() });
+    return { sandbox, terminal, run: (c: string) => terminal.run(c, { timeoutMs: 20_000 }) };
+  }
+  const fresh = () => {
+    const base = mkdtempSync(join(tmpdir(), 'lar-later-'));
+    const ws = join(base, 'ws');
+    const home = join(base, 'home');
+    mkdirSync(ws);
+    mkdirSync(home);
+    return { base, ws, home };
+  };
+
+  test('.git cannot be swapped for one with another config, and a commondir or a repository made during the run is gone at its end', async () => {
+    const { base, ws, home } = fresh();
+    try {
+      spawnSync('git', ['init', '-q', ws]);
+      const config = readFileSync(join(ws, '.git', 'config'), 'utf8');
+      const r = await runIn(ws, Workflow.parse(minimalWorkflow()), home);
+      const swap = await r.run('mv .git .git_old; echo moved=$?');
+      assert.match(swap.output, /moved=1/, swap.output);
+      await r.run(`mkdir -p ../evil; printf '[core]\\n\\tfsmonitor = touch /tmp/owned\\n' > ../evil/config 2>/dev/null; echo ../evil > .git/commondir; git init -q sub; git init -q deep/er/repo; echo done`);
+      assert.ok(existsSync(join(ws, '.git', 'commondir')), 'made during the run');
+      r.terminal.dispose();
+      const end = await r.sandbox.dispose();
+      assert.ok(!existsSync(join(ws, '.git', 'commondir')), 'the commondir is gone');
+      assert.equal(readFileSync(join(ws, '.git', 'config'), 'utf8'), config);
+      assert.deepEqual(end.removedRepositories.sort(), ['deep/er/repo/.git', 'sub/.git']);
+      assert.ok(!existsSync(join(ws, 'sub', '.git')));
+      // The user's git works as before.
+      assert.equal(spawnSync('git', ['-C', ws, 'status', '--porcelain'], { encoding: 'utf8' }).status, 0);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  test('.vscode, made read-only before the run, cannot be filled with settings the editor would read', async () => {
+    const { base, ws, home } = fresh();
+    try {
+      const r = await runIn(ws, Workflow.parse(minimalWorkflow()), home);
+      const w = await r.run(`mkdir -p .vscode && echo '{"lean4Agentic.leanPath": "/tmp"}' > .vscode/settings.json; echo rc=$?`);
+      assert.match(w.output, readOnly);
+      assert.ok(!existsSync(join(ws, '.vscode', 'settings.json')));
+      r.terminal.dispose();
+      await r.sandbox.dispose();
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  test('a protected path that is a link: what it leads to is protected, by the sandbox, the file tools and the restore', async () => {
+    const { base, ws, home } = fresh();
+    try {
+      mkdirSync(join(ws, 'src', 'tests'), { recursive: true });
+      writeFileSync(join(ws, 'src', 'tests', 'a.test.js'), 'original\n');
+      symlinkSync('src/tests', join(ws, 'tests'));
+      const r = await runIn(ws, Workflow.parse({ ...minimalWorkflow(), sandbox: { protected: ['tests'] } }), home);
+      const w = await r.run('echo forged > src/tests/a.test.js; echo forged > tests/a.test.js');
+      assert.match(w.output, readOnly);
+      const exec = createToolExecutor({ fs: new NodeWorkspaceFs(ws, r.sandbox.readOnlyPaths), terminal: r.terminal });
+      for (const path of ['tests/a.test.js', 'src/tests/a.test.js']) assert.equal((await exec('write_file', { path, content: 'forged' }, { workspace: ws })).status, 'error', path);
+      assert.equal(readFileSync(join(ws, 'src', 'tests', 'a.test.js'), 'utf8'), 'original\n');
+      r.terminal.dispose();
+      await r.sandbox.dispose();
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  test('a workspace that is the home folder, or holds it, is not sandboxed (the sandbox would show everything in it)', () => {
+    const { base, home } = fresh();
+    try {
+      for (const workspace of [home, base, '/tmp']) {
+        const p = planSandbox({ workspace, section: SandboxSection.parse({}), setting: 'auto', hostEnv: process.env, shell: '/bin/bash', home });
+        assert.equal(p.confined, false, workspace);
+        assert.match(p.summary.reason ?? '', /a sandbox around it would show everything in it/);
+      }
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,6 +1,6 @@
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import { runAgent, type AgentEvent, type AgentResult } from '../agent/loop';
 import { groupAdvantages } from '../rewards/advantages';
 import { verifyTrajectoryText } from '../verifier/verify';
@@ -12,7 +12,6 @@ import { ModelClient, redact } from '../model/client';
 import { pickShell, TerminalSession } from '../tools/terminal';
 import { RunSandbox } from '../sandbox/run';
 import { describeSandbox, type SandboxSetting } from '../sandbox/plan';
-import { readOnlyPaths } from '../schema/workflow';
 import { createHash } from 'node:crypto';
 import { loadNodePty } from '../tools/shell-process';
 import { NodeWorkspaceFs } from '../tools/workspace-fs';
@@ -85,7 +84,7 @@ export async function runFromCli(a: RunArgs, io: Io, st: Style, signal?: AbortSi
   for (let k = 1; k <= rollouts && !signal?.aborted; k++) {
     const copy = mkdtempSync(join(tmpdir(), `lar-rollout-${k}-`));
     try {
-      copyWorkspace(workspace, copy);
+      copyWorkspace(workspace, copy, groupDir);
       const trajectoryPath = join(groupDir, `rollout-${k}.lar.jsonl`);
       io.out(st.bold(`\n── rollout ${k}/${rollouts} ──\n`));
       let r: AgentResult;
@@ -183,7 +182,7 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
       modelInfo: { name: r.modelName, endpoint: a.endpoint },
       workspace: r.workspace,
       trajectoryPath: r.trajectoryPath,
-      execute: createToolExecutor({ fs: new NodeWorkspaceFs(r.workspace, readOnlyPaths(a.workflow)), terminal, ...(sandbox.refusal ? { refuseCommands: sandbox.refusal } : {}) }),
+      execute: createToolExecutor({ fs: new NodeWorkspaceFs(r.workspace, sandbox.readOnlyPaths), terminal, ...(sandbox.refusal ? { refuseCommands: sandbox.refusal } : {}) }),
       runOutcomeCheck: (s) => sandbox.outcome(() => terminal.close(), s),
       sandbox: sandbox.summary,
       approve: async (req) => {
@@ -203,7 +202,10 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
     return result;
   } finally {
     terminal.dispose();
-    await sandbox.dispose();
+    const end = await sandbox.dispose();
+    if (end.restored.length) io.err(`lar run: ${prefix}put back what the run changed in protected paths: ${end.restored.join(', ')}`);
+    if (end.removedRepositories.length) io.err(`lar run: ${prefix}removed the git repositories the run created (their config would run outside the sandbox): ${end.removedRepositories.join(', ')}`);
+    if (end.error) io.err(`lar run: ${prefix}the protected paths could not all be put back: ${end.error}`);
   }
 }
 
@@ -218,11 +220,11 @@ function sameDigest(path: string, digest: string | undefined): boolean {
   }
 }
 
-/** The workspace as the rollout starts from it: everything but the runs and outputs in `.lar`. */
-function copyWorkspace(from: string, to: string): void {
+/** The workspace as the rollout starts from it: everything but the runs and outputs in `.lar`, and the group's own folder (`--out` may be in the workspace: a rollout must not read another's trajectory). */
+function copyWorkspace(from: string, to: string, group: string): void {
   cpSync(from, to, {
     recursive: true,
     verbatimSymlinks: true,
-    filter: (src) => relative(from, src) !== '.lar',
+    filter: (src) => relative(from, src) !== '.lar' && src !== group && !src.startsWith(`${group}${sep}`),
   });
 }

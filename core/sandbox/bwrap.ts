@@ -123,6 +123,8 @@ export interface Mounts {
   home: string;
   network: 'none' | 'host';
   disableUserns: boolean;
+  /** Inside the workspace, mounted on themselves read-write: a mount point cannot be renamed or removed (.git). */
+  pinned?: string[];
   /** Inside the workspace, mounted read-only over it (protected paths, .lar, .git/config …). */
   readOnly: string[];
   /** Outside the workspace: read-only (tool folders under home, granted files). */
@@ -148,6 +150,7 @@ export function bwrapArgs(m: Mounts): string[] {
   for (const p of m.readable) a.push('--ro-bind', p, p);
   for (const p of m.writable) a.push('--bind', p, p);
   a.push('--bind', m.workspace, m.workspace);
+  for (const p of m.pinned ?? []) a.push('--bind', p, p);
   for (const p of m.readOnly) a.push('--ro-bind', p, p);
   for (const d of m.hiddenDirs) a.push('--tmpfs', d, '--remount-ro', d);
   for (const f of m.hiddenFiles) a.push('--ro-bind', '/dev/null', f);

@@ -5,7 +5,8 @@
  * environment the shell starts with; an unconfined one says why, what would
  * fix it, and whether commands must then be refused.
  */
-import { existsSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join, resolve, sep } from 'node:path';
 import { ALWAYS_READ_ONLY, type SandboxSection } from '../schema/workflow';
@@ -90,28 +91,63 @@ export function expandHostPath(p: string, home: string): string {
  * Python from pyenv, cargo's and rustup's toolchains): the top folder under
  * home that holds each PATH entry is made readable again, as its programs
  * load from around it (pyenv's shims run ~/.pyenv/libexec, npm lives in
- * nvm's lib). ~/.local is the exception, being also where keyrings and app
- * data live: only its bin and lib. Credentials known to live in such folders
- * stay hidden (CREDENTIAL_FILES).
+ * nvm's lib), with its companions (cargo's proxies run rustup's toolchains).
+ * Folders that also hold application data and credentials (~/.local,
+ * ~/.config, ~/.cache) give only the PATH entry and its sibling lib, and the
+ * folders their programs link into (pipx's and pnpm's). Credentials known to
+ * live in the folders made readable stay hidden (CREDENTIAL_FILES).
  */
-function toolFoldersUnder(home: string, path: string | undefined): string[] {
+function toolFoldersUnder(home: string, path: string | undefined, env: Readonly<Record<string, string | undefined>>): string[] {
   const out = new Set<string>();
+  const add = (p: string | undefined): void => {
+    const r = p && real(p);
+    if (r && inside(home, r) && r !== home) out.add(r);
+  };
   for (const d of (path ?? '').split(delimiter)) {
     if (!d.startsWith('/')) continue;
     const r = real(d);
     if (!r || !inside(home, r) || r === home) continue;
     const top = r.slice(home.length + 1).split(sep)[0]!;
-    if (top === '.local') {
-      for (const sub of ['bin', 'lib']) {
-        const x = real(join(home, '.local', sub));
-        if (x && inside(home, x)) out.add(x);
+    if (SHARED_TOPS.has(top)) {
+      add(r);
+      add(join(dirname(r), 'lib'));
+      // Programs there are often links into a package folder elsewhere in home (pipx's venvs).
+      for (const target of linkTargets(r)) {
+        if (!inside(home, target)) continue;
+        const pkg = dirname(dirname(target));
+        if (pkg.slice(home.length + 1).split(sep).length >= 3) add(pkg);
       }
       continue;
     }
-    const t = real(join(home, top));
-    if (t && inside(home, t) && t !== home) out.add(t);
+    add(join(home, top));
+    for (const c of COMPANIONS[top] ?? []) add(join(home, c));
   }
+  // Toolchains named by their own variables (passed into the sandbox by sandboxEnv).
+  for (const k of ['RUSTUP_HOME', 'CARGO_HOME', 'JAVA_HOME', 'GOROOT', 'PYENV_ROOT', 'NVM_DIR', 'VIRTUAL_ENV', 'CONDA_PREFIX']) add(env[k]);
   return [...out];
+}
+
+/** Folders under home that hold more than tools: only the PATH entry itself is made readable. */
+const SHARED_TOPS = new Set(['.local', '.config', '.cache', '.var', 'snap', 'Library']);
+/** A tool folder whose programs need another one. */
+const COMPANIONS: Record<string, string[]> = { '.cargo': ['.rustup'] };
+
+/** The real targets of the links in a PATH folder (at most 500 entries looked at). */
+function linkTargets(dir: string): string[] {
+  const out: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(dir).slice(0, 500);
+  } catch {
+    return out;
+  }
+  for (const n of names) {
+    const p = join(dir, n);
+    if (!isLink(p)) continue;
+    const r = real(p);
+    if (r) out.push(r);
+  }
+  return out;
 }
 
 /** Secrets inside tool folders that toolFoldersUnder makes readable. */
@@ -144,8 +180,19 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
   const workspace = real(req.workspace);
   if (!workspace) return unconfined(`the workspace ${req.workspace} cannot be resolved`);
   const home = real(req.home ?? homedir()) ?? req.home ?? homedir();
-  // The run's records must exist to be mounted read-only over.
+  // A sandbox around the home folder (or the root, or a shared scratch folder) would put back
+  // everything it is meant to hide: the workspace is mounted writable on top of the empty home.
+  const tooWide = [home, '/tmp', '/var/tmp', '/dev/shm', '/run'].find((d) => workspace === d || inside(workspace, d));
+  if (workspace === '/' || tooWide) {
+    return unconfined(
+      `the workspace ${workspace} is ${workspace === '/' ? 'the root folder' : workspace === home || tooWide === home ? 'your home folder, or holds it' : `${tooWide}, or holds it`}: a sandbox around it would show everything in it`,
+      'open a project folder as the workspace',
+    );
+  }
+  // The run's records, and the editor's settings and tasks, must exist to be mounted read-only
+  // over: a .vscode made during the run would be read by the editor (outside) at once.
   mkdirSync(join(workspace, '.lar'), { recursive: true });
+  mkdirSync(join(workspace, '.vscode'), { recursive: true });
   // Without a hooks folder, one made inside would run at the user's next commit, outside.
   if (isRealDir(join(workspace, '.git'))) mkdirSync(join(workspace, '.git', 'hooks'), { recursive: true });
 
@@ -158,9 +205,19 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
     if (r && inside(workspace, r) && r !== workspace) readOnly.push(r);
   }
   for (const p of req.readOnly ?? []) readOnly.push(p);
+  // git: what it runs from its metadata, read later by the user's own git outside (the editor's
+  // git extension runs `git status` by itself): the config of the repository and of its
+  // submodules, their hooks, commondir and config.worktree (where git also reads config). The
+  // folder itself becomes a mount point, which cannot be renamed away and replaced.
+  const pinned: string[] = [];
+  const gitDir = join(workspace, '.git');
+  if (isRealDir(gitDir)) {
+    pinned.push(gitDir);
+    for (const rel of gitMetadata(workspace)) readOnly.push(join(workspace, rel));
+  } else if (isFile(gitDir)) readOnly.push(gitDir);
 
   const readable: string[] = [];
-  for (const p of [...toolFoldersUnder(home, req.hostEnv.PATH), ...req.section.readable.map((x) => expandHostPath(x, home)), ...(req.alsoReadable ?? [])]) {
+  for (const p of [...toolFoldersUnder(home, req.hostEnv.PATH, req.hostEnv), ...req.section.readable.map((x) => expandHostPath(x, home)), ...(req.alsoReadable ?? [])]) {
     const r = real(p);
     if (r && !inside(workspace, r)) readable.push(r);
   }
@@ -191,6 +248,7 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
     home,
     network: req.section.network,
     disableUserns: probe.disableUserns,
+    pinned,
     readOnly: [...new Set(readOnly)],
     readable: [...new Set(readable)],
     writable: [...new Set(writable)],
@@ -202,9 +260,58 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
     confined: true,
     summary: { confined: true, tool: `bubblewrap ${probe.version}`, network: req.section.network, protected: [...req.section.protected], required },
     launcher: { file: probe.path, args: [...bwrapArgs(mounts), '--'] },
-    env: sandboxEnv({ host: req.hostEnv, home, shell: req.shell }),
+    env: sandboxEnv({ host: req.hostEnv, home, shell: req.shell, identity: gitIdentity(req.hostEnv) }),
     mounts,
   };
+}
+
+/** The user's git identity (global config, read on the host: ~/.gitconfig is not in the sandbox), for commits made inside. */
+function gitIdentity(env: Readonly<Record<string, string | undefined>>): { name?: string; email?: string } {
+  const get = (key: string): string | undefined => {
+    try {
+      const r = spawnSync('git', ['config', '--global', '--get', key], { encoding: 'utf8', timeout: 2000, env: { ...env, GIT_CONFIG_NOSYSTEM: '1' } as NodeJS.ProcessEnv, cwd: '/' });
+      const v = r.status === 0 ? r.stdout.trim() : '';
+      return v && !/[\0\n]/.test(v) ? v : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const name = get('user.name');
+  const email = get('user.email');
+  return { ...(name ? { name } : {}), ...(email ? { email } : {}) };
+}
+
+/**
+ * The workspace-relative paths of git metadata that makes git run programs:
+ * config, config.worktree, commondir and hooks of the repository and of each
+ * submodule under .git/modules (those that exist; at most 200).
+ */
+export function gitMetadata(workspace: string): string[] {
+  const out: string[] = [];
+  const visit = (rel: string, depth: number): void => {
+    for (const name of ['config', 'config.worktree', 'commondir', 'hooks']) {
+      const p = `${rel}/${name}`;
+      if (existsSync(join(workspace, p)) || isLink(join(workspace, p))) out.push(p);
+    }
+    if (depth >= 4 || out.length > 200) return;
+    let mods: string[];
+    try {
+      mods = readdirSync(join(workspace, rel, 'modules'));
+    } catch {
+      return;
+    }
+    for (const m of mods) if (isRealDir(join(workspace, rel, 'modules', m))) visit(`${rel}/modules/${m}`, depth + 1);
+  };
+  visit('.git', 0);
+  return out;
+}
+
+function isFile(p: string): boolean {
+  try {
+    return lstatSync(p).isFile();
+  } catch {
+    return false;
+  }
 }
 
 function isRealDir(p: string): boolean {

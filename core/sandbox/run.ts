@@ -5,13 +5,14 @@
  * has ended, with the protected paths put back, in a fresh sandbox of its own
  * (clean home and environment).
  */
-import { accessSync, constants, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import type { OutcomeEvent } from '../schema/trajectory';
-import type { Workflow } from '../schema/workflow';
+import { ALWAYS_READ_ONLY, type Workflow } from '../schema/workflow';
 import { runOutcomeCheck } from '../agent/outcome-check';
-import { planSandbox, type PlanRequest, type SandboxPlan, type SandboxSetting, type SandboxSummary } from './plan';
+import { gitMetadata, planSandbox, type PlanRequest, type SandboxPlan, type SandboxSetting, type SandboxSummary } from './plan';
 import { disposeSnapshot, restoreSnapshot, takeSnapshot, type ProtectedSnapshot, type SnapshotLimits } from './snapshot';
 import type { BwrapProbe } from './bwrap';
 
@@ -46,20 +47,109 @@ export interface TerminalSetup {
  * run's folder read-only; its own /tmp and /dev/shm are empty.
  */
 function runtimeRoot(): string {
-  for (const d of ['/dev/shm']) {
+  for (const d of ['/dev/shm', tmpdir()]) {
     try {
       accessSync(d, constants.W_OK);
-      return d;
     } catch {
-      // not here, or not writable
+      continue; // not here, or not writable
     }
+    // The shell's copy is executed from here: a noexec mount (Docker's /dev/shm, hardened /tmp) cannot hold it.
+    if (execAllowed(d)) return d;
   }
   return tmpdir();
+}
+
+/** Whether programs may be executed from `dir`: its mount (the longest mount point above it) is not `noexec`. */
+export function execAllowed(dir: string): boolean {
+  let mounts: string;
+  try {
+    mounts = readFileSync('/proc/self/mounts', 'utf8');
+  } catch {
+    return true;
+  }
+  let best = '';
+  let noexec = false;
+  for (const line of mounts.split('\n')) {
+    const f = line.split(' ');
+    if (f.length < 4) continue;
+    const at = f[1]!.replace(/\\040/g, ' ');
+    if ((dir === at || dir.startsWith(at.endsWith('/') ? at : `${at}/`)) && at.length >= best.length) {
+      best = at;
+      noexec = f[3]!.split(',').includes('noexec');
+    }
+  }
+  return !noexec;
 }
 
 /** What both of a run's sandboxes (the terminal's, the outcome check's) share from the options. */
 function common(o: RunSandboxOptions): Partial<PlanRequest> {
   return { ...(o.hidden ? { hiddenDirs: o.hidden } : {}), ...(o.probe ? { probe: o.probe } : {}), ...(o.home ? { home: o.home } : {}) };
+}
+
+export interface EndReport {
+  /** Protected paths (and git metadata) the run had changed, put back. */
+  restored: string[];
+  /** Git repositories the run had created (`.git` folders), removed. */
+  removedRepositories: string[];
+  /** Why the protected paths could not be put back. */
+  error?: string;
+}
+
+function kindOfPath(p: string): 'dir' | 'file' | 'link' | 'other' | undefined {
+  try {
+    const st = lstatSync(p);
+    return st.isSymbolicLink() ? 'link' : st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other';
+  } catch {
+    return undefined;
+  }
+}
+
+/** Git metadata to keep as it was even where it does not exist yet (git reads config from commondir). */
+const GIT_METADATA = ['.git/config', '.git/config.worktree', '.git/commondir', '.git/hooks'];
+
+/**
+ * What links among `paths` lead to, inside the workspace (workspace-relative):
+ * protecting `tests -> src/tests` must protect src/tests, where writes land.
+ */
+function linkedTargets(workspace: string, paths: readonly string[]): string[] {
+  let root: string;
+  try {
+    root = realpathSync(workspace);
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const p of paths) {
+    let r: string;
+    try {
+      r = realpathSync(join(workspace, p));
+    } catch {
+      continue;
+    }
+    const rel = relative(root, r);
+    if (rel && !rel.startsWith('..') && !isAbsolute(rel) && rel.split(sep).join('/') !== p) out.push(rel.split(sep).join('/'));
+  }
+  return out;
+}
+
+/** The `.git` folders and files in the workspace, three levels deep (not inside .git, node_modules or .lar). */
+function findRepositories(workspace: string): string[] {
+  const out: string[] = [];
+  const walk = (rel: string, depth: number): void => {
+    let entries;
+    try {
+      entries = readdirSync(join(workspace, rel), { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.name === '.git') out.push(r);
+      else if (e.isDirectory() && depth < 3 && e.name !== 'node_modules' && e.name !== '.lar') walk(r, depth + 1);
+    }
+  };
+  walk('', 0);
+  return out;
 }
 
 export class RunSandbox {
@@ -69,7 +159,13 @@ export class RunSandbox {
     private readonly snapshot: ProtectedSnapshot | undefined,
     /** Where the terminal's execute-only shell copy goes: outside the workspace (where `git add -A` would trip on an unreadable file), mounted read-only. */
     private readonly shellDir: string | undefined,
+    /** Every workspace path the agent may read but not change (the file tools refuse them). */
+    readonly readOnlyPaths: readonly string[],
+    /** The git repositories (`.git` folders or files) there were at the start. */
+    private readonly repositories: ReadonlySet<string>,
   ) {}
+
+  private finished: Promise<EndReport> | undefined;
 
   /** Plans the sandbox and snapshots the protected paths (before the first step: call it before the run starts). */
   static async open(opts: RunSandboxOptions): Promise<RunSandbox> {
@@ -77,15 +173,20 @@ export class RunSandbox {
     mkdirSync(opts.outputDir, { recursive: true });
     const shellDir = mkdtempSync(join(runtimeRoot(), 'lar-run-'));
     const plan = planSandbox({ workspace: opts.workspace, section: opts.workflow.sandbox, setting: opts.setting, hostEnv: opts.hostEnv, shell: opts.shell, alsoReadable: [opts.outputDir, shellDir], ...common(opts) });
-    const protectedPaths = opts.workflow.sandbox.protected;
+    // Kept as they were, whatever the run does, and put back at its end: the protected paths, the
+    // git metadata the user's git runs programs from, and what links among them lead to.
+    const git = kindOfPath(join(opts.workspace, '.git'));
+    const named = [...opts.workflow.sandbox.protected, ...(git === 'dir' || git === undefined ? [...GIT_METADATA, ...gitMetadata(opts.workspace)] : git === 'file' ? ['.git'] : [])];
+    const kept = [...new Set([...named, ...linkedTargets(opts.workspace, named)])];
     let snapshot: ProtectedSnapshot | undefined;
     try {
-      snapshot = protectedPaths.length ? await takeSnapshot(opts.workspace, protectedPaths, opts.snapshotLimits) : undefined;
+      snapshot = await takeSnapshot(opts.workspace, kept, opts.snapshotLimits);
     } catch (e) {
       rmSync(shellDir, { recursive: true, force: true });
       throw e;
     }
-    return new RunSandbox(plan, opts, snapshot, shellDir);
+    const readOnlyPaths = [...new Set([...ALWAYS_READ_ONLY, '.git/modules', ...kept])];
+    return new RunSandbox(plan, opts, snapshot, shellDir, readOnlyPaths, new Set(findRepositories(opts.workspace)));
   }
 
   get summary(): SandboxSummary {
@@ -100,7 +201,10 @@ export class RunSandbox {
 
   /** What the terminal starts with: inside the sandbox a built environment; outside the host's, without the API key. */
   terminal(): TerminalSetup {
-    if (this.plan.confined) return { env: this.plan.env, launcher: this.plan.launcher, ...(this.shellDir ? { shellCopyDir: this.shellDir, scriptDir: this.shellDir } : {}) };
+    if (this.plan.confined) {
+      const copy = this.shellDir && execAllowed(this.shellDir) ? { shellCopyDir: this.shellDir } : {};
+      return { env: this.plan.env, launcher: this.plan.launcher, ...copy, ...(this.shellDir ? { scriptDir: this.shellDir } : {}) };
+    }
     return { env: { ...this.opts.hostEnv, LAR_API_KEY: undefined } };
   }
 
@@ -109,25 +213,33 @@ export class RunSandbox {
    * terminal's sandbox) before it resolves; then the protected paths are put
    * back and the check runs in a sandbox of its own when the run had one.
    */
-  async outcome(endRun: () => Promise<void> | void, signal?: AbortSignal): Promise<OutcomeEvent> {
+  async outcome(endRun: () => Promise<boolean | void> | boolean | void, signal?: AbortSignal): Promise<OutcomeEvent> {
     const check = this.opts.workflow.outcome;
-    await endRun();
-    let restored: string[] = [];
-    if (this.snapshot) {
-      try {
-        restored = await restoreSnapshot(this.opts.workspace, this.snapshot, this.opts.snapshotLimits);
-      } catch (e) {
-        return {
-          type: 'outcome',
-          command: check.command,
-          exitCode: null,
-          completion: 'unobserved',
-          output: `the outcome check did not run: the protected paths could not be restored (${(e as Error).message})`,
-          sandboxed: this.plan.confined,
-          at: new Date().toISOString(),
-        };
-      }
+    if ((await endRun()) === false) {
+      // Fail closed: a process of the run still alive could change the workspace under the check.
+      return {
+        type: 'outcome',
+        command: check.command,
+        exitCode: null,
+        completion: 'unobserved',
+        output: 'the outcome check did not run: processes of the run were still alive 5 s after they were killed',
+        sandboxed: this.plan.confined,
+        at: new Date().toISOString(),
+      };
     }
+    const end = await this.finish();
+    if (end.error) {
+      return {
+        type: 'outcome',
+        command: check.command,
+        exitCode: null,
+        completion: 'unobserved',
+        output: `the outcome check did not run: the protected paths could not be restored (${end.error})`,
+        sandboxed: this.plan.confined,
+        at: new Date().toISOString(),
+      };
+    }
+    const restored = end.restored;
     let event: OutcomeEvent;
     if (this.plan.confined) {
       // A fresh plan: what exists now (restored paths included) is mounted read-only.
@@ -150,8 +262,37 @@ export class RunSandbox {
     return { ...event, sandboxed: this.plan.confined, ...(restored.length ? { restored } : {}) };
   }
 
-  async dispose(): Promise<void> {
+  /**
+   * The end of the run's changes, once (the outcome check calls it, dispose
+   * does when no check ran): the protected paths and the git metadata put back
+   * from the snapshot, and git repositories the run created removed (the
+   * editor's git would run their config outside the sandbox).
+   */
+  finish(): Promise<EndReport> {
+    this.finished ??= (async () => {
+      const report: EndReport = { restored: [], removedRepositories: [] };
+      if (this.snapshot) {
+        try {
+          report.restored = await restoreSnapshot(this.opts.workspace, this.snapshot, this.opts.snapshotLimits);
+        } catch (e) {
+          report.error = (e as Error).message;
+        }
+      }
+      for (const repo of findRepositories(this.opts.workspace)) {
+        if (this.repositories.has(repo)) continue;
+        await rm(join(this.opts.workspace, repo), { recursive: true, force: true });
+        report.removedRepositories.push(repo);
+      }
+      return report;
+    })();
+    return this.finished;
+  }
+
+  /** Finishes the run (if nothing did) and removes the run's scratch files; what was put back or removed. */
+  async dispose(): Promise<EndReport> {
+    const report = await this.finish();
     if (this.shellDir) rmSync(this.shellDir, { recursive: true, force: true });
     if (this.snapshot) await disposeSnapshot(this.snapshot);
+    return report;
   }
 }

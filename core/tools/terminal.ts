@@ -777,8 +777,9 @@ export class TerminalSession {
    * dispose(), then wait until every process of the session is gone (the
    * sandbox's included), at most `timeoutMs`: what runs next (the outcome
    * check) must not share the workspace with anything the run left behind.
+   * False when some are still there.
    */
-  async close(timeoutMs = 5000): Promise<void> {
+  async close(timeoutMs = 5000): Promise<boolean> {
     const root = this.pty?.pid;
     const pids = root === undefined ? [] : [root, ...sessionProcesses(root)];
     this.dispose();
@@ -787,6 +788,7 @@ export class TerminalSession {
       killAll(pids.filter(alive), 'SIGKILL');
       await new Promise((r) => setTimeout(r, 20));
     }
+    return !pids.some(alive);
   }
 
   private nextLog: { seq: number; fd: number } | undefined;

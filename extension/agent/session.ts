@@ -13,7 +13,6 @@ import { runAgent, type AgentEvent } from '../../core/agent/loop';
 import { RunSandbox } from '../../core/sandbox/run';
 import { describeSandbox, type SandboxSummary } from '../../core/sandbox/plan';
 import { pickShell } from '../../core/tools/terminal';
-import { readOnlyPaths } from '../../core/schema/workflow';
 import { createToolExecutor } from '../../core/agent/tools';
 import { newRunId } from '../../core/agent/run-file';
 import { ModelError, redact } from '../../core/model/client';
@@ -403,7 +402,7 @@ export class AgentSession implements vscode.Disposable {
         modelInfo: { name: modelName, endpoint: config.endpoint },
         workspace: ws,
         trajectoryPath,
-        execute: createToolExecutor({ fs: new VscodeWorkspaceFs(ws, onWrite, readOnlyPaths(workflow)), terminal: terminal.session, ...(box.refusal ? { refuseCommands: box.refusal } : {}) }),
+        execute: createToolExecutor({ fs: new VscodeWorkspaceFs(ws, onWrite, box.readOnlyPaths), terminal: terminal.session, ...(box.refusal ? { refuseCommands: box.refusal } : {}) }),
         runOutcomeCheck: (s) => box.outcome(() => terminal!.end(), s),
         sandbox: box.summary,
         approve,
@@ -434,7 +433,14 @@ export class AgentSession implements vscode.Disposable {
       for (const resolve of running.approvals.values()) resolve(false);
       terminal?.dispose();
       // The status bar keeps saying how the last run's commands were confined.
-      await sandbox?.dispose().catch(() => undefined);
+      const end = await sandbox?.dispose().catch((e: unknown) => ({ restored: [], removedRepositories: [], error: String(e) }));
+      if (end?.restored.length) this.output.warn(`put back what the run changed in protected paths: ${end.restored.join(', ')}`);
+      if (end?.removedRepositories.length) {
+        const text = `Lean4 Agentic removed the git repositories the run created (${end.removedRepositories.join(', ')}): their config would have run outside the sandbox.`;
+        this.output.warn(text);
+        void vscode.window.showWarningMessage(text);
+      }
+      if (end?.error) this.output.error(`the protected paths could not all be put back: ${end.error}`);
       this.running = undefined;
       this.post({ type: 'state', running: false });
       void vscode.commands.executeCommand('setContext', 'lean4Agentic.agentRunning', false);

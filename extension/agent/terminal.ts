@@ -147,9 +147,9 @@ export class AgentTerminal implements vscode.Disposable {
   private ending = false;
 
   /** Ends the shell and every process of the run, and waits until they are gone (before the outcome check). */
-  async end(): Promise<void> {
+  async end(): Promise<boolean> {
     this.ending = true;
-    await this.session.close();
+    return this.session.close();
   }
 
   dispose(): void {

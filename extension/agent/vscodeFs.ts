@@ -10,6 +10,7 @@ import {
   NodeWorkspaceFs,
   describeFsError,
   prepareWrite,
+  MAX_WRITE_BYTES,
   type ConfinedPath,
   type FileStat,
   type FsResult,
@@ -59,6 +60,7 @@ export class VscodeWorkspaceFs implements WorkspaceFs {
     const { absolute, relative, exists, regularFile } = target.value;
     const uri = vscode.Uri.file(absolute);
     const bytes = Buffer.byteLength(content, 'utf8');
+    if (bytes > MAX_WRITE_BYTES) return { ok: false, error: `the content is ${bytes} bytes; the file tools write at most ${MAX_WRITE_BYTES}` };
     let before: string | undefined;
     try {
       const edit = new vscode.WorkspaceEdit();
