@@ -679,7 +679,7 @@ describe('what the user runs later, outside the sandbox', { skip }, () => {
       const end = await r.sandbox.dispose();
       assert.ok(!existsSync(join(ws, '.git', 'commondir')), 'the commondir is gone');
       assert.equal(readFileSync(join(ws, '.git', 'config'), 'utf8'), config);
-      assert.deepEqual(end.removedRepositories.sort(), ['deep/er/repo/.git', 'sub/.git']);
+      assert.deepEqual(end.quarantinedRepositories.sort(), ['deep/er/repo/.git', 'sub/.git']);
       assert.ok(!existsSync(join(ws, 'sub', '.git')));
       // The user's git works as before.
       assert.equal(spawnSync('git', ['-C', ws, 'status', '--porcelain'], { encoding: 'utf8' }).status, 0);
@@ -721,14 +721,89 @@ describe('what the user runs later, outside the sandbox', { skip }, () => {
     }
   });
 
-  test('a workspace that is the home folder, or holds it, is not sandboxed (the sandbox would show everything in it)', () => {
+  test('a workspace that is the home folder, or holds it, gets no commands at all (a sandbox would show everything in it, unconfined would give more)', () => {
     const { base, home } = fresh();
     try {
       for (const workspace of [home, base, '/tmp']) {
         const p = planSandbox({ workspace, section: SandboxSection.parse({}), setting: 'auto', hostEnv: process.env, shell: '/bin/bash', home });
         assert.equal(p.confined, false, workspace);
+        assert.ok(!p.confined && p.refuseCommands, 'refused even with auto');
         assert.match(p.summary.reason ?? '', /a sandbox around it would show everything in it/);
       }
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('git repositories at the end of a run', { skip }, () => {
+  const setup = async (prepare: (ws: string) => void) => {
+    const base = mkdtempSync(join(tmpdir(), 'lar-repos-'));
+    const ws = join(base, 'ws');
+    const home = join(base, 'home');
+    mkdirSync(ws);
+    mkdirSync(home);
+    prepare(ws);
+    const sandbox = await RunSandbox.open({ workspace: ws, workflow: Workflow.parse(minimalWorkflow()), setting: 'required', hostEnv: { ...process.env, HOME: home }, shell: '/bin/bash', outputDir: join(ws, '.lar', 'output', 'run'), home });
+    const terminal = new TerminalSession({ cwd: ws, outputDir: join(ws, '.lar', 'output', 'run'), shell: '/bin/bash', ...sandbox.terminal() });
+    return { base, ws, sandbox, terminal, done: () => rmSync(base, { recursive: true, force: true }) };
+  };
+
+  test('a repository the user already had, moved during the run, is left alone; one the run made is quarantined, not deleted', async () => {
+    const t = await setup((ws) => {
+      spawnSync('git', ['init', '-q', join(ws, 'libs', 'foo')]);
+      writeFileSync(join(ws, 'libs', 'foo', 'history.txt'), 'precious\n');
+    });
+    try {
+      await t.terminal.run('mkdir -p packages && mv libs/foo packages/foo && git init -q made-here && echo ok', { timeoutMs: 20_000 });
+      await t.terminal.close();
+      const end = await t.sandbox.dispose();
+      assert.deepEqual(end.quarantinedRepositories, ['made-here/.git']);
+      assert.ok(existsSync(join(t.ws, 'packages', 'foo', '.git', 'HEAD')), 'the moved repository keeps its history');
+      const q = readdirSync(join(t.ws, '.lar', 'quarantine'));
+      assert.ok(existsSync(join(t.ws, '.lar', 'quarantine', q[0]!, 'made-here', '.git', 'HEAD')), 'the made one is kept aside, not deleted');
+    } finally {
+      t.done();
+    }
+  });
+
+  test("a submodule's missing hooks and commondir: hooks are read-only, a commondir made during the run (or by the outcome check) is removed", async () => {
+    const t = await setup((ws) => {
+      spawnSync('git', ['init', '-q', ws]);
+      mkdirSync(join(ws, '.git', 'modules', 'sub'), { recursive: true });
+      writeFileSync(join(ws, '.git', 'modules', 'sub', 'config'), '[core]\n\tbare = false\n');
+    });
+    try {
+      const w = await t.terminal.run("echo 'touch /tmp/owned' > .git/modules/sub/hooks/pre-commit; echo ../../x > .git/modules/sub/commondir; echo tried", { timeoutMs: 20_000 });
+      assert.match(w.output, readOnly);
+      assert.ok(existsSync(join(t.ws, '.git', 'modules', 'sub', 'commondir')));
+      const o = await t.sandbox.outcome(() => t.terminal.close());
+      assert.ok(!existsSync(join(t.ws, '.git', 'modules', 'sub', 'commondir')), 'gone before the check');
+      assert.ok(Array.isArray(o.restored) || o.restored === undefined);
+      // The check itself runs the agent's code: what it makes is cleaned up at the end too.
+      writeFileSync(join(t.ws, '.git', 'modules', 'sub', 'commondir'), '../../x\n');
+      await t.sandbox.dispose();
+      assert.ok(!existsSync(join(t.ws, '.git', 'modules', 'sub', 'commondir')), 'gone after it');
+      assert.ok(!existsSync(join(t.ws, '.git', 'modules', 'sub', 'hooks', 'pre-commit')));
+    } finally {
+      t.done();
+    }
+  });
+
+  test('PATH under home never exposes ~/.ssh, nor a folder of the user that holds other projects', () => {
+    const base = mkdtempSync(join(tmpdir(), 'lar-path-'));
+    try {
+      const home = join(base, 'home');
+      for (const d of ['.ssh/bin', 'code/bin', 'code/proj', 'code/other', '.nvm/versions/node/v1/bin']) mkdirSync(join(home, d), { recursive: true });
+      const ws = join(home, 'code', 'proj');
+      const PATH = ['.ssh/bin', 'code/bin', '.nvm/versions/node/v1/bin'].map((d) => join(home, d)).join(':') + ':/usr/bin:/bin';
+      const p = planSandbox({ workspace: ws, section: SandboxSection.parse({}), setting: 'required', hostEnv: { PATH }, shell: '/bin/bash', home });
+      assert.ok(p.confined);
+      const readable = p.confined ? p.mounts.readable : [];
+      assert.ok(!readable.some((r) => r.includes('.ssh')), readable.join(' '));
+      assert.ok(!readable.includes(join(home, 'code')), 'not the folder holding the workspace and its neighbours');
+      assert.ok(readable.includes(join(home, 'code', 'bin')), 'the PATH entry itself');
+      assert.ok(readable.includes(join(home, '.nvm')), 'a toolchain folder whole');
     } finally {
       rmSync(base, { recursive: true, force: true });
     }

@@ -201,10 +201,11 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
     io.out(`${prefix}outcome ${s.outcome.reward} · return ${s.return.toFixed(3)} · ${s.steps} steps · ${r.trajectoryPath}\n`);
     return result;
   } finally {
-    terminal.dispose();
+    // Every process gone before anything is put back (one still dying could race the restore).
+    await terminal.close();
     const end = await sandbox.dispose();
     if (end.restored.length) io.err(`lar run: ${prefix}put back what the run changed in protected paths: ${end.restored.join(', ')}`);
-    if (end.removedRepositories.length) io.err(`lar run: ${prefix}removed the git repositories the run created (their config would run outside the sandbox): ${end.removedRepositories.join(', ')}`);
+    if (end.quarantinedRepositories.length) io.err(`lar run: ${prefix}moved the git repositories the run created to .lar/quarantine (their config would run outside the sandbox): ${end.quarantinedRepositories.join(', ')}`);
     if (end.error) io.err(`lar run: ${prefix}the protected paths could not all be put back: ${end.error}`);
   }
 }

@@ -101,14 +101,16 @@ function toolFoldersUnder(home: string, path: string | undefined, env: Readonly<
   const out = new Set<string>();
   const add = (p: string | undefined): void => {
     const r = p && real(p);
-    if (r && inside(home, r) && r !== home) out.add(r);
+    if (r && inside(home, r) && r !== home && !SECRET_TOPS.has(r.slice(home.length + 1).split(sep)[0]!)) out.add(r);
   };
   for (const d of (path ?? '').split(delimiter)) {
     if (!d.startsWith('/')) continue;
     const r = real(d);
     if (!r || !inside(home, r) || r === home) continue;
     const top = r.slice(home.length + 1).split(sep)[0]!;
-    if (SHARED_TOPS.has(top)) {
+    if (SECRET_TOPS.has(top)) continue;
+    // ~/code/bin, ~/Documents/tools/bin: folders of the user's own, not a toolchain's.
+    if (!top.startsWith('.') || SHARED_TOPS.has(top)) {
       add(r);
       add(join(dirname(r), 'lib'));
       // Programs there are often links into a package folder elsewhere in home (pipx's venvs).
@@ -129,6 +131,8 @@ function toolFoldersUnder(home: string, path: string | undefined, env: Readonly<
 
 /** Folders under home that hold more than tools: only the PATH entry itself is made readable. */
 const SHARED_TOPS = new Set(['.local', '.config', '.cache', '.var', 'snap', 'Library']);
+/** Never made readable, whatever PATH says. */
+const SECRET_TOPS = new Set(['.ssh', '.gnupg', '.aws', '.azure', '.kube', '.docker', '.password-store', '.netrc', '.pki', '.mozilla', '.thunderbird']);
 /** A tool folder whose programs need another one. */
 const COMPANIONS: Record<string, string[]> = { '.cargo': ['.rustup'] };
 
@@ -184,15 +188,23 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
   // everything it is meant to hide: the workspace is mounted writable on top of the empty home.
   const tooWide = [home, '/tmp', '/var/tmp', '/dev/shm', '/run'].find((d) => workspace === d || inside(workspace, d));
   if (workspace === '/' || tooWide) {
-    return unconfined(
-      `the workspace ${workspace} is ${workspace === '/' ? 'the root folder' : workspace === home || tooWide === home ? 'your home folder, or holds it' : `${tooWide}, or holds it`}: a sandbox around it would show everything in it`,
-      'open a project folder as the workspace',
-    );
+    // Refused, not run unconfined: unconfined would give the commands all of it, and more.
+    return {
+      ...unconfined(
+        `the workspace ${workspace} is ${workspace === '/' ? 'the root folder' : workspace === home || tooWide === home ? 'your home folder, or holds it' : `${tooWide}, or holds it`}: a sandbox around it would show everything in it`,
+        'open a project folder as the workspace (or set the sandbox off, knowing commands then run as in your own terminal)',
+      ),
+      refuseCommands: true,
+    };
   }
   // The run's records, and the editor's settings and tasks, must exist to be mounted read-only
   // over: a .vscode made during the run would be read by the editor (outside) at once.
   mkdirSync(join(workspace, '.lar'), { recursive: true });
-  mkdirSync(join(workspace, '.vscode'), { recursive: true });
+  try {
+    mkdirSync(join(workspace, '.vscode'), { recursive: true });
+  } catch {
+    // a file, or a link to nowhere: its real path is mounted read-only below if it leads into the workspace
+  }
   // Without a hooks folder, one made inside would run at the user's next commit, outside.
   if (isRealDir(join(workspace, '.git'))) mkdirSync(join(workspace, '.git', 'hooks'), { recursive: true });
 
@@ -213,13 +225,28 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
   const gitDir = join(workspace, '.git');
   if (isRealDir(gitDir)) {
     pinned.push(gitDir);
-    for (const rel of gitMetadata(workspace)) readOnly.push(join(workspace, rel));
+    // A hooks folder missing from a git folder (a submodule's) would be made inside and run outside.
+    for (const rel of gitMetadata(workspace)) {
+      if (rel.endsWith('/hooks') && isRealDir(join(workspace, dirname(rel)))) {
+        try {
+          mkdirSync(join(workspace, rel), { recursive: true });
+        } catch {
+          // a file or a dangling link is there: mounted (or skipped) below like any other path
+        }
+      }
+      const abs = join(workspace, rel);
+      if (!existsSync(abs)) continue;
+      const r = real(abs);
+      // Only what is in the workspace: a hooks link into the (hidden) home is not there anyway.
+      if (r && inside(workspace, r) && r !== workspace) readOnly.push(r);
+    }
   } else if (isFile(gitDir)) readOnly.push(gitDir);
 
   const readable: string[] = [];
   for (const p of [...toolFoldersUnder(home, req.hostEnv.PATH, req.hostEnv), ...req.section.readable.map((x) => expandHostPath(x, home)), ...(req.alsoReadable ?? [])]) {
     const r = real(p);
-    if (r && !inside(workspace, r)) readable.push(r);
+    // Neither inside the workspace (it is there already) nor holding it (the projects next to it would show).
+    if (r && !inside(workspace, r) && !inside(r, workspace)) readable.push(r);
   }
   const writable: string[] = [];
   for (const p of req.section.writable.map((x) => expandHostPath(x, home))) {
@@ -260,50 +287,60 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
     confined: true,
     summary: { confined: true, tool: `bubblewrap ${probe.version}`, network: req.section.network, protected: [...req.section.protected], required },
     launcher: { file: probe.path, args: [...bwrapArgs(mounts), '--'] },
-    env: sandboxEnv({ host: req.hostEnv, home, shell: req.shell, identity: gitIdentity(req.hostEnv) }),
+    env: sandboxEnv({ host: req.hostEnv, home, shell: req.shell, identity: gitIdentity(workspace, req.hostEnv) }),
     mounts,
   };
 }
 
 /** The user's git identity (global config, read on the host: ~/.gitconfig is not in the sandbox), for commits made inside. */
-function gitIdentity(env: Readonly<Record<string, string | undefined>>): { name?: string; email?: string } {
-  const get = (key: string): string | undefined => {
-    try {
-      const r = spawnSync('git', ['config', '--global', '--get', key], { encoding: 'utf8', timeout: 2000, env: { ...env, GIT_CONFIG_NOSYSTEM: '1' } as NodeJS.ProcessEnv, cwd: '/' });
-      const v = r.status === 0 ? r.stdout.trim() : '';
-      return v && !/[\0\n]/.test(v) ? v : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-  const name = get('user.name');
-  const email = get('user.email');
+function gitIdentity(workspace: string, env: Readonly<Record<string, string | undefined>>): { name?: string; email?: string } {
+  // As git would pick it for this repository (its own config, includeIf rules, the user's).
+  const name = gitConfigValue(workspace, 'user.name', env);
+  const email = gitConfigValue(workspace, 'user.email', env);
   return { ...(name ? { name } : {}), ...(email ? { email } : {}) };
 }
 
 /**
- * The workspace-relative paths of git metadata that makes git run programs:
- * config, config.worktree, commondir and hooks of the repository and of each
- * submodule under .git/modules (those that exist; at most 200).
+ * The workspace-relative paths of git metadata that makes git run programs
+ * (config, config.worktree, commondir, hooks), for the repository's own git
+ * folder and every one inside it (submodules under modules/, linked worktrees
+ * under worktrees/), whether they exist or not (at most 400); and the hooks
+ * folder `core.hooksPath` names (husky's `.husky`), when it is in the workspace.
  */
 export function gitMetadata(workspace: string): string[] {
   const out: string[] = [];
   const visit = (rel: string, depth: number): void => {
-    for (const name of ['config', 'config.worktree', 'commondir', 'hooks']) {
-      const p = `${rel}/${name}`;
-      if (existsSync(join(workspace, p)) || isLink(join(workspace, p))) out.push(p);
+    for (const name of ['config', 'config.worktree', 'commondir', 'hooks']) out.push(`${rel}/${name}`);
+    if (depth >= 4 || out.length > 400) return;
+    for (const sub of ['modules', 'worktrees']) {
+      let names: string[];
+      try {
+        names = readdirSync(join(workspace, rel, sub));
+      } catch {
+        continue;
+      }
+      for (const m of names) if (isRealDir(join(workspace, rel, sub, m))) visit(`${rel}/${sub}/${m}`, depth + 1);
     }
-    if (depth >= 4 || out.length > 200) return;
-    let mods: string[];
-    try {
-      mods = readdirSync(join(workspace, rel, 'modules'));
-    } catch {
-      return;
-    }
-    for (const m of mods) if (isRealDir(join(workspace, rel, 'modules', m))) visit(`${rel}/modules/${m}`, depth + 1);
   };
-  visit('.git', 0);
+  if (isRealDir(join(workspace, '.git'))) visit('.git', 0);
+  const hooksPath = gitConfigValue(workspace, 'core.hooksPath');
+  if (hooksPath) {
+    const abs = resolve(workspace, hooksPath);
+    const root = real(workspace);
+    if (root && inside(root, abs) && abs !== root) out.push(abs.slice(root.length + 1).split(sep).join('/'));
+  }
   return out;
+}
+
+/** One value of the workspace's git config, read on the host (`git config` runs nothing); undefined when unset or unreadable. */
+export function gitConfigValue(workspace: string, key: string, env: Readonly<Record<string, string | undefined>> = process.env): string | undefined {
+  try {
+    const r = spawnSync('git', ['-C', workspace, 'config', '--get', key], { encoding: 'utf8', timeout: 3000, env: env as NodeJS.ProcessEnv });
+    const v = r.status === 0 ? r.stdout.replace(/\n$/, '') : '';
+    return v && !/[\0\n]/.test(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function isFile(p: string): boolean {

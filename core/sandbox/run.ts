@@ -6,9 +6,9 @@
  * (clean home and environment).
  */
 import { accessSync, constants, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { mkdir, rename } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { isAbsolute, join, relative, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import type { OutcomeEvent } from '../schema/trajectory';
 import { ALWAYS_READ_ONLY, type Workflow } from '../schema/workflow';
 import { runOutcomeCheck } from '../agent/outcome-check';
@@ -89,8 +89,8 @@ function common(o: RunSandboxOptions): Partial<PlanRequest> {
 export interface EndReport {
   /** Protected paths (and git metadata) the run had changed, put back. */
   restored: string[];
-  /** Git repositories the run had created (`.git` folders), removed. */
-  removedRepositories: string[];
+  /** Git repositories the run had created (`.git` folders and files), moved to .lar/quarantine/<time>/. */
+  quarantinedRepositories: string[];
   /** Why the protected paths could not be put back. */
   error?: string;
 }
@@ -132,10 +132,18 @@ function linkedTargets(workspace: string, paths: readonly string[]): string[] {
   return out;
 }
 
-/** The `.git` folders and files in the workspace, three levels deep (not inside .git, node_modules or .lar). */
-function findRepositories(workspace: string): string[] {
-  const out: string[] = [];
+/** A git repository in the workspace: where its `.git` is, and what it is (device and inode: a repository moved by the user is the same one). */
+interface Repository {
+  rel: string;
+  id: string;
+}
+
+/** The `.git` folders and files in the workspace (not inside .git, node_modules or .lar; at most 20 000 folders looked at, 12 deep). */
+function findRepositories(workspace: string): Repository[] {
+  const out: Repository[] = [];
+  let budget = 20_000;
   const walk = (rel: string, depth: number): void => {
+    if (--budget < 0) return;
     let entries;
     try {
       entries = readdirSync(join(workspace, rel), { withFileTypes: true });
@@ -144,8 +152,14 @@ function findRepositories(workspace: string): string[] {
     }
     for (const e of entries) {
       const r = rel ? `${rel}/${e.name}` : e.name;
-      if (e.name === '.git') out.push(r);
-      else if (e.isDirectory() && depth < 3 && e.name !== 'node_modules' && e.name !== '.lar') walk(r, depth + 1);
+      if (e.name === '.git') {
+        try {
+          const st = lstatSync(join(workspace, r));
+          out.push({ rel: r, id: `${st.dev}:${st.ino}` });
+        } catch {
+          // gone meanwhile
+        }
+      } else if (e.isDirectory() && depth < 12 && e.name !== 'node_modules' && e.name !== '.lar') walk(r, depth + 1);
     }
   };
   walk('', 0);
@@ -161,11 +175,11 @@ export class RunSandbox {
     private readonly shellDir: string | undefined,
     /** Every workspace path the agent may read but not change (the file tools refuse them). */
     readonly readOnlyPaths: readonly string[],
-    /** The git repositories (`.git` folders or files) there were at the start. */
+    /** The git repositories (`.git` folders or files, by device and inode) there were at the start. */
     private readonly repositories: ReadonlySet<string>,
   ) {}
 
-  private finished: Promise<EndReport> | undefined;
+  private finishing: Promise<EndReport> | undefined;
 
   /** Plans the sandbox and snapshots the protected paths (before the first step: call it before the run starts). */
   static async open(opts: RunSandboxOptions): Promise<RunSandbox> {
@@ -176,7 +190,7 @@ export class RunSandbox {
     // Kept as they were, whatever the run does, and put back at its end: the protected paths, the
     // git metadata the user's git runs programs from, and what links among them lead to.
     const git = kindOfPath(join(opts.workspace, '.git'));
-    const named = [...opts.workflow.sandbox.protected, ...(git === 'dir' || git === undefined ? [...GIT_METADATA, ...gitMetadata(opts.workspace)] : git === 'file' ? ['.git'] : [])];
+    const named = [...opts.workflow.sandbox.protected, ...(git === 'dir' ? gitMetadata(opts.workspace) : git === undefined ? GIT_METADATA : git === 'file' ? ['.git'] : [])];
     const kept = [...new Set([...named, ...linkedTargets(opts.workspace, named)])];
     let snapshot: ProtectedSnapshot | undefined;
     try {
@@ -186,7 +200,7 @@ export class RunSandbox {
       throw e;
     }
     const readOnlyPaths = [...new Set([...ALWAYS_READ_ONLY, '.git/modules', ...kept])];
-    return new RunSandbox(plan, opts, snapshot, shellDir, readOnlyPaths, new Set(findRepositories(opts.workspace)));
+    return new RunSandbox(plan, opts, snapshot, shellDir, readOnlyPaths, new Set(findRepositories(opts.workspace).map((r) => r.id)));
   }
 
   get summary(): SandboxSummary {
@@ -196,7 +210,8 @@ export class RunSandbox {
   /** Set when commands must not run at all (the sandbox is required and there is none). */
   get refusal(): string | undefined {
     if (this.plan.confined || !this.plan.refuseCommands) return undefined;
-    return `the sandbox is required and commands cannot be confined here (${this.plan.summary.reason})${this.plan.fix ? `; ${this.plan.fix}` : ''}`;
+    const why = this.plan.summary.required ? 'the sandbox is required and commands cannot be confined here' : 'commands cannot run here';
+    return `${why} (${this.plan.summary.reason})${this.plan.fix ? `; ${this.plan.fix}` : ''}`;
   }
 
   /** What the terminal starts with: inside the sandbox a built environment; outside the host's, without the API key. */
@@ -263,34 +278,51 @@ export class RunSandbox {
   }
 
   /**
-   * The end of the run's changes, once (the outcome check calls it, dispose
-   * does when no check ran): the protected paths and the git metadata put back
-   * from the snapshot, and git repositories the run created removed (the
-   * editor's git would run their config outside the sandbox).
+   * The end of the run's changes (the outcome check calls it before it runs,
+   * dispose after it, as the check runs the agent's code too): the protected
+   * paths and the git metadata put back from the snapshot (in the sandbox only
+   * those that did not exist: the rest was read-only to the run, and a change
+   * there is the user's), and git repositories the run created moved to
+   * .lar/quarantine (the editor's git would run their config outside the
+   * sandbox). Safe to call again; one at a time.
    */
   finish(): Promise<EndReport> {
-    this.finished ??= (async () => {
-      const report: EndReport = { restored: [], removedRepositories: [] };
+    const next = (this.finishing ?? Promise.resolve(undefined)).then(async () => {
+      const report: EndReport = { restored: [], quarantinedRepositories: [] };
       if (this.snapshot) {
         try {
-          report.restored = await restoreSnapshot(this.opts.workspace, this.snapshot, this.opts.snapshotLimits);
+          report.restored = await restoreSnapshot(this.opts.workspace, this.snapshot, this.opts.snapshotLimits, { onlyAbsent: this.plan.confined });
         } catch (e) {
           report.error = (e as Error).message;
         }
       }
+      const quarantine = join(this.opts.workspace, '.lar', 'quarantine', new Date().toISOString().replace(/[:.]/g, '-'));
       for (const repo of findRepositories(this.opts.workspace)) {
-        if (this.repositories.has(repo)) continue;
-        await rm(join(this.opts.workspace, repo), { recursive: true, force: true });
-        report.removedRepositories.push(repo);
+        if (this.repositories.has(repo.id)) continue;
+        const to = join(quarantine, repo.rel);
+        try {
+          await mkdir(dirname(to), { recursive: true });
+          await rename(join(this.opts.workspace, repo.rel), to);
+          report.quarantinedRepositories.push(repo.rel);
+        } catch (e) {
+          report.error = `${report.error ? `${report.error}; ` : ''}the repository ${repo.rel} the run created could not be moved away: ${(e as Error).message}`;
+        }
       }
       return report;
-    })();
-    return this.finished;
+    });
+    this.finishing = next;
+    return next;
   }
 
   /** Finishes the run (if nothing did) and removes the run's scratch files; what was put back or removed. */
   async dispose(): Promise<EndReport> {
-    const report = await this.finish();
+    const before = this.finishing ? await this.finishing : undefined;
+    const after = await this.finish();
+    const report: EndReport = {
+      restored: [...new Set([...(before?.restored ?? []), ...after.restored])],
+      quarantinedRepositories: [...(before?.quarantinedRepositories ?? []), ...after.quarantinedRepositories],
+      ...(before?.error || after.error ? { error: [before?.error, after.error].filter(Boolean).join('; ') } : {}),
+    };
     if (this.shellDir) rmSync(this.shellDir, { recursive: true, force: true });
     if (this.snapshot) await disposeSnapshot(this.snapshot);
     return report;

@@ -431,12 +431,14 @@ export class AgentSession implements vscode.Disposable {
       this.fail(`The run failed: ${message}`, actionsFor(e));
     } finally {
       for (const resolve of running.approvals.values()) resolve(false);
+      // Every process gone before anything is put back (one still dying could race the restore).
+      await terminal?.end().catch(() => false);
       terminal?.dispose();
       // The status bar keeps saying how the last run's commands were confined.
-      const end = await sandbox?.dispose().catch((e: unknown) => ({ restored: [], removedRepositories: [], error: String(e) }));
+      const end = await sandbox?.dispose().catch((e: unknown) => ({ restored: [], quarantinedRepositories: [], error: String(e) }));
       if (end?.restored.length) this.output.warn(`put back what the run changed in protected paths: ${end.restored.join(', ')}`);
-      if (end?.removedRepositories.length) {
-        const text = `Lean4 Agentic removed the git repositories the run created (${end.removedRepositories.join(', ')}): their config would have run outside the sandbox.`;
+      if (end?.quarantinedRepositories.length) {
+        const text = `Lean4 Agentic moved the git repositories the run created (${end.quarantinedRepositories.join(', ')}) to .lar/quarantine: their config would have run outside the sandbox. Move one back if you trust it.`;
         this.output.warn(text);
         void vscode.window.showWarningMessage(text);
       }
