@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { planSandbox, type ConfinedPlan } from '../core/sandbox/plan';
-import { RunSandbox } from '../core/sandbox/run';
+import { RunSandbox, execAllowed } from '../core/sandbox/run';
 import { SandboxSection, Workflow, type WorkflowInput } from '../core/schema/workflow';
 import { TerminalSession, type RunResult } from '../core/tools/terminal';
 import { alive, listProcesses } from '../core/tools/procs';
@@ -808,4 +808,13 @@ describe('git repositories at the end of a run', { skip }, () => {
       rmSync(base, { recursive: true, force: true });
     }
   });
+});
+
+test('a noexec mount is found for the folder below it (the shell copy is not put there), octal escapes in mount points included', () => {
+  const table = ['/dev/vda / ext4 rw,relatime 0 0', 'tmpfs /dev/shm tmpfs rw,nosuid,nodev,noexec 0 0', 'tmpfs /mnt/my\\040disk tmpfs rw,noexec 0 0', 'tmpfs /dev/shm/ok tmpfs rw 0 0'].join('\n');
+  assert.equal(execAllowed('/dev/shm/lar-run-1', table), false);
+  assert.equal(execAllowed('/dev/shm/ok/x', table), true, 'the longest mount point decides');
+  assert.equal(execAllowed('/mnt/my disk/x', table), false);
+  assert.equal(execAllowed('/dev/shmem', table), true, 'whole path segments only');
+  assert.equal(execAllowed('/tmp/x', table), true);
 });

@@ -60,10 +60,10 @@ function runtimeRoot(): string {
 }
 
 /** Whether programs may be executed from `dir`: its mount (the longest mount point above it) is not `noexec`. */
-export function execAllowed(dir: string): boolean {
+export function execAllowed(dir: string, table?: string): boolean {
   let mounts: string;
   try {
-    mounts = readFileSync('/proc/self/mounts', 'utf8');
+    mounts = table ?? readFileSync('/proc/self/mounts', 'utf8');
   } catch {
     return true;
   }
@@ -72,7 +72,8 @@ export function execAllowed(dir: string): boolean {
   for (const line of mounts.split('\n')) {
     const f = line.split(' ');
     if (f.length < 4) continue;
-    const at = f[1]!.replace(/\\040/g, ' ');
+    // Mount points are written with octal escapes for space, tab, newline and backslash.
+    const at = f[1]!.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
     if ((dir === at || dir.startsWith(at.endsWith('/') ? at : `${at}/`)) && at.length >= best.length) {
       best = at;
       noexec = f[3]!.split(',').includes('noexec');
