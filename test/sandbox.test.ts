@@ -160,6 +160,17 @@ describe('the sandbox hides the home folder and the secrets of the session', { s
     assert.doesNotMatch(r.output, /^(LAR_API_KEY|OPENAI_API_KEY)=/m);
   });
 
+  test("the kernel keyrings (not namespaced: the user's session keyring) are out of reach", { skip: !['x64', 'arm64'].includes(process.arch) }, async () => {
+    const b = box();
+    const nr = process.arch === 'x64' ? 250 : 219;
+    // keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0): outside it names the session keyring.
+    const probe = `python3 -c "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); r = libc.syscall(${nr}, 0, -3, 0); print('keyctl', r, os.strerror(ctypes.get_errno()))"`;
+    const outside = spawnSync('sh', ['-c', probe], { encoding: 'utf8' }).stdout;
+    assert.match(outside, /^keyctl \d+ /, 'outside the sandbox the session keyring is there');
+    const r = await attack(b, probe);
+    assert.match(r.output, /keyctl -1 Operation not permitted/, r.output);
+  });
+
   test('a process of the host cannot be killed from inside', async () => {
     const b = box();
     const victim = spawn('sleep', ['60'], { stdio: 'ignore' });

@@ -8,8 +8,9 @@
  * and $HOME) replaced by empty ones; the workspace read-write with its
  * protected paths and the run's records (.lar) read-only on top; a new user
  * namespace without capabilities and without further user namespaces (so no
- * mount inside can be undone); no network unless asked; and the sandbox dies
- * with the process that started it, PID namespace and all.
+ * mount inside can be undone); no network unless asked; the kernel keyrings
+ * out of reach (seccomp.ts); and the sandbox dies with the process that
+ * started it, PID namespace and all.
  *
  * `--new-session` is left out on purpose: it breaks job control in the
  * interactive shell of a pty (landscape-2026.md); the terminal the shell gets
@@ -18,6 +19,7 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { seccompFile } from './seccomp';
 
 export interface BwrapFound {
   ok: true;
@@ -25,6 +27,8 @@ export interface BwrapFound {
   version: string;
   /** `--disable-userns` works (bubblewrap ≥ 0.8): no user namespace can be made inside. */
   disableUserns: boolean;
+  /** The seccomp filter (seccomp.ts) loads: the kernel keyrings are out of reach inside. */
+  seccomp: boolean;
 }
 
 export interface BwrapMissing {
@@ -99,7 +103,7 @@ function probeUncached(path: string): BwrapProbe {
   let last = '';
   for (const disableUserns of [true, false]) {
     const r = spawnSync(path, [...isolationArgs('none', disableUserns), ...base, '--', '/bin/sh', '-c', 'exit 0'], { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe'] });
-    if (r.status === 0) return { ok: true, path, version, disableUserns };
+    if (r.status === 0) return { ok: true, path, version, disableUserns, seccomp: seccompWorks(path, disableUserns, base) };
     last = (r.error?.message ?? r.stderr ?? '').trim().split('\n')[0] ?? '';
     // An old bwrap that does not know the flag: try once more without it.
     if (!/disable-userns|Unknown option/i.test(last)) break;
@@ -110,6 +114,25 @@ function probeUncached(path: string): BwrapProbe {
     reason: `bubblewrap ${version} (${path}) cannot start a sandbox here: ${last || 'it failed without saying why'}`,
     fix: userns ? USERNS_FIX : `check that ${path} works: \`bwrap --ro-bind / / --unshare-all -- /bin/true\``,
   };
+}
+
+/** Whether bwrap loads our seccomp filter here (a kernel without seccomp, or one that refuses it, runs without). */
+function seccompWorks(path: string, disableUserns: boolean, base: string[]): boolean {
+  const filter = seccompFile();
+  if (!filter) return false;
+  const l = seccompLauncher(path, filter);
+  const r = spawnSync(l.file, [...l.args, ...isolationArgs('none', disableUserns), ...base, '--', '/bin/sh', '-c', 'exit 0'], { timeout: 10_000, stdio: 'ignore' });
+  return r.status === 0;
+}
+
+/**
+ * bwrap reads a seccomp filter from a file descriptor only, and node-pty
+ * passes none but the terminal: /bin/sh opens the filter as fd 9 and
+ * becomes bwrap (exec), so the process node-pty started is bwrap itself.
+ * The arguments that follow are bwrap's.
+ */
+export function seccompLauncher(bwrap: string, filter: string): { file: string; args: string[] } {
+  return { file: '/bin/sh', args: ['-c', 'exec "$@" 9<"$0"', filter, bwrap, '--seccomp', '9'] };
 }
 
 /** Forget what was probed (tests that install or remove bwrap). */

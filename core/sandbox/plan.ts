@@ -10,7 +10,8 @@ import { spawnSync } from 'node:child_process';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join, resolve, sep } from 'node:path';
 import { ALWAYS_READ_ONLY, type SandboxSection } from '../schema/workflow';
-import { bwrapArgs, probeBwrap, type BwrapProbe, type Mounts } from './bwrap';
+import { bwrapArgs, probeBwrap, seccompLauncher, type BwrapFound, type BwrapProbe, type Mounts } from './bwrap';
+import { seccompFile } from './seccomp';
 import { sandboxEnv } from './env';
 
 export type SandboxSetting = 'auto' | 'required' | 'off';
@@ -286,7 +287,7 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
   return {
     confined: true,
     summary: { confined: true, tool: `bubblewrap ${probe.version}`, network: req.section.network, protected: [...req.section.protected], required },
-    launcher: { file: probe.path, args: [...bwrapArgs(mounts), '--'] },
+    launcher: launcherFor(probe, bwrapArgs(mounts)),
     env: sandboxEnv({ host: req.hostEnv, home, shell: req.shell, identity: gitIdentity(workspace, req.hostEnv) }),
     mounts,
   };
@@ -365,6 +366,14 @@ function isLink(p: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** bwrap with its arguments, through the seccomp launcher when the filter loads here. */
+function launcherFor(probe: BwrapFound, args: string[]): { file: string; args: string[] } {
+  const filter = probe.seccomp ? seccompFile() : undefined;
+  if (!filter) return { file: probe.path, args: [...args, '--'] };
+  const l = seccompLauncher(probe.path, filter);
+  return { file: l.file, args: [...l.args, ...args, '--'] };
 }
 
 /** One line for the chat, the status bar and the terminal's name. */
