@@ -203,7 +203,14 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       await chat.locator('#task').fill('Look around.');
       await chat.locator('#task').press('Enter');
       await chat.locator('.card', { hasText: 'read_file' }).waitFor({ timeout: 60_000 });
+      // A mark on the old document: until it is gone, the workbench found is the old one, going away (inert).
+      await wb.page.evaluate('globalThis.larBeforeReload = true');
       await wb.runCommand('Developer: Reload Window');
+      await eventually(
+        'the reloaded window',
+        async () => ((await wb.page.evaluate('globalThis.larBeforeReload !== true').catch(() => false)) ? true : undefined),
+        60_000,
+      );
       await wb.page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
       const runs = join(ws, '.lar', 'runs');
       const file = await eventually('the run file ended', async () => {
