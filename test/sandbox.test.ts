@@ -365,6 +365,13 @@ describe('ordinary work still works inside', { skip }, () => {
   });
 });
 
+/** A run's sandbox and terminal as `lar run` and the editor make them, with `home` as the user's home. */
+async function openRun(ws: string, workflow: Workflow, home: string, setting: 'required' | 'off' = 'required'): Promise<{ sandbox: RunSandbox; terminal: TerminalSession }> {
+  const outputDir = join(ws, '.lar', 'output', 'run');
+  const sandbox = await RunSandbox.open({ workspace: ws, workflow, setting, hostEnv: { ...process.env, HOME: home }, shell: '/bin/bash', outputDir, home });
+  return { sandbox, terminal: new TerminalSession({ cwd: ws, outputDir, shell: '/bin/bash', ...sandbox.terminal() }) };
+}
+
 function minimalWorkflow(): WorkflowInput {
   return {
     lar: 1,
@@ -396,10 +403,7 @@ describe('reward hacks against the outcome check', { skip }, () => {
     // The user's own ~/.npmrc makes every script "pass": the check must not read it.
     writeFileSync(join(home, '.npmrc'), 'script-shell=/bin/true\n');
     const workflow = Workflow.parse({ ...minimalWorkflow(), sandbox: { protected: protect } });
-    const hostEnv = { ...process.env, HOME: home };
-    const sandbox = await RunSandbox.open({ workspace: ws, workflow, setting, hostEnv, shell: '/bin/bash', outputDir: join(ws, '.lar', 'output', 'run'), home });
-    const setup = sandbox.terminal();
-    const terminal = new TerminalSession({ cwd: ws, outputDir: join(ws, '.lar', 'output', 'run'), shell: '/bin/bash', ...setup });
+    const { sandbox, terminal } = await openRun(ws, workflow, home, setting);
     const done = async () => {
       terminal.dispose();
       await sandbox.dispose();
@@ -663,8 +667,7 @@ describe('the trajectory writer continues only on the file it wrote', () => {
 describe('what the user runs later, outside the sandbox', { skip }, () => {
   /** A run as the CLI and the editor make it: RunSandbox, its terminal, its end. */
   async function runIn(ws: string, workflow: Workflow, home: string) {
-    const sandbox = await RunSandbox.open({ workspace: ws, workflow, setting: 'required', hostEnv: { ...process.env, HOME: home }, shell: '/bin/bash', outputDir: join(ws, '.lar', 'output', 'run'), home });
-    const terminal = new TerminalSession({ cwd: ws, outputDir: join(ws, '.lar', 'output', 'run'), shell: '/bin/bash', ...sandbox.terminal() });
+    const { sandbox, terminal } = await openRun(ws, workflow, home);
     return { sandbox, terminal, run: (c: string) => terminal.run(c, { timeoutMs: 20_000 }) };
   }
   const fresh = () => {
@@ -755,8 +758,7 @@ describe('git repositories at the end of a run', { skip }, () => {
     mkdirSync(ws);
     mkdirSync(home);
     prepare(ws);
-    const sandbox = await RunSandbox.open({ workspace: ws, workflow: Workflow.parse(minimalWorkflow()), setting: 'required', hostEnv: { ...process.env, HOME: home }, shell: '/bin/bash', outputDir: join(ws, '.lar', 'output', 'run'), home });
-    const terminal = new TerminalSession({ cwd: ws, outputDir: join(ws, '.lar', 'output', 'run'), shell: '/bin/bash', ...sandbox.terminal() });
+    const { sandbox, terminal } = await openRun(ws, Workflow.parse(minimalWorkflow()), home);
     return { base, ws, sandbox, terminal, done: () => rmSync(base, { recursive: true, force: true }) };
   };
 

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isDirectory, isExecutableFile } from '../files/kind';
 
 /**
  * Finding a Lean toolchain: `lake` and `lean` at an explicit path (the
@@ -32,24 +33,6 @@ export type LeanDetection =
   | { available: false; reason: string };
 
 const EXE = process.platform === 'win32' ? '.exe' : '';
-
-function isExecutableFile(p: string): boolean {
-  try {
-    if (!fs.statSync(p).isFile()) return false;
-    if (process.platform !== 'win32') fs.accessSync(p, fs.constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function isDirectory(p: string): boolean {
-  try {
-    return fs.statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
 
 /** `lake` and `lean` in one folder, if both are there. */
 function pairIn(dir: string): { lake: string; lean: string } | undefined {

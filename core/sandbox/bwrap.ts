@@ -17,7 +17,7 @@
  * is its own pty, so TIOCSTI into it only types into the sandbox itself.
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
+import { isDirectory, isExecutableFile } from '../files/kind';
 import { delimiter, join } from 'node:path';
 import { seccompFile } from './seccomp';
 
@@ -41,22 +41,13 @@ export interface BwrapMissing {
 
 export type BwrapProbe = BwrapFound | BwrapMissing;
 
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
-
 /** $LAR_BWRAP when set (a bubblewrap elsewhere; a path that is none means none), else bwrap on PATH, else in the usual places. */
 export function findBwrap(env: Readonly<Record<string, string | undefined>> = process.env): string | undefined {
-  if (env.LAR_BWRAP) return executable(env.LAR_BWRAP) ? env.LAR_BWRAP : undefined;
+  if (env.LAR_BWRAP) return isExecutableFile(env.LAR_BWRAP) ? env.LAR_BWRAP : undefined;
   const dirs = [...(env.PATH ?? '').split(delimiter).filter((d) => d.startsWith('/')), '/usr/bin', '/bin', '/usr/local/bin'];
   for (const d of dirs) {
     const p = join(d, 'bwrap');
-    if (executable(p)) return p;
+    if (isExecutableFile(p)) return p;
   }
   return undefined;
 }
@@ -169,7 +160,7 @@ export function bwrapArgs(m: Mounts): string[] {
   for (const d of ['/tmp', '/var/tmp', '/run', '/dev/shm']) a.push('--tmpfs', d);
   if (m.network === 'host') a.push('--ro-bind-try', '/run/systemd/resolve', '/run/systemd/resolve');
   // Every home folder is empty; the workspace and the granted paths come back on top.
-  for (const d of uniq(['/home', '/root', m.home])) if (isDir(d)) a.push('--tmpfs', d);
+  for (const d of uniq(['/home', '/root', m.home])) if (isDirectory(d)) a.push('--tmpfs', d);
   for (const p of m.readable) a.push('--ro-bind', p, p);
   for (const p of m.writable) a.push('--bind', p, p);
   a.push('--bind', m.workspace, m.workspace);
@@ -179,14 +170,6 @@ export function bwrapArgs(m: Mounts): string[] {
   for (const f of m.hiddenFiles) a.push('--ro-bind', '/dev/null', f);
   a.push('--chdir', m.chdir);
   return a;
-}
-
-function isDir(p: string): boolean {
-  try {
-    return statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 function uniq(xs: string[]): string[] {

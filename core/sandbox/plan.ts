@@ -5,11 +5,14 @@
  * environment the shell starts with; an unconfined one says why, what would
  * fix it, and whether commands must then be refused.
  */
-import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, realpathSync } from 'node:fs';
+import { entryKind } from '../files/kind';
+import { isInside } from '../tools/workspace-fs';
 import { spawnSync } from 'node:child_process';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join, resolve, sep } from 'node:path';
 import { ALWAYS_READ_ONLY, type SandboxSection } from '../schema/workflow';
+import type { SandboxRecord } from '../schema/trajectory';
 import { bwrapArgs, probeBwrap, seccompLauncher, type BwrapFound, type BwrapProbe, type Mounts } from './bwrap';
 import { seccompFile } from './seccomp';
 import { sandboxEnv } from './env';
@@ -17,17 +20,8 @@ import { sandboxEnv } from './env';
 export type SandboxSetting = 'auto' | 'required' | 'off';
 export const SANDBOX_SETTINGS: readonly SandboxSetting[] = ['auto', 'required', 'off'];
 
-/** What the trajectory header records about the sandbox a run had (schema/trajectory.ts SandboxRecord). */
-export interface SandboxSummary {
-  confined: boolean;
-  /** e.g. "bubblewrap 0.8.0". */
-  tool?: string;
-  network?: 'none' | 'host';
-  protected?: string[];
-  required: boolean;
-  /** Why commands are not confined. */
-  reason?: string;
-}
+/** What the trajectory header records about the sandbox a run had. */
+export type SandboxSummary = SandboxRecord;
 
 export interface ConfinedPlan {
   confined: true;
@@ -69,6 +63,8 @@ export interface PlanRequest {
   hiddenDirs?: string[];
   /** Extra host paths the sandbox reads (the terminal's command files when they are outside the workspace). */
   alsoReadable?: string[];
+  /** gitMetadata(workspace), when the caller has it already (it asks git for core.hooksPath). */
+  gitMetadata?: readonly string[];
 }
 
 
@@ -80,7 +76,8 @@ function real(p: string): string | undefined {
   }
 }
 
-const inside = (root: string, p: string): boolean => p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
+/** `p` is `root` or below it (whole segments; paths as the system spells them, real paths here). */
+const inside = (root: string, p: string): boolean => isInside(root, p, false);
 
 /** `~/x` → home/x; absolute paths as they are. */
 export function expandHostPath(p: string, home: string): string {
@@ -148,7 +145,7 @@ function linkTargets(dir: string): string[] {
   }
   for (const n of names) {
     const p = join(dir, n);
-    if (!isLink(p)) continue;
+    if (entryKind(p) !== 'link') continue;
     const r = real(p);
     if (r) out.push(r);
   }
@@ -207,12 +204,12 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
     // a file, or a link to nowhere: its real path is mounted read-only below if it leads into the workspace
   }
   // Without a hooks folder, one made inside would run at the user's next commit, outside.
-  if (isRealDir(join(workspace, '.git'))) mkdirSync(join(workspace, '.git', 'hooks'), { recursive: true });
+  if (entryKind(join(workspace, '.git')) === 'dir') mkdirSync(join(workspace, '.git', 'hooks'), { recursive: true });
 
   const readOnly: string[] = [];
   for (const rel of [...ALWAYS_READ_ONLY, ...req.section.protected]) {
     const abs = join(workspace, rel);
-    if (!existsSync(abs) && !isLink(abs)) continue;
+    if (!existsSync(abs) && entryKind(abs) !== 'link') continue;
     const r = real(abs);
     // A protected path that leads out of the workspace is already read-only there (the host is).
     if (r && inside(workspace, r) && r !== workspace) readOnly.push(r);
@@ -224,11 +221,11 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
   // folder itself becomes a mount point, which cannot be renamed away and replaced.
   const pinned: string[] = [];
   const gitDir = join(workspace, '.git');
-  if (isRealDir(gitDir)) {
+  if (entryKind(gitDir) === 'dir') {
     pinned.push(gitDir);
     // A hooks folder missing from a git folder (a submodule's) would be made inside and run outside.
-    for (const rel of gitMetadata(workspace)) {
-      if (rel.endsWith('/hooks') && isRealDir(join(workspace, dirname(rel)))) {
+    for (const rel of req.gitMetadata ?? gitMetadata(workspace)) {
+      if (rel.endsWith('/hooks') && entryKind(join(workspace, dirname(rel))) === 'dir') {
         try {
           mkdirSync(join(workspace, rel), { recursive: true });
         } catch {
@@ -241,7 +238,7 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
       // Only what is in the workspace: a hooks link into the (hidden) home is not there anyway.
       if (r && inside(workspace, r) && r !== workspace) readOnly.push(r);
     }
-  } else if (isFile(gitDir)) readOnly.push(gitDir);
+  } else if (entryKind(gitDir) === 'file') readOnly.push(gitDir);
 
   const readable: string[] = [];
   for (const p of [...toolFoldersUnder(home, req.hostEnv.PATH, req.hostEnv), ...req.section.readable.map((x) => expandHostPath(x, home)), ...(req.alsoReadable ?? [])]) {
@@ -264,7 +261,7 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
   for (const p of [...CREDENTIAL_FILES.map((f) => join(home, f)).filter(granted), ...req.section.hidden.map((x) => expandHostPath(x, home))]) {
     const r = real(p);
     if (!r) continue;
-    if (isRealDir(r)) hiddenDirs.push(r);
+    if (entryKind(r) === 'dir') hiddenDirs.push(r);
     else hiddenFiles.push(r);
   }
   // A folder inside one already hidden is hidden with it (and could not be mounted on: the empty folder is read-only).
@@ -320,10 +317,10 @@ export function gitMetadata(workspace: string): string[] {
       } catch {
         continue;
       }
-      for (const m of names) if (isRealDir(join(workspace, rel, sub, m))) visit(`${rel}/${sub}/${m}`, depth + 1);
+      for (const m of names) if (entryKind(join(workspace, rel, sub, m)) === 'dir') visit(`${rel}/${sub}/${m}`, depth + 1);
     }
   };
-  if (isRealDir(join(workspace, '.git'))) visit('.git', 0);
+  if (entryKind(join(workspace, '.git')) === 'dir') visit('.git', 0);
   const hooksPath = gitConfigValue(workspace, 'core.hooksPath');
   if (hooksPath) {
     const abs = resolve(workspace, hooksPath);
@@ -344,29 +341,6 @@ export function gitConfigValue(workspace: string, key: string, env: Readonly<Rec
   }
 }
 
-function isFile(p: string): boolean {
-  try {
-    return lstatSync(p).isFile();
-  } catch {
-    return false;
-  }
-}
-
-function isRealDir(p: string): boolean {
-  try {
-    return lstatSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-function isLink(p: string): boolean {
-  try {
-    return lstatSync(p).isSymbolicLink();
-  } catch {
-    return false;
-  }
-}
 
 /** bwrap with its arguments, through the seccomp launcher when the filter loads here. */
 function launcherFor(probe: BwrapFound, args: string[]): { file: string; args: string[] } {

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import type { OutcomeEvent } from '../schema/trajectory';
 import { ALWAYS_READ_ONLY, type Workflow } from '../schema/workflow';
+import { entryKind } from '../files/kind';
 import { runOutcomeCheck } from '../agent/outcome-check';
 import { gitMetadata, planSandbox, type PlanRequest, type SandboxPlan, type SandboxSetting, type SandboxSummary } from './plan';
 import { disposeSnapshot, restoreSnapshot, takeSnapshot, type ProtectedSnapshot, type SnapshotLimits } from './snapshot';
@@ -83,8 +84,8 @@ export function execAllowed(dir: string, table?: string): boolean {
 }
 
 /** What both of a run's sandboxes (the terminal's, the outcome check's) share from the options. */
-function common(o: RunSandboxOptions): Partial<PlanRequest> {
-  return { ...(o.hidden ? { hiddenDirs: o.hidden } : {}), ...(o.probe ? { probe: o.probe } : {}), ...(o.home ? { home: o.home } : {}) };
+function common(o: RunSandboxOptions, gitMetadata: readonly string[]): Partial<PlanRequest> {
+  return { gitMetadata, ...(o.hidden ? { hiddenDirs: o.hidden } : {}), ...(o.probe ? { probe: o.probe } : {}), ...(o.home ? { home: o.home } : {}) };
 }
 
 export interface EndReport {
@@ -94,15 +95,6 @@ export interface EndReport {
   quarantinedRepositories: string[];
   /** Why the protected paths could not be put back. */
   error?: string;
-}
-
-function kindOfPath(p: string): 'dir' | 'file' | 'link' | 'other' | undefined {
-  try {
-    const st = lstatSync(p);
-    return st.isSymbolicLink() ? 'link' : st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other';
-  } catch {
-    return undefined;
-  }
 }
 
 /** Git metadata to keep as it was even where it does not exist yet (git reads config from commondir). */
@@ -174,6 +166,10 @@ export class RunSandbox {
     private readonly snapshot: ProtectedSnapshot | undefined,
     /** Where the terminal's execute-only shell copy goes: outside the workspace (where `git add -A` would trip on an unreadable file), mounted read-only. */
     private readonly shellDir: string | undefined,
+    /** The shell's execute-only copy can be run from shellDir (its mount is not noexec). */
+    private readonly copyShell: boolean,
+    /** The git metadata paths of the workspace (gitMetadata), for the outcome check's sandbox. */
+    private readonly gitMeta: readonly string[],
     /** Every workspace path the agent may read but not change (the file tools refuse them). */
     readonly readOnlyPaths: readonly string[],
     /** The git repositories (`.git` folders or files, by device and inode) there were at the start. */
@@ -187,11 +183,13 @@ export class RunSandbox {
     // The command files must be readable inside wherever they are (under .lar they already are).
     mkdirSync(opts.outputDir, { recursive: true });
     const shellDir = mkdtempSync(join(runtimeRoot(), 'lar-run-'));
-    const plan = planSandbox({ workspace: opts.workspace, section: opts.workflow.sandbox, setting: opts.setting, hostEnv: opts.hostEnv, shell: opts.shell, alsoReadable: [opts.outputDir, shellDir], ...common(opts) });
+    // Asked once (git is run for core.hooksPath): the terminal's sandbox, the snapshot and the outcome check's sandbox share it.
+    const git = entryKind(join(opts.workspace, '.git'));
+    const meta = git === 'dir' ? gitMetadata(opts.workspace) : [];
+    const plan = planSandbox({ workspace: opts.workspace, section: opts.workflow.sandbox, setting: opts.setting, hostEnv: opts.hostEnv, shell: opts.shell, alsoReadable: [opts.outputDir, shellDir], ...common(opts, meta) });
     // Kept as they were, whatever the run does, and put back at its end: the protected paths, the
     // git metadata the user's git runs programs from, and what links among them lead to.
-    const git = kindOfPath(join(opts.workspace, '.git'));
-    const named = [...opts.workflow.sandbox.protected, ...(git === 'dir' ? gitMetadata(opts.workspace) : git === undefined ? GIT_METADATA : git === 'file' ? ['.git'] : [])];
+    const named = [...opts.workflow.sandbox.protected, ...(git === 'dir' ? meta : git === undefined ? GIT_METADATA : git === 'file' ? ['.git'] : [])];
     const kept = [...new Set([...named, ...linkedTargets(opts.workspace, named)])];
     let snapshot: ProtectedSnapshot | undefined;
     try {
@@ -201,7 +199,8 @@ export class RunSandbox {
       throw e;
     }
     const readOnlyPaths = [...new Set([...ALWAYS_READ_ONLY, '.git/modules', ...kept])];
-    return new RunSandbox(plan, opts, snapshot, shellDir, readOnlyPaths, new Set(findRepositories(opts.workspace).map((r) => r.id)));
+    const copyShell = plan.confined && execAllowed(shellDir);
+    return new RunSandbox(plan, opts, snapshot, shellDir, copyShell, meta, readOnlyPaths, new Set(findRepositories(opts.workspace).map((r) => r.id)));
   }
 
   get summary(): SandboxSummary {
@@ -218,7 +217,7 @@ export class RunSandbox {
   /** What the terminal starts with: inside the sandbox a built environment; outside the host's, without the API key. */
   terminal(): TerminalSetup {
     if (this.plan.confined) {
-      const copy = this.shellDir && execAllowed(this.shellDir) ? { shellCopyDir: this.shellDir } : {};
+      const copy = this.shellDir && this.copyShell ? { shellCopyDir: this.shellDir } : {};
       return { env: this.plan.env, launcher: this.plan.launcher, ...copy, ...(this.shellDir ? { scriptDir: this.shellDir } : {}) };
     }
     return { env: { ...this.opts.hostEnv, LAR_API_KEY: undefined } };
@@ -259,7 +258,7 @@ export class RunSandbox {
     let event: OutcomeEvent;
     if (this.plan.confined) {
       // A fresh plan: what exists now (restored paths included) is mounted read-only.
-      const fresh = planSandbox({ workspace: this.opts.workspace, section: this.opts.workflow.sandbox, setting: 'required', hostEnv: this.opts.hostEnv, shell: '/bin/sh', ...common(this.opts) });
+      const fresh = planSandbox({ workspace: this.opts.workspace, section: this.opts.workflow.sandbox, setting: 'required', hostEnv: this.opts.hostEnv, shell: '/bin/sh', ...common(this.opts, this.gitMeta) });
       if (!fresh.confined) {
         event = { type: 'outcome', command: check.command, exitCode: null, completion: 'unobserved', output: `the outcome check did not run: its sandbox could not start (${fresh.summary.reason})`, at: new Date().toISOString() };
       } else {

@@ -103,7 +103,8 @@ export function alive(pid: number): boolean {
 
 const READ_SYSCALL: Partial<Record<string, number>> = { x64: 0, arm64: 63, ia32: 3, arm: 3, riscv64: 63, loong64: 63 };
 
-function linkOf(path: string): string | undefined {
+/** Where a link (a /proc entry: a process's exe, an fd) points; undefined when it cannot be read. */
+export function linkOf(path: string): string | undefined {
   try {
     return readlinkSync(path);
   } catch {

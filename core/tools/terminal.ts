@@ -20,12 +20,12 @@
  * Only `marker` and `exit` carry an exit code; the others have exitCode null.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, copyFileSync, existsSync, mkdirSync, openSync, readlinkSync, realpathSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, existsSync, mkdirSync, openSync, realpathSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { loadNodePty, spawnShell, type ShellMode, type ShellProcess } from './shell-process';
 import { Completion, ToolResult } from '../schema/trajectory';
 import { CapOptions, capOutput, looksBinary, binarySummary, omissionMarker, stripTerminal } from './output';
-import { alive, killAll, listProcesses, procInfo, sessionProcesses, waitingOnTerminal } from './procs';
+import { alive, killAll, linkOf, listProcesses, procInfo, sessionProcesses, waitingOnTerminal } from './procs';
 import { assertTypable, shellQuote, type QuoteDialect } from './shell-quote';
 
 export interface TerminalOptions {
@@ -856,11 +856,7 @@ function findShell(root: number, launcherFile: string): number | undefined {
 }
 
 function exeOf(pid: number): string | undefined {
-  try {
-    return readlinkSync(`/proc/${pid}/exe`);
-  } catch {
-    return undefined;
-  }
+  return linkOf(`/proc/${pid}/exe`);
 }
 
 /** Length of the longest suffix of `s` that is a prefix of `prefix`. */
