@@ -119,9 +119,11 @@ export class Workbench {
     const row = this.page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
     for (;;) {
       await this.press('F1');
-      await input.waitFor({ timeout: 30_000 });
-      await input.fill(`>${title}`);
       try {
+        await input.waitFor({ timeout: 10_000 });
+        // Inside the retry: right after a start or a reload, the workbench may close the palette again
+        // (a view restored takes the focus) or hold it inert for a moment, and it is opened once more.
+        await input.fill(`>${title}`, { timeout: 5_000 });
         await row.waitFor({ timeout: 5_000 });
         await row.click();
         return;
