@@ -59,6 +59,7 @@ export function exportAtif(parsed: ParsedTrajectory, report: TrajectoryReport, o
         open = undefined;
         if (e.role === 'assistant') {
           open = openAgentStep(e.content, e.at, line.line);
+          if (e.reasoning) open.reasoning_content = e.reasoning;
         } else if (e.role === 'user' && steps.length === 1 && steps[0]!.message === e.content) {
           // The task already opened the document as its first user step.
         } else {
@@ -82,6 +83,15 @@ export function exportAtif(parsed: ParsedTrajectory, report: TrajectoryReport, o
           ...(e.at ? { timestamp: e.at } : {}),
           ...(e.output !== undefined ? { observation: { results: [{ source_call_id: null, content: e.output }] } } : {}),
           extra: { lar: { line: line.line, exitCode: e.exitCode, failedChecks: r ? failedChecks(r) : [] } },
+        });
+        break;
+      case 'compaction':
+        open = undefined;
+        push({
+          source: 'system',
+          message: `The conversation was compacted to fit the ${e.window}-token context window (${e.tokensBefore} → ${e.tokensAfter} tokens; ${e.elided} tool results elided, ${e.summarized} turns summarized).${e.summary ? `\n\n${e.summary}` : ''}`,
+          ...(e.at ? { timestamp: e.at } : {}),
+          extra: { lar: { line: line.line, kind: 'compaction', reason: e.reason } },
         });
         break;
       case 'end':

@@ -11,7 +11,9 @@ import { tooDeep } from '../schema/json-depth';
  *   fragments are concatenated, and the arguments are parsed once the
  *   choice's `finish_reason` arrives (the last fragment may share that chunk);
  * - a final usage chunk has an empty `choices` array;
- * - a server may put an `error` object inside the stream instead of a chunk.
+ * - a server may put an `error` object inside the stream instead of a chunk;
+ * - reasoning comes as `delta.reasoning_content` (SGLang) or `delta.reasoning`
+ *   (vLLM), when the server runs a reasoning parser.
  */
 
 export interface ToolCallDelta {
@@ -23,7 +25,15 @@ export interface ToolCallDelta {
 
 export interface ChunkChoice {
   index?: number;
-  delta?: { role?: string | null; content?: string | null; reasoning_content?: string | null; tool_calls?: ToolCallDelta[] | null } | null;
+  delta?: {
+    role?: string | null;
+    content?: string | null;
+    /** SGLang's name for streamed reasoning (and vLLM's before it renamed it). */
+    reasoning_content?: string | null;
+    /** vLLM's current name for streamed reasoning. */
+    reasoning?: string | null;
+    tool_calls?: ToolCallDelta[] | null;
+  } | null;
   finish_reason?: string | null;
 }
 
@@ -148,7 +158,9 @@ export class CompletionAssembler {
       const choice = this.choice(isIndex(c.index) ? c.index : 0);
       const d = isObject(c.delta) ? c.delta : undefined;
       if (typeof d?.content === 'string' && d.content) choice.content.push(d.content);
-      if (typeof d?.reasoning_content === 'string' && d.reasoning_content) choice.reasoning.push(d.reasoning_content);
+      // One of the two names per delta: a server that sends both (a renaming in progress) means the same text.
+      const reasoning = typeof d?.reasoning_content === 'string' && d.reasoning_content ? d.reasoning_content : typeof d?.reasoning === 'string' ? d.reasoning : '';
+      if (reasoning) choice.reasoning.push(reasoning);
       for (const t of Array.isArray(d?.tool_calls) ? d.tool_calls : []) {
         if (!isObject(t)) continue;
         const index = isIndex(t.index) ? t.index : choice.calls.size;

@@ -14,6 +14,21 @@ export interface FunctionToolDefinition {
 export function toolDefinitions(names: readonly ToolName[] = TOOL_NAMES): FunctionToolDefinition[] {
   return names.map((name) => {
     const { $schema: _ignored, ...parameters } = z.toJSONSchema(ToolArgs[name]) as Record<string, unknown>;
-    return { type: 'function', function: { name, description: TOOL_DESCRIPTIONS[name], parameters } };
+    return { type: 'function', function: { name, description: TOOL_DESCRIPTIONS[name], parameters: withoutSafeIntegerBound(parameters) } };
   });
+}
+
+/**
+ * zod writes `maximum: 9007199254740991` on every integer (JavaScript's safe
+ * bound): noise in the prompt of every request, telling the model nothing.
+ */
+function withoutSafeIntegerBound(schema: Record<string, unknown>): Record<string, unknown> {
+  const props = schema.properties as Record<string, Record<string, unknown>> | undefined;
+  if (!props) return schema;
+  const clean: Record<string, Record<string, unknown>> = {};
+  for (const [k, p] of Object.entries(props)) {
+    const { maximum, ...rest } = p;
+    clean[k] = maximum === Number.MAX_SAFE_INTEGER ? rest : p;
+  }
+  return { ...schema, properties: clean };
 }

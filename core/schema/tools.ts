@@ -34,39 +34,39 @@ const PathArg = z.string().min(1);
  */
 export const ToolArgs = {
   run_command: z.strictObject({
-    command: z.string().min(1),
-    cwd: PathArg.optional(),
-    timeoutMs: PositiveInt.optional(),
+    command: z.string().min(1).describe('The shell command line to run.'),
+    cwd: PathArg.optional().describe('Workspace-relative folder to run it in (default: the workspace).'),
+    timeoutMs: PositiveInt.optional().describe('Milliseconds before the command is stopped (default 120000).'),
   }),
   read_file: z.strictObject({
-    path: PathArg,
-    startLine: PositiveInt.optional(),
-    endLine: PositiveInt.optional(),
+    path: PathArg.describe('Workspace-relative path of the file.'),
+    startLine: PositiveInt.optional().describe('First line to read, from 1.'),
+    endLine: PositiveInt.optional().describe('Last line to read.'),
   }),
   write_file: z.strictObject({
-    path: PathArg,
-    content: z.string(),
+    path: PathArg.describe('Workspace-relative path of the file to create or replace.'),
+    content: z.string().describe('The whole new content of the file.'),
   }),
   edit_file: z.strictObject({
-    path: PathArg,
-    search: z.string().min(1),
-    replace: z.string(),
+    path: PathArg.describe('Workspace-relative path of the file to edit.'),
+    search: z.string().min(1).describe('Exact text to find; it must occur exactly once in the file.'),
+    replace: z.string().describe('Text to put in its place.'),
   }),
   list_files: z.strictObject({
-    path: PathArg.optional(),
-    recursive: z.boolean().optional(),
+    path: PathArg.optional().describe('Workspace-relative folder (default: the workspace).'),
+    recursive: z.boolean().optional().describe('List the folders below it too.'),
   }),
   search: z.strictObject({
-    pattern: z.string().min(1),
-    path: PathArg.optional(),
-    regex: z.boolean().optional(),
+    pattern: z.string().min(1).describe('Text to find in the files.'),
+    path: PathArg.optional().describe('Workspace-relative folder or file to search in.'),
+    regex: z.boolean().optional().describe('Read the pattern as a regular expression.'),
   }),
   enter_stage: z.strictObject({
-    stage: z.string().min(1),
-    reason: z.string().optional(),
+    stage: z.string().min(1).describe('Id of the workflow stage to move to.'),
+    reason: z.string().optional().describe('Why, in a sentence.'),
   }),
   submit: z.strictObject({
-    summary: z.string().optional(),
+    summary: z.string().optional().describe('What was done.'),
   }),
 } satisfies Record<ToolName, z.ZodType>;
 

@@ -12,6 +12,11 @@ const IsoTime = z.string().min(1);
 export const ModelInfo = z.object({
   name: z.string(),
   endpoint: z.string().optional(),
+  /** How tool calls were carried at the start: `native`, or a text format (core/model/formats). */
+  toolFormat: z.string().optional(),
+  /** The model's context window in tokens, and where that figure came from. */
+  contextWindow: z.number().int().positive().optional(),
+  contextWindowSource: z.enum(['setting', 'server', 'server_info', 'error', 'default']).optional(),
 });
 
 /** `workflow` is inline, a path relative to the trajectory file, or `builtin:ID`. */
@@ -91,6 +96,14 @@ export const ToolCallEvent = z.object({
   args: z.unknown(),
   /** When the model's argument text was not JSON: the parser's message (args is then null). */
   argsError: z.string().optional(),
+  /**
+   * Slips in how the model wrote the call that were repaired so it could run
+   * (core/model/formats/repairs.ts: code_fence, trailing_comma, missing_close_tag …).
+   * Not scored by the verifier: there for a reward or a reader to see a sloppy call.
+   */
+  repairs: z.array(z.string()).optional(),
+  /** `text`: the call came as text in the answer (a text format, or a server that did not parse it). */
+  via: z.enum(['native', 'text']).optional(),
   status: CallStatus,
   result: ToolResult.optional(),
   at: IsoTime.optional(),
@@ -101,6 +114,8 @@ export const MessageEvent = z.object({
   type: z.literal('message'),
   role: z.enum(['system', 'user', 'assistant']),
   content: z.string(),
+  /** The model's reasoning before this answer (streamed apart, or in <think> tags). */
+  reasoning: z.string().optional(),
   at: IsoTime.optional(),
 });
 export type MessageEvent = z.infer<typeof MessageEvent>;
@@ -123,6 +138,37 @@ export const OutcomeEvent = z.object({
 });
 export type OutcomeEvent = z.infer<typeof OutcomeEvent>;
 
+/**
+ * The conversation was made smaller to fit the model's context window: old
+ * tool results elided, older turns replaced by a summary note. It changes
+ * what the model sees from then on, nothing that happened: the verifier
+ * gives it no reward and its judgement of the run is the same with or
+ * without it.
+ */
+export const CompactionEvent = z.object({
+  type: z.literal('compaction'),
+  /** `window`: the next request would not have fit; `context_error`: the server refused one as too long. */
+  reason: z.enum(['window', 'context_error']),
+  /** The window in tokens the compaction aimed under. */
+  window: z.number().int().positive(),
+  /** Prompt tokens before and after (estimates calibrated on the server's counts). */
+  tokensBefore: z.number().int().nonnegative(),
+  tokensAfter: z.number().int().nonnegative(),
+  /** Tool results replaced by a one-line stub. */
+  elided: z.number().int().nonnegative(),
+  /** Earlier turns replaced by the summary note. */
+  summarized: z.number().int().nonnegative(),
+  /** The note that replaced them, when there was one. */
+  summary: z.string().optional(),
+  /** Who wrote the note: the model, or the host alone when the model could not. */
+  summaryBy: z.enum(['model', 'host']).optional(),
+  /** Completion tokens the summary cost. */
+  summaryTokens: z.number().int().nonnegative().optional(),
+  durationMs: z.number().nonnegative().optional(),
+  at: IsoTime.optional(),
+});
+export type CompactionEvent = z.infer<typeof CompactionEvent>;
+
 /** Written when a run stops; `interrupted` marks a run cut short (crash, reload, cancel). */
 export const EndEvent = z.object({
   type: z.literal('end'),
@@ -132,5 +178,5 @@ export const EndEvent = z.object({
 });
 export type EndEvent = z.infer<typeof EndEvent>;
 
-export const TrajectoryEvent = z.discriminatedUnion('type', [ToolCallEvent, MessageEvent, OutcomeEvent, EndEvent]);
+export const TrajectoryEvent = z.discriminatedUnion('type', [ToolCallEvent, MessageEvent, OutcomeEvent, CompactionEvent, EndEvent]);
 export type TrajectoryEvent = z.infer<typeof TrajectoryEvent>;
