@@ -1,27 +1,103 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { compactMessages } from '../core/agent/context';
+import { answerBudget, budgetFor, capText, compact, promptLimit } from '../core/agent/context';
+import { Conversation } from '../core/agent/conversation';
+import { TokenMeter } from '../core/model/tokens';
+import { toolDefinitions } from '../core/schema/tool-definitions';
 
-const big = (n: number) => `$ cat big.log\n${'x'.repeat(n)}`;
+const big = (n: number) => `$ cat big.log\n${'word '.repeat(n / 5)}`;
+const specs = toolDefinitions().map((t) => t.function);
 
-test('old tool results are elided first; the task, the model turns and recent messages stay', () => {
-  const messages: ChatCompletionMessageParam[] = [
-    { role: 'system', content: 'rules' },
-    { role: 'user', content: 'the task' },
-  ];
-  for (let i = 0; i < 10; i++) {
-    messages.push({ role: 'assistant', content: `plan ${i}`, tool_calls: [{ id: `c${i}`, type: 'function', function: { name: 'run_command', arguments: '{}' } }] });
-    messages.push({ role: 'tool', tool_call_id: `c${i}`, content: big(10_000) });
+function longConversation(turns: number): Conversation {
+  const c = new Conversation('rules', 'the task', specs);
+  for (let i = 0; i < turns; i++) {
+    c.push({ kind: 'assistant', text: `plan ${i}`, calls: [{ id: `c${i}`, name: 'run_command', args: { command: `cat big${i}.log` } }] });
+    c.push({ kind: 'results', results: [{ callId: `c${i}`, name: 'run_command', content: big(10_000) }] });
   }
-  const out = compactMessages(messages, 60_000, 4);
-  const size = out.reduce((n, m) => n + (typeof m.content === 'string' ? m.content.length : 0), 0);
-  assert.ok(size <= 60_000 + 10 * 200, `fits the budget: ${size}`);
-  assert.equal(out[1]!.content, 'the task');
-  assert.ok(out.filter((m) => m.role === 'assistant').every((m, i) => m.content === `plan ${i}`), 'the model keeps its own turns');
-  assert.match(String(out[3]!.content), /^\[earlier result elided to save context: 10014 characters; it began: \$ cat big\.log\]$/);
-  assert.equal(out.at(-1)!.content, big(10_000), 'the latest result is whole');
-  assert.equal(messages[3]!.content, big(10_000), 'the input is not changed');
-  // Under the budget nothing changes.
-  assert.deepEqual(compactMessages(messages.slice(0, 6), 1_000_000), messages.slice(0, 6));
+  return c;
+}
+
+test('the budget keeps prompt + answer inside the window with a margin, for any window', () => {
+  for (const w of [2048, 8192, 32_768, 131_072]) {
+    const b = budgetFor(w);
+    assert.ok(promptLimit(b) + b.reserve + b.margin === w, `${w}`);
+    assert.ok(b.reserve <= w / 2 && b.reserve >= 16);
+    // However big the prompt, the answer budget never asks past the window.
+    for (const p of [0, promptLimit(b), w - b.margin - 5]) assert.ok(p + answerBudget(b, p) <= w - b.margin || answerBudget(b, p) === 1);
+  }
+  assert.equal(budgetFor(32_768, 1000).reserve, 1000, 'an explicit answer budget is kept');
+});
+
+test('compaction elides old results first and keeps the system prompt, the task, the model turns and the latest result', async () => {
+  const c = longConversation(10);
+  const meter = new TokenMeter();
+  let asked = 0;
+  const r = await compact(c, {
+    format: 'native',
+    meter,
+    target: 12_000,
+    window: 32_768,
+    reason: 'window',
+    ordinal: 1,
+    facts: () => 'facts',
+    summarize: async () => {
+      asked++;
+      return { text: 'note' };
+    },
+  });
+  assert.equal(asked, 0, 'eliding was enough: no summary asked');
+  assert.ok(r.tokensAfter <= 12_000 && r.tokensBefore > r.tokensAfter, JSON.stringify(r));
+  assert.ok(r.elided > 0 && r.summarized === 0);
+  const m = c.render('native');
+  assert.equal(m[0]!.content, 'rules');
+  assert.equal(m[1]!.content, 'the task');
+  assert.match(String(m[3]!.content), /^\[earlier result elided to fit the context window: \d+ characters from run_command; it began: \$ cat big\.log\]$/);
+  assert.equal(m.at(-1)!.content, big(10_000), 'the latest result is whole');
+  assert.deepEqual(
+    m.filter((x) => x.role === 'assistant').map((x) => x.content),
+    Array.from({ length: 10 }, (_, i) => `plan ${i}`),
+  );
+});
+
+test('when eliding is not enough the model summarizes the older turns; a failed summary falls back to the host note', async () => {
+  for (const answer of ['## Task\n- fix it', undefined]) {
+    const c = new Conversation('rules', 'the task', specs);
+    for (let i = 0; i < 40; i++) c.push({ kind: 'assistant', text: `thinking about step ${i} `.repeat(40), calls: [{ id: `c${i}`, name: 'read_file', args: { path: `f${i}` } }] }, { kind: 'results', results: [{ callId: `c${i}`, name: 'read_file', content: 'ok' }] });
+    const r = await compact(c, {
+      format: 'qwen3_5',
+      meter: new TokenMeter(),
+      target: 4_000,
+      window: 8_192,
+      reason: 'context_error',
+      ordinal: 2,
+      facts: () => 'Recorded by Lean4 Agentic: stage edit',
+      summarize: async (messages, maxTokens) => {
+        assert.ok(maxTokens >= 256);
+        assert.match(String(messages[1]!.content), /## What failed/);
+        return answer === undefined ? undefined : { text: answer, tokens: 9 };
+      },
+    });
+    assert.ok(r.summarized > 0 && r.tokensAfter <= 4_000, JSON.stringify({ ...r, summary: undefined }));
+    assert.equal(r.summaryBy, answer ? 'model' : 'host');
+    assert.match(r.summary!, /compaction 2 of this run/);
+    assert.match(r.summary!, /Recorded by Lean4 Agentic: stage edit/);
+    if (answer) assert.match(r.summary!, /## Task\n- fix it/);
+    else assert.match(r.summary!, /read_file \{"path":"f0"\}/);
+    const m = c.render('qwen3_5');
+    assert.equal(m[1]!.content, 'the task');
+    assert.equal(m[2]!.role, 'user');
+    assert.match(String(m[2]!.content), /summarized to fit/);
+    assert.equal(m[3]!.role, 'assistant', 'the kept turns begin with a model turn');
+  }
+});
+
+test('capText keeps the head and the tail of a long result and says what it left out', () => {
+  const meter = new TokenMeter();
+  const text = Array.from({ length: 5000 }, (_, i) => `line ${i}`).join('\n');
+  const out = capText(text, 500, meter, 'read_file shows the rest');
+  assert.ok(meter.estimateText(out) < 700);
+  assert.ok(out.startsWith('line 0\n'));
+  assert.ok(out.endsWith('line 4999'));
+  assert.match(out, /characters left out to fit the context window; read_file shows the rest/);
+  assert.equal(capText('short', 500, meter, ''), 'short');
 });

@@ -277,7 +277,7 @@ test('a stalled stream is stopped by the idle timeout: the run ends saying for h
 
 test('invalid tool-call JSON becomes a blocked step with the verdict, the model reads why on its next turn, and the run goes on', NO_HANG, async () => {
   const r = await run(
-    [{ toolCalls: [{ name: 'read_file', arguments: '{"path": "sum.js"', id: 'call_bad' }] }, { toolCalls: [{ name: 'read_file', arguments: { path: 'sum.js' } }] }],
+    [{ toolCalls: [{ name: 'read_file', arguments: '{"path": sum.js}', id: 'call_bad' }] }, { toolCalls: [{ name: 'read_file', arguments: { path: 'sum.js' } }] }],
     { agent: { limits: { maxSteps: 2 } } },
   );
   const steps = r.events.filter((e): e is StepEvent => e.kind === 'step');
@@ -287,7 +287,7 @@ test('invalid tool-call JSON becomes a blocked step with the verdict, the model 
   assert.equal(bad.event.args, null);
   assert.match(bad.event.argsError!, /JSON/);
   assert.equal(bad.result.toolReward, -1);
-  assert.match(bad.result.verdicts.find((v) => v.check === 'tool.args' && !v.ok)!.reason, /^the arguments are not valid JSON: .* in "\{\\"path\\": \\"sum\.js\\""$/);
+  assert.match(bad.result.verdicts.find((v) => v.check === 'tool.args' && !v.ok)!.reason, /^the arguments are not valid JSON: .* in "\{\\"path\\": sum\.js\}"$/);
   assert.equal(steps[1]!.event.status, 'ok');
 
   // The next request carries the call (with arguments the server can parse) and why it did not run.

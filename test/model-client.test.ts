@@ -126,14 +126,25 @@ test('text tool calls: recovered in native mode and in hermes mode; bad JSON bec
 });
 
 test('test connection reports native tool calls, a missing tool parser, or what failed', async () => {
-  await withClient({ models: ['LAR-9B'], script: [{ toolCalls: [{ name: 'ping', arguments: { echo: 'lar' } }] }] }, {}, async (c) => {
+  await withClient({ models: ['LAR-9B'], contextLength: 32768, script: [{ toolCalls: [{ name: 'ping', arguments: { echo: 'lar' } }] }] }, {}, async (c) => {
     const r = await c.testConnection();
-    assert.deepEqual({ ok: r.ok, models: r.models, model: r.model, toolCalls: r.toolCalls, problems: r.problems }, { ok: true, models: ['LAR-9B'], model: 'LAR-9B', toolCalls: 'native', problems: [] });
+    assert.deepEqual(
+      { ok: r.ok, models: r.models, model: r.model, toolCalls: r.toolCalls, problems: r.problems, window: r.contextWindow, suggested: r.suggestedFormat },
+      { ok: true, models: ['LAR-9B'], model: 'LAR-9B', toolCalls: 'native', problems: [], window: { tokens: 32768, source: 'server' }, suggested: 'auto' },
+    );
   });
-  await withClient({ script: [{ toolCalls: [{ name: 'ping', arguments: { echo: 'lar' } }], toolCallsAsText: true }] }, {}, async (c) => {
+  await withClient({ contextLength: 8192, script: [{ toolCalls: [{ name: 'ping', arguments: { echo: 'lar' } }], toolCallsAsText: 'qwen3_5' }] }, {}, async (c) => {
     const r = await c.testConnection();
     assert.equal(r.toolCalls, 'text');
-    assert.match(r.problems[0]!, /no tool-call parser/);
+    assert.equal(r.textFormat, 'qwen3_5');
+    assert.equal(r.suggestedFormat, 'qwen3_5');
+    assert.match(r.problems[0]!, /wrote its tool call as text \(qwen3_5\).*--tool-call-parser qwen3_coder/);
+  });
+  // No window anywhere: the default is assumed and the report says how to set it.
+  await withClient({ script: [{ toolCalls: [{ name: 'ping', arguments: { echo: 'lar' } }] }] }, {}, async (c) => {
+    const r = await c.testConnection();
+    assert.deepEqual(r.contextWindow, { tokens: 32768, source: 'default' });
+    assert.match(r.problems.join(' '), /does not say how long the model's context window is.*--context-length/);
   });
   await withClient({ apiKey: 'k1234567', script: [] }, { apiKey: 'nope-nope' }, async (c) => {
     const r = await c.testConnection();

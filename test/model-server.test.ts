@@ -2,7 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { CompletionAssembler, ModelServerError, type StreamChunk } from '../core/model/assemble';
-import { extractTextToolCalls } from '../core/model/hermes';
+import { FORMATS } from '../core/model/formats';
+
+/** The Hermes reader, as the agent's format module has it. */
+const extractTextToolCalls = (content: string) => FORMATS.hermes.parse(content, []);
 import { ScriptedModelServer, type ScriptedServerOptions } from '../core/model/scripted-server';
 
 /** The real openai client over real HTTP against the scripted server. */

@@ -2,7 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from './support/fc';
 import { CompletionAssembler, ModelServerError, errorOf, type StreamChunk } from '../core/model/assemble';
-import { extractTextToolCalls } from '../core/model/hermes';
+import { FORMATS } from '../core/model/formats';
+
+/** The Hermes reader, as the agent's format module has it. */
+const extractTextToolCalls = (content: string) => FORMATS.hermes.parse(content, []);
 
 const feed = (chunks: StreamChunk[]) => {
   const a = new CompletionAssembler();

@@ -1,32 +1,242 @@
-import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { WireFormat } from '../model/formats';
+import type { TokenMeter } from '../model/tokens';
+import type { CompactionEvent } from '../schema/trajectory';
+import type { Conversation, Turn, TurnResult } from './conversation';
 
 /**
- * Keeps a long run's conversation within the model's context: when the
- * messages grow past `budgetChars`, the oldest tool results (and tool-result
- * messages sent as user text) are replaced by a one-line stub, oldest first,
- * until the conversation fits. The system prompt, the task, the model's own
- * turns and the most recent `keepRecent` messages are never touched, so the
- * model keeps its plan and the latest evidence. Returns a new array.
+ * Keeping a run inside its model's context window. Every request is sized
+ * before it is sent (server-counted tokens, a calibrated estimate between
+ * counts) so that prompt + `max_tokens` stays under the window with a
+ * margin. When the next request would not fit, the conversation is
+ * compacted once, well below the limit, so that the requests after it share
+ * their prefix again until the next compaction: first old tool results are
+ * elided, oldest first; if that is not enough, the same model writes a
+ * structured note standing for the older turns (task, plan, what was tried,
+ * files changed, current stage, what failed), to which the host adds what it
+ * knows for certain. The system prompt, the task and the recent turns stay.
  */
-export function compactMessages(messages: readonly ChatCompletionMessageParam[], budgetChars: number, keepRecent = 8): ChatCompletionMessageParam[] {
-  const out = messages.map((m) => ({ ...m })) as ChatCompletionMessageParam[];
-  let total = out.reduce((n, m) => n + sizeOf(m), 0);
-  const protectedFrom = Math.max(2, out.length - keepRecent);
-  for (let i = 2; i < protectedFrom && total > budgetChars; i++) {
-    const m = out[i]!;
-    const isToolResult = m.role === 'tool' || (m.role === 'user' && typeof m.content === 'string' && m.content.startsWith('Result of '));
-    if (!isToolResult || typeof m.content !== 'string' || m.content.startsWith('[earlier result elided')) continue;
-    const before = sizeOf(m);
-    const firstLine = m.content.split('\n', 1)[0]!.slice(0, 120);
-    (m as { content: string }).content = `[earlier result elided to save context: ${m.content.length} characters; it began: ${firstLine}]`;
-    total -= before - sizeOf(m);
+
+export interface Budget {
+  /** The window in tokens: prompt and answer together. */
+  window: number;
+  /** Tokens kept for the answer (`max_tokens`). */
+  reserve: number;
+  /** Kept free for the estimate's error and the template's own tokens. */
+  margin: number;
+}
+
+export function budgetFor(window: number, maxOutputTokens?: number): Budget {
+  const wanted = maxOutputTokens && maxOutputTokens > 0 ? maxOutputTokens : Math.min(8192, Math.max(256, Math.floor(window / 4)));
+  const margin = Math.max(64, Math.ceil(window * 0.03));
+  return { window, reserve: Math.max(16, Math.min(wanted, Math.floor(window / 2))), margin };
+}
+
+/** The most prompt tokens a request may have. */
+export function promptLimit(b: Budget): number {
+  return b.window - b.reserve - b.margin;
+}
+
+/** `max_tokens` for a prompt of `promptTokens`: the reserve, or less when the prompt leaves less. */
+export function answerBudget(b: Budget, promptTokens: number): number {
+  return Math.max(1, Math.min(b.reserve, b.window - b.margin - promptTokens));
+}
+
+/** A text cut to about `tokens`, its head and tail kept, saying what was left out. */
+export function capText(text: string, tokens: number, meter: TokenMeter, hint: string): string {
+  if (meter.estimateText(text) <= tokens) return text;
+  const keep = meter.charsFor(tokens, text);
+  const head = Math.floor(keep * 0.6);
+  const tail = Math.max(0, keep - head);
+  const omitted = text.length - head - tail;
+  return `${text.slice(0, head)}\n[… ${omitted} characters left out to fit the context window${hint ? `; ${hint}` : ''} …]\n${text.slice(text.length - tail)}`;
+}
+
+export interface CompactOptions {
+  format: WireFormat;
+  /** The tools as sent in the API (native format), for the estimate. */
+  tools?: ChatCompletionTool[];
+  meter: TokenMeter;
+  /** Compact to at most this many prompt tokens. */
+  target: number;
+  window: number;
+  reason: CompactionEvent['reason'];
+  /** Asks the model for the note; undefined when it could not write one. */
+  summarize: (messages: ChatCompletionMessageParam[], maxTokens: number) => Promise<{ text: string; tokens?: number } | undefined>;
+  /** What the host knows for certain (stage, files changed, failing calls), appended to the note. */
+  facts: () => string;
+  /** Which compaction of the run this is (1, 2, …). */
+  ordinal: number;
+}
+
+export type Compaction = Omit<CompactionEvent, 'type' | 'at'>;
+
+const ELIDED = '[earlier result elided to fit the context window';
+
+export async function compact(conv: Conversation, o: CompactOptions): Promise<Compaction> {
+  const t0 = Date.now();
+  const size = () => o.meter.estimate(conv.render(o.format), o.format === 'native' ? o.tools : undefined);
+  const tokensBefore = size();
+  let tokens = tokensBefore;
+  let elided = 0;
+  // Stage 1: old tool results become one-line stubs, oldest first; the last two turns keep theirs.
+  const recent = recentStart(conv.turns, 2);
+  for (let i = 2; i < recent && tokens > o.target; i++) {
+    const t = conv.turns[i]!;
+    if (t.kind !== 'results') continue;
+    for (const r of t.results) {
+      if (r.elided || tokens <= o.target) continue;
+      const before = o.meter.estimateText(r.content);
+      r.content = stub(r);
+      r.elided = true;
+      elided++;
+      tokens -= before - o.meter.estimateText(r.content);
+    }
   }
+  tokens = size();
+  const out: Compaction = { reason: o.reason, window: o.window, tokensBefore, tokensAfter: tokens, elided, summarized: 0 };
+  if (tokens > o.target) {
+    // Stage 2: the older turns become a note; the recent turns that fit beside the system prompt,
+    // the task and the note stay as they are.
+    const maxTokens = Math.min(2048, Math.max(256, Math.floor(o.window / 8)));
+    const fixed = o.meter.estimate(conv.render(o.format).slice(0, 2), o.format === 'native' ? o.tools : undefined);
+    const cut = keepFrom(conv, o, Math.floor((o.target - fixed - maxTokens - o.meter.estimateText(o.facts()) - 100) * 0.9));
+    if (cut > 2) {
+      const older = conv.turns.slice(2, cut);
+      const room = o.window - maxTokens - Math.max(64, Math.ceil(o.window * 0.03)) - 600;
+      const request = summaryRequest(older, o.meter, room);
+      let note: { text: string; tokens?: number } | undefined;
+      try {
+        note = await o.summarize(request, maxTokens);
+      } catch {
+        note = undefined;
+      }
+      const written = note?.text.trim();
+      const text = [
+        `[The conversation so far, summarized to fit the model's context window (compaction ${o.ordinal} of this run). ${older.length} earlier turns were replaced by this note; the turns after it are as they were.]`,
+        capText(written ? written : hostNote(older), maxTokens, o.meter, ''),
+        o.facts(),
+      ].join('\n\n');
+      conv.turns.splice(2, cut - 2, { kind: 'summary', text });
+      out.summarized = older.length;
+      out.summary = text;
+      out.summaryBy = written ? 'model' : 'host';
+      if (note?.tokens !== undefined) out.summaryTokens = note.tokens;
+    }
+    tokens = size();
+    // Still too big: the kept turns' results themselves are cut, largest first.
+    if (tokens > o.target) tokens = shrinkResults(conv, o, tokens, size);
+  }
+  out.tokensAfter = tokens;
+  out.durationMs = Date.now() - t0;
   return out;
 }
 
-function sizeOf(m: ChatCompletionMessageParam): number {
-  const c = (m as { content?: unknown }).content;
-  const text = typeof c === 'string' ? c.length : Array.isArray(c) ? JSON.stringify(c).length : 0;
-  const calls = (m as { tool_calls?: unknown[] }).tool_calls;
-  return text + (calls ? JSON.stringify(calls).length : 0);
+function stub(r: TurnResult): string {
+  const first = r.content.split('\n', 1)[0]!.slice(0, 120);
+  return `${ELIDED}: ${r.content.length} characters from ${r.name}; it began: ${first}]`;
+}
+
+/** Index of the first of the last `n` assistant turns (with what follows them). */
+function recentStart(turns: readonly Turn[], n: number): number {
+  let seen = 0;
+  for (let i = turns.length - 1; i >= 2; i--) {
+    if (turns[i]!.kind === 'assistant' && ++seen === n) return i;
+  }
+  return 2;
+}
+
+/**
+ * Where the kept recent turns begin: at an assistant turn (so a call and its
+ * results stay together), as far back as `budget` tokens allow, and never
+ * after the last assistant turn.
+ */
+function keepFrom(conv: Conversation, o: CompactOptions, budget: number): number {
+  const turns = conv.turns;
+  let cut = turns.length;
+  let used = 0;
+  for (let i = turns.length - 1; i >= 2; i--) {
+    used += o.meter.estimateText(turnText(turns[i]!));
+    if (turns[i]!.kind === 'assistant') {
+      if (used > budget && cut < turns.length) break;
+      cut = i;
+      if (used > budget) break;
+    }
+  }
+  return cut;
+}
+
+function turnText(t: Turn): string {
+  switch (t.kind) {
+    case 'assistant':
+      return `${t.text}\n${t.calls.map((c) => `${c.name} ${JSON.stringify(c.args ?? {})}`).join('\n')}`;
+    case 'results':
+      return t.results.map((r) => r.content).join('\n');
+    default:
+      return t.text;
+  }
+}
+
+const SUMMARY_SYSTEM =
+  'You write the working notes of a coding agent whose conversation no longer fits its context window. The notes replace the older part of the conversation: from now on the agent sees only them and its most recent turns. Be exact: file paths, commands, error messages, numbers. Do not call tools.';
+
+const SUMMARY_HEADINGS = ['## Task', '## Plan', '## What was tried', '## Files changed', '## Current stage', '## What failed'];
+
+/** The request for the note: the older turns as a plain transcript, cut to fit `room` tokens. */
+export function summaryRequest(older: readonly Turn[], meter: TokenMeter, room: number): ChatCompletionMessageParam[] {
+  const perResult = Math.max(200, Math.floor(room / Math.max(4, older.length)));
+  const lines: string[] = [];
+  for (const t of older) {
+    switch (t.kind) {
+      case 'assistant':
+        if (t.text) lines.push(`AGENT: ${t.text}`);
+        for (const c of t.calls) lines.push(`AGENT CALLED ${c.name} ${JSON.stringify(c.args ?? {})}`);
+        break;
+      case 'results':
+        for (const r of t.results) lines.push(`RESULT OF ${r.name}:\n${capText(r.content, perResult, meter, '')}`);
+        break;
+      case 'summary':
+        lines.push(`EARLIER NOTES:\n${t.text}`);
+        break;
+      default:
+        lines.push(`USER: ${t.text}`);
+    }
+  }
+  const transcript = capText(lines.join('\n\n'), Math.max(200, room), meter, 'the middle of the transcript');
+  return [
+    { role: 'system', content: SUMMARY_SYSTEM },
+    {
+      role: 'user',
+      content: `The older part of the conversation:\n\n<conversation>\n${transcript}\n</conversation>\n\nWrite the notes under exactly these headings, each followed by short bullet points, and nothing else:\n${SUMMARY_HEADINGS.join('\n')}`,
+    },
+  ];
+}
+
+/** The note when the model could not write one: what the turns show, mechanically. */
+function hostNote(older: readonly Turn[]): string {
+  const calls = older.flatMap((t) => (t.kind === 'assistant' ? t.calls.map((c) => `- ${c.name} ${clip(JSON.stringify(c.args ?? {}), 160)}`) : []));
+  const said = older.flatMap((t) => (t.kind === 'assistant' && t.text ? [`- ${clip(t.text, 200)}`] : []));
+  return [
+    'The model could not write a summary; these are the earlier turns in brief.',
+    '## What was tried',
+    ...(calls.length ? calls.slice(-40) : ['- (no tool calls)']),
+    ...(said.length ? ['## What the agent said', ...said.slice(-10)] : []),
+  ].join('\n');
+}
+
+function clip(s: string, n: number): string {
+  return s.length > n ? `${s.slice(0, n)}…` : s;
+}
+
+function shrinkResults(conv: Conversation, o: CompactOptions, tokens: number, size: () => number): number {
+  const results = conv.turns.flatMap((t) => (t.kind === 'results' ? t.results : [])).filter((r) => !r.elided);
+  results.sort((a, b) => b.content.length - a.content.length);
+  for (const r of results) {
+    if (tokens <= o.target) break;
+    const have = o.meter.estimateText(r.content);
+    const want = Math.max(64, have - (tokens - o.target));
+    r.content = capText(r.content, want, o.meter, 'read the file or rerun the command for the rest');
+    tokens = size();
+  }
+  return tokens;
 }

@@ -1,14 +1,18 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { CompleteRequest, ModelReply, ModelToolCall } from '../model/client';
-import { ModelError } from '../model/client';
+import type { CompleteRequest, ContextWindow, ModelReply, ModelToolCall } from '../model/client';
+import { DEFAULT_CONTEXT_WINDOW, ModelError, wireFormatOf } from '../model/client';
+import { guessFormat, type ToolFormatSetting, type ToolSpec, type WireFormat } from '../model/formats';
+import { StreamView } from '../model/stream-view';
+import { TokenMeter } from '../model/tokens';
 import { toolDefinitions } from '../schema/tool-definitions';
 import { isToolName, ToolArgs, type ToolName } from '../schema/tools';
-import type { CallStatus, Header, OutcomeEvent, SandboxRecord, ToolCallEvent, ToolResult, WorkflowRef } from '../schema/trajectory';
+import type { CallStatus, CompactionEvent, Header, OutcomeEvent, SandboxRecord, ToolCallEvent, ToolResult, WorkflowRef } from '../schema/trajectory';
 import { transitionsFrom, type Workflow } from '../schema/workflow';
 import { CHECKS } from '../verifier/checks';
 import { callKey, changedFiles, VerifierState, type GateResult, type ProposedCall, type StepResult, type TrajectorySummary } from '../verifier/state';
 import type { ToolContext, ToolOutcome } from '../tools/types';
-import { compactMessages } from './context';
+import { answerBudget, budgetFor, capText, compact, promptLimit, type Budget } from './context';
+import { Conversation, newCallId, type TurnCall, type TurnResult } from './conversation';
 import { TrajectoryWriter } from './trajectory-writer';
 
 /**
@@ -22,6 +26,12 @@ import { TrajectoryWriter } from './trajectory-writer';
 
 export interface AgentModel {
   complete(req: CompleteRequest): Promise<ModelReply>;
+  /** The model's context window (ModelClient asks the server); absent: the default is assumed. */
+  contextWindow?(signal?: AbortSignal): Promise<ContextWindow>;
+  /** Exact prompt tokens of a request where the server can count them. */
+  countTokens?(messages: ChatCompletionMessageParam[], tools?: ChatCompletionTool[], signal?: AbortSignal): Promise<number | undefined>;
+  /** A refusal said what the window is. */
+  learnWindow?(tokens: number): void;
 }
 
 /** Decides whether a call may run; by default the run's own builtin verifier state. */
@@ -33,7 +43,15 @@ export type ToolExecutor = (tool: ToolName, args: Record<string, unknown>, ctx: 
 export type AgentEvent =
   /** The header, line 1, written when the run starts. */
   | { kind: 'header'; line: 1; text: string }
+  /** Streamed prose of the answer (tool calls written as text and reasoning held apart). */
   | { kind: 'text'; delta: string }
+  /** Streamed reasoning. */
+  | { kind: 'reasoning'; delta: string }
+  /** The prose streamed so far in this answer was reasoning after all (a bare </think> came). */
+  | { kind: 'retract'; text: string }
+  /** How full the window is after an answer: prompt tokens of the last request. */
+  | { kind: 'context'; used: number; window: number; source: ContextWindow['source'] }
+  | { kind: 'compaction'; line: number; text: string; event: CompactionEvent }
   | { kind: 'step'; line: number; text: string; event: ToolCallEvent; result: StepResult; gate: GateResult }
   | { kind: 'outcome'; line: number; text: string; event: OutcomeEvent }
   | { kind: 'message'; line: number; text: string }
@@ -48,8 +66,10 @@ export interface AgentLimits {
   maxTokens?: number;
   /** Replies in a row without a tool call before the run stops. Default 3. */
   maxIdleTurns?: number;
-  /** Conversation size (characters) past which old tool results are elided. Default 200 000 (~50k tokens). */
-  contextChars?: number;
+  /** The model's context window in tokens; default: what the model client says (the server), else 32768. */
+  contextWindow?: number;
+  /** Tokens kept for each answer (`max_tokens`); default a quarter of the window, at most 8192. */
+  maxOutputTokens?: number;
   /**
    * Times the same call (same tool, same arguments) may fail with no file
    * changed in between before the run stops with `limit`; the model is warned
@@ -83,6 +103,8 @@ export interface AgentOptions {
   runId?: string;
   /** The sandbox the run's commands have, recorded in the header. */
   sandbox?: SandboxRecord;
+  /** How tool calls travel (default `auto`: native, text calls in content read too, a text format when the server has no parser). */
+  toolFormat?: ToolFormatSetting;
   /**
    * Gets, once the trajectory exists, a way to end its file at once (marked
    * interrupted, synchronously) when the host is going away and cannot wait
@@ -133,12 +155,25 @@ export function systemPrompt(wf: Workflow): string {
 export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
   const wf = opts.workflow;
   const redact = opts.redact ?? ((t: string) => t);
+  const setting = opts.toolFormat ?? 'auto';
+  let format: WireFormat = wireFormatOf(setting);
+  // The window before the header, so the file says what the run was sized for; a server that is
+  // down here fails the first request instead, with the file already written.
+  let window: ContextWindow = opts.limits?.contextWindow
+    ? { tokens: opts.limits.contextWindow, source: 'setting' }
+    : ((await opts.model.contextWindow?.(opts.signal).catch(() => undefined)) ?? { tokens: DEFAULT_CONTEXT_WINDOW, source: 'default' });
   const header: Header = {
     lar: 1,
     type: 'header',
     task: opts.task,
     workflow: opts.workflowRef,
-    model: opts.modelInfo.endpoint ? { name: opts.modelInfo.name, endpoint: opts.modelInfo.endpoint } : { name: opts.modelInfo.name },
+    model: {
+      name: opts.modelInfo.name,
+      ...(opts.modelInfo.endpoint ? { endpoint: opts.modelInfo.endpoint } : {}),
+      toolFormat: format,
+      contextWindow: window.tokens,
+      contextWindowSource: window.source,
+    },
     started: new Date().toISOString(),
     ...(opts.runId ? { id: opts.runId } : {}),
     ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
@@ -149,16 +184,22 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
   const gate: AgentGate = opts.gate ?? (async (call) => state.gate(call));
   const emit = opts.onEvent ?? (() => {});
   emit({ kind: 'header', line: 1, text: writer.headerText });
-  const limits = { maxSteps: 200, maxTimeMs: 3_600_000, maxTokens: Infinity, maxIdleTurns: 3, contextChars: 200_000, maxRepeatedFailures: 3, ...opts.limits };
+  const limits = { maxSteps: 200, maxTimeMs: 3_600_000, maxTokens: Infinity, maxIdleTurns: 3, maxRepeatedFailures: 3, ...opts.limits };
   const maxRepeats = Math.max(2, Math.floor(limits.maxRepeatedFailures));
   /** Calls that failed since the last file change: how many times each. */
   const failures = new Map<string, number>();
   const started = Date.now();
   const tools: ChatCompletionTool[] = toolDefinitions() as unknown as ChatCompletionTool[];
-  const messages: ChatCompletionMessageParam[] = [
-    { role: 'system', content: systemPrompt(wf) },
-    { role: 'user', content: opts.task },
-  ];
+  const specs: ToolSpec[] = toolDefinitions().map((t) => t.function);
+  const conversation = new Conversation(systemPrompt(wf), opts.task, specs);
+  const meter = new TokenMeter();
+  let budget: Budget = budgetFor(window.tokens, limits.maxOutputTokens);
+  let compactions = 0;
+  /** Files the run changed and its latest failing calls: the facts a compaction's note carries. */
+  const touched = new Set<string>();
+  const recentFailures: string[] = [];
+  /** Context refusals in a row for the same turn (each compacts further). */
+  let refusals = 0;
   const user = writer.append({ type: 'message', role: 'user', content: opts.task, at: new Date().toISOString() });
   emit({ kind: 'message', ...user });
   let tokens = 0;
@@ -171,6 +212,31 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     return { trajectoryPath: opts.trajectoryPath, ...(writer.digest ? { digest: writer.digest } : {}), summary: state.summary(), endReason: reason, ...(detail ? { detail } : {}) };
   };
 
+  /** Makes the conversation fit `target` tokens and records it; false when nothing was left to make smaller. */
+  const compactTo = async (target: number, reason: CompactionEvent['reason']): Promise<boolean> => {
+    compactions++;
+    const c = await compact(conversation, {
+      format,
+      tools,
+      meter,
+      target,
+      window: window.tokens,
+      reason,
+      ordinal: compactions,
+      facts: () => hostFacts(state, wf, touched, recentFailures),
+      summarize: async (messages, maxTokens) => {
+        const r = await opts.model.complete({ messages, format, maxTokens, ...(opts.signal ? { signal: opts.signal } : {}) });
+        tokens += r.usage?.completion_tokens ?? 0;
+        return r.text.trim() ? { text: r.text, ...(r.usage?.completion_tokens !== undefined ? { tokens: r.usage.completion_tokens } : {}) } : undefined;
+      },
+    });
+    const event: CompactionEvent = { type: 'compaction', ...c, at: new Date().toISOString() };
+    const w = writer.append(event);
+    state.append(event, w.line);
+    emit({ kind: 'compaction', ...w, event });
+    return c.tokensAfter < c.tokensBefore;
+  };
+
   try {
     for (;;) {
       if (opts.signal?.aborted) return finish('cancelled', 'the user stopped the run');
@@ -178,40 +244,93 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
       if (Date.now() - started > limits.maxTimeMs) return finish('limit', `the time limit (${Math.round(limits.maxTimeMs / 1000)} s) was reached`);
       if (tokens > limits.maxTokens) return finish('limit', `the token limit (${limits.maxTokens}) was reached`);
 
+      let messages = conversation.render(format);
+      const sent = format === 'native' ? tools : undefined;
+      let estimate = meter.estimate(messages, sent);
+      if (estimate > promptLimit(budget)) {
+        // Near the edge an estimate is not enough: the server's own count decides, where it can give one.
+        const exact = await opts.model.countTokens?.(messages, sent, opts.signal).catch(() => undefined);
+        if (exact !== undefined) {
+          meter.observe(messages, sent, exact);
+          estimate = exact;
+        }
+      }
+      if (estimate > promptLimit(budget)) {
+        await compactTo(Math.floor(promptLimit(budget) * 0.6), 'window');
+        messages = conversation.render(format);
+        estimate = meter.estimate(messages, sent);
+      }
+
       let reply: ModelReply;
+      const view = new StreamView();
+      const show = (pieces: ReturnType<StreamView['push']>) => {
+        for (const p of pieces) emit(p.kind === 'retract' ? { kind: 'retract', text: p.text } : { kind: p.kind, delta: p.delta });
+      };
       try {
-        reply = await opts.model.complete({ messages: compactMessages(messages, limits.contextChars), tools, onText: (delta) => emit({ kind: 'text', delta }), ...(opts.signal ? { signal: opts.signal } : {}) });
+        reply = await opts.model.complete({
+          messages,
+          tools,
+          format,
+          maxTokens: answerBudget(budget, estimate),
+          onText: (delta) => show(view.push(delta)),
+          onReasoning: (delta) => emit({ kind: 'reasoning', delta }),
+          ...(opts.signal ? { signal: opts.signal } : {}),
+        });
+        show(view.flush());
       } catch (e) {
         if (e instanceof ModelError && e.kind === 'cancelled') return finish('cancelled', 'the user stopped the run');
+        if (e instanceof ModelError && e.kind === 'context_length') {
+          // The server counts differently from the estimate: believe it, make room, and ask again.
+          if (e.context?.window && e.context.window !== window.tokens) {
+            window = { tokens: e.context.window, source: 'error' };
+            opts.model.learnWindow?.(e.context.window);
+            budget = budgetFor(window.tokens, limits.maxOutputTokens);
+          }
+          if (e.context?.promptTokens) meter.observe(messages, sent, e.context.promptTokens);
+          const target = Math.floor(promptLimit(budget) * (refusals === 0 ? 0.6 : 0.4));
+          if (++refusals <= 3 && (await compactTo(target, 'context_error'))) continue;
+          return finish('error', `${e.message}. The conversation was compacted and still does not fit: the model's context window (${window.tokens} tokens) is too small for the system prompt, the task and the latest turn. Serve the model with a longer context (vLLM --max-model-len, SGLang --context-length) or shorten the task.`);
+        }
+        if (e instanceof ModelError && e.kind === 'no_tool_parser' && setting === 'auto' && format === 'native') {
+          // The server takes no tools in the API: the model is told about them in its own family's text form instead.
+          format = guessFormat(opts.modelInfo.name);
+          const m = writer.append({ type: 'message', role: 'system', content: `The server cannot parse tool calls (${e.message}); the run carries them as text in the ${format} format from here on.`, at: new Date().toISOString() });
+          emit({ kind: 'message', ...m });
+          continue;
+        }
         return finish('error', e instanceof Error ? e.message : String(e));
       }
+      refusals = 0;
+      if (reply.usage?.prompt_tokens) meter.observe(messages, sent, reply.usage.prompt_tokens);
+      emit({ kind: 'context', used: reply.usage?.prompt_tokens ?? estimate, window: window.tokens, source: window.source });
       tokens += reply.usage?.completion_tokens ?? 0;
-      if (reply.text) {
-        const m = writer.append({ type: 'message', role: 'assistant', content: reply.text, at: new Date().toISOString() });
+      if (reply.text || reply.reasoning) {
+        const m = writer.append({ type: 'message', role: 'assistant', content: reply.text, ...(reply.reasoning ? { reasoning: reply.reasoning } : {}), at: new Date().toISOString() });
         emit({ kind: 'message', ...m });
       }
-      const native = reply.toolCalls.filter((c) => c.via === 'native');
-      messages.push({
-        role: 'assistant',
-        content: reply.text || (native.length ? null : ''),
-        ...(native.length ? { tool_calls: native.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: argumentsText(c) } })) } : {}),
-      } as ChatCompletionMessageParam);
+      // Text calls get run-unique ids (the server gave them none); the conversation keys results by them.
+      const calls = reply.toolCalls.map((c) => (c.via === 'text' ? { ...c, id: newCallId() } : c));
+      const turnCalls: TurnCall[] = calls.map((c) => ({ id: c.id, name: c.name, args: c.args, ...(c.argsError !== undefined ? { malformed: true } : {}) }));
+      conversation.push({ kind: 'assistant', text: reply.text, calls: turnCalls });
 
-      if (reply.toolCalls.length === 0) {
+      if (calls.length === 0) {
         if (++idleTurns >= limits.maxIdleTurns) return finish('error', `the model answered ${idleTurns} times in a row without calling a tool`);
-        messages.push({ role: 'user', content: 'Continue by calling a tool. The run ends only with submit from a terminal stage.' });
+        conversation.push({ kind: 'user', text: 'Continue by calling a tool. The run ends only with submit from a terminal stage.' });
         continue;
       }
       idleTurns = 0;
 
-      for (const call of reply.toolCalls) {
+      const results: TurnResult[] = [];
+      conversation.push({ kind: 'results', results });
+      // One result may not take more than a quarter of what a prompt can hold.
+      const resultCap = Math.max(256, Math.floor(promptLimit(budget) / 4));
+      for (const call of calls) {
         if (opts.signal?.aborted) return finish('cancelled', 'the user stopped the run');
         const stepped = await step(call);
         const { submitted, loop } = stepped;
         // What a command printed or a file held may carry a secret: the model gets it masked, as the trajectory does.
-        const observation = redact(stepped.observation);
-        if (call.via === 'native') messages.push({ role: 'tool', tool_call_id: call.id, content: observation });
-        else messages.push({ role: 'user', content: `Result of ${call.name || 'your tool call'}:\n${observation}` });
+        const observation = capText(redact(stepped.observation), resultCap, meter, 'read_file with startLine/endLine, or a narrower command, shows the rest');
+        results.push({ callId: call.id, name: call.name || 'tool', content: observation });
         // A model that keeps making the same failing call would burn the whole step budget.
         if (loop) return finish('limit', loop);
         if (submitted) {
@@ -277,6 +396,8 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
       tool: call.name,
       args: call.args,
       ...(call.argsError !== undefined ? { argsError: call.argsError } : {}),
+      ...(call.repairs?.length ? { repairs: call.repairs } : {}),
+      ...(call.via === 'text' ? { via: 'text' as const } : {}),
       status,
       result,
       at: new Date().toISOString(),
@@ -290,7 +411,12 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     const moved = stepResult.stageVisit && state.currentStage !== stageBefore ? `\nStage "${stepResult.stageVisit.stage}" scored ${stepResult.stageVisit.reward}.` : '';
     // The loop breaker: the same failing call, nothing changed in between (as tool.not_repeated sees it).
     if (changedFiles(event).length) failures.clear();
+    for (const f of changedFiles(event)) touched.add(f);
     const failure = stepResult.verdicts.find((v) => v.check === 'tool.succeeded' && !v.ok);
+    if (failure || status === 'blocked') {
+      recentFailures.push(redact(`${describeCall(call)} (${status === 'blocked' ? 'blocked' : failure!.reason})`.slice(0, 400)));
+      if (recentFailures.length > 5) recentFailures.shift();
+    }
     let warning = '';
     if (failure) {
       // Malformed arguments are all `null` to the verifier; here only the same text is the same call.
@@ -338,6 +464,17 @@ function copyOf(args: unknown): unknown {
   return structuredClone(args);
 }
 
-function argumentsText(c: ModelToolCall): string {
-  return c.argsError !== undefined ? '{}' : JSON.stringify(c.args ?? {});
+/** What the host knows for certain about the run so far, for a compaction's note. */
+function hostFacts(state: VerifierState, wf: Workflow, touched: ReadonlySet<string>, failed: readonly string[]): string {
+  const s = state.summary();
+  const files = [...touched].sort();
+  const stage = state.currentStage;
+  const tools = wf.stages.find((x) => x.id === stage)?.tools ?? [];
+  return [
+    'Recorded by Lean4 Agentic (exact, from the run itself):',
+    `- current stage: ${stage}${tools.length ? ` (tools: ${tools.join(', ')})` : ''}`,
+    `- tool calls so far: ${s.steps}`,
+    `- files changed so far: ${files.length ? files.slice(0, 40).join(', ') + (files.length > 40 ? ` and ${files.length - 40} more` : '') : 'none'}`,
+    ...failed.slice(-5).map((f) => `- failed: ${f}`),
+  ].join('\n');
 }

@@ -1,7 +1,10 @@
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { CompletionAssembler, ModelServerError, errorOf, type AssembledCompletion, type StreamChunk, type Usage } from './assemble';
-import { extractTextToolCalls } from './hermes';
+import { FORMATS, findTextCalls, guessFormat, isTextFormat, SERVER_PARSERS, type RepairId, type TextFormatId, type ToolFormatSetting, type ToolSpec, type WireFormat } from './formats';
+import { parseLenientJson } from './formats/json-repair';
+import { uniqueRepairs } from './formats/repairs';
+import { splitThinking } from './reasoning';
 
 /**
  * The model client: the official `openai` client against any
@@ -24,8 +27,17 @@ export interface ModelClientOptions {
   requestTimeoutMs?: number;
   /** Longest silence allowed inside a stream before it counts as stalled. Default 60 s. */
   idleTimeoutMs?: number;
-  /** `native`: tool_calls in the API; `hermes`: <tool_call> text in the content. */
-  toolFormat?: 'native' | 'hermes';
+  /**
+   * How tool calls travel: `auto` (the default) and `native` send the tools in
+   * the API and take `tool_calls`, and still find calls a server left as text
+   * in the content; a text format (core/model/formats) sends no tools, the
+   * caller renders them into the prompt, and calls are read from the text.
+   */
+  toolFormat?: ToolFormatSetting;
+  /** The model's context window in tokens; 0 or absent: ask the server. */
+  contextLength?: number;
+  /** `on`/`off`: ask the chat template for thinking or not (`chat_template_kwargs.enable_thinking`); `auto`: send nothing. */
+  thinking?: 'auto' | 'on' | 'off';
   /** Retries for 429, 5xx and connection errors before anything was streamed. Default 3. */
   retries?: number;
   /** First backoff delay; doubles each retry (with jitter). Default 500 ms. */
@@ -40,6 +52,7 @@ export type ModelErrorKind =
   | 'rate_limited'
   | 'server_error'
   | 'bad_request'
+  | 'context_length'
   | 'stalled'
   | 'dropped'
   | 'cancelled';
@@ -50,6 +63,8 @@ export class ModelError extends Error {
     readonly kind: ModelErrorKind,
     message: string,
     readonly status?: number,
+    /** With `context_length`: what the server said about the window and the prompt, when it said it. */
+    readonly context?: ContextOverflow,
   ) {
     super(message);
     this.name = 'ModelError';
@@ -70,6 +85,18 @@ export interface ModelToolCall {
   argsText?: string;
   /** How the call reached us. */
   via: 'native' | 'text';
+  /** With `via: text`: the form it was written in. */
+  format?: TextFormatId;
+  /** Slips repaired to read the call (core/model/formats/repairs.ts). */
+  repairs?: RepairId[];
+}
+
+/** What a server's context-length refusal says, read from its message (vLLM's and SGLang's wordings). */
+export interface ContextOverflow {
+  /** The window in tokens. */
+  window?: number;
+  /** The prompt's tokens as the server counted them. */
+  promptTokens?: number;
 }
 
 export interface ModelReply {
@@ -87,15 +114,30 @@ export interface CompleteRequest {
   messages: ChatCompletionMessageParam[];
   tools?: ChatCompletionTool[];
   signal?: AbortSignal;
-  /** Streamed text as it arrives (for the chat view). */
+  /** Streamed content as it arrives (raw: use StreamView to show it). */
   onText?: (delta: string) => void;
+  /** Streamed reasoning the server sends apart (`reasoning` / `reasoning_content`). */
+  onReasoning?: (delta: string) => void;
   /**
    * `required`: the model must call one of `tools` (sent as `tool_choice`;
    * SGLang and vLLM accept it). Default `auto`. Only the native format sends
-   * it: the `hermes` format sends no tools at all.
+   * it: a text format sends no tools at all.
    */
   toolChoice?: 'auto' | 'required';
+  /** How this request carries the tools; default: the client's format (`auto` is `native`). */
+  format?: WireFormat;
+  /** The answer's token budget for this request (`max_tokens`); default: the client's. */
+  maxTokens?: number;
 }
+
+/** A context window in tokens and where the figure came from. */
+export interface ContextWindow {
+  tokens: number;
+  source: 'setting' | 'server' | 'server_info' | 'error' | 'default';
+}
+
+/** The window assumed when neither the settings nor the server say (and until a refusal tells). */
+export const DEFAULT_CONTEXT_WINDOW = 32_768;
 
 /** A model the server serves, with its context window when the server says it. */
 export interface ServedModel {
@@ -111,12 +153,54 @@ export interface ConnectionReport {
   model?: string;
   /** How tool calls came back from the probe. */
   toolCalls: 'native' | 'text' | 'none';
+  /** The form a text call came in, when one did. */
+  textFormat?: TextFormatId;
+  /** The format to set, from what came back and the model's family. */
+  suggestedFormat?: ToolFormatSetting;
+  /** The model's context window, and where the figure came from. */
+  contextWindow?: ContextWindow;
+  /** Whether the server sent reasoning apart from the answer (a reasoning parser runs). */
+  reasoning?: boolean;
   /** What failed or needs attention, each a sentence a person can act on. */
   problems: string[];
   error?: ModelErrorKind;
 }
 
 const VLLM_NO_PARSER = /enable-auto-tool-choice|tool-call-parser|tool_choice.*not supported|does not support tool/i;
+
+/** The context-window refusals of vLLM (every wording since 2024) and SGLang. */
+const CONTEXT_OVERFLOW = /maximum context length|context length is only|longer than the model's context length|exceeds (?:the )?model'?s? (?:maximum )?context length|cannot be greater than max_model_len|maximum allowed length|supports at most \d+ completion tokens/i;
+
+/** Reads the window and the prompt's tokens out of a context-length refusal. */
+export function readOverflow(message: string): ContextOverflow {
+  const num = (patterns: RegExp[]): number | undefined => {
+    for (const p of patterns) {
+      const m = p.exec(message);
+      if (m) return Number(m[1]);
+    }
+    return undefined;
+  };
+  const window = num([
+    /maximum context length (?:is |of )?\(?(\d+)/i,
+    /context length \((\d+) tokens\)/i,
+    /context length is only (\d+)/i,
+    /max_model_len=(\d+)/i,
+    /maximum allowed length \((\d+)/i,
+  ]);
+  const promptTokens = num([
+    /contains (?:at least )?(\d+) input tokens/i,
+    /\((\d+) in the messages/i,
+    /request has (\d+) input tokens/i,
+    /passed (\d+) input tokens/i,
+    /input \((\d+) tokens\)/i,
+    /(\d+) tokens from the input/i,
+    /input length \((\d+)/i,
+  ]);
+  const out: ContextOverflow = {};
+  if (window !== undefined && window > 0) out.window = window;
+  if (promptTokens !== undefined && promptTokens > 0) out.promptTokens = promptTokens;
+  return out;
+}
 
 /** Removes anything that looks like the API key from a message before it is shown or logged. */
 export function redact(text: string, secret: string | undefined): string {
@@ -130,6 +214,8 @@ export function redact(text: string, secret: string | undefined): string {
 export class ModelClient {
   private readonly openai: OpenAI;
   private model: string | undefined;
+  private window: ContextWindow | undefined;
+  private noTokenize = false;
 
   constructor(private readonly opts: ModelClientOptions) {
     // Retries are ours (we must not retry once text has streamed); the client's are off.
@@ -154,8 +240,12 @@ export class ModelClient {
       if (status === 401 || status === 403) return new ModelError('unauthorized', `${server} refused the API key (${status}): ${message}. Set the key with the "Set API Key" command (lar run: the LAR_API_KEY environment variable).`, status);
       if (status === 404) return new ModelError('model_not_found', `${server} does not serve ${this.model ? `"${this.model}"` : 'that model'} (404): ${message}. Pick one of the served models in the model setting (lar run: --model), or leave it empty for the first one.`, status);
       if (status === 429) return new ModelError('rate_limited', `${server} is busy (429): ${message}. Wait a moment, then send the task again.`, status);
+      if ((status === 400 || status === 413) && CONTEXT_OVERFLOW.test(e.message)) {
+        const context = readOverflow(e.message);
+        return new ModelError('context_length', `${server} refused the request as longer than the model's context window (${status}): ${message}`, status, context);
+      }
       if (status === 400 && VLLM_NO_PARSER.test(e.message)) {
-        return new ModelError('no_tool_parser', `${server} cannot return tool calls: ${message}. Start vLLM with --enable-auto-tool-choice --tool-call-parser <parser>, or SGLang with --tool-call-parser <parser>; or set the tool-call format to "hermes".`, status);
+        return new ModelError('no_tool_parser', `${server} cannot return tool calls: ${message}. Start vLLM with --enable-auto-tool-choice --tool-call-parser <parser>, or SGLang with --tool-call-parser <parser>; or set the tool-call format to a text format (e.g. "${guessFormat(this.model ?? '')}").`, status);
       }
       if (status !== undefined && status >= 500) return new ModelError('server_error', `${server} failed (${status}): ${message}. ${SERVER_LOG}`, status);
       if (status === undefined) return new ModelError('server_error', `${server} reported an error: ${message}. ${SERVER_LOG}`);
@@ -213,25 +303,50 @@ export class ModelClient {
       if (!report.models.includes(report.model)) {
         throw new ModelError('model_not_found', `the server does not serve "${report.model}" (it serves: ${report.models.join(', ') || 'nothing'})`);
       }
-      const reply = await this.complete({
-        messages: [
-          { role: 'system', content: 'You are a connection probe. Answer only by calling the ping tool.' },
-          { role: 'user', content: 'Call ping with {"echo": "lar"}.' },
-        ],
-        tools: [{ type: 'function', function: { name: 'ping', description: 'Answers pong.', parameters: { type: 'object', properties: { echo: { type: 'string' } }, required: ['echo'] } } }],
-        ...(signal ? { signal } : {}),
-      });
+      report.contextWindow = await this.contextWindow(signal);
+      const setting = this.opts.toolFormat ?? 'auto';
+      const family = guessFormat(report.model);
+      const probe = (format: WireFormat) =>
+        this.complete({
+          messages: PROBE_MESSAGES(format),
+          tools: [PROBE_TOOL],
+          format,
+          maxTokens: 1024,
+          ...(signal ? { signal } : {}),
+        });
+      let reply: ModelReply;
+      try {
+        reply = await probe(isTextFormat(setting) ? setting : 'native');
+      } catch (e) {
+        const err = this.classify(e);
+        if (err.kind !== 'no_tool_parser' || isTextFormat(setting)) throw err;
+        // vLLM without a tool parser refuses tools in the API: what a text format would do.
+        report.problems.push(`${err.message}.`);
+        reply = await probe(family);
+        if (setting === 'auto') report.problems.push(`With "auto", runs switch to the ${family} text format by themselves on this server.`);
+      }
+      report.reasoning = reply.reasoning.length > 0;
       const ping = reply.toolCalls.find((c) => c.name === 'ping');
-      if (ping?.via === 'native') report.toolCalls = 'native';
-      else if (ping?.via === 'text') {
+      if (ping?.via === 'native') {
+        report.toolCalls = 'native';
+        report.suggestedFormat = setting === 'native' ? 'native' : 'auto';
+      } else if (ping?.via === 'text') {
         report.toolCalls = 'text';
-        report.problems.push(
-          (this.opts.toolFormat ?? 'native') === 'native'
-            ? 'the model wrote its tool call as <tool_call> text: the server has no tool-call parser. Start SGLang with --tool-call-parser <parser> (vLLM: --enable-auto-tool-choice --tool-call-parser <parser>), or set the tool-call format to "hermes".'
-            : 'tool calls arrive as <tool_call> text, as the "hermes" format expects.',
-        );
+        if (ping.format) report.textFormat = ping.format;
+        const written = ping.format ?? family;
+        report.suggestedFormat = isTextFormat(setting) ? setting : written === 'qwen3_5' && family === 'qwen3_coder' ? family : written;
+        const parser = SERVER_PARSERS[written];
+        if (!isTextFormat(setting)) {
+          report.problems.push(
+            `the model wrote its tool call as text (${written}) instead of a structured call: the server parsed none. Runs still work (calls in the text are read), but start vLLM with --enable-auto-tool-choice --tool-call-parser ${parser.vllm} (SGLang: --tool-call-parser ${parser.sglang}), or set the tool-call format to "${report.suggestedFormat}".`,
+          );
+        }
       } else {
         report.problems.push(`the model answered without calling the probe tool${reply.text ? ` ("${reply.text.slice(0, 80)}")` : ''}: it may not support tool calls`);
+        report.suggestedFormat = family;
+      }
+      if (report.contextWindow.source === 'default') {
+        report.problems.push(`the server does not say how long the model's context window is: ${DEFAULT_CONTEXT_WINDOW} tokens are assumed until a refusal says otherwise. Set the context length setting (lar run: --context-length) to the server's --max-model-len / --context-length.`);
       }
       report.ok = report.toolCalls !== 'none';
     } catch (e) {
@@ -240,6 +355,72 @@ export class ModelClient {
       report.problems.push(err.message);
     }
     return report;
+  }
+
+  /**
+   * The model's context window: the setting when given; else what the server
+   * says (`max_model_len` at /v1/models, vLLM and SGLang; SGLang's
+   * `/server_info` `context_length`); else the default, marked as such.
+   * Asked once per client.
+   */
+  async contextWindow(signal?: AbortSignal): Promise<ContextWindow> {
+    if (this.opts.contextLength && this.opts.contextLength > 0) return { tokens: this.opts.contextLength, source: 'setting' };
+    if (this.window) return this.window;
+    const model = await this.resolveModel(signal);
+    const served = (await this.servedModels(signal)).find((m) => m.id === model);
+    if (served?.contextLength) return (this.window = { tokens: served.contextLength, source: 'server' });
+    for (const path of ['/server_info', '/get_server_info']) {
+      const info = await this.rootJson('GET', path, undefined, signal);
+      const n = (info as { context_length?: unknown } | undefined)?.context_length;
+      if (typeof n === 'number' && Number.isInteger(n) && n > 0) return (this.window = { tokens: n, source: 'server_info' });
+    }
+    return (this.window = { tokens: DEFAULT_CONTEXT_WINDOW, source: 'default' });
+  }
+
+  /** A refusal said what the window is: believed from now on (unless the setting says otherwise). */
+  learnWindow(tokens: number): void {
+    if (this.opts.contextLength && this.opts.contextLength > 0) return;
+    if (Number.isInteger(tokens) && tokens > 0) this.window = { tokens, source: 'error' };
+  }
+
+  /**
+   * The prompt tokens of a chat request as the server's own template and
+   * tokenizer count them (`POST /tokenize` with the messages, vLLM and
+   * SGLang), or undefined where the server has no such endpoint (asked once).
+   */
+  async countTokens(messages: ChatCompletionMessageParam[], tools?: ChatCompletionTool[], signal?: AbortSignal): Promise<number | undefined> {
+    if (this.noTokenize) return undefined;
+    const model = await this.resolveModel(signal);
+    const body = { model, messages, add_generation_prompt: true, ...(tools?.length ? { tools } : {}), ...this.templateKwargs() };
+    const r = await this.rootJson('POST', '/tokenize', body, signal);
+    const count = (r as { count?: unknown } | undefined)?.count;
+    if (typeof count === 'number' && Number.isInteger(count) && count >= 0) return count;
+    this.noTokenize = true;
+    return undefined;
+  }
+
+  /** A JSON answer from the server's root (beside /v1), or undefined when there is none to have. */
+  private async rootJson(method: 'GET' | 'POST', path: string, body: unknown, signal?: AbortSignal): Promise<unknown> {
+    const root = this.opts.endpoint.replace(/\/+$/, '').replace(/\/v1$/, '');
+    const timeout = AbortSignal.timeout(Math.min(this.opts.requestTimeoutMs ?? 60_000, 10_000));
+    try {
+      const res = await fetch(`${root}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', ...(this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {}) },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      });
+      if (!res.ok) return undefined;
+      return (await res.json()) as unknown;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** `chat_template_kwargs` for the thinking setting (nothing for `auto`: a server that knows no such field may refuse it). */
+  private templateKwargs(): { chat_template_kwargs?: { enable_thinking: boolean } } {
+    const t = this.opts.thinking ?? 'auto';
+    return t === 'auto' ? {} : { chat_template_kwargs: { enable_thinking: t === 'on' } };
   }
 
   /**
@@ -284,7 +465,9 @@ export class ModelClient {
         idle.abort();
       }, idleMs);
     };
-    const native = (this.opts.toolFormat ?? 'native') === 'native';
+    const format = req.format ?? wireFormatOf(this.opts.toolFormat);
+    const native = format === 'native';
+    const maxTokens = req.maxTokens ?? this.opts.maxTokens;
     const assembler = new CompletionAssembler();
     try {
       arm();
@@ -296,7 +479,8 @@ export class ModelClient {
           stream_options: { include_usage: true },
           ...(native && req.tools?.length ? { tools: req.tools, tool_choice: req.toolChoice ?? 'auto' } : {}),
           ...(this.opts.temperature !== undefined ? { temperature: this.opts.temperature } : {}),
-          ...(this.opts.maxTokens !== undefined ? { max_tokens: this.opts.maxTokens } : {}),
+          ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
+          ...this.templateKwargs(),
         },
         { signal },
       );
@@ -308,6 +492,11 @@ export class ModelClient {
         if (piece) {
           onFirstText();
           req.onText?.(piece);
+        }
+        const thought = reasoningOf(chunk as unknown as StreamChunk);
+        if (thought) {
+          onFirstText();
+          req.onReasoning?.(thought);
         }
       }
     } catch (e) {
@@ -328,31 +517,116 @@ export class ModelClient {
     if (!assembler.finished) {
       throw new ModelError('dropped', `the answer from the inference server at ${displayEndpoint(this.opts.endpoint)} ended without a finish reason: the stream was cut short and the partial answer was discarded. ${SERVER_LOG}`);
     }
-    return toReply(model, done, native);
+    return toReply(model, done, format, (req.tools ?? []).map((t) => (t as { function: ToolSpec }).function));
   }
 }
 
-function toReply(model: string, done: AssembledCompletion, native: boolean): Omit<ModelReply, 'attempts'> {
-  const choice = done.choices[0]!;
-  const toolCalls: ModelToolCall[] = choice.toolCalls.map((c) => ({
-    id: c.id,
-    name: c.name,
-    args: c.args,
-    ...(c.argsError !== undefined ? { argsError: c.argsError, argsText: c.argumentsText } : {}),
-    via: 'native' as const,
-  }));
-  let text = choice.content;
-  // A server without a tool parser (or the hermes format) leaves calls in the text.
-  if (!toolCalls.length && (!native || text.includes('<tool_call>'))) {
-    const extracted = extractTextToolCalls(text);
-    text = extracted.text;
-    extracted.calls.forEach((c, i) =>
-      toolCalls.push({ id: `text_call_${i}`, name: c.name, args: c.args, ...(c.argsError !== undefined ? { argsError: c.argsError, argsText: c.raw } : {}), via: 'text' }),
-    );
+/** The wire format a setting starts with: `auto` is native (with text calls still read from content). */
+export function wireFormatOf(setting: ToolFormatSetting | undefined): WireFormat {
+  return setting && isTextFormat(setting) ? setting : 'native';
+}
+
+const PROBE_TOOL: ChatCompletionTool = {
+  type: 'function',
+  function: { name: 'ping', description: 'Answers pong.', parameters: { type: 'object', properties: { echo: { type: 'string' } }, required: ['echo'] } },
+};
+
+function PROBE_MESSAGES(format: WireFormat): ChatCompletionMessageParam[] {
+  const system = 'You are a connection probe. Answer only by calling the ping tool.';
+  const user = 'Call ping with {"echo": "lar"}.';
+  if (format === 'native') return [{ role: 'system', content: system }, { role: 'user', content: user }];
+  const p = FORMATS[format].prompt(system, user, [(PROBE_TOOL as { function: ToolSpec }).function]);
+  return [{ role: 'system', content: p.system }, { role: 'user', content: p.task }];
+}
+
+/**
+ * The reply as the agent reads it: reasoning apart (the server's field, and
+ * <think> left in content), native calls with their arguments repaired where
+ * a slip allows it, and calls written as text found in what remains (never
+ * inside reasoning). A text call identical to a native one is the same call
+ * reported twice (a server parser bug) and runs once.
+ */
+function toReply(model: string, done: AssembledCompletion, format: WireFormat, tools: readonly ToolSpec[]): Omit<ModelReply, 'attempts'> {
+  const choice = done.choices[0] ?? { content: '', reasoning: '', toolCalls: [], finishReason: null };
+  const toolCalls: ModelToolCall[] = choice.toolCalls.map((c) => nativeCall(c.id, c.name, c.argumentsText, c.args, c.argsError));
+  const split = splitThinking(choice.content);
+  let text = split.text;
+  const reasoning = [choice.reasoning.trim(), split.reasoning].filter(Boolean);
+  const found = findTextCalls(text, tools, format === 'native' ? undefined : format);
+  if (found) {
+    text = found.text;
+    if (found.reasoning) reasoning.push(found.reasoning);
+    let first = true;
+    found.calls.forEach((c, i) => {
+      const twin = toolCalls.find((n) => n.via === 'native' && n.name === c.name && sameArgs(n.args, c.args));
+      if (twin) {
+        twin.repairs = uniqueRepairs([...(twin.repairs ?? []), 'duplicate_call']);
+        return;
+      }
+      const repairs = uniqueRepairs([...(first ? found.repairs : []), ...c.repairs]);
+      first = false;
+      toolCalls.push({
+        id: `text_call_${i}`,
+        name: c.name,
+        args: c.args,
+        ...(c.argsError !== undefined ? { argsError: c.argsError, argsText: c.raw } : {}),
+        via: 'text',
+        format: c.format,
+        ...(repairs.length ? { repairs } : {}),
+      });
+    });
   }
-  const reply: Omit<ModelReply, 'attempts'> = { model, text, reasoning: choice.reasoning, toolCalls, finishReason: choice.finishReason };
+  if (choice.finishReason === 'length') {
+    // The answer hit max_tokens: a call missing its end was cut off, not forgotten, and must not run half-written.
+    for (const c of toolCalls) {
+      if (c.argsError === undefined && c.repairs?.some((r) => r === 'missing_close_tag' || r === 'unclosed_json')) {
+        c.argsError = 'the answer was cut off at its token limit (finish_reason "length") in the middle of this call, so it was not run; make the call again, smaller (e.g. write a long file in parts)';
+        c.argsText = JSON.stringify(c.args);
+        c.args = null;
+      }
+    }
+  }
+  const reply: Omit<ModelReply, 'attempts'> = { model, text, reasoning: reasoning.join('\n\n'), toolCalls, finishReason: choice.finishReason };
   if (done.usage) reply.usage = done.usage;
   return reply;
+}
+
+/** A native call; arguments that are not strict JSON get the repair layer, a JSON string holding the object is unwrapped. */
+function nativeCall(id: string, name: string, argumentsText: string, args: unknown, argsError: string | undefined): ModelToolCall {
+  if (argsError !== undefined) {
+    const lenient = parseLenientJson(argumentsText);
+    if (!lenient.ok) return { id, name, args, argsError, argsText: argumentsText, via: 'native' };
+    return unwrapString({ id, name, args: lenient.value, via: 'native', ...(lenient.repairs.length ? { repairs: lenient.repairs } : {}) });
+  }
+  return unwrapString({ id, name, args, via: 'native' });
+}
+
+function unwrapString(call: ModelToolCall): ModelToolCall {
+  if (typeof call.args !== 'string') return call;
+  const inner = parseLenientJson(call.args);
+  if (!inner.ok || typeof inner.value !== 'object' || inner.value === null) return call;
+  return { ...call, args: inner.value, repairs: uniqueRepairs([...(call.repairs ?? []), 'arguments_as_string', ...inner.repairs]) };
+}
+
+function sameArgs(a: unknown, b: unknown): boolean {
+  return canonical(a) === canonical(b);
+}
+
+function canonical(v: unknown): string {
+  if (typeof v !== 'object' || v === null) return JSON.stringify(v ?? null);
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  return `{${Object.keys(v as object)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+    .join(',')}}`;
+}
+
+/** The reasoning a chunk adds to the first choice, in either field name. */
+function reasoningOf(chunk: StreamChunk): string {
+  const c = Array.isArray(chunk?.choices) ? chunk.choices.find((x) => (x?.index ?? 0) === 0) : undefined;
+  const d = c?.delta;
+  if (typeof d?.reasoning_content === 'string' && d.reasoning_content) return d.reasoning_content;
+  return typeof d?.reasoning === 'string' ? d.reasoning : '';
 }
 
 /** The text a chunk adds to the first choice. */

@@ -9,8 +9,8 @@
  * until the server has counted once.
  */
 
-/** Pieces a BPE vocabulary rarely merges across: letters (in chunks), digit groups, single symbols, space runs. */
-const PIECE = /[A-Za-z]{1,10}|[0-9]{1,3}|[^\sA-Za-z0-9]|\s{1,8}/g;
+/** Pieces a BPE vocabulary rarely merges across: letters (in chunks), digit groups, symbol pairs, space runs. */
+const PIECE = /[A-Za-z]{1,10}|[0-9]{1,3}|[^\sA-Za-z0-9]{1,2}|\s{1,8}/g;
 
 /** The raw piece count of a text (not yet scaled). */
 export function pieces(text: string): number {

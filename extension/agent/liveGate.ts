@@ -88,7 +88,7 @@ export function createLiveGate(opts: {
     if (serverOk) send(line, text);
   };
   const observe = (e: AgentEvent) => {
-    if (e.kind === 'text') return;
+    if (!('line' in e)) return;
     if (e.kind === 'step' || e.kind === 'outcome') shadow.append(e.event, e.line);
     append(e.line, e.text);
   };

@@ -202,7 +202,7 @@ function scanJson(s: string, pos: number): { text: string; end: number; repairs:
     else if (c === '`' && fence && s.startsWith('```', i)) break;
   }
   let end = i;
-  const text = s.slice(start, end);
+  const text = s.slice(start, end).trimEnd();
   if (fence) {
     const after = skipSpace(s, end);
     if (s.startsWith('```', after)) end = after + 3;
@@ -433,10 +433,7 @@ export function typedValue(text: string, schema: Record<string, unknown> | undef
   return { value: text, repairs: [] };
 }
 
-/** The prose around the calls: the pieces joined, blank runs left by removed blocks closed up. */
+/** The prose around the calls, as written (only the ends trimmed). */
 function tidyProse(parts: string[]): string {
-  return parts
-    .join('')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
+  return parts.join('').trim();
 }
