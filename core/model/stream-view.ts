@@ -26,13 +26,16 @@ const CALL_BLOCKS: Block[] = [
   { open: '<function=', close: '</function>' },
   { open: '[TOOL_CALLS]' },
   { open: '<|python_tag|>' },
-  { open: '<|channel|>commentary to=' },
-  { open: '<|start|>assistant<|channel|>commentary to=' },
+  // Harmony (gpt-oss) with its special tokens kept: channels are sorted out once the answer is whole.
+  { open: '<|channel|>' },
+  { open: '<|start|>' },
 ];
 
 const THINK: Block = { open: THINK_OPEN, close: THINK_CLOSE };
 const OPENERS = [THINK, ...CALL_BLOCKS];
-const TAGS = [...OPENERS.map((b) => b.open), THINK_CLOSE];
+/** Closing tags with nothing open: dropped from the view (a stray `</tool_call>` is a slip, not prose). */
+const STRAY = [THINK_CLOSE, '</tool_call>', '</function>'];
+const TAGS = [...OPENERS.map((b) => b.open), ...STRAY];
 
 export class StreamView {
   private pending = '';
@@ -96,6 +99,7 @@ export class StreamView {
         }
         continue;
       }
+      if (STRAY.includes(next.tag)) continue;
       const block = OPENERS.find((b) => b.open === next.tag)!;
       if (block === THINK) this.sawThinkOpen = true;
       this.inside = block;

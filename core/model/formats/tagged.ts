@@ -128,7 +128,7 @@ function skipClose(content: string, pos: number, repairs: RepairId[], prose: str
     const between = content.slice(pos, close);
     if (between.trim()) {
       prose.push(between);
-      repairs.push('prose_inside_call');
+      if (!repairs.includes('prose_inside_call')) repairs.push('prose_inside_call');
     }
     return close + CALL_CLOSE.length;
   }
