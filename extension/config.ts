@@ -2,6 +2,7 @@ import type { SandboxSetting } from '../core/sandbox/plan';
 import type { ServerOptions } from '../core/protocol/lsp';
 /** The extension's settings (`lean4Agentic.*`), read in one place. */
 import * as vscode from 'vscode';
+import { TOOL_FORMATS, type ToolFormatSetting } from '../core/model/formats';
 
 export const SECTION = 'lean4Agentic';
 
@@ -76,7 +77,10 @@ export interface AgentConfig {
   temperature: number;
   maxTokens: number;
   requestTimeoutMs: number;
-  toolCallFormat: 'native' | 'hermes';
+  toolCallFormat: ToolFormatSetting;
+  /** The model's window in tokens; 0: ask the server. */
+  contextLength: number;
+  thinking: 'auto' | 'on' | 'off';
   enforcement: 'block' | 'warn';
   approvals: Record<string, unknown>;
   workflow: string;
@@ -90,6 +94,11 @@ export interface AgentConfig {
 }
 
 export const API_KEY_SECRET = 'lean4Agentic.apiKey';
+
+/** A setting value as a tool format; anything unknown (an old or mistyped value) is `auto`. */
+export function toolFormatSetting(v: string | undefined): ToolFormatSetting {
+  return v !== undefined && (TOOL_FORMATS as readonly string[]).includes(v) ? (v as ToolFormatSetting) : 'auto';
+}
 
 function positive(n: number | undefined, fallback: number): number {
   return typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : fallback;
@@ -116,7 +125,9 @@ export function readAgentConfig(): AgentConfig {
     temperature: typeof temperature === 'number' && Number.isFinite(temperature) ? Math.min(Math.max(temperature, 0), 2) : 0.2,
     maxTokens: Math.round(positive(c.get<number>('maxTokens'), 4096)),
     requestTimeoutMs: Math.max(1000, positive(c.get<number>('requestTimeoutMs'), 60_000)),
-    toolCallFormat: c.get<string>('toolCallFormat') === 'hermes' ? 'hermes' : 'native',
+    toolCallFormat: toolFormatSetting(c.get<string>('toolCallFormat')),
+    contextLength: Math.max(0, Math.round(Number(c.get<number>('contextLength') ?? 0) || 0)),
+    thinking: ((t) => (t === 'on' || t === 'off' ? t : 'auto'))(c.get<string>('thinking')),
     enforcement: c.get<string>('enforcement') === 'warn' ? 'warn' : 'block',
     approvals: typeof approvals === 'object' && approvals !== null ? (approvals as Record<string, unknown>) : {},
     workflow: c.get<string>('workflow', 'builtin:default-coding').trim() || 'builtin:default-coding',

@@ -53,7 +53,7 @@ import { ToolArgs } from '../core/schema/tools';
 import { deepJsonText, eventsOver, jsonKey, jsonText, nastyChar, nastyLine, nastyString, shortNastyLine, workflowValue } from './support/arbitrary';
 
 const HEADER = JSON.stringify({ lar: 1, type: 'header', task: 't', workflow: 'builtin:default-coding', started: '2026-01-01T00:00:00Z' });
-const EVENT_TYPES = ['tool_call', 'message', 'outcome', 'end'];
+const EVENT_TYPES = ['tool_call', 'message', 'outcome', 'compaction', 'end'];
 
 // ---------------------------------------------------------------- 1. the JSONL parser
 

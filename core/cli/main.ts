@@ -1,3 +1,4 @@
+import { TOOL_FORMATS, type ToolFormatSetting } from '../model/formats';
 import { writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { parseTrajectory } from '../schema/jsonl';
@@ -31,7 +32,8 @@ Usage:
   lar workflow check FILE.larflow.json
       Well-formedness of a workflow. Exit 0: usable (warnings allowed); 1: not.
   lar run --task TEXT [--endpoint URL] [--model M] [--workflow W] [--workspace DIR]
-          [--out FILE] [--enforcement block|warn] [--yes] [--max-steps N] [--tool-format native|hermes]
+          [--out FILE] [--enforcement block|warn] [--yes] [--max-steps N] [--tool-format F]
+          [--context-length N] [--thinking auto|on|off]
           [--rollouts N] [--max-repeated-failures N] [--sandbox auto|required|off]
       The verified agent in the terminal: every tool call is gated by the workflow,
       each step is written to the trajectory (default .lar/runs/ in the workspace).
@@ -41,6 +43,11 @@ Usage:
       --rollouts N (2–64): N rollouts one after the other, each in a fresh copy of the
       workspace (left untouched), written as a group to .lar/runs/group-*/ (or --out
       DIR) with their GRPO advantages in advantages.jsonl. Exit 0 when all N ran.
+      --tool-format (default auto): how tool calls travel: auto (native, calls a server
+      left as text still read, a text format when the server has no parser), native,
+      or a text format: ${TOOL_FORMATS.filter((f) => f !== 'auto' && f !== 'native').join(', ')}.
+      --context-length N: the model's window in tokens (default 0: ask the server).
+      --thinking on|off: ask the chat template for reasoning or not (default auto: send nothing).
       --sandbox (default auto): commands run in a bubblewrap sandbox (no network, private
       home, read-only system and protected paths); auto runs them unconfined, and says
       so on every step, when it cannot start; required refuses to run commands then.
@@ -61,7 +68,7 @@ interface Flags {
   switches: Set<string>;
 }
 
-const VALUE_FLAGS = new Set(['--workflow', '--backend', '--out', '--format', '--task', '--endpoint', '--model', '--workspace', '--enforcement', '--max-steps', '--tool-format', '--rollouts', '--max-repeated-failures', '--sandbox']);
+const VALUE_FLAGS = new Set(['--workflow', '--backend', '--out', '--format', '--task', '--endpoint', '--model', '--workspace', '--enforcement', '--max-steps', '--tool-format', '--context-length', '--thinking', '--rollouts', '--max-repeated-failures', '--sandbox']);
 const SWITCHES = new Set(['--json', '--no-color', '--help', '-h', '--stdio', '--yes']);
 
 function parseFlags(args: string[]): Flags {
@@ -192,7 +199,11 @@ async function cmdRun(flags: Flags, io: Io): Promise<number> {
   const enforcement = flags.values.get('--enforcement') ?? 'block';
   if (enforcement !== 'block' && enforcement !== 'warn') throw new UsageError('--enforcement must be block or warn');
   const toolFormat = flags.values.get('--tool-format');
-  if (toolFormat !== undefined && toolFormat !== 'native' && toolFormat !== 'hermes') throw new UsageError('--tool-format must be native or hermes');
+  if (toolFormat !== undefined && !(TOOL_FORMATS as readonly string[]).includes(toolFormat)) throw new UsageError(`--tool-format must be one of ${TOOL_FORMATS.join(', ')}`);
+  const contextLength = flags.values.get('--context-length');
+  if (contextLength !== undefined && !(/^[0-9]+$/.test(contextLength) && (Number(contextLength) === 0 || Number(contextLength) >= 1024) && Number(contextLength) <= 10_000_000)) throw new UsageError('--context-length must be 0 (ask the server) or a number of tokens from 1024 to 10000000');
+  const thinking = flags.values.get('--thinking');
+  if (thinking !== undefined && thinking !== 'auto' && thinking !== 'on' && thinking !== 'off') throw new UsageError('--thinking must be auto, on or off');
   const maxSteps = flags.values.get('--max-steps');
   if (maxSteps !== undefined && !/^[1-9][0-9]*$/.test(maxSteps)) throw new UsageError('--max-steps must be a positive integer');
   const maxRepeats = flags.values.get('--max-repeated-failures');
@@ -218,7 +229,9 @@ async function cmdRun(flags: Flags, io: Io): Promise<number> {
       yes: flags.switches.has('--yes'),
       ...(maxSteps ? { maxSteps: Number(maxSteps) } : {}),
       ...(maxRepeats ? { maxRepeatedFailures: Number(maxRepeats) } : {}),
-      ...(toolFormat ? { toolFormat: toolFormat as 'native' | 'hermes' } : {}),
+      ...(toolFormat ? { toolFormat: toolFormat as ToolFormatSetting } : {}),
+      ...(contextLength ? { contextLength: Number(contextLength) } : {}),
+      ...(thinking ? { thinking: thinking as 'auto' | 'on' | 'off' } : {}),
       ...(rollouts ? { rollouts: Number(rollouts) } : {}),
       sandbox,
     },

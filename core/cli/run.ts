@@ -9,6 +9,7 @@ import { createToolExecutor } from '../agent/tools';
 import { newRunId } from '../agent/run-file';
 import { combineRedactors, secretRedactor } from '../agent/secrets';
 import { ModelClient, redact } from '../model/client';
+import type { ToolFormatSetting } from '../model/formats';
 import { pickShell, TerminalSession } from '../tools/terminal';
 import { RunSandbox } from '../sandbox/run';
 import { describeSandbox, type SandboxSetting } from '../sandbox/plan';
@@ -34,7 +35,10 @@ export interface RunArgs {
   maxSteps?: number;
   /** The same failing call this many times ends the run (default 3). */
   maxRepeatedFailures?: number;
-  toolFormat?: 'native' | 'hermes';
+  toolFormat?: ToolFormatSetting;
+  /** The model's window in tokens (0 or absent: ask the server). */
+  contextLength?: number;
+  thinking?: 'auto' | 'on' | 'off';
   /** Rollouts of the task (a group for GRPO); default 1, in the workspace itself. */
   rollouts?: number;
   /** How commands are confined (default auto). */
@@ -55,7 +59,14 @@ type Io = { out: (s: string) => void; err: (s: string) => void };
 export async function runFromCli(a: RunArgs, io: Io, st: Style, signal?: AbortSignal): Promise<number> {
   const workspace = resolve(a.workspace);
   const apiKey = process.env.LAR_API_KEY;
-  const client = new ModelClient({ endpoint: a.endpoint, ...(apiKey ? { apiKey } : {}), ...(a.model ? { model: a.model } : {}), ...(a.toolFormat ? { toolFormat: a.toolFormat } : {}) });
+  const client = new ModelClient({
+    endpoint: a.endpoint,
+    ...(apiKey ? { apiKey } : {}),
+    ...(a.model ? { model: a.model } : {}),
+    ...(a.toolFormat ? { toolFormat: a.toolFormat } : {}),
+    ...(a.contextLength ? { contextLength: a.contextLength } : {}),
+    ...(a.thinking ? { thinking: a.thinking } : {}),
+  });
   let modelName: string;
   try {
     modelName = await client.resolveModel(signal);
@@ -69,7 +80,7 @@ export async function runFromCli(a: RunArgs, io: Io, st: Style, signal?: AbortSi
   if (rollouts === 1) {
     const runId = newRunId();
     const trajectoryPath = resolve(a.out ?? join(workspace, '.lar', 'runs', `${runId}.lar.jsonl`));
-    io.err(`lar run: ${modelName} at ${a.endpoint}, workflow ${a.workflow.id}, trajectory ${trajectoryPath}`);
+    io.err(`lar run: ${modelName} at ${a.endpoint}, workflow ${a.workflow.id}, ${await windowLine(client, signal)}, trajectory ${trajectoryPath}`);
     const r = await runOnce(a, { client, modelName, apiKey, workspace, trajectoryPath, runId, outputDir: join(workspace, '.lar', 'output', runId) }, io, st, '', signal);
     return r.endReason === 'submitted' ? 0 : 1;
   }
@@ -154,6 +165,8 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
   const redactAll = combineRedactors((t) => redact(t, r.apiKey), secretRedactor(process.env));
   let atLineStart = true;
   const onEvent = (e: AgentEvent) => {
+    // Reasoning, the window's fill and a retracted stream are the chat's; the terminal shows prose and steps.
+    if (e.kind === 'reasoning' || e.kind === 'context' || e.kind === 'retract' || e.kind === 'header' || e.kind === 'message' || e.kind === 'end') return;
     if (e.kind === 'text') {
       // Rollouts print their steps only: interleaved prose from N runs reads badly.
       if (prefix) return;
@@ -171,6 +184,9 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
       if (e.result.stageVisit) io.out(st.bold(`${prefix}   stage ${e.result.stageVisit.stage}: ${signed(e.result.stageVisit.reward)}\n`));
     } else if (e.kind === 'outcome') {
       io.out(st.bold(`${prefix}outcome check: ${e.event.command} → exit ${e.event.exitCode}\n`));
+    } else if (e.kind === 'compaction') {
+      const c = e.event;
+      io.out(st.dim(`${prefix}context compacted (${c.reason === 'context_error' ? 'the server refused a request as too long' : 'the window filled'}): ${c.tokensBefore} → ${c.tokensAfter} of ${c.window} tokens; ${c.elided} results elided, ${c.summarized} turns summarized${c.summaryBy ? ` by the ${c.summaryBy}` : ''}\n`));
     }
   };
   try {
@@ -190,6 +206,7 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
         return a.yes;
       },
       enforcement: a.enforcement,
+      ...(a.toolFormat ? { toolFormat: a.toolFormat } : {}),
       onEvent,
       redact: redactAll,
       runId: r.runId,
@@ -211,6 +228,14 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
 }
 
 let warnedUnconfined = false;
+
+/** The window and the tool format a run starts with, for its first line. */
+async function windowLine(client: ModelClient, signal?: AbortSignal): Promise<string> {
+  const w = await client.contextWindow(signal).catch(() => undefined);
+  if (!w) return 'context window unknown';
+  const from = w.source === 'setting' ? '--context-length' : w.source === 'default' ? 'assumed: the server does not say; set --context-length' : 'from the server';
+  return `context window ${w.tokens} tokens (${from})`;
+}
 
 /** Whether the file holds exactly what its writer wrote (sha-256 of the whole file). */
 function sameDigest(path: string, digest: string | undefined): boolean {

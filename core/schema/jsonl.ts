@@ -33,7 +33,8 @@ export function splitLines(text: string): string[] {
   return lines;
 }
 
-const EVENT_TYPES = ['tool_call', 'message', 'outcome', 'end'];
+/** The event types, from the schema itself (a new event type cannot be forgotten here). */
+const EVENT_TYPES: readonly string[] = TrajectoryEvent.options.map((o) => o.shape.type.value);
 
 /**
  * Parses one line. `first` says whether this is the first non-blank line, the

@@ -75,7 +75,15 @@ export type HistoryEntry = z.infer<typeof HistoryEntry>;
 export const ToWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('runStarted'), task: short(20_000), model: short(300), endpoint: short(1000), trajectory: short(2000), sandbox: z.object({ confined: z.boolean(), text: short(2000) }).strict() }).strict(),
   z.object({ type: z.literal('text'), delta: short(100_000) }).strict(),
-  z.object({ type: z.literal('assistant'), text: short(200_000) }).strict(),
+  /** Streamed reasoning, shown collapsed above the answer. */
+  z.object({ type: z.literal('reasoning'), delta: short(100_000) }).strict(),
+  /** The streamed text so far (its first `chars` characters) was reasoning: a bare </think> came. */
+  z.object({ type: z.literal('retract'), chars: z.number().int().nonnegative() }).strict(),
+  z.object({ type: z.literal('assistant'), text: short(200_000), reasoning: short(200_000).optional() }).strict(),
+  /** How full the model's window is: prompt tokens of the last request out of the window. */
+  z.object({ type: z.literal('context'), used: z.number().int().nonnegative(), window: z.number().int().positive(), assumed: z.boolean() }).strict(),
+  /** The conversation was compacted to fit the window. */
+  z.object({ type: z.literal('compaction'), text: short(2000) }).strict(),
   z.object({ type: z.literal('step'), card: StepCard }).strict(),
   // The whole command, up to the largest a call may be shown: an approval is for exactly what runs.
   z.object({ type: z.literal('approval'), id: z.string().max(64), tool: short(200), args: short(20_000), reason: short(1000) }).strict(),

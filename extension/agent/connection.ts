@@ -31,6 +31,8 @@ export function modelClientFor(config: AgentConfig, apiKey: string | undefined):
     requestTimeoutMs: config.requestTimeoutMs,
     idleTimeoutMs: config.requestTimeoutMs,
     toolFormat: config.toolCallFormat,
+    ...(config.contextLength > 0 ? { contextLength: config.contextLength } : {}),
+    thinking: config.thinking,
   });
 }
 
@@ -50,10 +52,20 @@ export function openEndpointSetting(): Thenable<unknown> {
 
 /** One sentence for the report of a connection test (the key redacted). */
 export function describeReport(r: ConnectionReport, apiKey: string | undefined): string {
+  const calls = r.toolCalls === 'native' ? 'native tool calls' : r.toolCalls === 'text' ? `tool calls as text (${r.textFormat ?? 'text'})` : 'no tool call came back';
+  const window = r.contextWindow ? `, context window ${formatTokens(r.contextWindow.tokens)} tokens${r.contextWindow.source === 'default' ? ' (assumed)' : r.contextWindow.source === 'setting' ? ' (setting)' : ''}` : '';
+  const advice = r.suggestedFormat ? ` Suggested tool-call format: "${r.suggestedFormat}".` : '';
   const head = r.ok
-    ? `connected to ${r.endpoint}: model ${r.model ?? '?'} (${r.models.length} served), tool calls ${r.toolCalls === 'native' ? 'native' : 'as <tool_call> text'}.`
-    : `the connection test against ${r.endpoint} failed.`;
+    ? `connected to ${r.endpoint}: model ${r.model ?? '?'} (${r.models.length} served), ${calls}${window}${r.reasoning ? ', reasoning sent apart' : ''}.${advice}`
+    : `the connection test against ${r.endpoint} failed.${advice}`;
   return redact([head, ...r.problems].join(' '), apiKey);
+}
+
+/** 32768 as "32k", 131072 as "128k", 8000 as "8k" (how windows are spoken of). */
+export function formatTokens(n: number): string {
+  if (n < 1000) return String(n);
+  const k = n / 1024;
+  return Number.isInteger(k) ? `${k}k` : `${(n / 1000).toFixed(n < 10_000 ? 1 : 0).replace(/\.0$/, '')}k`;
 }
 
 export async function testConnection(secrets: vscode.SecretStorage, output: vscode.LogOutputChannel): Promise<void> {

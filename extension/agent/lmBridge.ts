@@ -11,9 +11,12 @@
  * `{value}`, tool call `{callId, name, input}`, tool result `{callId, content}`.
  * Anything else (images, prompt-tsx, data) is left out of the request.
  */
-import { randomBytes } from 'node:crypto';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import { ModelError, redact, type ModelClient, type ModelReply, type ModelToolCall, type ServedModel } from '../../core/model/client';
+import { newCallId } from '../../core/agent/conversation';
+import { DEFAULT_CONTEXT_WINDOW, ModelError, redact, wireFormatOf, type ModelClient, type ModelReply, type ModelToolCall, type ServedModel } from '../../core/model/client';
+import { FORMATS, type TextFormatId, type TextMessage, type ToolFormatSetting, type ToolSpec } from '../../core/model/formats';
+import { StreamView, type StreamPiece } from '../../core/model/stream-view';
+import { MESSAGE_OVERHEAD, TokenMeter } from '../../core/model/tokens';
 
 /** The vendor in `contributes.languageModelChatProviders`: `vscode.lm.selectChatModels({ vendor: 'lean4agentic' })`. */
 export const LM_VENDOR = 'lean4agentic';
@@ -103,81 +106,50 @@ export function toChatTools(tools: readonly LmTool[]): ChatCompletionTool[] {
 }
 
 /**
- * With the `hermes` tool-call format the ModelClient sends no `tools` array
- * (the server has no tool-call parser), so the model learns the caller's tools
- * from the system message instead, in the Hermes convention the text parser
- * reads back. `required` cannot be enforced by the server there: it is asked for.
+ * With a text tool-call format the ModelClient sends no `tools` array (the
+ * server has no tool-call parser, or one that fails on the model), so the
+ * caller's conversation is rendered the way the model family's own chat
+ * template renders tools, calls and results (core/model/formats): the tools
+ * into the system message (or, for Llama, the first user message), earlier
+ * calls and results in that family's text form. `required` cannot be
+ * enforced by the server there: it is asked for.
  */
-export function hermesToolPrompt(tools: readonly LmTool[], required: boolean): string {
-  return [
-    'You can call these tools. To call one, write <tool_call>{"name": <tool name>, "arguments": <JSON object>}</tool_call> in your answer, one block per call.',
-    '<tools>',
-    ...toChatTools(tools).map((t) => JSON.stringify(t)),
-    '</tools>',
-    ...(required ? ['You must answer by calling at least one of these tools.'] : []),
-  ].join('\n');
-}
-
-function withSystemText(messages: ChatCompletionMessageParam[], text: string): ChatCompletionMessageParam[] {
-  const first = messages[0];
-  // Merged into the caller's system message: some chat templates allow only one, at the start.
-  if (first?.role === 'system' && typeof first.content === 'string') return [{ role: 'system', content: `${first.content}\n\n${text}` }, ...messages.slice(1)];
-  return [{ role: 'system', content: text }, ...messages];
-}
-
-const OPEN = '<tool_call>';
-const CLOSE = '</tool_call>';
-
-/**
- * Streamed text minus `<tool_call>…</tool_call>` blocks: a server without a
- * tool-call parser (or the `hermes` format) writes calls into the content,
- * and the ModelClient hands them back as tool calls once the answer is whole,
- * so the caller must not also see them as text. A tail that may be the start
- * of a tag is held back until the next delta says what it is.
- */
-export class ToolCallTextFilter {
-  private pending = '';
-  private inside = false;
-
-  push(delta: string): string {
-    let text = this.pending + delta;
-    this.pending = '';
-    let out = '';
-    for (;;) {
-      if (this.inside) {
-        const close = text.indexOf(CLOSE);
-        if (close < 0) {
-          this.pending = text.slice(-(CLOSE.length - 1));
-          return out;
-        }
-        text = text.slice(close + CLOSE.length);
-        this.inside = false;
-      } else {
-        const open = text.indexOf(OPEN);
-        if (open < 0) {
-          const keep = partialTag(text);
-          this.pending = text.slice(text.length - keep);
-          return out + text.slice(0, text.length - keep);
-        }
-        out += text.slice(0, open);
-        text = text.slice(open + OPEN.length);
-        this.inside = true;
+export function toTextMessages(messages: readonly LmMessage[], format: TextFormatId, tools: readonly LmTool[], required: boolean): ChatCompletionMessageParam[] {
+  const f = FORMATS[format];
+  const specs = toChatTools(tools).map((t) => (t as { function: ToolSpec }).function);
+  const out: ChatCompletionMessageParam[] = [];
+  let system = '';
+  let firstUser: number | undefined;
+  /** Calls by id, so a result can name the tool that made it. */
+  const calls = new Map<string, string>();
+  for (const m of messages) {
+    const parts = m.content.map(partOf).filter((p): p is Part => p !== undefined);
+    const text = parts.map((p) => (p.kind === 'text' ? p.value : '')).join('');
+    if (m.role === LmRole.System) {
+      system = system ? `${system}\n\n${text}` : text;
+    } else if (m.role === LmRole.Assistant) {
+      const made = parts.flatMap((p) => (p.kind === 'call' ? [p.call] : []));
+      for (const c of made) calls.set(c.callId, c.name);
+      out.push({ role: 'assistant', content: f.assistantContent(text, made.map((c) => ({ name: c.name, args: c.input }))) });
+    } else {
+      const results = parts.flatMap((p) => (p.kind === 'result' ? [p] : []));
+      if (results.length) for (const r of f.resultMessages(results.map((r) => ({ name: calls.get(r.callId) ?? 'tool', callId: r.callId, content: r.text })))) out.push(toParam(r));
+      if (text || !results.length) {
+        if (firstUser === undefined) firstUser = out.length;
+        out.push({ role: 'user', content: text });
       }
     }
   }
-
-  /** What was held back, once the answer has ended (nothing of an unclosed call). */
-  flush(): string {
-    const rest = this.inside ? '' : this.pending;
-    this.pending = '';
-    return rest;
-  }
+  const ask = required ? `${system ? '\n\n' : ''}You must answer by calling at least one of these tools.` : '';
+  const head = f.prompt(`${system}${ask}`, firstUser !== undefined ? String(out[firstUser]!.content) : '', specs);
+  if (firstUser !== undefined) out[firstUser] = { role: 'user', content: head.task };
+  else if (head.task) out.unshift({ role: 'user', content: head.task });
+  return [{ role: 'system', content: head.system }, ...out];
 }
 
-/** How many trailing characters of `text` could begin `<tool_call>`. */
-function partialTag(text: string): number {
-  for (let n = Math.min(OPEN.length - 1, text.length); n > 0; n--) if (OPEN.startsWith(text.slice(-n))) return n;
-  return 0;
+function toParam(m: TextMessage): ChatCompletionMessageParam {
+  if (m.role === 'tool') return { role: 'tool', tool_call_id: m.tool_call_id ?? '', content: m.content };
+  return { role: m.role, content: m.content } as ChatCompletionMessageParam;
 }
 
 export interface ChatRequest {
@@ -186,7 +158,7 @@ export interface ChatRequest {
   /** `LmToolMode`; Auto when absent. */
   toolMode?: number;
   /** The `toolCallFormat` setting the ModelClient was built with. */
-  toolFormat: 'native' | 'hermes';
+  toolFormat: ToolFormatSetting;
 }
 
 export interface ChatSink {
@@ -198,7 +170,7 @@ export interface ChatSink {
  * One streamed answer: text deltas go to the sink as they arrive, tool calls
  * once the answer is complete (their arguments are whole only then).
  * `Required` tool mode is sent as `tool_choice: "required"` (native format)
- * or asked for in the system message (hermes). Throws the ModelClient's
+ * or asked for in the system message (a text format). Throws the ModelClient's
  * ModelError; `failureMessage` words it for the caller.
  *
  * A call whose arguments are not a JSON object is not passed on as a tool
@@ -210,37 +182,27 @@ export interface ChatSink {
 export async function answerChat(client: Pick<ModelClient, 'complete'>, req: ChatRequest, sink: ChatSink, signal?: AbortSignal): Promise<ModelReply> {
   const tools = req.tools?.length ? req.tools : undefined;
   const required = tools !== undefined && req.toolMode === LmToolMode.Required;
-  let messages = toChatMessages(req.messages);
-  if (tools && req.toolFormat === 'hermes') messages = withSystemText(messages, hermesToolPrompt(tools, required));
-  const filter = new ToolCallTextFilter();
+  const format = wireFormatOf(req.toolFormat);
+  const messages = tools && format !== 'native' ? toTextMessages(req.messages, format, tools, required) : toChatMessages(req.messages);
+  const view = new StreamView();
+  const show = (pieces: StreamPiece[]) => {
+    // The editor's chat has no place for reasoning here: only the prose goes to the caller.
+    for (const p of pieces) if (p.kind === 'text' && p.delta) sink.text(p.delta);
+  };
   const reply = await client.complete({
     messages,
     ...(tools ? { tools: toChatTools(tools) } : {}),
+    format,
     ...(required ? { toolChoice: 'required' as const } : {}),
     ...(signal ? { signal } : {}),
-    onText: (delta) => {
-      const shown = filter.push(delta);
-      if (shown) sink.text(shown);
-    },
+    onText: (delta) => show(view.push(delta)),
   });
-  const rest = filter.flush();
-  if (rest) sink.text(rest);
+  show(view.flush());
   for (const call of reply.toolCalls) {
     if (call.argsError !== undefined || !call.name || !isObject(call.args)) sink.text(malformedCallNote(call));
-    else sink.toolCall({ callId: call.via === 'text' ? textCallId() : call.id, name: call.name, input: call.args });
+    else sink.toolCall({ callId: call.via === 'text' ? newCallId() : call.id, name: call.name, input: call.args });
   }
   return reply;
-}
-
-/**
- * Calls parsed from text have no server id (the ModelClient numbers them from
- * 0 each turn); the caller keys results by id across the whole conversation,
- * so each gets a fresh one. Nine alphanumerics: the strictest chat templates
- * (Mistral's) accept no other shape.
- */
-function textCallId(): string {
-  const alphabet = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
-  return [...randomBytes(9)].map((b) => alphabet[b % alphabet.length]).join('');
 }
 
 function malformedCallNote(call: ModelToolCall): string {
@@ -259,8 +221,6 @@ export function failureMessage(e: unknown, apiKey: string | undefined): { cancel
   return { cancelled, message: `Lean4 Agentic: ${redact(e instanceof Error ? e.message : String(e), apiKey)}` };
 }
 
-/** Context window assumed when the server does not report `max_model_len`. */
-export const DEFAULT_CONTEXT_TOKENS = 32_768;
 
 /** The shape of `vscode.LanguageModelChatInformation`. */
 export interface LmModelInfo {
@@ -294,7 +254,7 @@ export function modelInformation(served: readonly ServedModel[], o: ModelInfoOpt
   const host = hostOf(o.endpoint);
   const ordered = [...served].sort((a, b) => Number(b.id === o.preferred) - Number(a.id === o.preferred));
   return ordered.map((m) => {
-    const context = m.contextLength ?? DEFAULT_CONTEXT_TOKENS;
+    const context = m.contextLength ?? DEFAULT_CONTEXT_WINDOW;
     const name = m.id.split('/').filter(Boolean).pop() ?? m.id;
     return {
       id: m.id,
@@ -339,23 +299,22 @@ export async function listChatModels(
   }
 }
 
-/** Chat-template framing (role markers, separators) per message, in tokens. */
-const MESSAGE_OVERHEAD = 4;
-
 /**
- * An estimate, not the model's tokenizer: about 4 characters a token (English
- * and code; denser scripts take more tokens). The OpenAI API has no token
- * count endpoint, and VS Code asks often enough that a round trip per call to
- * a server-specific `/tokenize` would cost more than it tells.
+ * An estimate, not the model's tokenizer (the agent's own meter, before the
+ * server has counted anything): VS Code asks often enough that a round trip
+ * per call to a server's `/tokenize` would cost more than it tells.
  */
 export function estimateTokens(input: string | LmMessage): number {
-  if (typeof input === 'string') return Math.ceil(input.length / 4);
-  const chars = input.content.reduce<number>((n, raw) => {
-    const p = partOf(raw);
-    if (!p) return n;
-    if (p.kind === 'text') return n + p.value.length;
-    if (p.kind === 'call') return n + p.call.name.length + JSON.stringify(p.call.input).length;
-    return n + p.text.length;
-  }, 0);
-  return Math.ceil(chars / 4) + MESSAGE_OVERHEAD;
+  const meter = new TokenMeter();
+  if (typeof input === 'string') return meter.estimateText(input);
+  const text = input.content
+    .map((raw) => {
+      const p = partOf(raw);
+      if (!p) return '';
+      if (p.kind === 'text') return p.value;
+      if (p.kind === 'call') return `${p.call.name} ${JSON.stringify(p.call.input)}`;
+      return p.text;
+    })
+    .join('');
+  return meter.estimateText(text) + MESSAGE_OVERHEAD;
 }

@@ -370,10 +370,28 @@ export class AgentSession implements vscode.Disposable {
           case 'text':
             this.post({ type: 'text', delta: clip(mask(e.delta), 100_000) });
             return;
+          case 'reasoning':
+            this.post({ type: 'reasoning', delta: clip(mask(e.delta), 100_000) });
+            return;
+          case 'retract':
+            this.post({ type: 'retract', chars: e.text.length });
+            return;
+          case 'context':
+            this.post({ type: 'context', used: Math.max(0, Math.round(e.used)), window: e.window, assumed: e.source === 'default' });
+            return;
+          case 'compaction': {
+            live.observe(e);
+            const c = e.event;
+            this.post({
+              type: 'compaction',
+              text: clip(`Context compacted to fit the model's ${c.window.toLocaleString()}-token window (${c.reason === 'context_error' ? 'the server refused a request as too long' : 'it was filling'}): ${c.tokensBefore.toLocaleString()} → ${c.tokensAfter.toLocaleString()} tokens; ${c.elided} old results elided, ${c.summarized} turns summarized${c.summaryBy ? ` by the ${c.summaryBy === 'model' ? 'model' : 'host (the model could not)'}` : ''}.`, 2000),
+            });
+            return;
+          }
           case 'message': {
             live.observe(e);
-            const m = JSON.parse(e.text) as { role?: string; content?: string };
-            if (m.role === 'assistant' && typeof m.content === 'string') this.post({ type: 'assistant', text: clip(m.content, 200_000) });
+            const m = JSON.parse(e.text) as { role?: string; content?: string; reasoning?: string };
+            if (m.role === 'assistant' && typeof m.content === 'string') this.post({ type: 'assistant', text: clip(m.content, 200_000), ...(m.reasoning ? { reasoning: clip(m.reasoning, 200_000) } : {}) });
             return;
           }
           case 'step': {
@@ -407,8 +425,9 @@ export class AgentSession implements vscode.Disposable {
         sandbox: box.summary,
         approve,
         enforcement: config.enforcement,
+        toolFormat: config.toolCallFormat,
         gate: live.gate,
-        limits: { maxSteps: config.maxSteps, maxRepeatedFailures: config.maxRepeatedFailures, maxTimeMs: config.maxMinutes * 60_000, ...(config.maxRunTokens > 0 ? { maxTokens: config.maxRunTokens } : {}) },
+        limits: { maxOutputTokens: config.maxTokens, maxSteps: config.maxSteps, maxRepeatedFailures: config.maxRepeatedFailures, maxTimeMs: config.maxMinutes * 60_000, ...(config.maxRunTokens > 0 ? { maxTokens: config.maxRunTokens } : {}) },
         onEvent,
         signal,
         redact: mask,

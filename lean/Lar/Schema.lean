@@ -405,11 +405,15 @@ structure OutcomeEvent where
   testsRan : Option Nat := none
   deriving Repr, Inhabited
 
-/-- The events of a trajectory; only tool calls and outcomes are judged. -/
+/-- The events of a trajectory; only tool calls and outcomes are judged. A
+`compaction` (the conversation made smaller to fit the model's context window)
+changes what the model sees, nothing that happened: like a message, it is read
+and never scored. -/
 inductive Event where
   | toolCall (c : ToolCall)
   | message
   | outcome (o : OutcomeEvent)
+  | compaction
   | finish
   deriving Inhabited
 
@@ -418,6 +422,7 @@ def Event.typeName : Event → String
   | .toolCall _ => "tool_call"
   | .message => "message"
   | .outcome _ => "outcome"
+  | .compaction => "compaction"
   | .finish => "end"
 
 /-- What a trajectory header records of the sandbox its run's commands had
@@ -494,8 +499,9 @@ def Event.fromJson? (j : Json) : Except String Event := do
   | "tool_call" => return .toolCall (← ToolCall.fromJson? j)
   | "message" => return .message
   | "outcome" => return .outcome (← OutcomeEvent.fromJson? j)
+  | "compaction" => return .compaction
   | "end" => return .finish
-  | other => throw s!"unknown event type \"{other}\" (expected tool_call, message, outcome or end)"
+  | other => throw s!"unknown event type \"{other}\" (expected tool_call, message, outcome, compaction or end)"
 
 instance : FromJson Event := ⟨Event.fromJson?⟩
 
@@ -527,6 +533,7 @@ instance : ToJson Event where
          ("exitCode", match o.exitCode with | some c => toJson c | none => Json.null)] ++
         Json.opt "completion" (o.completion.map Completion.name) ++
         Json.opt "testsRan" o.testsRan
+    | .compaction => Json.mkObj [("type", toJson "compaction")]
     | .finish => Json.mkObj [("type", toJson "end")]
 
 end Lar

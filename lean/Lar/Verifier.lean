@@ -804,6 +804,7 @@ def EventConforms (st : State) : Event → Prop
   | .toolCall c => CallConforms st.wf st.sandbox st.currentStage c.toProposed
   | .message => True
   | .outcome _ => True
+  | .compaction => True
   | .finish => True
 
 /-- The trajectory from state `st` on: every event conforms in the state it meets. -/
@@ -840,6 +841,9 @@ theorem State.append_toolReward_ne_iff (st : State) (line : Nat) (e : Event) :
     show (none : Option Int) ≠ some (-1) ↔ True
     simp
   | outcome o =>
+    show (none : Option Int) ≠ some (-1) ↔ True
+    simp
+  | compaction =>
     show (none : Option Int) ≠ some (-1) ↔ True
     simp
   | finish =>

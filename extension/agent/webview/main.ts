@@ -60,6 +60,7 @@ const showHistory = $('show-history');
 const history = $('history');
 const timelineBar = $('timeline');
 const connection = $('connection');
+const contextBar = $('context');
 const timeline = new StageTimeline();
 
 function send(msg: FromWebview): void {
@@ -90,9 +91,43 @@ let streamed = '';
 let running = false;
 const approvals = new Map<string, El>();
 
+/** The collapsed reasoning of the answer being streamed, and its text. */
+let thinking: El | undefined;
+let thought = '';
+
 function endStream(): void {
   streaming = undefined;
   streamed = '';
+  thinking = undefined;
+  thought = '';
+}
+
+/** The reasoning box of the current answer, made (collapsed, above the answer) on first use. */
+function reasoningBox(): El {
+  if (!thinking) {
+    thinking = el('details', 'reasoning');
+    thinking.appendChild(el('summary', '', 'Thinking'));
+    thinking.appendChild(el('div', 'reasoning-text'));
+    if (streaming) {
+      // The answer already streaming moves below its reasoning.
+      log.appendChild(thinking);
+      log.appendChild(streaming);
+    } else append(thinking);
+  }
+  return thinking;
+}
+
+function showReasoning(text: string): void {
+  const box = reasoningBox();
+  box.replaceChildren(el('summary', '', `Thinking (${text.length.toLocaleString()} characters)`), el('div', 'reasoning-text', text));
+}
+
+/** 32768 as 32k, 18234 as 18.2k: how windows are spoken of. */
+function tokens(n: number): string {
+  if (n < 1000) return String(n);
+  const k = n / 1024;
+  if (Number.isInteger(k)) return `${k}k`;
+  return `${(n / 1000).toFixed(n < 100_000 ? 1 : 0).replace(/\.0$/, '')}k`;
 }
 
 function stepCard(c: StepCard): El {
@@ -212,6 +247,7 @@ function receive(msg: ToWebview): void {
       approvals.clear();
       endStream();
       status.textContent = '';
+      contextBar.hidden = true;
       openTrajectory.hidden = true;
       timeline.clear();
       drawTimeline();
@@ -242,14 +278,40 @@ function receive(msg: ToWebview): void {
       streaming.textContent = streamed;
       streaming.scrollIntoView({ block: 'end' });
       return;
+    case 'reasoning':
+      thought += msg.delta;
+      showReasoning(thought);
+      return;
+    case 'retract': {
+      const moved = streamed.slice(0, msg.chars);
+      streamed = streamed.slice(msg.chars);
+      thought += moved;
+      showReasoning(thought);
+      if (streaming) streaming.textContent = streamed;
+      return;
+    }
     case 'assistant': {
-      const target = streaming ?? append(el('div', 'msg assistant'));
-      target.className = 'msg assistant';
-      target.replaceChildren(renderMarkdown(document as unknown as MiniDocument, msg.text));
-      target.scrollIntoView({ block: 'end' });
+      if (msg.reasoning) showReasoning(msg.reasoning);
+      if (msg.text) {
+        const target = streaming ?? append(el('div', 'msg assistant'));
+        target.className = 'msg assistant';
+        target.replaceChildren(renderMarkdown(document as unknown as MiniDocument, msg.text));
+        target.scrollIntoView({ block: 'end' });
+      } else streaming?.remove();
       endStream();
       return;
     }
+    case 'context': {
+      contextBar.hidden = false;
+      contextBar.textContent = `${tokens(msg.used)} / ${tokens(msg.window)}`;
+      contextBar.className = msg.used > msg.window * 0.8 ? 'context full' : 'context';
+      contextBar.title = `Context in use: ${msg.used.toLocaleString()} prompt tokens of the model's ${msg.window.toLocaleString()}-token window${msg.assumed ? ' (assumed: the server does not report it; set lean4Agentic.contextLength)' : ''}. The conversation is compacted when it fills.`;
+      return;
+    }
+    case 'compaction':
+      endStream();
+      append(el('div', 'compaction', msg.text));
+      return;
     case 'step':
       endStream();
       append(stepCard(msg.card));
