@@ -60,7 +60,7 @@ class Node_ {
 
 /** Loads dist/chat.js in a vm with a fake DOM; returns the elements by id, what it posted, and how to send it messages. */
 function loadChat() {
-  const ids = new Map(['log', 'task', 'run', 'stop', 'status', 'open-trajectory', 'new-chat', 'show-history', 'history', 'timeline', 'connection'].map((id) => [id, new Node_('div')]));
+  const ids = new Map(['log', 'task', 'run', 'stop', 'status', 'open-trajectory', 'new-chat', 'show-history', 'history', 'timeline', 'connection', 'context'].map((id) => [id, new Node_('div')]));
   ids.get('history')!.hidden = true; // as in the view's HTML
   const posted: unknown[] = [];
   const listeners = new Map<string, (e: unknown) => void>();
@@ -88,7 +88,7 @@ test('the chat bundle renders messages as text and posts valid messages', () => 
   onMessage!({ data: { type: 'step', card: { line: 4, tool: 'x', args: '', status: 'ok', toolReward: 7, failed: [] } } }); // malformed: ignored
   onMessage!({ data: { type: 'error', message: 'cannot reach the server', actions: ['openSettings', 'testConnection'] } });
   const nodes = log.all();
-  assert.ok(nodes.every((n) => ['div', 'p', 'code', 'pre', 'span', 'ul', 'li', 'button', '#text', 'main'].includes(n.tag)), nodes.map((n) => n.tag).join());
+  assert.ok(nodes.every((n) => ['div', 'p', 'code', 'pre', 'span', 'ul', 'li', 'button', '#text', 'main', 'details', 'summary'].includes(n.tag)), nodes.map((n) => n.tag).join());
   assert.ok(!nodes.some((n) => n.tag === 'img'));
   assert.match(log.textContent ?? '', /<img src=x onerror=alert\(1\)>/);
   assert.match(log.textContent ?? '', /not in explore/);
@@ -182,4 +182,32 @@ test('the chat shows whether the server answers, with a way to fix it when it do
   buttons[0]!.fire('click');
   buttons[2]!.fire('click');
   assert.deepEqual(posted.slice(-2), [{ type: 'action', action: 'openEndpointSetting' }, { type: 'checkConnection' }]);
+});
+
+test('reasoning shows collapsed above the answer, a bare </think> moves the streamed text there, the context figure and compactions show', () => {
+  const { ids, onMessage } = loadChat();
+  const log = ids.get('log')!;
+  onMessage!({ data: { type: 'runStarted', task: 't', model: 'm', endpoint: 'http://e/v1', trajectory: 'r', sandbox: { confined: true, text: 'sandboxed' } } });
+  onMessage!({ data: { type: 'text', delta: 'The sum is wrong.' } });
+  onMessage!({ data: { type: 'retract', chars: 'The sum is wrong.'.length } });
+  onMessage!({ data: { type: 'reasoning', delta: ' Check sum.js.' } });
+  onMessage!({ data: { type: 'text', delta: 'Reading it.' } });
+  const details = log.all().filter((n) => n.tag === 'details');
+  assert.equal(details.length, 1, 'one reasoning box for the answer');
+  assert.equal(details[0]!.attrs.get('open'), undefined, 'collapsed');
+  assert.match(details[0]!.textContent ?? '', /The sum is wrong\. Check sum\.js\./);
+  const streaming = log.all().find((n) => n.className === 'msg assistant streaming')!;
+  assert.equal(streaming.textContent, 'Reading it.', 'the reasoning left the answer');
+  onMessage!({ data: { type: 'assistant', text: 'Reading it.', reasoning: 'The sum is wrong. Check sum.js.' } });
+  assert.match(log.all().find((n) => n.tag === 'details')!.textContent ?? '', /^Thinking \(31 characters\)The sum is wrong\. Check sum\.js\.$/);
+  onMessage!({ data: { type: 'context', used: 18_234, window: 32_768, assumed: false } });
+  assert.equal(ids.get('context')!.textContent, '18.2k / 32k');
+  assert.equal(ids.get('context')!.hidden, false);
+  onMessage!({ data: { type: 'context', used: 30_000, window: 32_768, assumed: true } });
+  assert.equal(ids.get('context')!.className, 'context full');
+  assert.match(ids.get('context')!.title, /assumed: the server does not report it/);
+  onMessage!({ data: { type: 'compaction', text: 'Context compacted to fit the window.' } });
+  assert.ok(log.all().some((n) => n.className === 'compaction' && n.textContent === 'Context compacted to fit the window.'));
+  onMessage!({ data: { type: 'clear' } });
+  assert.equal(ids.get('context')!.hidden, true);
 });

@@ -368,10 +368,8 @@ function readParameter(s: string, pos: number): { key: string; value: string; en
 /** Exactly one newline off each side, as the template puts them there and the servers take them off. */
 function trimOneNewline(v: string): string {
   let out = v;
-  if (out.startsWith('\r\n')) out = out.slice(2);
-  else if (out.startsWith('\n')) out = out.slice(1);
-  if (out.endsWith('\r\n')) out = out.slice(0, -2);
-  else if (out.endsWith('\n')) out = out.slice(0, -1);
+  if (out.startsWith('\n')) out = out.slice(1);
+  if (out.endsWith('\n')) out = out.slice(0, -1);
   return out;
 }
 
