@@ -15,6 +15,8 @@ import { runAgent, type AgentEvent, type AgentModel, type ToolExecutor } from '.
 import { runOutcomeCheck } from '../core/agent/outcome-check';
 import { createToolExecutor } from '../core/agent/tools';
 import { TrajectoryWriter } from '../core/agent/trajectory-writer';
+import { Conversation } from '../core/agent/conversation';
+import { TokenMeter } from '../core/model/tokens';
 import { ModelClient } from '../core/model/client';
 import type { ScriptedTurn } from '../core/model/scripted-server';
 import { TerminalSession } from '../core/tools/terminal';
@@ -32,7 +34,7 @@ const WARMUP_STEPS = 60;
 
 /** Modules patched in place to time the parts; `import * as` would give copies. */
 const fsModule = require('node:fs') as { fsyncSync: (fd: number) => void };
-const contextModule = require('../core/agent/context') as Record<string, unknown>;
+
 
 function startModelServer(script: ScriptedTurn[]): Promise<{ url: string; child: ChildProcess }> {
   const child = fork(join(__dirname, 'model-server-process.js'), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -86,7 +88,9 @@ async function oneRun(steps: number): Promise<StepTimes[]> {
     restore.push(() => (TrajectoryWriter.prototype.append = append));
     restore.push(timeMethod(VerifierState.prototype, 'gate', timer, 'gate'));
     restore.push(timeMethod(VerifierState.prototype, 'append', timer, 'verify'));
-    restore.push(timeMethod(contextModule, 'compactMessages', timer, 'compact'));
+    restore.push(timeMethod(Conversation.prototype, 'render', timer, 'context'));
+    restore.push(timeMethod(TokenMeter.prototype, 'estimate', timer, 'context'));
+    restore.push(timeMethod(TokenMeter.prototype, 'observe', timer, 'context'));
 
     const events: AgentEvent[] = [];
     const result = await runAgent({
@@ -104,7 +108,8 @@ async function oneRun(steps: number): Promise<StepTimes[]> {
       },
       // Streamed text arrives inside the model call and is its time; the rest is the loop's.
       onEvent: (e) => (e.kind === 'text' ? events.push(e) : timer.time('events', () => events.push(e))),
-      limits: { maxSteps: steps + 10 },
+      // A window the run never fills: compaction (a model call of its own) is bench/context.bench.ts's.
+      limits: { maxSteps: steps + 10, contextWindow: 10_000_000 },
     });
     const stepEvents = events.filter((e): e is Extract<AgentEvent, { kind: 'step' }> => e.kind === 'step');
     const notOk = stepEvents.filter((e) => e.event.status !== 'ok' || e.gate.decision !== 'allow');
@@ -156,7 +161,7 @@ function section(rep: Report, load: string): string {
   const f = (x: number) => x.toFixed(2);
   const row = (name: string, s: Summary, note = '') => `| ${name} | ${f(s.p50)} | ${f(s.p95)} | ${f(s.mean)} | ${note} |`;
   const part = (k: keyof StepTimes) => summarize(rep.steps.map((s) => s[k] as number));
-  const named = ['gate', 'verify', 'write', 'compact', 'events'] as const;
+  const named = ['gate', 'verify', 'write', 'context', 'events'] as const;
   const other = summarize(rep.steps.map((s) => s.overhead - named.reduce((n, k) => n + s[k], 0)));
   const cmd = rep.commandSteps;
   const scan = summarize(cmd.map((s) => s.tool - s.command));
@@ -172,7 +177,7 @@ function section(rep: Report, load: string): string {
     row('· gate (VerifierState.gate)', part('gate')),
     row('· verifier append (VerifierState.append)', part('verify')),
     row('· trajectory write: JSON, redaction, write, fsync', part('write'), `fsync alone: p50 ${f(part('fsync').p50)}, p95 ${f(part('fsync').p95)}, mean ${f(part('fsync').mean)}`),
-    row('· context compaction (compactMessages)', part('compact')),
+    row('· context: render and size the request (Conversation.render, TokenMeter)', part('context')),
     row('· event delivery (onEvent)', part('events')),
     row('· the rest of the loop', other, 'message and observation building, promise hops, GC'),
     row('whole step (wall)', rep.span),

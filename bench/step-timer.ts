@@ -7,7 +7,7 @@
  * agent's own overhead.
  */
 
-export const PARTS = ['model', 'tool', 'command', 'gate', 'verify', 'write', 'fsync', 'compact', 'events'] as const;
+export const PARTS = ['model', 'tool', 'command', 'gate', 'verify', 'write', 'fsync', 'context', 'events'] as const;
 export type Part = (typeof PARTS)[number];
 
 export interface StepTimes extends Record<Part, number> {

@@ -84,14 +84,14 @@ export async function compact(conv: Conversation, o: CompactOptions): Promise<Co
   for (let i = 2; i < recent && tokens > o.target; i++) {
     const t = conv.turns[i]!;
     if (t.kind !== 'results') continue;
-    for (const r of t.results) {
-      if (r.elided || tokens <= o.target) continue;
+    t.results.forEach((r, k) => {
+      if (r.elided || tokens <= o.target) return;
       const before = o.meter.estimateText(r.content);
-      r.content = stub(r);
-      r.elided = true;
+      const short = stub(r);
+      conv.setResult(t, k, short, true);
       elided++;
-      tokens -= before - o.meter.estimateText(r.content);
-    }
+      tokens -= before - o.meter.estimateText(short);
+    });
   }
   tokens = size();
   const out: Compaction = { reason: o.reason, window: o.window, tokensBefore, tokensAfter: tokens, elided, summarized: 0 };
@@ -117,7 +117,7 @@ export async function compact(conv: Conversation, o: CompactOptions): Promise<Co
         capText(written ? written : hostNote(older), maxTokens, o.meter, ''),
         o.facts(),
       ].join('\n\n');
-      conv.turns.splice(2, cut - 2, { kind: 'summary', text });
+      conv.replace(2, cut - 2, { kind: 'summary', text });
       out.summarized = older.length;
       out.summary = text;
       out.summaryBy = written ? 'model' : 'host';
@@ -229,13 +229,13 @@ function clip(s: string, n: number): string {
 }
 
 function shrinkResults(conv: Conversation, o: CompactOptions, tokens: number, size: () => number): number {
-  const results = conv.turns.flatMap((t) => (t.kind === 'results' ? t.results : [])).filter((r) => !r.elided);
-  results.sort((a, b) => b.content.length - a.content.length);
-  for (const r of results) {
+  const results = conv.turns.flatMap((t) => (t.kind === 'results' ? t.results.map((r, k) => ({ t, k, r })) : [])).filter((x) => !x.r.elided);
+  results.sort((a, b) => b.r.content.length - a.r.content.length);
+  for (const { t, k, r } of results) {
     if (tokens <= o.target) break;
     const have = o.meter.estimateText(r.content);
     const want = Math.max(64, have - (tokens - o.target));
-    r.content = capText(r.content, want, o.meter, 'read the file or rerun the command for the rest');
+    conv.setResult(t, k, capText(r.content, want, o.meter, 'read the file or rerun the command for the rest'), false);
     tokens = size();
   }
   return tokens;

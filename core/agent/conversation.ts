@@ -31,62 +31,94 @@ export type Turn =
   | { kind: 'summary'; text: string };
 
 export interface TurnResult {
-  callId: string;
-  name: string;
-  content: string;
+  readonly callId: string;
+  readonly name: string;
+  readonly content: string;
   /** Replaced by a stub when the window filled. */
-  elided?: boolean;
+  readonly elided?: boolean;
 }
 
 export class Conversation {
-  readonly turns: Turn[] = [];
+  private readonly list: Turn[] = [];
+  /**
+   * Each turn's messages as last rendered, per wire format: a turn renders the
+   * same until it is changed through this class, so the messages of earlier
+   * turns are the same objects from request to request (and the meter counts
+   * each once).
+   */
+  private readonly cache = new WeakMap<Turn, { format: WireFormat; messages: ChatCompletionMessageParam[] }>();
+  private head: { format: WireFormat; messages: ChatCompletionMessageParam[] } | undefined;
 
   constructor(
     system: string,
     task: string,
     private readonly tools: readonly ToolSpec[],
   ) {
-    this.turns.push({ kind: 'system', text: system }, { kind: 'task', text: task });
+    this.list.push({ kind: 'system', text: system }, { kind: 'task', text: task });
+  }
+
+  /** The turns, in order: read them here, change them through the methods below. */
+  get turns(): readonly Turn[] {
+    return this.list;
   }
 
   push(...turns: Turn[]): void {
-    this.turns.push(...turns);
+    this.list.push(...turns);
+  }
+
+  /** Replaces a result's text (a compaction eliding or cutting it); its turn renders anew. */
+  setResult(turn: Turn, index: number, content: string, elided: boolean): void {
+    if (turn.kind !== 'results' || !turn.results[index]) throw new Error('setResult: not a result of that turn');
+    turn.results[index] = { ...turn.results[index]!, content, ...(elided ? { elided: true } : {}) };
+    this.cache.delete(turn);
+  }
+
+  /** Replaces `count` turns from `start` (never the system prompt or the task) with `turn`. */
+  replace(start: number, count: number, turn: Turn): void {
+    if (start < 2) throw new Error('replace: the system prompt and the task stay');
+    this.list.splice(start, count, turn);
   }
 
   /** The request messages for `format`. */
   render(format: WireFormat): ChatCompletionMessageParam[] {
-    const out: ChatCompletionMessageParam[] = [];
     const f = format === 'native' ? undefined : FORMATS[format];
-    const system = this.turns[0] as { text: string };
-    const task = this.turns[1] as { text: string };
-    const head = f ? f.prompt(system.text, task.text, this.tools) : { system: system.text, task: task.text };
-    out.push({ role: 'system', content: head.system }, { role: 'user', content: head.task });
-    for (const t of this.turns.slice(2)) {
-      switch (t.kind) {
-        case 'system':
-        case 'task':
-        case 'user':
-        case 'summary':
-          out.push({ role: 'user', content: t.text });
-          break;
-        case 'assistant':
-          if (!f) {
-            out.push({
-              role: 'assistant',
-              content: t.text || (t.calls.length ? null : ''),
-              ...(t.calls.length ? { tool_calls: t.calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.malformed ? '{}' : JSON.stringify(c.args ?? {}) } })) } : {}),
-            } as ChatCompletionMessageParam);
-          } else {
-            out.push({ role: 'assistant', content: f.assistantContent(t.text, t.calls.map((c) => ({ name: c.name, args: c.malformed ? {} : c.args }))) });
-          }
-          break;
-        case 'results':
-          if (!f) for (const r of t.results) out.push({ role: 'tool', tool_call_id: r.callId, content: r.content });
-          else for (const m of f.resultMessages(t.results)) out.push(toParam(m));
-          break;
-      }
+    if (this.head?.format !== format) {
+      const system = (this.list[0] as { text: string }).text;
+      const task = (this.list[1] as { text: string }).text;
+      const head = f ? f.prompt(system, task, this.tools) : { system, task };
+      this.head = { format, messages: [{ role: 'system', content: head.system }, { role: 'user', content: head.task }] };
+    }
+    const out: ChatCompletionMessageParam[] = [...this.head.messages];
+    for (const t of this.list.slice(2)) {
+      let c = this.cache.get(t);
+      if (!c || c.format !== format) this.cache.set(t, (c = { format, messages: renderTurn(t, f) }));
+      out.push(...c.messages);
     }
     return out;
+  }
+}
+
+function renderTurn(t: Turn, f: (typeof FORMATS)[keyof typeof FORMATS] | undefined): ChatCompletionMessageParam[] {
+  switch (t.kind) {
+    case 'system':
+    case 'task':
+    case 'user':
+    case 'summary':
+      return [{ role: 'user', content: t.text }];
+    case 'assistant':
+      if (!f) {
+        return [
+          {
+            role: 'assistant',
+            content: t.text || (t.calls.length ? null : ''),
+            ...(t.calls.length ? { tool_calls: t.calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.malformed ? '{}' : JSON.stringify(c.args ?? {}) } })) } : {}),
+          } as ChatCompletionMessageParam,
+        ];
+      }
+      return [{ role: 'assistant', content: f.assistantContent(t.text, t.calls.map((c) => ({ name: c.name, args: c.malformed ? {} : c.args }))) }];
+    case 'results':
+      if (!f) return t.results.map((r) => ({ role: 'tool' as const, tool_call_id: r.callId, content: r.content }));
+      return f.resultMessages(t.results).map(toParam);
   }
 }
 

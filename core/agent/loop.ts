@@ -320,8 +320,8 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
       }
       idleTurns = 0;
 
+      // The turn's results join the conversation once all are in (a rendered turn is kept as rendered).
       const results: TurnResult[] = [];
-      conversation.push({ kind: 'results', results });
       // One result may not take more than a quarter of what a prompt can hold.
       const resultCap = Math.max(256, Math.floor(promptLimit(budget) / 4));
       for (const call of calls) {
@@ -342,6 +342,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
         }
         if (state.steps >= limits.maxSteps) break;
       }
+      conversation.push({ kind: 'results', results });
     }
   } catch (e) {
     // Whatever went wrong, the file on disk stays complete and says so.

@@ -29,18 +29,41 @@ export interface Countable {
   tool_calls?: unknown;
 }
 
-/** The raw piece count of a chat request: its messages and, when sent in the API, its tools. */
-export function requestPieces(messages: readonly Countable[], tools?: unknown): number {
+/** The raw piece count of one message (its text and its calls). */
+function messagePieces(m: Countable): number {
+  const c = m.content;
+  let n = MESSAGE_OVERHEAD;
+  if (typeof c === 'string') n += pieces(c);
+  else if (c !== undefined && c !== null) n += pieces(JSON.stringify(c));
+  if (m.tool_calls) n += pieces(JSON.stringify(m.tool_calls));
+  return n;
+}
+
+/**
+ * The raw piece count of a chat request: its messages and, when sent in the
+ * API, its tools. `seen` remembers what a message object counted: a
+ * conversation hands the same objects for its earlier turns every request,
+ * so each is counted once (messages are never changed after they are made).
+ */
+export function requestPieces(messages: readonly Countable[], tools?: unknown, seen?: WeakMap<object, number>): number {
   let n = 3;
   for (const m of messages) {
-    n += MESSAGE_OVERHEAD;
-    const c = m.content;
-    if (typeof c === 'string') n += pieces(c);
-    else if (c !== undefined && c !== null) n += pieces(JSON.stringify(c));
-    if (m.tool_calls) n += pieces(JSON.stringify(m.tool_calls));
+    let k = seen?.get(m);
+    if (k === undefined) {
+      k = messagePieces(m);
+      seen?.set(m, k);
+    }
+    n += k;
   }
   // A template renders tools into the prompt with an instruction around them.
-  if (tools !== undefined) n += pieces(JSON.stringify(tools)) + 120;
+  if (tools !== undefined && typeof tools === 'object' && tools !== null) {
+    let k = seen?.get(tools);
+    if (k === undefined) {
+      k = pieces(JSON.stringify(tools)) + 120;
+      seen?.set(tools, k);
+    }
+    n += k;
+  }
   return n;
 }
 
@@ -48,10 +71,11 @@ export class TokenMeter {
   /** Tokens per raw piece, from the last request the server counted; above 1 until then (safe side). */
   private scale = 1.15;
   private calibrated = false;
+  private readonly seen = new WeakMap<object, number>();
 
   /** Estimated tokens of a request. */
   estimate(messages: readonly Countable[], tools?: unknown): number {
-    return Math.ceil(requestPieces(messages, tools) * this.scale);
+    return Math.ceil(requestPieces(messages, tools, this.seen) * this.scale);
   }
 
   /** Estimated tokens of a text alone. */
@@ -68,7 +92,7 @@ export class TokenMeter {
 
   /** The server counted `promptTokens` for a request: the scale follows it. */
   observe(messages: readonly Countable[], tools: unknown, promptTokens: number): void {
-    const raw = requestPieces(messages, tools);
+    const raw = requestPieces(messages, tools, this.seen);
     if (!(promptTokens > 0) || raw <= 0) return;
     const next = promptTokens / raw;
     // A wildly different figure is a server that counts something else (cached tokens, another model): not followed.
