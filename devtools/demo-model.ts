@@ -14,6 +14,7 @@ export const DEMO_SCRIPT: ScriptedTurn[] = [
   {
     content:
       '(Scripted demo model: no inference server is connected, so this replays a recorded run. Set `lean4Agentic.endpoint` to use a real model.)\n\nFirst I will read the failing test.',
+    reasoning: 'The task is a failing test. Read the test first, then the code it calls; edits wait for the edit stage.',
     toolCalls: [{ name: 'read_file', arguments: { path: 'test/sum.test.js' } }],
   },
   { content: 'The test expects `sum(2, 3)` to be 5. Now the code it calls.', toolCalls: [{ name: 'read_file', arguments: { path: 'src/sum.js' } }] },
@@ -30,6 +31,7 @@ export const DEMO_SCRIPT: ScriptedTurn[] = [
 ];
 
 export function startDemoModel(port = 0): Promise<{ server: ScriptedModelServer; endpoint: string }> {
-  const server = new ScriptedModelServer({ script: DEMO_SCRIPT, models: [DEMO_MODEL], whenDone: 'repeat', restartPerConversation: true });
+  // Served like a real one: its window reported at /v1/models, its reasoning apart from the answer (SGLang's field).
+  const server = new ScriptedModelServer({ script: DEMO_SCRIPT, models: [DEMO_MODEL], contextLength: 32_768, whenDone: 'repeat', restartPerConversation: true });
   return server.start(port).then((endpoint) => ({ server, endpoint }));
 }

@@ -66,6 +66,12 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       // The chat: the model's words, a card per call with its reward, the blocked premature edit, the outcome.
       const assistant = await chat.locator('.msg.assistant').allInnerTexts();
       assert.ok(assistant.some((t) => t.includes('Scripted demo model')), 'the demo model says it is a script');
+      // Its reasoning, collapsed above the answer; the context in use out of the window the server reports.
+      const thinking = chat.locator('details.reasoning');
+      assert.equal(await thinking.count(), 1);
+      assert.equal(await thinking.getAttribute('open'), null, 'collapsed');
+      assert.match(await thinking.locator('summary').innerText(), /^Thinking \(\d+ characters\)$/);
+      assert.match(await chat.locator('#context').innerText(), /^\d+(\.\d)?k? \/ 32k$/);
       assert.equal(await chat.locator('.card').count(), 8);
       const blocked = chat.locator('.card.blocked');
       assert.equal(await blocked.count(), 1);
