@@ -3,7 +3,7 @@
 // user sees; a screenshot of each lands in out/e2e-artifacts/.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ScriptedModelServer, type ScriptedTurn } from '../core/model/scripted-server';
 import { DEMO_MODEL, startDemoModel } from '../devtools/demo-model';
@@ -35,7 +35,7 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       const chat = await wb.openChat();
       const conn = chat.locator('#connection.conn.connected');
       await conn.waitFor({ timeout: 30_000 });
-      assert.match(await conn.innerText(), new RegExp(`Connected: ${DEMO_MODEL} · ${endpoint.replace(/[.]/g, '\\.')}`));
+      assert.match(await conn.innerText(), new RegExp(`Connected: ${DEMO_MODEL} · ${endpoint.replace(/[.]/g, '\\.')} · 32k context`));
       await wb.screenshot('1-first-run');
       // The webview's security: a strict CSP with a nonce, and nothing loaded from the network.
       const csp = await chat.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
@@ -188,6 +188,53 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
         .map((m) => String(m.content));
       assert.ok(told.some((t) => /rejected this call/.test(t)), told.join('\n'));
       await wb.screenshot('3-approval-rejected');
+    } finally {
+      await wb.close();
+      await server.stop();
+    }
+  });
+
+  test('a small window: the chat shows the context in use and each compaction; the run completes and its trajectory says so', async () => {
+    // A model served with an 8k window that reads a 60 KB log again and again before fixing the bug.
+    const plan: ScriptedTurn[] = [
+      ...Array.from({ length: 6 }, () => ({ toolCalls: [{ name: 'read_file', arguments: { path: 'logs/build.log' } }] })),
+      { toolCalls: [{ name: 'read_file', arguments: { path: 'src/sum.js' } }] },
+      { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'edit' } }] },
+      { toolCalls: [{ name: 'edit_file', arguments: { path: 'src/sum.js', search: 'a - b', replace: 'a + b' } }] },
+      { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'verify' } }] },
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'npm test' } }] },
+      { toolCalls: [{ name: 'submit', arguments: {} }] },
+    ];
+    let step = 0;
+    const server = new ScriptedModelServer({
+      models: [DEMO_MODEL],
+      contextLength: 8192,
+      enforceWindow: true,
+      script: [],
+      respond: (body) =>
+        String(body.messages?.[0]?.content ?? '').startsWith('You write the working notes')
+          ? { content: '## Task\n- make npm test pass\n## Plan\n- fix src/sum.js\n## What was tried\n- read the build log\n## Files changed\n- none\n## Current stage\n- explore\n## What failed\n- nothing' }
+          : plan[Math.min(step++, plan.length - 1)]!,
+    });
+    const endpoint = await server.start();
+    const ws = suite.workspace('small-window', settingsFor(endpoint));
+    mkdirSync(join(ws, 'logs'));
+    writeFileSync(join(ws, 'logs', 'build.log'), Array.from({ length: 900 }, (_, i) => `[build ${i}] compiling module_${i % 97}.ts ok (${(i * 7) % 1000} ms)`).join('\n'));
+    const wb = await suite.open(ws);
+    try {
+      const chat = await wb.openChat();
+      await chat.locator('#connection.conn.connected', { hasText: '8k context' }).waitFor({ timeout: 30_000 });
+      await chat.locator('#task').fill('Make npm test pass; the build log may help.');
+      await chat.locator('#task').press('Enter');
+      await chat.locator('.end').waitFor({ timeout: 120_000 });
+      assert.match(await chat.locator('.end').innerText(), /Run ended: submitted[\s\S]*outcome 1/);
+      assert.ok((await chat.locator('.compaction').count()) >= 1, 'the chat says when the conversation was compacted');
+      assert.match(await chat.locator('.compaction').first().innerText(), /Context compacted to fit the model's 8,192-token window/);
+      assert.match(await chat.locator('#context').innerText(), /^\d+(\.\d)?k \/ 8k$/);
+      await wb.screenshot('6-small-window');
+      const runs = join(ws, '.lar', 'runs');
+      const lines = readFileSync(join(runs, readdirSync(runs)[0]!), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string });
+      assert.ok(lines.some((l) => l.type === 'compaction'), 'the compactions are in the trajectory');
     } finally {
       await wb.close();
       await server.stop();

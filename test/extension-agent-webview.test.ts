@@ -173,7 +173,9 @@ test('the chat shows whether the server answers, with a way to fix it when it do
   const { ids, posted, onMessage } = loadChat();
   const conn = ids.get('connection')!;
   onMessage({ data: { type: 'connection', state: 'connected', endpoint: 'http://127.0.0.1:30000/v1', model: 'LAR-9B', actions: [] } });
-  assert.match(conn.textContent ?? '', /Connected: LAR-9B · http:\/\/127\.0\.0\.1:30000\/v1/);
+  assert.match(conn.textContent ?? '', /Connected: LAR-9B · http:\/\/127\.0\.0\.1:30000\/v1$/);
+  onMessage({ data: { type: 'connection', state: 'connected', endpoint: 'http://127.0.0.1:30000/v1', model: 'LAR-9B', window: { tokens: 32768, assumed: true }, actions: [] } });
+  assert.match(conn.textContent ?? '', /Connected: LAR-9B · http:\/\/127\.0\.0\.1:30000\/v1 · 32k context \(assumed\)$/);
   assert.equal(conn.all().filter((n) => n.tag === 'button').length, 0);
   onMessage({ data: { type: 'connection', state: 'failed', endpoint: 'http://127.0.0.1:9/v1', message: 'cannot reach the inference server at http://127.0.0.1:9/v1', actions: ['openEndpointSetting', 'testConnection'] } });
   assert.match(conn.textContent ?? '', /Not connected to http:\/\/127\.0\.0\.1:9\/v1: cannot reach/);

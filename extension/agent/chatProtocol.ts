@@ -105,6 +105,8 @@ export const ToWebview = z.discriminatedUnion('type', [
     state: z.enum(['checking', 'connected', 'failed']),
     endpoint: short(1000),
     model: short(300).optional(),
+    /** The model's context window, and whether it is only assumed (the server does not say). */
+    window: z.object({ tokens: z.number().int().positive(), assumed: z.boolean() }).strict().optional(),
     message: short(2000).optional(),
     actions: z.array(ErrorAction).max(3),
   }).strict(),

@@ -179,7 +179,8 @@ export class AgentSession implements vscode.Disposable {
       } else if (!models.length) {
         msg = { type: 'connection', state: 'failed', endpoint, message: 'The server answers but lists no models at /v1/models.', actions: ['openEndpointSetting', 'testConnection'] };
       } else {
-        msg = { type: 'connection', state: 'connected', endpoint, model: clip(config.model || models[0]!, 300), actions: [] };
+        const window = await client.contextWindow(ac.signal).catch(() => undefined);
+        msg = { type: 'connection', state: 'connected', endpoint, model: clip(config.model || models[0]!, 300), ...(window ? { window: { tokens: window.tokens, assumed: window.source === 'default' } } : {}), actions: [] };
       }
     } catch (e) {
       const err = ac.signal.aborted ? client.classify(new Error(`no answer from ${config.endpoint} within 10 s`)) : client.classify(e);

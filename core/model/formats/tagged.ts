@@ -31,18 +31,19 @@ export function parseTagged(content: string, tools: readonly ToolSpec[], format:
   const prose: string[] = [];
   const calls: TextCall[] = [];
   const turn: RepairId[] = [];
+  const find = finder(content);
   let at = 0;
   while (at < content.length) {
-    const open = content.indexOf(CALL_OPEN, at);
-    const stray = content.indexOf(CALL_CLOSE, at);
-    const bareFn = content.indexOf(FN_OPEN, at);
+    const open = find(CALL_OPEN, at);
+    const stray = find(CALL_CLOSE, at);
+    const bareFn = find(FN_OPEN, at);
     // A `<function=` block with no `<tool_call>` around it (the model left the wrapper off).
     if (bareFn >= 0 && (open < 0 || bareFn < open) && (stray < 0 || bareFn < stray)) {
       prose.push(content.slice(at, bareFn));
-      const fn = readFunction(content, bareFn, tools, xmlForm);
+      const fn = readFunction(content, bareFn, tools, xmlForm, find);
       fn.call.repairs.unshift('missing_open_tag');
       calls.push(fn.call);
-      at = skipClose(content, fn.end, fn.call.repairs, prose);
+      at = skipClose(content, fn.end, fn.call.repairs, prose, find);
       continue;
     }
     if (stray >= 0 && (open < 0 || stray < open)) {
@@ -66,19 +67,41 @@ export function parseTagged(content: string, tools: readonly ToolSpec[], format:
       break;
     }
     prose.push(content.slice(at, open));
-    at = readBlock(content, open + CALL_OPEN.length, tools, { json: jsonForm, xml: xmlForm }, calls, prose);
+    at = readBlock(content, open + CALL_OPEN.length, tools, { json: jsonForm, xml: xmlForm }, calls, prose, find);
   }
   return { text: tidyProse(prose), calls, repairs: uniqueRepairs(turn) };
 }
 
+/**
+ * `indexOf` that remembers: the next occurrence of a tag from a position is
+ * searched again only once reading has passed the last one found, and a tag
+ * not found from some position stays not found after it. Without it, content full of one tag and none of
+ * another rescans the whole text per tag (quadratic in what a model may write).
+ */
+type Find = (tag: string, from: number) => number;
+
+function finder(s: string): Find {
+  /** Per tag, the last search: from where, and the first occurrence found (-1: none to the end). */
+  const last = new Map<string, { from: number; at: number }>();
+  return (tag, from) => {
+    const known = last.get(tag);
+    // Valid when there is nothing between its start and what it found, and `from` lies in that stretch.
+    if (known && known.from <= from && (known.at < 0 || from <= known.at)) return known.at;
+    const at = s.indexOf(tag, from);
+    last.set(tag, { from, at });
+    return at;
+  };
+}
+
 /** Reads one block's body from `start`; returns where reading goes on. */
-function readBlock(content: string, start: number, tools: readonly ToolSpec[], forms: { json: TextFormatId; xml: TextFormatId }, calls: TextCall[], prose: string[]): number {
-  const blockEnd = nextOf(content, start, [CALL_CLOSE, CALL_OPEN]);
+function readBlock(content: string, start: number, tools: readonly ToolSpec[], forms: { json: TextFormatId; xml: TextFormatId }, calls: TextCall[], prose: string[], find: Find): number {
+  const blockEnd = nextOf(content, start, [CALL_CLOSE, CALL_OPEN], find);
   let pos = start;
   let found = 0;
   const repairs: RepairId[] = [];
   const lead = content.slice(pos, blockEnd);
-  const fnAt = lead.indexOf(FN_OPEN);
+  const fnFound = find(FN_OPEN, pos);
+  const fnAt = fnFound >= 0 && fnFound < blockEnd ? fnFound - pos : -1;
   const jsonAt = firstJsonStart(lead);
   const bodyAt = fnAt >= 0 && (jsonAt < 0 || fnAt < jsonAt) ? fnAt : jsonAt;
   if (bodyAt < 0) {
@@ -94,7 +117,7 @@ function readBlock(content: string, start: number, tools: readonly ToolSpec[], f
   pos += bodyAt;
   for (;;) {
     if (content.startsWith(FN_OPEN, pos)) {
-      const fn = readFunction(content, pos, tools, forms.xml);
+      const fn = readFunction(content, pos, tools, forms.xml, find);
       fn.call.repairs.unshift(...repairs);
       calls.push(fn.call);
       pos = fn.end;
@@ -117,13 +140,13 @@ function readBlock(content: string, start: number, tools: readonly ToolSpec[], f
     break;
   }
   const last = calls[calls.length - 1]!;
-  return skipClose(content, pos, last.repairs, prose);
+  return skipClose(content, pos, last.repairs, prose, find);
 }
 
 /** After a call's body: consumes `</tool_call>` (prose before it moved out), or notes it missing. */
-function skipClose(content: string, pos: number, repairs: RepairId[], prose: string[]): number {
-  const close = content.indexOf(CALL_CLOSE, pos);
-  const next = nextOf(content, pos, [CALL_OPEN, FN_OPEN]);
+function skipClose(content: string, pos: number, repairs: RepairId[], prose: string[], find: Find): number {
+  const close = find(CALL_CLOSE, pos);
+  const next = nextOf(content, pos, [CALL_OPEN, FN_OPEN], find);
   if (close >= 0 && close <= next) {
     const between = content.slice(pos, close);
     if (between.trim()) {
@@ -141,10 +164,10 @@ function closeAfter(content: string, blockEnd: number): number {
 }
 
 /** The first of `tags` at or after `from`, or the end of the text. */
-function nextOf(content: string, from: number, tags: readonly string[]): number {
+function nextOf(content: string, from: number, tags: readonly string[], find: Find): number {
   let best = content.length;
   for (const t of tags) {
-    const i = content.indexOf(t, from);
+    const i = find(t, from);
     if (i >= 0 && i < best) best = i;
   }
   return best;
@@ -278,7 +301,7 @@ export function callFromObject(value: unknown, base: { raw: string; format: Text
 }
 
 /** One `<function=NAME>…</function>` from `pos`; returns the call and where it ended. */
-function readFunction(s: string, pos: number, tools: readonly ToolSpec[], format: TextFormatId): { call: TextCall; end: number } {
+function readFunction(s: string, pos: number, tools: readonly ToolSpec[], format: TextFormatId, find: Find): { call: TextCall; end: number } {
   const repairs: RepairId[] = [];
   const nameStart = pos + FN_OPEN.length;
   const gt = s.indexOf('>', nameStart);
@@ -295,12 +318,13 @@ function readFunction(s: string, pos: number, tools: readonly ToolSpec[], format
   for (;;) {
     const next = skipSpace(s, at);
     if (s.startsWith(PARAM_OPEN, next)) {
-      const p = readParameter(s, next);
+      const p = readParameter(s, next, find);
       if (p.missingClose) repairs.push('missing_close_tag');
       const typed = typedValue(p.value, schemaOf(tool, p.key));
       if ('error' in typed) errors.push(`parameter "${p.key}": ${typed.error}`);
       else {
-        args[p.key] = typed.value;
+        // An own property whatever the key: `__proto__` must not become the object's prototype.
+        Object.defineProperty(args, p.key, { value: typed.value, enumerable: true, writable: true, configurable: true });
         repairs.push(...typed.repairs);
       }
       at = p.end;
@@ -316,7 +340,7 @@ function readFunction(s: string, pos: number, tools: readonly ToolSpec[], format
       break;
     }
     // Prose between parameters: skipped up to the next tag of the call.
-    const tag = nextOf(s, next, [PARAM_OPEN, FN_CLOSE, CALL_CLOSE, CALL_OPEN, FN_OPEN]);
+    const tag = nextOf(s, next, [PARAM_OPEN, FN_CLOSE, CALL_CLOSE, CALL_OPEN, FN_OPEN], find);
     repairs.push('prose_inside_call');
     at = tag;
   }
@@ -339,13 +363,13 @@ function readFunction(s: string, pos: number, tools: readonly ToolSpec[], format
  * first `</parameter>`, or where the next parameter or the function's close
  * begins (the closing tag missing).
  */
-function readParameter(s: string, pos: number): { key: string; value: string; end: number; missingClose: boolean } {
+function readParameter(s: string, pos: number, find: Find): { key: string; value: string; end: number; missingClose: boolean } {
   const keyStart = pos + PARAM_OPEN.length;
   const gt = s.indexOf('>', keyStart);
   const key = s.slice(keyStart, gt < 0 ? s.length : gt).trim();
   const valueStart = gt < 0 ? s.length : gt + 1;
   let close = -1;
-  for (let i = s.indexOf(PARAM_CLOSE, valueStart); i >= 0; i = s.indexOf(PARAM_CLOSE, i + 1)) {
+  for (let i = find(PARAM_CLOSE, valueStart); i >= 0; i = find(PARAM_CLOSE, i + 1)) {
     const after = skipSpace(s, i + PARAM_CLOSE.length);
     if (after >= s.length || s.startsWith(PARAM_OPEN, after) || s.startsWith(FN_CLOSE, after) || s.startsWith(CALL_CLOSE, after)) {
       close = i;
@@ -354,8 +378,8 @@ function readParameter(s: string, pos: number): { key: string; value: string; en
   }
   let missingClose = false;
   if (close < 0) {
-    const firstClose = s.indexOf(PARAM_CLOSE, valueStart);
-    const stop = nextOf(s, valueStart, [PARAM_OPEN, FN_CLOSE, CALL_CLOSE]);
+    const firstClose = find(PARAM_CLOSE, valueStart);
+    const stop = nextOf(s, valueStart, [PARAM_OPEN, FN_CLOSE, CALL_CLOSE], find);
     if (firstClose >= 0 && firstClose <= stop) close = firstClose;
     else {
       missingClose = true;

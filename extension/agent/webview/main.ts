@@ -324,7 +324,7 @@ function receive(msg: ToWebview): void {
         msg.state === 'checking'
           ? `Checking ${msg.endpoint}…`
           : msg.state === 'connected'
-            ? `● Connected: ${msg.model ?? '?'} · ${msg.endpoint}`
+            ? `● Connected: ${msg.model ?? '?'} · ${msg.endpoint}${msg.window ? ` · ${tokens(msg.window.tokens)} context${msg.window.assumed ? ' (assumed)' : ''}` : ''}`
             : `✕ Not connected to ${msg.endpoint}: ${msg.message ?? ''}`;
       const parts: unknown[] = [el('span', 'conn-text', text)];
       if (msg.state === 'failed') {
