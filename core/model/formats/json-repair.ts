@@ -149,10 +149,12 @@ function pythonLiterals(text: string): string {
 
 /**
  * Where the JSON value starting at `pos` (a `{` or `[`) ends: just past the
- * bracket that balances it, string-aware; the end of the text when it never
- * balances (the repair layer then adds the closers).
+ * bracket that balances it, string-aware. When it never balances, reading
+ * stops at the end of the text, or where `stop` says (outside a string: the
+ * tag after a call), and `balanced` is false (the repair layer then adds the
+ * closers).
  */
-export function balancedEnd(s: string, pos: number): number {
+export function balancedEnd(s: string, pos: number, stop?: (i: number) => boolean): { end: number; balanced: boolean } {
   let depth = 0;
   let inString = false;
   for (let i = pos; i < s.length; i++) {
@@ -166,8 +168,8 @@ export function balancedEnd(s: string, pos: number): number {
     else if (c === '{' || c === '[') depth++;
     else if (c === '}' || c === ']') {
       depth--;
-      if (depth === 0) return i + 1;
-    }
+      if (depth <= 0) return { end: i + 1, balanced: true };
+    } else if (stop?.(i)) return { end: i, balanced: false };
   }
-  return s.length;
+  return { end: s.length, balanced: false };
 }

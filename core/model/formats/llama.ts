@@ -42,7 +42,7 @@ export function parseLlama(content: string): ParsedContent {
       after = body.slice(at);
       break;
     }
-    const end = balancedEnd(body, at);
+    const end = balancedEnd(body, at).end;
     const raw = body.slice(at, end);
     const parsed = parseLenientJson(raw, 'the tool call');
     if (!parsed.ok) {

@@ -27,8 +27,8 @@ export function parseMistral(content: string): ParsedContent {
     // The marker stripped by the detokenizer: a bare array of calls is all that is left.
     const bare = content.trim();
     if (!bare.startsWith('[{')) return { text: content.trim(), calls: [], repairs: [] };
-    const calls = arrayCalls(bare.slice(0, balancedEnd(bare, 0)));
-    return calls.length ? { text: bare.slice(balancedEnd(bare, 0)).trim(), calls, repairs: [] } : { text: content.trim(), calls: [], repairs: [] };
+    const calls = arrayCalls(bare.slice(0, balancedEnd(bare, 0).end));
+    return calls.length ? { text: bare.slice(balancedEnd(bare, 0).end).trim(), calls, repairs: [] } : { text: content.trim(), calls: [], repairs: [] };
   }
   const prose: string[] = [content.slice(0, first)];
   const calls: TextCall[] = [];
@@ -37,7 +37,7 @@ export function parseMistral(content: string): ParsedContent {
     const s = segment.replace(/<\/s>\s*$/, '');
     const lead = s.trimStart();
     if (lead.startsWith('[')) {
-      const end = balancedEnd(lead, 0);
+      const end = balancedEnd(lead, 0).end;
       calls.push(...arrayCalls(lead.slice(0, end)));
       prose.push(lead.slice(end));
       continue;
@@ -54,7 +54,7 @@ export function parseMistral(content: string): ParsedContent {
       calls.push({ name, args: null, argsError: 'the call has no JSON arguments after its name', raw: lead, repairs: [], format: 'mistral' });
       continue;
     }
-    const end = balancedEnd(lead, jsonAt);
+    const end = balancedEnd(lead, jsonAt).end;
     const raw = lead.slice(jsonAt, end);
     const parsed = parseLenientJson(raw);
     if (!parsed.ok) calls.push({ name, args: null, argsError: `the arguments are not JSON: ${parsed.error}`, raw: lead.slice(0, end), repairs: [], format: 'mistral' });

@@ -1,4 +1,4 @@
-import { parseLenientJson, preview } from './json-repair';
+import { balancedEnd, parseLenientJson, preview } from './json-repair';
 import { uniqueRepairs, type RepairId } from './repairs';
 import type { ParsedContent, TextCall, TextFormatId, ToolSpec } from './types';
 
@@ -198,31 +198,11 @@ function scanJson(s: string, pos: number): { text: string; end: number; repairs:
     start = nl < 0 ? s.length : nl + 1;
     repairs.push('code_fence');
   }
-  let depth = 0;
-  let inString = false;
-  let i = start;
-  for (; i < s.length; i++) {
-    const c = s[i]!;
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-      continue;
-    }
-    if (c === '"') inString = true;
-    else if (c === '{' || c === '[') depth++;
-    else if (c === '}' || c === ']') {
-      depth--;
-      if (depth <= 0) {
-        i++;
-        // `{…}}`: closers past the end of the value, before the tag.
-        while (i < s.length && (s[i] === '}' || s[i] === ']')) {
-          i++;
-          if (!repairs.includes('extra_closer')) repairs.push('extra_closer');
-        }
-        break;
-      }
-    } else if (c === '<' && (s.startsWith(CALL_CLOSE, i) || s.startsWith(CALL_OPEN, i))) break;
-    else if (c === '`' && fence && s.startsWith('```', i)) break;
+  let { end: i } = balancedEnd(s, start, (k) => (s[k] === '<' && (s.startsWith(CALL_CLOSE, k) || s.startsWith(CALL_OPEN, k))) || (fence && s.startsWith('```', k)));
+  // `{…}}`: closers past the end of the value, before the tag.
+  while (i < s.length && (s[i] === '}' || s[i] === ']')) {
+    i++;
+    if (!repairs.includes('extra_closer')) repairs.push('extra_closer');
   }
   let end = i;
   const text = s.slice(start, end).trimEnd();
