@@ -169,7 +169,17 @@ test('a JSON answer is not a call unless it names a tool offered; in its own for
   assert.equal(findTextCalls('{"answer": 42}', specs), undefined);
   assert.equal(findTextCalls('{"name": "not_a_tool", "parameters": {}}', specs), undefined);
   assert.equal(findTextCalls('{"name": "not_a_tool", "parameters": {}}', specs, 'llama3_json')!.calls[0]!.name, 'not_a_tool');
-  assert.equal(findTextCalls('Use <tool_call> tags to call tools.', specs)!.calls[0]!.argsError !== undefined, true, 'a tag in prose is an empty call the model is told about');
+  // Talking about the format is prose when the model was given tools in the API…
+  assert.equal(findTextCalls('Use <tool_call> tags to call tools.', specs), undefined);
+  assert.equal(findTextCalls('Use <function=NAME> to start a call; that is how Qwen3-Coder writes them.', specs), undefined);
+  assert.equal(findTextCalls('Mistral marks calls with [TOOL_CALLS] and then the name. That is all.', specs), undefined);
+  // …and a call the model quotes in a code block is an example, not a call.
+  const quoted = 'A call looks like:\n\n```\n<tool_call>\n{"name": "read_file", "arguments": {"path": "x"}}\n</tool_call>\n```\nand `<function=read_file>` too.';
+  assert.equal(findTextCalls(quoted, specs), undefined);
+  // Told to write calls in a format, a broken one is an error the model reads.
+  assert.match(findTextCalls('Use <tool_call> tags to call tools.', specs, 'hermes')!.calls[0]!.argsError!, /holds no call|empty/);
+  // No tools offered (a summary request, a caller without tools): nothing is a call.
+  assert.equal(findTextCalls('<tool_call>\n{"name": "read_file", "arguments": {}}\n</tool_call>', []), undefined);
 });
 
 test('the model family picks the text format; context refusals are read in every wording', () => {
@@ -192,7 +202,10 @@ test('the model family picks the text format; context refusals are read in every
 
 /** Arguments valid for a tool's schema, with the strings a model really writes (newlines, tags, quotes). */
 function argsFor(name: (typeof TOOL_NAMES)[number]): fc.Arbitrary<Record<string, unknown>> {
-  const text = fc.oneof(nastyString(30), fc.constantFrom('a\nb\n', '\nlead', 'trail\n', '<b>x</b>', '</tool_call>', '{"json": 1}', 'C:\\path', '  spaced  ', 'True', 'null'));
+  const text = fc.oneof(
+    nastyString(30),
+    fc.constantFrom('a\nb\n', '\nlead', 'trail\n', '<b>x</b>', '</tool_call>', '{"json": 1}', 'C:\\path', '  spaced  ', 'True', 'null', "const A = '<think>';", '</think>', '[THINK]x[/THINK]', '<think>\nplan\n</think>'),
+  );
   // A value that closes its own parameter and opens another is the one ambiguity the XML form has by design.
   const safe = text.filter((s) => !/<\/parameter>\s*(<parameter=|<\/function>|<\/tool_call>|$)/.test(s) && !s.includes('<parameter='));
   const nonEmpty = safe.filter((s) => s.length > 0);
@@ -207,14 +220,17 @@ function argsFor(name: (typeof TOOL_NAMES)[number]): fc.Arbitrary<Record<string,
   return fc.record(Object.fromEntries(keys.map((k) => [k, value(k)])), { requiredKeys: [] }) as fc.Arbitrary<Record<string, unknown>>;
 }
 
-test('property: every tool call survives a round trip through every text format (render, then read back)', () => {
+test('property: every tool call survives a round trip through every text format (render, then read back as the client does)', () => {
   const call = fc.constantFrom(...TOOL_NAMES).chain((name) => argsFor(name).map((args) => ({ name, args })));
   fc.assert(
     fc.property(fc.constantFrom(...TEXT_FORMATS), fc.array(call, { minLength: 1, maxLength: 3 }), (id, calls) => {
       const f = FORMATS[id];
       // Llama's template carries one call per turn; it is joined, not nested.
       const content = f.assistantContent('', calls);
-      const back = f.parse(content, specs);
+      // As toReply reads an answer: reasoning split off the start first, then the calls in what is left.
+      const split = splitThinking(content);
+      assert.equal(split.reasoning, '', `${id}: nothing of a call is reasoning: ${JSON.stringify(content)}`);
+      const back = findTextCalls(split.text, specs, id)!;
       assert.deepEqual(
         back.calls.map((c) => ({ name: c.name, args: c.args, error: c.argsError })),
         calls.map((c) => ({ name: c.name, args: { ...c.args }, error: undefined })),

@@ -262,3 +262,29 @@ test('listing models: max_model_len is used; a server that is down means no mode
   assert.match(quiet[0] ?? '', /cannot reach/);
   await assert.rejects(listChatModels(down, { endpoint: `http://127.0.0.1:${port}/v1`, maxOutputTokens: 2048, silent: false }), /Lean4 Agentic: cannot reach the inference server .*Is the server running/);
 });
+
+test('what the live view holds back reaches the caller once the answer is whole: a JSON answer, tags named in prose, a quoted call', async () => {
+  const answers = [
+    '{"city": "Paris", "temp": 21}',
+    'Mistral marks calls with [TOOL_CALLS] and then the name. That is all.',
+    'Qwen3.5 writes <function=NAME> inside <tool_call>; gpt-oss uses <|channel|>commentary.',
+    'A call looks like ```<tool_call>{"name": "read_file", "arguments": {"path": "x"}}</tool_call>``` in the docs.',
+  ];
+  for (const content of answers) {
+    await withServer({ script: [{ content, fragment: 4 }] }, {}, async (c) => {
+      const { out, sink } = collect();
+      await answerChat(c, native({ messages: [user(text('go'))], tools: [readFile] }), sink);
+      assert.equal(out.texts.join(''), content);
+      assert.deepEqual(out.calls, []);
+    });
+  }
+});
+
+test('a text call to a tool the caller did not offer is not passed on', async () => {
+  await withServer({ script: [{ toolCalls: [{ name: 'delete_everything', arguments: {} }], toolCallsAsText: 'qwen3_5' }] }, { toolFormat: 'qwen3_5' }, async (c) => {
+    const { out, sink } = collect();
+    await answerChat(c, { messages: [user(text('go'))], tools: [readFile], toolFormat: 'qwen3_5' }, sink);
+    assert.deepEqual(out.calls, []);
+    assert.match(out.texts.join(''), /"delete_everything", which is not one of the tools offered/);
+  });
+});

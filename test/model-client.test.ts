@@ -118,10 +118,16 @@ test('text tool calls: recovered in native mode and in hermes mode; bad JSON bec
     assert.equal(r.toolCalls[0]!.argsText, '{"path": ', 'what the model wrote is kept for whoever is told');
     assert.equal((s.requests.at(-1)!.body as { tools?: unknown }).tools, undefined, 'hermes mode sends no tools array');
   });
-  await withClient({ script: [{ toolCalls: [{ name: 'write_file', arguments: '{"path": ' }], toolCallsAsText: true }] }, {}, async (c) => {
+  await withClient({ script: [{ toolCalls: [{ name: 'read_file', arguments: '{"path": ' }], toolCallsAsText: true }] }, {}, async (c) => {
     const r = await c.complete(ask);
     assert.match(r.toolCalls[0]!.argsError!, /JSON/);
-    assert.equal(r.toolCalls[0]!.argsText, '{"name": "write_file", "arguments": {"path": }');
+    assert.equal(r.toolCalls[0]!.argsText, '{"name": "read_file", "arguments": {"path": }');
+  });
+  // In native mode a text call must name a tool that was offered: anything else is prose.
+  await withClient({ script: [{ content: 'See <tool_call>{"name": "write_file", "arguments": {}}</tool_call>.' }] }, {}, async (c) => {
+    const r = await c.complete(ask);
+    assert.deepEqual(r.toolCalls, []);
+    assert.equal(r.text, 'See <tool_call>{"name": "write_file", "arguments": {}}</tool_call>.');
   });
 });
 

@@ -549,14 +549,16 @@ function PROBE_MESSAGES(format: WireFormat): ChatCompletionMessageParam[] {
 function toReply(model: string, done: AssembledCompletion, format: WireFormat, tools: readonly ToolSpec[]): Omit<ModelReply, 'attempts'> {
   const choice = done.choices[0] ?? { content: '', reasoning: '', toolCalls: [], finishReason: null };
   const toolCalls: ModelToolCall[] = choice.toolCalls.map((c) => nativeCall(c.id, c.name, c.argumentsText, c.args, c.argsError));
-  const split = splitThinking(choice.content);
+  // A server that sent reasoning apart ran a reasoning parser: the content is the answer, tags and all.
+  const split = choice.reasoning.trim() ? { text: choice.content, reasoning: '' } : splitThinking(choice.content);
   let text = split.text;
   const reasoning = [choice.reasoning.trim(), split.reasoning].filter(Boolean);
   const found = findTextCalls(text, tools, format === 'native' ? undefined : format);
   if (found) {
-    text = found.text;
     if (found.reasoning) reasoning.push(found.reasoning);
+    const natives = toolCalls.length > 0;
     let first = true;
+    const extra: ModelToolCall[] = [];
     found.calls.forEach((c, i) => {
       const twin = toolCalls.find((n) => n.via === 'native' && n.name === c.name && sameArgs(n.args, c.args));
       if (twin) {
@@ -565,7 +567,7 @@ function toReply(model: string, done: AssembledCompletion, format: WireFormat, t
       }
       const repairs = uniqueRepairs([...(first ? found.repairs : []), ...c.repairs]);
       first = false;
-      toolCalls.push({
+      extra.push({
         id: `text_call_${i}`,
         name: c.name,
         args: c.args,
@@ -575,11 +577,19 @@ function toReply(model: string, done: AssembledCompletion, format: WireFormat, t
         ...(repairs.length ? { repairs } : {}),
       });
     });
+    // The server parsed this answer's calls: what else looks like a call in its text is a quote or
+    // an example (the twins above are the server reporting a call twice), and stays prose.
+    if (!natives) {
+      toolCalls.push(...extra);
+      text = found.text;
+    } else if (!extra.length) text = found.text;
   }
   if (choice.finishReason === 'length') {
-    // The answer hit max_tokens: a call missing its end was cut off, not forgotten, and must not run half-written.
+    // The answer hit max_tokens: a call missing its end was cut off, not forgotten, and must not run
+    // half-written; nor the last call of the answer, which a server's parser may have closed itself.
+    const last = toolCalls[toolCalls.length - 1];
     for (const c of toolCalls) {
-      if (c.argsError === undefined && c.repairs?.some((r) => r === 'missing_close_tag' || r === 'unclosed_json')) {
+      if (c.argsError === undefined && (c === last || c.repairs?.some((r) => r === 'missing_close_tag' || r === 'unclosed_json'))) {
         c.argsError = 'the answer was cut off at its token limit (finish_reason "length") in the middle of this call, so it was not run; make the call again, smaller (e.g. write a long file in parts)';
         c.argsText = JSON.stringify(c.args);
         c.args = null;
@@ -608,12 +618,13 @@ function unwrapString(call: ModelToolCall): ModelToolCall {
   return { ...call, args: inner.value, repairs: uniqueRepairs([...(call.repairs ?? []), 'arguments_as_string', ...inner.repairs]) };
 }
 
+/** The same arguments, in any key order, with scalars compared as their text (`"60"` is `60`: one server typed it, the other did not). */
 function sameArgs(a: unknown, b: unknown): boolean {
   return canonical(a) === canonical(b);
 }
 
 function canonical(v: unknown): string {
-  if (typeof v !== 'object' || v === null) return JSON.stringify(v ?? null);
+  if (typeof v !== 'object' || v === null) return JSON.stringify(v === null || v === undefined ? 'null' : String(v));
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   return `{${Object.keys(v as object)
     .sort()

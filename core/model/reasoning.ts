@@ -1,39 +1,44 @@
 /**
- * Reasoning left in `content` by a server that runs no reasoning parser:
- * `<think>…</think>` blocks, and the Qwen3-family case where the chat
- * template already opened `<think>` in the prompt, so the answer holds only
- * the closing tag (everything before it is reasoning). A block the model
- * never closed (the answer was cut off) is reasoning to the end. Tool calls
- * are looked for only in what is left: never inside reasoning.
+ * Reasoning left in `content` by a server that runs no reasoning parser. It
+ * stands at the start of the answer, as vLLM's and SGLang's Qwen3 parsers
+ * read it: a leading `<think>…</think>` block (Magistral: `[THINK]…[/THINK]`),
+ * or, when the chat template already opened `<think>` in the prompt
+ * (Qwen3.5), only the closing tag, everything before it being reasoning. A
+ * block the model never closed (the answer was cut off) is reasoning to the
+ * end. Nowhere else are these tags touched: a `<think>` in the middle of an
+ * answer, or inside a call's arguments (a file that holds the tag), is text.
+ * Tool calls are looked for only in what follows the reasoning.
  */
 export const THINK_OPEN = '<think>';
 export const THINK_CLOSE = '</think>';
 
+const PAIRS: readonly [string, string][] = [
+  [THINK_OPEN, THINK_CLOSE],
+  ['[THINK]', '[/THINK]'],
+];
+
+/** Where a call may begin: a closing tag after one of these is not the end of reasoning. */
+const CALL_MARKERS = ['<tool_call>', '<function=', '[TOOL_CALLS', '<|python_tag|>', '<|channel|>', '<|start|>'];
+
 export function splitThinking(content: string): { text: string; reasoning: string } {
-  if (!content.includes(THINK_OPEN) && !content.includes(THINK_CLOSE)) return { text: content, reasoning: '' };
-  const reasoning: string[] = [];
-  const text: string[] = [];
-  let at = 0;
-  const firstOpen = content.indexOf(THINK_OPEN);
-  const firstClose = content.indexOf(THINK_CLOSE);
-  if (firstClose >= 0 && (firstOpen < 0 || firstClose < firstOpen)) {
-    // Only the closing tag: the prompt opened the block.
-    reasoning.push(content.slice(0, firstClose));
-    at = firstClose + THINK_CLOSE.length;
-  }
-  for (;;) {
-    const open = content.indexOf(THINK_OPEN, at);
-    if (open < 0) {
-      text.push(content.slice(at));
-      break;
+  const lead = content.length - content.trimStart().length;
+  for (const [open, close] of PAIRS) {
+    if (content.startsWith(open, lead)) {
+      const start = lead + open.length;
+      const end = content.indexOf(close, start);
+      if (end < 0) return { text: '', reasoning: content.slice(start).trim() };
+      return { text: content.slice(end + close.length).trim(), reasoning: content.slice(start, end).trim() };
     }
-    text.push(content.slice(at, open));
-    const start = open + THINK_OPEN.length;
-    const close = content.indexOf(THINK_CLOSE, start);
-    reasoning.push(close < 0 ? content.slice(start) : content.slice(start, close));
-    if (close < 0) break;
-    at = close + THINK_CLOSE.length;
   }
-  // A stray closing tag later on says nothing more: it is not text to show or parse.
-  return { text: text.join('').split(THINK_CLOSE).join('').trim(), reasoning: reasoning.map((r) => r.trim()).filter(Boolean).join('\n\n') };
+  // Only the closing tag: the prompt opened the block. It counts before any call, never inside one
+  // (nor inside an answer that is JSON: Llama's calls have no marker).
+  if (/^[{[]/.test(content.trimStart())) return { text: content, reasoning: '' };
+  for (const [, close] of PAIRS) {
+    const end = content.indexOf(close);
+    if (end < 0) continue;
+    const before = content.slice(0, end);
+    if (CALL_MARKERS.some((m) => before.includes(m))) continue;
+    return { text: content.slice(end + close.length).trim(), reasoning: before.trim() };
+  }
+  return { text: content, reasoning: '' };
 }

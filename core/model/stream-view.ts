@@ -5,8 +5,11 @@ import { THINK_CLOSE, THINK_OPEN } from './reasoning';
  * prose, with reasoning apart and without the tool calls a model writes as
  * text (those become tool cards once the answer is whole). Deltas are cut
  * anywhere, so a tail that may be the start of a tag is held back until the
- * next delta says what it is. The final answer is split again, exactly, when
- * it is complete; this is only the live view of it.
+ * next delta says what it is. The same rules as the exact reading of the
+ * whole answer (reasoning.ts, formats/): reasoning only at the start,
+ * Harmony's analysis channel as reasoning, nothing inside a ``` fence taken
+ * for a call. The final answer is split again, exactly, when it is
+ * complete; this is only the live view of it.
  */
 export type StreamPiece =
   | { kind: 'text'; delta: string }
@@ -18,33 +21,60 @@ interface Block {
   open: string;
   /** Where the block ends; undefined: it runs to the end of the answer. */
   close?: string;
+  /** What its content is: reasoning, or a call (hidden). */
+  shows: 'reasoning' | 'nothing';
 }
 
 /** Where the text forms of tool calls begin (see core/model/formats). */
 const CALL_BLOCKS: Block[] = [
-  { open: '<tool_call>', close: '</tool_call>' },
-  { open: '<function=', close: '</function>' },
-  { open: '[TOOL_CALLS]' },
-  { open: '<|python_tag|>' },
-  // Harmony (gpt-oss) with its special tokens kept: channels are sorted out once the answer is whole.
-  { open: '<|channel|>' },
-  { open: '<|start|>' },
+  { open: '<tool_call>', close: '</tool_call>', shows: 'nothing' },
+  { open: '<function=', close: '</function>', shows: 'nothing' },
+  { open: '[TOOL_CALLS]', shows: 'nothing' },
+  { open: '<|python_tag|>', shows: 'nothing' },
+  // Harmony (gpt-oss) with its special tokens kept: a call goes to a recipient and ends at <|call|>.
+  { open: ' to=functions.', close: '<|call|>', shows: 'nothing' },
 ];
 
-const THINK: Block = { open: THINK_OPEN, close: THINK_CLOSE };
-const OPENERS = [THINK, ...CALL_BLOCKS];
-/** Closing tags with nothing open: dropped from the view (a stray `</tool_call>` is a slip, not prose). */
-const STRAY = [THINK_CLOSE, '</tool_call>', '</function>'];
-const TAGS = [...OPENERS.map((b) => b.open), ...STRAY];
+/** Harmony's analysis channel: reasoning wherever it stands. */
+const ANALYSIS: Block = { open: '<|channel|>analysis<|message|>', close: '<|end|>', shows: 'reasoning' };
+
+const THINKS: Block[] = [
+  { open: THINK_OPEN, close: THINK_CLOSE, shows: 'reasoning' },
+  { open: '[THINK]', close: '[/THINK]', shows: 'reasoning' },
+];
+
+/**
+ * Markers that say nothing to a reader: a stray closing tag (a slip), and
+ * Harmony's framing around the final answer and its preambles.
+ */
+const DROPPED = ['</tool_call>', '</function>', '<|start|>assistant', '<|channel|>final<|message|>', '<|channel|>commentary<|message|>', '<|channel|>commentary', '<|end|>', '<|return|>', '<|constrain|>json<|message|>'];
+
+const FENCE = '```';
 
 export class StreamView {
   private pending = '';
   private inside: Block | undefined;
   /** Text shown so far (for a retract). */
   private shown = '';
-  private sawThinkOpen = false;
+  /** Reasoning stands only at the start (reasoning.ts): once prose or a call came, think tags are text. */
+  private thinkDone = false;
+  private sawCall = false;
+  /** Inside a ``` fence: a quote, where nothing is a tag but the closing fence. */
+  private inFence = false;
   /** Nothing but whitespace has come yet: a JSON call (Llama's form) may be starting. */
   private atStart = true;
+
+  /** The tags that mean something at this point of the answer. */
+  private tags(): string[] {
+    if (this.inFence) return [FENCE];
+    const out = [FENCE, ...CALL_BLOCKS.map((b) => b.open), ANALYSIS.open, ...DROPPED];
+    if (!this.thinkDone) {
+      if (!this.shown.trim()) out.push(...THINKS.map((b) => b.open));
+      // A closing tag alone ends the reasoning the prompt opened, unless a call came first.
+      if (!this.sawCall) out.push(...THINKS.map((b) => b.close!));
+    }
+    return out;
+  }
 
   push(delta: string): StreamPiece[] {
     const out: StreamPiece[] = [];
@@ -57,8 +87,8 @@ export class StreamView {
         return out;
       }
       if (lead.startsWith('{') || lead.startsWith('[{')) {
-        // Llama 3's call is a bare JSON object as the whole answer: hidden, parsed at the end.
-        this.inside = { open: '{' };
+        // Llama 3's call is a bare JSON object as the whole answer: held, read when the answer is whole.
+        this.inside = { open: '{', shows: 'nothing' };
         this.atStart = false;
         return out;
       }
@@ -69,40 +99,54 @@ export class StreamView {
         const close = this.inside.close;
         if (close === undefined) return out;
         const end = text.indexOf(close);
+        const reasoning = this.inside.shows === 'reasoning';
         if (end < 0) {
-          if (this.inside === THINK) {
-            const keep = heldBack(text, [close]);
-            this.emit(out, 'reasoning', text.slice(0, text.length - keep));
-            this.pending = text.slice(text.length - keep);
-          } else this.pending = text.slice(-(close.length - 1));
+          const keep = heldBack(text, [close]);
+          if (reasoning) this.emit(out, 'reasoning', text.slice(0, text.length - keep));
+          this.pending = text.slice(text.length - keep);
           return out;
         }
-        if (this.inside === THINK) this.emit(out, 'reasoning', text.slice(0, end));
+        if (reasoning) this.emit(out, 'reasoning', text.slice(0, end));
+        if (THINKS.includes(this.inside)) this.thinkDone = true;
         text = text.slice(end + close.length);
         this.inside = undefined;
         continue;
       }
-      const next = firstTag(text);
+      const tags = this.tags();
+      const next = firstTag(text, tags);
       if (!next) {
-        const keep = heldBack(text, TAGS);
+        const keep = heldBack(text, tags);
         this.emit(out, 'text', text.slice(0, text.length - keep));
         this.pending = text.slice(text.length - keep);
         return out;
       }
       this.emit(out, 'text', text.slice(0, next.at));
       text = text.slice(next.at + next.tag.length);
-      if (next.tag === THINK_CLOSE) {
-        if (!this.sawThinkOpen && this.shown) {
-          // The template opened the block in the prompt: all of it so far was thinking.
-          out.push({ kind: 'retract', text: this.shown });
-          this.shown = '';
-        }
+      if (next.tag === FENCE) {
+        this.emit(out, 'text', FENCE);
+        this.inFence = !this.inFence;
         continue;
       }
-      if (STRAY.includes(next.tag)) continue;
-      const block = OPENERS.find((b) => b.open === next.tag)!;
-      if (block === THINK) this.sawThinkOpen = true;
-      this.inside = block;
+      if (THINKS.some((b) => b.close === next.tag)) {
+        // The template opened the block in the prompt: all of it so far was thinking.
+        if (this.shown) out.push({ kind: 'retract', text: this.shown });
+        this.shown = '';
+        this.thinkDone = true;
+        continue;
+      }
+      if (DROPPED.includes(next.tag)) continue;
+      const think = THINKS.find((b) => b.open === next.tag);
+      if (think) {
+        this.inside = think;
+        continue;
+      }
+      if (next.tag === ANALYSIS.open) {
+        this.inside = ANALYSIS;
+        continue;
+      }
+      this.sawCall = true;
+      this.thinkDone = true;
+      this.inside = CALL_BLOCKS.find((b) => b.open === next.tag)!;
     }
   }
 
@@ -111,7 +155,7 @@ export class StreamView {
     const rest = this.pending;
     this.pending = '';
     if (!rest) return [];
-    if (this.inside === THINK) return [{ kind: 'reasoning', delta: rest }];
+    if (this.inside?.shows === 'reasoning') return [{ kind: 'reasoning', delta: rest }];
     if (this.inside) return [];
     return [{ kind: 'text', delta: rest }];
   }
@@ -125,9 +169,9 @@ export class StreamView {
   }
 }
 
-function firstTag(text: string): { at: number; tag: string } | undefined {
+function firstTag(text: string, tags: readonly string[]): { at: number; tag: string } | undefined {
   let best: { at: number; tag: string } | undefined;
-  for (const tag of TAGS) {
+  for (const tag of tags) {
     const at = text.indexOf(tag);
     if (at >= 0 && (!best || at < best.at || (at === best.at && tag.length > best.tag.length))) best = { at, tag };
   }

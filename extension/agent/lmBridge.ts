@@ -185,9 +185,14 @@ export async function answerChat(client: Pick<ModelClient, 'complete'>, req: Cha
   const format = wireFormatOf(req.toolFormat);
   const messages = tools && format !== 'native' ? toTextMessages(req.messages, format, tools, required) : toChatMessages(req.messages);
   const view = new StreamView();
+  let emitted = '';
   const show = (pieces: StreamPiece[]) => {
     // The editor's chat has no place for reasoning here: only the prose goes to the caller.
-    for (const p of pieces) if (p.kind === 'text' && p.delta) sink.text(p.delta);
+    for (const p of pieces) {
+      if (p.kind !== 'text' || !p.delta) continue;
+      sink.text(p.delta);
+      emitted += p.delta;
+    }
   };
   const reply = await client.complete({
     messages,
@@ -198,8 +203,17 @@ export async function answerChat(client: Pick<ModelClient, 'complete'>, req: Cha
     onText: (delta) => show(view.push(delta)),
   });
   show(view.flush());
+  // The live view held back what it could not yet tell (an answer that is JSON, a tag named in
+  // prose): what the exact reading of the whole answer kept as prose goes out now. A caller cannot
+  // take text back, so where the live guess went another way (a bare </think> after streamed text)
+  // what was sent stands.
+  const rest = reply.text.startsWith(emitted) ? reply.text.slice(emitted.length) : reply.text.startsWith(emitted.trimEnd()) ? reply.text.slice(emitted.trimEnd().length).trimStart() : '';
+  if (rest) sink.text(rest);
+  const offered = new Set((tools ?? []).map((t) => t.name));
   for (const call of reply.toolCalls) {
     if (call.argsError !== undefined || !call.name || !isObject(call.args)) sink.text(malformedCallNote(call));
+    // A call read from text to a tool the caller did not offer goes nowhere: the caller would not know it.
+    else if (call.via === 'text' && !offered.has(call.name)) sink.text(`\n\n[Lean4 Agentic: the model wrote a call to "${call.name}", which is not one of the tools offered; it was not passed on.]\n`);
     else sink.toolCall({ callId: call.via === 'text' ? newCallId() : call.id, name: call.name, input: call.args });
   }
   return reply;
@@ -237,6 +251,8 @@ export interface LmModelInfo {
 
 export interface ModelInfoOptions {
   endpoint: string;
+  /** The `contextLength` setting (0 or absent: what the server reports). */
+  contextLength?: number;
   /** The `maxTokens` setting: what every request asks the server for. */
   maxOutputTokens: number;
   /** The `model` setting, listed first when served. */
@@ -254,7 +270,7 @@ export function modelInformation(served: readonly ServedModel[], o: ModelInfoOpt
   const host = hostOf(o.endpoint);
   const ordered = [...served].sort((a, b) => Number(b.id === o.preferred) - Number(a.id === o.preferred));
   return ordered.map((m) => {
-    const context = m.contextLength ?? DEFAULT_CONTEXT_WINDOW;
+    const context = o.contextLength && o.contextLength > 0 ? o.contextLength : (m.contextLength ?? DEFAULT_CONTEXT_WINDOW);
     const name = m.id.split('/').filter(Boolean).pop() ?? m.id;
     return {
       id: m.id,
@@ -262,7 +278,7 @@ export function modelInformation(served: readonly ServedModel[], o: ModelInfoOpt
       family: name,
       version: m.id,
       detail: host,
-      tooltip: `${m.id} on ${host}: ${m.contextLength ? `${context}-token context` : `context not reported, ${context} tokens assumed`}`,
+      tooltip: `${m.id} on ${host}: ${o.contextLength && o.contextLength > 0 ? `${context}-token context (setting)` : m.contextLength ? `${context}-token context` : `context not reported, ${context} tokens assumed`}`,
       maxInputTokens: Math.max(context - o.maxOutputTokens, 1),
       maxOutputTokens: o.maxOutputTokens,
       capabilities: { toolCalling: true, imageInput: false },

@@ -43,6 +43,7 @@ export class LarChatModelProvider implements vscode.LanguageModelChatProvider, v
       listChatModels(modelClientFor(config, apiKey), {
         endpoint: config.endpoint,
         maxOutputTokens: config.maxTokens,
+        contextLength: config.contextLength,
         ...(config.model ? { preferred: config.model } : {}),
         silent: options.silent,
         ...(apiKey ? { apiKey } : {}),

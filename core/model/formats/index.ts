@@ -23,29 +23,57 @@ export const FORMATS: Readonly<Record<TextFormatId, TextToolFormat>> = {
   gpt_oss: gptOss,
 };
 
-/** Tried in this order on content: tagged forms first, the bare JSON forms last (they need known tool names). */
-const DETECT_ORDER: readonly TextFormatId[] = ['qwen3_5', 'mistral', 'gpt_oss', 'llama3_json'];
-
-/** Forms that are only JSON, with no marker: a call must name a tool offered, or it is an answer that is JSON. */
-const BARE: ReadonlySet<TextFormatId> = new Set(['llama3_json', 'mistral']);
+/** Tried in this order on content: tagged forms first, the bare JSON forms last. */
+const DETECT_ORDER: readonly TextFormatId[] = ['qwen3_5', 'mistral', 'llama3_json'];
 
 /**
- * The calls written as text in `content` (reasoning already taken out). The
- * `preferred` format is read first; then every other form, so a model that
- * drifts to another family's form is still understood. Returns undefined
- * when no form finds a call.
+ * The calls written as text in `content` (reasoning already taken out).
+ *
+ * With a `preferred` format (a text format was chosen: the model was told to
+ * write calls so) that form is read first and a broken call is an error the
+ * model reads; the other forms are read after it, so a model that drifts to
+ * another family's form is still understood.
+ *
+ * Without one (`native`, `auto`: the model was given tools in the API and a
+ * server failed to parse a call) content is mostly prose, so a call counts
+ * only when it names a tool that was offered, and never inside a markdown
+ * code block (a call the model quotes, from a README or a file it read, is
+ * an example, not a call). Prose that merely mentions `<tool_call>` or
+ * `[TOOL_CALLS]` stays prose.
+ *
+ * Harmony (gpt-oss) is split into its channels first: the `analysis`
+ * channel is reasoning, and no call is ever read from it. Returns undefined
+ * when no call is found.
  */
 export function findTextCalls(content: string, tools: readonly ToolSpec[], preferred?: TextFormatId): ParsedContent | undefined {
-  const order = preferred ? [preferred, ...DETECT_ORDER.filter((f) => f !== preferred && !sameReader(f, preferred))] : DETECT_ORDER;
+  if (!tools.length) return undefined;
+  let text = content;
+  let harmony: ParsedContent | undefined;
+  if (gptOss.mayContain(content)) {
+    harmony = gptOss.parse(content, tools);
+    text = harmony.text;
+  }
+  const detect = preferred === undefined || preferred === 'gpt_oss';
+  const order = preferred && preferred !== 'gpt_oss' ? [preferred, ...DETECT_ORDER.filter((f) => f !== preferred && !sameReader(f, preferred))] : DETECT_ORDER;
+  const quoted = detect ? maskCodeBlocks(text) : undefined;
+  const scan = quoted ? quoted.masked : text;
+  let found: ParsedContent | undefined;
   for (const id of order) {
     const f = FORMATS[id];
-    if (!f.mayContain(content)) continue;
-    const parsed = f.parse(content, tools);
+    if (!f.mayContain(scan)) continue;
+    const parsed = f.parse(scan, tools);
     if (!parsed.calls.length) continue;
-    if (id !== preferred && BARE.has(id) && !unmarked(content, id, parsed, tools)) continue;
-    return parsed;
+    const isPreferred = id === preferred || (preferred !== undefined && sameReader(id, preferred));
+    if ((detect || !isPreferred) && !parsed.calls.every((c) => tools.some((t) => t.name === c.name))) continue;
+    found = quoted ? { ...parsed, text: quoted.restore(parsed.text) } : parsed;
+    break;
   }
-  return undefined;
+  if (harmony && (harmony.calls.length || harmony.reasoning)) {
+    const calls = [...harmony.calls.filter((c) => !detect || tools.some((t) => t.name === c.name)), ...(found?.calls ?? [])];
+    if (!calls.length && !found) return harmony.reasoning ? { text, calls: [], repairs: [], reasoning: harmony.reasoning } : undefined;
+    return { text: found ? found.text : text, calls, repairs: found?.repairs ?? [], ...(harmony.reasoning ? { reasoning: harmony.reasoning } : {}) };
+  }
+  return found;
 }
 
 /** The Qwen forms share one reader. */
@@ -54,11 +82,24 @@ function sameReader(a: TextFormatId, b: TextFormatId): boolean {
   return qwen.has(a) && qwen.has(b);
 }
 
-/** A marker-less JSON answer counts as calls only when every call names a tool that was offered. */
-function unmarked(content: string, id: TextFormatId, parsed: ParsedContent, tools: readonly ToolSpec[]): boolean {
-  const marked = id === 'llama3_json' ? content.includes('<|python_tag|>') : content.includes('[TOOL_CALLS');
-  if (marked) return true;
-  return parsed.calls.every((c) => tools.some((t) => t.name === c.name));
+/**
+ * Markdown code blocks (``` fences and `inline code`) replaced by
+ * placeholders that no reader takes for a tag, and a way to put them back in
+ * the prose. A fence that stands inside an open `<tool_call>` (a model that
+ * wrapped its JSON in one) is part of that call, not a quote, and is kept.
+ */
+function maskCodeBlocks(text: string): { masked: string; restore: (s: string) => string } | undefined {
+  if (!text.includes('`')) return undefined;
+  const kept: string[] = [];
+  const masked = text.replace(/```[\s\S]*?(```|$)|`[^`\n]+`/g, (block, _end, offset: number) => {
+    const before = text.slice(0, offset);
+    const open = before.split('<tool_call>').length - before.split('</tool_call>').length;
+    if (open > 0) return block;
+    kept.push(block);
+    return `\u0000${kept.length - 1}\u0000`;
+  });
+  if (!kept.length) return undefined;
+  return { masked, restore: (s) => s.replace(/\u0000(\d+)\u0000/g, (_m, i: string) => kept[Number(i)] ?? '') };
 }
 
 /**

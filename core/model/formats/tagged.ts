@@ -78,19 +78,43 @@ export function parseTagged(content: string, tools: readonly ToolSpec[], format:
  * not found from some position stays not found after it. Without it, content full of one tag and none of
  * another rescans the whole text per tag (quadratic in what a model may write).
  */
-type Find = (tag: string, from: number) => number;
+type Find = ((tag: string, from: number) => number) & { structural: () => number[] };
 
 function finder(s: string): Find {
   /** Per tag, the last search: from where, and the first occurrence found (-1: none to the end). */
   const last = new Map<string, { from: number; at: number }>();
-  return (tag, from) => {
+  const find = ((tag: string, from: number) => {
     const known = last.get(tag);
     // Valid when there is nothing between its start and what it found, and `from` lies in that stretch.
     if (known && known.from <= from && (known.at < 0 || from <= known.at)) return known.at;
     const at = s.indexOf(tag, from);
     last.set(tag, { from, at });
     return at;
+  }) as Find;
+  let closers: number[] | undefined;
+  /** Every `</parameter>` that the structure allows to close a value, in order (found once). */
+  find.structural = () => {
+    if (closers) return closers;
+    closers = [];
+    for (let i = s.indexOf(PARAM_CLOSE); i >= 0; i = s.indexOf(PARAM_CLOSE, i + 1)) {
+      const after = skipSpace(s, i + PARAM_CLOSE.length);
+      if (after >= s.length || s.startsWith(PARAM_OPEN, after) || s.startsWith(FN_CLOSE, after) || s.startsWith(CALL_CLOSE, after)) closers.push(i);
+    }
+    return closers;
   };
+  return find;
+}
+
+/** The first of the sorted `positions` at or after `from`, or -1. */
+function firstFrom(positions: readonly number[], from: number): number {
+  let lo = 0;
+  let hi = positions.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (positions[mid]! < from) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < positions.length ? positions[lo]! : -1;
 }
 
 /** Reads one block's body from `start`; returns where reading goes on. */
@@ -302,7 +326,11 @@ function readFunction(s: string, pos: number, tools: readonly ToolSpec[], format
       if (p.missingClose) repairs.push('missing_close_tag');
       const typed = typedValue(p.value, schemaOf(tool, p.key));
       if ('error' in typed) errors.push(`parameter "${p.key}": ${typed.error}`);
-      else {
+      else if (Object.prototype.hasOwnProperty.call(args, p.key)) {
+        // No call names a parameter twice; a value that closes its parameter and opens the same one
+        // again is text from somewhere else (a file copied into the call) taking the call over.
+        errors.push(`parameter "${p.key}" is given twice`);
+      } else {
         // An own property whatever the key: `__proto__` must not become the object's prototype.
         Object.defineProperty(args, p.key, { value: typed.value, enumerable: true, writable: true, configurable: true });
         repairs.push(...typed.repairs);
@@ -348,14 +376,7 @@ function readParameter(s: string, pos: number, find: Find): { key: string; value
   const gt = s.indexOf('>', keyStart);
   const key = s.slice(keyStart, gt < 0 ? s.length : gt).trim();
   const valueStart = gt < 0 ? s.length : gt + 1;
-  let close = -1;
-  for (let i = find(PARAM_CLOSE, valueStart); i >= 0; i = find(PARAM_CLOSE, i + 1)) {
-    const after = skipSpace(s, i + PARAM_CLOSE.length);
-    if (after >= s.length || s.startsWith(PARAM_OPEN, after) || s.startsWith(FN_CLOSE, after) || s.startsWith(CALL_CLOSE, after)) {
-      close = i;
-      break;
-    }
-  }
+  let close = firstFrom(find.structural(), valueStart);
   let missingClose = false;
   if (close < 0) {
     const firstClose = find(PARAM_CLOSE, valueStart);
