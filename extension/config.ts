@@ -95,6 +95,12 @@ export interface AgentConfig {
 
 export const API_KEY_SECRET = 'lean4Agentic.apiKey';
 
+/** The context length setting: 0 (ask the server), else at least 1024 tokens (less cannot hold a run; lar run refuses it). */
+export function contextLengthSetting(v: unknown): number {
+  const n = Math.round(Number(v ?? 0) || 0);
+  return n <= 0 ? 0 : Math.max(1024, n);
+}
+
 /** A setting value as a tool format; anything unknown (an old or mistyped value) is `auto`. */
 export function toolFormatSetting(v: string | undefined): ToolFormatSetting {
   return v !== undefined && (TOOL_FORMATS as readonly string[]).includes(v) ? (v as ToolFormatSetting) : 'auto';
@@ -126,7 +132,7 @@ export function readAgentConfig(): AgentConfig {
     maxTokens: Math.round(positive(c.get<number>('maxTokens'), 4096)),
     requestTimeoutMs: Math.max(1000, positive(c.get<number>('requestTimeoutMs'), 60_000)),
     toolCallFormat: toolFormatSetting(c.get<string>('toolCallFormat')),
-    contextLength: Math.max(0, Math.round(Number(c.get<number>('contextLength') ?? 0) || 0)),
+    contextLength: contextLengthSetting(c.get<number>('contextLength')),
     thinking: ((t) => (t === 'on' || t === 'off' ? t : 'auto'))(c.get<string>('thinking')),
     enforcement: c.get<string>('enforcement') === 'warn' ? 'warn' : 'block',
     approvals: typeof approvals === 'object' && approvals !== null ? (approvals as Record<string, unknown>) : {},

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { answerBudget, budgetFor, capText, compact, promptLimit } from '../core/agent/context';
+import { answerBudget, budgetFor, capText, compact, promptLimit, tooSmall } from '../core/agent/context';
 import { Conversation } from '../core/agent/conversation';
 import { TokenMeter } from '../core/model/tokens';
 import { toolDefinitions } from '../core/schema/tool-definitions';
@@ -21,9 +21,9 @@ test('the budget keeps prompt + answer inside the window with a margin, for any 
   for (const w of [2048, 8192, 32_768, 131_072]) {
     const b = budgetFor(w);
     assert.ok(promptLimit(b) + b.reserve + b.margin === w, `${w}`);
-    assert.ok(b.reserve <= w / 2 && b.reserve >= 16);
-    // However big the prompt, the answer budget never asks past the window.
-    for (const p of [0, promptLimit(b), w - b.margin - 5]) assert.ok(p + answerBudget(b, p) <= w - b.margin || answerBudget(b, p) === 1);
+    assert.ok(b.reserve <= w / 2 && b.reserve >= 256);
+    // However big the prompt, the answer budget never asks past the window (the loop refuses a budget below MIN_ANSWER).
+    for (const p of [0, promptLimit(b), w - b.margin - 5, w]) assert.ok(p + answerBudget(b, p) <= w - b.margin);
   }
   assert.equal(budgetFor(32_768, 1000).reserve, 1000, 'an explicit answer budget is kept');
 });
@@ -84,10 +84,8 @@ test('when eliding is not enough the model summarizes the older turns; a failed 
     if (answer) assert.match(r.summary!, /## Task\n- fix it/);
     else assert.match(r.summary!, /read_file \{"path":"f0"\}/);
     const m = c.render('qwen3_5');
-    assert.equal(m[1]!.content, 'the task');
-    assert.equal(m[2]!.role, 'user');
-    assert.match(String(m[2]!.content), /summarized to fit/);
-    assert.equal(m[3]!.role, 'assistant', 'the kept turns begin with a model turn');
+    assert.match(String(m[1]!.content), /^the task\n\n\[The conversation so far, summarized to fit/, 'the note follows the task in its message');
+    assert.equal(m[2]!.role, 'assistant', 'the kept turns begin with a model turn');
   }
 });
 
@@ -100,4 +98,36 @@ test('capText keeps the head and the tail of a long result and says what it left
   assert.ok(out.endsWith('line 4999'));
   assert.match(out, /characters left out to fit the context window; read_file shows the rest/);
   assert.equal(capText('short', 500, meter, ''), 'short');
+});
+
+test('reasoning goes back in the Qwen text formats for the turns since the last user query, never natively', () => {
+  const c = new Conversation('rules', 'the task', specs);
+  c.push({ kind: 'assistant', text: 'Reading.', calls: [{ id: 'a', name: 'read_file', args: { path: 'x' } }], reasoning: 'x first' });
+  c.push({ kind: 'results', results: [{ callId: 'a', name: 'read_file', content: 'X' }] });
+  const hermes = c.render('hermes');
+  assert.equal(hermes[2]!.content, '<think>\nx first\n</think>\n\nReading.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "x"}}\n</tool_call>');
+  assert.equal(c.render('qwen3_5')[2]!.content, '<think>\nx first\n</think>\n\nReading.\n\n<tool_call>\n<function=read_file>\n<parameter=path>\nx\n</parameter>\n</function>\n</tool_call>');
+  assert.equal((c.render('native')[2] as { content: string }).content, 'Reading.');
+  assert.doesNotMatch(String(c.render('qwen3_coder')[2]!.content), /think/, "Qwen3-Coder's template has no reasoning");
+  // A user message (a nudge) is a new query: the reasoning before it is dropped, as the template drops it.
+  c.push({ kind: 'assistant', text: 'Hmm.', calls: [], reasoning: 'stuck' }, { kind: 'user', text: 'Continue by calling a tool.' });
+  const after = c.render('hermes');
+  assert.equal(after[2]!.content, 'Reading.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "x"}}\n</tool_call>');
+  assert.equal(after[4]!.content, 'Hmm.');
+});
+
+test('a compaction note is part of the task message: the roles keep alternating', async () => {
+  const c = longConversation(30);
+  await compact(c, { format: 'native', meter: new TokenMeter(), target: 3000, window: 8192, reason: 'window', ordinal: 1, facts: () => 'facts', summarize: async () => ({ text: '## Task\n- t' }) });
+  const m = c.render('native');
+  assert.equal(m[1]!.role, 'user');
+  assert.match(String(m[1]!.content), /^the task\n\n\[The conversation so far, summarized/);
+  for (let i = 1; i < m.length; i++) assert.ok(!(m[i]!.role === 'user' && m[i - 1]!.role === 'user'), `messages ${i - 1} and ${i} are both user messages`);
+});
+
+test('a window too small for the system prompt and the tools is refused up front; the answer budget leaves room for the conversation', () => {
+  assert.match(tooSmall(2048, 2100)!, /cannot hold the system prompt and the tool descriptions \(about 2100 tokens\)/);
+  assert.equal(tooSmall(8192, 2500), undefined);
+  const b = budgetFor(4096, 4096, 2100);
+  assert.ok(b.reserve <= (4096 - b.margin - 2100) * 0.75 && b.reserve >= 256, JSON.stringify(b));
 });

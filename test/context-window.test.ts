@@ -148,3 +148,41 @@ test('auto on a vLLM without a tool parser: the run switches to the family text 
     await server.stop();
   }
 });
+
+test('a 4k window: the run completes; compaction elides rather than asking the model for a note every step', async () => {
+  const { r, ws, model, seen } = await longRun(4096, 'vllm', 6);
+  assert.equal(r.code, 0, r.err + r.out);
+  for (const s of seen) assert.ok(s.max !== undefined && s.max >= 256 && s.tokens + s.max <= 4096, `${s.tokens} + ${s.max}`);
+  assert.ok(model.stats.summaries <= 2, `${model.stats.summaries} note requests for ${model.stats.requests} steps`);
+  assert.equal(trajectoryOf(ws).lines.at(-1)!.reason, 'submitted');
+});
+
+test('a refusal that names no window (a proxy rewording it) still shrinks the window, compacts and goes on', async () => {
+  const { ws, workflow } = logWorkspace('lar-reworded-');
+  const model = longTaskModel(8);
+  const server = new ScriptedModelServer({ flavor: 'vllm', contextLength: 16_384, enforceWindow: true, refusalMessage: 'context_length_exceeded: the request is too long for this deployment', script: [], respond: (b) => model.respond(b) });
+  const endpoint = await server.start();
+  try {
+    const r = await lar(['run', '--task', 'make node test.js pass', '--endpoint', endpoint, '--workspace', ws, '--workflow', workflow, '--context-length', '131072']);
+    assert.equal(r.code, 0, r.err + r.out);
+    const { lines } = trajectoryOf(ws);
+    assert.ok(lines.some((l) => l.type === 'compaction' && l.reason === 'context_error'));
+    assert.equal(lines.at(-1)!.reason, 'submitted');
+  } finally {
+    await server.stop();
+  }
+});
+
+test('a window that cannot hold the system prompt and the tools is refused with what to do, before any request', async () => {
+  const { ws, workflow } = logWorkspace('lar-tiny-');
+  const server = new ScriptedModelServer({ contextLength: 1024, script: [{ toolCalls: [{ name: 'submit', arguments: {} }] }] });
+  const endpoint = await server.start();
+  try {
+    const r = await lar(['run', '--task', 'x', '--endpoint', endpoint, '--workspace', ws, '--workflow', workflow]);
+    assert.equal(r.code, 1);
+    assert.match(r.out, /cannot hold the system prompt and the tool descriptions.*--max-model-len/);
+    assert.equal(server.requests.filter((q) => q.path === '/v1/chat/completions').length, 0);
+  } finally {
+    await server.stop();
+  }
+});

@@ -184,8 +184,8 @@ test('a JSON answer is not a call unless it names a tool offered; in its own for
 
 test('the model family picks the text format; context refusals are read in every wording', () => {
   assert.deepEqual(
-    ['LAR-9B', 'Qwen/Qwen3.5-27B', 'Qwen3-Coder-30B-A3B-Instruct', 'Qwen/Qwen3-8B', 'meta-llama/Llama-3.3-70B-Instruct', 'mistralai/Devstral-Small-2507', 'openai/gpt-oss-20b'].map(guessFormat),
-    ['qwen3_5', 'qwen3_5', 'qwen3_coder', 'hermes', 'llama3_json', 'mistral', 'gpt_oss'],
+    ['LAR-9B', '/models/LAR-27B', 'Qwen/Qwen3.5-27B', 'Qwen3-Coder-30B-A3B-Instruct', 'Qwen/Qwen3-8B', 'meta-llama/Llama-3.3-70B-Instruct', 'mistralai/Devstral-Small-2507', 'openai/gpt-oss-20b', 'upstage/SOLAR-10.7B-Instruct', 'polar-7b', 'deepseek-ai/DeepSeek-V3'].map(guessFormat),
+    ['qwen3_5', 'qwen3_5', 'qwen3_5', 'qwen3_coder', 'hermes', 'llama3_json', 'mistral', 'gpt_oss', undefined, undefined, undefined],
   );
   const cases: [string, { window?: number; promptTokens?: number }][] = [
     ["This model's maximum context length is 32768 tokens. However, you requested 8192 output tokens and your prompt contains 40885 input tokens, for a total of 49077 tokens. Please reduce the length of the input prompt or the number of requested output tokens. (parameter=input_tokens, value=40885)", { window: 32768, promptTokens: 40885 }],

@@ -26,10 +26,32 @@ export interface Budget {
   margin: number;
 }
 
-export function budgetFor(window: number, maxOutputTokens?: number): Budget {
-  const wanted = maxOutputTokens && maxOutputTokens > 0 ? maxOutputTokens : Math.min(8192, Math.max(256, Math.floor(window / 4)));
+/** The smallest answer worth asking for: below it a model cannot write a call with its arguments. */
+export const MIN_ANSWER = 256;
+
+/**
+ * The budget of a window. The answer's share is what was asked for (or a
+ * quarter of the window, at most 8192), but never so much that the system
+ * prompt and the tools (`head`, in tokens) leave no room for the
+ * conversation: at least a quarter of what is left past them stays the
+ * conversation's.
+ */
+export function budgetFor(window: number, maxOutputTokens?: number, head = 0): Budget {
+  const wanted = maxOutputTokens && maxOutputTokens > 0 ? maxOutputTokens : Math.min(8192, Math.max(MIN_ANSWER, Math.floor(window / 4)));
   const margin = Math.max(64, Math.ceil(window * 0.03));
-  return { window, reserve: Math.max(16, Math.min(wanted, Math.floor(window / 2))), margin };
+  const room = window - margin - head;
+  const reserve = Math.max(MIN_ANSWER, Math.min(wanted, Math.floor(window / 2), Math.floor(room * 0.75)));
+  return { window, reserve, margin };
+}
+
+/**
+ * Why a window cannot hold a run at all, when it cannot: the system prompt and
+ * the tools, a minimal answer and a little conversation must fit.
+ */
+export function tooSmall(window: number, head: number): string | undefined {
+  const margin = Math.max(64, Math.ceil(window * 0.03));
+  if (window - margin - head >= MIN_ANSWER * 3) return undefined;
+  return `the model's context window (${window} tokens) cannot hold the system prompt and the tool descriptions (about ${head} tokens) with room for a conversation and an answer. Serve the model with a longer context (vLLM --max-model-len, SGLang --context-length), or set the context length setting (lar run: --context-length) if the server reports too little`;
 }
 
 /** The most prompt tokens a request may have. */
@@ -37,9 +59,9 @@ export function promptLimit(b: Budget): number {
   return b.window - b.reserve - b.margin;
 }
 
-/** `max_tokens` for a prompt of `promptTokens`: the reserve, or less when the prompt leaves less. */
+/** `max_tokens` for a prompt of `promptTokens`: the reserve, or less when the prompt leaves less (possibly nothing: the caller decides). */
 export function answerBudget(b: Budget, promptTokens: number): number {
-  return Math.max(1, Math.min(b.reserve, b.window - b.margin - promptTokens));
+  return Math.min(b.reserve, b.window - b.margin - promptTokens);
 }
 
 /** A text cut to about `tokens`, its head and tail kept, saying what was left out. */
@@ -83,6 +105,13 @@ export async function compact(conv: Conversation, o: CompactOptions): Promise<Co
   const recent = recentStart(conv.turns, 2);
   for (let i = 2; i < recent && tokens > o.target; i++) {
     const t = conv.turns[i]!;
+    if (t.kind === 'assistant' && t.reasoning) {
+      // Old reasoning goes first: the turn's calls and results say what came of it.
+      const before = o.meter.estimateText(t.reasoning);
+      conv.dropReasoning(t);
+      tokens -= before;
+      continue;
+    }
     if (t.kind !== 'results') continue;
     t.results.forEach((r, k) => {
       if (r.elided || tokens <= o.target) return;
@@ -106,8 +135,10 @@ export async function compact(conv: Conversation, o: CompactOptions): Promise<Co
       const room = o.window - maxTokens - Math.max(64, Math.ceil(o.window * 0.03)) - 600;
       const request = summaryRequest(older, o.meter, room);
       let note: { text: string; tokens?: number } | undefined;
+      // A model call for a note pays only when there is much to stand for; a few turns get the host's.
+      const worth = older.reduce((n, t) => n + o.meter.estimateText(turnText(t)), 0) >= o.target / 4;
       try {
-        note = await o.summarize(request, maxTokens);
+        note = worth ? await o.summarize(request, maxTokens) : undefined;
       } catch {
         note = undefined;
       }
@@ -217,7 +248,7 @@ function hostNote(older: readonly Turn[]): string {
   const calls = older.flatMap((t) => (t.kind === 'assistant' ? t.calls.map((c) => `- ${c.name} ${clip(JSON.stringify(c.args ?? {}), 160)}`) : []));
   const said = older.flatMap((t) => (t.kind === 'assistant' && t.text ? [`- ${clip(t.text, 200)}`] : []));
   return [
-    'The model could not write a summary; these are the earlier turns in brief.',
+    'The earlier turns in brief, as the host recorded them:',
     '## What was tried',
     ...(calls.length ? calls.slice(-40) : ['- (no tool calls)']),
     ...(said.length ? ['## What the agent said', ...said.slice(-10)] : []),

@@ -9,8 +9,11 @@ import { FORMATS, type TextMessage, type ToolSpec, type WireFormat } from '../mo
  * of the tools, the calls and the results. Rendering is a pure function of
  * the turns, so consecutive requests share their prefix byte for byte (the
  * server's prefix cache); the turns change only when the run compacts them.
- * Reasoning is kept in the trajectory, not sent back: the Qwen templates drop
- * it from earlier turns anyway, and it would cost the window.
+ * Reasoning goes back where the family's template keeps it: in a text format
+ * of the Qwen family, with the model's turns since the last user query (the
+ * template drops it from earlier ones). Natively it is not sent back: the
+ * OpenAI API has no field for it, and a server may refuse one it does not
+ * know.
  */
 
 export interface TurnCall {
@@ -25,7 +28,8 @@ export type Turn =
   | { kind: 'system'; text: string }
   | { kind: 'task'; text: string }
   | { kind: 'user'; text: string }
-  | { kind: 'assistant'; text: string; calls: TurnCall[] }
+  /** `reasoning`: rendered back only where the family's template keeps it (see render). */
+  | { kind: 'assistant'; text: string; calls: TurnCall[]; reasoning?: string }
   | { kind: 'results'; results: TurnResult[] }
   /** A compaction's note standing for the turns it replaced. */
   | { kind: 'summary'; text: string };
@@ -46,8 +50,8 @@ export class Conversation {
    * turns are the same objects from request to request (and the meter counts
    * each once).
    */
-  private readonly cache = new WeakMap<Turn, { format: WireFormat; messages: ChatCompletionMessageParam[] }>();
-  private head: { format: WireFormat; messages: ChatCompletionMessageParam[] } | undefined;
+  private readonly cache = new WeakMap<Turn, { format: WireFormat; thought: boolean; messages: ChatCompletionMessageParam[] }>();
+  private head: { format: WireFormat; note: Turn | undefined; messages: ChatCompletionMessageParam[] } | undefined;
 
   constructor(
     system: string,
@@ -73,32 +77,53 @@ export class Conversation {
     this.cache.delete(turn);
   }
 
+  /** Drops an assistant turn's reasoning from what is sent (a compaction making room). */
+  dropReasoning(turn: Turn): void {
+    if (turn.kind !== 'assistant' || turn.reasoning === undefined) return;
+    delete turn.reasoning;
+    this.cache.delete(turn);
+  }
+
   /** Replaces `count` turns from `start` (never the system prompt or the task) with `turn`. */
   replace(start: number, count: number, turn: Turn): void {
     if (start < 2) throw new Error('replace: the system prompt and the task stay');
     this.list.splice(start, count, turn);
   }
 
-  /** The request messages for `format`. */
+  /**
+   * The request messages for `format`. A compaction's note is part of the
+   * task's message (a second user message in a row is refused by templates
+   * that want the roles to alternate).
+   */
   render(format: WireFormat): ChatCompletionMessageParam[] {
     const f = format === 'native' ? undefined : FORMATS[format];
-    if (this.head?.format !== format) {
+    const note = this.list[2]?.kind === 'summary' ? this.list[2] : undefined;
+    if (this.head?.format !== format || this.head.note !== note) {
       const system = (this.list[0] as { text: string }).text;
       const task = (this.list[1] as { text: string }).text;
       const head = f ? f.prompt(system, task, this.tools) : { system, task };
-      this.head = { format, messages: [{ role: 'system', content: head.system }, { role: 'user', content: head.task }] };
+      const first = note ? `${head.task}\n\n${(note as { text: string }).text}` : head.task;
+      this.head = { format, note, messages: [{ role: 'system', content: head.system }, { role: 'user', content: first }] };
     }
     const out: ChatCompletionMessageParam[] = [...this.head.messages];
-    for (const t of this.list.slice(2)) {
+    // As the Qwen templates do: reasoning goes back with the model's turns after the last user query
+    // (the task, a nudge, or the task with a compaction's note), and with no earlier ones.
+    let lastQuery = 1;
+    this.list.forEach((t, i) => {
+      if (t.kind === 'task' || t.kind === 'user' || t.kind === 'summary') lastQuery = i;
+    });
+    this.list.forEach((t, i) => {
+      if (i < (note ? 3 : 2)) return;
+      const thought = i > lastQuery;
       let c = this.cache.get(t);
-      if (!c || c.format !== format) this.cache.set(t, (c = { format, messages: renderTurn(t, f) }));
+      if (!c || c.format !== format || c.thought !== thought) this.cache.set(t, (c = { format, thought, messages: renderTurn(t, f, thought) }));
       out.push(...c.messages);
-    }
+    });
     return out;
   }
 }
 
-function renderTurn(t: Turn, f: (typeof FORMATS)[keyof typeof FORMATS] | undefined): ChatCompletionMessageParam[] {
+function renderTurn(t: Turn, f: (typeof FORMATS)[keyof typeof FORMATS] | undefined, thought: boolean): ChatCompletionMessageParam[] {
   switch (t.kind) {
     case 'system':
     case 'task':
@@ -115,7 +140,7 @@ function renderTurn(t: Turn, f: (typeof FORMATS)[keyof typeof FORMATS] | undefin
           } as ChatCompletionMessageParam,
         ];
       }
-      return [{ role: 'assistant', content: f.assistantContent(t.text, t.calls.map((c) => ({ name: c.name, args: c.malformed ? {} : c.args }))) }];
+      return [{ role: 'assistant', content: f.assistantContent(t.text, t.calls.map((c) => ({ name: c.name, args: c.malformed ? {} : c.args })), thought ? t.reasoning : undefined) }];
     case 'results':
       if (!f) return t.results.map((r) => ({ role: 'tool' as const, tool_call_id: r.callId, content: r.content }));
       return f.resultMessages(t.results).map(toParam);

@@ -11,7 +11,7 @@ import { transitionsFrom, type Workflow } from '../schema/workflow';
 import { CHECKS } from '../verifier/checks';
 import { callKey, changedFiles, VerifierState, type GateResult, type ProposedCall, type StepResult, type TrajectorySummary } from '../verifier/state';
 import type { ToolContext, ToolOutcome } from '../tools/types';
-import { answerBudget, budgetFor, capText, compact, promptLimit, type Budget } from './context';
+import { answerBudget, budgetFor, capText, compact, MIN_ANSWER, promptLimit, tooSmall, type Budget } from './context';
 import { Conversation, newCallId, type TurnCall, type TurnResult } from './conversation';
 import { TrajectoryWriter } from './trajectory-writer';
 
@@ -193,8 +193,12 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
   const specs: ToolSpec[] = toolDefinitions().map((t) => t.function);
   const conversation = new Conversation(systemPrompt(wf), opts.task, specs);
   const meter = new TokenMeter();
-  let budget: Budget = budgetFor(window.tokens, limits.maxOutputTokens);
+  /** The system prompt and the tools as the current format carries them: what every request starts with. */
+  const headTokens = () => meter.estimate(conversation.render(format).slice(0, 2), format === 'native' ? tools : undefined);
+  let budget: Budget = budgetFor(window.tokens, limits.maxOutputTokens, headTokens());
   let compactions = 0;
+  /** How many turns the conversation had at the last compaction: it is not compacted again until it grows. */
+  let compactedAt = -1;
   /** Files the run changed and its latest failing calls: the facts a compaction's note carries. */
   const touched = new Set<string>();
   const recentFailures: string[] = [];
@@ -238,6 +242,8 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
   };
 
   try {
+    const small = tooSmall(window.tokens, headTokens());
+    if (small) return finish('error', small);
     for (;;) {
       if (opts.signal?.aborted) return finish('cancelled', 'the user stopped the run');
       if (state.steps >= limits.maxSteps) return finish('limit', `the step limit (${limits.maxSteps}) was reached`);
@@ -255,10 +261,16 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
           estimate = exact;
         }
       }
-      if (estimate > promptLimit(budget)) {
+      // Compacted once per growth: a conversation that did not grow since cannot be made smaller again.
+      if (estimate > promptLimit(budget) && conversation.turns.length !== compactedAt) {
         await compactTo(Math.floor(promptLimit(budget) * 0.6), 'window');
+        compactedAt = conversation.turns.length;
         messages = conversation.render(format);
         estimate = meter.estimate(messages, sent);
+      }
+      const answer = answerBudget(budget, estimate);
+      if (answer < MIN_ANSWER) {
+        return finish('error', `the conversation does not fit the model's context window (${window.tokens} tokens) even compacted: its ${estimate} prompt tokens leave ${Math.max(0, answer)} for an answer. Serve the model with a longer context (vLLM --max-model-len, SGLang --context-length) or shorten the task`);
       }
 
       let reply: ModelReply;
@@ -271,7 +283,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
           messages,
           tools,
           format,
-          maxTokens: answerBudget(budget, estimate),
+          maxTokens: answer,
           onText: (delta) => show(view.push(delta)),
           onReasoning: (delta) => emit({ kind: 'reasoning', delta }),
           ...(opts.signal ? { signal: opts.signal } : {}),
@@ -281,19 +293,28 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
         if (e instanceof ModelError && e.kind === 'cancelled') return finish('cancelled', 'the user stopped the run');
         if (e instanceof ModelError && e.kind === 'context_length') {
           // The server counts differently from the estimate: believe it, make room, and ask again.
-          if (e.context?.window && e.context.window !== window.tokens) {
-            window = { tokens: e.context.window, source: 'error' };
-            opts.model.learnWindow?.(e.context.window);
-            budget = budgetFor(window.tokens, limits.maxOutputTokens);
+          // A refusal that names no window (a proxy rewording it) still says this request was too long.
+          const named = e.context?.window;
+          const implied = Math.floor((estimate + answer) * 0.85);
+          const next = named && named > 0 ? named : Math.min(window.tokens, implied);
+          if (next !== window.tokens) {
+            window = { tokens: next, source: 'error' };
+            opts.model.learnWindow?.(next);
           }
           if (e.context?.promptTokens) meter.observe(messages, sent, e.context.promptTokens);
+          budget = budgetFor(window.tokens, limits.maxOutputTokens, headTokens());
           const target = Math.floor(promptLimit(budget) * (refusals === 0 ? 0.6 : 0.4));
-          if (++refusals <= 3 && (await compactTo(target, 'context_error'))) continue;
-          return finish('error', `${e.message}. The conversation was compacted and still does not fit: the model's context window (${window.tokens} tokens) is too small for the system prompt, the task and the latest turn. Serve the model with a longer context (vLLM --max-model-len, SGLang --context-length) or shorten the task.`);
+          if (++refusals <= 4 && !tooSmall(window.tokens, headTokens())) {
+            await compactTo(target, 'context_error');
+            compactedAt = conversation.turns.length;
+            continue;
+          }
+          return finish('error', `${e.message}. The server refused the request as too long ${refusals} time(s) in a row, compacting each time; the window is now taken to be ${window.tokens} tokens, too small for the system prompt, the task and the latest turn. Serve the model with a longer context (vLLM --max-model-len, SGLang --context-length) or shorten the task.`);
         }
         if (e instanceof ModelError && e.kind === 'no_tool_parser' && setting === 'auto' && format === 'native') {
           // The server takes no tools in the API: the model is told about them in its own family's text form instead.
-          format = guessFormat(opts.modelInfo.name);
+          format = guessFormat(opts.modelInfo.name) ?? 'hermes';
+          budget = budgetFor(window.tokens, limits.maxOutputTokens, headTokens());
           const m = writer.append({ type: 'message', role: 'system', content: `The server cannot parse tool calls (${e.message}); the run carries them as text in the ${format} format from here on.`, at: new Date().toISOString() });
           emit({ kind: 'message', ...m });
           continue;
@@ -311,7 +332,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
       // Text calls get run-unique ids (the server gave them none); the conversation keys results by them.
       const calls = reply.toolCalls.map((c) => (c.via === 'text' ? { ...c, id: newCallId() } : c));
       const turnCalls: TurnCall[] = calls.map((c) => ({ id: c.id, name: c.name, args: c.args, ...(c.argsError !== undefined ? { malformed: true } : {}) }));
-      conversation.push({ kind: 'assistant', text: reply.text, calls: turnCalls });
+      conversation.push({ kind: 'assistant', text: reply.text, calls: turnCalls, ...(reply.reasoning ? { reasoning: reply.reasoning } : {}) });
 
       if (calls.length === 0) {
         if (++idleTurns >= limits.maxIdleTurns) return finish('error', `the model answered ${idleTurns} times in a row without calling a tool`);

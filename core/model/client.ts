@@ -168,8 +168,9 @@ export interface ConnectionReport {
 
 const VLLM_NO_PARSER = /enable-auto-tool-choice|tool-call-parser|tool_choice.*not supported|does not support tool/i;
 
-/** The context-window refusals of vLLM (every wording since 2024) and SGLang. */
-const CONTEXT_OVERFLOW = /maximum context length|context length is only|longer than the model's context length|exceeds (?:the )?model'?s? (?:maximum )?context length|cannot be greater than max_model_len|maximum allowed length|supports at most \d+ completion tokens/i;
+/** The context-window refusals of vLLM (every wording since 2024) and SGLang, and what gateways in front of them say (OpenAI's `context_length_exceeded`). */
+const CONTEXT_OVERFLOW =
+  /maximum context length|context length is only|longer than the model's context length|exceeds (?:the )?model'?s? (?:maximum )?context length|cannot be greater than max_model_len|maximum allowed length|supports at most \d+ completion tokens|context_length_exceeded|context (?:length|window) (?:exceeded|is exceeded)|exceeds? the context window|too many (?:input |prompt )?tokens|(?:prompt|input) is too long|request is too long/i;
 
 /** Reads the window and the prompt's tokens out of a context-length refusal. */
 export function readOverflow(message: string): ContextOverflow {
@@ -245,7 +246,7 @@ export class ModelClient {
         return new ModelError('context_length', `${server} refused the request as longer than the model's context window (${status}): ${message}`, status, context);
       }
       if (status === 400 && VLLM_NO_PARSER.test(e.message)) {
-        return new ModelError('no_tool_parser', `${server} cannot return tool calls: ${message}. Start vLLM with --enable-auto-tool-choice --tool-call-parser <parser>, or SGLang with --tool-call-parser <parser>; or set the tool-call format to a text format (e.g. "${guessFormat(this.model ?? '')}").`, status);
+        return new ModelError('no_tool_parser', `${server} cannot return tool calls: ${message}. Start vLLM with --enable-auto-tool-choice --tool-call-parser <parser>, or SGLang with --tool-call-parser <parser>; or set the tool-call format to the model family's text format (${guessFormat(this.model ?? '') ? `"${guessFormat(this.model ?? '')}"` : 'e.g. "hermes"'}).`, status);
       }
       if (status !== undefined && status >= 500) return new ModelError('server_error', `${server} failed (${status}): ${message}. ${SERVER_LOG}`, status);
       if (status === undefined) return new ModelError('server_error', `${server} reported an error: ${message}. ${SERVER_LOG}`);
@@ -305,7 +306,7 @@ export class ModelClient {
       }
       report.contextWindow = await this.contextWindow(signal);
       const setting = this.opts.toolFormat ?? 'auto';
-      const family = guessFormat(report.model);
+      const family = guessFormat(report.model) ?? 'hermes';
       const probe = (format: WireFormat) =>
         this.complete({
           messages: PROBE_MESSAGES(format),
@@ -370,9 +371,10 @@ export class ModelClient {
     const served = (await this.servedModels(signal)).find((m) => m.id === model);
     if (served?.contextLength) return (this.window = { tokens: served.contextLength, source: 'server' });
     for (const path of ['/server_info', '/get_server_info']) {
-      const info = await this.rootJson('GET', path, undefined, signal);
-      const n = (info as { context_length?: unknown } | undefined)?.context_length;
-      if (typeof n === 'number' && Number.isInteger(n) && n > 0) return (this.window = { tokens: n, source: 'server_info' });
+      const info = (await this.rootJson('GET', path, undefined, signal)).body as { context_length?: unknown; max_req_input_len?: unknown } | undefined;
+      // `context_length` is set only when SGLang was started with --context-length; the scheduler's input bound always is.
+      const n = typeof info?.context_length === 'number' ? info.context_length : typeof info?.max_req_input_len === 'number' ? info.max_req_input_len + 1 : undefined;
+      if (n !== undefined && Number.isInteger(n) && n > 0) return (this.window = { tokens: n, source: 'server_info' });
     }
     return (this.window = { tokens: DEFAULT_CONTEXT_WINDOW, source: 'default' });
   }
@@ -393,14 +395,15 @@ export class ModelClient {
     const model = await this.resolveModel(signal);
     const body = { model, messages, add_generation_prompt: true, ...(tools?.length ? { tools } : {}), ...this.templateKwargs() };
     const r = await this.rootJson('POST', '/tokenize', body, signal);
-    const count = (r as { count?: unknown } | undefined)?.count;
+    const count = (r.body as { count?: unknown } | undefined)?.count;
     if (typeof count === 'number' && Number.isInteger(count) && count >= 0) return count;
-    this.noTokenize = true;
+    // Only a server without the endpoint is not asked again; a busy one or a timeout may answer next time.
+    if (r.status === 404 || r.status === 405 || r.status === 501) this.noTokenize = true;
     return undefined;
   }
 
-  /** A JSON answer from the server's root (beside /v1), or undefined when there is none to have. */
-  private async rootJson(method: 'GET' | 'POST', path: string, body: unknown, signal?: AbortSignal): Promise<unknown> {
+  /** A JSON answer from the server's root (beside /v1): its status, and its body when it is JSON and not an error. */
+  private async rootJson(method: 'GET' | 'POST', path: string, body: unknown, signal?: AbortSignal): Promise<{ status?: number; body?: unknown }> {
     const root = this.opts.endpoint.replace(/\/+$/, '').replace(/\/v1$/, '');
     const timeout = AbortSignal.timeout(Math.min(this.opts.requestTimeoutMs ?? 60_000, 10_000));
     try {
@@ -410,10 +413,10 @@ export class ModelClient {
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       });
-      if (!res.ok) return undefined;
-      return (await res.json()) as unknown;
+      if (!res.ok) return { status: res.status };
+      return { status: res.status, body: (await res.json()) as unknown };
     } catch {
-      return undefined;
+      return {};
     }
   }
 

@@ -98,6 +98,8 @@ export interface ScriptedServerOptions {
    * and every call comes back as text in content.
    */
   noToolParser?: boolean;
+  /** The refusal's wording instead of the flavor's (a proxy in front of the server that rewords it, numbers and all). */
+  refusalMessage?: string;
   /** Makes each turn from the request instead of the script (a model that reads its prompt). */
   respond?: (body: ChatRequestBody, n: number) => ScriptedTurn;
 }
@@ -246,7 +248,7 @@ export class ScriptedModelServer {
     const promptTokens = countPromptTokens(chat);
     if (this.opts.enforceWindow) {
       const refusal = this.windowRefusal(promptTokens, chat.max_tokens);
-      if (refusal) return this.refuse(res, 400, refusal.message, refusal.param);
+      if (refusal) return this.refuse(res, 400, this.opts.refusalMessage ?? refusal.message, refusal.param);
     }
     const script = this.opts.script;
     const messages = chat.messages;

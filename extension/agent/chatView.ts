@@ -60,9 +60,27 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     else if (parsed.data.type === 'history') {
       // A listing, not part of the conversation: asked for again after a reload.
     }
-    else this.transcript.push(parsed.data);
+    else if (parsed.data.type === 'context') {
+      // Only the latest figure matters on a reload.
+      this.transcript = this.transcript.filter((m) => m.type !== 'context');
+      this.transcript.push(parsed.data);
+    } else this.keep(parsed.data);
     if (this.transcript.length > 5000) this.transcript.splice(0, this.transcript.length - 5000);
     void this.view?.webview.postMessage(parsed.data);
+  }
+
+  /**
+   * Keeps a message for a reload: streamed deltas (one per token) are joined
+   * to the one before of their kind, so a long answer or a long reasoning is
+   * one entry, not thousands that push the run's start out of the replay.
+   */
+  private keep(m: ToWebview): void {
+    const last = this.transcript[this.transcript.length - 1];
+    if ((m.type === 'text' || m.type === 'reasoning') && last?.type === m.type && last.delta.length + m.delta.length <= 100_000) {
+      this.transcript[this.transcript.length - 1] = { type: m.type, delta: last.delta + m.delta };
+      return;
+    }
+    this.transcript.push(m);
   }
 
   async reveal(): Promise<void> {

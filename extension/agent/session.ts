@@ -363,20 +363,29 @@ export class AgentSession implements vscode.Disposable {
       const onWrite = (path: string, before: string | undefined, after: string) => {
         written = this.changes.add(path, before, after);
       };
+      /** Characters of the current answer's streamed text as the chat received them (masked). */
+      let streamedChars = 0;
       const onEvent = (e: AgentEvent) => {
         switch (e.kind) {
           case 'header':
             live.observe(e);
             return;
-          case 'text':
-            this.post({ type: 'text', delta: clip(mask(e.delta), 100_000) });
+          case 'text': {
+            const shown = clip(mask(e.delta), 100_000);
+            streamedChars += shown.length;
+            this.post({ type: 'text', delta: shown });
             return;
+          }
           case 'reasoning':
             this.post({ type: 'reasoning', delta: clip(mask(e.delta), 100_000) });
             return;
-          case 'retract':
-            this.post({ type: 'retract', chars: e.text.length });
+          case 'retract': {
+            // The view holds the masked text as sent: the count is of that, never more than was sent.
+            const chars = Math.min(streamedChars, mask(e.text).length);
+            streamedChars -= chars;
+            this.post({ type: 'retract', chars });
             return;
+          }
           case 'context':
             this.post({ type: 'context', used: Math.max(0, Math.round(e.used)), window: e.window, assumed: e.source === 'default' });
             return;
@@ -390,12 +399,14 @@ export class AgentSession implements vscode.Disposable {
             return;
           }
           case 'message': {
+            streamedChars = 0;
             live.observe(e);
             const m = JSON.parse(e.text) as { role?: string; content?: string; reasoning?: string };
             if (m.role === 'assistant' && typeof m.content === 'string') this.post({ type: 'assistant', text: clip(m.content, 200_000), ...(m.reasoning ? { reasoning: clip(m.reasoning, 200_000) } : {}) });
             return;
           }
           case 'step': {
+            streamedChars = 0;
             live.observe(e);
             const card = redactCard(toStepCard(e.line, e.event, e.result, e.gate), mask);
             // The write a file tool just made is this step's (one tool runs at a time).

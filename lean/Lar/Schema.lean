@@ -493,13 +493,33 @@ def OutcomeEvent.fromJson? (j : Json) : Except String OutcomeEvent := do
     testsRan := (← Read.opt j "testsRan" (Read.nat "outcome.testsRan"))
   }
 
+/-- A `compaction` event's fields, checked as the TypeScript schema checks them
+(core/schema/trajectory.ts `CompactionEvent`), so that both readers refuse the
+same malformed lines; nothing in it is judged. -/
+def CompactionEvent.check (j : Json) : Except String Unit := do
+  let reason ← Read.str "compaction.reason" (← Read.req "compaction" j "reason")
+  unless reason == "window" || reason == "context_error" do
+    throw s!"compaction.reason: unknown reason \"{reason}\" (expected window or context_error)"
+  discard <| Read.posNat "compaction.window" (← Read.req "compaction" j "window")
+  for k in ["tokensBefore", "tokensAfter", "elided", "summarized"] do
+    discard <| Read.nat s!"compaction.{k}" (← Read.req "compaction" j k)
+  discard <| Read.opt j "summary" (Read.str "compaction.summary")
+  discard <| Read.opt j "summaryTokens" (Read.nat "compaction.summaryTokens")
+  match (← Read.opt j "summaryBy" (Read.str "compaction.summaryBy")) with
+  | some author =>
+    unless author == "model" || author == "host" do
+      throw s!"compaction.summaryBy: unknown author \"{author}\" (expected model or host)"
+  | none => pure ()
+
 def Event.fromJson? (j : Json) : Except String Event := do
   Read.object "event" j
   match (← Read.str "event.type" (← Read.req "event" j "type")) with
   | "tool_call" => return .toolCall (← ToolCall.fromJson? j)
   | "message" => return .message
   | "outcome" => return .outcome (← OutcomeEvent.fromJson? j)
-  | "compaction" => return .compaction
+  | "compaction" =>
+    CompactionEvent.check j
+    return .compaction
   | "end" => return .finish
   | other => throw s!"unknown event type \"{other}\" (expected tool_call, message, outcome, compaction or end)"
 

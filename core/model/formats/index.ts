@@ -104,17 +104,20 @@ function maskCodeBlocks(text: string): { masked: string; restore: (s: string) =>
 
 /**
  * The text format a model most likely writes, from its id (for `auto` when
- * the server cannot parse calls, and for the connection report's advice).
- * The LAR models are built on Qwen3.5.
+ * the server cannot parse calls, and for the connection report's advice);
+ * undefined for a family not known here. The LAR models are built on
+ * Qwen3.5. Ids are often paths (`/models/LAR-9B`, `Qwen/Qwen3.5-27B`): only
+ * the last part is read.
  */
-export function guessFormat(modelId: string): TextFormatId {
-  const m = modelId.toLowerCase();
-  if (/gpt-oss|gpt_oss/.test(m)) return 'gpt_oss';
-  if (/mistral|mixtral|devstral|magistral|codestral|ministral/.test(m)) return 'mistral';
-  if (/llama/.test(m)) return 'llama3_json';
-  if (/qwen3-coder|qwen3_coder|qwen3coder/.test(m)) return 'qwen3_coder';
-  if (/qwen3\.[5-9]|qwen3\.\d{2}|qwen3_[5-9]|qwen3\.5|\blar\b|lar-\d|lar_\d/.test(m)) return 'qwen3_5';
-  return 'hermes';
+export function guessFormat(modelId: string): TextFormatId | undefined {
+  const m = (modelId.split('/').filter(Boolean).pop() ?? modelId).toLowerCase();
+  if (/^gpt-oss|gpt_oss/.test(m)) return 'gpt_oss';
+  if (/^(mistral|mixtral|devstral|magistral|codestral|ministral)/.test(m)) return 'mistral';
+  if (/^(meta-)?llama-?3/.test(m)) return 'llama3_json';
+  if (/^qwen3-?coder/.test(m)) return 'qwen3_coder';
+  if (/^qwen3\.[5-9]|^qwen3\.\d\d|^lar[-_]/.test(m)) return 'qwen3_5';
+  if (/^(qwen3|qwen2\.5|qwen2_5|hermes|nous-hermes)/.test(m)) return 'hermes';
+  return undefined;
 }
 
 /** The server flags that parse a format natively, for the connection report and the docs. */

@@ -40,6 +40,11 @@ function trim(s: string): string {
   return s.trim();
 }
 
+/** Python's `s.strip('\n')`. */
+function stripNewlines(s: string): string {
+  return s.replace(/^\n+|\n+$/g, '');
+}
+
 /** The `<tool_response>` blocks of one turn's results, as the Qwen templates group consecutive tool messages. */
 function responses(results: readonly RenderedResult[], after: string): string {
   return results.map((r) => `<tool_response>\n${r.content}\n</tool_response>${after}`).join(after ? '' : '\n');
@@ -62,9 +67,11 @@ export const hermes: TextToolFormat = {
     const head = system ? `${system}\n\n` : '';
     return { system: `${head}${HERMES_HEAD}${tools.map((t) => `\n${toolJson(t)}`).join('')}${HERMES_TAIL}`, task };
   },
-  assistantContent(text: string, calls: readonly RenderedCall[]): string {
+  assistantContent(text: string, calls: readonly RenderedCall[], reasoning?: string): string {
     const rendered = calls.map((c) => `<tool_call>\n{"name": "${c.name}", "arguments": ${pyJson(c.args ?? {})}}\n</tool_call>`);
-    return `${text}${text && calls.length ? '\n' : ''}${rendered.join('\n')}`;
+    // Qwen3: '<think>\n' + reasoning.strip('\n') + '\n</think>\n\n' + content.lstrip('\n').
+    const content = reasoning ? `<think>\n${stripNewlines(reasoning)}\n</think>\n\n${text.replace(/^\n+/, '')}` : text;
+    return `${content}${text && calls.length ? '\n' : ''}${rendered.join('\n')}`;
   },
   resultMessages(results: readonly RenderedResult[]): TextMessage[] {
     return results.length ? [{ role: 'user', content: responses(results, '') }] : [];
@@ -120,11 +127,13 @@ export const qwen35: TextToolFormat = {
     const tail = trim(system) ? `\n\n${trim(system)}` : '';
     return { system: `# Tools\n\nYou have access to the following functions:\n\n<tools>${listed}\n</tools>${XML_INSTRUCTIONS}${tail}`, task };
   },
-  assistantContent(text: string, calls: readonly RenderedCall[]): string {
+  assistantContent(text: string, calls: readonly RenderedCall[], reasoning?: string): string {
     const content = trim(text);
-    if (!calls.length) return content;
+    // Qwen3.5: '\n<think>\n' + reasoning|trim + '\n</think>\n\n' + content after the role (the server writes the first newline).
+    const thought = reasoning && trim(reasoning) ? `<think>\n${trim(reasoning)}\n</think>\n\n` : '';
+    if (!calls.length) return `${thought}${content}`;
     const body = calls.map((c, i) => (i === 0 ? (content ? `\n\n${xmlCall(c)}` : xmlCall(c)) : `\n${xmlCall(c)}`)).join('');
-    return `${content}${body}`;
+    return `${thought}${content}${body}`;
   },
   resultMessages(results: readonly RenderedResult[]): TextMessage[] {
     return results.length ? [{ role: 'user', content: responses(results, '') }] : [];

@@ -86,8 +86,14 @@ export interface TextToolFormat {
    * (Qwen: the system message; Llama 3: the first user message).
    */
   prompt(system: string, task: string, tools: readonly ToolSpec[]): { system: string; task: string };
-  /** An assistant turn: its prose and its calls, as the template renders them back. */
-  assistantContent(text: string, calls: readonly RenderedCall[]): string;
+  /**
+   * An assistant turn: its prose and its calls, as the template renders them
+   * back; with `reasoning` for the turns the template keeps it in (the Qwen3
+   * and Qwen3.5 templates: those after the last user query, that is the
+   * agent's turns on the current task). Formats whose template drops it
+   * ignore it.
+   */
+  assistantContent(text: string, calls: readonly RenderedCall[], reasoning?: string): string;
   /** The results of one assistant turn's calls, as the template renders them back. */
   resultMessages(results: readonly RenderedResult[]): TextMessage[];
   /** Finds the calls in an answer's content (reasoning already taken out); never throws. */

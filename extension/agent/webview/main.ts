@@ -100,6 +100,8 @@ function endStream(): void {
   streamed = '';
   thinking = undefined;
   thought = '';
+  thoughtText = undefined;
+  thoughtSummary = undefined;
 }
 
 /** The reasoning box of the current answer, made (collapsed, above the answer) on first use. */
@@ -117,9 +119,19 @@ function reasoningBox(): El {
   return thinking;
 }
 
-function showReasoning(text: string): void {
+/** The reasoning box's text: set whole (a final answer, a retract) or grown by a delta (appended, not rebuilt). */
+let thoughtText: El | undefined;
+let thoughtSummary: El | undefined;
+
+function showReasoning(text: string, delta?: string): void {
   const box = reasoningBox();
-  box.replaceChildren(el('summary', '', `Thinking (${text.length.toLocaleString()} characters)`), el('div', 'reasoning-text', text));
+  if (delta === undefined || !thoughtText || !thoughtSummary) {
+    thoughtSummary = el('summary', '', '');
+    thoughtText = el('div', 'reasoning-text');
+    thoughtText.appendChild(document.createTextNode(text));
+    box.replaceChildren(thoughtSummary, thoughtText);
+  } else thoughtText.appendChild(document.createTextNode(delta));
+  thoughtSummary.textContent = `Thinking (${text.length.toLocaleString()} characters)`;
 }
 
 /** 32768 as 32k, 18234 as 18.2k: how windows are spoken of. */
@@ -280,7 +292,7 @@ function receive(msg: ToWebview): void {
       return;
     case 'reasoning':
       thought += msg.delta;
-      showReasoning(thought);
+      showReasoning(thought, msg.delta);
       return;
     case 'retract': {
       const moved = streamed.slice(0, msg.chars);
