@@ -89,6 +89,8 @@ export interface CompactOptions {
   facts: () => string;
   /** Which compaction of the run this is (1, 2, …). */
   ordinal: number;
+  /** Whether the model may be asked for the note (the run spaces those calls out); default yes. */
+  modelNote?: boolean;
 }
 
 export type Compaction = Omit<CompactionEvent, 'type' | 'at'>;
@@ -135,8 +137,9 @@ export async function compact(conv: Conversation, o: CompactOptions): Promise<Co
       const room = o.window - maxTokens - Math.max(64, Math.ceil(o.window * 0.03)) - 600;
       const request = summaryRequest(older, o.meter, room);
       let note: { text: string; tokens?: number } | undefined;
-      // A model call for a note pays only when there is much to stand for; a few turns get the host's.
-      const worth = older.reduce((n, t) => n + o.meter.estimateText(turnText(t)), 0) >= o.target / 4;
+      // A model call for a note pays only when there is much to stand for (what elided results held
+      // counts: the note is where it survives); a few turns get the host's, as does a run that asked lately.
+      const worth = (o.modelNote ?? true) && older.reduce((n, t) => n + o.meter.estimateText(turnText(t, true)), 0) >= o.target / 4;
       try {
         note = worth ? await o.summarize(request, maxTokens) : undefined;
       } catch {
@@ -197,12 +200,12 @@ function keepFrom(conv: Conversation, o: CompactOptions, budget: number): number
   return cut;
 }
 
-function turnText(t: Turn): string {
+function turnText(t: Turn, originals = false): string {
   switch (t.kind) {
     case 'assistant':
       return `${t.text}\n${t.calls.map((c) => `${c.name} ${JSON.stringify(c.args ?? {})}`).join('\n')}`;
     case 'results':
-      return t.results.map((r) => r.content).join('\n');
+      return t.results.map((r) => (originals ? (r.original ?? r.content) : r.content)).join('\n');
     default:
       return t.text;
   }
@@ -224,7 +227,8 @@ export function summaryRequest(older: readonly Turn[], meter: TokenMeter, room: 
         for (const c of t.calls) lines.push(`AGENT CALLED ${c.name} ${JSON.stringify(c.args ?? {})}`);
         break;
       case 'results':
-        for (const r of t.results) lines.push(`RESULT OF ${r.name}:\n${capText(r.content, perResult, meter, '')}`);
+        // The summarizer reads what the results held, not their stubs.
+        for (const r of t.results) lines.push(`RESULT OF ${r.name}:\n${capText(r.original ?? r.content, perResult, meter, '')}`);
         break;
       case 'summary':
         lines.push(`EARLIER NOTES:\n${t.text}`);

@@ -40,6 +40,8 @@ export interface TurnResult {
   readonly content: string;
   /** Replaced by a stub when the window filled. */
   readonly elided?: boolean;
+  /** What a stub stands for, kept for the compaction note that will replace the turn (never sent). */
+  readonly original?: string;
 }
 
 export class Conversation {
@@ -73,7 +75,8 @@ export class Conversation {
   /** Replaces a result's text (a compaction eliding or cutting it); its turn renders anew. */
   setResult(turn: Turn, index: number, content: string, elided: boolean): void {
     if (turn.kind !== 'results' || !turn.results[index]) throw new Error('setResult: not a result of that turn');
-    turn.results[index] = { ...turn.results[index]!, content, ...(elided ? { elided: true } : {}) };
+    const was = turn.results[index]!;
+    turn.results[index] = { ...was, content, ...(elided ? { elided: true } : {}), original: was.original ?? was.content };
     this.cache.delete(turn);
   }
 

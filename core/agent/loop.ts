@@ -113,6 +113,9 @@ export interface AgentOptions {
   onStart?: (run: { interrupt(detail: string): void }) => void;
 }
 
+/** Steps between two compaction notes from the model (a small window compacts often; the host writes the notes in between). */
+const NOTE_EVERY = 6;
+
 /** Checks whose failure blocks a call even with enforcement `warn`: the command and path policies. */
 export const SAFETY_CHECKS: ReadonlySet<string> = new Set(['tool.command_policy', 'tool.path_policy']);
 
@@ -199,6 +202,8 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
   let compactions = 0;
   /** How many turns the conversation had at the last compaction: it is not compacted again until it grows. */
   let compactedAt = -1;
+  /** The step at which the model last wrote a compaction note: it is asked at most every few steps. */
+  let notedAt = -Infinity;
   /** Files the run changed and its latest failing calls: the facts a compaction's note carries. */
   const touched = new Set<string>();
   const recentFailures: string[] = [];
@@ -227,6 +232,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
       window: window.tokens,
       reason,
       ordinal: compactions,
+      modelNote: state.steps - notedAt >= NOTE_EVERY,
       facts: () => hostFacts(state, wf, touched, recentFailures),
       summarize: async (messages, maxTokens) => {
         const r = await opts.model.complete({ messages, format, maxTokens, ...(opts.signal ? { signal: opts.signal } : {}) });
@@ -234,6 +240,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
         return r.text.trim() ? { text: r.text, ...(r.usage?.completion_tokens !== undefined ? { tokens: r.usage.completion_tokens } : {}) } : undefined;
       },
     });
+    if (c.summaryBy === 'model') notedAt = state.steps;
     const event: CompactionEvent = { type: 'compaction', ...c, at: new Date().toISOString() };
     const w = writer.append(event);
     state.append(event, w.line);

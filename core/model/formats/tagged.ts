@@ -269,7 +269,8 @@ function trailingJsonCall(text: string): { start: number; text: string } | undef
 /** A JSON body: one call object, or a list of them (as Llama and Mistral write several). */
 export function decodeJsonCalls(raw: string, format: TextFormatId): TextCall[] {
   const parsed = parseLenientJson(raw.trim(), 'the tool call');
-  if (parsed.ok && Array.isArray(parsed.value) && parsed.value.length > 0) {
+  // A list of calls is a list of objects; any other array is one malformed call.
+  if (parsed.ok && Array.isArray(parsed.value) && parsed.value.length > 0 && parsed.value.every((v) => typeof v === 'object' && v !== null && !Array.isArray(v))) {
     return parsed.value.map((v) => callFromObject(v, { raw, format }, [...parsed.repairs]));
   }
   return [decodeJson(raw, format)];
