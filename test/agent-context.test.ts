@@ -131,3 +131,30 @@ test('a window too small for the system prompt and the tools is refused up front
   const b = budgetFor(4096, 4096, 2100);
   assert.ok(b.reserve <= (4096 - b.margin - 2100) * 0.75 && b.reserve >= 256, JSON.stringify(b));
 });
+
+test('reasoning sent back is the first thing compaction gives up, the last turn\'s last; a long-thinking run still compacts to its target', async () => {
+  const c = new Conversation('rules', 'the task', specs);
+  for (let i = 0; i < 12; i++) {
+    c.push({ kind: 'assistant', text: `step ${i}`, calls: [{ id: `c${i}`, name: 'read_file', args: { path: `f${i}` } }], reasoning: `thinking hard about step ${i} `.repeat(200) });
+    c.push({ kind: 'results', results: [{ callId: `c${i}`, name: 'read_file', content: 'small' }] });
+  }
+  const meter = new TokenMeter();
+  const before = meter.estimate(c.render('hermes'));
+  const r = await compact(c, { format: 'hermes', meter, target: Math.floor(before / 3), window: 32_768, reason: 'window', ordinal: 1, facts: () => 'facts', summarize: async () => ({ text: 'note' }) });
+  assert.ok(r.tokensAfter <= Math.floor(before / 3), JSON.stringify({ ...r, summary: undefined }));
+  const flags = c.turns.filter((t) => t.kind === 'assistant').map((t) => (t.kind === 'assistant' && t.reasoning ? 1 : 0));
+  assert.ok(flags.includes(0), 'reasoning was given up');
+  assert.deepEqual(flags, [...flags].sort(), `oldest first: ${flags.join('')}`);
+});
+
+test('a note the host writes carries the earlier note forward', async () => {
+  const c = longConversation(20);
+  const meter = new TokenMeter();
+  const opts = { format: 'native' as const, meter, target: 2500, window: 16_384, reason: 'window' as const, facts: () => 'Recorded by Lean4 Agentic (exact, from the run itself):\n- facts' };
+  await compact(c, { ...opts, ordinal: 1, summarize: async () => ({ text: '## What was tried\n- MARKER-NOTE-1: build.log shows no error' }) });
+  for (let i = 20; i < 30; i++) c.push({ kind: 'assistant', text: `plan ${i}`, calls: [{ id: `c${i}`, name: 'run_command', args: { command: `cat big${i}.log` } }] }, { kind: 'results', results: [{ callId: `c${i}`, name: 'run_command', content: big(10_000) }] });
+  const r = await compact(c, { ...opts, ordinal: 2, modelNote: false, summarize: async () => assert.fail('the model is not asked this time') });
+  assert.equal(r.summaryBy, 'host');
+  assert.match(r.summary!, /MARKER-NOTE-1: build\.log shows no error/);
+  assert.equal((r.summary!.match(/Recorded by Lean4 Agentic/g) ?? []).length, 1, 'the host facts are written once, anew');
+});

@@ -58,7 +58,8 @@ for (const file of readdirSync(FIXTURES).filter((f) => f.endsWith('.json'))) {
       });
     }
     // What the chat shows while it streams: never a call's text, never the reasoning as prose.
-    const view = new StreamView();
+    // The replaying client asks for LAR-9B, whose template opens <think> (Qwen3.5).
+    const view = new StreamView({ promptOpensThinking: true });
     let shown = '';
     let thought = '';
     const take = (pieces: ReturnType<StreamView['push']>) => {
@@ -160,8 +161,16 @@ test('repairs: each slip is repaired and named; what cannot be read stays an err
 
 test('reasoning: <think> blocks, a closing tag alone, an unclosed block', () => {
   assert.deepEqual(splitThinking('<think>\nplan\n</think>\n\nanswer'), { text: 'answer', reasoning: 'plan' });
-  assert.deepEqual(splitThinking('plan\n</think>\n\nanswer'), { text: 'answer', reasoning: 'plan' });
+  const opened = { promptOpensThinking: true };
+  assert.deepEqual(splitThinking('plan\n</think>\n\nanswer', opened), { text: 'answer', reasoning: 'plan' });
+  // A call drafted before the closing tag is reasoning's, never run.
+  assert.deepEqual(splitThinking('Maybe <tool_call>{"name": "run_command"}</tool_call>? No.</think>\nReading.', opened), { text: 'Reading.', reasoning: 'Maybe <tool_call>{"name": "run_command"}</tool_call>? No.' });
+  // Where the template does not open the block, a closing tag alone is text: an answer that talks about it.
+  assert.deepEqual(splitThinking('The parser drops a stray </think> tag now.'), { text: 'The parser drops a stray </think> tag now.', reasoning: '' });
+  // Only the start: tags later in the answer, or in a file the model writes, are text.
+  assert.deepEqual(splitThinking('<think>a</think>Writing <think> and </think> into tags.ts', opened), { text: 'Writing <think> and </think> into tags.ts', reasoning: 'a' });
   assert.deepEqual(splitThinking('<think>cut off here'), { text: '', reasoning: 'cut off here' });
+  assert.deepEqual(splitThinking('[THINK]plan[/THINK]answer'), { text: 'answer', reasoning: 'plan' });
   assert.deepEqual(splitThinking('no tags'), { text: 'no tags', reasoning: '' });
 });
 
@@ -204,7 +213,7 @@ test('the model family picks the text format; context refusals are read in every
 function argsFor(name: (typeof TOOL_NAMES)[number]): fc.Arbitrary<Record<string, unknown>> {
   const text = fc.oneof(
     nastyString(30),
-    fc.constantFrom('a\nb\n', '\nlead', 'trail\n', '<b>x</b>', '</tool_call>', '{"json": 1}', 'C:\\path', '  spaced  ', 'True', 'null', "const A = '<think>';", '</think>', '[THINK]x[/THINK]', '<think>\nplan\n</think>'),
+    fc.constantFrom('a\nb\n', '\nlead', 'trail\n', '<b>x</b>', '</tool_call>', '{"json": 1}', 'C:\\path', '  spaced  ', 'True', 'null', "const A = '<think>';", '</think>', '[THINK]x[/THINK]', '<think>\nplan\n</think>', 'Run `npm test`.', '```\ncode\n```', '<|channel|>final<|message|>hi<|return|>', '<|start|>assistant', '[TOOL_CALLS]'),
   );
   // A value that closes its own parameter and opens another is the one ambiguity the XML form has by design.
   const safe = text.filter((s) => !/<\/parameter>\s*(<parameter=|<\/function>|<\/tool_call>|$)/.test(s) && !s.includes('<parameter='));
@@ -230,12 +239,12 @@ test('property: every tool call survives a round trip through every text format 
       // As toReply reads an answer: reasoning split off the start first, then the calls in what is left.
       const split = splitThinking(content);
       assert.equal(split.reasoning, '', `${id}: nothing of a call is reasoning: ${JSON.stringify(content)}`);
+      const want = calls.map((c) => ({ name: c.name, args: { ...c.args }, error: undefined }));
       const back = findTextCalls(split.text, specs, id)!;
-      assert.deepEqual(
-        back.calls.map((c) => ({ name: c.name, args: c.args, error: c.argsError })),
-        calls.map((c) => ({ name: c.name, args: { ...c.args }, error: undefined })),
-        `${id}: ${JSON.stringify(content)}`,
-      );
+      assert.deepEqual(back.calls.map((c) => ({ name: c.name, args: c.args, error: c.argsError })), want, `${id}: ${JSON.stringify(content)}`);
+      // Natively (a server that failed to parse), the same calls are found with no format named.
+      const found = findTextCalls(split.text, specs)!;
+      assert.deepEqual(found.calls.map((c) => ({ name: c.name, args: c.args, error: c.argsError })), want, `${id}, found natively: ${JSON.stringify(content)}`);
     }),
     { numRuns: 400 },
   );

@@ -104,16 +104,18 @@ export async function compact(conv: Conversation, o: CompactOptions): Promise<Co
   let tokens = tokensBefore;
   let elided = 0;
   // Stage 1: old tool results become one-line stubs, oldest first; the last two turns keep theirs.
+  // Reasoning goes first, oldest first, the last turn's last: a turn's calls and results say what came of it.
+  const lastModelTurn = recentStart(conv.turns, 1);
+  for (let i = 2; i < conv.turns.length && tokens > o.target; i++) {
+    const t = conv.turns[i]!;
+    if (t.kind !== 'assistant' || !t.reasoning || i === lastModelTurn) continue;
+    const before = o.meter.estimateText(t.reasoning);
+    conv.dropReasoning(t);
+    tokens -= before;
+  }
   const recent = recentStart(conv.turns, 2);
   for (let i = 2; i < recent && tokens > o.target; i++) {
     const t = conv.turns[i]!;
-    if (t.kind === 'assistant' && t.reasoning) {
-      // Old reasoning goes first: the turn's calls and results say what came of it.
-      const before = o.meter.estimateText(t.reasoning);
-      conv.dropReasoning(t);
-      tokens -= before;
-      continue;
-    }
     if (t.kind !== 'results') continue;
     t.results.forEach((r, k) => {
       if (r.elided || tokens <= o.target) return;
@@ -130,7 +132,7 @@ export async function compact(conv: Conversation, o: CompactOptions): Promise<Co
     // Stage 2: the older turns become a note; the recent turns that fit beside the system prompt,
     // the task and the note stay as they are.
     const maxTokens = Math.min(2048, Math.max(256, Math.floor(o.window / 8)));
-    const fixed = o.meter.estimate(conv.render(o.format).slice(0, 2), o.format === 'native' ? o.tools : undefined);
+    const fixed = o.meter.estimate(conv.headOf(o.format), o.format === 'native' ? o.tools : undefined);
     const cut = keepFrom(conv, o, Math.floor((o.target - fixed - maxTokens - o.meter.estimateText(o.facts()) - 100) * 0.9));
     if (cut > 2) {
       const older = conv.turns.slice(2, cut);
@@ -148,7 +150,7 @@ export async function compact(conv: Conversation, o: CompactOptions): Promise<Co
       const written = note?.text.trim();
       const text = [
         `[The conversation so far, summarized to fit the model's context window (compaction ${o.ordinal} of this run). ${older.length} earlier turns were replaced by this note; the turns after it are as they were.]`,
-        capText(written ? written : hostNote(older), maxTokens, o.meter, ''),
+        capText(written ? written : hostNote(older, maxTokens, o.meter), maxTokens, o.meter, ''),
         o.facts(),
       ].join('\n\n');
       conv.replace(2, cut - 2, { kind: 'summary', text });
@@ -158,7 +160,14 @@ export async function compact(conv: Conversation, o: CompactOptions): Promise<Co
       if (note?.tokens !== undefined) out.summaryTokens = note.tokens;
     }
     tokens = size();
-    // Still too big: the kept turns' results themselves are cut, largest first.
+    // Still too big: the last turn's reasoning goes too, then the kept turns' results are cut, largest first.
+    if (tokens > o.target) {
+      const t = conv.turns[recentStart(conv.turns, 1)];
+      if (t?.kind === 'assistant' && t.reasoning) {
+        conv.dropReasoning(t);
+        tokens = size();
+      }
+    }
     if (tokens > o.target) tokens = shrinkResults(conv, o, tokens, size);
   }
   out.tokensAfter = tokens;
@@ -203,7 +212,7 @@ function keepFrom(conv: Conversation, o: CompactOptions, budget: number): number
 function turnText(t: Turn, originals = false): string {
   switch (t.kind) {
     case 'assistant':
-      return `${t.text}\n${t.calls.map((c) => `${c.name} ${JSON.stringify(c.args ?? {})}`).join('\n')}`;
+      return `${t.reasoning ?? ''}\n${t.text}\n${t.calls.map((c) => `${c.name} ${JSON.stringify(c.args ?? {})}`).join('\n')}`;
     case 'results':
       return t.results.map((r) => (originals ? (r.original ?? r.content) : r.content)).join('\n');
     default:
@@ -247,16 +256,30 @@ export function summaryRequest(older: readonly Turn[], meter: TokenMeter, room: 
   ];
 }
 
-/** The note when the model could not write one: what the turns show, mechanically. */
-function hostNote(older: readonly Turn[]): string {
+/**
+ * The note when the model did not write one: an earlier note carried forward
+ * (it is where the content of results elided long ago survives), then what
+ * the newer turns show, mechanically.
+ */
+function hostNote(older: readonly Turn[], maxTokens: number, meter: TokenMeter): string {
+  const earlier = older.flatMap((t) => (t.kind === 'summary' ? [notesOf(t.text)] : []));
   const calls = older.flatMap((t) => (t.kind === 'assistant' ? t.calls.map((c) => `- ${c.name} ${clip(JSON.stringify(c.args ?? {}), 160)}`) : []));
   const said = older.flatMap((t) => (t.kind === 'assistant' && t.text ? [`- ${clip(t.text, 200)}`] : []));
-  return [
-    'The earlier turns in brief, as the host recorded them:',
-    '## What was tried',
+  const newer = [
+    '## What was tried since (as the host recorded it)',
     ...(calls.length ? calls.slice(-40) : ['- (no tool calls)']),
     ...(said.length ? ['## What the agent said', ...said.slice(-10)] : []),
   ].join('\n');
+  // The earlier note keeps at most half the room, the newer turns the rest.
+  return [...earlier.map((e) => capText(e, Math.floor(maxTokens / 2), meter, '')), newer].join('\n\n');
+}
+
+/** A note's own content, without the bracketed header and the host's facts (both are written anew). */
+function notesOf(summary: string): string {
+  return summary
+    .replace(/^\[The conversation so far, summarized[^\]]*\]\n\n/, '')
+    .replace(/\n\nRecorded by Lean4 Agentic \(exact, from the run itself\):[\s\S]*$/, '')
+    .trim();
 }
 
 function clip(s: string, n: number): string {

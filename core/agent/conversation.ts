@@ -80,6 +80,16 @@ export class Conversation {
     this.cache.delete(turn);
   }
 
+  /** The system prompt and the task as `format` carries them, without a compaction's note: what every request starts with. */
+  headOf(format: WireFormat): ChatCompletionMessageParam[] {
+    const f = format === 'native' ? undefined : FORMATS[format];
+    const head = f ? f.prompt((this.list[0] as { text: string }).text, (this.list[1] as { text: string }).text, this.tools) : { system: (this.list[0] as { text: string }).text, task: (this.list[1] as { text: string }).text };
+    return [
+      { role: 'system', content: head.system },
+      { role: 'user', content: head.task },
+    ];
+  }
+
   /** Drops an assistant turn's reasoning from what is sent (a compaction making room). */
   dropReasoning(turn: Turn): void {
     if (turn.kind !== 'assistant' || turn.reasoning === undefined) return;

@@ -32,6 +32,8 @@ export interface AgentModel {
   countTokens?(messages: ChatCompletionMessageParam[], tools?: ChatCompletionTool[], signal?: AbortSignal): Promise<number | undefined>;
   /** A refusal said what the window is. */
   learnWindow?(tokens: number): void;
+  /** Whether the model's template opens `<think>` in the prompt (answers then hold only the closing tag). */
+  opensThinking?(): boolean;
 }
 
 /** Decides whether a call may run; by default the run's own builtin verifier state. */
@@ -197,7 +199,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
   const conversation = new Conversation(systemPrompt(wf), opts.task, specs);
   const meter = new TokenMeter();
   /** The system prompt and the tools as the current format carries them: what every request starts with. */
-  const headTokens = () => meter.estimate(conversation.render(format).slice(0, 2), format === 'native' ? tools : undefined);
+  const headTokens = () => meter.estimate(conversation.headOf(format), format === 'native' ? tools : undefined);
   let budget: Budget = budgetFor(window.tokens, limits.maxOutputTokens, headTokens());
   let compactions = 0;
   /** How many turns the conversation had at the last compaction: it is not compacted again until it grows. */
@@ -281,7 +283,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
       }
 
       let reply: ModelReply;
-      const view = new StreamView();
+      const view = new StreamView({ promptOpensThinking: opts.model.opensThinking?.() ?? false });
       const show = (pieces: ReturnType<StreamView['push']>) => {
         for (const p of pieces) emit(p.kind === 'retract' ? { kind: 'retract', text: p.text } : { kind: p.kind, delta: p.delta });
       };
@@ -306,7 +308,8 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
           const next = named && named > 0 ? named : Math.min(window.tokens, implied);
           if (next !== window.tokens) {
             window = { tokens: next, source: 'error' };
-            opts.model.learnWindow?.(next);
+            // Only a window the server named outlives this run (later rollouts of a group start from it).
+            if (named && named > 0) opts.model.learnWindow?.(named);
           }
           if (e.context?.promptTokens) meter.observe(messages, sent, e.context.promptTokens);
           budget = budgetFor(window.tokens, limits.maxOutputTokens, headTokens());
@@ -322,6 +325,8 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
           // The server takes no tools in the API: the model is told about them in its own family's text form instead.
           format = guessFormat(opts.modelInfo.name) ?? 'hermes';
           budget = budgetFor(window.tokens, limits.maxOutputTokens, headTokens());
+          const smallNow = tooSmall(window.tokens, headTokens());
+          if (smallNow) return finish('error', smallNow);
           const m = writer.append({ type: 'message', role: 'system', content: `The server cannot parse tool calls (${e.message}); the run carries them as text in the ${format} format from here on.`, at: new Date().toISOString() });
           emit({ kind: 'message', ...m });
           continue;

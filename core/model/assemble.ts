@@ -71,6 +71,8 @@ export interface AssembledChoice {
   reasoning: string;
   toolCalls: AssembledToolCall[];
   finishReason: string | null;
+  /** The stream's last piece of this choice was tool-call arguments (a stop there cut a call). */
+  endedInCall: boolean;
 }
 
 export interface AssembledCompletion {
@@ -134,6 +136,7 @@ interface PartialChoice {
   reasoning: string[];
   calls: Map<number, PartialCall>;
   finishReason: string | null;
+  endedInCall: boolean;
 }
 
 export class CompletionAssembler {
@@ -157,7 +160,10 @@ export class CompletionAssembler {
       if (!isObject(c)) continue;
       const choice = this.choice(isIndex(c.index) ? c.index : 0);
       const d = isObject(c.delta) ? c.delta : undefined;
-      if (typeof d?.content === 'string' && d.content) choice.content.push(d.content);
+      if (typeof d?.content === 'string' && d.content) {
+        choice.content.push(d.content);
+        choice.endedInCall = false;
+      }
       // One of the two names per delta: a server that sends both (a renaming in progress) means the same text.
       const reasoning = typeof d?.reasoning_content === 'string' && d.reasoning_content ? d.reasoning_content : typeof d?.reasoning === 'string' ? d.reasoning : '';
       if (reasoning) choice.reasoning.push(reasoning);
@@ -169,7 +175,10 @@ export class CompletionAssembler {
         const fn = isObject(t.function) ? t.function : undefined;
         if (call.id === undefined && typeof t.id === 'string' && t.id) call.id = t.id;
         if (call.name === undefined && typeof fn?.name === 'string' && fn.name) call.name = fn.name;
-        if (typeof fn?.arguments === 'string' && fn.arguments) call.args.push(fn.arguments);
+        if (typeof fn?.arguments === 'string' && fn.arguments) {
+          call.args.push(fn.arguments);
+          choice.endedInCall = true;
+        }
       }
       if (typeof c.finish_reason === 'string' && c.finish_reason) choice.finishReason = c.finish_reason;
     }
@@ -177,7 +186,7 @@ export class CompletionAssembler {
 
   private choice(index: number): PartialChoice {
     let c = this.choices.get(index);
-    if (!c) this.choices.set(index, (c = { index, content: [], reasoning: [], calls: new Map(), finishReason: null }));
+    if (!c) this.choices.set(index, (c = { index, content: [], reasoning: [], calls: new Map(), finishReason: null, endedInCall: false }));
     return c;
   }
 
@@ -196,6 +205,7 @@ export class CompletionAssembler {
         reasoning: c.reasoning.join(''),
         toolCalls: [...c.calls.values()].sort((a, b) => a.index - b.index).map((p) => finishCall(p, c.index)),
         finishReason: c.finishReason,
+        endedInCall: c.endedInCall,
       }));
     const out: AssembledCompletion = { choices };
     if (this.usage) out.usage = this.usage;

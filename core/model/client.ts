@@ -379,6 +379,15 @@ export class ModelClient {
     return (this.window = { tokens: DEFAULT_CONTEXT_WINDOW, source: 'default' });
   }
 
+  /**
+   * Whether the model's chat template opens `<think>` in the prompt, so that
+   * an answer holds only the closing tag: the Qwen3.5 family (the LAR models)
+   * with thinking not turned off.
+   */
+  opensThinking(): boolean {
+    return (this.opts.thinking ?? 'auto') !== 'off' && guessFormat(this.model ?? '') === 'qwen3_5';
+  }
+
   /** A refusal said what the window is: believed from now on (unless the setting says otherwise). */
   learnWindow(tokens: number): void {
     if (this.opts.contextLength && this.opts.contextLength > 0) return;
@@ -520,7 +529,7 @@ export class ModelClient {
     if (!assembler.finished) {
       throw new ModelError('dropped', `the answer from the inference server at ${displayEndpoint(this.opts.endpoint)} ended without a finish reason: the stream was cut short and the partial answer was discarded. ${SERVER_LOG}`);
     }
-    return toReply(model, done, format, (req.tools ?? []).map((t) => (t as { function: ToolSpec }).function));
+    return toReply(model, done, format, (req.tools ?? []).map((t) => (t as { function: ToolSpec }).function), this.opensThinking());
   }
 }
 
@@ -549,11 +558,11 @@ function PROBE_MESSAGES(format: WireFormat): ChatCompletionMessageParam[] {
  * inside reasoning). A text call identical to a native one is the same call
  * reported twice (a server parser bug) and runs once.
  */
-function toReply(model: string, done: AssembledCompletion, format: WireFormat, tools: readonly ToolSpec[]): Omit<ModelReply, 'attempts'> {
-  const choice = done.choices[0] ?? { content: '', reasoning: '', toolCalls: [], finishReason: null };
+function toReply(model: string, done: AssembledCompletion, format: WireFormat, tools: readonly ToolSpec[], promptOpensThinking: boolean): Omit<ModelReply, 'attempts'> {
+  const choice = done.choices[0] ?? { content: '', reasoning: '', toolCalls: [], finishReason: null, endedInCall: false };
   const toolCalls: ModelToolCall[] = choice.toolCalls.map((c) => nativeCall(c.id, c.name, c.argumentsText, c.args, c.argsError));
   // A server that sent reasoning apart ran a reasoning parser: the content is the answer, tags and all.
-  const split = choice.reasoning.trim() ? { text: choice.content, reasoning: '' } : splitThinking(choice.content);
+  const split = choice.reasoning.trim() ? { text: choice.content, reasoning: '' } : splitThinking(choice.content, { promptOpensThinking });
   let text = split.text;
   const reasoning = [choice.reasoning.trim(), split.reasoning].filter(Boolean);
   const found = findTextCalls(text, tools, format === 'native' ? undefined : format);
@@ -589,10 +598,11 @@ function toReply(model: string, done: AssembledCompletion, format: WireFormat, t
   }
   if (choice.finishReason === 'length') {
     // The answer hit max_tokens: a call missing its end was cut off, not forgotten, and must not run
-    // half-written; nor the last call of the answer, which a server's parser may have closed itself.
-    const last = toolCalls[toolCalls.length - 1];
+    // half-written; nor a native call the stream stopped inside (a server's parser may have closed it).
+    const lastNative = [...toolCalls].reverse().find((c) => c.via === 'native');
     for (const c of toolCalls) {
-      if (c.argsError === undefined && (c === last || c.repairs?.some((r) => r === 'missing_close_tag' || r === 'unclosed_json'))) {
+      const cut = c.via === 'native' ? c === lastNative && choice.endedInCall : c.repairs?.some((r) => r === 'missing_close_tag' || r === 'unclosed_json');
+      if (c.argsError === undefined && cut) {
         c.argsError = 'the answer was cut off at its token limit (finish_reason "length") in the middle of this call, so it was not run; make the call again, smaller (e.g. write a long file in parts)';
         c.argsText = JSON.stringify(c.args);
         c.args = null;

@@ -5,7 +5,8 @@
  * or, when the chat template already opened `<think>` in the prompt
  * (Qwen3.5), only the closing tag, everything before it being reasoning. A
  * block the model never closed (the answer was cut off) is reasoning to the
- * end. Nowhere else are these tags touched: a `<think>` in the middle of an
+ * end. The closing tag alone counts only when the template is known to open
+ * the block (see SplitOptions). Nowhere else are these tags touched: a `<think>` in the middle of an
  * answer, or inside a call's arguments (a file that holds the tag), is text.
  * Tool calls are looked for only in what follows the reasoning.
  */
@@ -17,10 +18,17 @@ const PAIRS: readonly [string, string][] = [
   ['[THINK]', '[/THINK]'],
 ];
 
-/** Where a call may begin: a closing tag after one of these is not the end of reasoning. */
-const CALL_MARKERS = ['<tool_call>', '<function=', '[TOOL_CALLS', '<|python_tag|>', '<|channel|>', '<|start|>'];
+export interface SplitOptions {
+  /**
+   * The chat template opened `<think>` in the prompt (Qwen3.5 and the models
+   * built on it, thinking on): the answer's first closing tag ends the
+   * reasoning, as vLLM's qwen3 parser reads it. Otherwise a closing tag with
+   * no opening one is text (an answer that talks about the tag).
+   */
+  promptOpensThinking?: boolean;
+}
 
-export function splitThinking(content: string): { text: string; reasoning: string } {
+export function splitThinking(content: string, opts: SplitOptions = {}): { text: string; reasoning: string } {
   const lead = content.length - content.trimStart().length;
   for (const [open, close] of PAIRS) {
     if (content.startsWith(open, lead)) {
@@ -30,15 +38,9 @@ export function splitThinking(content: string): { text: string; reasoning: strin
       return { text: content.slice(end + close.length).trim(), reasoning: content.slice(start, end).trim() };
     }
   }
-  // Only the closing tag: the prompt opened the block. It counts before any call, never inside one
-  // (nor inside an answer that is JSON: Llama's calls have no marker).
-  if (/^[{[]/.test(content.trimStart())) return { text: content, reasoning: '' };
-  for (const [, close] of PAIRS) {
-    const end = content.indexOf(close);
-    if (end < 0) continue;
-    const before = content.slice(0, end);
-    if (CALL_MARKERS.some((m) => before.includes(m))) continue;
-    return { text: content.slice(end + close.length).trim(), reasoning: before.trim() };
-  }
-  return { text: content, reasoning: '' };
+  if (!opts.promptOpensThinking) return { text: content, reasoning: '' };
+  // The prompt opened the block: all up to the first closing tag is reasoning, a call drafted in it too.
+  const end = content.indexOf(THINK_CLOSE);
+  if (end < 0) return { text: content, reasoning: '' };
+  return { text: content.slice(end + THINK_CLOSE.length).trim(), reasoning: content.slice(0, end).trim() };
 }

@@ -58,11 +58,13 @@ export class StreamView {
   private shown = '';
   /** Reasoning stands only at the start (reasoning.ts): once prose or a call came, think tags are text. */
   private thinkDone = false;
-  private sawCall = false;
   /** Inside a ``` fence: a quote, where nothing is a tag but the closing fence. */
   private inFence = false;
   /** Nothing but whitespace has come yet: a JSON call (Llama's form) may be starting. */
   private atStart = true;
+
+  /** `promptOpensThinking`: a closing tag alone ends the reasoning (reasoning.ts SplitOptions). */
+  constructor(private readonly opts: { promptOpensThinking?: boolean } = {}) {}
 
   /** The tags that mean something at this point of the answer. */
   private tags(): string[] {
@@ -70,8 +72,8 @@ export class StreamView {
     const out = [FENCE, ...CALL_BLOCKS.map((b) => b.open), ANALYSIS.open, ...DROPPED];
     if (!this.thinkDone) {
       if (!this.shown.trim()) out.push(...THINKS.map((b) => b.open));
-      // A closing tag alone ends the reasoning the prompt opened, unless a call came first.
-      if (!this.sawCall) out.push(...THINKS.map((b) => b.close!));
+      // A closing tag alone ends the reasoning the prompt opened (only the first one, a call drafted before it included).
+      if (this.opts.promptOpensThinking) out.push(THINK_CLOSE);
     }
     return out;
   }
@@ -127,7 +129,7 @@ export class StreamView {
         this.inFence = !this.inFence;
         continue;
       }
-      if (THINKS.some((b) => b.close === next.tag)) {
+      if (next.tag === THINK_CLOSE && !this.inside) {
         // The template opened the block in the prompt: all of it so far was thinking.
         if (this.shown) out.push({ kind: 'retract', text: this.shown });
         this.shown = '';
@@ -144,8 +146,8 @@ export class StreamView {
         this.inside = ANALYSIS;
         continue;
       }
-      this.sawCall = true;
-      this.thinkDone = true;
+      // A call before the reasoning closed is still reasoning's when the prompt opened it.
+      if (!this.opts.promptOpensThinking) this.thinkDone = true;
       this.inside = CALL_BLOCKS.find((b) => b.open === next.tag)!;
     }
   }

@@ -179,12 +179,12 @@ export interface ChatSink {
  * and what the model wrote, so the user (and the model, on the next turn)
  * can see what went wrong.
  */
-export async function answerChat(client: Pick<ModelClient, 'complete'>, req: ChatRequest, sink: ChatSink, signal?: AbortSignal): Promise<ModelReply> {
+export async function answerChat(client: Pick<ModelClient, 'complete'> & Partial<Pick<ModelClient, 'opensThinking'>>, req: ChatRequest, sink: ChatSink, signal?: AbortSignal): Promise<ModelReply> {
   const tools = req.tools?.length ? req.tools : undefined;
   const required = tools !== undefined && req.toolMode === LmToolMode.Required;
   const format = wireFormatOf(req.toolFormat);
   const messages = tools && format !== 'native' ? toTextMessages(req.messages, format, tools, required) : toChatMessages(req.messages);
-  const view = new StreamView();
+  const view = new StreamView({ promptOpensThinking: client.opensThinking?.() ?? false });
   let emitted = '';
   const show = (pieces: StreamPiece[]) => {
     // The editor's chat has no place for reasoning here: only the prose goes to the caller.

@@ -380,10 +380,9 @@ export class AgentSession implements vscode.Disposable {
             this.post({ type: 'reasoning', delta: clip(mask(e.delta), 100_000) });
             return;
           case 'retract': {
-            // The view holds the masked text as sent: the count is of that, never more than was sent.
-            const chars = Math.min(streamedChars, mask(e.text).length);
-            streamedChars -= chars;
-            this.post({ type: 'retract', chars });
+            // The view holds exactly what was streamed since the answer began (masked as sent): all of it moves.
+            this.post({ type: 'retract', chars: streamedChars });
+            streamedChars = 0;
             return;
           }
           case 'context':

@@ -505,6 +505,10 @@ def CompactionEvent.check (j : Json) : Except String Unit := do
     discard <| Read.nat s!"compaction.{k}" (← Read.req "compaction" j k)
   discard <| Read.opt j "summary" (Read.str "compaction.summary")
   discard <| Read.opt j "summaryTokens" (Read.nat "compaction.summaryTokens")
+  match (← Read.opt j "durationMs" (Read.num "compaction.durationMs")) with
+  | some n =>
+    if n.mantissa < 0 then throw "compaction.durationMs: expected a number of milliseconds, not negative"
+  | none => pure ()
   match (← Read.opt j "summaryBy" (Read.str "compaction.summaryBy")) with
   | some author =>
     unless author == "model" || author == "host" do

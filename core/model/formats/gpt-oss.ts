@@ -1,4 +1,4 @@
-import { parseLenientJson } from './json-repair';
+import { balancedEnd, parseLenientJson } from './json-repair';
 import { pyJson } from './py-json';
 import { callFromObject } from './tagged';
 import type { ParsedContent, RenderedCall, RenderedResult, TextCall, TextMessage, TextToolFormat, ToolSpec } from './types';
@@ -26,41 +26,71 @@ export function parseHarmony(content: string): ParsedContent {
   const finals: string[] = [];
   const preambles: string[] = [];
   const prose: string[] = [];
-  for (const part of content.split(START)) {
-    const m = part.indexOf(MESSAGE);
+  // Message by message: a header up to <|message|>, then a body to its end token. A call's body is
+  // JSON read to where its brackets balance, so arguments that hold Harmony's tokens (a file about
+  // the format) stay arguments.
+  let at = 0;
+  while (at < content.length) {
+    const m = content.indexOf(MESSAGE, at);
     if (m < 0) {
-      if (part.trim()) prose.push(part);
-      continue;
+      const rest = content.slice(at).replace(/^(?:<\|start\|>|<\|end\|>|<\|return\|>|<\|call\|>)+/, '');
+      if (rest.trim()) prose.push(rest);
+      break;
     }
-    const header = part.slice(0, m);
-    let body = part.slice(m + MESSAGE.length);
-    let end = body.length;
-    for (const e of ENDS) {
-      const i = body.indexOf(e);
-      if (i >= 0 && i < end) end = i;
-    }
-    const rest = body.slice(end).replace(/^<\|(end|call|return)\|>/, '');
-    body = body.slice(0, end);
-    if (rest.trim()) prose.push(rest);
+    const header = content.slice(at, m).replace(/^<\|start\|>/, '');
+    const bodyStart = m + MESSAGE.length;
     const channel = /<\|channel\|>([^\s<]+)/.exec(header)?.[1] ?? '';
     const recipient = /(?:^|\s)to=([^\s<]+)/.exec(header.replace('<|constrain|>', ' <|constrain|>'))?.[1];
+    let bodyEnd: number;
     if (recipient?.startsWith('functions.')) {
+      const lead = skipSpace(content, bodyStart);
+      bodyEnd = content[lead] === '{' || content[lead] === '[' ? balancedEnd(content, lead).end : endOf(content, bodyStart);
       const name = recipient.slice('functions.'.length);
-      const raw = body.trim();
+      const raw = content.slice(bodyStart, bodyEnd).trim();
       const parsed = parseLenientJson(raw || '{}');
       calls.push(
         parsed.ok
           ? callFromObject({ name, arguments: parsed.value }, { raw, format: 'gpt_oss' }, [...parsed.repairs])
           : { name, args: null, argsError: `the arguments are not JSON: ${parsed.error}`, raw, repairs: [], format: 'gpt_oss' },
       );
-    } else if (channel === 'analysis') reasoning.push(body);
-    else if (channel === 'final') finals.push(body);
-    else preambles.push(body);
+    } else {
+      bodyEnd = endOf(content, bodyStart);
+      const body = content.slice(bodyStart, bodyEnd);
+      if (channel === 'analysis') reasoning.push(body);
+      else if (channel === 'final') finals.push(body);
+      else preambles.push(body);
+    }
+    at = bodyEnd;
+    for (const e of ENDS) if (content.startsWith(e, skipSpace(content, at))) at = skipSpace(content, at) + e.length;
+    // Prose between messages (no header yet): kept.
+    const next = content.indexOf(START, at);
+    const nextChannel = content.indexOf('<|channel|>', at);
+    const cut = [next, nextChannel].filter((i) => i >= 0);
+    const headerAt = cut.length ? Math.min(...cut) : -1;
+    if (headerAt > at && content.slice(at, headerAt).trim() && content.indexOf(MESSAGE, at) > headerAt) {
+      prose.push(content.slice(at, headerAt));
+      at = headerAt;
+    }
   }
   const text = [...prose, ...(finals.length ? finals : preambles)].join('\n').trim();
   const out: ParsedContent = { text, calls, repairs: [] };
   if (reasoning.length) out.reasoning = reasoning.map((r) => r.trim()).join('\n\n');
   return out;
+}
+
+/** Where a message's body ends: its first end token, or the end of the text. */
+function endOf(s: string, from: number): number {
+  let end = s.length;
+  for (const e of ENDS) {
+    const i = s.indexOf(e, from);
+    if (i >= 0 && i < end) end = i;
+  }
+  return end;
+}
+
+function skipSpace(s: string, pos: number): number {
+  while (pos < s.length && /\s/.test(s[pos]!)) pos++;
+  return pos;
 }
 
 /** A JSON schema as Harmony writes a parameter's type. */

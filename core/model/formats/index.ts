@@ -2,7 +2,7 @@ import { gptOss } from './gpt-oss';
 import { llama3Json } from './llama';
 import { mistral } from './mistral';
 import { hermes, qwen35, qwen3Coder } from './qwen';
-import type { ParsedContent, TextFormatId, TextToolFormat, ToolSpec } from './types';
+import type { ParsedContent, TextCall, TextFormatId, TextToolFormat, ToolSpec } from './types';
 
 /**
  * The tool-call formats, one registry: each text format renders the tools,
@@ -41,65 +41,120 @@ const DETECT_ORDER: readonly TextFormatId[] = ['qwen3_5', 'mistral', 'llama3_jso
  * an example, not a call). Prose that merely mentions `<tool_call>` or
  * `[TOOL_CALLS]` stays prose.
  *
- * Harmony (gpt-oss) is split into its channels first: the `analysis`
- * channel is reasoning, and no call is ever read from it. Returns undefined
- * when no call is found.
+ * Harmony (gpt-oss) is split into its channels first, when the answer is
+ * Harmony (the gpt_oss format, or an answer that begins with a channel): the
+ * `analysis` channel is reasoning, and no call is ever read from it. Returns
+ * undefined when there is nothing to take out of the content.
  */
 export function findTextCalls(content: string, tools: readonly ToolSpec[], preferred?: TextFormatId): ParsedContent | undefined {
-  if (!tools.length) return undefined;
   let text = content;
   let harmony: ParsedContent | undefined;
-  if (gptOss.mayContain(content)) {
+  if (preferred === 'gpt_oss' || /^\s*<\|(channel|start)\|>/.test(content)) {
     harmony = gptOss.parse(content, tools);
     text = harmony.text;
   }
-  const detect = preferred === undefined || preferred === 'gpt_oss';
-  const order = preferred && preferred !== 'gpt_oss' ? [preferred, ...DETECT_ORDER.filter((f) => f !== preferred && !sameReader(f, preferred))] : DETECT_ORDER;
-  const quoted = detect ? maskCodeBlocks(text) : undefined;
-  const scan = quoted ? quoted.masked : text;
-  let found: ParsedContent | undefined;
+  const found = tools.length ? readCalls(text, tools, preferred === 'gpt_oss' ? undefined : preferred) : undefined;
+  if (!harmony) return found;
+  // The gpt_oss format told the model to call so: a misspelled tool is the gate's to report, not dropped.
+  const calls = [...harmony.calls.filter((c) => preferred === 'gpt_oss' || tools.some((t) => t.name === c.name)), ...(found?.calls ?? [])];
+  return { text: found ? found.text : text, calls, repairs: found?.repairs ?? [], ...(harmony.reasoning ? { reasoning: harmony.reasoning } : {}) };
+}
+
+/** The calls of the first reader that finds any, as described above. */
+function readCalls(text: string, tools: readonly ToolSpec[], preferred: TextFormatId | undefined): ParsedContent | undefined {
+  const detect = preferred === undefined;
+  const order = preferred ? [preferred, ...DETECT_ORDER.filter((f) => f !== preferred && !sameReader(f, preferred))] : DETECT_ORDER;
   for (const id of order) {
     const f = FORMATS[id];
-    if (!f.mayContain(scan)) continue;
-    const parsed = f.parse(scan, tools);
+    if (!f.mayContain(text)) continue;
+    let parsed = f.parse(text, tools);
     if (!parsed.calls.length) continue;
-    const isPreferred = id === preferred || (preferred !== undefined && sameReader(id, preferred));
-    if ((detect || !isPreferred) && !parsed.calls.every((c) => tools.some((t) => t.name === c.name))) continue;
-    found = quoted ? { ...parsed, text: quoted.restore(parsed.text) } : parsed;
-    break;
+    const isPreferred = preferred !== undefined && (id === preferred || sameReader(id, preferred));
+    if (detect || !isPreferred) {
+      // Not told to write calls so: only calls to offered tools, outside code blocks, count.
+      const quoted = detect ? quotedCalls(text, parsed.calls) : undefined;
+      if (quoted?.size) {
+        const masked = maskRegions(text, quoted.regions);
+        parsed = f.parse(masked.text, tools);
+        parsed = { ...parsed, text: masked.restore(parsed.text) };
+      }
+      const offered = parsed.calls.filter((c) => tools.some((t) => t.name === c.name));
+      if (!offered.length) continue;
+      if (offered.length !== parsed.calls.length) parsed = { ...parsed, calls: offered };
+    }
+    return parsed;
   }
-  if (harmony && (harmony.calls.length || harmony.reasoning)) {
-    const calls = [...harmony.calls.filter((c) => !detect || tools.some((t) => t.name === c.name)), ...(found?.calls ?? [])];
-    if (!calls.length && !found) return harmony.reasoning ? { text, calls: [], repairs: [], reasoning: harmony.reasoning } : undefined;
-    return { text: found ? found.text : text, calls, repairs: found?.repairs ?? [], ...(harmony.reasoning ? { reasoning: harmony.reasoning } : {}) };
+  return undefined;
+}
+
+/**
+ * The calls that stand in a markdown code block (a ``` fence or `inline
+ * code`), with the blocks that hold them. Code blocks are found in the prose
+ * only: each call's own text is blanked first, so a backtick inside a call's
+ * arguments (a file with a fence in it) pairs with nothing outside.
+ */
+function quotedCalls(text: string, calls: readonly TextCall[]): Set<TextCall> & { regions: [number, number][] } {
+  const out = new Set<TextCall>() as Set<TextCall> & { regions: [number, number][] };
+  out.regions = [];
+  if (!text.includes('`')) return out;
+  const spans: { call: TextCall; start: number; end: number }[] = [];
+  let from = 0;
+  for (const c of calls) {
+    const at = c.raw ? text.indexOf(c.raw, from) : -1;
+    if (at < 0) continue;
+    spans.push({ call: c, start: at, end: at + c.raw.length });
+    from = at + c.raw.length;
   }
-  return found;
+  let prose = text;
+  for (const s of spans) prose = prose.slice(0, s.start) + ' '.repeat(s.end - s.start) + prose.slice(s.end);
+  const blocks: [number, number][] = [];
+  for (const m of prose.matchAll(/```[\s\S]*?(?:```|$)|`[^`\n]+`/g)) blocks.push([m.index, m.index + m[0].length]);
+  for (const s of spans) {
+    // Where the call begins: its opening tag (the call's text starts after it), or its own start.
+    const opener = openerOf(text, s.start);
+    let block = blocks.find(([a, b]) => opener >= a && opener < b);
+    // `<function=x>` in inline code: the call's own text ran over the closing backtick, so the span
+    // was not found in the prose; a call that begins right after a backtick is quoted all the same.
+    if (!block && text[opener - 1] === '`') block = [opener - 1, s.end];
+    if (!block) continue;
+    out.add(s.call);
+    if (!out.regions.includes(block)) out.regions.push(block);
+  }
+  return out;
+}
+
+/** The opening tag a call's text follows (`<tool_call>`, `[TOOL_CALLS]`, `<|python_tag|>`), or the call's start: a fence inside the tags is part of the call, one around them quotes it. */
+function openerOf(text: string, start: number): number {
+  let opener = start;
+  for (const [open, close] of [
+    ['<tool_call>', '</tool_call>'],
+    ['[TOOL_CALLS', '\u0000'],
+    ['<|python_tag|>', '\u0000'],
+  ] as const) {
+    const at = text.lastIndexOf(open, start);
+    if (at >= 0 && at < opener && !text.slice(at, start).includes(close) && text.slice(at + open.length, start).trim().length < 400) opener = at;
+  }
+  return opener;
+}
+
+/** `regions` of `text` replaced by placeholders no reader takes for a tag, and a way to put them back in prose. */
+function maskRegions(text: string, regions: readonly [number, number][]): { text: string; restore: (s: string) => string } {
+  const kept: string[] = [];
+  let out = '';
+  let at = 0;
+  for (const [a, b] of [...regions].sort((x, y) => x[0] - y[0])) {
+    out += text.slice(at, a) + `\u0000${kept.length}\u0000`;
+    kept.push(text.slice(a, b));
+    at = b;
+  }
+  out += text.slice(at);
+  return { text: out, restore: (s) => s.replace(/\u0000(\d+)\u0000/g, (_m, i: string) => kept[Number(i)] ?? '') };
 }
 
 /** The Qwen forms share one reader. */
 function sameReader(a: TextFormatId, b: TextFormatId): boolean {
   const qwen = new Set<TextFormatId>(['hermes', 'qwen3_coder', 'qwen3_5']);
   return qwen.has(a) && qwen.has(b);
-}
-
-/**
- * Markdown code blocks (``` fences and `inline code`) replaced by
- * placeholders that no reader takes for a tag, and a way to put them back in
- * the prose. A fence that stands inside an open `<tool_call>` (a model that
- * wrapped its JSON in one) is part of that call, not a quote, and is kept.
- */
-function maskCodeBlocks(text: string): { masked: string; restore: (s: string) => string } | undefined {
-  if (!text.includes('`')) return undefined;
-  const kept: string[] = [];
-  const masked = text.replace(/```[\s\S]*?(```|$)|`[^`\n]+`/g, (block, _end, offset: number) => {
-    const before = text.slice(0, offset);
-    const open = before.split('<tool_call>').length - before.split('</tool_call>').length;
-    if (open > 0) return block;
-    kept.push(block);
-    return `\u0000${kept.length - 1}\u0000`;
-  });
-  if (!kept.length) return undefined;
-  return { masked, restore: (s) => s.replace(/\u0000(\d+)\u0000/g, (_m, i: string) => kept[Number(i)] ?? '') };
 }
 
 /**

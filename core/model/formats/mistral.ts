@@ -32,36 +32,49 @@ export function parseMistral(content: string): ParsedContent {
   }
   const prose: string[] = [content.slice(0, first)];
   const calls: TextCall[] = [];
-  const segments = content.slice(first).split(/\[TOOL_CALLS\]?/).slice(1);
-  for (const segment of segments) {
-    const s = segment.replace(/<\/s>\s*$/, '');
-    const lead = s.trimStart();
-    if (lead.startsWith('[')) {
-      const end = balancedEnd(lead, 0).end;
-      calls.push(...arrayCalls(lead.slice(0, end)));
-      prose.push(lead.slice(end));
+  // Call by call from each marker: the JSON that follows is read to where its brackets balance, so a
+  // value holding "[TOOL_CALLS]" (a file about this format) is part of its call, not a new one.
+  let at = first;
+  while (at >= 0 && at < content.length) {
+    let pos = at + MARK.length;
+    if (content[pos] === ']') pos++;
+    const nextMark = (from: number) => content.indexOf(MARK, from);
+    const lead = skipSpace(content, pos);
+    if (content[lead] === '[') {
+      const end = balancedEnd(content, lead).end;
+      calls.push(...arrayCalls(content.slice(lead, end)));
+      at = nextMark(end);
+      prose.push(content.slice(end, at < 0 ? content.length : at));
       continue;
     }
     // name [CALL_ID]id [ARGS] {json}
-    const brace = lead.indexOf('{');
-    const argsAt = lead.indexOf(ARGS);
-    const idAt = lead.indexOf(CALL_ID);
-    const stops = [brace, argsAt, idAt].filter((i) => i >= 0);
-    const nameEnd = stops.length ? Math.min(...stops) : lead.length;
-    const name = lead.slice(0, nameEnd).trim();
-    const jsonAt = brace >= 0 ? brace : -1;
-    if (jsonAt < 0) {
-      calls.push({ name, args: null, argsError: 'the call has no JSON arguments after its name', raw: lead, repairs: [], format: 'mistral' });
+    const stop = nextMark(pos);
+    const segEnd = stop < 0 ? content.length : stop;
+    const brace = content.indexOf('{', pos);
+    const argsAt = content.indexOf(ARGS, pos);
+    const idAt = content.indexOf(CALL_ID, pos);
+    const stops = [brace, argsAt, idAt].filter((i) => i >= 0 && i < segEnd);
+    const nameEnd = stops.length ? Math.min(...stops) : segEnd;
+    const name = content.slice(pos, nameEnd).trim();
+    if (brace < 0 || brace >= segEnd) {
+      calls.push({ name, args: null, argsError: 'the call has no JSON arguments after its name', raw: content.slice(pos, segEnd), repairs: [], format: 'mistral' });
+      at = stop;
       continue;
     }
-    const end = balancedEnd(lead, jsonAt).end;
-    const raw = lead.slice(jsonAt, end);
+    const end = balancedEnd(content, brace).end;
+    const raw = content.slice(brace, end);
     const parsed = parseLenientJson(raw);
-    if (!parsed.ok) calls.push({ name, args: null, argsError: `the arguments are not JSON: ${parsed.error}`, raw: lead.slice(0, end), repairs: [], format: 'mistral' });
-    else calls.push(callFromObject({ name, arguments: parsed.value }, { raw: lead.slice(0, end), format: 'mistral' }, [...parsed.repairs]));
-    prose.push(lead.slice(end));
+    if (!parsed.ok) calls.push({ name, args: null, argsError: `the arguments are not JSON: ${parsed.error}`, raw: content.slice(pos, end), repairs: [], format: 'mistral' });
+    else calls.push(callFromObject({ name, arguments: parsed.value }, { raw: content.slice(pos, end), format: 'mistral' }, [...parsed.repairs]));
+    at = nextMark(end);
+    prose.push(content.slice(end, at < 0 ? content.length : at));
   }
-  return { text: prose.join('').trim(), calls, repairs: [] };
+  return { text: prose.join('').replace(/<\/s>\s*$/, '').trim(), calls, repairs: [] };
+}
+
+function skipSpace(s: string, pos: number): number {
+  while (pos < s.length && /\s/.test(s[pos]!)) pos++;
+  return pos;
 }
 
 function arrayCalls(raw: string): TextCall[] {

@@ -378,6 +378,11 @@ function readParameter(s: string, pos: number, find: Find): { key: string; value
   const key = s.slice(keyStart, gt < 0 ? s.length : gt).trim();
   const valueStart = gt < 0 ? s.length : gt + 1;
   let close = firstFrom(find.structural(), valueStart);
+  // A value never runs on past its own call: a `</function>` that ends a call and starts the next
+  // (`</function></tool_call><tool_call>`, `</function><function=`) before the closer means the
+  // model forgot this `</parameter>` (vLLM ends the value at `</function>` too).
+  const boundary = callBoundary(s, valueStart, close < 0 ? s.length : close, find);
+  if (boundary >= 0) return { key, value: trimOneNewline(s.slice(valueStart, boundary)), end: boundary, missingClose: true };
   let missingClose = false;
   if (close < 0) {
     const firstClose = find(PARAM_CLOSE, valueStart);
@@ -389,6 +394,18 @@ function readParameter(s: string, pos: number, find: Find): { key: string; value
     }
   }
   return { key, value: trimOneNewline(s.slice(valueStart, close)), end: close + PARAM_CLOSE.length, missingClose };
+}
+
+/** The first `</function>` in [from, to) after which another call begins (or the text ends), or -1. */
+function callBoundary(s: string, from: number, to: number, find: Find): number {
+  for (let f = find(FN_CLOSE, from); f >= 0 && f < to; f = find(FN_CLOSE, f + 1)) {
+    let after = skipSpace(s, f + FN_CLOSE.length);
+    if (s.startsWith(FN_OPEN, after)) return f;
+    if (!s.startsWith(CALL_CLOSE, after)) continue;
+    after = skipSpace(s, after + CALL_CLOSE.length);
+    if (after >= s.length || s.startsWith(CALL_OPEN, after) || s.startsWith(FN_OPEN, after)) return f;
+  }
+  return -1;
 }
 
 /** Exactly one newline off each side, as the template puts them there and the servers take them off. */
