@@ -81,6 +81,8 @@ export interface AgentConfig {
   /** The model's window in tokens; 0: ask the server. */
   contextLength: number;
   thinking: 'auto' | 'on' | 'off';
+  /** Rule files for the system prompt (none in an untrusted workspace). */
+  rules: string[];
   enforcement: 'block' | 'warn';
   approvals: Record<string, unknown>;
   workflow: string;
@@ -94,6 +96,10 @@ export interface AgentConfig {
 }
 
 export const API_KEY_SECRET = 'lean4Agentic.apiKey';
+
+function stringList(v: unknown, fallback: string[]): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x.trim() !== '').slice(0, 20) : fallback;
+}
 
 /** The context length setting: 0 (ask the server), else at least 1024 tokens (less cannot hold a run; lar run refuses it). */
 export function contextLengthSetting(v: unknown): number {
@@ -134,6 +140,8 @@ export function readAgentConfig(): AgentConfig {
     toolCallFormat: toolFormatSetting(c.get<string>('toolCallFormat')),
     contextLength: contextLengthSetting(c.get<number>('contextLength')),
     thinking: ((t) => (t === 'on' || t === 'off' ? t : 'auto'))(c.get<string>('thinking')),
+    // A workspace's own words reach the prompt only when the workspace is trusted.
+    rules: vscode.workspace.isTrusted ? stringList(c.get<unknown>('rules'), ['AGENTS.md']) : [],
     enforcement: c.get<string>('enforcement') === 'warn' ? 'warn' : 'block',
     approvals: typeof approvals === 'object' && approvals !== null ? (approvals as Record<string, unknown>) : {},
     workflow: c.get<string>('workflow', 'builtin:default-coding').trim() || 'builtin:default-coding',

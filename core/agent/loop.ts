@@ -13,6 +13,7 @@ import { callKey, changedFiles, VerifierState, type GateResult, type ProposedCal
 import type { ToolContext, ToolOutcome } from '../tools/types';
 import { answerBudget, budgetFor, capText, compact, MIN_ANSWER, promptLimit, tooSmall, type Budget } from './context';
 import { Conversation, newCallId, type TurnCall, type TurnResult } from './conversation';
+import { rulesPrompt, type Rules } from './rules';
 import { TrajectoryWriter } from './trajectory-writer';
 
 /**
@@ -107,6 +108,8 @@ export interface AgentOptions {
   sandbox?: SandboxRecord;
   /** How tool calls travel (default `auto`: native, text calls in content read too, a text format when the server has no parser). */
   toolFormat?: ToolFormatSetting;
+  /** The workspace's rules for agents (core/agent/rules.ts), added to the system prompt and named in the header. */
+  rules?: Rules;
   /**
    * Gets, once the trajectory exists, a way to end its file at once (marked
    * interrupted, synchronously) when the host is going away and cannot wait
@@ -182,6 +185,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     started: new Date().toISOString(),
     ...(opts.runId ? { id: opts.runId } : {}),
     ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
+    ...(opts.rules?.files.length ? { rules: opts.rules.files.map((f) => f.path) } : {}),
   };
   const writer = TrajectoryWriter.create(opts.trajectoryPath, header, redact);
   opts.onStart?.({ interrupt: (detail) => writer.close(detail) });
@@ -196,7 +200,8 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
   const started = Date.now();
   const tools: ChatCompletionTool[] = toolDefinitions() as unknown as ChatCompletionTool[];
   const specs: ToolSpec[] = toolDefinitions().map((t) => t.function);
-  const conversation = new Conversation(systemPrompt(wf), opts.task, specs);
+  const rules = opts.rules ? rulesPrompt(opts.rules) : '';
+  const conversation = new Conversation(rules ? `${systemPrompt(wf)}\n\n${rules}` : systemPrompt(wf), opts.task, specs);
   const meter = new TokenMeter();
   /** The system prompt and the tools as the current format carries them: what every request starts with. */
   const headTokens = () => meter.estimate(conversation.headOf(format), format === 'native' ? tools : undefined);

@@ -33,7 +33,7 @@ Usage:
       Well-formedness of a workflow. Exit 0: usable (warnings allowed); 1: not.
   lar run --task TEXT [--endpoint URL] [--model M] [--workflow W] [--workspace DIR]
           [--out FILE] [--enforcement block|warn] [--yes] [--max-steps N] [--tool-format F]
-          [--context-length N] [--thinking auto|on|off]
+          [--context-length N] [--thinking auto|on|off] [--rules FILE,…]
           [--rollouts N] [--max-repeated-failures N] [--sandbox auto|required|off]
       The verified agent in the terminal: every tool call is gated by the workflow,
       each step is written to the trajectory (default .lar/runs/ in the workspace).
@@ -48,6 +48,7 @@ Usage:
       or a text format: ${TOOL_FORMATS.filter((f) => f !== 'auto' && f !== 'native').join(', ')}.
       --context-length N: the model's window in tokens (default 0: ask the server).
       --thinking on|off: ask the chat template for reasoning or not (default auto: send nothing).
+      --rules FILE,…: the workspace's rule files for the system prompt (default AGENTS.md; "" for none).
       --sandbox (default auto): commands run in a bubblewrap sandbox (no network, private
       home, read-only system and protected paths); auto runs them unconfined, and says
       so on every step, when it cannot start; required refuses to run commands then.
@@ -68,7 +69,7 @@ interface Flags {
   switches: Set<string>;
 }
 
-const VALUE_FLAGS = new Set(['--workflow', '--backend', '--out', '--format', '--task', '--endpoint', '--model', '--workspace', '--enforcement', '--max-steps', '--tool-format', '--context-length', '--thinking', '--rollouts', '--max-repeated-failures', '--sandbox']);
+const VALUE_FLAGS = new Set(['--workflow', '--backend', '--out', '--format', '--task', '--endpoint', '--model', '--workspace', '--enforcement', '--max-steps', '--tool-format', '--context-length', '--thinking', '--rules', '--rollouts', '--max-repeated-failures', '--sandbox']);
 const SWITCHES = new Set(['--json', '--no-color', '--help', '-h', '--stdio', '--yes']);
 
 function parseFlags(args: string[]): Flags {
@@ -232,6 +233,7 @@ async function cmdRun(flags: Flags, io: Io): Promise<number> {
       ...(toolFormat ? { toolFormat: toolFormat as ToolFormatSetting } : {}),
       ...(contextLength ? { contextLength: Number(contextLength) } : {}),
       ...(thinking ? { thinking: thinking as 'auto' | 'on' | 'off' } : {}),
+      ...(flags.values.has('--rules') ? { rules: (flags.values.get('--rules') ?? '').split(',').map((r) => r.trim()).filter(Boolean) } : {}),
       ...(rollouts ? { rollouts: Number(rollouts) } : {}),
       sandbox,
     },

@@ -7,6 +7,7 @@ import { verifyTrajectoryText } from '../verifier/verify';
 import { fileResolver } from '../workflow/files';
 import { createToolExecutor } from '../agent/tools';
 import { newRunId } from '../agent/run-file';
+import { DEFAULT_RULE_FILES, readRules } from '../agent/rules';
 import { combineRedactors, secretRedactor } from '../agent/secrets';
 import { ModelClient, redact } from '../model/client';
 import type { ToolFormatSetting } from '../model/formats';
@@ -39,6 +40,8 @@ export interface RunArgs {
   /** The model's window in tokens (0 or absent: ask the server). */
   contextLength?: number;
   thinking?: 'auto' | 'on' | 'off';
+  /** Rule files for the system prompt, workspace-relative (default AGENTS.md). */
+  rules?: string[];
   /** Rollouts of the task (a group for GRPO); default 1, in the workspace itself. */
   rollouts?: number;
   /** How commands are confined (default auto). */
@@ -159,6 +162,9 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
   } else if (!prefix) io.err(`lar run: ${describeSandbox(sandbox.summary)}`);
   const setup = sandbox.terminal();
   const env = setup.env;
+  const rules = readRules(r.workspace, a.rules ?? DEFAULT_RULE_FILES);
+  for (const p of rules.problems) io.err(`lar run: ${prefix}rules: ${p}`);
+  if (rules.files.length && !prefix) io.err(`lar run: rules in force: ${rules.files.map((f) => f.path).join(', ')}`);
   const terminal = new TerminalSession({ cwd: r.workspace, outputDir: r.outputDir, shell, ...setup });
   // Commands inherit the environment: tokens they print are masked before the trajectory and the model see them.
   // The host's secrets: a sandboxed command does not have them, but a file it reads may hold one.
@@ -207,6 +213,7 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
       },
       enforcement: a.enforcement,
       ...(a.toolFormat ? { toolFormat: a.toolFormat } : {}),
+      rules,
       onEvent,
       redact: redactAll,
       runId: r.runId,

@@ -48,6 +48,8 @@ export const Header = z.object({
   id: z.string().optional(),
   /** The sandbox in force for the run's commands; absent in trajectories from before it existed. */
   sandbox: SandboxRecord.optional(),
+  /** The workspace's rule files (AGENTS.md …) that were in the system prompt. */
+  rules: z.array(z.string()).optional(),
 });
 export type Header = z.infer<typeof Header>;
 

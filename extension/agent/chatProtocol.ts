@@ -73,7 +73,16 @@ export type HistoryEntry = z.infer<typeof HistoryEntry>;
 
 /** Extension → webview. */
 export const ToWebview = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('runStarted'), task: short(20_000), model: short(300), endpoint: short(1000), trajectory: short(2000), sandbox: z.object({ confined: z.boolean(), text: short(2000) }).strict() }).strict(),
+  z.object({
+    type: z.literal('runStarted'),
+    task: short(20_000),
+    model: short(300),
+    endpoint: short(1000),
+    trajectory: short(2000),
+    sandbox: z.object({ confined: z.boolean(), text: short(2000) }).strict(),
+    /** The workspace's rule files in the system prompt. */
+    rules: z.array(short(500)).max(20).optional(),
+  }).strict(),
   z.object({ type: z.literal('text'), delta: short(100_000) }).strict(),
   /** Streamed reasoning, shown collapsed above the answer. */
   z.object({ type: z.literal('reasoning'), delta: short(100_000) }).strict(),

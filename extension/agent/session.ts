@@ -9,6 +9,7 @@
  */
 import { join } from 'node:path';
 import * as vscode from 'vscode';
+import { readRules } from '../../core/agent/rules';
 import { runAgent, type AgentEvent } from '../../core/agent/loop';
 import { RunSandbox } from '../../core/sandbox/run';
 import { describeSandbox, type SandboxSummary } from '../../core/sandbox/plan';
@@ -339,7 +340,17 @@ export class AgentSession implements vscode.Disposable {
         box.plan.confined ? describeSandbox(box.summary) : 'unconfined',
       );
       running.terminal = terminal;
-      this.post({ type: 'runStarted', task: clip(task, 20_000), model: clip(modelName, 300), endpoint: clip(config.endpoint, 1000), trajectory: clip(vscode.workspace.asRelativePath(trajectoryUri), 2000), sandbox: { confined: box.plan.confined, text: clip(box.refusal ?? describeSandbox(box.summary), 2000) } });
+      const rules = readRules(ws, config.rules);
+      for (const p of rules.problems) this.output.warn(`rules: ${p}`);
+      this.post({
+        type: 'runStarted',
+        task: clip(task, 20_000),
+        model: clip(modelName, 300),
+        endpoint: clip(config.endpoint, 1000),
+        trajectory: clip(vscode.workspace.asRelativePath(trajectoryUri), 2000),
+        sandbox: { confined: box.plan.confined, text: clip(box.refusal ?? describeSandbox(box.summary), 2000) },
+        ...(rules.files.length ? { rules: rules.files.map((f) => clip(f.path, 500)) } : {}),
+      });
       this.output.info(`agent run ${runId}: ${modelName} at ${config.endpoint}, workflow ${workflow.id}, trajectory ${trajectoryPath}`);
 
       // The live run as the server sees it; a shadow verifier decides when it cannot.
@@ -437,6 +448,7 @@ export class AgentSession implements vscode.Disposable {
         approve,
         enforcement: config.enforcement,
         toolFormat: config.toolCallFormat,
+        rules,
         gate: live.gate,
         limits: { maxOutputTokens: config.maxTokens, maxSteps: config.maxSteps, maxRepeatedFailures: config.maxRepeatedFailures, maxTimeMs: config.maxMinutes * 60_000, ...(config.maxRunTokens > 0 ? { maxTokens: config.maxRunTokens } : {}) },
         onEvent,

@@ -279,6 +279,7 @@ function receive(msg: ToWebview): void {
       const box = el('div', msg.sandbox.confined ? 'sandbox-note' : 'sandbox-note unconfined');
       box.textContent = msg.sandbox.confined ? `Commands: ${msg.sandbox.text}` : `Commands run ${msg.sandbox.text}`;
       append(box);
+      if (msg.rules?.length) append(el('div', 'rules-note', `Rules in force: ${msg.rules.join(', ')}`));
       status.textContent = `${msg.model} · ${msg.endpoint}`;
       status.title = msg.trajectory;
       openTrajectory.hidden = false;
