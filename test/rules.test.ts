@@ -67,3 +67,18 @@ test('a run carries the rules in its system prompt and names them in its header'
     await server.stop();
   }
 });
+
+test('the .lar folder ignores itself in git; a .gitignore the user put there is kept', async () => {
+  const { ensureLarDir } = await import('../core/files/lar-dir.js');
+  const ws = mkdtempSync(join(tmpdir(), 'lar-dir-'));
+  execFileSync('git', ['init', '-q', ws]);
+  ensureLarDir(ws);
+  mkdirSync(join(ws, '.lar', 'runs'));
+  writeFileSync(join(ws, '.lar', 'runs', 'r.lar.jsonl'), '{}\n');
+  writeFileSync(join(ws, 'work.js'), '1');
+  const status = execFileSync('git', ['-C', ws, 'status', '--porcelain', '--untracked-files=all'], { encoding: 'utf8' });
+  assert.equal(status, '?? work.js\n', 'only the user\'s own file is untracked');
+  writeFileSync(join(ws, '.lar', '.gitignore'), 'output/\n');
+  ensureLarDir(ws);
+  assert.equal(readFileSync(join(ws, '.lar', '.gitignore'), 'utf8'), 'output/\n');
+});

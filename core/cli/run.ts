@@ -8,6 +8,7 @@ import { fileResolver } from '../workflow/files';
 import { createToolExecutor } from '../agent/tools';
 import { newRunId } from '../agent/run-file';
 import { DEFAULT_RULE_FILES, readRules } from '../agent/rules';
+import { ensureLarDir } from '../files/lar-dir';
 import { combineRedactors, secretRedactor } from '../agent/secrets';
 import { ModelClient, redact } from '../model/client';
 import type { ToolFormatSetting } from '../model/formats';
@@ -153,6 +154,7 @@ interface Rollout {
 }
 
 async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string, signal?: AbortSignal): Promise<AgentResult> {
+  ensureLarDir(r.workspace);
   mkdirSync(r.outputDir, { recursive: true });
   const shell = pickShell(process.env);
   const sandbox = await RunSandbox.open({ workspace: r.workspace, workflow: a.workflow, setting: a.sandbox ?? 'auto', hostEnv: process.env, shell, outputDir: r.outputDir, ...(r.hidden ? { hidden: r.hidden } : {}) });

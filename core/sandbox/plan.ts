@@ -5,6 +5,7 @@
  * environment the shell starts with; an unconfined one says why, what would
  * fix it, and whether commands must then be refused.
  */
+import { ensureLarDir } from '../files/lar-dir';
 import { existsSync, mkdirSync, readdirSync, realpathSync } from 'node:fs';
 import { entryKind } from '../files/kind';
 import { isInside } from '../tools/workspace-fs';
@@ -197,7 +198,7 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
   }
   // The run's records, and the editor's settings and tasks, must exist to be mounted read-only
   // over: a .vscode made during the run would be read by the editor (outside) at once.
-  mkdirSync(join(workspace, '.lar'), { recursive: true });
+  ensureLarDir(workspace);
   try {
     mkdirSync(join(workspace, '.vscode'), { recursive: true });
   } catch {

@@ -10,6 +10,7 @@
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { readRules } from '../../core/agent/rules';
+import { ensureLarDir } from '../../core/files/lar-dir';
 import { runAgent, type AgentEvent } from '../../core/agent/loop';
 import { RunSandbox } from '../../core/sandbox/run';
 import { describeSandbox, type SandboxSummary } from '../../core/sandbox/plan';
@@ -324,6 +325,7 @@ export class AgentSession implements vscode.Disposable {
         return;
       }
       const runId = newRunId();
+      ensureLarDir(ws);
       const trajectoryPath = join(ws, '.lar', 'runs', `${runId}.lar.jsonl`);
       const trajectoryUri = vscode.Uri.file(trajectoryPath);
       this.lastTrajectory = trajectoryUri;
