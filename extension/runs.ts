@@ -41,7 +41,8 @@ export class RunRegistry {
     let any: Entry | undefined;
     for (const e of this.runs.values()) {
       if (!any || e.seq > any.seq) any = e;
-      if (e.params.summary?.ended === false && (!live || e.seq > live.seq)) live = e;
+      // Live: verified and no `end` yet (a run that stopped on an error is not live, though it never submitted).
+      if (e.params.summary && !e.params.summary.ended && e.params.summary.endReason === undefined && (!live || e.seq > live.seq)) live = e;
     }
     return (live ?? any)?.params;
   }
@@ -136,10 +137,11 @@ export function statusView(run: RewardsParams | undefined, backend?: BackendLabe
   }
   const s = run.summary;
   const ret = s ? ` · R ${formatNumber(s.return)}` : '';
-  const live = s && !s.ended ? ' (live)' : '';
+  const state = !s ? '' : s.endReason ?? (s.ended ? 'submitted' : undefined);
+  const live = s && state === undefined ? ' (live)' : s && state !== 'submitted' ? ` (${state})` : '';
   if (s) {
     const where = s.finalStage !== undefined ? `, stage ${code(s.finalStage)}` : '';
-    tip.push(`Current run ${code(name)}: ${s.ended ? 'ended' : 'live'}, ${s.steps} steps${where}`);
+    tip.push(`Current run ${code(name)}: ${state ?? 'live'}, ${s.steps} steps${where}`);
     tip.push(`Outcome **${s.outcome}** · return **${formatNumber(s.return)}**`);
   } else {
     tip.push(`Current run ${code(name)}: no steps verified yet`);

@@ -35,7 +35,7 @@ export function hoverAt(model: TrajectoryModel, line: number, source: string): H
   }
   const visit = visitOf(model, r.visit);
   if (r.stage !== undefined) {
-    md.push(`stage \`${r.stage}\` (visit ${(r.visit ?? 0) + 1})${visit ? ` · stage reward ${signed(visit.reward)}${visit.endLine === undefined ? ' so far' : ''}` : ''}`);
+    md.push(`stage \`${r.stage}\` (visit ${(r.visit ?? 0) + 1})${visit ? ` · stage reward ${signed(visit.reward)}${visit.endLine === undefined && !model.endReason ? ' so far' : ''}` : ''}`);
   } else {
     md.push('after the run ended');
   }
@@ -66,7 +66,9 @@ export function codeLenses(model: TrajectoryModel): CodeLens[] {
     // startLine is 1-based and is the line that opened the visit (the header for the first).
     const line = Math.max(0, v.startLine - 1);
     const open = v.endLine === undefined;
-    const title = `${v.stage} · ${open ? 'in progress' : `reward ${signed(v.reward)}`} · ${v.steps}/${v.budget} steps`;
+    // A visit still open in a run that has stopped did not end by a move: say how the run stopped.
+    const stopped = open ? model.endReason : undefined;
+    const title = `${v.stage} · ${open ? (stopped ? `${stopped === 'submitted' ? 'ended' : stopped} · reward ${signed(v.reward)}` : 'in progress') : `reward ${signed(v.reward)}`} · ${v.steps}/${v.budget} steps`;
     return { range: { start: { line, character: 0 }, end: { line, character: 0 } }, command: Command.create(title, '') };
   });
 }
@@ -88,7 +90,7 @@ export function documentSymbols(model: TrajectoryModel): DocumentSymbol[] {
       const lineRange: Range = { start: { line: i, character: 0 }, end: { line: i, character: lines[i]!.text.length } };
       children.push(DocumentSymbol.create(`${r.step}. ${r.tool}`, `reward ${signed(r.toolReward ?? 0)}`, SymbolKind.Event, lineRange, lineRange));
     }
-    return DocumentSymbol.create(v.stage, `visit ${v.visit + 1} · reward ${signed(v.reward)}${v.endLine === undefined ? ' (open)' : ''}`, SymbolKind.Namespace, range, { start: range.start, end: { line: start, character: lines[start]?.text.length ?? 0 } }, children);
+    return DocumentSymbol.create(v.stage, `visit ${v.visit + 1} · reward ${signed(v.reward)}${v.endLine === undefined ? (model.endReason ? ` (${model.endReason})` : ' (open)') : ''}`, SymbolKind.Namespace, range, { start: range.start, end: { line: start, character: lines[start]?.text.length ?? 0 } }, children);
   });
 }
 
@@ -147,7 +149,8 @@ export function rewardsParams(model: TrajectoryModel, uri: string, backend: Back
     })),
   };
   if (version !== undefined) params.version = version;
-  if (s) params.summary = { return: s.return, outcome: s.outcome.reward, steps: s.steps, ended: s.ended, ...(s.finalStage !== undefined ? { finalStage: s.finalStage } : {}) };
+  const stopped = model.endReason;
+  if (s) params.summary = { return: s.return, outcome: s.outcome.reward, steps: s.steps, ended: s.ended, ...(stopped ? { endReason: stopped } : {}), ...(s.finalStage !== undefined ? { finalStage: s.finalStage } : {}) };
   if (ctx.fatal !== undefined) params.fatal = ctx.fatal;
   return params;
 }

@@ -1,5 +1,5 @@
 import { parseLine, splitLines, type ParsedLine } from '../core/schema/jsonl';
-import type { Header } from '../core/schema/trajectory';
+import type { EndEvent, Header } from '../core/schema/trajectory';
 import type { Workflow } from '../core/schema/workflow';
 import { VerifierState, type StepResult, type TrajectorySummary } from '../core/verifier/state';
 import { resolveWorkflow, type TrajectoryReport, type VerifyOptions } from '../core/verifier/verify';
@@ -59,6 +59,21 @@ export class TrajectoryModel {
 
   get lines(): readonly LineEntry[] {
     return this.entries;
+  }
+
+  /**
+   * How the run stopped, read from its last event (`end` and its reason), or
+   * undefined while it has not: the verifier's `ended` says only whether it
+   * submitted, which a run that stopped on an error never did.
+   */
+  get endReason(): EndEvent['reason'] | undefined {
+    const lines = this.lines;
+    for (let i = lines.length - 1; i >= 0; i--) {
+      const p = lines[i]!.parsed;
+      if (p.kind !== 'event') continue;
+      return p.event.type === 'end' ? p.event.reason : undefined;
+    }
+    return undefined;
   }
 
   get lineCount(): number {

@@ -111,6 +111,21 @@ test('status bar: backend and return of the current run, the reason in the toolt
   const ended = statusView(params('u', { backend: lean, summary: { return: 1.6944, outcome: 1, steps: 9, ended: true } }));
   assert.equal(ended.text, '$(verified) lar lean · R 1.694');
   assert.match(ended.tooltip, /Outcome \*\*1\*\* · return \*\*1\.694\*\*/);
+
+  // A run that stopped without submitting is not live: the status says how it stopped.
+  const failed = statusView(params('u', { summary: { return: 0, outcome: 0, steps: 0, ended: false, endReason: 'error' } }));
+  assert.equal(failed.text, '$(checklist) lar builtin · R 0 (error)');
+  assert.match(failed.tooltip, /Current run `u`: error, 0 steps/);
+});
+
+test('the current run: a run that stopped on an error is not live and does not hide a newer one', () => {
+  const runs = new RunRegistry();
+  runs.update(params('file:///failed.lar.jsonl', { summary: { return: 0, outcome: 0, steps: 0, ended: false, endReason: 'error' } }));
+  runs.update(params('file:///passed.lar.jsonl', { summary: { return: 1.75, outcome: 1, steps: 8, ended: true, endReason: 'submitted' } }));
+  assert.equal(runs.current()?.uri, 'file:///passed.lar.jsonl', 'the latest, not the failed one held as live');
+  runs.update(params('file:///running.lar.jsonl', { summary: { return: 0.5, outcome: 0, steps: 2, ended: false } }));
+  runs.update(params('file:///passed.lar.jsonl', { summary: { return: 1.75, outcome: 1, steps: 8, ended: true, endReason: 'submitted' } }));
+  assert.equal(runs.current()?.uri, 'file:///running.lar.jsonl', 'a live run wins');
 });
 
 test('status bar: before any run, when a run cannot be verified, and when the server is down', () => {

@@ -76,3 +76,16 @@ test('a header change re-resolves the workflow and verifies everything', () => {
   assert.equal(model.lines[1]!.result!.toolReward, 1);
   assert.equal(model.context.workflow?.id, 'w');
 });
+
+test('a stopped run says how it stopped: the end reason, and lenses and outline no longer say "in progress"', async () => {
+  const { codeLenses, documentSymbols } = await import('../server/presentation.js');
+  const m = new TrajectoryModel();
+  const call = JSON.stringify({ type: 'tool_call', id: 'c1', tool: 'read_file', args: { path: 'a' }, status: 'ok', result: {} });
+  m.setText([header, call].join('\n'));
+  assert.equal(m.endReason, undefined);
+  assert.match(codeLenses(m)[0]!.command!.title, /in progress/);
+  m.setText([header, call, JSON.stringify({ type: 'end', reason: 'interrupted', detail: 'reload' })].join('\n'));
+  assert.equal(m.endReason, 'interrupted');
+  assert.match(codeLenses(m)[0]!.command!.title, /^explore · interrupted · reward /);
+  assert.match(documentSymbols(m)[0]!.detail ?? '', /\(interrupted\)/);
+});

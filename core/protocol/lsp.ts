@@ -120,7 +120,10 @@ export const RewardsParams = z.object({
       return: z.number(),
       outcome: z.union([z.literal(0), z.literal(1)]),
       steps: z.number().int().nonnegative(),
+      /** The run submitted (the verifier's `ended`). */
       ended: z.boolean(),
+      /** How the run stopped (its `end` event), absent while it runs. */
+      endReason: z.enum(['submitted', 'interrupted', 'cancelled', 'limit', 'error']).optional(),
       finalStage: z.string().optional(),
     })
     .optional(),
