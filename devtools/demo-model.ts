@@ -31,7 +31,8 @@ export const DEMO_SCRIPT: ScriptedTurn[] = [
 ];
 
 export function startDemoModel(port = 0): Promise<{ server: ScriptedModelServer; endpoint: string }> {
-  // Served like a real one: its window reported at /v1/models, its reasoning apart from the answer (SGLang's field).
-  const server = new ScriptedModelServer({ script: DEMO_SCRIPT, models: [DEMO_MODEL], contextLength: 32_768, whenDone: 'repeat', restartPerConversation: true });
+  // Served like a real one: its window reported at /v1/models, its reasoning apart from the answer (SGLang's
+  // field), and Test Connection's probe answered with the call it asks for, as a tool-calling model does.
+  const server = new ScriptedModelServer({ script: DEMO_SCRIPT, models: [DEMO_MODEL], contextLength: 32_768, whenDone: 'repeat', restartPerConversation: true, answerProbe: true });
   return server.start(port).then((endpoint) => ({ server, endpoint }));
 }

@@ -66,7 +66,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ clie
     registerChangeDocuments(agent.changes),
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.commands.registerCommand(AGENT_COMMANDS.stopAgent, () => agent.stop()),
-    vscode.commands.registerCommand(AGENT_COMMANDS.focusChat, () => chat.reveal()),
+    vscode.commands.registerCommand(AGENT_COMMANDS.focusChat, () => chat.focusInput()),
     // A recorded run shipped with the extension: the gutter, diagnostics and lenses without any model.
     vscode.commands.registerCommand('lean4Agentic.openSample', () =>
       vscode.window.showTextDocument(vscode.Uri.file(context.asAbsolutePath('test-fixtures/trajectories/fix-failing-test.lar.jsonl')), { preview: false }),

@@ -52,7 +52,11 @@ export function lineDiagnostics(entry: LineEntry, line: number, source: Diagnost
   const r: StepResult | undefined = entry.result;
   if (!r) return [];
   const out: Diagnostic[] = [];
-  for (const v of r.verdicts) if (!v.ok) out.push(verdictDiagnostic(entry, line, v, source, ['tool']));
+  // A call that was blocked or rejected did not run: "it did not succeed" only restates why it was
+  // blocked, already listed (the reward is the same either way; the Problems panel lists it once).
+  const status = p.kind === 'event' && p.event.type === 'tool_call' ? p.event.status : undefined;
+  const notRun = status === 'blocked' || status === 'denied';
+  for (const v of r.verdicts) if (!v.ok && !(notRun && v.check === 'tool.succeeded')) out.push(verdictDiagnostic(entry, line, v, source, ['tool']));
   const visit = r.stageVisit;
   if (visit) {
     for (const v of visit.verdicts) if (!v.ok) out.push(verdictDiagnostic(entry, line, v, source, STAGE_PATH));
@@ -90,7 +94,11 @@ export function runDiagnostics(model: TrajectoryModel, source: DiagnosticSource)
   const open = summary.stages.find((v) => v.endLine === undefined);
   if (open && lastEvent >= 0) {
     const entry = lines[lastEvent]!;
-    if (ended) {
+    if (ended && summary.steps === 0) {
+      // It never got as far as a tool call (the server was down, the user stopped it at once): no stage to score.
+      const detail = last?.kind === 'event' && last.event.type === 'end' ? last.event.detail : undefined;
+      out.push(Diagnostic.create(rangeOf(entry.text, lastEvent, ['type']), `the run ended before any tool call${detail ? `: ${detail}` : ''}`, DiagnosticSeverity.Information, 'run.no_steps', source));
+    } else if (ended) {
       // The run is over: the visit it stopped in is scored like any other.
       for (const v of open.verdicts) if (!v.ok) out.push(verdictDiagnostic(entry, lastEvent, v, source, ['type']));
       out.push(Diagnostic.create(rangeOf(entry.text, lastEvent, ['type']), `${visitLabel(open)} (the run stopped in it)`, DiagnosticSeverity.Information, 'stage.summary', source));

@@ -164,3 +164,17 @@ test('secrets never reach a message', () => {
   assert.equal(redact('key my-secret-value leaked', 'my-secret-value'), 'key *** leaked');
   assert.equal(redact('cannot construct http://user:pass@10.0.0.2:8000/v1/models', undefined), 'cannot construct http://***@10.0.0.2:8000/v1/models');
 });
+
+test('the demo model answers Test Connection as a tool-calling model does, in native and text formats', async () => {
+  const { startDemoModel } = await import('../devtools/demo-model.js');
+  const { server, endpoint } = await startDemoModel();
+  try {
+    for (const toolFormat of ['auto', 'qwen3_5'] as const) {
+      const r = await new ModelClient({ endpoint, toolFormat, retries: 0 }).testConnection();
+      assert.equal(r.ok, true, JSON.stringify(r));
+      assert.equal(r.toolCalls, 'native', 'the demo answers with a structured call');
+    }
+  } finally {
+    await server.stop();
+  }
+});

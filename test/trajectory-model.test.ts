@@ -89,3 +89,17 @@ test('a stopped run says how it stopped: the end reason, and lenses and outline 
   assert.match(codeLenses(m)[0]!.command!.title, /^explore · interrupted · reward /);
   assert.match(documentSymbols(m)[0]!.detail ?? '', /\(interrupted\)/);
 });
+
+test('the Problems panel lists a blocked call once, and a run that never made a call has no stage to score', async () => {
+  const { lineDiagnostics, runDiagnostics } = await import('../server/diagnostics.js');
+  const m = new TrajectoryModel();
+  const blocked = JSON.stringify({ type: 'tool_call', id: 'c1', tool: 'write_file', args: { path: 'a', content: 'x' }, status: 'blocked', result: {} });
+  m.setText([header, blocked].join('\n'));
+  const codes = lineDiagnostics(m.lines[1]!, 1, 'lar (builtin)').map((d) => d.code);
+  assert.deepEqual(codes, ['tool.permitted'], 'the blocked call: its reason, not also "it did not run"');
+  const empty = new TrajectoryModel();
+  empty.setText([header, JSON.stringify({ type: 'message', role: 'user', content: 't' }), JSON.stringify({ type: 'end', reason: 'error', detail: 'cannot reach the inference server' })].join('\n'));
+  const d = runDiagnostics(empty, 'lar (builtin)');
+  assert.deepEqual(d.map((x) => x.code), ['run.no_steps', 'outcome.summary']);
+  assert.match(String(d[0]!.message), /the run ended before any tool call: cannot reach the inference server/);
+});

@@ -100,8 +100,17 @@ export interface ScriptedServerOptions {
   noToolParser?: boolean;
   /** The refusal's wording instead of the flavor's (a proxy in front of the server that rewords it, numbers and all). */
   refusalMessage?: string;
+  /** Answer Test Connection's probe (a request offering only the `ping` tool) with the ping call, outside the script. */
+  answerProbe?: boolean;
   /** Makes each turn from the request instead of the script (a model that reads its prompt). */
   respond?: (body: ChatRequestBody, n: number) => ScriptedTurn;
+}
+
+/** Test Connection's probe: only the `ping` tool offered (in the API, or described in the prompt for a text format). */
+function isProbe(chat: ChatRequestBody): boolean {
+  const tools = (chat.tools ?? []) as { function?: { name?: string } }[];
+  if (tools.length) return tools.length === 1 && tools[0]?.function?.name === 'ping';
+  return String(chat.messages?.[0]?.content ?? '').includes('You are a connection probe');
 }
 
 /**
@@ -254,7 +263,9 @@ export class ScriptedModelServer {
     const messages = chat.messages;
     if (this.opts.restartPerConversation && Array.isArray(messages) && !messages.some((m) => m?.role === 'assistant')) this.turn = 0;
     let turn: ScriptedTurn | undefined;
-    if (this.opts.respond) turn = this.opts.respond(chat, this.turn++);
+    const probe = this.opts.answerProbe && isProbe(chat);
+    if (probe) turn = { toolCalls: [{ name: 'ping', arguments: { echo: 'lar' } }] };
+    else if (this.opts.respond) turn = this.opts.respond(chat, this.turn++);
     else {
       turn = script[this.turn];
       if (turn) this.turn++;

@@ -107,6 +107,8 @@ export const ToWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('error'), message: short(4000), actions: z.array(ErrorAction).max(3) }).strict(),
   z.object({ type: z.literal('state'), running: z.boolean() }).strict(),
   z.object({ type: z.literal('clear') }).strict(),
+  /** Put the cursor in the task input (the focus command). */
+  z.object({ type: z.literal('focusInput') }).strict(),
   z.object({ type: z.literal('history'), runs: z.array(HistoryEntry).max(100) }).strict(),
   /** Whether the inference server answers, shown above the chat; the latest replaces the one before. */
   z.object({

@@ -64,7 +64,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       // Only the latest figure matters on a reload.
       this.transcript = this.transcript.filter((m) => m.type !== 'context');
       this.transcript.push(parsed.data);
-    } else this.keep(parsed.data);
+    } else if (parsed.data.type !== 'focusInput') this.keep(parsed.data);
     if (this.transcript.length > 5000) this.transcript.splice(0, this.transcript.length - 5000);
     void this.view?.webview.postMessage(parsed.data);
   }
@@ -87,6 +87,22 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
   }
 
+  /** Shows the chat with the cursor in its input (a view not made yet gets it when it is ready). */
+  async focusInput(): Promise<void> {
+    this.wantsFocus = true;
+    await this.reveal();
+    if (this.view && this.ready) this.deliverFocus();
+  }
+
+  private wantsFocus = false;
+  private ready = false;
+
+  private deliverFocus(): void {
+    if (!this.wantsFocus) return;
+    this.wantsFocus = false;
+    void this.view?.webview.postMessage({ type: 'focusInput' } satisfies ToWebview);
+  }
+
   private replay(): void {
     const w = this.view?.webview;
     if (!w) return;
@@ -94,6 +110,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     if (this.connection) void w.postMessage(this.connection);
     for (const m of this.transcript) void w.postMessage(m);
     void w.postMessage({ type: 'state', running: this.running } satisfies ToWebview);
+    this.ready = true;
+    this.deliverFocus();
   }
 
   private html(webview: vscode.Webview): string {

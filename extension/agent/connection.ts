@@ -81,6 +81,8 @@ export async function testConnection(secrets: vscode.SecretStorage, output: vsco
   );
   const text = describeReport(report, apiKey);
   output.info(`test connection: ${text}`);
+  // The walkthrough's step is done when a check passed, not when one was run.
+  void vscode.commands.executeCommand('setContext', 'lean4Agentic.connectionOk', report.ok);
   const buttons = ['Open Endpoint Setting', ...(report.error === 'unauthorized' ? ['Set API Key'] : [])];
   const pick = report.ok && !report.problems.length
     ? await vscode.window.showInformationMessage(`Lean4 Agentic: ${text}`, 'Open Endpoint Setting')

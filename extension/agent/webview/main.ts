@@ -254,6 +254,9 @@ function setRunning(r: boolean): void {
 
 function receive(msg: ToWebview): void {
   switch (msg.type) {
+    case 'focusInput':
+      task.focus();
+      return;
     case 'clear':
       log.replaceChildren();
       approvals.clear();
