@@ -148,9 +148,13 @@ export async function compact(conv: Conversation, o: CompactOptions): Promise<Co
         note = undefined;
       }
       const written = note?.text.trim();
+      // The user's latest message, when it is among the turns replaced, is kept word for word: it is what the model is working on.
+      const latestUser = [...conv.turns].reverse().find((t) => t.kind === 'user');
+      const pinned = latestUser && older.includes(latestUser) && latestUser.kind === 'user' ? `The user's latest message, word for word:\n${capText(latestUser.text, Math.floor(maxTokens / 2), o.meter, '')}` : '';
       const text = [
         `[The conversation so far, summarized to fit the model's context window (compaction ${o.ordinal} of this run). ${older.length} earlier turns were replaced by this note; the turns after it are as they were.]`,
         capText(written ? written : hostNote(older, maxTokens, o.meter), maxTokens, o.meter, ''),
+        ...(pinned ? [pinned] : []),
         o.facts(),
       ].join('\n\n');
       conv.replace(2, cut - 2, { kind: 'summary', text });

@@ -111,6 +111,19 @@ export interface AgentOptions {
   /** The workspace's rules for agents (core/agent/rules.ts), added to the system prompt and named in the header. */
   rules?: Rules;
   /**
+   * A chat's conversation so far (the previous run's `conversation`): the task is
+   * then a follow-up, added to it as the user's next message, and the model keeps
+   * its whole context. Absent: a new conversation.
+   */
+  conversation?: Conversation;
+  /** Recorded in the header: the chat this run belongs to. */
+  thread?: { id: string; turn: number; previous?: string };
+  /**
+   * What a reply without a tool call does: `nudge` (default, for `lar run`, where nobody answers)
+   * asks the model to call a tool, `end` (a chat) ends the run `answered` and hands the turn back.
+   */
+  onIdle?: 'nudge' | 'end';
+  /**
    * Gets, once the trajectory exists, a way to end its file at once (marked
    * interrupted, synchronously) when the host is going away and cannot wait
    * for the loop: an editor reloading mid-run.
@@ -129,8 +142,10 @@ export interface AgentResult {
   /** sha-256 of the trajectory as this run wrote it (absent when someone else changed the file). */
   digest?: string;
   summary: TrajectorySummary;
-  endReason: 'submitted' | 'limit' | 'error' | 'cancelled';
+  endReason: 'submitted' | 'answered' | 'limit' | 'error' | 'cancelled';
   detail?: string;
+  /** The conversation as it stands at the end, for a follow-up to continue. */
+  conversation: Conversation;
 }
 
 export function systemPrompt(wf: Workflow): string {
@@ -186,6 +201,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     ...(opts.runId ? { id: opts.runId } : {}),
     ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
     ...(opts.rules?.files.length ? { rules: opts.rules.files.map((f) => f.path) } : {}),
+    ...(opts.thread ? { thread: opts.thread } : {}),
   };
   const writer = TrajectoryWriter.create(opts.trajectoryPath, header, redact);
   opts.onStart?.({ interrupt: (detail) => writer.close(detail) });
@@ -201,7 +217,9 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
   const tools: ChatCompletionTool[] = toolDefinitions() as unknown as ChatCompletionTool[];
   const specs: ToolSpec[] = toolDefinitions().map((t) => t.function);
   const rules = opts.rules ? rulesPrompt(opts.rules) : '';
-  const conversation = new Conversation(rules ? `${systemPrompt(wf)}\n\n${rules}` : systemPrompt(wf), opts.task, specs);
+  const conversation = opts.conversation ?? new Conversation(rules ? `${systemPrompt(wf)}\n\n${rules}` : systemPrompt(wf), opts.task, specs);
+  // A follow-up: the user's next message in the conversation the chat already has.
+  if (opts.conversation) conversation.push({ kind: 'user', text: opts.task });
   const meter = new TokenMeter();
   /** The system prompt and the tools as the current format carries them: what every request starts with. */
   const headTokens = () => meter.estimate(conversation.headOf(format), format === 'native' ? tools : undefined);
@@ -225,7 +243,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     const end = writer.append({ type: 'end', reason, ...(detail ? { detail } : {}), at: new Date().toISOString() });
     emit({ kind: 'end', ...end, reason, ...(detail ? { detail } : {}) });
     writer.close();
-    return { trajectoryPath: opts.trajectoryPath, ...(writer.digest ? { digest: writer.digest } : {}), summary: state.summary(), endReason: reason, ...(detail ? { detail } : {}) };
+    return { trajectoryPath: opts.trajectoryPath, ...(writer.digest ? { digest: writer.digest } : {}), summary: state.summary(), endReason: reason, ...(detail ? { detail } : {}), conversation };
   };
 
   /** Makes the conversation fit `target` tokens and records it; false when nothing was left to make smaller. */
@@ -352,6 +370,8 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
       conversation.push({ kind: 'assistant', text: reply.text, calls: turnCalls, ...(reply.reasoning ? { reasoning: reply.reasoning } : {}) });
 
       if (calls.length === 0) {
+        // A chat: the model answered; the turn is the user's (a question answered is not a failed task).
+        if (opts.onIdle === 'end') return finish('answered');
         if (++idleTurns >= limits.maxIdleTurns) return finish('error', `the model answered ${idleTurns} times in a row without calling a tool`);
         conversation.push({ kind: 'user', text: 'Continue by calling a tool. The run ends only with submit from a terminal stage.' });
         continue;

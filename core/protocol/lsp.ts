@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EndEvent } from '../schema/trajectory';
 import { CALL_STATUSES } from '../schema/trajectory';
 
 /**
@@ -123,7 +124,7 @@ export const RewardsParams = z.object({
       /** The run submitted (the verifier's `ended`). */
       ended: z.boolean(),
       /** How the run stopped (its `end` event), absent while it runs. */
-      endReason: z.enum(['submitted', 'interrupted', 'cancelled', 'limit', 'error']).optional(),
+      endReason: EndEvent.shape.reason.optional(),
       finalStage: z.string().optional(),
     })
     .optional(),

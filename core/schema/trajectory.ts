@@ -50,6 +50,11 @@ export const Header = z.object({
   sandbox: SandboxRecord.optional(),
   /** The workspace's rule files (AGENTS.md …) that were in the system prompt. */
   rules: z.array(z.string()).optional(),
+  /**
+   * The chat this run belongs to: a follow-up continues the model's conversation from the run
+   * before (`previous`, a file name in the same folder), each run a trajectory scored on its own.
+   */
+  thread: z.object({ id: z.string().min(1), turn: z.number().int().positive(), previous: z.string().optional() }).optional(),
 });
 export type Header = z.infer<typeof Header>;
 
@@ -174,7 +179,11 @@ export type CompactionEvent = z.infer<typeof CompactionEvent>;
 /** Written when a run stops; `interrupted` marks a run cut short (crash, reload, cancel). */
 export const EndEvent = z.object({
   type: z.literal('end'),
-  reason: z.enum(['submitted', 'interrupted', 'cancelled', 'limit', 'error']),
+  /**
+   * `answered`: the model replied without a tool call and the run handed the turn back to the
+   * user (a chat: a question answered, or a follow-up awaited); nothing was submitted.
+   */
+  reason: z.enum(['submitted', 'answered', 'interrupted', 'cancelled', 'limit', 'error']),
   detail: z.string().optional(),
   at: IsoTime.optional(),
 });

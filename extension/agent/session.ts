@@ -7,8 +7,9 @@
  * every written line sent live (`lar/appendStep`). Approvals come from the
  * chat's buttons. One run at a time; Stop aborts it.
  */
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import * as vscode from 'vscode';
+import type { Conversation } from '../../core/agent/conversation';
 import { readRules } from '../../core/agent/rules';
 import { ensureLarDir } from '../../core/files/lar-dir';
 import { runAgent, type AgentEvent } from '../../core/agent/loop';
@@ -74,6 +75,12 @@ function actionsFor(e: unknown): ErrorAction[] {
 export class AgentSession implements vscode.Disposable {
   private running: Running | undefined;
   private lastTrajectory: vscode.Uri | undefined;
+  /**
+   * The chat as a conversation: a follow-up continues the model's context from
+   * the run before (each run its own trajectory, linked by `thread` in its
+   * header). New Chat ends it.
+   */
+  private thread: { id: string; turn: number; conversation: Conversation; previous: string } | undefined;
   private approvalSeq = 0;
   private probeSeq = 0;
   private readonly subs: vscode.Disposable[] = [];
@@ -128,6 +135,7 @@ export class AgentSession implements vscode.Disposable {
         if (this.running) this.post({ type: 'error', message: 'A run is in progress: stop it before starting a new chat.', actions: [] });
         else {
           this.changes.clear();
+          this.thread = undefined;
           this.post({ type: 'clear' });
         }
         return;
@@ -325,6 +333,7 @@ export class AgentSession implements vscode.Disposable {
         return;
       }
       const runId = newRunId();
+      const thread = this.thread;
       ensureLarDir(ws);
       const trajectoryPath = join(ws, '.lar', 'runs', `${runId}.lar.jsonl`);
       const trajectoryUri = vscode.Uri.file(trajectoryPath);
@@ -451,6 +460,9 @@ export class AgentSession implements vscode.Disposable {
         enforcement: config.enforcement,
         toolFormat: config.toolCallFormat,
         rules,
+        onIdle: 'end',
+        ...(thread ? { conversation: thread.conversation } : {}),
+        thread: { id: thread?.id ?? runId, turn: (thread?.turn ?? 0) + 1, ...(thread ? { previous: thread.previous } : {}) },
         gate: live.gate,
         limits: { maxOutputTokens: config.maxTokens, maxSteps: config.maxSteps, maxRepeatedFailures: config.maxRepeatedFailures, maxTimeMs: config.maxMinutes * 60_000, ...(config.maxRunTokens > 0 ? { maxTokens: config.maxRunTokens } : {}) },
         onEvent,
@@ -460,6 +472,8 @@ export class AgentSession implements vscode.Disposable {
         onStart: (h) => (running.interrupt = h.interrupt),
       });
       await live.flushed();
+      // The next message continues this conversation.
+      this.thread = { id: thread?.id ?? runId, turn: (thread?.turn ?? 0) + 1, conversation: result.conversation, previous: basename(trajectoryPath) };
       const s = result.summary;
       this.post({
         type: 'end',

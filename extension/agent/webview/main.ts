@@ -402,6 +402,11 @@ function receive(msg: ToWebview): void {
     }
     case 'end': {
       endStream();
+      if (msg.reason === 'answered') {
+        // A question answered is not a failed task: the turn is the user's.
+        append(el('div', 'answered', 'Answered. Send a follow-up to continue this conversation, or New to start over.'));
+        return;
+      }
       const e = el('div', 'end');
       const text = `Run ended: ${msg.reason}${msg.detail ? ` (${msg.detail})` : ''}`;
       e.appendChild(el('div', 'title', text));
