@@ -76,3 +76,34 @@ test('a follow-up continues the conversation: the model sees the first exchange,
   assert.deepEqual(header2.thread, { id: 'chat-1', turn: 2, previous: 'run-1.lar.jsonl' });
   assert.equal(verifyTrajectoryText(results[1]!.text).summary!.steps, 1, 'the second run is scored on its own');
 });
+
+test('a message typed during a run reaches the model at its next turn and is recorded as the user\'s', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'lar-chat-queue-'));
+  const server = new ScriptedModelServer({ contextLength: 32768, script: [{ toolCalls: [{ name: 'read_file', arguments: { path: 'a' } }] }, { content: 'Noted: I will not touch b.' }] });
+  const endpoint = await server.start();
+  const queue = ['Also, leave b alone.'];
+  try {
+    const trajectoryPath = join(ws, 'run.lar.jsonl');
+    const r = await runAgent({
+      task: 'Look at a.',
+      workflow: defaultWorkflow(),
+      workflowRef: 'builtin:default-coding',
+      model: new ModelClient({ endpoint, retries: 0 }),
+      modelInfo: { name: 'LAR-9B' },
+      workspace: ws,
+      trajectoryPath,
+      execute: async () => ({ status: 'ok', result: {}, observation: 'A' }),
+      runOutcomeCheck: async () => ({ type: 'outcome', command: 'true', exitCode: 0 }),
+      onIdle: 'end',
+      // Typed while the first call ran: given at the next boundary only.
+      nextUserMessage: () => (server.requests.some((q) => q.path === '/v1/chat/completions') ? queue.shift() : undefined),
+    });
+    assert.equal(r.endReason, 'answered');
+    const second = (server.requests.filter((q) => q.path === '/v1/chat/completions')[1]!.body as ChatRequestBody).messages!;
+    assert.deepEqual([second.at(-1)!.role, second.at(-1)!.content], ['user', 'Also, leave b alone.']);
+    const users = readFileSync(trajectoryPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; role?: string; content?: string }).filter((e) => e.type === 'message' && e.role === 'user');
+    assert.deepEqual(users.map((u) => u.content), ['Look at a.', 'Also, leave b alone.']);
+  } finally {
+    await server.stop();
+  }
+});

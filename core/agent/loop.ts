@@ -124,6 +124,12 @@ export interface AgentOptions {
    */
   onIdle?: 'nudge' | 'end';
   /**
+   * Messages the user typed while the run worked: asked at each turn boundary
+   * (before the next request to the model); each one is the user's next
+   * message in the conversation, recorded as such.
+   */
+  nextUserMessage?: () => string | undefined;
+  /**
    * Gets, once the trajectory exists, a way to end its file at once (marked
    * interrupted, synchronously) when the host is going away and cannot wait
    * for the loop: an editor reloading mid-run.
@@ -282,6 +288,12 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
       if (Date.now() - started > limits.maxTimeMs) return finish('limit', `the time limit (${Math.round(limits.maxTimeMs / 1000)} s) was reached`);
       if (tokens > limits.maxTokens) return finish('limit', `the token limit (${limits.maxTokens}) was reached`);
 
+      // What the user typed meanwhile reaches the model now, in order.
+      for (let typed = opts.nextUserMessage?.(); typed !== undefined; typed = opts.nextUserMessage?.()) {
+        conversation.push({ kind: 'user', text: typed });
+        const m = writer.append({ type: 'message', role: 'user', content: typed, at: new Date().toISOString() });
+        emit({ kind: 'message', ...m });
+      }
       let messages = conversation.render(format);
       const sent = format === 'native' ? tools : undefined;
       let estimate = meter.estimate(messages, sent);

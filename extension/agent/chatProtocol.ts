@@ -82,6 +82,8 @@ export const ToWebview = z.discriminatedUnion('type', [
     sandbox: z.object({ confined: z.boolean(), text: short(2000) }).strict(),
     /** The workspace's rule files in the system prompt. */
     rules: z.array(short(500)).max(20).optional(),
+    /** The task is a message already shown (typed during the run before). */
+    shown: z.boolean().optional(),
   }).strict(),
   z.object({ type: z.literal('text'), delta: short(100_000) }).strict(),
   /** Streamed reasoning, shown collapsed above the answer. */
@@ -107,6 +109,8 @@ export const ToWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('error'), message: short(4000), actions: z.array(ErrorAction).max(3) }).strict(),
   z.object({ type: z.literal('state'), running: z.boolean() }).strict(),
   z.object({ type: z.literal('clear') }).strict(),
+  /** A message typed during a run, held for the agent's next turn. */
+  z.object({ type: z.literal('queued'), text: short(20_000) }).strict(),
   /** Put the cursor in the task input (the focus command). */
   z.object({ type: z.literal('focusInput') }).strict(),
   z.object({ type: z.literal('history'), runs: z.array(HistoryEntry).max(100) }).strict(),

@@ -81,6 +81,8 @@ export class AgentSession implements vscode.Disposable {
    * header). New Chat ends it.
    */
   private thread: { id: string; turn: number; conversation: Conversation; previous: string } | undefined;
+  /** Messages typed during a run, not yet given to the model. */
+  private queued: string[] = [];
   private approvalSeq = 0;
   private probeSeq = 0;
   private readonly subs: vscode.Disposable[] = [];
@@ -287,9 +289,11 @@ export class AgentSession implements vscode.Disposable {
     this.post({ type: 'error', message: clip(message, 4000), actions });
   }
 
-  async start(task: string): Promise<void> {
+  async start(task: string, opts: { queued?: boolean } = {}): Promise<void> {
     if (this.running) {
-      this.fail('A run is already in progress: one run at a time. Stop it first.');
+      // Typed while the agent works: it reaches the model at its next turn.
+      this.queued.push(task);
+      this.post({ type: 'queued', text: clip(task, 20_000) });
       return;
     }
     const folder = vscode.workspace.workspaceFolders?.[0];
@@ -361,6 +365,7 @@ export class AgentSession implements vscode.Disposable {
         trajectory: clip(vscode.workspace.asRelativePath(trajectoryUri), 2000),
         sandbox: { confined: box.plan.confined, text: clip(box.refusal ?? describeSandbox(box.summary), 2000) },
         ...(rules.files.length ? { rules: rules.files.map((f) => clip(f.path, 500)) } : {}),
+        ...(opts.queued ? { shown: true } : {}),
       });
       this.output.info(`agent run ${runId}: ${modelName} at ${config.endpoint}, workflow ${workflow.id}, trajectory ${trajectoryPath}`);
 
@@ -461,6 +466,7 @@ export class AgentSession implements vscode.Disposable {
         toolFormat: config.toolCallFormat,
         rules,
         onIdle: 'end',
+        nextUserMessage: () => this.queued.shift(),
         ...(thread ? { conversation: thread.conversation } : {}),
         thread: { id: thread?.id ?? runId, turn: (thread?.turn ?? 0) + 1, ...(thread ? { previous: thread.previous } : {}) },
         gate: live.gate,
@@ -504,6 +510,10 @@ export class AgentSession implements vscode.Disposable {
       this.running = undefined;
       this.post({ type: 'state', running: false });
       void vscode.commands.executeCommand('setContext', 'lean4Agentic.agentRunning', false);
+      // A message typed after the model's last turn starts the follow-up (a stopped run drops the queue).
+      const next = signal.aborted ? undefined : this.queued.shift();
+      this.queued = [];
+      if (next !== undefined) void this.start(next, { queued: true });
     }
   }
 

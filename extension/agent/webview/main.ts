@@ -246,8 +246,9 @@ function actionButton(action: ErrorAction): El {
 
 function setRunning(r: boolean): void {
   running = r;
-  run.disabled = r;
-  task.disabled = r;
+  // The input stays open during a run: what is typed reaches the agent at its next turn.
+  run.textContent = r ? 'Queue' : 'Run';
+  run.title = r ? 'Send to the agent at its next turn' : 'Run the task';
   stop.hidden = !r;
   if (!r) task.focus();
 }
@@ -257,6 +258,13 @@ function receive(msg: ToWebview): void {
     case 'focusInput':
       task.focus();
       return;
+    case 'queued': {
+      const u = el('div', 'msg user queued');
+      u.appendChild(renderMarkdown(document as unknown as MiniDocument, msg.text));
+      u.title = 'Reaches the agent at its next turn';
+      append(u);
+      return;
+    }
     case 'clear':
       log.replaceChildren();
       approvals.clear();
@@ -275,9 +283,11 @@ function receive(msg: ToWebview): void {
       setHistoryVisible(false);
       timeline.clear();
       drawTimeline();
-      const u = el('div', 'msg user');
-      u.appendChild(renderMarkdown(document as unknown as MiniDocument, msg.task));
-      append(u);
+      if (!msg.shown) {
+        const u = el('div', 'msg user');
+        u.appendChild(renderMarkdown(document as unknown as MiniDocument, msg.task));
+        append(u);
+      }
       // How the commands of this run are confined, under the task: a warning when they are not.
       const box = el('div', msg.sandbox.confined ? 'sandbox-note' : 'sandbox-note unconfined');
       box.textContent = msg.sandbox.confined ? `Commands: ${msg.sandbox.text}` : `Commands run ${msg.sandbox.text}`;
@@ -433,7 +443,6 @@ function receive(msg: ToWebview): void {
 }
 
 function submit(): void {
-  if (running) return;
   const text = task.value.trim();
   if (!text) return;
   send({ type: 'start', task: text });
