@@ -510,9 +510,10 @@ export class AgentSession implements vscode.Disposable {
       this.running = undefined;
       this.post({ type: 'state', running: false });
       void vscode.commands.executeCommand('setContext', 'lean4Agentic.agentRunning', false);
-      // A message typed after the model's last turn starts the follow-up (a stopped run drops the queue).
-      const next = signal.aborted ? undefined : this.queued.shift();
-      this.queued = [];
+      // A message typed after the model's last turn starts the follow-up, the others reach it at its
+      // first turn; a run the user stopped drops the queue with it.
+      if (signal.aborted) this.queued = [];
+      const next = this.queued.shift();
       if (next !== undefined) void this.start(next, { queued: true });
     }
   }
