@@ -158,3 +158,12 @@ test('a note the host writes carries the earlier note forward', async () => {
   assert.match(r.summary!, /MARKER-NOTE-1: build\.log shows no error/);
   assert.equal((r.summary!.match(/Recorded by Lean4 Agentic/g) ?? []).length, 1, 'the host facts are written once, anew');
 });
+
+test('a conversation knows when the model has not answered its last turn', () => {
+  const c = new Conversation('rules', 'the task', specs);
+  assert.equal(c.awaitsModel, true);
+  c.push({ kind: 'assistant', text: 'ok', calls: [] });
+  assert.equal(c.awaitsModel, false);
+  c.push({ kind: 'user', text: 'more' });
+  assert.equal(c.awaitsModel, true);
+});

@@ -72,6 +72,12 @@ export class Conversation {
     this.list.push(...turns);
   }
 
+  /** Whether the last turn is the user's (the task, a message, a note): the model has not answered it. */
+  get awaitsModel(): boolean {
+    const k = this.list[this.list.length - 1]?.kind;
+    return k === 'task' || k === 'user' || k === 'summary';
+  }
+
   /** Replaces a result's text (a compaction eliding or cutting it); its turn renders anew. */
   setResult(turn: Turn, index: number, content: string, elided: boolean): void {
     if (turn.kind !== 'results' || !turn.results[index]) throw new Error('setResult: not a result of that turn');

@@ -80,7 +80,7 @@ export class AgentSession implements vscode.Disposable {
    * the run before (each run its own trajectory, linked by `thread` in its
    * header). New Chat ends it.
    */
-  private thread: { id: string; turn: number; conversation: Conversation; previous: string } | undefined;
+  private thread: { id: string; turn: number; conversation?: Conversation; previous: string } | undefined;
   /** Messages typed during a run, not yet given to the model. */
   private queued: string[] = [];
   private approvalSeq = 0;
@@ -467,7 +467,7 @@ export class AgentSession implements vscode.Disposable {
         rules,
         onIdle: 'end',
         nextUserMessage: () => this.queued.shift(),
-        ...(thread ? { conversation: thread.conversation } : {}),
+        ...(thread?.conversation ? { conversation: thread.conversation } : {}),
         thread: { id: thread?.id ?? runId, turn: (thread?.turn ?? 0) + 1, ...(thread ? { previous: thread.previous } : {}) },
         gate: live.gate,
         limits: { maxOutputTokens: config.maxTokens, maxSteps: config.maxSteps, maxRepeatedFailures: config.maxRepeatedFailures, maxTimeMs: config.maxMinutes * 60_000, ...(config.maxRunTokens > 0 ? { maxTokens: config.maxRunTokens } : {}) },
@@ -478,8 +478,10 @@ export class AgentSession implements vscode.Disposable {
         onStart: (h) => (running.interrupt = h.interrupt),
       });
       await live.flushed();
-      // The next message continues this conversation.
-      this.thread = { id: thread?.id ?? runId, turn: (thread?.turn ?? 0) + 1, conversation: result.conversation, previous: basename(trajectoryPath) };
+      // The next message continues this conversation; one the model never answered (the server was
+      // down, the user stopped it at once) is not carried on: two user messages in a row are refused
+      // by templates that want the roles to alternate.
+      this.thread = { id: thread?.id ?? runId, turn: (thread?.turn ?? 0) + 1, ...(result.conversation.awaitsModel ? {} : { conversation: result.conversation }), previous: basename(trajectoryPath) };
       const s = result.summary;
       this.post({
         type: 'end',
