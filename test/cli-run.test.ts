@@ -1,24 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ScriptedModelServer } from '../core/model/scripted-server';
 import { verifyTrajectoryText } from '../core/verifier/verify';
+import { lar } from './support/lar-cli';
 
 const root = resolve(__dirname, '../..');
-
-function lar(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((res) => {
-    const child = spawn(process.execPath, [resolve(root, 'dist/lar.js'), ...args], { env: { ...process.env, NO_COLOR: '1', ...env } });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('close', (code) => res({ code, out, err }));
-  });
-}
 
 /** A workspace whose `node test.js` fails until sum.js adds, with the default workflow checking that command. */
 function failingWorkspace(prefix: string): string {

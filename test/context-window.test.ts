@@ -1,30 +1,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { ScriptedModelServer, countPromptTokens, type ChatRequestBody, type ServerFlavor } from '../core/model/scripted-server';
 import { verifyTrajectoryText } from '../core/verifier/verify';
 import { isSummaryRequest, logWorkspace, longTaskModel, promptReadingModel } from './support/models';
+import { lar } from './support/lar-cli';
 
 /**
  * The model's window, end to end: `lar run` (a separate process, the real
  * `openai` client) against the scripted server enforcing a window the way
  * vLLM and SGLang do, refusing oversize requests with their exact bodies.
  */
-
-const root = resolve(__dirname, '../..');
-
-function lar(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((res) => {
-    const child = spawn(process.execPath, [resolve(root, 'dist/lar.js'), ...args], { env: { ...process.env, NO_COLOR: '1' } });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('close', (code) => res({ code, out, err }));
-  });
-}
 
 function trajectoryOf(ws: string): { text: string; lines: Record<string, unknown>[] } {
   const dir = join(ws, '.lar', 'runs');

@@ -3,13 +3,13 @@
 // over; nothing in the file is changed by reading it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { LspClient, root } from './support/lsp-client';
+import { lar } from './support/lar-cli';
 
 const dir = mkdtempSync(join(tmpdir(), 'lar-files-'));
 let client: LspClient;
@@ -20,17 +20,6 @@ after(async () => {
   await client.stop();
   rmSync(dir, { recursive: true, force: true });
 });
-
-function lar(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((res) => {
-    const child = spawn(process.execPath, [resolve(root, 'dist/lar.js'), ...args], { env: { ...process.env, NO_COLOR: '1' } });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('close', (code) => res({ code, out, err }));
-  });
-}
 
 /** About 50 MB: 10,000 reads of distinct files with 5 KB of output each, then a clean finish. */
 function fiftyMegabytes(): string {

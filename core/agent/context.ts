@@ -36,9 +36,14 @@ export const MIN_ANSWER = 256;
  * conversation: at least a quarter of what is left past them stays the
  * conversation's.
  */
+/** What a request keeps free of the window: for the estimate's error and the template's own tokens. */
+function marginFor(window: number): number {
+  return Math.max(64, Math.ceil(window * 0.03));
+}
+
 export function budgetFor(window: number, maxOutputTokens?: number, head = 0): Budget {
   const wanted = maxOutputTokens && maxOutputTokens > 0 ? maxOutputTokens : Math.min(8192, Math.max(MIN_ANSWER, Math.floor(window / 4)));
-  const margin = Math.max(64, Math.ceil(window * 0.03));
+  const margin = marginFor(window);
   const room = window - margin - head;
   const reserve = Math.max(MIN_ANSWER, Math.min(wanted, Math.floor(window / 2), Math.floor(room * 0.75)));
   return { window, reserve, margin };
@@ -49,7 +54,7 @@ export function budgetFor(window: number, maxOutputTokens?: number, head = 0): B
  * the tools, a minimal answer and a little conversation must fit.
  */
 export function tooSmall(window: number, head: number): string | undefined {
-  const margin = Math.max(64, Math.ceil(window * 0.03));
+  const margin = marginFor(window);
   if (window - margin - head >= MIN_ANSWER * 3) return undefined;
   return `the model's context window (${window} tokens) cannot hold the system prompt and the tool descriptions (about ${head} tokens) with room for a conversation and an answer. Serve the model with a longer context (vLLM --max-model-len, SGLang --context-length), or set the context length setting (lar run: --context-length) if the server reports too little`;
 }
@@ -136,7 +141,7 @@ export async function compact(conv: Conversation, o: CompactOptions): Promise<Co
     const cut = keepFrom(conv, o, Math.floor((o.target - fixed - maxTokens - o.meter.estimateText(o.facts()) - 100) * 0.9));
     if (cut > 2) {
       const older = conv.turns.slice(2, cut);
-      const room = o.window - maxTokens - Math.max(64, Math.ceil(o.window * 0.03)) - 600;
+      const room = o.window - maxTokens - marginFor(o.window) - 600;
       const request = summaryRequest(older, o.meter, room);
       let note: { text: string; tokens?: number } | undefined;
       // A model call for a note pays only when there is much to stand for (what elided results held

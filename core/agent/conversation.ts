@@ -118,11 +118,9 @@ export class Conversation {
     const f = format === 'native' ? undefined : FORMATS[format];
     const note = this.list[2]?.kind === 'summary' ? this.list[2] : undefined;
     if (this.head?.format !== format || this.head.note !== note) {
-      const system = (this.list[0] as { text: string }).text;
-      const task = (this.list[1] as { text: string }).text;
-      const head = f ? f.prompt(system, task, this.tools) : { system, task };
-      const first = note ? `${head.task}\n\n${(note as { text: string }).text}` : head.task;
-      this.head = { format, note, messages: [{ role: 'system', content: head.system }, { role: 'user', content: first }] };
+      const [system, task] = this.headOf(format);
+      const first = note ? `${task!.content as string}\n\n${(note as { text: string }).text}` : (task!.content as string);
+      this.head = { format, note, messages: [system!, { role: 'user', content: first }] };
     }
     const out: ChatCompletionMessageParam[] = [...this.head.messages];
     // As the Qwen templates do: reasoning goes back with the model's turns after the last user query
@@ -166,7 +164,8 @@ function renderTurn(t: Turn, f: (typeof FORMATS)[keyof typeof FORMATS] | undefin
   }
 }
 
-function toParam(m: TextMessage): ChatCompletionMessageParam {
+/** A text format's message as an OpenAI chat message. */
+export function toParam(m: TextMessage): ChatCompletionMessageParam {
   if (m.role === 'tool') return { role: 'tool', tool_call_id: m.tool_call_id ?? '', content: m.content };
   return { role: m.role, content: m.content } as ChatCompletionMessageParam;
 }

@@ -283,9 +283,9 @@ export class ModelClient {
   }
 
   /** The configured model, else the first the server lists. */
-  async resolveModel(signal?: AbortSignal): Promise<string> {
+  async resolveModel(signal?: AbortSignal, served?: readonly ServedModel[]): Promise<string> {
     if (this.model) return this.model;
-    const ids = await this.listModels(signal);
+    const ids = served ? served.map((m) => m.id) : await this.listModels(signal);
     if (!ids.length) throw new ModelError('model_not_found', `the inference server at ${this.opts.endpoint} lists no models`);
     this.model = ids[0]!;
     return this.model;
@@ -299,12 +299,14 @@ export class ModelClient {
   async testConnection(signal?: AbortSignal): Promise<ConnectionReport> {
     const report: ConnectionReport = { endpoint: this.opts.endpoint, ok: false, models: [], toolCalls: 'none', problems: [] };
     try {
-      report.models = await this.listModels(signal);
-      report.model = await this.resolveModel(signal);
+      // One listing serves the models, the model and its window.
+      const served = await this.servedModels(signal);
+      report.models = served.map((m) => m.id);
+      report.model = await this.resolveModel(signal, served);
       if (!report.models.includes(report.model)) {
         throw new ModelError('model_not_found', `the server does not serve "${report.model}" (it serves: ${report.models.join(', ') || 'nothing'})`);
       }
-      report.contextWindow = await this.contextWindow(signal);
+      report.contextWindow = await this.contextWindow(signal, served);
       const setting = this.opts.toolFormat ?? 'auto';
       const family = guessFormat(report.model) ?? 'hermes';
       const probe = (format: WireFormat) =>
@@ -362,14 +364,16 @@ export class ModelClient {
    * The model's context window: the setting when given; else what the server
    * says (`max_model_len` at /v1/models, vLLM and SGLang; SGLang's
    * `/server_info` `context_length`); else the default, marked as such.
-   * Asked once per client.
+   * Asked once per client; `served`: the server's listing when the caller
+   * has just fetched it.
    */
-  async contextWindow(signal?: AbortSignal): Promise<ContextWindow> {
+  async contextWindow(signal?: AbortSignal, served?: readonly ServedModel[]): Promise<ContextWindow> {
     if (this.opts.contextLength && this.opts.contextLength > 0) return { tokens: this.opts.contextLength, source: 'setting' };
     if (this.window) return this.window;
-    const model = await this.resolveModel(signal);
-    const served = (await this.servedModels(signal)).find((m) => m.id === model);
-    if (served?.contextLength) return (this.window = { tokens: served.contextLength, source: 'server' });
+    const listing = served ?? (await this.servedModels(signal));
+    const model = await this.resolveModel(signal, listing);
+    const card = listing.find((m) => m.id === model);
+    if (card?.contextLength) return (this.window = { tokens: card.contextLength, source: 'server' });
     for (const path of ['/server_info', '/get_server_info']) {
       const info = (await this.rootJson('GET', path, undefined, signal)).body as { context_length?: unknown; max_req_input_len?: unknown } | undefined;
       // `context_length` is set only when SGLang was started with --context-length; the scheduler's input bound always is.

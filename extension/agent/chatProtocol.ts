@@ -132,3 +132,11 @@ export type ToWebview = z.infer<typeof ToWebview>;
 export function clip(s: string, max: number): string {
   return s.length <= max ? s : `${s.slice(0, Math.max(0, max - 1))}…`;
 }
+
+/** 32768 as "32k", 131072 as "128k", 18234 as "18.2k": how windows and token counts are spoken of. */
+export function formatTokens(n: number): string {
+  if (n < 1000) return String(n);
+  const k = n / 1024;
+  if (Number.isInteger(k)) return `${k}k`;
+  return `${(n / 1000).toFixed(n < 100_000 ? 1 : 0).replace(/\.0$/, '')}k`;
+}

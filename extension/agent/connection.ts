@@ -7,6 +7,7 @@
 import * as vscode from 'vscode';
 import { ModelClient, redact, type ConnectionReport } from '../../core/model/client';
 import { API_KEY_SECRET, readAgentConfig, type AgentConfig } from '../config';
+import { formatTokens } from './chatProtocol';
 
 export const AGENT_COMMANDS = {
   setApiKey: 'lean4Agentic.setApiKey',
@@ -61,12 +62,6 @@ export function describeReport(r: ConnectionReport, apiKey: string | undefined):
   return redact([head, ...r.problems].join(' '), apiKey);
 }
 
-/** 32768 as "32k", 131072 as "128k", 8000 as "8k" (how windows are spoken of). */
-export function formatTokens(n: number): string {
-  if (n < 1000) return String(n);
-  const k = n / 1024;
-  return Number.isInteger(k) ? `${k}k` : `${(n / 1000).toFixed(n < 10_000 ? 1 : 0).replace(/\.0$/, '')}k`;
-}
 
 export async function testConnection(secrets: vscode.SecretStorage, output: vscode.LogOutputChannel): Promise<void> {
   const config = readAgentConfig();

@@ -12,9 +12,9 @@
  * Anything else (images, prompt-tsx, data) is left out of the request.
  */
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import { newCallId } from '../../core/agent/conversation';
+import { newCallId, toParam } from '../../core/agent/conversation';
 import { DEFAULT_CONTEXT_WINDOW, ModelError, redact, wireFormatOf, type ModelClient, type ModelReply, type ModelToolCall, type ServedModel } from '../../core/model/client';
-import { FORMATS, type TextFormatId, type TextMessage, type ToolFormatSetting, type ToolSpec } from '../../core/model/formats';
+import { FORMATS, type TextFormatId, type ToolFormatSetting, type ToolSpec } from '../../core/model/formats';
 import { StreamView, type StreamPiece } from '../../core/model/stream-view';
 import { MESSAGE_OVERHEAD, TokenMeter } from '../../core/model/tokens';
 
@@ -145,11 +145,6 @@ export function toTextMessages(messages: readonly LmMessage[], format: TextForma
   if (firstUser !== undefined) out[firstUser] = { role: 'user', content: head.task };
   else if (head.task) out.unshift({ role: 'user', content: head.task });
   return [{ role: 'system', content: head.system }, ...out];
-}
-
-function toParam(m: TextMessage): ChatCompletionMessageParam {
-  if (m.role === 'tool') return { role: 'tool', tool_call_id: m.tool_call_id ?? '', content: m.content };
-  return { role: m.role, content: m.content } as ChatCompletionMessageParam;
 }
 
 export interface ChatRequest {

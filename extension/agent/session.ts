@@ -185,13 +185,14 @@ export class AgentSession implements vscode.Disposable {
     const timer = setTimeout(() => ac.abort(), 10_000);
     let msg: ToWebview;
     try {
-      const models = await client.listModels(ac.signal);
+      const served = await client.servedModels(ac.signal);
+      const models = served.map((m) => m.id);
       if (config.model && !models.includes(config.model)) {
         msg = { type: 'connection', state: 'failed', endpoint, message: clip(`The server does not serve the model "${config.model}" (it serves: ${models.join(', ') || 'nothing'}). Change the model setting or leave it empty.`, 2000), actions: ['openModelSetting'] };
       } else if (!models.length) {
         msg = { type: 'connection', state: 'failed', endpoint, message: 'The server answers but lists no models at /v1/models.', actions: ['openEndpointSetting', 'testConnection'] };
       } else {
-        const window = await client.contextWindow(ac.signal).catch(() => undefined);
+        const window = await client.contextWindow(ac.signal, served).catch(() => undefined);
         msg = { type: 'connection', state: 'connected', endpoint, model: clip(config.model || models[0]!, 300), ...(window ? { window: { tokens: window.tokens, assumed: window.source === 'default' } } : {}), actions: [] };
       }
     } catch (e) {

@@ -1,6 +1,6 @@
 import { balancedEnd, parseLenientJson } from './json-repair';
 import { pyJson } from './py-json';
-import { callFromObject } from './tagged';
+import { callFromObject, skipSpace } from './tagged';
 import type { ParsedContent, RenderedCall, RenderedResult, TextCall, TextMessage, TextToolFormat, ToolSpec } from './types';
 
 /**
@@ -86,11 +86,6 @@ function endOf(s: string, from: number): number {
     if (i >= 0 && i < end) end = i;
   }
   return end;
-}
-
-function skipSpace(s: string, pos: number): number {
-  while (pos < s.length && /\s/.test(s[pos]!)) pos++;
-  return pos;
 }
 
 /** A JSON schema as Harmony writes a parameter's type. */

@@ -1,7 +1,7 @@
 import { balancedEnd, parseLenientJson } from './json-repair';
 import { pyJson } from './py-json';
 import { toolObject } from './qwen';
-import { callFromObject } from './tagged';
+import { callFromObject, skipSpace } from './tagged';
 import type { ParsedContent, RenderedCall, RenderedResult, TextCall, TextMessage, TextToolFormat, ToolSpec } from './types';
 
 /**
@@ -70,11 +70,6 @@ export function parseMistral(content: string): ParsedContent {
     prose.push(content.slice(end, at < 0 ? content.length : at));
   }
   return { text: prose.join('').replace(/<\/s>\s*$/, '').trim(), calls, repairs: [] };
-}
-
-function skipSpace(s: string, pos: number): number {
-  while (pos < s.length && /\s/.test(s[pos]!)) pos++;
-  return pos;
 }
 
 function arrayCalls(raw: string): TextCall[] {

@@ -197,7 +197,8 @@ function nextOf(content: string, from: number, tags: readonly string[], find: Fi
   return best;
 }
 
-function skipSpace(s: string, pos: number): number {
+/** The first position at or after `pos` that is not whitespace. */
+export function skipSpace(s: string, pos: number): number {
   while (pos < s.length && /\s/.test(s[pos]!)) pos++;
   return pos;
 }

@@ -3,7 +3,7 @@
  * message from the extension is validated with the shared zod schema; model
  * text becomes DOM nodes through textContent only (see ../markdown.ts).
  */
-import { FromWebview, ToWebview, type ErrorAction, type HistoryEntry, type StepCard } from '../chatProtocol';
+import { FromWebview, ToWebview, formatTokens, type ErrorAction, type HistoryEntry, type StepCard } from '../chatProtocol';
 import { StageTimeline } from '../timeline';
 import { renderMarkdown, type MiniDocument } from '../markdown';
 import { formatReward } from '../../decorations';
@@ -134,13 +134,6 @@ function showReasoning(text: string, delta?: string): void {
   thoughtSummary.textContent = `Thinking (${text.length.toLocaleString()} characters)`;
 }
 
-/** 32768 as 32k, 18234 as 18.2k: how windows are spoken of. */
-function tokens(n: number): string {
-  if (n < 1000) return String(n);
-  const k = n / 1024;
-  if (Number.isInteger(k)) return `${k}k`;
-  return `${(n / 1000).toFixed(n < 100_000 ? 1 : 0).replace(/\.0$/, '')}k`;
-}
 
 function stepCard(c: StepCard): El {
   const card = el('div', `card${c.blocked ? ' blocked' : ''}`);
@@ -329,7 +322,7 @@ function receive(msg: ToWebview): void {
     }
     case 'context': {
       contextBar.hidden = false;
-      contextBar.textContent = `${tokens(msg.used)} / ${tokens(msg.window)}`;
+      contextBar.textContent = `${formatTokens(msg.used)} / ${formatTokens(msg.window)}`;
       contextBar.className = msg.used > msg.window * 0.8 ? 'context full' : 'context';
       contextBar.title = `Context in use: ${msg.used.toLocaleString()} prompt tokens of the model's ${msg.window.toLocaleString()}-token window${msg.assumed ? ' (assumed: the server does not report it; set lean4Agentic.contextLength)' : ''}. The conversation is compacted when it fills.`;
       return;
@@ -350,7 +343,7 @@ function receive(msg: ToWebview): void {
         msg.state === 'checking'
           ? `Checking ${msg.endpoint}…`
           : msg.state === 'connected'
-            ? `● Connected: ${msg.model ?? '?'} · ${msg.endpoint}${msg.window ? ` · ${tokens(msg.window.tokens)} context${msg.window.assumed ? ' (assumed)' : ''}` : ''}`
+            ? `● Connected: ${msg.model ?? '?'} · ${msg.endpoint}${msg.window ? ` · ${formatTokens(msg.window.tokens)} context${msg.window.assumed ? ' (assumed)' : ''}` : ''}`
             : `✕ Not connected to ${msg.endpoint}: ${msg.message ?? ''}`;
       const parts: unknown[] = [el('span', 'conn-text', text)];
       if (msg.state === 'failed') {
