@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FromWebview, ToWebview, clip } from '../extension/agent/chatProtocol';
-import { parseMarkdown, renderMarkdown, type MiniDocument, type MiniElement, type MiniNode } from '../extension/agent/markdown';
 import { shortArgs, toStepCard } from '../extension/agent/cards';
 
 test('messages from the webview: good ones pass, bad ones are rejected', () => {
@@ -31,54 +30,6 @@ test('messages to the webview are checked too', () => {
   assert.equal(ToWebview.safeParse({ type: 'error', message: 'down', actions: ['rm -rf'] }).success, false);
   assert.equal(ToWebview.safeParse({ type: 'text' }).success, false);
   assert.equal(clip('abcdef', 4), 'abc…');
-});
-
-/** A fake DOM that records what was built and throws on any HTML parsing path. */
-class FakeEl implements MiniElement {
-  className = '';
-  textContent: string | null = null;
-  children: (FakeEl | FakeText)[] = [];
-  constructor(readonly tag: string) {}
-  appendChild(child: MiniNode): unknown {
-    this.children.push(child as FakeEl | FakeText);
-    return child;
-  }
-  set innerHTML(_v: string) {
-    throw new Error('innerHTML used');
-  }
-  text(): string {
-    return this.textContent ?? this.children.map((c) => (c instanceof FakeEl ? c.text() : c.data)).join('');
-  }
-  tags(): string[] {
-    return [this.tag, ...this.children.flatMap((c) => (c instanceof FakeEl ? c.tags() : []))];
-  }
-}
-class FakeText {
-  constructor(readonly data: string) {}
-  appendChild(): unknown {
-    throw new Error('text nodes have no children');
-  }
-}
-const fakeDoc: MiniDocument = { createElement: (t) => new FakeEl(t), createTextNode: (t) => new FakeText(t) };
-
-test('model text with HTML stays text: no element comes from it', () => {
-  const evil = 'Look: <img src=x onerror=alert(1)> and `<script>alert(2)</script>`\n\n```html\n<iframe src="javascript:alert(3)"></iframe>\n```';
-  const root = renderMarkdown(fakeDoc, evil) as FakeEl;
-  assert.deepEqual(root.tags().sort(), ['code', 'code', 'div', 'p', 'pre'].sort());
-  assert.match(root.text(), /<img src=x onerror=alert\(1\)>/);
-  assert.match(root.text(), /<script>alert\(2\)<\/script>/);
-  assert.match(root.text(), /<iframe src="javascript:alert\(3\)"><\/iframe>/);
-});
-
-test('the markdown subset: paragraphs, inline code, fenced blocks', () => {
-  assert.deepEqual(parseMarkdown('one\ntwo\n\nthree `x` end\n```js\nlet a = 1;\n\nlet b;\n```\nafter'), [
-    { kind: 'p', inlines: [{ kind: 'text', text: 'one\ntwo' }] },
-    { kind: 'p', inlines: [{ kind: 'text', text: 'three ' }, { kind: 'code', text: 'x' }, { kind: 'text', text: ' end' }] },
-    { kind: 'pre', lang: 'js', text: 'let a = 1;\n\nlet b;' },
-    { kind: 'p', inlines: [{ kind: 'text', text: 'after' }] },
-  ]);
-  // An unclosed fence runs to the end.
-  assert.deepEqual(parseMarkdown('```\nopen'), [{ kind: 'pre', lang: '', text: 'open' }]);
 });
 
 test('step cards: short args, failed checks, stage change', () => {

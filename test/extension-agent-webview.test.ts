@@ -34,11 +34,14 @@ class Node_ {
     throw new Error('innerHTML used');
   }
   appendChild(c: Node_) {
+    c.remove();
+    c.parent = this;
     this.children.push(c);
     return c;
   }
   replaceChildren(...c: Node_[]) {
     this.text = null;
+    for (const n of c) n.parent = this;
     this.children = c;
   }
   setAttribute(k: string, v: string) {
@@ -50,9 +53,30 @@ class Node_ {
   fire(t: string, e: unknown = {}) {
     for (const f of this.listeners.get(t) ?? []) f(e);
   }
-  remove() {}
+  parent: Node_ | undefined;
+  scrollTop = 0;
+  scrollHeight = 0;
+  clientHeight = 0;
+  remove() {
+    if (this.parent) this.parent.children = this.parent.children.filter((c) => c !== this);
+    this.parent = undefined;
+  }
+  replaceWith(...nodes: Node_[]) {
+    const p = this.parent;
+    if (!p) return;
+    const i = p.children.indexOf(this);
+    for (const n of nodes) n.parent = p;
+    p.children.splice(i, 1, ...nodes);
+    this.parent = undefined;
+  }
+  insertBefore(n: Node_, ref: Node_ | null) {
+    n.parent = this;
+    const i = ref ? this.children.indexOf(ref) : -1;
+    if (i < 0) this.children.push(n);
+    else this.children.splice(i, 0, n);
+    return n;
+  }
   focus() {}
-  scrollIntoView() {}
   all(): Node_[] {
     return [this, ...this.children.flatMap((c) => c.all())];
   }
@@ -60,7 +84,8 @@ class Node_ {
 
 /** Loads dist/chat.js in a vm with a fake DOM; returns the elements by id, what it posted, and how to send it messages. */
 function loadChat() {
-  const ids = new Map(['log', 'task', 'run', 'stop', 'status', 'open-trajectory', 'new-chat', 'show-history', 'history', 'timeline', 'connection', 'context'].map((id) => [id, new Node_('div')]));
+  const ids = new Map(['log', 'log-inner', 'task', 'run', 'stop', 'status', 'open-trajectory', 'new-chat', 'show-history', 'history', 'timeline', 'connection', 'context', 'activity', 'activity-text', 'counters', 'jump'].map((id) => [id, new Node_('div')]));
+  ids.get('log')!.appendChild(ids.get('log-inner')!);
   ids.get('history')!.hidden = true; // as in the view's HTML
   const posted: unknown[] = [];
   const listeners = new Map<string, (e: unknown) => void>();
@@ -68,6 +93,12 @@ function loadChat() {
     document: { createElement: (t: string) => new Node_(t), createTextNode: (s: string) => new Node_('#text', s), getElementById: (id: string) => ids.get(id) ?? null },
     window: { addEventListener: (t: string, f: (e: unknown) => void) => listeners.set(t, f) },
     acquireVsCodeApi: () => ({ postMessage: (m: unknown) => posted.push(JSON.parse(JSON.stringify(m))) }),
+    // Frames are drawn at once; timers are the host's (unref'd: a test never waits on the chat's clock).
+    requestAnimationFrame: (f: () => void) => (f(), 0),
+    setTimeout: (f: () => void, ms: number) => setTimeout(f, ms).unref(),
+    clearTimeout,
+    setInterval: (f: () => void, ms: number) => setInterval(f, ms).unref(),
+    clearInterval,
   };
   runInNewContext(readFileSync(resolve(root, 'dist/chat.js'), 'utf8'), context);
   const onMessage = (e: { data: unknown }) => listeners.get('message')!(e);
@@ -212,4 +243,99 @@ test('reasoning shows collapsed above the answer, a bare </think> moves the stre
   assert.ok(log.all().some((n) => n.className === 'compaction' && n.textContent === 'Context compacted to fit the window.'));
   onMessage!({ data: { type: 'clear' } });
   assert.equal(ids.get('context')!.hidden, true);
+});
+
+test('a streamed answer renders as markdown while it streams: settled blocks are drawn once, the tail again', () => {
+  const { ids, onMessage } = loadChat();
+  const log = ids.get('log')!;
+  onMessage({ data: { type: 'runStarted', task: 't', model: 'm', endpoint: 'http://e/v1', trajectory: 'r', sandbox: { confined: true, text: 'sandboxed' } } });
+  onMessage({ data: { type: 'text', delta: '# Plan\n\nFirst **read** the' } });
+  const heading = log.all().find((n) => n.tag === 'h1');
+  assert.equal(heading?.textContent, 'Plan', 'a heading shows as one while the answer streams');
+  onMessage({ data: { type: 'text', delta: ' file.\n\n```js\nlet a' } });
+  assert.equal(log.all().find((n) => n.tag === 'h1'), heading, 'a settled block is not drawn again');
+  assert.ok(log.all().some((n) => n.tag === 'strong' && n.textContent === 'read'));
+  assert.ok(log.all().some((n) => n.tag === 'code' && n.textContent === 'let a'), 'an open code block shows as code');
+  onMessage({ data: { type: 'assistant', text: '# Plan\n\nFirst **read** the file.\n\n```js\nlet a = 1;\n```' } });
+  const answer = log.all().filter((n) => n.className === 'msg assistant');
+  assert.equal(answer.length, 1, 'the final answer replaces the streamed one');
+  assert.ok(answer[0]!.all().some((n) => n.className === 'hljs'), 'the finished code block is highlighted');
+});
+
+test('code blocks have a Copy button that sends exactly the code; links go to the extension, never to the webview host', () => {
+  const { ids, posted, onMessage } = loadChat();
+  const log = ids.get('log')!;
+  onMessage({ data: { type: 'assistant', text: 'See [the docs](https://example.com/d) and [sum](src/sum.js#L2) but not [x](javascript:alert(1)).\n\n```bash\nnpm test -- --watch=false\n```' } });
+  const copy = log.all().find((n) => n.tag === 'button' && n.textContent === 'Copy')!;
+  copy.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'copy', text: 'npm test -- --watch=false' });
+  assert.equal(copy.textContent, 'Copied');
+  const links = log.all().filter((n) => n.tag === 'a');
+  assert.deepEqual(links.map((a) => a.attrs.get('href')), ['https://example.com/d', 'src/sum.js#L2']);
+  let prevented = 0;
+  let stopped = 0;
+  links[1]!.fire('click', { preventDefault: () => prevented++, stopPropagation: () => stopped++ });
+  assert.deepEqual(posted.at(-1), { type: 'openLink', href: 'src/sum.js#L2' });
+  assert.equal(prevented, 1);
+  assert.equal(stopped, 1, "the host's own handler does not also open it");
+  assert.ok(posted.every((m) => FromWebview.safeParse(m).success));
+});
+
+test('a running command has a live card with its output tail and a clock, replaced by its step card when it ends', () => {
+  const { ids, onMessage } = loadChat();
+  const log = ids.get('log')!;
+  onMessage({ data: { type: 'runStarted', task: 't', model: 'm', endpoint: 'http://e/v1', trajectory: 'r', sandbox: { confined: true, text: 'sandboxed' } } });
+  onMessage({ data: { type: 'state', running: true } });
+  onMessage({ data: { type: 'waiting' } });
+  assert.equal(ids.get('activity')!.hidden, false);
+  assert.match(ids.get('activity-text')!.textContent ?? '', /^Waiting for the model · 0 s$/);
+  onMessage({ data: { type: 'toolStarted', id: 'call_1', tool: 'run_command', args: 'sleep 8 && npm test' } });
+  assert.match(ids.get('activity-text')!.textContent ?? '', /^Running sleep 8 && npm test · 0 s$/);
+  const live = log.all().find((n) => n.className === 'card live')!;
+  assert.ok(live, 'a card shows as soon as the call starts');
+  assert.match(live.textContent ?? '', /run_command.*running.*0 s.*sleep 8 && npm test/);
+  onMessage({ data: { type: 'toolOutput', id: 'call_1', tail: '> test\nok 1 - adds', bytes: 2048 } });
+  const out = live.all().find((n) => n.className.includes('live-output'))!;
+  assert.equal(out.hidden, false);
+  assert.equal(out.textContent, '> test\nok 1 - adds');
+  assert.match(live.textContent ?? '', /2\.0 KB/);
+  onMessage({ data: { type: 'step', card: { line: 3, id: 'call_1', step: 1, tool: 'run_command', args: 'sleep 8 && npm test', status: 'ok', toolReward: 1, failed: [], durationMs: 8123, excerpt: 'ok 1 - adds' } } });
+  assert.equal(log.all().filter((n) => /^card( |$)/.test(n.className)).length, 1, 'the step card took the live card’s place');
+  assert.equal(log.all().some((n) => n.className === 'card live'), false);
+  assert.match(log.textContent ?? '', /8\.1 s/);
+  assert.equal(ids.get('activity-text')!.hidden, true, 'nothing runs now');
+  onMessage({ data: { type: 'context', used: 1000, window: 32768, assumed: false, completionTokens: 1234 } });
+  assert.match(ids.get('counters')!.textContent ?? '', /^1 step · 1\.2k tokens · 0 s$/);
+  onMessage({ data: { type: 'end', reason: 'submitted', summary: { return: 1, outcome: 1, steps: 1 } } });
+  onMessage({ data: { type: 'state', running: false } });
+  assert.equal(ids.get('counters')!.hidden, false, 'the counters stay for the finished run');
+});
+
+test('the log follows new output only while the reader is at the bottom', () => {
+  const { ids, onMessage } = loadChat();
+  const log = ids.get('log')!;
+  const jump = ids.get('jump')!;
+  log.clientHeight = 500;
+  log.scrollHeight = 2000;
+  onMessage({ data: { type: 'assistant', text: 'one' } });
+  assert.equal(log.scrollTop, 2000, 'at the bottom: pinned');
+  // The reader scrolls up to read.
+  log.fire('wheel', { deltaY: -100 });
+  log.scrollTop = 600;
+  log.fire('scroll');
+  log.scrollHeight = 3000;
+  onMessage({ data: { type: 'text', delta: 'more and more' } });
+  assert.equal(log.scrollTop, 600, 'scrolled up: the view stays where the reader is');
+  assert.equal(jump.hidden, false, 'a button offers the way back');
+  jump.fire('click');
+  assert.equal(log.scrollTop, 3000);
+  assert.equal(jump.hidden, true);
+  // Back at the bottom by scrolling: following again.
+  log.scrollTop = 100;
+  log.fire('scroll');
+  log.scrollTop = 3000 - 500 - 10;
+  log.fire('scroll');
+  log.scrollHeight = 3500;
+  onMessage({ data: { type: 'text', delta: ' text' } });
+  assert.equal(log.scrollTop, 3500);
 });

@@ -52,8 +52,12 @@ export type AgentEvent =
   | { kind: 'reasoning'; delta: string }
   /** The prose streamed so far in this answer was reasoning after all (a bare </think> came). */
   | { kind: 'retract'; text: string }
-  /** How full the window is after an answer: prompt tokens of the last request. */
-  | { kind: 'context'; used: number; window: number; source: ContextWindow['source'] }
+  /** A request to the model is on its way (nothing streamed yet): for a "waiting" indicator. */
+  | { kind: 'request' }
+  /** How full the window is after an answer (prompt tokens of the last request), and the completion tokens of the run so far. */
+  | { kind: 'context'; used: number; window: number; source: ContextWindow['source']; completionTokens: number }
+  /** A tool call passed the gate and starts now (its step event follows when it ends). */
+  | { kind: 'toolStart'; id: string; tool: string; args: unknown }
   | { kind: 'compaction'; line: number; text: string; event: CompactionEvent }
   | { kind: 'step'; line: number; text: string; event: ToolCallEvent; result: StepResult; gate: GateResult }
   | { kind: 'outcome'; line: number; text: string; event: OutcomeEvent }
@@ -322,6 +326,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
       const show = (pieces: ReturnType<StreamView['push']>) => {
         for (const p of pieces) emit(p.kind === 'retract' ? { kind: 'retract', text: p.text } : { kind: p.kind, delta: p.delta });
       };
+      emit({ kind: 'request' });
       try {
         reply = await opts.model.complete({
           messages,
@@ -370,8 +375,8 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
       }
       refusals = 0;
       if (reply.usage?.prompt_tokens) meter.observe(messages, sent, reply.usage.prompt_tokens);
-      emit({ kind: 'context', used: reply.usage?.prompt_tokens ?? estimate, window: window.tokens, source: window.source });
       tokens += reply.usage?.completion_tokens ?? 0;
+      emit({ kind: 'context', used: reply.usage?.prompt_tokens ?? estimate, window: window.tokens, source: window.source, completionTokens: tokens });
       if (reply.text || reply.reasoning) {
         const m = writer.append({ type: 'message', role: 'assistant', content: reply.text, ...(reply.reasoning ? { reasoning: reply.reasoning } : {}), at: new Date().toISOString() });
         emit({ kind: 'message', ...m });
@@ -455,6 +460,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
       submitted = true;
       observation = 'Submitted. The workflow outcome check runs now.';
     } else {
+      emit({ kind: 'toolStart', id: call.id, tool: call.name, args: copyOf(call.args) });
       const outcome = await opts.execute(call.name, call.args as Record<string, unknown>, { workspace: opts.workspace, ...(opts.signal ? { signal: opts.signal } : {}) });
       status = outcome.status;
       result = outcome.result;

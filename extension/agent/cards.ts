@@ -1,7 +1,8 @@
 /** Pure: what the chat shows of a step and of a proposed call. */
 import type { ToolCallEvent } from '../../core/schema/trajectory';
 import type { GateResult, StepResult } from '../../core/verifier/state';
-import { clip, type StepCard } from './chatProtocol';
+import { stripTerminal } from '../../core/tools/output';
+import { clip, OUTPUT_TAIL, type StepCard } from './chatProtocol';
 
 /** The command, the path, or short JSON. */
 export function shortArgs(tool: string, args: unknown, max = 400): string {
@@ -24,6 +25,8 @@ export function toStepCard(line: number, event: ToolCallEvent, result: StepResul
   const text = event.result?.error ?? event.result?.output;
   return {
     line,
+    ...(event.id ? { id: clip(event.id, 200) } : {}),
+    ...(event.result?.durationMs !== undefined ? { durationMs: Math.max(0, Math.round(event.result.durationMs)) } : {}),
     ...(result.step !== undefined ? { step: result.step } : {}),
     tool: clip(event.tool, 200),
     args: event.argsError !== undefined ? clip(`(arguments not JSON: ${event.argsError})`, 400) : shortArgs(event.tool, event.args),
@@ -38,4 +41,38 @@ export function toStepCard(line: number, event: ToolCallEvent, result: StepResul
     ...(text ? { excerpt: clip(text.trim(), 2000) } : {}),
     ...(event.status === 'blocked' || gate.decision === 'block' ? { blocked: true } : {}),
   };
+}
+
+/**
+ * The end of a running command's output as a live card shows it: terminal
+ * escapes and overwrites applied, the last `maxLines` lines of at most
+ * `maxChars`. Raw data is kept a little past that so an escape sequence or a
+ * \r-overwritten progress line split across chunks still comes out right.
+ */
+export class OutputTail {
+  private raw = '';
+  bytes = 0;
+
+  constructor(
+    private readonly maxChars = OUTPUT_TAIL,
+    private readonly maxLines = 20,
+  ) {}
+
+  push(data: string): void {
+    this.bytes += Buffer.byteLength(data);
+    this.raw += data;
+    const keep = this.maxChars * 4;
+    if (this.raw.length > keep * 2) {
+      // Cut at a line start so no escape sequence is cut in half.
+      const from = this.raw.length - keep;
+      const nl = this.raw.indexOf('\n', from);
+      this.raw = nl >= 0 ? this.raw.slice(nl + 1) : this.raw.slice(from);
+    }
+  }
+
+  get text(): string {
+    const lines = stripTerminal(this.raw).replace(/\n+$/, '').split('\n');
+    const tail = lines.slice(-this.maxLines).join('\n');
+    return tail.length > this.maxChars ? tail.slice(tail.length - this.maxChars) : tail;
+  }
 }

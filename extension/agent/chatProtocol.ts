@@ -8,6 +8,9 @@ import { RUN_FILE } from '../../core/agent/run-file';
 import { EndEvent } from '../../core/schema/trajectory';
 import { CHANGE_ID } from './fileChanges';
 
+/** The most of a running command's output a live card shows (its last lines). */
+export const OUTPUT_TAIL = 4000;
+
 const Reward = z.union([z.literal(-1), z.literal(0), z.literal(1)]);
 const short = (max: number) => z.string().max(max);
 
@@ -32,11 +35,18 @@ export const FromWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('history') }).strict(),
   /** Open a recorded run's trajectory (by file name in .lar/runs, nothing else). */
   z.object({ type: z.literal('openRun'), file: z.string().regex(RUN_FILE) }).strict(),
+  /** Copy a code block's text (the extension writes the clipboard: it works in every host). */
+  z.object({ type: z.literal('copy'), text: z.string().max(200_000) }).strict(),
+  /** Open a link from model text; the extension decides whether it may (http/https, files of the workspace). */
+  z.object({ type: z.literal('openLink'), href: z.string().min(1).max(4000) }).strict(),
 ]);
 export type FromWebview = z.infer<typeof FromWebview>;
 
 export const StepCard = z.object({
   line: z.number().int().positive(),
+  /** The call's id: the card replaces the live card of the same call. */
+  id: short(200).optional(),
+  durationMs: z.number().int().nonnegative().optional(),
   step: z.number().int().positive().optional(),
   tool: short(200),
   /** A short rendering of the arguments (the command, the path, or JSON). */
@@ -91,8 +101,14 @@ export const ToWebview = z.discriminatedUnion('type', [
   /** The streamed text so far (its first `chars` characters) was reasoning: a bare </think> came. */
   z.object({ type: z.literal('retract'), chars: z.number().int().nonnegative() }).strict(),
   z.object({ type: z.literal('assistant'), text: short(200_000), reasoning: short(200_000).optional() }).strict(),
-  /** How full the model's window is: prompt tokens of the last request out of the window. */
-  z.object({ type: z.literal('context'), used: z.number().int().nonnegative(), window: z.number().int().positive(), assumed: z.boolean() }).strict(),
+  /** How full the model's window is: prompt tokens of the last request out of the window; and the run's completion tokens. */
+  z.object({ type: z.literal('context'), used: z.number().int().nonnegative(), window: z.number().int().positive(), assumed: z.boolean(), completionTokens: z.number().int().nonnegative().optional() }).strict(),
+  /** A request to the model went out: the chat shows that it waits, until the answer streams. */
+  z.object({ type: z.literal('waiting') }).strict(),
+  /** A tool call started: a live card until its step arrives. */
+  z.object({ type: z.literal('toolStarted'), id: short(200), tool: short(200), args: short(400) }).strict(),
+  /** The latest output of a running command (its tail, not a delta: the newest replaces the one before). */
+  z.object({ type: z.literal('toolOutput'), id: short(200), tail: short(OUTPUT_TAIL), bytes: z.number().int().nonnegative() }).strict(),
   /** The conversation was compacted to fit the window. */
   z.object({ type: z.literal('compaction'), text: short(2000) }).strict(),
   z.object({ type: z.literal('step'), card: StepCard }).strict(),

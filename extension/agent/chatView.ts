@@ -76,6 +76,19 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
    */
   private keep(m: ToWebview): void {
     const last = this.transcript[this.transcript.length - 1];
+    if (m.type === 'toolOutput') {
+      // A tail, not a delta: only the newest matters.
+      const i = this.transcript.findIndex((x) => x.type === 'toolOutput' && x.id === m.id);
+      if (i >= 0) {
+        this.transcript[i] = m;
+        return;
+      }
+    }
+    if (m.type === 'step' && m.card.id !== undefined) {
+      // The finished card stands for the live one.
+      const id = m.card.id;
+      this.transcript = this.transcript.filter((x) => !((x.type === 'toolStarted' || x.type === 'toolOutput') && x.id === id));
+    }
     if ((m.type === 'text' || m.type === 'reasoning') && last?.type === m.type && last.delta.length + m.delta.length <= 100_000) {
       this.transcript[this.transcript.length - 1] = { type: m.type, delta: last.delta + m.delta };
       return;
@@ -140,7 +153,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   <div id="connection" role="status" hidden></div>
   <nav id="timeline" aria-label="Stage timeline" hidden></nav>
   <section id="history" aria-label="Past runs" hidden></section>
-  <main id="log" role="log" aria-live="polite"></main>
+  <div class="log-wrap">
+    <main id="log" role="log" aria-live="polite"><div id="log-inner"></div></main>
+    <button id="jump" class="secondary small" hidden title="Follow the run again">↓ Latest</button>
+  </div>
+  <div id="activity" hidden><span id="activity-text" role="status" aria-live="polite" hidden></span><span id="counters" hidden></span></div>
   <footer>
     <textarea id="task" aria-label="Task for the agent" placeholder="Describe a task (Enter to run, Shift+Enter for a new line)"></textarea>
     <div class="row">

@@ -24,14 +24,15 @@ import type { LarClient } from '../client';
 import { readAgentConfig } from '../config';
 import { listRuns, markInterruptedRuns, RUNS_DIR } from '../../core/agent/history';
 import { RUN_FILE } from '../../core/agent/run-file';
-import { toStepCard, shortArgs } from './cards';
-import { clip, type ErrorAction, type FromWebview, type HistoryEntry, type StepCard, type ToWebview } from './chatProtocol';
+import { OutputTail, toStepCard, shortArgs } from './cards';
+import { clip, OUTPUT_TAIL, type ErrorAction, type FromWebview, type HistoryEntry, type StepCard, type ToWebview } from './chatProtocol';
 import { FileChanges, type FileChange } from './fileChanges';
 import { loadNodePty } from '../../core/tools/shell-process';
 import { combineRedactors, secretRedactor } from '../../core/agent/secrets';
 import { changeUri } from './changeDocuments';
 import { AGENT_COMMANDS, modelClientFor, openSetting, readApiKey } from './connection';
 import { createLiveGate } from './liveGate';
+import { linkTarget } from './links';
 import { AgentTerminal } from './terminal';
 import { VscodeWorkspaceFs } from './vscodeFs';
 
@@ -70,6 +71,25 @@ function actionsFor(e: unknown): ErrorAction[] {
     return ['openEndpointSetting', 'testConnection'];
   }
   return ['openSettings'];
+}
+
+/** Opens a link from the chat if linkTarget allows it: web pages outside, workspace files in the editor. */
+async function openLink(href: string): Promise<void> {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  const target = folder?.uri.scheme === 'file' ? linkTarget(href, folder.uri.fsPath) : linkTarget(href, '/nonexistent-workspace');
+  if (target.kind === 'refused') {
+    void vscode.window.showWarningMessage(`Lean4 Agentic did not open the link: ${target.reason}.`);
+    return;
+  }
+  if (target.kind === 'web') {
+    await vscode.env.openExternal(vscode.Uri.parse(target.url, true));
+    return;
+  }
+  const line = target.line ? Math.max(0, target.line - 1) : undefined;
+  await vscode.window.showTextDocument(vscode.Uri.file(target.path), {
+    preview: true,
+    ...(line !== undefined ? { selection: new vscode.Range(line, 0, line, 0) } : {}),
+  });
 }
 
 export class AgentSession implements vscode.Disposable {
@@ -156,6 +176,12 @@ export class AgentSession implements vscode.Disposable {
         });
         return;
       }
+      case 'copy':
+        void vscode.env.clipboard.writeText(msg.text);
+        return;
+      case 'openLink':
+        void openLink(msg.href).then(undefined, (e: unknown) => this.fail(`Could not open ${clip(msg.href, 200)}: ${e instanceof Error ? e.message : String(e)}`));
+        return;
       case 'checkConnection':
       case 'ready':
         void this.postConnection();
@@ -393,10 +419,42 @@ export class AgentSession implements vscode.Disposable {
       };
       /** Characters of the current answer's streamed text as the chat received them (masked). */
       let streamedChars = 0;
+      /** The running command's output for its live card, sent at most every 150 ms. */
+      let liveOutput: { dispose(): void } | undefined;
+      const endLiveOutput = () => {
+        liveOutput?.dispose();
+        liveOutput = undefined;
+      };
+      const watchOutput = (id: string) => {
+        endLiveOutput();
+        const tail = new OutputTail();
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const flush = () => {
+          timer = undefined;
+          this.post({ type: 'toolOutput', id: clip(id, 200), tail: clip(mask(tail.text), OUTPUT_TAIL), bytes: tail.bytes });
+        };
+        const sub = terminal!.onOutput((text) => {
+          tail.push(text);
+          timer ??= setTimeout(flush, 150);
+        });
+        liveOutput = {
+          dispose: () => {
+            sub.dispose();
+            if (timer) clearTimeout(timer);
+          },
+        };
+      };
       const onEvent = (e: AgentEvent) => {
         switch (e.kind) {
           case 'header':
             live.observe(e);
+            return;
+          case 'request':
+            this.post({ type: 'waiting' });
+            return;
+          case 'toolStart':
+            this.post({ type: 'toolStarted', id: clip(e.id, 200), tool: clip(e.tool, 200), args: mask(shortArgs(e.tool, e.args)) });
+            if (e.tool === 'run_command') watchOutput(e.id);
             return;
           case 'text': {
             const shown = clip(mask(e.delta), 100_000);
@@ -414,7 +472,7 @@ export class AgentSession implements vscode.Disposable {
             return;
           }
           case 'context':
-            this.post({ type: 'context', used: Math.max(0, Math.round(e.used)), window: e.window, assumed: e.source === 'default' });
+            this.post({ type: 'context', used: Math.max(0, Math.round(e.used)), window: e.window, assumed: e.source === 'default', completionTokens: Math.max(0, Math.round(e.completionTokens)) });
             return;
           case 'compaction': {
             live.observe(e);
@@ -434,6 +492,7 @@ export class AgentSession implements vscode.Disposable {
           }
           case 'step': {
             streamedChars = 0;
+            endLiveOutput();
             live.observe(e);
             const card = redactCard(toStepCard(e.line, e.event, e.result, e.gate), mask);
             // The write a file tool just made is this step's (one tool runs at a time).
@@ -477,7 +536,7 @@ export class AgentSession implements vscode.Disposable {
         redact: mask,
         runId,
         onStart: (h) => (running.interrupt = h.interrupt),
-      });
+      }).finally(endLiveOutput);
       await live.flushed();
       // The next message continues this conversation; one the model never answered (the server was
       // down, the user stopped it at once) is not carried on: two user messages in a row are refused

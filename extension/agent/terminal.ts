@@ -116,6 +116,7 @@ export class AgentTerminal implements vscode.Disposable {
         // Always through the filter, so it sees a restarted shell's ready marker even while the terminal is closed.
         const shown = this.filter.push(d);
         this.pty?.write(shown);
+        if (shown) for (const l of this.outputListeners) l(shown);
       }),
       this.session.onExit((code) => {
         this.pty?.write(this.filter.flush());
@@ -125,6 +126,14 @@ export class AgentTerminal implements vscode.Disposable {
         this.pty?.write(`\r\n\x1b[2m[the shell exited with code ${code}; the next command starts a fresh one]\x1b[0m\r\n`);
       }),
     );
+  }
+
+  private readonly outputListeners = new Set<(text: string) => void>();
+
+  /** What the terminal shows (markers filtered out), as it arrives: for the chat's live card. */
+  onOutput(listener: (text: string) => void): { dispose(): void } {
+    this.outputListeners.add(listener);
+    return { dispose: () => this.outputListeners.delete(listener) };
   }
 
   private ensure(): MirrorPty {

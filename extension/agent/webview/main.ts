@@ -5,7 +5,7 @@
  */
 import { FromWebview, ToWebview, formatTokens, type ErrorAction, type HistoryEntry, type StepCard } from '../chatProtocol';
 import { StageTimeline } from '../timeline';
-import { renderMarkdown, type MiniDocument } from '../markdown';
+import { MarkdownStream, renderMarkdown, type MiniDocument, type MiniElement, type RenderHooks } from '../markdown';
 import { formatReward } from '../../decorations';
 
 // The little of the DOM used here (the project compiles without the DOM lib).
@@ -22,13 +22,22 @@ interface El {
   remove(): void;
   replaceChildren(...nodes: unknown[]): void;
   focus(): void;
-  scrollIntoView(opts?: unknown): void;
+  replaceWith(...nodes: unknown[]): void;
+  insertBefore(node: unknown, ref: unknown): unknown;
+  closest?(selector: string): El | null;
+  scrollTop: number;
+  readonly scrollHeight: number;
+  readonly clientHeight: number;
+  isConnected?: boolean;
 }
 interface KeyEvent {
   key?: string;
   shiftKey?: boolean;
   isComposing?: boolean;
+  deltaY?: number;
+  button?: number;
   preventDefault(): void;
+  stopPropagation?(): void;
   data?: unknown;
 }
 interface Doc {
@@ -42,6 +51,8 @@ declare const window: {
   addEventListener(type: 'keydown', listener: (e: KeyEvent) => void): void;
 };
 declare function acquireVsCodeApi(): { postMessage(msg: unknown): void };
+declare const requestAnimationFrame: ((cb: () => void) => number) | undefined;
+declare const ResizeObserver: (new (cb: () => void) => { observe(el: unknown): void }) | undefined;
 
 const vscode = acquireVsCodeApi();
 const $ = (id: string): El => {
@@ -61,7 +72,12 @@ const history = $('history');
 const timelineBar = $('timeline');
 const connection = $('connection');
 const contextBar = $('context');
+const activity = $('activity');
+const activityText = $('activity-text');
+const counters = $('counters');
+const jump = $('jump');
 const timeline = new StageTimeline();
+const doc = document as unknown as MiniDocument;
 
 function send(msg: FromWebview): void {
   const ok = FromWebview.safeParse(msg);
@@ -75,12 +91,69 @@ function el(tag: string, cls?: string, text?: string): El {
   return e;
 }
 
-/** Adds a finished node (children included) and scrolls so all of it shows. */
+/*
+ * Stick to the bottom only while the reader is there: scrolling up (wheel,
+ * keys, the scrollbar) lets them read while the run goes on; coming back to
+ * the bottom, or "Jump to latest", follows again. Only the log scrolls (never
+ * scrollIntoView, which also moves the view's own frame).
+ */
+const NEAR_BOTTOM = 32;
+let stick = true;
+const atBottom = () => log.scrollHeight - log.scrollTop - log.clientHeight <= NEAR_BOTTOM;
+function pin(): void {
+  if (stick) log.scrollTop = log.scrollHeight;
+  jump.hidden = stick;
+}
+log.addEventListener('scroll', () => {
+  stick = atBottom();
+  jump.hidden = stick;
+});
+log.addEventListener('wheel', (e) => {
+  if ((e.deltaY ?? 0) < 0) stick = false;
+});
+jump.addEventListener('click', () => {
+  stick = true;
+  pin();
+});
+const inner = $('log-inner');
+if (typeof ResizeObserver === 'function') new ResizeObserver(pin).observe(inner);
+
+/** Adds a finished node (children included) and follows it if the reader is at the bottom. */
 function append(node: El): El {
-  log.appendChild(node);
-  node.scrollIntoView({ block: 'end' });
+  inner.appendChild(node);
+  pin();
   return node;
 }
+
+/** Links open through the extension (which checks them); code blocks get a Copy button. */
+const hooks: RenderHooks = {
+  link(a, href) {
+    const el = a as unknown as El;
+    const open = (e: KeyEvent) => {
+      // Stopped here, the webview host's own link handler never sees it: one policy, one opening.
+      e.preventDefault();
+      e.stopPropagation?.();
+      send({ type: 'openLink', href });
+    };
+    el.addEventListener('click', open);
+    el.addEventListener('auxclick', (e) => {
+      e.preventDefault();
+      e.stopPropagation?.();
+    });
+  },
+  codeBlock(head, code) {
+    const b = el('button', 'secondary small copy', 'Copy');
+    b.title = 'Copy the code';
+    b.setAttribute('aria-label', 'Copy the code');
+    b.addEventListener('click', () => {
+      send({ type: 'copy', text: code.slice(0, 200_000) });
+      b.textContent = 'Copied';
+      setTimeout(() => (b.textContent = 'Copy'), 1500);
+    });
+    head.appendChild(b as unknown as MiniElement);
+  },
+};
+const markdown = (text: string): El => renderMarkdown(doc, text, hooks) as unknown as El;
 
 function rewardClass(n: number | undefined): string {
   return n === undefined ? 'badge' : n > 0 ? 'badge pos' : n < 0 ? 'badge neg' : 'badge zero';
@@ -88,7 +161,31 @@ function rewardClass(n: number | undefined): string {
 
 let streaming: El | undefined;
 let streamed = '';
+/** The streamed answer: its settled blocks (rendered once), then the open tail (rendered again each frame). */
+let stream: MarkdownStream | undefined;
+let tailNode: El | undefined;
+let frame = false;
 let running = false;
+const schedule = (f: () => void) => (typeof requestAnimationFrame === 'function' ? requestAnimationFrame(f) : setTimeout(f, 16));
+
+/** Draws what streamed since the last frame (at most once a frame, however many deltas came). */
+function drawStream(): void {
+  frame = false;
+  if (!streaming || !stream) return;
+  const u = stream.update(streamed);
+  for (const d of u.done) streaming.insertBefore(d, tailNode ?? null);
+  const tail = u.tail as unknown as El;
+  if (tailNode) tailNode.replaceWith(tail);
+  else streaming.appendChild(tail);
+  tailNode = tail;
+  pin();
+}
+
+function requestDraw(): void {
+  if (frame) return;
+  frame = true;
+  schedule(drawStream);
+}
 const approvals = new Map<string, El>();
 
 /** The collapsed reasoning of the answer being streamed, and its text. */
@@ -98,6 +195,8 @@ let thought = '';
 function endStream(): void {
   streaming = undefined;
   streamed = '';
+  stream = undefined;
+  tailNode = undefined;
   thinking = undefined;
   thought = '';
   thoughtText = undefined;
@@ -112,8 +211,9 @@ function reasoningBox(): El {
     thinking.appendChild(el('div', 'reasoning-text'));
     if (streaming) {
       // The answer already streaming moves below its reasoning.
-      log.appendChild(thinking);
-      log.appendChild(streaming);
+      inner.appendChild(thinking);
+      inner.appendChild(streaming);
+      pin();
     } else append(thinking);
   }
   return thinking;
@@ -146,6 +246,8 @@ function stepCard(c: StepCard): El {
   head.appendChild(el('span', `status s-${c.status}`, c.status));
   if (c.stage) head.appendChild(el('span', 'stage', c.stage));
   if (c.step) head.appendChild(el('span', 'num', `#${c.step}`));
+  // Only calls that took a while say how long: a quick read is not news.
+  if (c.durationMs !== undefined && c.durationMs >= 1000) head.appendChild(el('span', 'num', `${(c.durationMs / 1000).toFixed(1)} s`));
   card.appendChild(head);
   card.appendChild(el('code', 'args', c.args));
   if (c.failed.length) {
@@ -243,7 +345,83 @@ function setRunning(r: boolean): void {
   run.textContent = r ? 'Queue' : 'Run';
   run.title = r ? 'Send to the agent at its next turn' : 'Run the task';
   stop.hidden = !r;
-  if (!r) task.focus();
+  if (!r) {
+    setActivity(undefined);
+    task.focus();
+  }
+}
+
+/** What the agent is doing now (shown under the log with its elapsed time), and the run's counters. */
+let current: { text: string; since: number } | undefined;
+let run_: { started: number; ended?: number; steps: number; tokens: number } | undefined;
+let ticker: ReturnType<typeof setInterval> | undefined;
+
+function elapsed(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
+}
+
+function formatBytes(n: number): string {
+  return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+function setActivity(a: { text: string; since: number } | undefined): void {
+  current = a;
+  tick();
+}
+
+function drawCounters(): void {
+  counters.hidden = !run_;
+  if (!run_) return;
+  const time = elapsed((run_.ended ?? Date.now()) - run_.started);
+  counters.textContent = `${run_.steps} step${run_.steps === 1 ? '' : 's'} · ${formatTokens(run_.tokens)} tokens · ${time}`;
+  counters.title = `This run: ${run_.steps} verified steps, ${run_.tokens.toLocaleString()} completion tokens, ${time}${run_.ended ? '' : ' so far'}`;
+}
+
+/** One clock for the activity line, the counters and every live card. */
+function tick(): void {
+  activity.hidden = !current && !run_;
+  activityText.hidden = !current;
+  activityText.textContent = current ? `${current.text} · ${elapsed(Date.now() - current.since)}` : '';
+  drawCounters();
+  for (const c of liveCards.values()) c.clock.textContent = elapsed(Date.now() - c.started);
+  const live = current !== undefined || liveCards.size > 0 || (run_ !== undefined && run_.ended === undefined && running);
+  if (live && !ticker) ticker = setInterval(tick, 1000);
+  if (!live && ticker) {
+    clearInterval(ticker);
+    ticker = undefined;
+  }
+}
+
+interface LiveCard {
+  el: El;
+  output: El;
+  clock: El;
+  bytes: El;
+  started: number;
+}
+const liveCards = new Map<string, LiveCard>();
+
+/** The card of a call that is running: its command, a clock, and the tail of its output as it comes. */
+function liveCard(tool: string, args: string): LiveCard {
+  const card = el('div', 'card live');
+  card.setAttribute('role', 'group');
+  card.setAttribute('aria-busy', 'true');
+  const head = el('div', 'card-head');
+  head.appendChild(el('span', 'spinner', ''));
+  head.appendChild(el('span', 'tool', tool));
+  head.appendChild(el('span', 'status s-running', 'running'));
+  const clock = el('span', 'num clock', '0 s');
+  const bytes = el('span', 'num bytes', '');
+  head.appendChild(clock);
+  head.appendChild(bytes);
+  card.appendChild(head);
+  card.appendChild(el('code', 'args', args));
+  const output = el('pre', 'excerpt live-output');
+  output.hidden = true;
+  output.setAttribute('aria-label', 'Latest output');
+  card.appendChild(output);
+  return { el: card, output, clock, bytes, started: Date.now() };
 }
 
 function receive(msg: ToWebview): void {
@@ -253,15 +431,20 @@ function receive(msg: ToWebview): void {
       return;
     case 'queued': {
       const u = el('div', 'msg user queued');
-      u.appendChild(renderMarkdown(document as unknown as MiniDocument, msg.text));
+      u.appendChild(markdown(msg.text));
       u.title = 'Reaches the agent at its next turn';
+      stick = true;
       append(u);
       return;
     }
     case 'clear':
-      log.replaceChildren();
+      inner.replaceChildren();
       approvals.clear();
+      liveCards.clear();
       endStream();
+      setActivity(undefined);
+      run_ = undefined;
+      drawCounters();
       status.textContent = '';
       contextBar.hidden = true;
       openTrajectory.hidden = true;
@@ -276,9 +459,13 @@ function receive(msg: ToWebview): void {
       setHistoryVisible(false);
       timeline.clear();
       drawTimeline();
+      // The user sent something: follow the run from here.
+      stick = true;
+      run_ = { started: Date.now(), steps: 0, tokens: 0 };
+      drawCounters();
       if (!msg.shown) {
         const u = el('div', 'msg user');
-        u.appendChild(renderMarkdown(document as unknown as MiniDocument, msg.task));
+        u.appendChild(markdown(msg.task));
         append(u);
       }
       // How the commands of this run are confined, under the task: a warning when they are not.
@@ -292,12 +479,16 @@ function receive(msg: ToWebview): void {
       return;
     }
     case 'text':
-      if (!streaming) streaming = append(el('div', 'msg assistant streaming'));
+      setActivity(undefined);
+      if (!streaming) {
+        streaming = append(el('div', 'msg assistant streaming'));
+        stream = new MarkdownStream(doc, hooks);
+      }
       streamed += msg.delta;
-      streaming.textContent = streamed;
-      streaming.scrollIntoView({ block: 'end' });
+      requestDraw();
       return;
     case 'reasoning':
+      setActivity(undefined);
       thought += msg.delta;
       showReasoning(thought, msg.delta);
       return;
@@ -306,16 +497,24 @@ function receive(msg: ToWebview): void {
       streamed = streamed.slice(msg.chars);
       thought += moved;
       showReasoning(thought);
-      if (streaming) streaming.textContent = streamed;
+      if (streaming) {
+        // Drawn again from the start: the text that moved may have been in settled blocks.
+        streaming.replaceChildren();
+        stream = new MarkdownStream(doc, hooks);
+        tailNode = undefined;
+        requestDraw();
+      }
       return;
     }
     case 'assistant': {
       if (msg.reasoning) showReasoning(msg.reasoning);
+      setActivity(undefined);
       if (msg.text) {
+        // The whole answer once more: this rendering is the authoritative one.
         const target = streaming ?? append(el('div', 'msg assistant'));
         target.className = 'msg assistant';
-        target.replaceChildren(renderMarkdown(document as unknown as MiniDocument, msg.text));
-        target.scrollIntoView({ block: 'end' });
+        target.replaceChildren(markdown(msg.text));
+        pin();
       } else streaming?.remove();
       endStream();
       return;
@@ -325,17 +524,56 @@ function receive(msg: ToWebview): void {
       contextBar.textContent = `${formatTokens(msg.used)} / ${formatTokens(msg.window)}`;
       contextBar.className = msg.used > msg.window * 0.8 ? 'context full' : 'context';
       contextBar.title = `Context in use: ${msg.used.toLocaleString()} prompt tokens of the model's ${msg.window.toLocaleString()}-token window${msg.assumed ? ' (assumed: the server does not report it; set lean4Agentic.contextLength)' : ''}. The conversation is compacted when it fills.`;
+      if (run_ && msg.completionTokens !== undefined) {
+        run_.tokens = msg.completionTokens;
+        drawCounters();
+      }
+      return;
+    }
+    case 'waiting':
+      if (running) setActivity({ text: 'Waiting for the model', since: Date.now() });
+      return;
+    case 'toolStarted': {
+      endStream();
+      const card = liveCard(msg.tool, msg.args);
+      liveCards.set(msg.id, card);
+      append(card.el);
+      setActivity({ text: `Running ${msg.tool === 'run_command' ? msg.args : msg.tool}`, since: card.started });
+      return;
+    }
+    case 'toolOutput': {
+      const card = liveCards.get(msg.id);
+      if (!card) return;
+      card.output.hidden = msg.tail.length === 0;
+      card.output.textContent = msg.tail;
+      card.bytes.textContent = msg.bytes ? formatBytes(msg.bytes) : '';
+      // The newest line shows, as in a terminal.
+      card.output.scrollTop = card.output.scrollHeight;
+      pin();
       return;
     }
     case 'compaction':
       endStream();
       append(el('div', 'compaction', msg.text));
       return;
-    case 'step':
+    case 'step': {
       endStream();
-      append(stepCard(msg.card));
+      setActivity(undefined);
+      const card = stepCard(msg.card);
+      const live = msg.card.id ? liveCards.get(msg.card.id) : undefined;
+      if (live) {
+        // The finished card takes the live card's place.
+        liveCards.delete(msg.card.id!);
+        live.el.replaceWith(card);
+        pin();
+      } else append(card);
+      if (run_ && msg.card.step !== undefined) {
+        run_.steps = Math.max(run_.steps, msg.card.step);
+        drawCounters();
+      }
       if (timeline.apply(msg.card)) drawTimeline();
       return;
+    }
     case 'connection': {
       connection.hidden = false;
       connection.className = `conn ${msg.state}`;
@@ -372,6 +610,7 @@ function receive(msg: ToWebview): void {
     }
     case 'approval': {
       endStream();
+      setActivity({ text: 'Waiting for your approval', since: Date.now() });
       const box = el('div', 'approval');
       box.setAttribute('role', 'alertdialog');
       box.appendChild(el('div', 'why', `Approve ${msg.tool}? ${msg.reason}`));
@@ -405,6 +644,13 @@ function receive(msg: ToWebview): void {
     }
     case 'end': {
       endStream();
+      setActivity(undefined);
+      for (const c of liveCards.values()) c.el.remove();
+      liveCards.clear();
+      if (run_) {
+        run_.ended = Date.now();
+        drawCounters();
+      }
       if (msg.reason === 'answered') {
         // A question answered is not a failed task: the turn is the user's.
         append(el('div', 'answered', 'Answered. Send a follow-up to continue this conversation, or New to start over.'));
@@ -421,6 +667,7 @@ function receive(msg: ToWebview): void {
     }
     case 'error': {
       endStream();
+      setActivity(undefined);
       const e = el('div', 'error');
       e.setAttribute('role', 'alert');
       e.appendChild(el('div', 'title', msg.message));
