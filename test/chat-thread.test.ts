@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runAgent, type AgentOptions } from '../core/agent/loop';
+import { newRunNote, runAgent, type AgentOptions } from '../core/agent/loop';
 import { ModelClient } from '../core/model/client';
 import { ScriptedModelServer, type ChatRequestBody } from '../core/model/scripted-server';
 import { verifyTrajectoryText } from '../core/verifier/verify';
@@ -69,8 +69,9 @@ test('a follow-up continues the conversation: the model sees the first exchange,
   assert.deepEqual(second.slice(1), [
     ['user', 'What does sum.js do?'],
     ['assistant', 'sum subtracts.'],
-    ['user', 'Now check that it handles negative numbers.'],
+    ['user', `Now check that it handles negative numbers.\n\n${newRunNote(defaultWorkflow())}`],
   ]);
+  assert.match(newRunNote(defaultWorkflow()), /starts again in stage "explore"/, 'the model is told the verifier starts over');
   const header2 = JSON.parse(results[1]!.text.split('\n')[0]!) as { task: string; thread: unknown };
   assert.equal(header2.task, 'Now check that it handles negative numbers.');
   assert.deepEqual(header2.thread, { id: 'chat-1', turn: 2, previous: 'run-1.lar.jsonl' });

@@ -225,11 +225,11 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
   const failures = new Map<string, number>();
   const started = Date.now();
   const tools: ChatCompletionTool[] = toolDefinitions() as unknown as ChatCompletionTool[];
-  const specs: ToolSpec[] = toolDefinitions().map((t) => t.function);
-  const rules = opts.rules ? rulesPrompt(opts.rules) : '';
-  const conversation = opts.conversation ?? new Conversation(rules ? `${systemPrompt(wf)}\n\n${rules}` : systemPrompt(wf), opts.task, specs);
+  const specs = toolSpecs();
+  const conversation = opts.conversation ?? new Conversation(systemFor(wf, opts.rules), opts.task, specs);
   // A follow-up: the user's next message in the conversation the chat already has.
-  if (opts.conversation) conversation.push({ kind: 'user', text: opts.task });
+  // Each run is verified on its own, from the workflow's start stage: the model is told, or it would go on in the stage it last entered.
+  if (opts.conversation) conversation.push({ kind: 'user', text: `${opts.task}\n\n${newRunNote(wf)}` });
   const meter = new TokenMeter();
   /** The system prompt and the tools as the current format carries them: what every request starts with. */
   const headTokens = () => meter.estimate(conversation.headOf(format), format === 'native' ? tools : undefined);
@@ -248,8 +248,24 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
   emit({ kind: 'message', ...user });
   let tokens = 0;
   let idleTurns = 0;
+  /** Model replies with calls so far: each call records the reply it came in. */
+  let replies = 0;
 
+  /** The calls of the model's latest turn and the results so far: settled into the conversation however the run ends. */
+  let pending: { calls: readonly ModelToolCall[]; results: TurnResult[] } | undefined;
+  /**
+   * The turn's results join the conversation, every call with one (templates that pair calls with
+   * results refuse a request that lacks one; a follow-up or a resume continues this conversation).
+   */
+  const settle = (why: string) => {
+    if (!pending) return;
+    const done = new Set(pending.results.map((r) => r.callId));
+    const rest = pending.calls.filter((c) => !done.has(c.id)).map((c) => ({ callId: c.id, name: c.name || 'tool', content: `Not run: ${why} before this call.` }));
+    conversation.push({ kind: 'results', results: [...pending.results, ...rest] });
+    pending = undefined;
+  };
   const finish = (reason: AgentResult['endReason'], detail?: string): AgentResult => {
+    settle(`the run ended (${reason})`);
     const end = writer.append({ type: 'end', reason, ...(detail ? { detail } : {}), at: new Date().toISOString() });
     emit({ kind: 'end', ...end, reason, ...(detail ? { detail } : {}) });
     writer.close();
@@ -397,6 +413,8 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
 
       // The turn's results join the conversation once all are in (a rendered turn is kept as rendered).
       const results: TurnResult[] = [];
+      pending = { calls, results };
+      replies++;
       // One result may not take more than a quarter of what a prompt can hold.
       const resultCap = Math.max(256, Math.floor(promptLimit(budget) / 4));
       for (const call of calls) {
@@ -413,11 +431,14 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
           const w = writer.append(outcome);
           state.append(outcome, w.line);
           emit({ kind: 'outcome', ...w, event: outcome });
+          const last = results[results.length - 1]!;
+          const passed = state.summary().outcome.reward === 1;
+          results[results.length - 1] = { ...last, content: `${last.content}${outcomeLine(outcome, passed)}` };
           return finish('submitted');
         }
         if (state.steps >= limits.maxSteps) break;
       }
-      conversation.push({ kind: 'results', results });
+      settle('the step limit was reached');
     }
   } catch (e) {
     // Whatever went wrong, the file on disk stays complete and says so.
@@ -453,8 +474,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     } else if (call.name === 'enter_stage') {
       const target = (call.args as { stage: string }).stage;
       status = 'ok';
-      const s = wf.stages.find((x) => x.id === target);
-      observation = s ? `Now in stage "${target}". Tools: ${s.tools.join(', ')}.` : `There is no stage "${target}".`;
+      observation = enteredStage(wf, target);
     } else if (call.name === 'submit') {
       status = 'ok';
       submitted = true;
@@ -475,6 +495,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
       ...(call.argsError !== undefined ? { argsError: call.argsError } : {}),
       ...(call.repairs?.length ? { repairs: call.repairs } : {}),
       ...(call.via === 'text' ? { via: 'text' as const } : {}),
+      reply: replies,
       status,
       result,
       at: new Date().toISOString(),
@@ -483,9 +504,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     const stepResult = state.append(event, written.line);
     emit({ kind: 'step', ...written, event, result: stepResult, gate: verdict });
     // Tell the model what the verifier made of it, so it can correct course.
-    const failed = stepResult.verdicts.filter((v) => !v.ok && v.check !== 'tool.succeeded');
-    const notes = failed.length ? `\nVerifier: ${failed.map((v) => `${v.check} (${CHECKS[v.check].severity}): ${v.reason}`).join('; ')}` : '';
-    const moved = stepResult.stageVisit && state.currentStage !== stageBefore ? `\nStage "${stepResult.stageVisit.stage}" scored ${stepResult.stageVisit.reward}.` : '';
+    const feedback = verifierFeedback(stepResult, state.currentStage !== stageBefore);
     // The loop breaker: the same failing call, nothing changed in between (as tool.not_repeated sees it).
     if (changedFiles(event).length) failures.clear();
     for (const f of changedFiles(event)) touched.add(f);
@@ -502,7 +521,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
       failures.set(key, times);
       if (times >= maxRepeats) {
         const loop = `the model repeated the same failing call (${describeCall(call)}) ${times} times with no file changed in between; the last time: ${failure.reason}`;
-        return { observation: `${observation}${notes}${moved}`, submitted: false, loop: redact(loop) };
+        return { observation: `${observation}${feedback}`, submitted: false, loop: redact(loop) };
       }
       if (times === maxRepeats - 1) {
         warning =
@@ -511,8 +530,43 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
             : '\nMaking this exact call again with no file changed in between ends the run.';
       }
     }
-    return { observation: `${observation}${notes}${moved}${warning}`, submitted: submitted && state.ended };
+    return { observation: `${observation}${feedback}${warning}`, submitted: submitted && state.ended };
   }
+}
+
+/** Added to submit's result once the outcome check ran (a follow-up's model knows how it went). */
+export function outcomeLine(outcome: OutcomeEvent, passed: boolean): string {
+  return `\nOutcome check \`${outcome.command}\`: ${outcome.exitCode === undefined || outcome.exitCode === null ? 'no exit code' : `exit ${outcome.exitCode}`}, ${passed ? 'passed' : 'failed'}.`;
+}
+
+/** What the model reads after enter_stage. */
+export function enteredStage(wf: Workflow, target: string): string {
+  const s = wf.stages.find((x) => x.id === target);
+  return s ? `Now in stage "${target}". Tools: ${s.tools.join(', ')}.` : `There is no stage "${target}".`;
+}
+
+/** What the verifier made of a step, told to the model after the call's own result so it can correct course. */
+export function verifierFeedback(step: StepResult, stageChanged: boolean): string {
+  const failed = step.verdicts.filter((v) => !v.ok && v.check !== 'tool.succeeded');
+  const notes = failed.length ? `\nVerifier: ${failed.map((v) => `${v.check} (${CHECKS[v.check].severity}): ${v.reason}`).join('; ')}` : '';
+  const moved = step.stageVisit && stageChanged ? `\nStage "${step.stageVisit.stage}" scored ${step.stageVisit.reward}.` : '';
+  return `${notes}${moved}`;
+}
+
+/** The system prompt of a run: the workflow's, then the workspace's rules. */
+export function systemFor(wf: Workflow, rules?: AgentOptions['rules']): string {
+  const r = rules ? rulesPrompt(rules) : '';
+  return r ? `${systemPrompt(wf)}\n\n${r}` : systemPrompt(wf);
+}
+
+/** The tools as a text format describes them to the model. */
+export function toolSpecs(): ToolSpec[] {
+  return toolDefinitions().map((t) => t.function);
+}
+
+/** Told to the model with a follow-up: the verifier's stage is the start stage again. */
+export function newRunNote(wf: Workflow): string {
+  return `[Lean4 Agentic: this message starts a new run of the workflow; its verifier starts again in stage "${wf.start}".]`;
 }
 
 /** A call as a person reads it in a message: the tool and its arguments (as the model wrote them), shortened. */

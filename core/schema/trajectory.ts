@@ -111,6 +111,12 @@ export const ToolCallEvent = z.object({
   repairs: z.array(z.string()).optional(),
   /** `text`: the call came as text in the answer (a text format, or a server that did not parse it). */
   via: z.enum(['native', 'text']).optional(),
+  /**
+   * The model's reply (1, 2, … in the run) the call came in: calls of one
+   * reply share it (parallel calls). Not scored; it lets a reader, and a chat
+   * resumed from this file, rebuild the conversation turn by turn.
+   */
+  reply: z.number().int().positive().optional(),
   status: CallStatus,
   result: ToolResult.optional(),
   at: IsoTime.optional(),

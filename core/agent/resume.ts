@@ -1,0 +1,212 @@
+/**
+ * A chat from its trajectories: the runs of one thread read back from
+ * `.lar/runs` (following each header's `thread.previous`), and the model's
+ * conversation rebuilt from them, so a chat survives a reload and an
+ * interrupted run can be resumed. What the model read of a result is not in
+ * a trajectory (only the tool's recorded output or error), so rebuilt results
+ * are those records; everything else (the user's and the model's messages,
+ * the calls and their arguments, compaction notes) is as it was.
+ */
+import { join } from 'node:path';
+import { readBoundedText } from '../files/bounded';
+import type { EndEvent, Header, ToolCallEvent, TrajectoryEvent } from '../schema/trajectory';
+import type { ToolSpec } from '../model/formats';
+import { verifyTrajectoryText, type TrajectoryReport, type WorkflowResolver } from '../verifier/verify';
+import type { StepResult } from '../verifier/state';
+import { Conversation, type Turn, type TurnCall, type TurnResult } from './conversation';
+import { enteredStage, newRunNote, outcomeLine, SAFETY_CHECKS, verifierFeedback } from './loop';
+import type { Workflow } from '../schema/workflow';
+import { RUN_FILE } from './run-file';
+
+/** One run of a thread as recorded: its header, its events in order (each with its line and verdicts), how it ended. */
+export interface RecordedRun {
+  file: string;
+  header: Header;
+  events: { line: number; event: TrajectoryEvent; step?: StepResult }[];
+  end?: EndEvent;
+  report: TrajectoryReport;
+}
+
+/** The most runs a restored chat reaches back, and the largest trajectory it reads. */
+export const MAX_THREAD_RUNS = 50;
+export const MAX_RUN_BYTES = 32 * 1024 * 1024;
+
+/** Reads one trajectory (bounded), parses and verifies it; undefined when it has no header. */
+export function readRun(runsDir: string, file: string, resolve?: WorkflowResolver): RecordedRun | undefined {
+  if (!RUN_FILE.test(file)) return undefined;
+  const text = readBoundedText(join(runsDir, file), MAX_RUN_BYTES, file);
+  const report = verifyTrajectoryText(text, resolve ? { resolve } : {});
+  if (!report.header) return undefined;
+  const byLine = new Map(report.steps.map((s) => [s.line, s]));
+  const events: RecordedRun['events'] = [];
+  let end: EndEvent | undefined;
+  text.split('\n').forEach((raw, i) => {
+    if (i === 0 || !raw.trim()) return;
+    let event: TrajectoryEvent;
+    try {
+      event = JSON.parse(raw) as TrajectoryEvent;
+    } catch {
+      return;
+    }
+    if (!event || typeof event !== 'object' || typeof event.type !== 'string') return;
+    const line = i + 1;
+    // Only lines the verifier read as events (malformed ones are skipped by it too).
+    if (report.lineErrors.some((e) => e.line === line)) return;
+    events.push({ line, event, ...(byLine.has(line) ? { step: byLine.get(line)! } : {}) });
+    if (event.type === 'end') end = event;
+  });
+  return { file, header: report.header, events, ...(end ? { end } : {}), report };
+}
+
+/**
+ * The runs of the thread that `newest` ends, oldest first: `newest`, then the
+ * run its header names as previous, and so on, while they belong to the same
+ * thread (at most MAX_THREAD_RUNS; a loop or a missing file ends the chain).
+ */
+export function readThread(runsDir: string, newest: string, resolve?: WorkflowResolver): RecordedRun[] {
+  const chain: RecordedRun[] = [];
+  const seen = new Set<string>();
+  let file: string | undefined = newest;
+  let thread: string | undefined;
+  while (file && !seen.has(file) && chain.length < MAX_THREAD_RUNS) {
+    seen.add(file);
+    let run: RecordedRun | undefined;
+    try {
+      run = readRun(runsDir, file, resolve);
+    } catch {
+      break;
+    }
+    if (!run) break;
+    const id = run.header.thread?.id;
+    if (thread !== undefined && id !== thread) break;
+    thread = id;
+    chain.unshift(run);
+    if (id === undefined) break;
+    file = run.header.thread?.previous;
+  }
+  return chain;
+}
+
+/**
+ * What the model read back for a recorded call, as the loop wrote it where
+ * the file allows: the tool's recorded output or error (the loop may have
+ * shown a capped form), why a call did not run, then the verifier's feedback.
+ * A warning about a repeated failing call is not recorded, so not rebuilt.
+ */
+export function recordedResult(e: ToolCallEvent, step: StepResult | undefined, wf: Workflow | undefined): string {
+  const failing = step?.verdicts.filter((v) => !v.ok) ?? [];
+  let base: string;
+  switch (e.status) {
+    case 'blocked': {
+      const why = failing.find((v) => SAFETY_CHECKS.has(v.check)) ?? failing.find((v) => v.check !== 'tool.not_repeated') ?? failing[0];
+      base = `Blocked by the workflow verifier, not run${why ? `: ${why.reason}` : ''}`;
+      break;
+    }
+    case 'denied':
+      base = 'The user rejected this call at the approval prompt. Do something else.';
+      break;
+    default: {
+      const stage = (e.args as { stage?: unknown } | null)?.stage;
+      if (e.tool === 'enter_stage' && e.status === 'ok' && typeof stage === 'string' && wf) base = enteredStage(wf, stage);
+      else if (e.tool === 'submit' && e.status === 'ok') base = 'Submitted. The workflow outcome check runs now.';
+      else base = e.result?.error ?? e.result?.output ?? (e.status === 'ok' ? '' : `The call ended with status ${e.status}.`);
+    }
+  }
+  if (!step) return base;
+  const stage = (e.args as { stage?: unknown } | null)?.stage;
+  const stayed = e.tool === 'enter_stage' && stage === step.stage;
+  return `${base}${verifierFeedback(step, step.stageVisit !== undefined && !stayed)}`;
+}
+
+/**
+ * The model's conversation after `runs` (oldest first), under today's system
+ * prompt: the first run's task, then every user message, every answer and
+ * every call with its recorded result; a compaction's note stands for the
+ * turns it replaced, as it did in the run. Calls the model made together
+ * without a word between them are one turn.
+ */
+export function rebuildConversation(runs: readonly RecordedRun[], system: string, tools: readonly ToolSpec[]): Conversation {
+  const first = runs[0];
+  if (!first) throw new Error('rebuildConversation: no runs');
+  const conv = new Conversation(system, first.header.task, tools);
+  let open: (Turn & { kind: 'assistant' }) | undefined;
+  /** The reply number of the open turn's calls (files from before `reply` was recorded have none: their calls group). */
+  let openReply: number | undefined;
+  let results: TurnResult[] = [];
+  const close = () => {
+    if (open && open.calls.length) conv.push({ kind: 'results', results });
+    open = undefined;
+    openReply = undefined;
+    results = [];
+  };
+  runs.forEach((run, r) => {
+    let sawTask = false;
+    for (const { event, step } of run.events) {
+      switch (event.type) {
+        case 'message':
+          if (event.role === 'user') {
+            close();
+            // Each run's first user message is its task; the first run's is the conversation's task turn.
+            if (!sawTask) {
+              sawTask = true;
+              if (r === 0) continue;
+              // As the run's model read it: a follow-up carries the note that a new run began.
+              conv.push({ kind: 'user', text: run.report.workflow ? `${event.content}\n\n${newRunNote(run.report.workflow)}` : event.content });
+              continue;
+            }
+            conv.push({ kind: 'user', text: event.content });
+          } else if (event.role === 'assistant') {
+            close();
+            open = { kind: 'assistant', text: event.content, calls: [], ...(event.reasoning ? { reasoning: event.reasoning } : {}) };
+            conv.push(open);
+          }
+          break;
+        case 'tool_call': {
+          // A call of another reply than the open turn's: that reply had no words, and is a turn of its own.
+          if (!open || (open.calls.length > 0 && event.reply !== openReply)) {
+            close();
+            open = { kind: 'assistant', text: '', calls: [] };
+            conv.push(open);
+          }
+          openReply = event.reply;
+          const id = event.id ?? `call_${run.file.length}_${open.calls.length}_${results.length}`;
+          const call: TurnCall = { id, name: event.tool, args: event.args, ...(event.argsError !== undefined ? { malformed: true } : {}) };
+          open.calls.push(call);
+          results.push({ callId: id, name: event.tool || 'tool', content: recordedResult(event, step, run.report.workflow) });
+          break;
+        }
+        case 'compaction': {
+          close();
+          if (event.summary && event.summarized > 0) {
+            // The note replaced the oldest turns; it is followed by a model turn (a call and its result stay together).
+            let k = Math.min(event.summarized, conv.turns.length - 2);
+            while (2 + k < conv.turns.length && conv.turns[2 + k]!.kind === 'results') k++;
+            if (k > 0) conv.replace(2, k, { kind: 'summary', text: event.summary });
+          }
+          break;
+        }
+        case 'outcome': {
+          const last = results[results.length - 1];
+          if (last) results[results.length - 1] = { ...last, content: `${last.content}${outcomeLine(event, run.report.summary?.outcome.reward === 1)}` };
+          break;
+        }
+        case 'end':
+          break;
+      }
+    }
+    close();
+  });
+  return conv;
+}
+
+/** The thread a restored chat continues: its id, the number of its runs, and the last run's file. */
+export function threadOf(runs: readonly RecordedRun[]): { id: string; turn: number; previous: string } | undefined {
+  const last = runs[runs.length - 1];
+  if (!last) return undefined;
+  return { id: last.header.thread?.id ?? last.file.replace(/\.lar\.jsonl$/, ''), turn: last.header.thread?.turn ?? runs.length, previous: last.file };
+}
+
+/** Whether a run stopped without finishing its work: the editor closed or crashed during it. */
+export function wasInterrupted(run: RecordedRun): boolean {
+  return !run.end || run.end.reason === 'interrupted';
+}

@@ -1,0 +1,161 @@
+// A chat read back from its trajectories (core/agent/resume.ts): the thread
+// chain, and the model's conversation rebuilt so that it renders what the
+// live run would have sent next.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from './support/fc';
+import { runAgent, systemFor, toolSpecs, type AgentOptions } from '../core/agent/loop';
+import { readThread, rebuildConversation, threadOf, wasInterrupted } from '../core/agent/resume';
+import { ModelClient } from '../core/model/client';
+import { ScriptedModelServer, type ScriptedTurn } from '../core/model/scripted-server';
+import { defaultWorkflow } from '../core/workflow/load';
+import type { ToolOutcome } from '../core/tools/types';
+
+const wf = defaultWorkflow();
+
+/** Runs a chat of `messages` against `script`; each run's file in runsDir, linked as the chat links them. Returns the live conversation. */
+async function chat(script: ScriptedTurn[], messages: string[], execute: (name: string, args: Record<string, unknown>) => ToolOutcome) {
+  const ws = mkdtempSync(join(tmpdir(), 'lar-resume-'));
+  const runsDir = join(ws, '.lar', 'runs');
+  mkdirSync(runsDir, { recursive: true });
+  const server = new ScriptedModelServer({ contextLength: 32768, script });
+  const endpoint = await server.start();
+  const model = new ModelClient({ endpoint, retries: 0 });
+  let previous: { conversation: AgentOptions['conversation']; file: string } | undefined;
+  const files: string[] = [];
+  try {
+    for (const [i, task] of messages.entries()) {
+      const file = `run-${String(i + 1).padStart(3, '0')}.lar.jsonl`;
+      const r = await runAgent({
+        task,
+        workflow: wf,
+        workflowRef: 'builtin:default-coding',
+        model,
+        modelInfo: { name: 'LAR-9B' },
+        workspace: ws,
+        trajectoryPath: join(runsDir, file),
+        execute: async (name, args) => execute(name, args),
+        runOutcomeCheck: async () => ({ type: 'outcome', command: 'npm test', exitCode: 0 }),
+        onIdle: 'end',
+        thread: { id: 'chat-1', turn: i + 1, ...(previous ? { previous: previous.file } : {}) },
+        ...(previous ? { conversation: previous.conversation } : {}),
+      });
+      files.push(file);
+      previous = { conversation: r.conversation, file };
+    }
+  } finally {
+    await server.stop();
+  }
+  return { ws, runsDir, files, live: previous!.conversation! };
+}
+
+const okRead = (_name: string, args: Record<string, unknown>): ToolOutcome => {
+  const text = `contents of ${String(args.path ?? args.command ?? '?')}`;
+  return { status: 'ok', result: { output: text }, observation: text };
+};
+
+test('a chat rebuilt from its trajectories renders what the live conversation would send next', async () => {
+  const { runsDir, files, live } = await chat(
+    [
+      { content: 'Let me look.', toolCalls: [{ name: 'read_file', arguments: { path: 'sum.js' } }, { name: 'list_files', arguments: { path: '.' } }] },
+      { toolCalls: [{ name: 'read_file', arguments: { path: 'sum.test.js' } }] },
+      { content: '`sum` subtracts; the test expects addition.' },
+      { content: 'Sure.', reasoning: 'They want a fix plan.', toolCalls: [{ name: 'enter_stage', arguments: { stage: 'edit' } }] },
+      { content: 'In edit now. Shall I change it?' },
+    ],
+    ['What is wrong with sum.js?', 'Plan the fix.'],
+    okRead,
+  );
+  const runs = readThread(runsDir, files[1]!);
+  assert.deepEqual(runs.map((r) => r.file), files, 'the chain is followed back from the newest run');
+  const rebuilt = rebuildConversation(runs, systemFor(wf), toolSpecs());
+  for (const format of ['native', 'hermes', 'qwen3_coder'] as const) {
+    assert.deepEqual(rebuilt.render(format), live.render(format), `the ${format} rendering`);
+  }
+  assert.deepEqual(threadOf(runs), { id: 'chat-1', turn: 2, previous: files[1] });
+  assert.equal(wasInterrupted(runs[1]!), false);
+});
+
+test('an interrupted run is read as such and its conversation ends with every call answered', async () => {
+  const { runsDir, files } = await chat([{ toolCalls: [{ name: 'run_command', arguments: { command: 'npm test' } }] }, { content: 'done' }], ['Run the tests.'], okRead);
+  // The editor died mid-run: the end line never came, and a last line was half written.
+  const path = join(runsDir, files[0]!);
+  const lines = readFileSync(path, 'utf8').trim().split('\n');
+  writeFileSync(path, `${lines.filter((l) => !/"type":"end"|"role":"assistant","content":"done"/.test(l)).join('\n')}\n{"type":"tool_call","id":"x","tool":"rea`);
+  const runs = readThread(runsDir, files[0]!);
+  assert.equal(runs.length, 1);
+  assert.equal(wasInterrupted(runs[0]!), true);
+  const msgs = rebuildConversation(runs, systemFor(wf), toolSpecs()).render('native');
+  assert.deepEqual(msgs.map((m) => m.role), ['system', 'user', 'assistant', 'tool']);
+  assert.match(String(msgs[3]!.content), /contents of npm test\n\[exit code|contents of npm test/);
+});
+
+test('the chain stops at a loop, a foreign thread, a missing or unnamed file, and reaches back at most 50 runs', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lar-chain-'));
+  const header = (id: string | undefined, previous?: string) =>
+    `${JSON.stringify({ type: 'header', lar: 1, task: 't', started: '2026-12-01T00:00:00Z', workflow: 'builtin:default-coding', ...(id ? { thread: { id, turn: 1, ...(previous ? { previous } : {}) } } : {}) })}\n`;
+  writeFileSync(join(dir, 'a.lar.jsonl'), header('t1', 'a.lar.jsonl'));
+  assert.deepEqual(readThread(dir, 'a.lar.jsonl').map((r) => r.file), ['a.lar.jsonl'], 'a run naming itself');
+  writeFileSync(join(dir, 'b.lar.jsonl'), header('t1', 'c.lar.jsonl'));
+  writeFileSync(join(dir, 'c.lar.jsonl'), header('t2'));
+  assert.deepEqual(readThread(dir, 'b.lar.jsonl').map((r) => r.file), ['b.lar.jsonl'], 'another chat');
+  writeFileSync(join(dir, 'd.lar.jsonl'), header('t1', '../../etc/passwd'));
+  assert.deepEqual(readThread(dir, 'd.lar.jsonl').map((r) => r.file), ['d.lar.jsonl'], 'a previous that is not a run file name');
+  writeFileSync(join(dir, 'e.lar.jsonl'), header('t1', 'gone.lar.jsonl'));
+  assert.deepEqual(readThread(dir, 'e.lar.jsonl').map((r) => r.file), ['e.lar.jsonl']);
+  writeFileSync(join(dir, 'f.lar.jsonl'), 'not json\n');
+  assert.deepEqual(readThread(dir, 'f.lar.jsonl'), [], 'no header: nothing to restore');
+  for (let i = 0; i < 60; i++) writeFileSync(join(dir, `n${i}.lar.jsonl`), header('t3', i ? `n${i - 1}.lar.jsonl` : undefined));
+  const long = readThread(dir, 'n59.lar.jsonl');
+  assert.equal(long.length, 50);
+  assert.equal(long.at(-1)!.file, 'n59.lar.jsonl');
+  appendFileSync(join(dir, 'n59.lar.jsonl'), '{"type":"end","reason":"answered"}\n');
+  assert.equal(wasInterrupted(readThread(dir, 'n59.lar.jsonl').at(-1)!), false);
+});
+
+test('property: any chat of answers and calls rebuilds to the conversation the live run had', async () => {
+  const call = fc.oneof(
+    fc.record({ name: fc.constant('read_file'), arguments: fc.record({ path: fc.constantFrom('a.js', 'b.js', 'src/c.ts') }) }),
+    fc.record({ name: fc.constant('list_files'), arguments: fc.record({ path: fc.constant('.') }) }),
+    fc.record({ name: fc.constant('write_file'), arguments: fc.record({ path: fc.constant('x.js'), content: fc.string({ maxLength: 20 }) }) }),
+  );
+  const turn = fc.oneof(
+    fc.record({ content: fc.string({ minLength: 1, maxLength: 30 }).filter((s) => s.trim().length > 0) }),
+    fc.record({ content: fc.constantFrom('', 'Next.'), toolCalls: fc.array(call, { minLength: 1, maxLength: 3 }) }),
+  );
+  await fc.assert(
+    fc.asyncProperty(fc.array(turn, { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 3 }), async (turns, chats) => {
+      // End each user message with an answer so every run ends 'answered'.
+      const script: ScriptedTurn[] = [...turns, ...Array.from({ length: chats }, () => ({ content: 'ok' }))];
+      const messages = Array.from({ length: chats }, (_, i) => `message ${i + 1}`);
+      const { runsDir, files, live } = await chat(script, messages, okRead);
+      const runs = readThread(runsDir, files.at(-1)!);
+      assert.equal(runs.length, files.length);
+      assert.deepEqual(rebuildConversation(runs, systemFor(wf), toolSpecs()).render('native'), live.render('native'));
+    }),
+    { numRuns: 15 },
+  );
+});
+
+test('after a submit, the rebuilt conversation knows the outcome, as the live one does', async () => {
+  const calls = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }] });
+  const { runsDir, files, live } = await chat(
+    [
+      calls('read_file', { path: 'sum.js' }),
+      calls('enter_stage', { stage: 'edit' }),
+      calls('write_file', { path: 'sum.js', content: 'x' }),
+      calls('enter_stage', { stage: 'verify' }),
+      calls('run_command', { command: 'npm test' }),
+      calls('submit', {}),
+      { content: 'You are welcome.' },
+    ],
+    ['Fix sum.js.', 'Thanks!'],
+    okRead,
+  );
+  const rebuilt = rebuildConversation(readThread(runsDir, files[1]!), systemFor(wf), toolSpecs()).render('native');
+  assert.deepEqual(rebuilt, live.render('native'));
+  assert.ok(rebuilt.some((m) => m.role === 'tool' && /Outcome check `npm test`: exit 0, passed\./.test(String(m.content))));
+});
