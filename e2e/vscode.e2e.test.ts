@@ -241,11 +241,116 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
     }
   });
 
+  test('a chat: a question answered without tools, real markdown with Copy and links, a follow-up with the earlier context, a live card, and scrolling that stays put', async () => {
+    const rows = Array.from({ length: 24 }, (_, i) => `| \`sum(${i}, 1)\` | ${i - 1} | ${i + 1} |`).join('\n');
+    const answer = [
+      '## What `sum` does',
+      '',
+      'It **subtracts** instead of adding:',
+      '',
+      '- `sum(2, 3)` returns `-1`',
+      '- the test expects `5`',
+      '',
+      '| call | returns | expected |',
+      '|:--|--:|--:|',
+      rows,
+      '',
+      '```js',
+      'function sum(a, b) {',
+      '  return a - b; // the bug',
+      '}',
+      '```',
+      '',
+      'See [the test](test/sum.test.js) for what is expected.',
+    ].join('\n');
+    const slow = 'for i in 1 2 3 4 5 6 7 8 9 10; do echo "tick $i"; sleep 1; done';
+    const server = new ScriptedModelServer({
+      models: [DEMO_MODEL],
+      script: [
+        { content: 'Let me read it.', toolCalls: [{ name: 'read_file', arguments: { path: 'src/sum.js' } }] },
+        { content: answer },
+        { toolCalls: [{ name: 'run_command', arguments: { command: slow } }] },
+        { content: 'The ticks ran. As I said above, `sum` subtracts.' },
+      ],
+    });
+    const endpoint = await server.start();
+    const ws = suite.workspace('chat', settingsFor(endpoint));
+    const wb = await suite.open(ws);
+    try {
+      const chat = await wb.openChat();
+      await chat.locator('#connection.conn.connected').waitFor({ timeout: 30_000 });
+      await chat.locator('#task').fill('What does src/sum.js do?');
+      await chat.locator('#task').press('Enter');
+      // A question answered: the turn is the user's, with no error and no nudging.
+      await chat.locator('.answered').waitFor({ timeout: 60_000 });
+      assert.equal(await chat.locator('#log .error').count(), 0);
+      assert.equal(await chat.locator('#log .end').count(), 0, 'not shown as a failed task');
+      const md = chat.locator('.msg.assistant').last();
+      assert.equal(await md.locator('h2').innerText(), 'What sum does');
+      assert.equal(await md.locator('strong').innerText(), 'subtracts');
+      assert.equal(await md.locator('li').count(), 2);
+      assert.equal(await md.locator('th').count(), 3);
+      assert.ok((await md.locator('.code-block .hljs-keyword').count()) >= 2, 'the code is highlighted');
+      assert.equal(await md.locator('img').count(), 0);
+      await wb.screenshot('7-chat-markdown');
+      // Copy puts exactly the code on the clipboard.
+      await md.locator('.code-block button', { hasText: 'Copy' }).click();
+      await md.locator('.code-block button', { hasText: 'Copied' }).waitFor({ timeout: 5_000 });
+      const copied = await eventually('the code on the clipboard', async () => {
+        const t = await wb.page.evaluate('navigator.clipboard.readText()').catch(() => '');
+        return typeof t === 'string' && t.includes('return a - b') ? t : undefined;
+      });
+      assert.equal(copied, 'function sum(a, b) {\n  return a - b; // the bug\n}');
+      // A link to a workspace file opens it in the editor.
+      await md.locator('a', { hasText: 'the test' }).click();
+      await wb.editor('test/sum.test.js').waitFor({ timeout: 30_000 });
+
+      // The follow-up: the model gets the earlier exchange; a slow command shows as a live card while it runs.
+      await chat.locator('#task').fill('Run something slow so I can watch.');
+      await chat.locator('#task').press('Enter');
+      const live = chat.locator('.card.live');
+      await live.locator('.live-output', { hasText: 'tick 2' }).waitFor({ timeout: 30_000 });
+      assert.match(await live.innerText(), /run_command[\s\S]*running[\s\S]*\d+ s/);
+      assert.match(await chat.locator('#activity-text').innerText(), /^Running for i in 1 2 3/);
+      await wb.screenshot('7-chat-live-card');
+      // Scrolled up to read, the view stays put while the output grows.
+      // (As dragging the scrollbar does: the log scrolls, and its scroll listener sees the reader left the bottom.)
+      const height = await chat.locator('#log').evaluate((el) => el.scrollHeight - el.clientHeight);
+      assert.ok(height > 200, `the log is long enough to scroll (${height} px)`);
+      await chat.locator('#log').evaluate((el) => {
+        el.scrollTop = 0;
+      });
+      const top = await chat.locator('#log').evaluate((el) => el.scrollTop);
+      await live.locator('.live-output', { hasText: 'tick 5' }).waitFor({ timeout: 30_000 });
+      // Its clock runs: five ticks a second apart are at least 4 s.
+      await eventually('the live card clock', async () => (/^([4-9]|\d\d+) s$/.test(await live.locator('.clock').innerText()) ? true : undefined), 10_000);
+      const after = await chat.locator('#log').evaluate((el) => el.scrollTop);
+      assert.ok(Math.abs(after - top) < 5, `the log stayed at ${top}, not pulled to ${after}`);
+      await chat.locator('#jump').waitFor({ timeout: 5_000 });
+      await chat.locator('#jump').click();
+      // The step card takes the live card's place and says how long the command took.
+      await chat.locator('.answered').nth(1).waitFor({ timeout: 60_000 });
+      assert.equal(await live.count(), 0);
+      assert.match(await chat.locator('.card', { hasText: 'run_command' }).innerText(), /\d+\.\d s/);
+      assert.match(await chat.locator('#counters').innerText(), /^1 step · [\d.]+k? tokens · \d+ s$/);
+      const asked = server.requests.filter((q) => q.path === '/v1/chat/completions').map((q) => q.body as { messages?: { role: string; content?: unknown }[] });
+      const followUp = asked[2]!.messages!.map((m) => String(m.content ?? ''));
+      assert.ok(followUp.some((c) => c === 'What does src/sum.js do?'), 'the first question is in the follow-up request');
+      assert.ok(followUp.some((c) => c.includes('It **subtracts** instead of adding')), 'so is the answer');
+      await wb.screenshot('7-chat-follow-up');
+      assert.deepEqual(wb.pageErrors, []);
+    } finally {
+      await wb.close();
+      await server.stop();
+    }
+  });
+
   test('the window reloads mid-run: the trajectory is complete up to the last step, marked interrupted, and History reopens it', async () => {
     const script: ScriptedTurn[] = [
       { content: 'Reading first.', toolCalls: [{ name: 'read_file', arguments: { path: 'src/sum.js' } }] },
       // The model goes quiet: the run is in flight when the window reloads.
       { kind: 'stall', after: 'Thinking', ms: 120_000 },
+      { content: 'Resumed: I had read src/sum.js before the reload.' },
     ];
     const server = new ScriptedModelServer({ script, models: [DEMO_MODEL] });
     const endpoint = await server.start();
@@ -277,11 +382,31 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       assert.equal(lines.at(-1)!.reason, 'interrupted');
       assert.match(lines.at(-1)!.detail ?? '', /reloaded during the run/);
       const chat2 = await wb.openChat();
+      // The chat comes back from its trajectory, says the run was cut short, and offers Resume.
+      await chat2.locator('.restored-note').waitFor({ timeout: 30_000 });
+      assert.match(await chat2.locator('.msg.user').first().innerText(), /Look around\./);
+      assert.equal(await chat2.locator('.card', { hasText: 'read_file' }).count(), 1);
+      const notice = chat2.locator('.interrupted');
+      assert.match(await notice.innerText(), /This run was interrupted: the editor closed or reloaded during the run/);
+      await wb.screenshot('6-reload-restored');
+      await notice.locator('button', { hasText: 'Resume' }).click();
+      await chat2.locator('.answered').waitFor({ timeout: 60_000 });
+      assert.match(await chat2.locator('.msg.assistant').last().innerText(), /Resumed: I had read src\/sum\.js/);
+      const resumed = (server.requests.filter((q) => q.path === '/v1/chat/completions').at(-1)!.body as { messages: { role: string; content?: unknown }[] }).messages;
+      const call = resumed.find((m) => m.role === 'assistant' && /Reading first\./.test(String(m.content))) as { tool_calls?: { id: string; function: { name: string } }[] } | undefined;
+      assert.equal(call?.tool_calls?.[0]?.function.name, 'read_file', 'the resumed run has the earlier answer and its call');
+      assert.ok(resumed.some((m) => m.role === 'tool' && (m as { tool_call_id?: string }).tool_call_id === call!.tool_calls![0]!.id), 'and a result for that call');
+      assert.match(String(resumed.at(-1)!.content), /interrupted\. Continue the task from where you stopped/);
+      const second = readdirSync(runs).filter((n) => n.endsWith('.lar.jsonl')).sort().at(-1)!;
+      assert.notEqual(second, file, 'Resume is a new run');
+      assert.deepEqual((JSON.parse(readFileSync(join(runs, second), 'utf8').split('\n')[0]!) as { thread?: unknown }).thread, { id: file.replace(/\.lar\.jsonl$/, ''), turn: 2, previous: file });
+      await wb.screenshot('6-reload-resumed');
       await chat2.locator('#show-history').click();
       const row = chat2.locator('#history button.run-row').first();
       await row.waitFor({ timeout: 30_000 });
-      assert.match(await row.innerText(), /Look around\.[\s\S]*interrupted · 1 steps/);
-      await row.click();
+      const interruptedRow = chat2.locator('#history button.run-row', { hasText: 'Look around.' }).first();
+      assert.match(await interruptedRow.innerText(), /Look around\.[\s\S]*interrupted · 1 steps/);
+      await interruptedRow.click();
       await wb.editor(file).waitFor({ timeout: 30_000 });
       await wb.screenshot('6-reload-interrupted');
     } finally {

@@ -9,6 +9,7 @@ import { CHAT_VIEW_ID, ChatViewProvider } from './agent/chatView';
 import { AGENT_COMMANDS, registerConnectionCommands } from './agent/connection';
 import { registerLanguageModels } from './agent/lmProvider';
 import { AgentSession } from './agent/session';
+import { RunDecorations } from './runDecorations';
 import { registerChangeDocuments } from './agent/changeDocuments';
 import { registerCommands } from './commands';
 import { affectsGutter, affectsServer, readConfig } from './config';
@@ -48,10 +49,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ clie
   const chat = new ChatViewProvider(context.extensionUri, output, (msg) => agent.handle(msg));
   agent.post = (msg) => chat.post(msg);
   agent.onSandbox = (s) => status.setSandbox(s);
-  void agent.markInterruptedRuns();
+  // Runs a crashed editor left open are marked first; then the latest chat comes back.
+  void agent.markInterruptedRuns().then(() => agent.restore());
   agent.reveal = () => chat.reveal();
 
   context.subscriptions.push(
+    new RunDecorations(),
     output,
     gutter,
     editedFiles,

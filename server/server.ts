@@ -263,7 +263,8 @@ export function startServer(connection: Connection): void {
 
   connection.onHover(({ textDocument, position }) => {
     const run = runs.get(textDocument.uri);
-    return run ? (hoverAt(run.model, position.line, `${source()} — ${label.reason}`) ?? null) : null;
+    // Why the backend is what it is (a long note when Lean is missing) is said once, in the status bar's tooltip.
+    return run ? (hoverAt(run.model, position.line, source()) ?? null) : null;
   });
 
   connection.onCodeLens(({ textDocument }) => {

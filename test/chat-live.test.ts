@@ -95,6 +95,7 @@ test('links from model text: web pages, files of the workspace (with a line), no
     '//evil.example/x',
     'http://',
     'src/missing.js',
+    'src',
     '',
   ]) {
     const r = linkTarget(bad, ws);

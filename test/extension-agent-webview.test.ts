@@ -339,3 +339,38 @@ test('the log follows new output only while the reader is at the bottom', () => 
   onMessage({ data: { type: 'text', delta: ' text' } });
   assert.equal(log.scrollTop, 3500);
 });
+
+test('a restored chat shows its messages, and an interrupted run offers Resume once', () => {
+  const { ids, posted, onMessage } = loadChat();
+  const log = ids.get('log')!;
+  onMessage({ data: { type: 'restored', text: 'Restored from its trajectory (run-1.lar.jsonl).' } });
+  onMessage({ data: { type: 'userMessage', text: 'Fix **sum**' } });
+  onMessage({ data: { type: 'interrupted', file: 'run-1.lar.jsonl', text: 'This run was interrupted: the editor closed.', resumable: true } });
+  assert.match(log.textContent ?? '', /Restored from its trajectory/);
+  assert.ok(log.all().some((n) => n.className === 'msg user' && n.all().some((c) => c.tag === 'strong')));
+  const resume = log.all().find((n) => n.tag === 'button' && n.textContent === 'Resume')!;
+  resume.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'resume', file: 'run-1.lar.jsonl' });
+  assert.equal(resume.disabled, true, 'pressed once');
+  // Even if it were still enabled, a run that begins spends it.
+  resume.disabled = false;
+  onMessage({ data: { type: 'runStarted', task: 'go on', model: 'm', endpoint: 'http://e/v1', trajectory: 'r', sandbox: { confined: true, text: 'sandboxed' } } });
+  assert.equal(resume.disabled, true);
+  assert.equal(FromWebview.safeParse({ type: 'resume', file: '../x.lar.jsonl' }).success, false);
+  // A run with no end (perhaps live in another window) is shown, not offered for Resume.
+  onMessage({ data: { type: 'interrupted', file: 'run-2.lar.jsonl', text: 'This run has no end.', resumable: false } });
+  assert.equal(log.all().filter((n) => n.tag === 'button' && n.textContent === 'Resume').length, 1);
+});
+
+test('a run that stops without an end (an error) leaves no card spinning', () => {
+  const { ids, onMessage } = loadChat();
+  const log = ids.get('log')!;
+  onMessage({ data: { type: 'state', running: true } });
+  onMessage({ data: { type: 'toolStarted', id: 'c1', tool: 'run_command', args: 'npm test' } });
+  assert.equal(log.all().filter((n) => n.className === 'card live').length, 1);
+  onMessage({ data: { type: 'error', message: 'The run failed: boom', actions: [] } });
+  onMessage({ data: { type: 'state', running: false } });
+  assert.equal(log.all().filter((n) => n.className === 'card live').length, 0);
+  assert.equal(log.all().filter((n) => n.className === 'card stopped').length, 1, 'the card stays, marked stopped');
+  assert.equal(ids.get('activity-text')!.hidden, true);
+});

@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { runBadge } from '../extension/runBadges';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { listRuns, markInterruptedRuns } from '../core/agent/history';
@@ -122,4 +123,15 @@ test('markInterruptedRuns ends old, quiet unfinished runs as interrupted, and le
   } finally {
     done();
   }
+});
+
+test('each way a run can end has its own explorer mark; a failed submit is not marked as passed', () => {
+
+  const statuses = ['submitted', 'answered', 'interrupted', 'cancelled', 'limit', 'error', 'unfinished'] as const;
+  const marks = statuses.map((status) => runBadge({ status, outcome: 0, steps: 3, return: 0.25 }));
+  for (const m of marks) assert.ok(m.badge.length >= 1 && [...m.badge].length <= 2 && m.tooltip.includes('3 steps'));
+  assert.deepEqual(runBadge({ status: 'submitted', outcome: 1, steps: 8, return: 1.2 }), { badge: '✓', tone: 'pass', tooltip: 'Submitted, outcome check passed (8 steps, return 1.200)' });
+  assert.equal(marks[0]!.tone, 'fail', 'submitted with outcome 0');
+  assert.equal(marks[2]!.tone, 'warn');
+  assert.notEqual(marks[1]!.badge, '✓', 'an answered chat is not a passed task');
 });

@@ -8,11 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from './support/fc';
 import { runAgent, systemFor, toolSpecs, type AgentOptions } from '../core/agent/loop';
-import { readThread, rebuildConversation, threadOf, wasInterrupted } from '../core/agent/resume';
+import { NOT_RECORDED, readThread, rebuildConversation, recordedResult, threadOf, wasInterrupted } from '../core/agent/resume';
 import { ModelClient } from '../core/model/client';
 import { ScriptedModelServer, type ScriptedTurn } from '../core/model/scripted-server';
 import { defaultWorkflow } from '../core/workflow/load';
 import type { ToolOutcome } from '../core/tools/types';
+import { commandObservation } from '../core/agent/tools';
+import { transcriptOf } from '../extension/agent/restore';
+import { ToWebview } from '../extension/agent/chatProtocol';
 
 const wf = defaultWorkflow();
 
@@ -52,9 +55,13 @@ async function chat(script: ScriptedTurn[], messages: string[], execute: (name: 
   return { ws, runsDir, files, live: previous!.conversation! };
 }
 
-const okRead = (_name: string, args: Record<string, unknown>): ToolOutcome => {
-  const text = `contents of ${String(args.path ?? args.command ?? '?')}`;
-  return { status: 'ok', result: { output: text }, observation: text };
+/** Tools that succeed, recording what the real ones record: a command its output and end; a file tool nothing it read. */
+const okRead = (name: string, args: Record<string, unknown>): ToolOutcome => {
+  if (name === 'run_command') {
+    const output = `contents of ${String(args.command)}`;
+    return { status: 'ok', result: { output, exitCode: 0, completion: 'exit' }, observation: commandObservation(String(args.command), output, { completion: 'exit', exitCode: 0 }) };
+  }
+  return { status: 'ok', result: {}, observation: NOT_RECORDED };
 };
 
 test('a chat rebuilt from its trajectories renders what the live conversation would send next', async () => {
@@ -90,7 +97,7 @@ test('an interrupted run is read as such and its conversation ends with every ca
   assert.equal(wasInterrupted(runs[0]!), true);
   const msgs = rebuildConversation(runs, systemFor(wf), toolSpecs()).render('native');
   assert.deepEqual(msgs.map((m) => m.role), ['system', 'user', 'assistant', 'tool']);
-  assert.match(String(msgs[3]!.content), /contents of npm test\n\[exit code|contents of npm test/);
+  assert.equal(String(msgs[3]!.content), '$ npm test\ncontents of npm test\n[exit code 0]', 'the command as the loop showed it, from what was recorded');
 });
 
 test('the chain stops at a loop, a foreign thread, a missing or unnamed file, and reaches back at most 50 runs', () => {
@@ -158,4 +165,44 @@ test('after a submit, the rebuilt conversation knows the outcome, as the live on
   const rebuilt = rebuildConversation(readThread(runsDir, files[1]!), systemFor(wf), toolSpecs()).render('native');
   assert.deepEqual(rebuilt, live.render('native'));
   assert.ok(rebuilt.some((m) => m.role === 'tool' && /Outcome check `npm test`: exit 0, passed\./.test(String(m.content))));
+});
+
+test('the chat shows a restored conversation as it was, and offers Resume when its last run was cut short', async () => {
+  const { runsDir, files } = await chat(
+    [{ content: 'Reading.', toolCalls: [{ name: 'read_file', arguments: { path: 'sum.js' } }] }, { content: 'It **subtracts**.' }, { toolCalls: [{ name: 'write_file', arguments: { path: 'x.js', content: '' } }] }, { content: 'x' }],
+    ['What does sum.js do?', 'Fix it.'],
+    okRead,
+  );
+  // The second run was cut short by a reload: its end says so.
+  const path = join(runsDir, files[1]!);
+  const kept = readFileSync(path, 'utf8').trim().split('\n').filter((l) => !/"type":"end"|"content":"x"/.test(l));
+  writeFileSync(path, `${[...kept, JSON.stringify({ type: 'end', reason: 'interrupted', detail: 'the editor closed or reloaded during the run' })].join('\n')}\n`);
+  const shown = transcriptOf(readThread(runsDir, files[1]!));
+  for (const m of shown) assert.ok(ToWebview.safeParse(m).success, JSON.stringify(m));
+  assert.deepEqual(
+    shown.map((m) => m.type),
+    ['restored', 'userMessage', 'assistant', 'step', 'assistant', 'end', 'userMessage', 'step', 'end', 'interrupted'],
+  );
+  const cards = shown.filter((m) => m.type === 'step').map((m) => m.type === 'step' && m.card);
+  assert.deepEqual(cards.map((c) => c && [c.tool, c.status, c.toolReward, c.blocked ?? false]), [['read_file', 'ok', 1, false], ['write_file', 'blocked', -1, true]]);
+  assert.deepEqual(shown.at(-1), { type: 'interrupted', file: files[1], resumable: true, text: 'This run was interrupted: the editor closed or reloaded during the run.' });
+  assert.match(JSON.stringify(shown[0]), /the 2 trajectories of this chat/);
+});
+
+test('a call whose result the trajectory does not keep is rebuilt with a note saying so, never as an empty result', () => {
+  const e = { type: 'tool_call' as const, id: 'c1', tool: 'read_file', args: { path: 'a.js' }, status: 'ok' as const, result: { durationMs: 3 } };
+  assert.equal(recordedResult(e, undefined, wf), NOT_RECORDED);
+  assert.equal(recordedResult({ ...e, status: 'error', result: { error: 'a.js does not exist' } }, undefined, wf), 'Error: a.js does not exist');
+  assert.equal(recordedResult({ ...e, tool: 'run_command', args: { command: 'mkdir x' }, result: { output: '', exitCode: 0, completion: 'exit' } }, undefined, wf), '$ mkdir x\n[exit code 0]', 'a command with no output is not an empty result');
+  assert.equal(recordedResult({ ...e, tool: 'enter_stage', args: { stage: 'edit' } }, undefined, wf), 'Now in stage "edit". Tools: read_file, list_files, search, write_file, edit_file, run_command, enter_stage.');
+});
+
+test('a run the model never answered is not carried into the next: the rebuilt chat starts afresh there, as the live one did', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lar-fresh-'));
+  const line = (o: object) => JSON.stringify(o);
+  const header = (task: string, turn: number, previous?: string) => line({ type: 'header', lar: 1, task, started: '2026-12-01T00:00:00Z', workflow: 'builtin:default-coding', thread: { id: 't', turn, ...(previous ? { previous } : {}) } });
+  writeFileSync(join(dir, 'a.lar.jsonl'), [header('task one', 1), line({ type: 'message', role: 'user', content: 'task one' }), line({ type: 'end', reason: 'error', detail: 'server down' })].join('\n'));
+  writeFileSync(join(dir, 'b.lar.jsonl'), [header('task two', 2, 'a.lar.jsonl'), line({ type: 'message', role: 'user', content: 'task two' }), line({ type: 'message', role: 'assistant', content: 'done two' }), line({ type: 'end', reason: 'answered' })].join('\n'));
+  const msgs = rebuildConversation(readThread(dir, 'b.lar.jsonl'), systemFor(wf), toolSpecs()).render('native');
+  assert.deepEqual(msgs.slice(1).map((m) => [m.role, m.content]), [['user', 'task two'], ['assistant', 'done two']]);
 });

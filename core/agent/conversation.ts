@@ -72,6 +72,13 @@ export class Conversation {
     this.list.push(...turns);
   }
 
+  /** Removes the user's messages at the end that the model has not answered, and returns their texts (oldest first). */
+  takeUnanswered(): string[] {
+    const out: string[] = [];
+    while (this.list.length > 2 && this.list[this.list.length - 1]!.kind === 'user') out.unshift((this.list.pop() as { text: string }).text);
+    return out;
+  }
+
   /** Whether the last turn is the user's (the task, a message, a note): the model has not answered it. */
   get awaitsModel(): boolean {
     const k = this.list[this.list.length - 1]?.kind;

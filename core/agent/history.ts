@@ -5,10 +5,10 @@
  * closed or crashed mid-run): it is listed as `unfinished`, never as passed.
  */
 import { appendFile, open, readdir, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileResolver } from '../workflow/files';
 import { verifyTrajectoryText } from '../verifier/verify';
-import type { EndEvent } from '../schema/trajectory';
+import { EndEvent } from '../schema/trajectory';
 import { RUN_FILE } from './run-file';
 
 export const RUNS_DIR = join('.lar', 'runs');
@@ -16,6 +16,7 @@ export const RUNS_DIR = join('.lar', 'runs');
 
 /** How a run ended; `unfinished`: no end line (the editor stopped mid-run). */
 export type RunStatus = EndEvent['reason'] | 'unfinished';
+const RUN_STATUSES: readonly RunStatus[] = [...EndEvent.shape.reason.options, 'unfinished'];
 
 export interface RunEntry {
   /** File name inside the runs folder. */
@@ -79,6 +80,12 @@ export async function listRuns(workspace: string, opts: ListRunsOptions = {}): P
   return out;
 }
 
+/** One run file as the history lists it (its status, steps and figures), read from disk now. */
+export async function describeRunFile(path: string, maxVerifyBytes = 8 * 1024 * 1024): Promise<RunEntry> {
+  const s = await stat(path);
+  return describeRun(path, basename(path), s.size, new Date(s.mtimeMs).toISOString(), maxVerifyBytes);
+}
+
 async function describeRun(path: string, name: string, size: number, mtime: string, maxVerifyBytes: number): Promise<RunEntry> {
   const entry: RunEntry = { file: name, task: '', started: mtime, status: 'unfinished', steps: 0 };
   let text: string;
@@ -95,9 +102,11 @@ async function describeRun(path: string, name: string, size: number, mtime: stri
     const model = header.model as { name?: unknown } | undefined;
     if (model && typeof model.name === 'string') entry.model = model.name;
   }
+  // How it ended is on its last line, read even when the file is too large to verify for a list.
+  const tail = size > maxVerifyBytes ? await readSlice(path, Math.max(0, size - 64 * 1024), size).catch(() => '') : text;
+  const last = parseObject(lastLine(tail));
+  if (last?.type === 'end' && typeof last.reason === 'string' && (RUN_STATUSES as readonly string[]).includes(last.reason)) entry.status = last.reason as RunStatus;
   if (size > maxVerifyBytes) return { ...entry, note: `${Math.round(size / 1e6)} MB: open it to verify` };
-  const last = parseObject(lastLine(text));
-  if (last?.type === 'end' && typeof last.reason === 'string') entry.status = last.reason as RunStatus;
   const report = verifyTrajectoryText(text, { resolve: fileResolver(path) });
   if (!report.summary) return { ...entry, note: report.fatal ?? 'not verifiable' };
   return { ...entry, steps: report.summary.steps, return: report.summary.return, outcome: report.summary.outcome.reward };

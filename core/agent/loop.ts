@@ -553,6 +553,11 @@ export function verifierFeedback(step: StepResult, stageChanged: boolean): strin
   return `${notes}${moved}`;
 }
 
+/** A message without the note newRunNote added to it (a restored message asked again gets a fresh one). */
+export function stripNewRunNote(text: string): string {
+  return text.replace(/\n\n\[Lean4 Agentic: this message starts a new run of the workflow; [^\]]*\]$/, '');
+}
+
 /** The system prompt of a run: the workflow's, then the workspace's rules. */
 export function systemFor(wf: Workflow, rules?: AgentOptions['rules']): string {
   const r = rules ? rulesPrompt(rules) : '';

@@ -15,6 +15,7 @@ import { verifyTrajectoryText, type TrajectoryReport, type WorkflowResolver } fr
 import type { StepResult } from '../verifier/state';
 import { Conversation, type Turn, type TurnCall, type TurnResult } from './conversation';
 import { enteredStage, newRunNote, outcomeLine, SAFETY_CHECKS, verifierFeedback } from './loop';
+import { commandObservation } from './tools';
 import type { Workflow } from '../schema/workflow';
 import { RUN_FILE } from './run-file';
 
@@ -25,11 +26,13 @@ export interface RecordedRun {
   events: { line: number; event: TrajectoryEvent; step?: StepResult }[];
   end?: EndEvent;
   report: TrajectoryReport;
+  bytes: number;
 }
 
-/** The most runs a restored chat reaches back, and the largest trajectory it reads. */
+/** The most runs a restored chat reaches back, the largest trajectory it reads, and the most it reads in all. */
 export const MAX_THREAD_RUNS = 50;
-export const MAX_RUN_BYTES = 32 * 1024 * 1024;
+export const MAX_RUN_BYTES = 8 * 1024 * 1024;
+export const MAX_THREAD_BYTES = 16 * 1024 * 1024;
 
 /** Reads one trajectory (bounded), parses and verifies it; undefined when it has no header. */
 export function readRun(runsDir: string, file: string, resolve?: WorkflowResolver): RecordedRun | undefined {
@@ -38,6 +41,7 @@ export function readRun(runsDir: string, file: string, resolve?: WorkflowResolve
   const report = verifyTrajectoryText(text, resolve ? { resolve } : {});
   if (!report.header) return undefined;
   const byLine = new Map(report.steps.map((s) => [s.line, s]));
+  const bad = new Set(report.lineErrors.map((e) => e.line));
   const events: RecordedRun['events'] = [];
   let end: EndEvent | undefined;
   text.split('\n').forEach((raw, i) => {
@@ -51,11 +55,11 @@ export function readRun(runsDir: string, file: string, resolve?: WorkflowResolve
     if (!event || typeof event !== 'object' || typeof event.type !== 'string') return;
     const line = i + 1;
     // Only lines the verifier read as events (malformed ones are skipped by it too).
-    if (report.lineErrors.some((e) => e.line === line)) return;
+    if (bad.has(line)) return;
     events.push({ line, event, ...(byLine.has(line) ? { step: byLine.get(line)! } : {}) });
     if (event.type === 'end') end = event;
   });
-  return { file, header: report.header, events, ...(end ? { end } : {}), report };
+  return { file, header: report.header, events, ...(end ? { end } : {}), report, bytes: Buffer.byteLength(text) };
 }
 
 /**
@@ -68,6 +72,7 @@ export function readThread(runsDir: string, newest: string, resolve?: WorkflowRe
   const seen = new Set<string>();
   let file: string | undefined = newest;
   let thread: string | undefined;
+  let bytes = 0;
   while (file && !seen.has(file) && chain.length < MAX_THREAD_RUNS) {
     seen.add(file);
     let run: RecordedRun | undefined;
@@ -79,6 +84,9 @@ export function readThread(runsDir: string, newest: string, resolve?: WorkflowRe
     if (!run) break;
     const id = run.header.thread?.id;
     if (thread !== undefined && id !== thread) break;
+    // A long chat comes back from its latest runs: the oldest that do not fit are left out.
+    bytes += run.bytes;
+    if (chain.length > 0 && bytes > MAX_THREAD_BYTES) break;
     thread = id;
     chain.unshift(run);
     if (id === undefined) break;
@@ -86,6 +94,9 @@ export function readThread(runsDir: string, newest: string, resolve?: WorkflowRe
   }
   return chain;
 }
+
+/** A rebuilt result whose text the trajectory does not keep (file tools record what they did, not what they read). */
+export const NOT_RECORDED = '[This result is not kept in the trajectory the chat was restored from: the call succeeded; make it again if you need what it returned.]';
 
 /**
  * What the model read back for a recorded call, as the loop wrote it where
@@ -107,9 +118,15 @@ export function recordedResult(e: ToolCallEvent, step: StepResult | undefined, w
       break;
     default: {
       const stage = (e.args as { stage?: unknown } | null)?.stage;
+      const command = (e.args as { command?: unknown } | null)?.command;
+      const error = e.result?.error || undefined;
       if (e.tool === 'enter_stage' && e.status === 'ok' && typeof stage === 'string' && wf) base = enteredStage(wf, stage);
       else if (e.tool === 'submit' && e.status === 'ok') base = 'Submitted. The workflow outcome check runs now.';
-      else base = e.result?.error ?? e.result?.output ?? (e.status === 'ok' ? '' : `The call ended with status ${e.status}.`);
+      else if (error !== undefined) base = e.tool === 'run_command' ? `Not run: ${error}` : `Error: ${error}`;
+      else if (e.tool === 'run_command' && typeof command === 'string') {
+        // As the loop showed it: the command, its output as recorded, how it ended, what it changed.
+        base = commandObservation(command, e.result?.output ?? '', { completion: e.result?.completion, exitCode: e.result?.exitCode }, e.result?.filesChanged ?? []);
+      } else base = e.result?.output || (e.status === 'ok' ? NOT_RECORDED : `The call ended with status ${e.status}.`);
     }
   }
   if (!step) return base;
@@ -128,7 +145,7 @@ export function recordedResult(e: ToolCallEvent, step: StepResult | undefined, w
 export function rebuildConversation(runs: readonly RecordedRun[], system: string, tools: readonly ToolSpec[]): Conversation {
   const first = runs[0];
   if (!first) throw new Error('rebuildConversation: no runs');
-  const conv = new Conversation(system, first.header.task, tools);
+  let conv = new Conversation(system, first.header.task, tools);
   let open: (Turn & { kind: 'assistant' }) | undefined;
   /** The reply number of the open turn's calls (files from before `reply` was recorded have none: their calls group). */
   let openReply: number | undefined;
@@ -141,7 +158,7 @@ export function rebuildConversation(runs: readonly RecordedRun[], system: string
   };
   runs.forEach((run, r) => {
     let sawTask = false;
-    for (const { event, step } of run.events) {
+    for (const { line, event, step } of run.events) {
       switch (event.type) {
         case 'message':
           if (event.role === 'user') {
@@ -150,6 +167,11 @@ export function rebuildConversation(runs: readonly RecordedRun[], system: string
             if (!sawTask) {
               sawTask = true;
               if (r === 0) continue;
+              // The model never answered the run before: the chat started afresh from this message, as the session does.
+              if (conv.awaitsModel) {
+                conv = new Conversation(system, event.content, tools);
+                continue;
+              }
               // As the run's model read it: a follow-up carries the note that a new run began.
               conv.push({ kind: 'user', text: run.report.workflow ? `${event.content}\n\n${newRunNote(run.report.workflow)}` : event.content });
               continue;
@@ -169,7 +191,8 @@ export function rebuildConversation(runs: readonly RecordedRun[], system: string
             conv.push(open);
           }
           openReply = event.reply;
-          const id = event.id ?? `call_${run.file.length}_${open.calls.length}_${results.length}`;
+          // A call recorded without an id gets one unique in the conversation.
+          const id = event.id ?? `call_r${r}_l${line}`;
           const call: TurnCall = { id, name: event.tool, args: event.args, ...(event.argsError !== undefined ? { malformed: true } : {}) };
           open.calls.push(call);
           results.push({ callId: id, name: event.tool || 'tool', content: recordedResult(event, step, run.report.workflow) });

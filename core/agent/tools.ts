@@ -8,6 +8,27 @@ import { isInside, type WorkspaceFs } from '../tools/workspace-fs';
 import type { ToolExecutor } from './loop';
 import { ShellTextError } from '../tools/shell-quote';
 
+/** What the model reads of a command: the command, its output, how it ended, what it changed, where the rest is. */
+export function commandObservation(
+  command: string,
+  output: string,
+  end: { completion?: string; exitCode?: number | null; waitingForInput?: boolean },
+  files: readonly string[] = [],
+  fullOutput?: string,
+): string {
+  const head =
+    end.completion === 'marker' || end.completion === 'exit'
+      ? `exit code ${end.exitCode}`
+      : end.waitingForInput
+        ? 'the command waited for input and was interrupted (run it non-interactively)'
+        : end.completion === 'timeout'
+          ? 'the command timed out and was stopped'
+          : "the command's end was not observed";
+  const changed = files.length ? `\nfiles changed: ${files.slice(0, 20).join(', ')}${files.length > 20 ? ` and ${files.length - 20} more` : ''}` : '';
+  const full = fullOutput ? `\nfull output: ${fullOutput} (read_file it for the omitted part)` : '';
+  return `$ ${command}\n${output}${output.endsWith('\n') || !output ? '' : '\n'}[${head}]${changed}${full}`;
+}
+
 const notRun = (error: string): ToolOutcome => ({ status: 'error', result: { error }, observation: `Not run: ${error}` });
 
 function canonical(path: string): { ok: true; path: string } | { ok: false; error: string } {
@@ -125,19 +146,10 @@ export function createToolExecutor(parts: ExecutorParts): ToolExecutor {
     const result = { ...toToolResult(r), sandboxed: parts.terminal.launched };
     const files = before && after ? changedBetween(before, after) : [];
     if (files.length) result.filesChanged = files;
-    const ended = r.completion === 'marker' || r.completion === 'exit';
     const status = r.cancelled ? 'interrupted' : r.completion === 'timeout' ? 'timeout' : 'ok';
-    const head = ended
-      ? `exit code ${r.exitCode}`
-      : r.waitingForInput
-        ? 'the command waited for input and was interrupted (run it non-interactively)'
-        : r.completion === 'timeout'
-          ? 'the command timed out and was stopped'
-          : "the command's end was not observed";
-    const changed = files.length ? `\nfiles changed: ${files.slice(0, 20).join(', ')}${files.length > 20 ? ` and ${files.length - 20} more` : ''}` : '';
     // Where the rest is, when the model saw only the head and tail (and can read it: inside the workspace).
     const saved = relative(ctx.workspace, r.outputPath);
-    const full = r.truncated && !saved.startsWith('..') && !isAbsolute(saved) ? `\nfull output: ${saved.split(sep).join('/')} (read_file it for the omitted part)` : '';
-    return { status, result, observation: `$ ${command}\n${r.output}${r.output.endsWith('\n') || !r.output ? '' : '\n'}[${head}]${changed}${full}` };
+    const full = r.truncated && !saved.startsWith('..') && !isAbsolute(saved) ? saved.split(sep).join('/') : undefined;
+    return { status, result, observation: commandObservation(command, r.output, { completion: r.completion, exitCode: r.exitCode, waitingForInput: r.waitingForInput }, files, full) };
   };
 }

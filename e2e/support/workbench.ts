@@ -62,7 +62,8 @@ export class Suite {
   }
 
   async open(folder: string): Promise<Workbench> {
-    const page = await this.browser.newPage({ viewport: { width: 1600, height: 1000 } });
+    // The clipboard as a user's browser gives it to VS Code (Copy in the chat writes it through the workbench).
+    const page = await this.browser.newPage({ viewport: { width: 1600, height: 1000 }, permissions: ['clipboard-read', 'clipboard-write'] });
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(this.server.folderUrl(folder));

@@ -35,6 +35,8 @@ export const FromWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('history') }).strict(),
   /** Open a recorded run's trajectory (by file name in .lar/runs, nothing else). */
   z.object({ type: z.literal('openRun'), file: z.string().regex(RUN_FILE) }).strict(),
+  /** Continue an interrupted run (named by its file in .lar/runs) in a new run of the same chat. */
+  z.object({ type: z.literal('resume'), file: z.string().regex(RUN_FILE) }).strict(),
   /** Copy a code block's text (the extension writes the clipboard: it works in every host). */
   z.object({ type: z.literal('copy'), text: z.string().max(200_000) }).strict(),
   /** Open a link from model text; the extension decides whether it may (http/https, files of the workspace). */
@@ -94,6 +96,8 @@ export const ToWebview = z.discriminatedUnion('type', [
     rules: z.array(short(500)).max(20).optional(),
     /** The task is a message already shown (typed during the run before). */
     shown: z.boolean().optional(),
+    /** The run continues an interrupted one (Resume). */
+    resumed: z.boolean().optional(),
   }).strict(),
   z.object({ type: z.literal('text'), delta: short(100_000) }).strict(),
   /** Streamed reasoning, shown collapsed above the answer. */
@@ -125,6 +129,12 @@ export const ToWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('error'), message: short(4000), actions: z.array(ErrorAction).max(3) }).strict(),
   z.object({ type: z.literal('state'), running: z.boolean() }).strict(),
   z.object({ type: z.literal('clear') }).strict(),
+  /** The chat was read back from its trajectories (after a reload or a restart). */
+  z.object({ type: z.literal('restored'), text: short(2000) }).strict(),
+  /** A message of the user's, as recorded (a restored chat). */
+  z.object({ type: z.literal('userMessage'), text: short(20_000) }).strict(),
+  /** The chat's last run was cut short: say so and offer Resume. */
+  z.object({ type: z.literal('interrupted'), file: z.string().regex(RUN_FILE), text: short(2000), resumable: z.boolean() }).strict(),
   /** A message typed during a run, held for the agent's next turn. */
   z.object({ type: z.literal('queued'), text: short(20_000) }).strict(),
   /** Put the cursor in the task input (the focus command). */

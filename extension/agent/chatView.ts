@@ -55,7 +55,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       return;
     }
     if (parsed.data.type === 'clear') this.transcript = [];
-    else if (parsed.data.type === 'state') this.running = parsed.data.running;
+    else if (parsed.data.type === 'state') {
+      this.running = parsed.data.running;
+      // A run that is over has no live cards left to show after a reload.
+      if (!this.running) this.transcript = this.transcript.filter((x) => x.type !== 'toolStarted' && x.type !== 'toolOutput');
+    } else if (parsed.data.type === 'waiting') {
+      // Only of use while it lasts.
+    }
     else if (parsed.data.type === 'connection') this.connection = parsed.data;
     else if (parsed.data.type === 'history') {
       // A listing, not part of the conversation: asked for again after a reload.

@@ -84,7 +84,7 @@ function hl(): HLJSApi {
 export type HighlightSpan = string | { cls: string; children: HighlightSpan[] };
 
 /** The highlight classes a span may carry, as highlight.js writes them ("hljs-title function_"). */
-const CLASS = /^hljs-[a-z_-]+( [a-z_-]+)*$/;
+const CLASS = /^(hljs-[a-z_-]+( [a-z_-]+)*|language-[a-z0-9_-]+)$/;
 const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#x27;': "'", '&#39;': "'" };
 
 /**

@@ -5,7 +5,7 @@
  * symlink cannot lead out), with an optional line (`#L12`, `#L12-L20`,
  * `:12`). Every other scheme is refused.
  */
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -79,5 +79,14 @@ export function linkTarget(href: string, workspace: string): LinkTarget {
     return { kind: 'refused', reason: `${path} is outside the workspace` };
   }
   if (!existsSync(target)) return { kind: 'refused', reason: `${relative(root, target) || path} does not exist` };
-  return { kind: 'file', path: target, ...(line ? { line } : {}) };
+  // The file itself, by its real path (what was checked is what opens); not a folder, a pipe or a device.
+  const file = real(target);
+  let isFile = false;
+  try {
+    isFile = statSync(file).isFile();
+  } catch {
+    isFile = false;
+  }
+  if (!isFile) return { kind: 'refused', reason: `${relative(root, target) || path} is not a file` };
+  return { kind: 'file', path: file, ...(line ? { line } : {}) };
 }

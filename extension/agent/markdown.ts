@@ -246,7 +246,8 @@ export class MarkdownStream {
     let cut = -1;
     for (let k = starts.length - 1; k >= 1; k--) {
       const first = tokens[starts[k]!]!.map![0];
-      if (first > 0 && lines[first - 1]!.trim() === '') {
+      // A bare number may yet become the next item of the list above ("2" → "2.").
+      if (first > 0 && lines[first - 1]!.trim() === '' && !/^\s{0,3}\d{1,9}$/.test(lines[first]!)) {
         cut = k;
         break;
       }

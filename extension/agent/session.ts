@@ -11,8 +11,11 @@ import { basename, join } from 'node:path';
 import * as vscode from 'vscode';
 import type { Conversation } from '../../core/agent/conversation';
 import { readRules } from '../../core/agent/rules';
+import { readThread, rebuildConversation, threadOf, type RecordedRun } from '../../core/agent/resume';
+import { fileResolver } from '../../core/workflow/files';
+import { transcriptOf } from './restore';
 import { ensureLarDir } from '../../core/files/lar-dir';
-import { runAgent, type AgentEvent } from '../../core/agent/loop';
+import { runAgent, stripNewRunNote, systemFor, toolSpecs, type AgentEvent } from '../../core/agent/loop';
 import { RunSandbox } from '../../core/sandbox/run';
 import { describeSandbox, type SandboxSummary } from '../../core/sandbox/plan';
 import { pickShell } from '../../core/tools/terminal';
@@ -73,6 +76,12 @@ function actionsFor(e: unknown): ErrorAction[] {
   return ['openSettings'];
 }
 
+/** The file of the chat's latest run (workspace state): what a reload brings back; New forgets it. */
+const CHAT_KEY = 'lean4Agentic.chat.latest';
+
+/** What Resume tells the model (recorded as the user's message: it is what the user asked for). */
+export const RESUME_MESSAGE = 'The editor closed during your last run, which was interrupted. Continue the task from where you stopped.';
+
 /** Opens a link from the chat if linkTarget allows it: web pages outside, workspace files in the editor. */
 async function openLink(href: string): Promise<void> {
   const folder = vscode.workspace.workspaceFolders?.[0];
@@ -100,9 +109,11 @@ export class AgentSession implements vscode.Disposable {
    * the run before (each run its own trajectory, linked by `thread` in its
    * header). New Chat ends it.
    */
-  private thread: { id: string; turn: number; conversation?: Conversation; previous: string } | undefined;
+  private thread: { id: string; turn: number; conversation?: Conversation; previous: string; restored?: RecordedRun[] } | undefined;
   /** Messages typed during a run, not yet given to the model. */
   private queued: string[] = [];
+  /** New was pressed: a restore still reading the trajectories must not bring the chat back. */
+  private cleared = false;
   private approvalSeq = 0;
   private probeSeq = 0;
   private readonly subs: vscode.Disposable[] = [];
@@ -157,9 +168,15 @@ export class AgentSession implements vscode.Disposable {
         if (this.running) this.post({ type: 'error', message: 'A run is in progress: stop it before starting a new chat.', actions: [] });
         else {
           this.changes.clear();
+          // A reload brings back no chat the user cleared (nor one a restore still on its way would bring).
+          this.cleared = true;
+          void this.context.workspaceState.update(CHAT_KEY, undefined);
           this.thread = undefined;
           this.post({ type: 'clear' });
         }
+        return;
+      case 'resume':
+        void this.resume(msg.file);
         return;
       case 'showChange':
         this.showChange(msg.id).catch((e: unknown) => this.fail(`Could not show the change: ${e instanceof Error ? e.message : String(e)}`));
@@ -273,6 +290,47 @@ export class AgentSession implements vscode.Disposable {
     if (marked.length) this.output.info(`marked ${marked.length} unfinished run(s) as interrupted: ${marked.join(', ')}`);
   }
 
+  /**
+   * Brings back the workspace's latest chat from its trajectories (after a
+   * reload or a restart): shown as it was, and continued by the next message;
+   * a run cut short says so and offers Resume. A chat cleared with New stays
+   * cleared.
+   */
+  async restore(): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (!folder || folder.uri.scheme !== 'file' || !vscode.workspace.isTrusted || this.running || this.thread) return;
+    // Only a chat this editor had: not the newest file whatever it is (a run of lar, a file a cloned
+    // repository brought, which would put words in the user's mouth).
+    const latest = this.context.workspaceState.get<string>(CHAT_KEY);
+    if (!latest || !RUN_FILE.test(latest)) return;
+    try {
+      const runsDir = join(folder.uri.fsPath, RUNS_DIR);
+      const runs = await new Promise<RecordedRun[]>((resolve) => setImmediate(() => resolve(readThread(runsDir, latest, fileResolver(join(runsDir, latest))))));
+      const thread = threadOf(runs);
+      if (!thread || this.running || this.thread || this.cleared) return;
+      this.thread = { ...thread, restored: runs };
+      this.lastTrajectory = vscode.Uri.file(join(runsDir, latest));
+      this.post({ type: 'clear' });
+      for (const m of transcriptOf(runs)) this.post(m);
+      this.output.info(`restored the chat of ${runs.length} run(s) ending in ${latest}`);
+    } catch (e) {
+      this.output.warn(`could not restore the last chat: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  /** Continues the chat's interrupted run in a new run of the same chat. */
+  private async resume(file: string): Promise<void> {
+    if (this.running) {
+      this.fail('A run is in progress: Resume continues the interrupted run once it is over.');
+      return;
+    }
+    if (this.thread?.previous !== file) {
+      this.fail('Only the latest run of this chat can be resumed.');
+      return;
+    }
+    await this.start(RESUME_MESSAGE, { resume: true });
+  }
+
   /** The runs recorded in the first workspace folder, newest first. */
   async postHistory(): Promise<void> {
     const folder = vscode.workspace.workspaceFolders?.[0];
@@ -316,7 +374,7 @@ export class AgentSession implements vscode.Disposable {
     this.post({ type: 'error', message: clip(message, 4000), actions });
   }
 
-  async start(task: string, opts: { queued?: boolean } = {}): Promise<void> {
+  async start(task: string, opts: { queued?: boolean; resume?: boolean } = {}): Promise<void> {
     if (this.running) {
       // Typed while the agent works: it reaches the model at its next turn.
       this.queued.push(task);
@@ -364,11 +422,36 @@ export class AgentSession implements vscode.Disposable {
         return;
       }
       const runId = newRunId();
+      const rules = readRules(ws, config.rules);
+      for (const p of rules.problems) this.output.warn(`rules: ${p}`);
       const thread = this.thread;
+      let conversation = thread?.conversation;
+      /** The task is made of messages the chat shows already (asked again after a cut-short run). */
+      let reasked = false;
+      if (thread?.restored && !conversation) {
+        // A chat read back from its trajectories: the model's context is rebuilt from them, under today's prompt.
+        const rebuilt = rebuildConversation(thread.restored, systemFor(workflow, rules), toolSpecs());
+        // Messages the model never answered (the run was cut short first) are asked again, not left dangling.
+        const unanswered = rebuilt.takeUnanswered().map(stripNewRunNote);
+        const asked = (first: string[]) => (opts.resume ? first : [...first, task]).join('\n\n');
+        if (rebuilt.turns[rebuilt.turns.length - 1]?.kind === 'task') {
+          // The model never answered this chat at all: it starts afresh with what was asked.
+          task = asked([(rebuilt.turns[1] as { text: string }).text, ...unanswered]);
+          reasked = opts.resume === true;
+        } else {
+          conversation = rebuilt;
+          if (unanswered.length) {
+            task = asked(unanswered);
+            reasked = opts.resume === true;
+          }
+        }
+      }
       ensureLarDir(ws);
       const trajectoryPath = join(ws, '.lar', 'runs', `${runId}.lar.jsonl`);
       const trajectoryUri = vscode.Uri.file(trajectoryPath);
       this.lastTrajectory = trajectoryUri;
+      this.cleared = false;
+      void this.context.workspaceState.update(CHAT_KEY, basename(trajectoryPath));
       this.warnIfNoPty();
       const outputDir = join(ws, '.lar', 'output', runId);
       const shell = pickShell(process.env);
@@ -382,8 +465,6 @@ export class AgentSession implements vscode.Disposable {
         box.plan.confined ? describeSandbox(box.summary) : 'unconfined',
       );
       running.terminal = terminal;
-      const rules = readRules(ws, config.rules);
-      for (const p of rules.problems) this.output.warn(`rules: ${p}`);
       this.post({
         type: 'runStarted',
         task: clip(task, 20_000),
@@ -392,7 +473,8 @@ export class AgentSession implements vscode.Disposable {
         trajectory: clip(vscode.workspace.asRelativePath(trajectoryUri), 2000),
         sandbox: { confined: box.plan.confined, text: clip(box.refusal ?? describeSandbox(box.summary), 2000) },
         ...(rules.files.length ? { rules: rules.files.map((f) => clip(f.path, 500)) } : {}),
-        ...(opts.queued ? { shown: true } : {}),
+        ...(opts.queued || reasked ? { shown: true } : {}),
+        ...(opts.resume ? { resumed: true } : {}),
       });
       this.output.info(`agent run ${runId}: ${modelName} at ${config.endpoint}, workflow ${workflow.id}, trajectory ${trajectoryPath}`);
 
@@ -527,7 +609,7 @@ export class AgentSession implements vscode.Disposable {
         rules,
         onIdle: 'end',
         nextUserMessage: () => this.queued.shift(),
-        ...(thread?.conversation ? { conversation: thread.conversation } : {}),
+        ...(conversation ? { conversation } : {}),
         thread: { id: thread?.id ?? runId, turn: (thread?.turn ?? 0) + 1, ...(thread ? { previous: thread.previous } : {}) },
         gate: live.gate,
         limits: { maxOutputTokens: config.maxTokens, maxSteps: config.maxSteps, maxRepeatedFailures: config.maxRepeatedFailures, maxTimeMs: config.maxMinutes * 60_000, ...(config.maxRunTokens > 0 ? { maxTokens: config.maxRunTokens } : {}) },

@@ -109,7 +109,9 @@ log.addEventListener('scroll', () => {
   jump.hidden = stick;
 });
 log.addEventListener('wheel', (e) => {
-  if ((e.deltaY ?? 0) < 0) stick = false;
+  // Upward, on the log itself (a code block or a command's output scrolls on its own), and only when the log can scroll.
+  const inner = (e as { target?: { closest?(s: string): unknown } }).target?.closest?.('pre, .md table');
+  if ((e.deltaY ?? 0) < 0 && !inner && log.scrollHeight > log.clientHeight) stick = false;
 });
 jump.addEventListener('click', () => {
   stick = true;
@@ -187,6 +189,8 @@ function requestDraw(): void {
   schedule(drawStream);
 }
 const approvals = new Map<string, El>();
+/** The Resume button of an interrupted run's notice, while it can still be used. */
+let resumeButton: El | undefined;
 
 /** The collapsed reasoning of the answer being streamed, and its text. */
 let thinking: El | undefined;
@@ -346,6 +350,12 @@ function setRunning(r: boolean): void {
   run.title = r ? 'Send to the agent at its next turn' : 'Run the task';
   stop.hidden = !r;
   if (!r) {
+    // However the run stopped (an error posts no end), nothing stays "running".
+    for (const c of liveCards.values()) {
+      c.el.className = 'card stopped';
+      c.el.setAttribute('aria-busy', 'false');
+    }
+    liveCards.clear();
     setActivity(undefined);
     task.focus();
   }
@@ -437,6 +447,34 @@ function receive(msg: ToWebview): void {
       append(u);
       return;
     }
+    case 'restored':
+      append(el('div', 'restored-note', msg.text));
+      return;
+    case 'userMessage': {
+      const u = el('div', 'msg user');
+      u.appendChild(markdown(msg.text));
+      append(u);
+      return;
+    }
+    case 'interrupted': {
+      const box = el('div', 'interrupted');
+      box.setAttribute('role', 'status');
+      box.appendChild(el('div', 'title', msg.text));
+      if (msg.resumable) {
+        const row = el('div', 'row');
+        const resume = el('button', '', 'Resume');
+        resume.title = 'Continue this run in a new run of the chat, from its trajectory';
+        resume.addEventListener('click', () => {
+          resume.disabled = true;
+          send({ type: 'resume', file: msg.file });
+        });
+        row.appendChild(resume);
+        box.appendChild(row);
+        resumeButton = resume;
+      }
+      append(box);
+      return;
+    }
     case 'clear':
       inner.replaceChildren();
       approvals.clear();
@@ -461,6 +499,9 @@ function receive(msg: ToWebview): void {
       drawTimeline();
       // The user sent something: follow the run from here.
       stick = true;
+      // Resumed or not, the notice's button is spent once another run begins.
+      if (resumeButton) resumeButton.disabled = true;
+      resumeButton = undefined;
       run_ = { started: Date.now(), steps: 0, tokens: 0 };
       drawCounters();
       if (!msg.shown) {

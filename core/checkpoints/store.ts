@@ -1,0 +1,373 @@
+/**
+ * Checkpoints of a workspace in a shadow git repository that lives outside
+ * it (the editor's storage), so "restore to step N" never touches the user's
+ * repository: not its index, branches, stash or hooks. Git runs with an
+ * environment built from nothing (no GIT_* the host leaked, no global or
+ * system config, no hooks, no filters, no line-ending conversion), on a
+ * persistent index that is its stat cache. A snapshot is write-tree +
+ * commit-tree + update-ref (plumbing: no hooks, no HEAD). A restore is a
+ * two-tree `read-tree -m -u` from a fresh snapshot of the present to the
+ * target: only paths that differ change, nothing untracked is ever cleaned,
+ * and it is verified afterwards and can itself be undone (to that snapshot).
+ *
+ * Not captured, so never deleted by a restore: what the workspace's
+ * .gitignore files ignore, node_modules, .lar (our own records), files above
+ * the size cap, and nested git repositories.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface Checkpoint {
+  commit: string;
+  tree: string;
+  /** Untracked files left out for their size (workspace-relative). */
+  skipped: string[];
+  /** Nested repositories left out (their content is theirs). */
+  nested: string[];
+  ms: number;
+}
+
+/** What a restore to the target does to a path, seen from the present. */
+export interface CheckpointChange {
+  path: string;
+  /** `deleted`: made after the checkpoint; `added`: deleted since, comes back; `modified`: reverted. */
+  change: 'added' | 'deleted' | 'modified';
+}
+
+export interface RestoreResult {
+  /** The snapshot of the present the restore started from: restoring to it undoes the restore. */
+  pre: string;
+  changes: CheckpointChange[];
+  /** Paths that could not be put back (a permission, a file in the way); empty when the restore is whole. */
+  leftovers: string[];
+  ms: number;
+}
+
+export interface StoreOptions {
+  /** Where the shadow repositories live (the extension's global storage); one per workspace inside it. */
+  storage: string;
+  workspace: string;
+  /** Untracked files larger than this are not captured. Default 5 MiB. */
+  maxFileBytes?: number;
+  /** The git program. Default `git` on PATH. */
+  git?: string;
+}
+
+const CONFIG = [
+  'core.hooksPath=/dev/null',
+  'core.fsmonitor=false',
+  'core.autocrlf=false',
+  'core.safecrlf=false',
+  'core.symlinks=true',
+  'core.quotePath=false',
+  'core.excludesFile=',
+  'core.attributesFile=',
+  'core.untrackedCache=true',
+  'commit.gpgSign=false',
+  'gc.auto=0',
+  'maintenance.auto=false',
+  'advice.addEmbeddedRepo=false',
+  'advice.addIgnoredFile=false',
+  'submodule.recurse=false',
+  'protocol.allow=never',
+].flatMap((c) => ['-c', c]);
+
+/** Always left out: dependencies, and the run records that say what happened (a restore must not rewrite them). */
+const ALWAYS_EXCLUDED = ['node_modules/', '/.lar/'];
+const ALWAYS_EXCLUDED_SPECS = [':(exclude,top,literal).lar', ':(exclude,top,glob)**/node_modules/**', ':(exclude,top,literal)node_modules'];
+
+/** A commit of this store, as the API takes one (never anything git could read as an option or a range). */
+const COMMIT = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+function commitId(c: string): string {
+  if (!COMMIT.test(c)) throw new Error(`not a checkpoint id: ${JSON.stringify(c.slice(0, 80))}`);
+  return c;
+}
+
+/** A commit id, or the tree id write-tree gave (both hex; checked before git sees them). */
+function commitOrTree(id: string): string {
+  return commitId(id);
+}
+
+export class CheckpointStore {
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly skipped = new Set<string>();
+  private readonly nested = new Set<string>();
+
+  private constructor(
+    readonly dir: string,
+    readonly workspace: string,
+    private readonly git: string,
+    private readonly maxFileBytes: number,
+    private readonly userExcludes: string,
+  ) {}
+
+  /**
+   * The store of `workspace` (made on first use), or why there can be none
+   * (no git, a workspace the store would sit inside).
+   */
+  static async open(opts: StoreOptions): Promise<CheckpointStore | { unavailable: string }> {
+    const workspace = realpathSync(opts.workspace);
+    const dir = join(opts.storage, 'checkpoints', createHash('sha256').update(workspace).digest('hex').slice(0, 16));
+    const rel = join(dir, '');
+    if (rel.startsWith(join(workspace, ''))) return { unavailable: 'the checkpoint storage is inside the workspace' };
+    let userExcludes = '';
+    try {
+      // The user's own repository-local excludes, read as text (git never runs against their repository).
+      userExcludes = readFileSync(join(workspace, '.git', 'info', 'exclude'), 'utf8');
+    } catch {
+      // No repository, or no excludes.
+    }
+    const store = new CheckpointStore(dir, workspace, opts.git ?? 'git', opts.maxFileBytes ?? 5 * 1024 * 1024, userExcludes);
+    try {
+      await store.init();
+    } catch (e) {
+      return { unavailable: `git could not make the checkpoint store: ${e instanceof Error ? e.message : String(e)}` };
+    }
+    return store;
+  }
+
+  private env(worktree = true): NodeJS.ProcessEnv {
+    // From nothing: nothing the host environment holds reaches git but PATH.
+    return {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      LANG: 'C',
+      LC_ALL: 'C',
+      TMPDIR: tmpdir(),
+      HOME: join(this.dir, 'home'),
+      XDG_CONFIG_HOME: join(this.dir, 'home', '.config'),
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_SYSTEM: '/dev/null',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_DIR: join(this.dir, 'git'),
+      ...(worktree ? { GIT_WORK_TREE: this.workspace } : {}),
+      GIT_INDEX_FILE: join(this.dir, 'git', 'index'),
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_NO_REPLACE_OBJECTS: '1',
+      GIT_ATTR_NOSYSTEM: '1',
+      GIT_AUTHOR_NAME: 'lar-checkpoint',
+      GIT_AUTHOR_EMAIL: 'checkpoint@localhost',
+      GIT_COMMITTER_NAME: 'lar-checkpoint',
+      GIT_COMMITTER_EMAIL: 'checkpoint@localhost',
+    };
+  }
+
+  private run(args: string[], opts: { worktree?: boolean; env?: NodeJS.ProcessEnv; input?: string; allowFail?: boolean } = {}): Promise<{ stdout: Buffer; code: number; stderr: string }> {
+    return new Promise((resolve, reject) => {
+      const child = execFile(
+        this.git,
+        [...CONFIG, ...args],
+        // In the workspace (pathspecs are relative to it); GIT_DIR is explicit, so nothing is discovered from here.
+        { env: { ...this.env(opts.worktree ?? true), ...opts.env }, cwd: (opts.worktree ?? true) ? this.workspace : this.dir, encoding: 'buffer', maxBuffer: 256 * 1024 * 1024, windowsHide: true },
+        (err, stdout, stderr) => {
+          const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : -1) : 0;
+          if (err && !opts.allowFail) reject(new Error(`git ${args[0]} failed: ${stderr.toString().trim() || err.message}`));
+          else resolve({ stdout, code, stderr: stderr.toString() });
+        },
+      );
+      if (opts.input !== undefined) child.stdin?.end(opts.input);
+    });
+  }
+
+  /**
+   * One operation at a time on the store (the index is shared): in this
+   * process by a queue, across windows on the same folder by a lock
+   * directory (taken over when it is older than any operation lasts).
+   */
+  private serial<T>(f: () => Promise<T>): Promise<T> {
+    const locked = async () => {
+      await this.lock();
+      try {
+        return await f();
+      } finally {
+        rmSync(join(this.dir, 'lock'), { recursive: true, force: true });
+      }
+    };
+    const next = this.queue.then(locked, locked);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async lock(): Promise<void> {
+    const path = join(this.dir, 'lock');
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      try {
+        mkdirSync(path);
+        return;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      }
+      try {
+        if (Date.now() - statSync(path).mtimeMs > 5 * 60_000) rmSync(path, { recursive: true, force: true });
+      } catch {
+        // Released meanwhile.
+      }
+      if (Date.now() > deadline) throw new Error(`the checkpoint store is busy (${path} held by another window for a minute)`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  private async init(): Promise<void> {
+    mkdirSync(join(this.dir, 'home'), { recursive: true, mode: 0o700 });
+    if (!existsSync(join(this.dir, 'git', 'HEAD'))) {
+      // Without a work tree in the environment: nothing points the store at the workspace but each call.
+      await this.run(['init', '-q', '--bare', '--template='], { worktree: false });
+      writeFileSync(join(this.dir, 'meta.json'), JSON.stringify({ workspace: this.workspace, createdAt: new Date().toISOString() }, null, 2));
+    }
+    mkdirSync(join(this.dir, 'git', 'info'), { recursive: true });
+    // Bytes round-trip as they are: no eol conversion, no ident, no filters, whatever the workspace's .gitattributes say.
+    writeFileSync(join(this.dir, 'git', 'info', 'attributes'), '* -text -filter -ident -working-tree-encoding\n');
+    this.writeExcludes();
+  }
+
+  private writeExcludes(): void {
+    // The user's excludes first, ours last (a later line wins in one file). These only keep listings
+    // short: what is left out is enforced by the pathspecs of every add (a workspace .gitignore, which
+    // outranks this file, cannot bring them back).
+    const lines = ['# Written by Lean4 Agentic: what checkpoints leave out.', this.userExcludes, ...ALWAYS_EXCLUDED];
+    writeFileSync(join(this.dir, 'git', 'info', 'exclude'), `${lines.join('\n')}\n`);
+  }
+
+  /** What every add and listing covers: the whole workspace but what is left out, as literal pathspecs (any file name). */
+  private specList(): string[] {
+    return [':(top)', ...ALWAYS_EXCLUDED_SPECS, ...[...this.skipped, ...this.nested].map((p) => `:(exclude,top,literal)${p}`)];
+  }
+
+  private pathspecs(): string {
+    return `${this.specList().join('\0')}\0`;
+  }
+
+  /** Leaves out new untracked files above the size cap (they are listed on the checkpoint). */
+  private async capSizes(): Promise<void> {
+    const out = await this.run(['ls-files', '-z', '--others', '--exclude-standard', '--', ...this.specList()]);
+    let changed = false;
+    for (const path of out.stdout.toString('utf8').split('\0')) {
+      if (!path || this.skipped.has(path)) continue;
+      try {
+        const st = statSync(join(this.workspace, path));
+        if (st.isFile() && st.size > this.maxFileBytes) {
+          this.skipped.add(path);
+          changed = true;
+        }
+      } catch {
+        // Gone since the listing.
+      }
+    }
+    if (changed) await this.forget([...this.skipped]);
+  }
+
+  /** Takes paths out of the index (they were captured before they were left out). */
+  private async forget(paths: string[]): Promise<void> {
+    if (!paths.length) return;
+    await this.run(['rm', '--cached', '-f', '-q', '-r', '--ignore-unmatch', '--pathspec-from-file=-', '--pathspec-file-nul'], { input: `${paths.map((p) => `:(top,literal)${p}`).join('\0')}\0` });
+  }
+
+  /** Nested repositories became gitlinks: they are left out (and listed). */
+  private async dropGitlinks(): Promise<void> {
+    const out = await this.run(['ls-files', '-s', '-z']);
+    const links: string[] = [];
+    for (const entry of out.stdout.toString('utf8').split('\0')) {
+      if (entry.startsWith('160000 ')) links.push(entry.slice(entry.indexOf('\t') + 1));
+    }
+    if (!links.length) return;
+    for (const l of links) this.nested.add(l);
+    await this.forget(links);
+  }
+
+  private async capture(): Promise<string> {
+    await this.capSizes();
+    // --ignore-errors: an unreadable file is skipped (and said), not the whole snapshot; anything else is an error.
+    const add = await this.run(['add', '-A', '--ignore-errors', '--pathspec-from-file=-', '--pathspec-file-nul'], { input: this.pathspecs(), allowFail: true });
+    // (It also exits 1 to say that an excluded path is ignored anyway: that is not a failure.)
+    if (add.code !== 0 && /fatal:|index\.lock/.test(add.stderr)) throw new Error(`git add failed: ${add.stderr.trim().split('\n').slice(0, 3).join(' ')}`);
+    await this.dropGitlinks();
+    return (await this.run(['write-tree'])).stdout.toString().trim();
+  }
+
+  /** The workspace now, as a commit under `refs/lar/<ref>` (parent: the commit the ref held before, if any). */
+  async snapshot(ref: string, message: string): Promise<Checkpoint> {
+    return this.serial(() => this.snapshotNow(ref, message));
+  }
+
+  private async snapshotNow(ref: string, message: string): Promise<Checkpoint> {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._/-]{0,200}$/.test(ref) || ref.includes('..') || ref.endsWith('/') || ref.endsWith('.lock')) throw new Error(`not a checkpoint name: ${ref}`);
+    const t0 = Date.now();
+    const tree = await this.capture();
+    const full = `refs/lar/${ref}`;
+    const parent = (await this.run(['rev-parse', '-q', '--verify', `${full}^{commit}`], { allowFail: true })).stdout.toString().trim();
+    const last = (await this.run(['rev-parse', '-q', '--verify', 'refs/lar/latest^{commit}'], { allowFail: true })).stdout.toString().trim();
+    const base = parent || last;
+    const commit = (await this.run(['commit-tree', tree, ...(base ? ['-p', base] : []), '-m', message])).stdout.toString().trim();
+    await this.run(['update-ref', full, commit]);
+    await this.run(['update-ref', 'refs/lar/latest', commit]);
+    return { commit, tree, skipped: [...this.skipped].sort(), nested: [...this.nested].sort(), ms: Date.now() - t0 };
+  }
+
+  private async changesBetween(from: string, to: string): Promise<CheckpointChange[]> {
+    const out = await this.run(['diff-tree', '-r', '-z', '--no-renames', '--name-status', commitOrTree(from), commitOrTree(to)]);
+    const parts = out.stdout.toString('utf8').split('\0').filter((x) => x !== '');
+    const changes: CheckpointChange[] = [];
+    for (let i = 0; i + 1 < parts.length; i += 2) {
+      const status = parts[i]!;
+      const path = parts[i + 1]!;
+      // Read from the present (from) to the target (to).
+      const change = status === 'A' ? 'added' : status === 'D' ? 'deleted' : 'modified';
+      changes.push({ path, change });
+    }
+    return changes;
+  }
+
+  /** What restoring `target` would change, from the workspace as it is now (a snapshot of it is taken). */
+  async preview(target: string): Promise<{ pre: Checkpoint; changes: CheckpointChange[] }> {
+    commitId(target);
+    return this.serial(async () => {
+      await this.exists(target);
+      const pre = await this.snapshotNow(`restores/${Date.now()}-pre`, 'before a restore');
+      return { pre, changes: await this.changesBetween(pre.commit, target) };
+    });
+  }
+
+  /**
+   * Puts the workspace back to `target`, starting from `pre` (a preview's
+   * snapshot: the restore refuses if the workspace changed since). Only the
+   * paths that differ change; a file in the way (untracked, not captured)
+   * stops it before anything is written.
+   */
+  async restore(target: string, pre: string): Promise<RestoreResult> {
+    commitId(target);
+    commitId(pre);
+    return this.serial(async () => {
+      const t0 = Date.now();
+      await this.exists(target);
+      await this.exists(pre);
+      const now = await this.capture();
+      const preTree = (await this.run(['rev-parse', `${pre}^{tree}`])).stdout.toString().trim();
+      if (now !== preTree) throw new Error('the workspace changed since the preview: preview the restore again');
+      const changes = await this.changesBetween(pre, target);
+      const r = await this.run(['read-tree', '-m', '-u', pre, target], { allowFail: true });
+      if (r.code !== 0) throw new Error(`nothing was restored: ${r.stderr.trim().split('\n').slice(0, 3).join(' ')}`);
+      // Verify: what is on disk now is the target, path for path.
+      const after = await this.capture();
+      const want = (await this.run(['rev-parse', `${target}^{tree}`])).stdout.toString().trim();
+      const leftovers = after === want ? [] : (await this.changesBetween(want, after)).map((c) => c.path);
+      await this.run(['update-ref', 'refs/lar/latest', target]);
+      return { pre, changes, leftovers, ms: Date.now() - t0 };
+    });
+  }
+
+  /** Whether `commit` is a commit of this store (else a clear error, not git's). */
+  private async exists(commit: string): Promise<void> {
+    const r = await this.run(['cat-file', '-t', commitId(commit)], { allowFail: true });
+    if (r.code !== 0 || r.stdout.toString().trim() !== 'commit') throw new Error(`no checkpoint ${commit.slice(0, 12)} in this workspace's store`);
+  }
+
+  /** A file's content at a checkpoint, or undefined when it did not exist there. */
+  async show(commit: string, path: string): Promise<Buffer | undefined> {
+    commitId(commit);
+    const r = await this.run(['cat-file', 'blob', `${commit}:${path}`], { allowFail: true });
+    return r.code === 0 ? r.stdout : undefined;
+  }
+}
