@@ -150,6 +150,25 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       await row.waitFor({ timeout: 30_000 });
       assert.match(await row.innerText(), /Make npm test pass\.[\s\S]*submitted · 8 steps · return 1\.\d{3} · outcome 1/);
       await wb.screenshot('2-task-history');
+
+      // Restore to here: the workspace before the edit, shown as a diff first, confirmed, then undoable.
+      await chat.locator('#show-history').click();
+      await chat.locator('.card', { hasText: 'edit_file' }).filter({ hasNot: chat.locator('.blocked') }).locator('button', { hasText: 'Restore to here' }).last().click();
+      await wb.page.getByText(/Restore before step \d+/).first().waitFor({ timeout: 30_000 });
+      const dialog = wb.page.locator('.monaco-dialog-box');
+      await dialog.waitFor({ timeout: 30_000 });
+      assert.match(await dialog.innerText(), /Restore the workspace to how it was before step \d+[\s\S]*Changed back: src\/sum\.js/);
+      await wb.screenshot('8-restore-diff-and-confirm');
+      await dialog.getByRole('button', { name: 'Restore' }).click();
+      await eventually('src/sum.js as it was', async () => (/return a - b;/.test(readFileSync(join(ws, 'src', 'sum.js'), 'utf8')) ? true : undefined));
+      const restored = chat.locator('.restored-checkpoint');
+      await restored.waitFor({ timeout: 30_000 });
+      assert.match(await restored.innerText(), /Workspace restored to before step \d+[\s\S]*1 file \(1 changed back/);
+      assert.ok(readdirSync(join(ws, '.lar', 'runs')).length >= 1, 'the run records are never restored away');
+      await wb.screenshot('8-restored');
+      await restored.getByRole('button', { name: 'Undo' }).click();
+      await wb.page.locator('.monaco-dialog-box').getByRole('button', { name: 'Restore' }).click();
+      await eventually('the fix back after Undo', async () => (/return a \+ b;/.test(readFileSync(join(ws, 'src', 'sum.js'), 'utf8')) ? true : undefined));
       assert.deepEqual(wb.pageErrors, []);
     } finally {
       await wb.close();

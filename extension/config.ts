@@ -83,6 +83,8 @@ export interface AgentConfig {
   thinking: 'auto' | 'on' | 'off';
   /** Rule files for the system prompt (none in an untrusted workspace). */
   rules: string[];
+  /** Checkpoints before steps that may change files. */
+  checkpoints: boolean;
   enforcement: 'block' | 'warn';
   approvals: Record<string, unknown>;
   workflow: string;
@@ -141,6 +143,7 @@ export function readAgentConfig(): AgentConfig {
     contextLength: contextLengthSetting(c.get<number>('contextLength')),
     thinking: ((t) => (t === 'on' || t === 'off' ? t : 'auto'))(c.get<string>('thinking')),
     // A workspace's own words reach the prompt only when the workspace is trusted.
+    checkpoints: c.get<boolean>('checkpoints') !== false,
     rules: vscode.workspace.isTrusted ? stringList(c.get<unknown>('rules'), ['AGENTS.md']) : [],
     enforcement: c.get<string>('enforcement') === 'warn' ? 'warn' : 'block',
     approvals: typeof approvals === 'object' && approvals !== null ? (approvals as Record<string, unknown>) : {},

@@ -10,6 +10,9 @@ import { AGENT_COMMANDS, registerConnectionCommands } from './agent/connection';
 import { registerLanguageModels } from './agent/lmProvider';
 import { AgentSession } from './agent/session';
 import { RunDecorations } from './runDecorations';
+import { z } from 'zod';
+import { CheckpointId } from '../core/schema/trajectory';
+import { RUN_FILE } from '../core/agent/run-file';
 import { registerChangeDocuments } from './agent/changeDocuments';
 import { registerCommands } from './commands';
 import { affectsGutter, affectsServer, readConfig } from './config';
@@ -17,6 +20,9 @@ import { EditedFiles } from './editedFiles';
 import { TrajectoryGutter } from './gutter';
 import { RunRegistry } from './runs';
 import { StatusBar } from './statusBar';
+
+/** The arguments of the restore command (from a code lens of the language server). */
+const RestoreArgs = z.object({ commit: CheckpointId, step: z.number().int().positive().optional(), run: z.string().regex(RUN_FILE).optional() }).strict();
 
 let client: LarClient | undefined;
 
@@ -70,6 +76,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ clie
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.commands.registerCommand(AGENT_COMMANDS.stopAgent, () => agent.stop()),
     vscode.commands.registerCommand(AGENT_COMMANDS.focusChat, () => chat.focusInput()),
+    // From a trajectory's "Restore to before step N" lens: only a checkpoint id, a step and a run file name get through.
+    vscode.commands.registerCommand(AGENT_COMMANDS.restoreCheckpoint, async (arg: unknown) => {
+      const a = RestoreArgs.safeParse(arg);
+      if (!a.success) return void vscode.window.showErrorMessage('Lean4 Agentic: that is not a checkpoint to restore.');
+      await chat.reveal();
+      await agent.restoreCheckpoint(a.data.commit, { ...(a.data.step ? { step: a.data.step } : {}), ...(a.data.run ? { run: a.data.run } : {}) });
+    }),
     // A recorded run shipped with the extension: the gutter, diagnostics and lenses without any model.
     vscode.commands.registerCommand('lean4Agentic.openSample', () =>
       vscode.window.showTextDocument(vscode.Uri.file(context.asAbsolutePath('test-fixtures/trajectories/fix-failing-test.lar.jsonl')), { preview: false }),

@@ -1,3 +1,4 @@
+import { RUN_FILE } from '../core/agent/run-file';
 import { Command, DocumentSymbol, type CodeLens, SymbolKind, type Hover, type Range } from 'vscode-languageserver';
 import { signed } from '../core/verifier/checks';
 import type { StageVisitResult } from '../core/verifier/state';
@@ -59,10 +60,24 @@ function escapeCell(s: string): string {
 }
 
 /** A lens above each stage visit: stage, reward, steps against the budget. */
-export function codeLenses(model: TrajectoryModel): CodeLens[] {
+/** The command a "Restore to here" lens runs (the extension registers it). */
+export const RESTORE_COMMAND = 'lean4Agentic.restoreCheckpoint';
+
+export function codeLenses(model: TrajectoryModel, file?: string): CodeLens[] {
   const s = model.summary();
   if (!s) return [];
-  return s.stages.map((v) => {
+  // A step that has a checkpoint can be gone back to: the workspace as it was just before it.
+  const restores: CodeLens[] = [];
+  model.lines.forEach((entry, i) => {
+    const p = entry.parsed;
+    if (p.kind !== 'event' || p.event.type !== 'tool_call' || !p.event.checkpoint) return;
+    const step = entry.result?.step;
+    restores.push({
+      range: { start: { line: i, character: 0 }, end: { line: i, character: 0 } },
+      command: Command.create(`↺ Restore to before step ${step ?? '?'}`, RESTORE_COMMAND, { commit: p.event.checkpoint, ...(step ? { step } : {}), ...(file && RUN_FILE.test(file) ? { run: file } : {}) }),
+    });
+  });
+  return [...restores, ...s.stages.map((v) => {
     // startLine is 1-based and is the line that opened the visit (the header for the first).
     const line = Math.max(0, v.startLine - 1);
     const open = v.endLine === undefined;
@@ -70,7 +85,7 @@ export function codeLenses(model: TrajectoryModel): CodeLens[] {
     const stopped = open ? model.endReason : undefined;
     const title = `${v.stage} · ${open ? (stopped ? `${stopped === 'submitted' ? 'ended' : stopped} · reward ${signed(v.reward)}` : 'in progress') : `reward ${signed(v.reward)}`} · ${v.steps}/${v.budget} steps`;
     return { range: { start: { line, character: 0 }, end: { line, character: 0 } }, command: Command.create(title, '') };
-  });
+  })];
 }
 
 /** Outline: stages (one per visit) with their steps. */

@@ -269,7 +269,9 @@ export function startServer(connection: Connection): void {
 
   connection.onCodeLens(({ textDocument }) => {
     const run = runs.get(textDocument.uri);
-    return run ? codeLenses(run.model) : [];
+    // The run's file name (a run file of .lar/runs is what the restore records as the run).
+    const name = decodeURIComponent(textDocument.uri.slice(textDocument.uri.lastIndexOf('/') + 1));
+    return run ? codeLenses(run.model, name) : [];
   });
 
   connection.onDocumentSymbol(({ textDocument }) => {

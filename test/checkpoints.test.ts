@@ -239,3 +239,67 @@ test('hostile names: a checkpoint id that is a git option, a .gitignore that re-
   const c3 = await store.snapshot('runs/r/steps/3', 's3');
   assert.equal((await store.show(c3.commit, 'later.txt'))?.toString(), 'l');
 });
+
+test('a run takes a checkpoint before each step that may change files, records it on the step, and records a restore made before it', async () => {
+  const { runAgent } = await import('../core/agent/loop.js');
+  const { ModelClient } = await import('../core/model/client.js');
+  const { ScriptedModelServer } = await import('../core/model/scripted-server.js');
+  const { defaultWorkflow } = await import('../core/workflow/load.js');
+  const { readThread, rebuildConversation } = await import('../core/agent/resume.js');
+  const { systemFor, toolSpecs } = await import('../core/agent/loop.js');
+  const { ws, store } = await setup({ 'a.txt': 'a' });
+  const server = new ScriptedModelServer({
+    contextLength: 32768,
+    script: [
+      { toolCalls: [{ name: 'read_file', arguments: { path: 'a.txt' } }] },
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'echo hi > b.txt' } }] },
+      { content: 'Done.' },
+    ],
+  });
+  const endpoint = await server.start();
+  const taken: number[] = [];
+  const restore = { type: 'restore' as const, checkpoint: 'c'.repeat(40), step: 4, run: 'run-0.lar.jsonl', before: 'd'.repeat(40), reverted: ['a.txt'], deleted: [], restored: [] };
+  mkdirSync(join(ws, '.lar', 'runs'), { recursive: true });
+  const path = join(ws, '.lar', 'runs', 'run-1.lar.jsonl');
+  let seen: unknown[] = [];
+  try {
+    const r = await runAgent({
+      task: 'Make b.',
+      workflow: defaultWorkflow(),
+      workflowRef: 'builtin:default-coding',
+      model: new ModelClient({ endpoint, retries: 0 }),
+      modelInfo: { name: 'LAR-9B' },
+      workspace: ws,
+      trajectoryPath: path,
+      execute: async (name) => {
+        if (name === 'run_command') writeFileSync(join(ws, 'b.txt'), 'hi');
+        return { status: 'ok', result: name === 'run_command' ? { exitCode: 0, completion: 'exit', output: '' } : {}, observation: 'ok' };
+      },
+      runOutcomeCheck: async () => ({ type: 'outcome', command: 'true', exitCode: 0 }),
+      onIdle: 'end',
+      checkpoint: async (c) => {
+        taken.push(c.step);
+        return (await store.snapshot(`runs/run-1/steps/${c.step}`, 'before')).commit;
+      },
+      restored: [restore],
+      conversation: undefined,
+    });
+    assert.equal(r.endReason, 'answered');
+    seen = readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as unknown);
+  } finally {
+    await server.stop();
+  }
+  assert.deepEqual(taken, [2], 'only before the command (read_file changes nothing)');
+  const events = seen as { type: string; tool?: string; checkpoint?: string }[];
+  assert.deepEqual(events.map((e) => e.type), ['header', 'restore', 'message', 'tool_call', 'tool_call', 'message', 'end']);
+  assert.equal(events[3]!.checkpoint, undefined);
+  assert.match(events[4]!.checkpoint ?? '', /^[0-9a-f]{40}$/);
+  // The checkpoint is the workspace before the command: b.txt is not in it, and restoring it removes b.txt.
+  assert.equal(await store.show(events[4]!.checkpoint!, 'b.txt'), undefined);
+  const p = await store.preview(events[4]!.checkpoint!);
+  assert.deepEqual(p.changes, [{ path: 'b.txt', change: 'deleted' }]);
+  // A chat restored from this file tells the model of the restore in its next message, as a live follow-up would.
+  const runs = readThread(join(ws, '.lar', 'runs'), 'run-1.lar.jsonl');
+  assert.equal(runs[0]!.events.filter((e) => e.event.type === 'restore').length, 1);
+  assert.ok(rebuildConversation(runs, systemFor(defaultWorkflow()), toolSpecs()).turns.length > 2);
+});

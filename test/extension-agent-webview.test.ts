@@ -374,3 +374,21 @@ test('a run that stops without an end (an error) leaves no card spinning', () =>
   assert.equal(log.all().filter((n) => n.className === 'card stopped').length, 1, 'the card stays, marked stopped');
   assert.equal(ids.get('activity-text')!.hidden, true);
 });
+
+test('a step with a checkpoint offers Restore to here; a restore says what it did and offers Undo', () => {
+  const { ids, posted, onMessage } = loadChat();
+  const log = ids.get('log')!;
+  const commit = 'e'.repeat(40);
+  onMessage({ data: { type: 'step', card: { line: 5, step: 3, tool: 'edit_file', args: 'src/sum.js', status: 'ok', toolReward: 1, failed: [], checkpoint: commit } } });
+  onMessage({ data: { type: 'step', card: { line: 6, step: 4, tool: 'read_file', args: 'src/sum.js', status: 'ok', toolReward: 1, failed: [] } } });
+  const buttons = log.all().filter((n) => n.tag === 'button' && n.textContent === 'Restore to here');
+  assert.equal(buttons.length, 1, 'only the step that has a checkpoint');
+  buttons[0]!.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'restoreCheckpoint', commit, step: 3 });
+  onMessage({ data: { type: 'checkpointRestored', text: 'Workspace restored to before step 3: 1 file.', undo: 'f'.repeat(40) } });
+  const undo = log.all().find((n) => n.tag === 'button' && n.textContent === 'Undo')!;
+  undo.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'restoreCheckpoint', commit: 'f'.repeat(40) });
+  assert.equal(FromWebview.safeParse({ type: 'restoreCheckpoint', commit: '--output=/tmp/x' }).success, false);
+  assert.equal(FromWebview.safeParse({ type: 'restoreCheckpoint', commit, run: '../a.lar.jsonl' }).success, false);
+});

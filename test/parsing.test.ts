@@ -74,7 +74,7 @@ test('malformed lines: position and expectation, and the next line is still pars
   const errs = bad.map((l) => (l.kind === 'malformed' ? l.error : undefined)!);
   assert.match(errs[0]!.message, /"status": Invalid option: expected one of/);
   assert.equal(errs[0]!.column, '{"type":"tool_call","tool":"read_file","args":{},"status":'.length + 1);
-  assert.match(errs[1]!.message, /"type": expected one of "tool_call", "message", "outcome", "compaction", "end"/);
+  assert.match(errs[1]!.message, /"type": expected one of "tool_call", "message", "outcome", "compaction", "restore", "end"/);
   assert.equal(errs[1]!.column, 9);
   assert.match(errs[2]!.message, /"tool"/);
   assert.match(errs[3]!.message, /header is only allowed on the first line/);

@@ -103,3 +103,21 @@ test('the Problems panel lists a blocked call once, and a run that never made a 
   assert.deepEqual(d.map((x) => x.code), ['run.no_steps', 'outcome.summary']);
   assert.match(String(d[0]!.message), /the run ended before any tool call: cannot reach the inference server/);
 });
+
+test('a step taken after a checkpoint has a "Restore to before step N" lens that names the checkpoint, the step and the run', async () => {
+  const { codeLenses, RESTORE_COMMAND } = await import('../server/presentation.js');
+  const m = new TrajectoryModel();
+  const commit = 'a'.repeat(40);
+  const read = JSON.stringify({ type: 'tool_call', id: 'c1', tool: 'read_file', args: { path: 'a' }, status: 'ok', result: {} });
+  const run = JSON.stringify({ type: 'tool_call', id: 'c2', tool: 'run_command', args: { command: 'npm test' }, status: 'ok', result: { exitCode: 0, completion: 'exit' }, checkpoint: commit });
+  m.setText([header, read, run].join('\n'));
+  const lenses = codeLenses(m, 'run-1.lar.jsonl').filter((l) => l.command?.command === RESTORE_COMMAND);
+  assert.equal(lenses.length, 1, 'only the step with a checkpoint');
+  assert.equal(lenses[0]!.range.start.line, 2);
+  assert.equal(lenses[0]!.command!.title, '↺ Restore to before step 2');
+  assert.deepEqual(lenses[0]!.command!.arguments, [{ commit, step: 2, run: 'run-1.lar.jsonl' }]);
+  assert.equal(codeLenses(m, '../etc/x').find((l) => l.command?.command === RESTORE_COMMAND)!.command!.arguments![0].run, undefined, 'a file name that is not a run file is not passed on');
+  // A bad checkpoint id makes the line malformed: no lens from it.
+  m.setText([header, read, run.replace(commit, '--output=/tmp/x')].join('\n'));
+  assert.equal(codeLenses(m).filter((l) => l.command?.command === RESTORE_COMMAND).length, 0);
+});

@@ -6,7 +6,7 @@ import { StreamView } from '../model/stream-view';
 import { TokenMeter } from '../model/tokens';
 import { toolDefinitions } from '../schema/tool-definitions';
 import { isToolName, ToolArgs, type ToolName } from '../schema/tools';
-import type { CallStatus, CompactionEvent, Header, OutcomeEvent, SandboxRecord, ToolCallEvent, ToolResult, WorkflowRef } from '../schema/trajectory';
+import type { CallStatus, CompactionEvent, Header, OutcomeEvent, RestoreEvent, SandboxRecord, ToolCallEvent, ToolResult, WorkflowRef } from '../schema/trajectory';
 import { transitionsFrom, type Workflow } from '../schema/workflow';
 import { CHECKS } from '../verifier/checks';
 import { callKey, changedFiles, VerifierState, type GateResult, type ProposedCall, type StepResult, type TrajectorySummary } from '../verifier/state';
@@ -58,6 +58,8 @@ export type AgentEvent =
   | { kind: 'context'; used: number; window: number; source: ContextWindow['source']; completionTokens: number }
   /** A tool call passed the gate and starts now (its step event follows when it ends). */
   | { kind: 'toolStart'; id: string; tool: string; args: unknown }
+  /** The restore the user made before this run, recorded after the header. */
+  | { kind: 'restore'; line: number; text: string; event: RestoreEvent }
   | { kind: 'compaction'; line: number; text: string; event: CompactionEvent }
   | { kind: 'step'; line: number; text: string; event: ToolCallEvent; result: StepResult; gate: GateResult }
   | { kind: 'outcome'; line: number; text: string; event: OutcomeEvent }
@@ -88,6 +90,14 @@ export interface AgentLimits {
 
 export interface AgentOptions {
   task: string;
+  /**
+   * Takes a checkpoint of the workspace before a call that may change files
+   * runs (after the gate and any approval): its id is recorded on the step.
+   * Undefined (or a failure) records none; the call runs either way.
+   */
+  checkpoint?: (call: { id: string; tool: string; step: number }) => Promise<string | undefined>;
+  /** The restores the user made since the chat's last run: recorded first, and the model is told of the last. */
+  restored?: readonly RestoreEvent[];
   workflow: Workflow;
   /** How the header names the workflow (inline object, builtin:ID or a path). */
   workflowRef: WorkflowRef;
@@ -229,7 +239,8 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
   const conversation = opts.conversation ?? new Conversation(systemFor(wf, opts.rules), opts.task, specs);
   // A follow-up: the user's next message in the conversation the chat already has.
   // Each run is verified on its own, from the workflow's start stage: the model is told, or it would go on in the stage it last entered.
-  if (opts.conversation) conversation.push({ kind: 'user', text: `${opts.task}\n\n${newRunNote(wf)}` });
+  const lastRestore = opts.restored?.[opts.restored.length - 1];
+  if (opts.conversation) conversation.push({ kind: 'user', text: `${opts.task}\n\n${lastRestore ? `${restoreNote(lastRestore)}\n` : ''}${newRunNote(wf)}` });
   const meter = new TokenMeter();
   /** The system prompt and the tools as the current format carries them: what every request starts with. */
   const headTokens = () => meter.estimate(conversation.headOf(format), format === 'native' ? tools : undefined);
@@ -244,6 +255,11 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
   const recentFailures: string[] = [];
   /** Context refusals in a row for the same turn (each compacts further). */
   let refusals = 0;
+  for (const r of opts.restored ?? []) {
+    const w = writer.append(r);
+    state.append(r, w.line);
+    emit({ kind: 'restore', ...w, event: r });
+  }
   const user = writer.append({ type: 'message', role: 'user', content: opts.task, at: new Date().toISOString() });
   emit({ kind: 'message', ...user });
   let tokens = 0;
@@ -455,6 +471,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     let result: ToolResult = {};
     let observation: string;
     let submitted = false;
+    let checkpoint: string | undefined;
     const stageBefore = state.currentStage;
 
     // `warn` relaxes the workflow's structure (stages, transitions), never its safety policy:
@@ -480,6 +497,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
       submitted = true;
       observation = 'Submitted. The workflow outcome check runs now.';
     } else {
+      if (MAY_CHANGE_FILES.has(call.name) && opts.checkpoint) checkpoint = await opts.checkpoint({ id: call.id, tool: call.name, step: state.steps + 1 }).catch(() => undefined);
       emit({ kind: 'toolStart', id: call.id, tool: call.name, args: copyOf(call.args) });
       const outcome = await opts.execute(call.name, call.args as Record<string, unknown>, { workspace: opts.workspace, ...(opts.signal ? { signal: opts.signal } : {}) });
       status = outcome.status;
@@ -496,6 +514,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
       ...(call.repairs?.length ? { repairs: call.repairs } : {}),
       ...(call.via === 'text' ? { via: 'text' as const } : {}),
       reply: replies,
+      ...(checkpoint ? { checkpoint } : {}),
       status,
       result,
       at: new Date().toISOString(),
@@ -555,7 +574,7 @@ export function verifierFeedback(step: StepResult, stageChanged: boolean): strin
 
 /** A message without the note newRunNote added to it (a restored message asked again gets a fresh one). */
 export function stripNewRunNote(text: string): string {
-  return text.replace(/\n\n\[Lean4 Agentic: this message starts a new run of the workflow; [^\]]*\]$/, '');
+  return text.replace(/\n\n(\[Lean4 Agentic: before this message the user restored [^\n]*\]\n)?\[Lean4 Agentic: this message starts a new run of the workflow; [^\]]*\]$/, '');
 }
 
 /** The system prompt of a run: the workflow's, then the workspace's rules. */
@@ -567,6 +586,15 @@ export function systemFor(wf: Workflow, rules?: AgentOptions['rules']): string {
 /** The tools as a text format describes them to the model. */
 export function toolSpecs(): ToolSpec[] {
   return toolDefinitions().map((t) => t.function);
+}
+
+/** The tools whose call may change files: a checkpoint is taken before each. */
+export const MAY_CHANGE_FILES: ReadonlySet<string> = new Set(['run_command', 'write_file', 'edit_file']);
+
+/** Told to the model when the user put the workspace back before this message. */
+export function restoreNote(r: RestoreEvent): string {
+  const what = [r.reverted.length ? `${r.reverted.length} changed back` : '', r.deleted.length ? `${r.deleted.length} deleted` : '', r.restored.length ? `${r.restored.length} brought back` : ''].filter(Boolean).join(', ');
+  return `[Lean4 Agentic: before this message the user restored the workspace to how it was before step ${r.step ?? '?'}${r.run ? ` of ${r.run}` : ''}${what ? ` (files: ${what})` : ''}: what was done after that point is undone on disk.]`;
 }
 
 /** Told to the model with a follow-up: the verifier's stage is the start stage again. */

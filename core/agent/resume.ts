@@ -9,12 +9,12 @@
  */
 import { join } from 'node:path';
 import { readBoundedText } from '../files/bounded';
-import type { EndEvent, Header, ToolCallEvent, TrajectoryEvent } from '../schema/trajectory';
+import type { EndEvent, Header, RestoreEvent, ToolCallEvent, TrajectoryEvent } from '../schema/trajectory';
 import type { ToolSpec } from '../model/formats';
 import { verifyTrajectoryText, type TrajectoryReport, type WorkflowResolver } from '../verifier/verify';
 import type { StepResult } from '../verifier/state';
 import { Conversation, type Turn, type TurnCall, type TurnResult } from './conversation';
-import { enteredStage, newRunNote, outcomeLine, SAFETY_CHECKS, verifierFeedback } from './loop';
+import { enteredStage, newRunNote, outcomeLine, restoreNote, SAFETY_CHECKS, verifierFeedback } from './loop';
 import { commandObservation } from './tools';
 import type { Workflow } from '../schema/workflow';
 import { RUN_FILE } from './run-file';
@@ -158,6 +158,7 @@ export function rebuildConversation(runs: readonly RecordedRun[], system: string
   };
   runs.forEach((run, r) => {
     let sawTask = false;
+    let restored: RestoreEvent | undefined;
     for (const { line, event, step } of run.events) {
       switch (event.type) {
         case 'message':
@@ -172,8 +173,9 @@ export function rebuildConversation(runs: readonly RecordedRun[], system: string
                 conv = new Conversation(system, event.content, tools);
                 continue;
               }
-              // As the run's model read it: a follow-up carries the note that a new run began.
-              conv.push({ kind: 'user', text: run.report.workflow ? `${event.content}\n\n${newRunNote(run.report.workflow)}` : event.content });
+              // As the run's model read it: a follow-up carries the notes of a restore before it and of a new run.
+              const notes = `${restored ? `${restoreNote(restored)}\n` : ''}${run.report.workflow ? newRunNote(run.report.workflow) : ''}`;
+              conv.push({ kind: 'user', text: notes ? `${event.content}\n\n${notes}` : event.content });
               continue;
             }
             conv.push({ kind: 'user', text: event.content });
@@ -208,6 +210,9 @@ export function rebuildConversation(runs: readonly RecordedRun[], system: string
           }
           break;
         }
+        case 'restore':
+          restored = event;
+          break;
         case 'outcome': {
           const last = results[results.length - 1];
           if (last) results[results.length - 1] = { ...last, content: `${last.content}${outcomeLine(event, run.report.summary?.outcome.reward === 1)}` };

@@ -93,6 +93,9 @@ export const ToolResult = z.object({
 });
 export type ToolResult = z.infer<typeof ToolResult>;
 
+/** A commit of the checkpoint store (SHA-1 or SHA-256 hex). */
+export const CheckpointId = z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/);
+
 export const ToolCallEvent = z.object({
   type: z.literal('tool_call'),
   /** The model's tool-call id. */
@@ -117,6 +120,12 @@ export const ToolCallEvent = z.object({
    * resumed from this file, rebuild the conversation turn by turn.
    */
   reply: z.number().int().positive().optional(),
+  /**
+   * The workspace just before this call ran, as a commit of the editor's
+   * checkpoint store (a shadow git repository outside the workspace): "Restore
+   * to here" puts it back. Not scored.
+   */
+  checkpoint: CheckpointId.optional(),
   status: CallStatus,
   result: ToolResult.optional(),
   at: IsoTime.optional(),
@@ -182,6 +191,29 @@ export const CompactionEvent = z.object({
 });
 export type CompactionEvent = z.infer<typeof CompactionEvent>;
 
+/**
+ * The user put the workspace back to a checkpoint (Restore to here), between
+ * runs of a chat: recorded at the start of the run that follows, so what the
+ * model and a reader see of the workspace has its history. Not scored.
+ */
+export const RestoreEvent = z.object({
+  type: z.literal('restore'),
+  /** The checkpoint the workspace was put back to, and the step and run it was taken before. */
+  checkpoint: CheckpointId,
+  step: z.number().int().positive().optional(),
+  run: z.string().optional(),
+  /** The snapshot of the workspace just before the restore: restoring it undoes this one. */
+  before: CheckpointId,
+  /** Paths the restore changed back, deleted (made after the checkpoint) and brought back. */
+  reverted: z.array(z.string()),
+  deleted: z.array(z.string()),
+  restored: z.array(z.string()),
+  /** Paths that could not be put back. */
+  leftovers: z.array(z.string()).optional(),
+  at: IsoTime.optional(),
+});
+export type RestoreEvent = z.infer<typeof RestoreEvent>;
+
 /** Written when a run stops; `interrupted` marks a run cut short (crash, reload, cancel). */
 export const EndEvent = z.object({
   type: z.literal('end'),
@@ -195,5 +227,5 @@ export const EndEvent = z.object({
 });
 export type EndEvent = z.infer<typeof EndEvent>;
 
-export const TrajectoryEvent = z.discriminatedUnion('type', [ToolCallEvent, MessageEvent, OutcomeEvent, CompactionEvent, EndEvent]);
+export const TrajectoryEvent = z.discriminatedUnion('type', [ToolCallEvent, MessageEvent, OutcomeEvent, CompactionEvent, RestoreEvent, EndEvent]);
 export type TrajectoryEvent = z.infer<typeof TrajectoryEvent>;

@@ -26,6 +26,7 @@ export function toStepCard(line: number, event: ToolCallEvent, result: StepResul
   return {
     line,
     ...(event.id ? { id: clip(event.id, 200) } : {}),
+    ...(event.checkpoint ? { checkpoint: event.checkpoint } : {}),
     ...(event.result?.durationMs !== undefined ? { durationMs: Math.max(0, Math.round(event.result.durationMs)) } : {}),
     ...(result.step !== undefined ? { step: result.step } : {}),
     tool: clip(event.tool, 200),

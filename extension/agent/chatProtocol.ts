@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { RUN_FILE } from '../../core/agent/run-file';
-import { EndEvent } from '../../core/schema/trajectory';
+import { CheckpointId, EndEvent } from '../../core/schema/trajectory';
 import { CHANGE_ID } from './fileChanges';
 
 /** The most of a running command's output a live card shows (its last lines). */
@@ -35,6 +35,8 @@ export const FromWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('history') }).strict(),
   /** Open a recorded run's trajectory (by file name in .lar/runs, nothing else). */
   z.object({ type: z.literal('openRun'), file: z.string().regex(RUN_FILE) }).strict(),
+  /** Put the workspace back to a checkpoint (a step's, or the snapshot before a restore: Undo). */
+  z.object({ type: z.literal('restoreCheckpoint'), commit: CheckpointId, step: z.number().int().positive().optional(), run: z.string().regex(RUN_FILE).optional() }).strict(),
   /** Continue an interrupted run (named by its file in .lar/runs) in a new run of the same chat. */
   z.object({ type: z.literal('resume'), file: z.string().regex(RUN_FILE) }).strict(),
   /** Copy a code block's text (the extension writes the clipboard: it works in every host). */
@@ -62,6 +64,8 @@ export const StepCard = z.object({
   /** Start of the output or error, for the card. */
   excerpt: short(2000).optional(),
   blocked: z.boolean().optional(),
+  /** The checkpoint taken just before this step, for its Restore button. */
+  checkpoint: CheckpointId.optional(),
   /** The file change this step made, for its Diff button. */
   change: z.object({ id: z.string().regex(CHANGE_ID), path: short(2000), created: z.boolean() }).optional(),
 });
@@ -129,6 +133,8 @@ export const ToWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('error'), message: short(4000), actions: z.array(ErrorAction).max(3) }).strict(),
   z.object({ type: z.literal('state'), running: z.boolean() }).strict(),
   z.object({ type: z.literal('clear') }).strict(),
+  /** The workspace was put back to a checkpoint; `undo` is the snapshot from just before (Undo restores it). */
+  z.object({ type: z.literal('checkpointRestored'), text: short(4000), undo: CheckpointId }).strict(),
   /** The chat was read back from its trajectories (after a reload or a restart). */
   z.object({ type: z.literal('restored'), text: short(2000) }).strict(),
   /** A message of the user's, as recorded (a restored chat). */

@@ -15,6 +15,7 @@ export const AGENT_COMMANDS = {
   testConnection: 'lean4Agentic.testConnection',
   stopAgent: 'lean4Agentic.stopAgent',
   focusChat: 'lean4Agentic.focusChat',
+  restoreCheckpoint: 'lean4Agentic.restoreCheckpoint',
 } as const;
 
 export async function readApiKey(secrets: vscode.SecretStorage): Promise<string | undefined> {

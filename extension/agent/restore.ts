@@ -8,8 +8,15 @@
 import type { RecordedRun } from '../../core/agent/resume';
 import { wasInterrupted } from '../../core/agent/resume';
 import type { GateResult } from '../../core/verifier/state';
+import type { RestoreEvent } from '../../core/schema/trajectory';
 import { toStepCard } from './cards';
 import { clip, type ToWebview } from './chatProtocol';
+
+/** A restore as the chat states it. */
+export function restoreLine(r: RestoreEvent): string {
+  const n = r.reverted.length + r.deleted.length + r.restored.length;
+  return `Workspace restored to before step ${r.step ?? '?'}${r.run ? ` of ${r.run}` : ''}: ${n} file${n === 1 ? '' : 's'} (${r.reverted.length} changed back, ${r.deleted.length} deleted, ${r.restored.length} brought back)${r.leftovers?.length ? `; not put back: ${r.leftovers.join(', ')}` : ''}.`;
+}
 
 export function transcriptOf(runs: readonly RecordedRun[]): ToWebview[] {
   const out: ToWebview[] = [];
@@ -46,6 +53,9 @@ export function transcriptOf(runs: readonly RecordedRun[]): ToWebview[] {
           break;
         case 'compaction':
           out.push({ type: 'compaction', text: clip(`Context compacted to fit the model's ${event.window.toLocaleString()}-token window: ${event.tokensBefore.toLocaleString()} → ${event.tokensAfter.toLocaleString()} tokens.`, 2000) });
+          break;
+        case 'restore':
+          out.push({ type: 'compaction', text: clip(restoreLine(event), 2000) });
           break;
         case 'end': {
           const s = run.report.summary;

@@ -13,7 +13,9 @@ import type { Conversation } from '../../core/agent/conversation';
 import { readRules } from '../../core/agent/rules';
 import { readThread, rebuildConversation, threadOf, type RecordedRun } from '../../core/agent/resume';
 import { fileResolver } from '../../core/workflow/files';
-import { transcriptOf } from './restore';
+import { restoreLine, transcriptOf } from './restore';
+import { Checkpoints } from './checkpoints';
+import type { RestoreEvent } from '../../core/schema/trajectory';
 import { ensureLarDir } from '../../core/files/lar-dir';
 import { runAgent, stripNewRunNote, systemFor, toolSpecs, type AgentEvent } from '../../core/agent/loop';
 import { RunSandbox } from '../../core/sandbox/run';
@@ -119,6 +121,10 @@ export class AgentSession implements vscode.Disposable {
   private readonly subs: vscode.Disposable[] = [];
   /** Before/after of every file the agent wrote, for the Diff buttons. */
   readonly changes = new FileChanges();
+  /** The workspace's checkpoints (a shadow git repository in the editor's storage). */
+  readonly checkpoints: Checkpoints;
+  /** Restores made since the chat's last run: the next run records them first. */
+  private restores: RestoreEvent[] = [];
   post: (msg: ToWebview) => void = () => {};
   reveal: () => Promise<void> = async () => {};
 
@@ -127,8 +133,10 @@ export class AgentSession implements vscode.Disposable {
     private readonly lar: LarClient,
     private readonly output: vscode.LogOutputChannel,
   ) {
+    this.checkpoints = new Checkpoints(context, output);
     // A changed endpoint, model or key: the chat says at once whether the server answers.
     this.subs.push(
+      this.checkpoints,
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration('lean4Agentic.endpoint') || e.affectsConfiguration('lean4Agentic.model')) void this.postConnection();
       }),
@@ -177,6 +185,9 @@ export class AgentSession implements vscode.Disposable {
         return;
       case 'resume':
         void this.resume(msg.file);
+        return;
+      case 'restoreCheckpoint':
+        void this.restoreCheckpoint(msg.commit, { ...(msg.step ? { step: msg.step } : {}), ...(msg.run ? { run: msg.run } : {}) });
         return;
       case 'showChange':
         this.showChange(msg.id).catch((e: unknown) => this.fail(`Could not show the change: ${e instanceof Error ? e.message : String(e)}`));
@@ -318,6 +329,32 @@ export class AgentSession implements vscode.Disposable {
     }
   }
 
+  /**
+   * Restore to here: the workspace as it was at a checkpoint, after the diff
+   * and a confirmation. The chat says what changed (with Undo); the chat's
+   * next run records it and tells the model.
+   */
+  async restoreCheckpoint(commit: string, where: { step?: number; run?: string }): Promise<void> {
+    if (this.running) {
+      this.fail('A run is in progress: stop it before restoring the workspace.');
+      return;
+    }
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (!folder || folder.uri.scheme !== 'file' || !vscode.workspace.isTrusted) {
+      this.fail('Checkpoints need a trusted workspace folder on disk.');
+      return;
+    }
+    try {
+      const run = where.run ?? (this.lastTrajectory ? basename(this.lastTrajectory.fsPath) : undefined);
+      const event = await this.checkpoints.restore(folder.uri.fsPath, commit, { ...where, ...(run && where.step ? { run } : {}) });
+      if (!event) return;
+      this.restores.push(event);
+      this.post({ type: 'checkpointRestored', text: clip(restoreLine(event), 4000), undo: event.before });
+    } catch (e) {
+      this.fail(`The workspace was not restored: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
   /** Continues the chat's interrupted run in a new run of the same chat. */
   private async resume(file: string): Promise<void> {
     if (this.running) {
@@ -454,6 +491,8 @@ export class AgentSession implements vscode.Disposable {
       void this.context.workspaceState.update(CHAT_KEY, basename(trajectoryPath));
       this.warnIfNoPty();
       const outputDir = join(ws, '.lar', 'output', runId);
+      const store = config.checkpoints ? await this.checkpoints.store(ws) : undefined;
+      const restores = this.restores;
       const shell = pickShell(process.env);
       sandbox = await RunSandbox.open({ workspace: ws, workflow, setting: config.sandbox, hostEnv: process.env, shell, outputDir });
       this.warnIfUnconfined(sandbox);
@@ -579,6 +618,7 @@ export class AgentSession implements vscode.Disposable {
             const card = redactCard(toStepCard(e.line, e.event, e.result, e.gate), mask);
             // The write a file tool just made is this step's (one tool runs at a time).
             if (written && e.event.status === 'ok') card.change = { id: written.id, path: clip(written.path, 2000), created: written.created };
+            if (e.event.checkpoint) card.checkpoint = e.event.checkpoint;
             written = undefined;
             this.post({ type: 'step', card });
             return;
@@ -588,6 +628,7 @@ export class AgentSession implements vscode.Disposable {
             this.post({ type: 'outcome', command: clip(e.event.command, 2000), exitCode: e.event.exitCode ?? null, passed: e.event.exitCode === workflow.outcome.expectExitCode && e.event.testsRan !== 0, excerpt: clip(mask((e.event.output ?? '').trim()), 2000) });
             return;
           case 'end':
+          case 'restore':
             live.observe(e);
             return;
         }
@@ -609,6 +650,19 @@ export class AgentSession implements vscode.Disposable {
         rules,
         onIdle: 'end',
         nextUserMessage: () => this.queued.shift(),
+        ...(store
+          ? {
+              checkpoint: async (c: { step: number }) => {
+                try {
+                  return (await store.snapshot(`runs/${runId}/steps/${c.step}`, `${runId}: before step ${c.step}`)).commit;
+                } catch (e) {
+                  this.output.warn(`no checkpoint before step ${c.step}: ${e instanceof Error ? e.message : String(e)}`);
+                  return undefined;
+                }
+              },
+            }
+          : {}),
+        ...(restores.length ? { restored: restores } : {}),
         ...(conversation ? { conversation } : {}),
         thread: { id: thread?.id ?? runId, turn: (thread?.turn ?? 0) + 1, ...(thread ? { previous: thread.previous } : {}) },
         gate: live.gate,
@@ -617,7 +671,11 @@ export class AgentSession implements vscode.Disposable {
         signal,
         redact: mask,
         runId,
-        onStart: (h) => (running.interrupt = h.interrupt),
+        onStart: (h) => {
+          running.interrupt = h.interrupt;
+          // Recorded in this run's file now: the next run does not record them again.
+          if (this.restores === restores) this.restores = [];
+        },
       }).finally(endLiveOutput);
       await live.flushed();
       // The next message continues this conversation; one the model never answered (the server was

@@ -408,12 +408,15 @@ structure OutcomeEvent where
 /-- The events of a trajectory; only tool calls and outcomes are judged. A
 `compaction` (the conversation made smaller to fit the model's context window)
 changes what the model sees, nothing that happened: like a message, it is read
-and never scored. -/
+and never scored. A `restore` (the user put the workspace back to a checkpoint
+between runs of a chat, recorded at the start of the next run) is read and never
+scored either. -/
 inductive Event where
   | toolCall (c : ToolCall)
   | message
   | outcome (o : OutcomeEvent)
   | compaction
+  | restore
   | finish
   deriving Inhabited
 
@@ -423,6 +426,7 @@ def Event.typeName : Event → String
   | .message => "message"
   | .outcome _ => "outcome"
   | .compaction => "compaction"
+  | .restore => "restore"
   | .finish => "end"
 
 /-- What a trajectory header records of the sandbox its run's commands had
@@ -515,6 +519,26 @@ def CompactionEvent.check (j : Json) : Except String Unit := do
       throw s!"compaction.summaryBy: unknown author \"{author}\" (expected model or host)"
   | none => pure ()
 
+/-- A checkpoint id: 40 or 64 lowercase hex digits (core/schema/trajectory.ts `CheckpointId`). -/
+def isCheckpointId (s : String) : Bool :=
+  (s.length == 40 || s.length == 64) && s.all fun c => c.isDigit || (c.val ≥ 97 && c.val ≤ 102)
+
+def Read.checkpointId (ctx : String) (j : Json) : Except String String := do
+  let s ← Read.str ctx j
+  unless isCheckpointId s do throw s!"{ctx}: expected a checkpoint id (40 or 64 hex digits)"
+  pure s
+
+/-- A `restore` event's fields, checked as the TypeScript schema checks them
+(core/schema/trajectory.ts `RestoreEvent`); nothing in it is scored. -/
+def RestoreEvent.check (j : Json) : Except String Unit := do
+  discard <| Read.checkpointId "restore.checkpoint" (← Read.req "restore" j "checkpoint")
+  discard <| Read.checkpointId "restore.before" (← Read.req "restore" j "before")
+  discard <| Read.opt j "step" (Read.posNat "restore.step")
+  discard <| Read.opt j "run" (Read.str "restore.run")
+  for k in ["reverted", "deleted", "restored"] do
+    discard <| Read.strList s!"restore.{k}" (← Read.req "restore" j k)
+  discard <| Read.opt j "leftovers" (Read.strList "restore.leftovers")
+
 def Event.fromJson? (j : Json) : Except String Event := do
   Read.object "event" j
   match (← Read.str "event.type" (← Read.req "event" j "type")) with
@@ -524,8 +548,11 @@ def Event.fromJson? (j : Json) : Except String Event := do
   | "compaction" =>
     CompactionEvent.check j
     return .compaction
+  | "restore" =>
+    RestoreEvent.check j
+    return .restore
   | "end" => return .finish
-  | other => throw s!"unknown event type \"{other}\" (expected tool_call, message, outcome, compaction or end)"
+  | other => throw s!"unknown event type \"{other}\" (expected tool_call, message, outcome, compaction, restore or end)"
 
 instance : FromJson Event := ⟨Event.fromJson?⟩
 
@@ -558,6 +585,7 @@ instance : ToJson Event where
         Json.opt "completion" (o.completion.map Completion.name) ++
         Json.opt "testsRan" o.testsRan
     | .compaction => Json.mkObj [("type", toJson "compaction")]
+    | .restore => Json.mkObj [("type", toJson "restore")]
     | .finish => Json.mkObj [("type", toJson "end")]
 
 end Lar

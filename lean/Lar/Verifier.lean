@@ -805,6 +805,7 @@ def EventConforms (st : State) : Event → Prop
   | .message => True
   | .outcome _ => True
   | .compaction => True
+  | .restore => True
   | .finish => True
 
 /-- The trajectory from state `st` on: every event conforms in the state it meets. -/
@@ -844,6 +845,9 @@ theorem State.append_toolReward_ne_iff (st : State) (line : Nat) (e : Event) :
     show (none : Option Int) ≠ some (-1) ↔ True
     simp
   | compaction =>
+    show (none : Option Int) ≠ some (-1) ↔ True
+    simp
+  | restore =>
     show (none : Option Int) ≠ some (-1) ↔ True
     simp
   | finish =>

@@ -265,16 +265,23 @@ function stepCard(c: StepCard): El {
     card.appendChild(ul);
   }
   if (c.excerpt) card.appendChild(el('pre', 'excerpt', c.excerpt));
+  const row = el('div', 'row');
   if (c.change) {
     const id = c.change.id;
-    const row = el('div', 'row');
     const diff = el('button', 'secondary small', 'Diff');
     diff.title = `Show what this step ${c.change.created ? 'created in' : 'changed in'} ${c.change.path}`;
     diff.setAttribute('aria-label', `Show the diff of ${c.change.path}`);
     diff.addEventListener('click', () => send({ type: 'showChange', id }));
     row.appendChild(diff);
-    card.appendChild(row);
   }
+  if (c.checkpoint) {
+    const commit = c.checkpoint;
+    const restore = el('button', 'secondary small', 'Restore to here');
+    restore.title = `Put the workspace back as it was before this step${c.step ? ` (#${c.step})` : ''}: the diff is shown first`;
+    restore.addEventListener('click', () => send({ type: 'restoreCheckpoint', commit, ...(c.step ? { step: c.step } : {}) }));
+    row.appendChild(restore);
+  }
+  if (c.change || c.checkpoint) card.appendChild(row);
   if (c.stageVisit) {
     const s = el('div', 'stage-change');
     s.appendChild(el('span', rewardClass(Math.sign(c.stageVisit.reward)), formatReward(Number(c.stageVisit.reward.toFixed(3)))));
@@ -445,6 +452,17 @@ function receive(msg: ToWebview): void {
       u.title = 'Reaches the agent at its next turn';
       stick = true;
       append(u);
+      return;
+    }
+    case 'checkpointRestored': {
+      const box = el('div', 'restored-checkpoint');
+      box.setAttribute('role', 'status');
+      box.appendChild(el('span', '', msg.text));
+      const undo = el('button', 'secondary small', 'Undo');
+      undo.title = 'Put the workspace back as it was just before this restore';
+      undo.addEventListener('click', () => send({ type: 'restoreCheckpoint', commit: msg.undo }));
+      box.appendChild(undo);
+      append(box);
       return;
     }
     case 'restored':
