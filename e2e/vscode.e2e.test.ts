@@ -3,7 +3,7 @@
 // user sees; a screenshot of each lands in out/e2e-artifacts/.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ScriptedModelServer, type ScriptedTurn } from '../core/model/scripted-server';
 import { DEMO_MODEL, startDemoModel } from '../devtools/demo-model';
@@ -434,6 +434,67 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
     }
   });
 
+  test('a failed run, then a passing one: the status bar follows the latest run and its real state, and Problems keeps no stale errors', async () => {
+    const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }] });
+    const server = new ScriptedModelServer({
+      models: [DEMO_MODEL],
+      script: [
+        call('read_file', { path: 'src/sum.js' }),
+        call('enter_stage', { stage: 'edit' }),
+        call('edit_file', { path: 'src/sum.js', search: 'a - b', replace: 'a * b' }),
+        call('enter_stage', { stage: 'verify' }),
+        call('run_command', { command: 'npm test' }),
+        call('submit', { summary: 'multiplied' }),
+        // The follow-up is a new run: it starts in explore again.
+        call('read_file', { path: 'src/sum.js' }),
+        call('enter_stage', { stage: 'edit' }),
+        call('edit_file', { path: 'src/sum.js', search: 'a * b', replace: 'a + b' }),
+        call('enter_stage', { stage: 'verify' }),
+        call('run_command', { command: 'npm test' }),
+        call('submit', { summary: 'added' }),
+      ],
+    });
+    const endpoint = await server.start();
+    const ws = suite.workspace('two-runs', settingsFor(endpoint));
+    const wb = await suite.open(ws);
+    try {
+      const chat = await wb.openChat();
+      await chat.locator('#connection.conn.connected').waitFor({ timeout: 30_000 });
+      await chat.locator('#task').fill('Make npm test pass.');
+      await chat.locator('#task').press('Enter');
+      await chat.locator('.end').first().waitFor({ timeout: 120_000 });
+      assert.match(await chat.locator('.end').first().innerText(), /Run ended: submitted[\s\S]*outcome 0/);
+      const status = wb.page.locator('.statusbar-item', { hasText: /lar builtin · R / }).first();
+      await eventually('the failed run in the status bar', async () => (/R \d(\.\d+)? \(outcome failed\)/.test(await status.innerText()) ? true : undefined));
+      await wb.screenshot('9-status-failed');
+      const problemsAfterFailure = await wb.problems();
+      assert.ok(problemsAfterFailure.some((r) => /outcome/.test(r)), problemsAfterFailure.join('\n'));
+
+      await chat.locator('#task').fill('That still fails: fix it.');
+      await chat.locator('#task').press('Enter');
+      await chat.locator('.end').nth(1).waitFor({ timeout: 120_000 });
+      assert.match(await chat.locator('.end').nth(1).innerText(), /Run ended: submitted[\s\S]*outcome 1/);
+      let seen = '';
+      await eventually(
+        'the passing run in the status bar',
+        async () => {
+          seen = await status.innerText();
+          return /R 1\.\d{3}/.test(seen) && !/failed|live/.test(seen) ? true : undefined;
+        },
+        30_000,
+        () => `status bar: ${seen}`,
+      );
+      // The first run's errors left the Problems panel with the next run (its trajectory is not open).
+      const problems = await wb.problems();
+      assert.ok(!problems.some((r) => /outcome\.check_passed|the outcome check failed/i.test(r)), problems.join('\n'));
+      await wb.screenshot('9-status-passed');
+      assert.deepEqual(wb.pageErrors, []);
+    } finally {
+      await wb.close();
+      await server.stop();
+    }
+  });
+
   test('a recorded trajectory shows diagnostics, code lenses and gutter icons without any model', async () => {
     const ws = suite.workspace('recorded', { 'lean4Agentic.endpoint': 'http://127.0.0.1:9/v1' }, join(REPO_ROOT, 'test-fixtures', 'trajectories'));
     const file = readdirSync(ws).find((f) => f.endsWith('.lar.jsonl'))!;
@@ -461,12 +522,17 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       const conn = chat.locator('#connection.conn.failed');
       await conn.waitFor({ timeout: 30_000 });
       assert.match(await conn.innerText(), /Not connected to http:\/\/127\.0\.0\.1:9\/v1: .*(cannot reach|refused|unreachable)/i);
+      // The value in force comes from the workspace's settings, and the chat says so (the fix must be made there).
+      assert.match(await conn.innerText(), /endpoint from Workspace settings/);
       await chat.locator('#task').fill('Make npm test pass.');
       await chat.locator('#task').press('Enter');
       const error = chat.locator('#log .error');
       await error.waitFor({ timeout: 30_000 });
       assert.match(await error.innerText(), /cannot reach the inference server at http:\/\/127\.0\.0\.1:9\/v1/);
       assert.equal(await chat.locator('#run').isDisabled(), false, 'the chat is ready for another try');
+      assert.equal(await chat.locator('#log .error').count(), 1, 'said once');
+      const runsDir = join(ws, '.lar', 'runs');
+      assert.deepEqual(existsSync(runsDir) ? readdirSync(runsDir) : [], [], 'a run that never reached the model leaves no empty trajectory');
       await wb.screenshot('5-endpoint-down');
       await error.getByRole('button', { name: 'Open Endpoint Setting' }).click();
       await wb.page.locator('.settings-editor').waitFor({ timeout: 30_000 });
@@ -475,7 +541,9 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
         'the endpoint setting',
         async () => {
           settingsText = await wb.page.locator('.settings-editor').innerText();
-          return /Lean4 Agentic: Endpoint/.test(settingsText) ? true : undefined;
+          // The tab whose value wins: its input holds the workspace's endpoint, not the user's default.
+          const values = await wb.page.locator('.settings-editor input').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value));
+          return /Lean4 Agentic: Endpoint/.test(settingsText) && values.some((v) => v.includes('127.0.0.1:9/v1')) ? true : undefined;
         },
         30_000,
         () => `the settings editor shows: ${JSON.stringify(settingsText.slice(0, 800))}`,

@@ -15,6 +15,7 @@ export interface Config {
   gutterEnabled: boolean;
   editedFilesEnabled: boolean;
   debounceMs: number;
+  problems: 'open' | 'all';
 }
 
 export function readConfig(): Config {
@@ -27,6 +28,7 @@ export function readConfig(): Config {
     gutterEnabled: c.get<boolean>('gutter.enabled', true),
     editedFilesEnabled: c.get<boolean>('gutter.editedFiles', true),
     debounceMs: Number.isFinite(debounce) ? Math.min(Math.max(debounce, 0), 2000) : 150,
+    problems: c.get<string>('problems', 'open') === 'all' ? 'all' : 'open',
   };
 }
 
@@ -45,14 +47,14 @@ export interface ServerOptionsFromConfig extends ServerOptions {
 export function initializationOptions(config: Config, trusted: boolean): ServerOptionsFromConfig {
   // VS Code validates *.larflow.json against the JSON Schema itself (jsonValidation):
   // the server leaves those schema errors to it instead of reporting them twice.
-  const common = { workflowSchemaByClient: true };
+  const common = { workflowSchemaByClient: true, problems: config.problems };
   if (!trusted) return { ...common, backend: 'builtin' };
   return config.leanPath ? { ...common, leanPath: config.leanPath, backend: config.backend } : { ...common, backend: config.backend };
 }
 
 /** Settings that only take effect when the server restarts. */
 export function affectsServer(e: vscode.ConfigurationChangeEvent): boolean {
-  return e.affectsConfiguration(`${SECTION}.backend`) || e.affectsConfiguration(`${SECTION}.leanPath`);
+  return e.affectsConfiguration(`${SECTION}.backend`) || e.affectsConfiguration(`${SECTION}.leanPath`) || e.affectsConfiguration(`${SECTION}.problems`);
 }
 
 export function affectsGutter(e: vscode.ConfigurationChangeEvent): boolean {

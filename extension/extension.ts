@@ -83,6 +83,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ clie
       await chat.reveal();
       await agent.restoreCheckpoint(a.data.commit, { ...(a.data.step ? { step: a.data.step } : {}), ...(a.data.run ? { run: a.data.run } : {}) });
     }),
+    vscode.commands.registerCommand(AGENT_COMMANDS.branchFromCheckpoint, async (arg: unknown) => {
+      const a = RestoreArgs.safeParse(arg);
+      if (!a.success || !a.data.step || !a.data.run) return void vscode.window.showErrorMessage('Lean4 Agentic: that is not a step to branch from.');
+      await chat.reveal();
+      await agent.branchFrom(a.data.commit, a.data.step, a.data.run);
+    }),
     // A recorded run shipped with the extension: the gutter, diagnostics and lenses without any model.
     vscode.commands.registerCommand('lean4Agentic.openSample', () =>
       vscode.window.showTextDocument(vscode.Uri.file(context.asAbsolutePath('test-fixtures/trajectories/fix-failing-test.lar.jsonl')), { preview: false }),

@@ -138,7 +138,8 @@ export function statusView(run: RewardsParams | undefined, backend?: BackendLabe
   const s = run.summary;
   const ret = s ? ` · R ${formatNumber(s.return)}` : '';
   const state = !s ? '' : s.endReason ?? (s.ended ? 'submitted' : undefined);
-  const live = s && state === undefined ? ' (live)' : s && state !== 'submitted' ? ` (${state})` : '';
+  // A submitted run whose outcome check failed says so: a return alone reads like a pass.
+  const live = s && state === undefined ? ' (live)' : s && state !== 'submitted' ? ` (${state})` : s && s.outcome !== 1 ? ' (outcome failed)' : '';
   if (s) {
     const where = s.finalStage !== undefined ? `, stage ${code(s.finalStage)}` : '';
     tip.push(`Current run ${code(name)}: ${state ?? 'live'}, ${s.steps} steps${where}`);

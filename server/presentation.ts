@@ -60,8 +60,9 @@ function escapeCell(s: string): string {
 }
 
 /** A lens above each stage visit: stage, reward, steps against the budget. */
-/** The command a "Restore to here" lens runs (the extension registers it). */
+/** The commands the "Restore to here" and "Branch from here" lenses run (the extension registers them). */
 export const RESTORE_COMMAND = 'lean4Agentic.restoreCheckpoint';
+export const BRANCH_COMMAND = 'lean4Agentic.branchFromCheckpoint';
 
 export function codeLenses(model: TrajectoryModel, file?: string): CodeLens[] {
   const s = model.summary();
@@ -72,10 +73,10 @@ export function codeLenses(model: TrajectoryModel, file?: string): CodeLens[] {
     const p = entry.parsed;
     if (p.kind !== 'event' || p.event.type !== 'tool_call' || !p.event.checkpoint) return;
     const step = entry.result?.step;
-    restores.push({
-      range: { start: { line: i, character: 0 }, end: { line: i, character: 0 } },
-      command: Command.create(`↺ Restore to before step ${step ?? '?'}`, RESTORE_COMMAND, { commit: p.event.checkpoint, ...(step ? { step } : {}), ...(file && RUN_FILE.test(file) ? { run: file } : {}) }),
-    });
+    const range = { start: { line: i, character: 0 }, end: { line: i, character: 0 } };
+    const args = { commit: p.event.checkpoint, ...(step ? { step } : {}), ...(file && RUN_FILE.test(file) ? { run: file } : {}) };
+    restores.push({ range, command: Command.create(`↺ Restore to before step ${step ?? '?'}`, RESTORE_COMMAND, args) });
+    if (step && args.run) restores.push({ range, command: Command.create('⑂ Branch from here', BRANCH_COMMAND, args) });
   });
   return [...restores, ...s.stages.map((v) => {
     // startLine is 1-based and is the line that opened the visit (the header for the first).

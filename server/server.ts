@@ -214,6 +214,15 @@ export function startServer(connection: Connection): void {
     // step now, not when the editor reloads the file. That reload then changes
     // nothing (the model already has the line); an unsaved edit in the editor
     // wins at its next change.
+    // A new run begins: the runs before it leave the Problems panel unless their trajectory is open
+    // (or every run's problems are asked for); the gate needs only the live run.
+    if (line === 1 && options.problems === 'open') {
+      for (const other of [...runs.keys()]) {
+        if (other === uri || documents.get(other)) continue;
+        runs.delete(other);
+        void connection.sendDiagnostics({ uri: other, diagnostics: [] });
+      }
+    }
     const run = runFor(uri);
     const have = run.model.lineCount;
     if (line === have + 1) {

@@ -385,6 +385,8 @@ test('a step with a checkpoint offers Restore to here; a restore says what it di
   assert.equal(buttons.length, 1, 'only the step that has a checkpoint');
   buttons[0]!.fire('click');
   assert.deepEqual(posted.at(-1), { type: 'restoreCheckpoint', commit, step: 3 });
+  log.all().find((n) => n.tag === 'button' && n.textContent === 'Branch from here')!.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'branchFrom', commit, step: 3 });
   onMessage({ data: { type: 'checkpointRestored', text: 'Workspace restored to before step 3: 1 file.', undo: 'f'.repeat(40) } });
   const undo = log.all().find((n) => n.tag === 'button' && n.textContent === 'Undo')!;
   undo.fire('click');

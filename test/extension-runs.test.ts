@@ -112,6 +112,9 @@ test('status bar: backend and return of the current run, the reason in the toolt
   assert.equal(ended.text, '$(verified) lar lean · R 1.694');
   assert.match(ended.tooltip, /Outcome \*\*1\*\* · return \*\*1\.694\*\*/);
 
+  const submittedFailed = statusView(params('u', { summary: { return: 0.6, outcome: 0, steps: 7, ended: true, endReason: 'submitted' } }));
+  assert.equal(submittedFailed.text, '$(checklist) lar builtin · R 0.6 (outcome failed)', 'a submit whose check failed does not read like a pass');
+
   // A run that stopped without submitting is not live: the status says how it stopped.
   const failed = statusView(params('u', { summary: { return: 0, outcome: 0, steps: 0, ended: false, endReason: 'error' } }));
   assert.equal(failed.text, '$(checklist) lar builtin · R 0 (error)');

@@ -261,3 +261,32 @@ test('a live run open in the editor: the gate sees an appended step before the e
   assert.equal(reloaded.version, 2);
   assert.equal(byCode(reloaded.diagnostics, 'tool.permitted').length, 1);
 });
+
+test('Problems: when a new run begins, an earlier run leaves the panel unless its trajectory is open (or every run is asked for)', async () => {
+  const lines = fixture.trimEnd().split('\n');
+  const feed = async (c: LspClient, u: string, n: number) => {
+    for (let i = 0; i < n; i++) await c.next(u, () => c.connection.sendNotification('lar/appendStep', { uri: u, text: lines[i]!, line: i + 1 }));
+  };
+  const first = uri('problems-first.lar.jsonl');
+  const opened = uri('problems-opened.lar.jsonl');
+  const second = uri('problems-second.lar.jsonl');
+  await feed(client, first, 6);
+  const before = client.published(first);
+  assert.ok((await client.nthDiagnostics(first, before)).diagnostics.length > 0, 'the live run has its problems');
+  await client.open(opened, fixture);
+  await feed(client, second, 1);
+  assert.deepEqual((await client.nthDiagnostics(first, before + 1)).diagnostics, [], 'the earlier run is cleared when the next begins');
+  const kept = await client.nthDiagnostics(opened, client.published(opened));
+  assert.ok(kept.diagnostics.length > 0, 'an open trajectory keeps its problems');
+  const all = await LspClient.start(undefined, { backend: 'builtin', problems: 'all' });
+  try {
+    await feed(all, first, 6);
+    const n = all.published(first);
+    await feed(all, second, 1);
+    // Notifications are handled in order: a clearing of the first run would have come before the second's diagnostics.
+    assert.equal(all.published(first), n, 'problems: all keeps every run');
+    assert.ok((await all.nthDiagnostics(first, n)).diagnostics.length > 0);
+  } finally {
+    await all.stop();
+  }
+});

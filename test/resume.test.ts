@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from './support/fc';
 import { runAgent, systemFor, toolSpecs, type AgentOptions } from '../core/agent/loop';
-import { NOT_RECORDED, readThread, rebuildConversation, recordedResult, threadOf, wasInterrupted } from '../core/agent/resume';
+import { chatEvents, NOT_RECORDED, readThread, rebuildConversation, recordedResult, threadOf, wasInterrupted } from '../core/agent/resume';
 import { ModelClient } from '../core/model/client';
 import { ScriptedModelServer, type ScriptedTurn } from '../core/model/scripted-server';
 import { defaultWorkflow } from '../core/workflow/load';
@@ -205,4 +205,50 @@ test('a run the model never answered is not carried into the next: the rebuilt c
   writeFileSync(join(dir, 'b.lar.jsonl'), [header('task two', 2, 'a.lar.jsonl'), line({ type: 'message', role: 'user', content: 'task two' }), line({ type: 'message', role: 'assistant', content: 'done two' }), line({ type: 'end', reason: 'answered' })].join('\n'));
   const msgs = rebuildConversation(readThread(dir, 'b.lar.jsonl'), systemFor(wf), toolSpecs()).render('native');
   assert.deepEqual(msgs.slice(1).map((m) => [m.role, m.content]), [['user', 'task two'], ['assistant', 'done two']]);
+});
+
+test('branch from here: the conversation as it was before a step, continued in a run that names the branch point, rebuilds the same after a reload', async () => {
+  const { runsDir, files } = await chat(
+    [
+      { content: 'Reading.', toolCalls: [{ name: 'read_file', arguments: { path: 'sum.js' } }] },
+      { content: 'Now the tests.', toolCalls: [{ name: 'run_command', arguments: { command: 'npm test' } }] },
+      { content: 'They fail.' },
+    ],
+    ['Why does the test fail?'],
+    okRead,
+  );
+  // Branch from before step 2 (the command): its reply, words and call, is left out.
+  const base = readThread(runsDir, files[0]!);
+  base[base.length - 1]!.cutAtStep = 2;
+  assert.deepEqual(chatEvents(base[0]!).map((e) => e.event.type), ['message', 'message', 'tool_call']);
+  const branched = rebuildConversation(base, systemFor(wf), toolSpecs());
+  assert.deepEqual(branched.render('native').slice(1).map((m) => m.role), ['user', 'assistant', 'tool']);
+  // The branch's run, as the session starts it: that conversation, the thread with the step.
+  const server = new ScriptedModelServer({ contextLength: 32768, script: [{ content: 'Let me try another way.' }] });
+  const endpoint = await server.start();
+  let live;
+  try {
+    const r = await runAgent({
+      task: 'Try a different approach.',
+      workflow: wf,
+      workflowRef: 'builtin:default-coding',
+      model: new ModelClient({ endpoint, retries: 0 }),
+      modelInfo: { name: 'LAR-9B' },
+      workspace: join(runsDir, '..', '..'),
+      trajectoryPath: join(runsDir, 'run-branch.lar.jsonl'),
+      execute: async (n, a) => okRead(n, a),
+      runOutcomeCheck: async () => ({ type: 'outcome', command: 'npm test', exitCode: 0 }),
+      onIdle: 'end',
+      conversation: branched,
+      thread: { id: 'chat-1', turn: 2, previous: files[0]!, step: 2 },
+    });
+    live = r.conversation;
+  } finally {
+    await server.stop();
+  }
+  const again = readThread(runsDir, 'run-branch.lar.jsonl');
+  assert.equal(again[0]!.cutAtStep, 2, 'the branch point is read from the header of the run after it');
+  assert.deepEqual(rebuildConversation(again, systemFor(wf), toolSpecs()).render('native'), live.render('native'));
+  const shown = transcriptOf(again).map((m) => m.type);
+  assert.equal(shown.filter((t) => t === 'step').length, 1, 'the chat shows the branched-from run only up to the branch');
 });

@@ -116,6 +116,8 @@ test('a step taken after a checkpoint has a "Restore to before step N" lens that
   assert.equal(lenses[0]!.range.start.line, 2);
   assert.equal(lenses[0]!.command!.title, '↺ Restore to before step 2');
   assert.deepEqual(lenses[0]!.command!.arguments, [{ commit, step: 2, run: 'run-1.lar.jsonl' }]);
+  const { BRANCH_COMMAND } = await import('../server/presentation.js');
+  assert.deepEqual(codeLenses(m, 'run-1.lar.jsonl').filter((l) => l.command?.command === BRANCH_COMMAND).map((l) => [l.range.start.line, l.command!.title]), [[2, '⑂ Branch from here']]);
   assert.equal(codeLenses(m, '../etc/x').find((l) => l.command?.command === RESTORE_COMMAND)!.command!.arguments![0].run, undefined, 'a file name that is not a run file is not passed on');
   // A bad checkpoint id makes the line malformed: no lens from it.
   m.setText([header, read, run.replace(commit, '--output=/tmp/x')].join('\n'));

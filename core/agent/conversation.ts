@@ -72,6 +72,13 @@ export class Conversation {
     this.list.push(...turns);
   }
 
+  /** The user's messages at the end that the model has not answered (oldest first); the task is not among them. */
+  unanswered(): string[] {
+    const out: string[] = [];
+    for (let i = this.list.length - 1; i > 1 && this.list[i]!.kind === 'user'; i--) out.unshift((this.list[i] as { text: string }).text);
+    return out;
+  }
+
   /** Removes the user's messages at the end that the model has not answered, and returns their texts (oldest first). */
   takeUnanswered(): string[] {
     const out: string[] = [];

@@ -131,7 +131,7 @@ export interface AgentOptions {
    */
   conversation?: Conversation;
   /** Recorded in the header: the chat this run belongs to. */
-  thread?: { id: string; turn: number; previous?: string };
+  thread?: { id: string; turn: number; previous?: string; step?: number };
   /**
    * What a reply without a tool call does: `nudge` (default, for `lar run`, where nobody answers)
    * asks the model to call a tool, `end` (a chat) ends the run `answered` and hands the turn back.
@@ -205,6 +205,8 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
   let window: ContextWindow = opts.limits?.contextWindow
     ? { tokens: opts.limits.contextWindow, source: 'setting' }
     : ((await opts.model.contextWindow?.(opts.signal).catch(() => undefined)) ?? { tokens: DEFAULT_CONTEXT_WINDOW, source: 'default' });
+  const limits = { maxSteps: 200, maxTimeMs: 3_600_000, maxTokens: Infinity, maxIdleTurns: 3, maxRepeatedFailures: 3, ...opts.limits };
+  const maxRepeats = Math.max(2, Math.floor(limits.maxRepeatedFailures));
   const header: Header = {
     lar: 1,
     type: 'header',
@@ -222,6 +224,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
     ...(opts.rules?.files.length ? { rules: opts.rules.files.map((f) => f.path) } : {}),
     ...(opts.thread ? { thread: opts.thread } : {}),
+    limits: { maxRepeatedFailures: maxRepeats },
   };
   const writer = TrajectoryWriter.create(opts.trajectoryPath, header, redact);
   opts.onStart?.({ interrupt: (detail) => writer.close(detail) });
@@ -229,10 +232,8 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
   const gate: AgentGate = opts.gate ?? (async (call) => state.gate(call));
   const emit = opts.onEvent ?? (() => {});
   emit({ kind: 'header', line: 1, text: writer.headerText });
-  const limits = { maxSteps: 200, maxTimeMs: 3_600_000, maxTokens: Infinity, maxIdleTurns: 3, maxRepeatedFailures: 3, ...opts.limits };
-  const maxRepeats = Math.max(2, Math.floor(limits.maxRepeatedFailures));
   /** Calls that failed since the last file change: how many times each. */
-  const failures = new Map<string, number>();
+  const failures = new RepeatedFailures(maxRepeats);
   const started = Date.now();
   const tools: ChatCompletionTool[] = toolDefinitions() as unknown as ChatCompletionTool[];
   const specs = toolSpecs();
@@ -510,7 +511,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
       id: call.id,
       tool: call.name,
       args: call.args,
-      ...(call.argsError !== undefined ? { argsError: call.argsError } : {}),
+      ...(call.argsError !== undefined ? { argsError: call.argsError, ...(call.argsText !== undefined ? { argsText: call.argsText } : {}) } : {}),
       ...(call.repairs?.length ? { repairs: call.repairs } : {}),
       ...(call.via === 'text' ? { via: 'text' as const } : {}),
       reply: replies,
@@ -524,32 +525,47 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     emit({ kind: 'step', ...written, event, result: stepResult, gate: verdict });
     // Tell the model what the verifier made of it, so it can correct course.
     const feedback = verifierFeedback(stepResult, state.currentStage !== stageBefore);
-    // The loop breaker: the same failing call, nothing changed in between (as tool.not_repeated sees it).
-    if (changedFiles(event).length) failures.clear();
     for (const f of changedFiles(event)) touched.add(f);
     const failure = stepResult.verdicts.find((v) => v.check === 'tool.succeeded' && !v.ok);
     if (failure || status === 'blocked') {
       recentFailures.push(redact(`${describeCall(call)} (${status === 'blocked' ? 'blocked' : failure!.reason})`.slice(0, 400)));
       if (recentFailures.length > 5) recentFailures.shift();
     }
-    let warning = '';
-    if (failure) {
-      // Malformed arguments are all `null` to the verifier; here only the same text is the same call.
-      const key = call.argsError !== undefined ? `${callKey(call.name, null)}\u0000${call.argsText ?? call.argsError}` : callKey(call.name, call.args);
-      const times = (failures.get(key) ?? 0) + 1;
-      failures.set(key, times);
-      if (times >= maxRepeats) {
-        const loop = `the model repeated the same failing call (${describeCall(call)}) ${times} times with no file changed in between; the last time: ${failure.reason}`;
-        return { observation: `${observation}${feedback}`, submitted: false, loop: redact(loop) };
-      }
-      if (times === maxRepeats - 1) {
-        warning =
-          times > 1
-            ? `\nThis exact call has now failed ${times} times with no file changed in between: you are looping. Making it again unchanged ends the run; change something first, or do something else.`
-            : '\nMaking this exact call again with no file changed in between ends the run.';
-      }
+    const repeat = failures.observe(event, stepResult, call.argsText);
+    if (repeat.stop) {
+      const loop = `the model repeated the same failing call (${describeCall(call)}) ${repeat.times} times with no file changed in between; the last time: ${failure!.reason}`;
+      return { observation: `${observation}${feedback}`, submitted: false, loop: redact(loop) };
     }
-    return { observation: `${observation}${feedback}${warning}`, submitted: submitted && state.ended };
+    return { observation: `${observation}${feedback}${repeat.warning}`, submitted: submitted && state.ended };
+  }
+}
+
+/**
+ * The loop breaker: the same failing call (as tool.not_repeated sees it)
+ * made again with no file changed in between. The model is warned the time
+ * before the last; the last ends the run.
+ */
+export class RepeatedFailures {
+  private readonly counts = new Map<string, number>();
+
+  constructor(private readonly max: number) {}
+
+  /** After a step: how often this call has now failed in a row of no changes, what the model is told, whether the run must stop. */
+  observe(event: ToolCallEvent, step: StepResult, argsText?: string): { times: number; warning: string; stop: boolean } {
+    if (changedFiles(event).length) this.counts.clear();
+    if (!step.verdicts.some((v) => v.check === 'tool.succeeded' && !v.ok)) return { times: 0, warning: '', stop: false };
+    // Malformed arguments are all `null` to the verifier; here only the same text is the same call.
+    const key = event.argsError !== undefined ? `${callKey(event.tool, null)}\u0000${argsText ?? event.argsError}` : callKey(event.tool, event.args);
+    const times = (this.counts.get(key) ?? 0) + 1;
+    this.counts.set(key, times);
+    if (times >= this.max) return { times, warning: '', stop: true };
+    const warning =
+      times !== this.max - 1
+        ? ''
+        : times > 1
+          ? `\nThis exact call has now failed ${times} times with no file changed in between: you are looping. Making it again unchanged ends the run; change something first, or do something else.`
+          : '\nMaking this exact call again with no file changed in between ends the run.';
+    return { times, warning, stop: false };
   }
 }
 

@@ -14,7 +14,7 @@ import type { ToolSpec } from '../model/formats';
 import { verifyTrajectoryText, type TrajectoryReport, type WorkflowResolver } from '../verifier/verify';
 import type { StepResult } from '../verifier/state';
 import { Conversation, type Turn, type TurnCall, type TurnResult } from './conversation';
-import { enteredStage, newRunNote, outcomeLine, restoreNote, SAFETY_CHECKS, verifierFeedback } from './loop';
+import { enteredStage, newRunNote, outcomeLine, RepeatedFailures, restoreNote, SAFETY_CHECKS, verifierFeedback } from './loop';
 import { commandObservation } from './tools';
 import type { Workflow } from '../schema/workflow';
 import { RUN_FILE } from './run-file';
@@ -27,6 +27,30 @@ export interface RecordedRun {
   end?: EndEvent;
   report: TrajectoryReport;
   bytes: number;
+  /** A branch was made from this run before this step: only what came before it belongs to the chat. */
+  cutAtStep?: number;
+}
+
+/**
+ * The events of `run` that belong to the chat: all, or for a run branched
+ * from, those before the model's reply that made step `cutAtStep` (that
+ * reply's words and calls included: the branch asks again from there).
+ */
+export function chatEvents(run: RecordedRun): RecordedRun['events'] {
+  if (run.cutAtStep === undefined) return run.events;
+  const at = run.events.findIndex((e) => e.step?.step === run.cutAtStep && e.event.type === 'tool_call');
+  if (at < 0) return run.events;
+  const reply = (run.events[at]!.event as ToolCallEvent).reply;
+  // The first call of the same reply, then the model's words just before it (they came with the calls).
+  let cut = at;
+  while (cut > 0 && reply !== undefined) {
+    const prev = run.events[cut - 1]!.event;
+    if (prev.type === 'tool_call' && prev.reply === reply) cut--;
+    else break;
+  }
+  const before = run.events[cut - 1]?.event;
+  if (before?.type === 'message' && before.role === 'assistant') cut--;
+  return run.events.slice(0, cut);
 }
 
 /** The most runs a restored chat reaches back, the largest trajectory it reads, and the most it reads in all. */
@@ -88,6 +112,8 @@ export function readThread(runsDir: string, newest: string, resolve?: WorkflowRe
     bytes += run.bytes;
     if (chain.length > 0 && bytes > MAX_THREAD_BYTES) break;
     thread = id;
+    const next = chain[0];
+    if (next?.header.thread?.step !== undefined) run.cutAtStep = next.header.thread.step;
     chain.unshift(run);
     if (id === undefined) break;
     file = run.header.thread?.previous;
@@ -158,8 +184,10 @@ export function rebuildConversation(runs: readonly RecordedRun[], system: string
   };
   runs.forEach((run, r) => {
     let sawTask = false;
+    // The warnings the loop added for a failing call made again: replayed with the run's own limit.
+    const repeats = new RepeatedFailures(run.header.limits?.maxRepeatedFailures ?? 3);
     let restored: RestoreEvent | undefined;
-    for (const { line, event, step } of run.events) {
+    for (const { line, event, step } of chatEvents(run)) {
       switch (event.type) {
         case 'message':
           if (event.role === 'user') {
@@ -168,8 +196,10 @@ export function rebuildConversation(runs: readonly RecordedRun[], system: string
             if (!sawTask) {
               sawTask = true;
               if (r === 0) continue;
-              // The model never answered the run before: the chat started afresh from this message, as the session does.
-              if (conv.awaitsModel) {
+              // As the session does: messages the model never answered were asked again in this one, and
+              // a chat the model never answered at all started afresh from it.
+              conv.takeUnanswered();
+              if (conv.turns.length <= 2) {
                 conv = new Conversation(system, event.content, tools);
                 continue;
               }
@@ -197,7 +227,8 @@ export function rebuildConversation(runs: readonly RecordedRun[], system: string
           const id = event.id ?? `call_r${r}_l${line}`;
           const call: TurnCall = { id, name: event.tool, args: event.args, ...(event.argsError !== undefined ? { malformed: true } : {}) };
           open.calls.push(call);
-          results.push({ callId: id, name: event.tool || 'tool', content: recordedResult(event, step, run.report.workflow) });
+          const repeat = step ? repeats.observe(event, step, event.argsText) : undefined;
+          results.push({ callId: id, name: event.tool || 'tool', content: `${recordedResult(event, step, run.report.workflow)}${repeat?.warning ?? ''}` });
           break;
         }
         case 'compaction': {

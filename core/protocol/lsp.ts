@@ -161,5 +161,11 @@ export const ServerOptions = z.object({
    * Schema), so they are not reported twice.
    */
   workflowSchemaByClient: z.boolean().default(false),
+  /**
+   * Whose problems the Problems panel lists: `open` (default) the trajectories
+   * open in an editor and the latest live run; `all` every run the server was
+   * told of since it started.
+   */
+  problems: z.enum(['open', 'all']).default('open'),
 });
 export type ServerOptions = z.input<typeof ServerOptions>;

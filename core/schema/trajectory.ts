@@ -53,8 +53,12 @@ export const Header = z.object({
   /**
    * The chat this run belongs to: a follow-up continues the model's conversation from the run
    * before (`previous`, a file name in the same folder), each run a trajectory scored on its own.
+   * `step`: a branch — the conversation continues from `previous` only as it was before that
+   * step (Branch from here), the workspace restored to that step's checkpoint.
    */
-  thread: z.object({ id: z.string().min(1), turn: z.number().int().positive(), previous: z.string().optional() }).optional(),
+  thread: z.object({ id: z.string().min(1), turn: z.number().int().positive(), previous: z.string().optional(), step: z.number().int().positive().optional() }).optional(),
+  /** Limits of the run that shape what the model was told (a chat restored from the file tells it the same). */
+  limits: z.object({ maxRepeatedFailures: z.number().int().min(2).optional() }).optional(),
 });
 export type Header = z.infer<typeof Header>;
 
@@ -106,6 +110,8 @@ export const ToolCallEvent = z.object({
   args: z.unknown(),
   /** When the model's argument text was not JSON: the parser's message (args is then null). */
   argsError: z.string().optional(),
+  /** The argument text as the model wrote it, when it was not JSON (what a reader, and the loop breaker, compare). */
+  argsText: z.string().optional(),
   /**
    * Slips in how the model wrote the call that were repaired so it could run
    * (core/model/formats/repairs.ts: code_fence, trailing_comma, missing_close_tag …).

@@ -37,6 +37,8 @@ export const FromWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('openRun'), file: z.string().regex(RUN_FILE) }).strict(),
   /** Put the workspace back to a checkpoint (a step's, or the snapshot before a restore: Undo). */
   z.object({ type: z.literal('restoreCheckpoint'), commit: CheckpointId, step: z.number().int().positive().optional(), run: z.string().regex(RUN_FILE).optional() }).strict(),
+  /** Go back to before a step, workspace and conversation, and continue from there in a new run (Branch from here). */
+  z.object({ type: z.literal('branchFrom'), commit: CheckpointId, step: z.number().int().positive(), run: z.string().regex(RUN_FILE).optional() }).strict(),
   /** Continue an interrupted run (named by its file in .lar/runs) in a new run of the same chat. */
   z.object({ type: z.literal('resume'), file: z.string().regex(RUN_FILE) }).strict(),
   /** Copy a code block's text (the extension writes the clipboard: it works in every host). */
@@ -151,6 +153,8 @@ export const ToWebview = z.discriminatedUnion('type', [
     type: z.literal('connection'),
     state: z.enum(['checking', 'connected', 'failed']),
     endpoint: short(1000),
+    /** Where the endpoint in force is set (Workspace settings, User settings, the default). */
+    endpointSource: short(100).optional(),
     model: short(300).optional(),
     /** The model's context window, and whether it is only assumed (the server does not say). */
     window: z.object({ tokens: z.number().int().positive(), assumed: z.boolean() }).strict().optional(),

@@ -16,6 +16,7 @@ export const AGENT_COMMANDS = {
   stopAgent: 'lean4Agentic.stopAgent',
   focusChat: 'lean4Agentic.focusChat',
   restoreCheckpoint: 'lean4Agentic.restoreCheckpoint',
+  branchFromCheckpoint: 'lean4Agentic.branchFromCheckpoint',
 } as const;
 
 export async function readApiKey(secrets: vscode.SecretStorage): Promise<string | undefined> {
@@ -41,8 +42,43 @@ export function modelClientFor(config: AgentConfig, apiKey: string | undefined):
 /** Settings that differ per machine (scope machine-overridable): in a remote window the Settings editor lists them under Remote, not User. */
 const MACHINE_SETTINGS = new Set(['lean4Agentic.endpoint', 'lean4Agentic.leanPath']);
 
-/** Opens the Settings editor on a setting, on the tab where it is listed. */
+export type SettingSource = 'default' | 'user' | 'workspace' | 'folder';
+
+/** Where the value in force of a `lean4Agentic.*` setting comes from: the most specific scope that sets it. */
+export function settingSource(key: string): SettingSource {
+  const name = key.replace(/^lean4Agentic\./, '');
+  const i = vscode.workspace.getConfiguration('lean4Agentic', vscode.workspace.workspaceFolders?.[0]?.uri).inspect(name);
+  if (!i) return 'default';
+  if (i.workspaceFolderValue !== undefined && (vscode.workspace.workspaceFolders?.length ?? 0) > 1) return 'folder';
+  if (i.workspaceValue !== undefined || i.workspaceFolderValue !== undefined) return 'workspace';
+  if (i.globalValue !== undefined) return 'user';
+  return 'default';
+}
+
+/** How the chat names a setting's source. */
+export function describeSource(source: SettingSource): string {
+  switch (source) {
+    case 'folder':
+      return 'Folder settings';
+    case 'workspace':
+      return 'Workspace settings';
+    case 'user':
+      return vscode.env.remoteName !== undefined ? 'Remote or User settings' : 'User settings';
+    default:
+      return 'the default';
+  }
+}
+
+/**
+ * Opens the Settings editor on a setting, on the tab whose value wins: a
+ * workspace (or folder) value outranks the user's, so that is where a fix
+ * must be made; otherwise the tab where it is listed (Remote in a remote
+ * window for machine settings).
+ */
 export function openSetting(query: string): Thenable<unknown> {
+  const source = query.startsWith('lean4Agentic.') && query !== 'lean4Agentic' ? settingSource(query) : 'default';
+  if (source === 'workspace') return vscode.commands.executeCommand('workbench.action.openWorkspaceSettings', { query });
+  if (source === 'folder') return vscode.commands.executeCommand('workbench.action.openFolderSettings', { query });
   // openRemoteSettings takes only the options object, openSettings a plain query too.
   if (vscode.env.remoteName !== undefined && MACHINE_SETTINGS.has(query)) return vscode.commands.executeCommand('workbench.action.openRemoteSettings', { query });
   return vscode.commands.executeCommand('workbench.action.openSettings', query);

@@ -6,7 +6,7 @@
  * that offers Resume.
  */
 import type { RecordedRun } from '../../core/agent/resume';
-import { wasInterrupted } from '../../core/agent/resume';
+import { chatEvents, wasInterrupted } from '../../core/agent/resume';
 import type { GateResult } from '../../core/verifier/state';
 import type { RestoreEvent } from '../../core/schema/trajectory';
 import { toStepCard } from './cards';
@@ -27,7 +27,7 @@ export function transcriptOf(runs: readonly RecordedRun[]): ToWebview[] {
     text: clip(`Restored from ${runs.length === 1 ? 'its trajectory' : `the ${runs.length} trajectories of this chat`} (${last.file}).`, 2000),
   });
   for (const run of runs) {
-    for (const { line, event, step } of run.events) {
+    for (const { line, event, step } of chatEvents(run)) {
       switch (event.type) {
         case 'message':
           if (event.role === 'user') out.push({ type: 'userMessage', text: clip(event.content, 20_000) });
@@ -70,7 +70,9 @@ export function transcriptOf(runs: readonly RecordedRun[]): ToWebview[] {
       }
     }
   }
-  if (wasInterrupted(last)) {
+  if (last.cutAtStep !== undefined) {
+    out.push({ type: 'restored', text: clip(`Branched from before step ${last.cutAtStep} of ${last.file}: the conversation and the workspace are as they were there. Send a message to go on from that point.`, 2000) });
+  } else if (wasInterrupted(last)) {
     // A run with no end may still be going on in another window: it can be read, not resumed (the
     // next start of the editor marks it interrupted once it is old enough to be dead).
     out.push({

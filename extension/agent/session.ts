@@ -35,7 +35,7 @@ import { FileChanges, type FileChange } from './fileChanges';
 import { loadNodePty } from '../../core/tools/shell-process';
 import { combineRedactors, secretRedactor } from '../../core/agent/secrets';
 import { changeUri } from './changeDocuments';
-import { AGENT_COMMANDS, modelClientFor, openSetting, readApiKey } from './connection';
+import { AGENT_COMMANDS, describeSource, modelClientFor, openSetting, readApiKey, settingSource } from './connection';
 import { createLiveGate } from './liveGate';
 import { linkTarget } from './links';
 import { AgentTerminal } from './terminal';
@@ -111,7 +111,7 @@ export class AgentSession implements vscode.Disposable {
    * the run before (each run its own trajectory, linked by `thread` in its
    * header). New Chat ends it.
    */
-  private thread: { id: string; turn: number; conversation?: Conversation; previous: string; restored?: RecordedRun[] } | undefined;
+  private thread: { id: string; turn: number; conversation?: Conversation; previous: string; restored?: RecordedRun[]; step?: number } | undefined;
   /** Messages typed during a run, not yet given to the model. */
   private queued: string[] = [];
   /** New was pressed: a restore still reading the trajectories must not bring the chat back. */
@@ -186,6 +186,9 @@ export class AgentSession implements vscode.Disposable {
       case 'resume':
         void this.resume(msg.file);
         return;
+      case 'branchFrom':
+        void this.branchFrom(msg.commit, msg.step, msg.run);
+        return;
       case 'restoreCheckpoint':
         void this.restoreCheckpoint(msg.commit, { ...(msg.step ? { step: msg.step } : {}), ...(msg.run ? { run: msg.run } : {}) });
         return;
@@ -226,7 +229,8 @@ export class AgentSession implements vscode.Disposable {
     const seq = ++this.probeSeq;
     const config = readAgentConfig();
     const endpoint = clip(config.endpoint, 1000);
-    this.post({ type: 'connection', state: 'checking', endpoint, actions: [] });
+    const endpointSource = describeSource(settingSource('lean4Agentic.endpoint'));
+    this.post({ type: 'connection', state: 'checking', endpoint, endpointSource, actions: [] });
     let apiKey: string | undefined;
     try {
       apiKey = await readApiKey(this.context.secrets);
@@ -255,7 +259,7 @@ export class AgentSession implements vscode.Disposable {
     } finally {
       clearTimeout(timer);
     }
-    if (seq === this.probeSeq) this.post(msg);
+    if (seq === this.probeSeq) this.post({ ...msg, endpointSource } as ToWebview);
   }
 
   /** Without node-pty commands run over pipes: say so once (per version), log it every run. */
@@ -352,6 +356,46 @@ export class AgentSession implements vscode.Disposable {
       this.post({ type: 'checkpointRestored', text: clip(restoreLine(event), 4000), undo: event.before });
     } catch (e) {
       this.fail(`The workspace was not restored: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  /**
+   * Branch from here: the workspace restored to the checkpoint before `step`
+   * (diff and confirmation first) and the chat's conversation as it was
+   * there; the next message continues from that point in a new run whose
+   * header names the run and the step it branched from.
+   */
+  async branchFrom(commit: string, step: number, runFile?: string): Promise<void> {
+    if (this.running) {
+      this.fail('A run is in progress: stop it before branching.');
+      return;
+    }
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const run = runFile ?? (this.lastTrajectory ? basename(this.lastTrajectory.fsPath) : undefined);
+    if (!folder || folder.uri.scheme !== 'file' || !vscode.workspace.isTrusted || !run || !RUN_FILE.test(run)) {
+      this.fail('Branching needs a trusted workspace folder on disk and the run to branch from.');
+      return;
+    }
+    try {
+      const runsDir = join(folder.uri.fsPath, RUNS_DIR);
+      const runs = readThread(runsDir, run, fileResolver(join(runsDir, run)));
+      const thread = threadOf(runs);
+      if (!thread) {
+        this.fail(`${run} cannot be read back as a chat.`);
+        return;
+      }
+      runs[runs.length - 1]!.cutAtStep = step;
+      const event = await this.checkpoints.restore(folder.uri.fsPath, commit, { step, run });
+      if (!event) return;
+      this.restores.push(event);
+      this.changes.clear();
+      this.thread = { ...thread, step, restored: runs };
+      this.post({ type: 'clear' });
+      for (const m of transcriptOf(runs)) this.post(m);
+      this.post({ type: 'checkpointRestored', text: clip(restoreLine(event), 4000), undo: event.before });
+      void this.reveal();
+    } catch (e) {
+      this.fail(`Could not branch: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
 
@@ -462,25 +506,27 @@ export class AgentSession implements vscode.Disposable {
       const rules = readRules(ws, config.rules);
       for (const p of rules.problems) this.output.warn(`rules: ${p}`);
       const thread = this.thread;
-      let conversation = thread?.conversation;
-      /** The task is made of messages the chat shows already (asked again after a cut-short run). */
+      // A chat read back from its trajectories: the model's context is rebuilt from them, under today's prompt.
+      let conversation = thread?.conversation ?? (thread?.restored ? rebuildConversation(thread.restored, systemFor(workflow, rules), toolSpecs()) : undefined);
+      /** What the chat shows as this message (the task may carry messages the model never answered, shown already). */
+      const typed = task;
       let reasked = false;
-      if (thread?.restored && !conversation) {
-        // A chat read back from its trajectories: the model's context is rebuilt from them, under today's prompt.
-        const rebuilt = rebuildConversation(thread.restored, systemFor(workflow, rules), toolSpecs());
-        // Messages the model never answered (the run was cut short first) are asked again, not left dangling.
-        const unanswered = rebuilt.takeUnanswered().map(stripNewRunNote);
+      let takeUnanswered = () => {};
+      if (conversation) {
+        // Messages the model never answered (the server was down, the run was cut short) are asked
+        // again with this one, never left as two user turns in a row.
+        const unanswered = conversation.unanswered().map(stripNewRunNote);
         const asked = (first: string[]) => (opts.resume ? first : [...first, task]).join('\n\n');
-        if (rebuilt.turns[rebuilt.turns.length - 1]?.kind === 'task') {
+        if (conversation.turns.length - unanswered.length <= 2) {
           // The model never answered this chat at all: it starts afresh with what was asked.
-          task = asked([(rebuilt.turns[1] as { text: string }).text, ...unanswered]);
+          task = asked([stripNewRunNote((conversation.turns[1] as { text: string }).text), ...unanswered]);
+          conversation = undefined;
           reasked = opts.resume === true;
-        } else {
-          conversation = rebuilt;
-          if (unanswered.length) {
-            task = asked(unanswered);
-            reasked = opts.resume === true;
-          }
+        } else if (unanswered.length) {
+          task = asked(unanswered);
+          reasked = opts.resume === true;
+          const c = conversation;
+          takeUnanswered = () => void c.takeUnanswered();
         }
       }
       ensureLarDir(ws);
@@ -506,7 +552,7 @@ export class AgentSession implements vscode.Disposable {
       running.terminal = terminal;
       this.post({
         type: 'runStarted',
-        task: clip(task, 20_000),
+        task: clip(typed, 20_000),
         model: clip(modelName, 300),
         endpoint: clip(config.endpoint, 1000),
         trajectory: clip(vscode.workspace.asRelativePath(trajectoryUri), 2000),
@@ -633,6 +679,7 @@ export class AgentSession implements vscode.Disposable {
             return;
         }
       };
+      takeUnanswered();
       const result = await runAgent({
         task,
         workflow,
@@ -664,7 +711,7 @@ export class AgentSession implements vscode.Disposable {
           : {}),
         ...(restores.length ? { restored: restores } : {}),
         ...(conversation ? { conversation } : {}),
-        thread: { id: thread?.id ?? runId, turn: (thread?.turn ?? 0) + 1, ...(thread ? { previous: thread.previous } : {}) },
+        thread: { id: thread?.id ?? runId, turn: (thread?.turn ?? 0) + 1, ...(thread ? { previous: thread.previous } : {}), ...(thread?.step ? { step: thread.step } : {}) },
         gate: live.gate,
         limits: { maxOutputTokens: config.maxTokens, maxSteps: config.maxSteps, maxRepeatedFailures: config.maxRepeatedFailures, maxTimeMs: config.maxMinutes * 60_000, ...(config.maxRunTokens > 0 ? { maxTokens: config.maxRunTokens } : {}) },
         onEvent,
@@ -678,10 +725,8 @@ export class AgentSession implements vscode.Disposable {
         },
       }).finally(endLiveOutput);
       await live.flushed();
-      // The next message continues this conversation; one the model never answered (the server was
-      // down, the user stopped it at once) is not carried on: two user messages in a row are refused
-      // by templates that want the roles to alternate.
-      this.thread = { id: thread?.id ?? runId, turn: (thread?.turn ?? 0) + 1, ...(result.conversation.awaitsModel ? {} : { conversation: result.conversation }), previous: basename(trajectoryPath) };
+      // The next message continues this conversation (what the model did not answer is asked again with it).
+      this.thread = { id: thread?.id ?? runId, turn: (thread?.turn ?? 0) + 1, conversation: result.conversation, previous: basename(trajectoryPath) };
       const s = result.summary;
       this.post({
         type: 'end',

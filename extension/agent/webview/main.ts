@@ -280,6 +280,13 @@ function stepCard(c: StepCard): El {
     restore.title = `Put the workspace back as it was before this step${c.step ? ` (#${c.step})` : ''}: the diff is shown first`;
     restore.addEventListener('click', () => send({ type: 'restoreCheckpoint', commit, ...(c.step ? { step: c.step } : {}) }));
     row.appendChild(restore);
+    if (c.step) {
+      const step = c.step;
+      const branch = el('button', 'secondary small', 'Branch from here');
+      branch.title = 'Go back to before this step, the workspace and the conversation, and continue from there in a new run';
+      branch.addEventListener('click', () => send({ type: 'branchFrom', commit, step }));
+      row.appendChild(branch);
+    }
   }
   if (c.change || c.checkpoint) card.appendChild(row);
   if (c.stageVisit) {
@@ -643,6 +650,8 @@ function receive(msg: ToWebview): void {
             ? `● Connected: ${msg.model ?? '?'} · ${msg.endpoint}${msg.window ? ` · ${formatTokens(msg.window.tokens)} context${msg.window.assumed ? ' (assumed)' : ''}` : ''}`
             : `✕ Not connected to ${msg.endpoint}: ${msg.message ?? ''}`;
       const parts: unknown[] = [el('span', 'conn-text', text)];
+      // Where the endpoint in force is set: a workspace value outranks the user's.
+      if (msg.endpointSource && msg.state !== 'checking') parts.push(el('span', 'conn-source', ` (endpoint from ${msg.endpointSource})`));
       if (msg.state === 'failed') {
         const row = el('div', 'row');
         for (const a of msg.actions) row.appendChild(actionButton(a));
