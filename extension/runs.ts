@@ -139,7 +139,8 @@ export function statusView(run: RewardsParams | undefined, backend?: BackendLabe
   const ret = s ? ` · R ${formatNumber(s.return)}` : '';
   const state = !s ? '' : s.endReason ?? (s.ended ? 'submitted' : undefined);
   // A submitted run whose outcome check failed says so: a return alone reads like a pass.
-  const live = s && state === undefined ? ' (live)' : s && state !== 'submitted' ? ` (${state})` : s && s.outcome !== 1 ? ' (outcome failed)' : '';
+  // (Only once the run's end is written: between the submit and the outcome check's result it is not known.)
+  const live = s && state === undefined ? ' (live)' : s && state !== 'submitted' ? ` (${state})` : s && s.endReason === 'submitted' && s.outcome !== 1 ? ' (outcome failed)' : '';
   if (s) {
     const where = s.finalStage !== undefined ? `, stage ${code(s.finalStage)}` : '';
     tip.push(`Current run ${code(name)}: ${state ?? 'live'}, ${s.steps} steps${where}`);

@@ -127,6 +127,7 @@ export function startServer(connection: Connection): void {
         const path = pathOf(uri);
         verifyTrajectoryTextWith(lean!, text, path ? { resolve: fileResolver(path) } : {})
           .then((report) => {
+            if (runs.get(uri) !== run) return; // dropped meanwhile (an earlier run left the Problems panel)
             if (run.model.lines.map((l) => l.text).join('\n') !== text) return; // stale
             run.model.adopt(report);
             const src = source();
@@ -220,6 +221,9 @@ export function startServer(connection: Connection): void {
       for (const other of [...runs.keys()]) {
         if (other === uri || documents.get(other)) continue;
         runs.delete(other);
+        // A Lean re-check on its way would publish them again.
+        clearTimeout(leanPending.get(other));
+        leanPending.delete(other);
         void connection.sendDiagnostics({ uri: other, diagnostics: [] });
       }
     }
@@ -278,8 +282,14 @@ export function startServer(connection: Connection): void {
 
   connection.onCodeLens(({ textDocument }) => {
     const run = runs.get(textDocument.uri);
-    // The run's file name (a run file of .lar/runs is what the restore records as the run).
-    const name = decodeURIComponent(textDocument.uri.slice(textDocument.uri.lastIndexOf('/') + 1));
+    // The run's file name, only for a file of a workspace's .lar/runs (what a branch reads back by name).
+    const m = /\/\.lar\/runs\/([^/]+)$/.exec(textDocument.uri);
+    let name: string | undefined;
+    try {
+      name = m ? decodeURIComponent(m[1]!) : undefined;
+    } catch {
+      name = undefined;
+    }
     return run ? codeLenses(run.model, name) : [];
   });
 

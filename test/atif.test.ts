@@ -70,3 +70,13 @@ test('the ATIF schema refuses what Harbor refuses', () => {
   assert.equal(broken((d) => (d.schema_version = 'ATIF-v1.9')), false);
   assert.equal(broken((d) => (d.steps = [])), false);
 });
+
+test('a restore exports as a system step that says what the user did to the workspace', () => {
+  const text = readFileSync(resolve(root, 'test-fixtures/conformance/084-restore-never-scored.lar.jsonl'), 'utf8');
+  const doc = exportText(text);
+  assert.ok(AtifTrajectory.safeParse(doc).success);
+  const restores = doc.steps.filter((s) => (s.extra as { lar?: { kind?: string } } | undefined)?.lar?.kind === 'restore');
+  assert.equal(restores.length, 2);
+  assert.match(String(restores[0]!.message), /restored the workspace to how it was before step 3 of run-1\.lar\.jsonl \(1 files changed back, 1 deleted, 0 brought back\)/);
+  assert.equal(restores[0]!.source, 'system');
+});

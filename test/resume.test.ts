@@ -7,8 +7,8 @@ import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from './support/fc';
-import { runAgent, systemFor, toolSpecs, type AgentOptions } from '../core/agent/loop';
-import { chatEvents, NOT_RECORDED, readThread, rebuildConversation, recordedResult, threadOf, wasInterrupted } from '../core/agent/resume';
+import { newRunNote, restoreNote, runAgent, stripNewRunNote, systemFor, toolSpecs, type AgentOptions } from '../core/agent/loop';
+import { branchCheckpoint, chatEvents, NOT_RECORDED, readThread, rebuildConversation, recordedResult, threadOf, wasInterrupted } from '../core/agent/resume';
 import { ModelClient } from '../core/model/client';
 import { ScriptedModelServer, type ScriptedTurn } from '../core/model/scripted-server';
 import { defaultWorkflow } from '../core/workflow/load';
@@ -251,4 +251,78 @@ test('branch from here: the conversation as it was before a step, continued in a
   assert.deepEqual(rebuildConversation(again, systemFor(wf), toolSpecs()).render('native'), live.render('native'));
   const shown = transcriptOf(again).map((m) => m.type);
   assert.equal(shown.filter((t) => t === 'step').length, 1, 'the chat shows the branched-from run only up to the branch');
+});
+
+test('a branch goes back to the checkpoint of the first call of the reply it cuts; an unknown step is refused', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lar-branchpoint-'));
+  const A = 'a'.repeat(40);
+  const B = 'b'.repeat(40);
+  const line = (o: object) => JSON.stringify(o);
+  writeFileSync(
+    join(dir, 'r.lar.jsonl'),
+    [
+      line({ type: 'header', lar: 1, task: 't', started: '2026-12-01T00:00:00Z', workflow: 'builtin:default-coding', thread: { id: 'c', turn: 1 } }),
+      line({ type: 'message', role: 'user', content: 't' }),
+      line({ type: 'tool_call', id: 'c1', tool: 'read_file', args: { path: 'a' }, status: 'ok', result: {}, reply: 1 }),
+      line({ type: 'message', role: 'assistant', content: 'Both at once.' }),
+      line({ type: 'tool_call', id: 'c2', tool: 'list_files', args: { path: '.' }, status: 'ok', result: {}, reply: 2 }),
+      line({ type: 'tool_call', id: 'c3', tool: 'run_command', args: { command: 'touch x' }, status: 'ok', result: { exitCode: 0, completion: 'exit' }, reply: 2, checkpoint: A }),
+      line({ type: 'tool_call', id: 'c4', tool: 'run_command', args: { command: 'touch y' }, status: 'ok', result: { exitCode: 0, completion: 'exit' }, reply: 2, checkpoint: B }),
+      line({ type: 'tool_call', id: 'c5', tool: 'read_file', args: { path: 'y' }, status: 'ok', result: {}, reply: 3 }),
+      line({ type: 'end', reason: 'answered' }),
+    ].join('\n'),
+  );
+  const [run] = readThread(dir, 'r.lar.jsonl');
+  // Step 4 (touch y) came in reply 2 with steps 2 and 3: the branch cuts the whole reply, so the workspace goes back to before step 3.
+  assert.deepEqual(branchCheckpoint(run!, 4), { commit: A });
+  assert.deepEqual(branchCheckpoint(run!, 2), { commit: A }, 'a read-only call has no checkpoint: the next one that could change files stands for it');
+  assert.deepEqual(branchCheckpoint(run!, 1), { commit: A });
+  assert.match(JSON.stringify(branchCheckpoint(run!, 5)), /no checkpoint was taken from step 5/, 'after the last checkpoint nothing could have changed a file: there is nothing to go back to');
+  assert.match(JSON.stringify(branchCheckpoint(run!, 9)), /has no step 9/);
+  run!.cutAtStep = 4;
+  assert.deepEqual(chatEvents(run!).map((e) => (e.event as { id?: string; type: string }).id ?? e.event.type), ['message', 'c1']);
+  run!.cutAtStep = 9;
+  assert.deepEqual(chatEvents(run!), [], 'a step the run does not have keeps nothing');
+});
+
+test('notes: a restore note survives when a message is asked again; an undo is told as an undo', () => {
+  const restore = { type: 'restore' as const, checkpoint: 'c'.repeat(40), step: 2, run: 'r.lar.jsonl', before: 'd'.repeat(40), reverted: ['a'], deleted: [], restored: [] };
+  const text = `Fix it.\n\n${restoreNote(restore)}\n${newRunNote(wf)}`;
+  assert.equal(stripNewRunNote(text), `Fix it.\n\n${restoreNote(restore)}`);
+  assert.equal(stripNewRunNote(`Fix it.\n\n${newRunNote(wf)}`), 'Fix it.');
+  assert.match(restoreNote({ ...restore, undo: true }), /undid a restore: the workspace is back as it was before that restore/);
+  assert.doesNotMatch(restoreNote({ ...restore, undo: true }), /step/);
+});
+
+test('a follow-up after a restore tells the model of it, and a restored chat tells it the same', async () => {
+  const { runsDir, files, live } = await chat([{ content: 'Done editing.' }], ['Edit a.'], okRead);
+  const restore = { type: 'restore' as const, checkpoint: 'c'.repeat(40), step: 3, run: files[0]!, before: 'd'.repeat(40), reverted: ['a.js'], deleted: ['b.js'], restored: [] };
+  const server = new ScriptedModelServer({ contextLength: 32768, script: [{ content: 'Understood: a.js is back.' }] });
+  const endpoint = await server.start();
+  let after;
+  try {
+    const r = await runAgent({
+      task: 'Start over from there.',
+      workflow: wf,
+      workflowRef: 'builtin:default-coding',
+      model: new ModelClient({ endpoint, retries: 0 }),
+      modelInfo: { name: 'LAR-9B' },
+      workspace: join(runsDir, '..', '..'),
+      trajectoryPath: join(runsDir, 'run-002.lar.jsonl'),
+      execute: async (n, a) => okRead(n, a),
+      runOutcomeCheck: async () => ({ type: 'outcome', command: 'npm test', exitCode: 0 }),
+      onIdle: 'end',
+      conversation: live,
+      restored: [restore],
+      thread: { id: 'chat-1', turn: 2, previous: files[0]! },
+    });
+    after = r.conversation;
+    const sent = (server.requests.find((q) => q.path === '/v1/chat/completions')!.body as { messages: { role: string; content: string }[] }).messages;
+    assert.match(sent.at(-1)!.content, /^Start over from there\.\n\n\[Lean4 Agentic: before this message the user restored the workspace to how it was before step 3 of run-001\.lar\.jsonl \(files: 1 changed back, 1 deleted\)/);
+  } finally {
+    await server.stop();
+  }
+  const first = readFileSync(join(runsDir, 'run-002.lar.jsonl'), 'utf8').split('\n')[1]!;
+  assert.equal(JSON.parse(first).type, 'restore', 'recorded right after the header');
+  assert.deepEqual(rebuildConversation(readThread(runsDir, 'run-002.lar.jsonl'), systemFor(wf), toolSpecs()).render('native'), after.render('native'));
 });

@@ -590,7 +590,8 @@ export function verifierFeedback(step: StepResult, stageChanged: boolean): strin
 
 /** A message without the note newRunNote added to it (a restored message asked again gets a fresh one). */
 export function stripNewRunNote(text: string): string {
-  return text.replace(/\n\n(\[Lean4 Agentic: before this message the user restored [^\n]*\]\n)?\[Lean4 Agentic: this message starts a new run of the workflow; [^\]]*\]$/, '');
+  // Only the new-run note: a restore's note stays with the message (the model must still learn of it).
+  return text.replace(/(\n\n|\n)\[Lean4 Agentic: this message starts a new run of the workflow; [^\]]*\]$/, '');
 }
 
 /** The system prompt of a run: the workflow's, then the workspace's rules. */
@@ -609,6 +610,7 @@ export const MAY_CHANGE_FILES: ReadonlySet<string> = new Set(['run_command', 'wr
 
 /** Told to the model when the user put the workspace back before this message. */
 export function restoreNote(r: RestoreEvent): string {
+  if (r.undo) return '[Lean4 Agentic: before this message the user undid a restore: the workspace is back as it was before that restore.]';
   const what = [r.reverted.length ? `${r.reverted.length} changed back` : '', r.deleted.length ? `${r.deleted.length} deleted` : '', r.restored.length ? `${r.restored.length} brought back` : ''].filter(Boolean).join(', ');
   return `[Lean4 Agentic: before this message the user restored the workspace to how it was before step ${r.step ?? '?'}${r.run ? ` of ${r.run}` : ''}${what ? ` (files: ${what})` : ''}: what was done after that point is undone on disk.]`;
 }

@@ -31,15 +31,10 @@ export interface RecordedRun {
   cutAtStep?: number;
 }
 
-/**
- * The events of `run` that belong to the chat: all, or for a run branched
- * from, those before the model's reply that made step `cutAtStep` (that
- * reply's words and calls included: the branch asks again from there).
- */
-export function chatEvents(run: RecordedRun): RecordedRun['events'] {
-  if (run.cutAtStep === undefined) return run.events;
-  const at = run.events.findIndex((e) => e.step?.step === run.cutAtStep && e.event.type === 'tool_call');
-  if (at < 0) return run.events;
+/** Where a branch from `step` cuts `run`: the index of the first event of the model's reply that made the step (its words included); undefined when there is no such step. */
+function cutIndex(run: RecordedRun, step: number): number | undefined {
+  const at = run.events.findIndex((e) => e.step?.step === step && e.event.type === 'tool_call');
+  if (at < 0) return undefined;
   const reply = (run.events[at]!.event as ToolCallEvent).reply;
   // The first call of the same reply, then the model's words just before it (they came with the calls).
   let cut = at;
@@ -50,7 +45,33 @@ export function chatEvents(run: RecordedRun): RecordedRun['events'] {
   }
   const before = run.events[cut - 1]?.event;
   if (before?.type === 'message' && before.role === 'assistant') cut--;
-  return run.events.slice(0, cut);
+  return cut;
+}
+
+/**
+ * The events of `run` that belong to the chat: all, or for a run branched
+ * from, those before the model's reply that made step `cutAtStep` (that
+ * reply's words and calls included: the branch asks again from there). A
+ * step the run does not have keeps nothing after the header's task.
+ */
+export function chatEvents(run: RecordedRun): RecordedRun['events'] {
+  if (run.cutAtStep === undefined) return run.events;
+  const cut = cutIndex(run, run.cutAtStep);
+  return cut === undefined ? [] : run.events.slice(0, cut);
+}
+
+/**
+ * The workspace a branch from `step` goes back to: the checkpoint of the
+ * first call from the branch point on that may have changed files (a reply's
+ * earlier calls, and read-only ones, took none), or why there is none.
+ */
+export function branchCheckpoint(run: RecordedRun, step: number): { commit: string } | { error: string } {
+  const cut = cutIndex(run, step);
+  if (cut === undefined) return { error: `${run.file} has no step ${step}` };
+  for (const { event } of run.events.slice(cut)) {
+    if (event.type === 'tool_call' && event.checkpoint) return { commit: event.checkpoint };
+  }
+  return { error: `no checkpoint was taken from step ${step} of ${run.file} on (checkpoints are taken before calls that may change files)` };
 }
 
 /** The most runs a restored chat reaches back, the largest trajectory it reads, and the most it reads in all. */

@@ -94,6 +94,17 @@ export function exportAtif(parsed: ParsedTrajectory, report: TrajectoryReport, o
           extra: { lar: { line: line.line, kind: 'compaction', reason: e.reason } },
         });
         break;
+      case 'restore':
+        open = undefined;
+        push({
+          source: 'system',
+          message: e.undo
+            ? 'The user undid a restore: the workspace is back as it was before it.'
+            : `The user restored the workspace to how it was before step ${e.step ?? '?'}${e.run ? ` of ${e.run}` : ''} (${e.reverted.length} files changed back, ${e.deleted.length} deleted, ${e.restored.length} brought back).`,
+          ...(e.at ? { timestamp: e.at } : {}),
+          extra: { lar: { line: line.line, kind: 'restore', checkpoint: e.checkpoint, before: e.before } },
+        });
+        break;
       case 'end':
         open = undefined;
         break;

@@ -207,7 +207,9 @@ export const RestoreEvent = z.object({
   /** The checkpoint the workspace was put back to, and the step and run it was taken before. */
   checkpoint: CheckpointId,
   step: z.number().int().positive().optional(),
-  run: z.string().optional(),
+  run: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.lar\.jsonl$/).optional(),
+  /** The restore undid the one before it (Undo): the workspace is back as it was before that. */
+  undo: z.literal(true).optional(),
   /** The snapshot of the workspace just before the restore: restoring it undoes this one. */
   before: CheckpointId,
   /** Paths the restore changed back, deleted (made after the checkpoint) and brought back. */

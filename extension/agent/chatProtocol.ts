@@ -66,8 +66,9 @@ export const StepCard = z.object({
   /** Start of the output or error, for the card. */
   excerpt: short(2000).optional(),
   blocked: z.boolean().optional(),
-  /** The checkpoint taken just before this step, for its Restore button. */
+  /** The checkpoint taken just before this step, for its Restore button, and the run file the step is in. */
   checkpoint: CheckpointId.optional(),
+  run: z.string().regex(RUN_FILE).optional(),
   /** The file change this step made, for its Diff button. */
   change: z.object({ id: z.string().regex(CHANGE_ID), path: short(2000), created: z.boolean() }).optional(),
 });

@@ -67,7 +67,7 @@ export class Checkpoints implements vscode.TextDocumentContentProvider, vscode.D
    * and agreed. Returns what it did, or undefined when nothing was done
    * (cancelled, nothing to change).
    */
-  async restore(workspace: string, commit: string, where: { step?: number; run?: string }): Promise<RestoreEvent | undefined> {
+  async restore(workspace: string, commit: string, where: { step?: number; run?: string; undo?: boolean }, stillIdle: () => boolean = () => true): Promise<RestoreEvent | 'unchanged' | undefined> {
     const store = await this.store(workspace);
     if (!store) return undefined;
     // Unsaved edits would be lost under the restore, or undo it when saved.
@@ -83,10 +83,7 @@ export class Checkpoints implements vscode.TextDocumentContentProvider, vscode.D
     }
     const target = where.step ? `before step ${where.step}${where.run ? ` of ${where.run}` : ''}` : 'as it was before the last restore';
     const { pre, changes } = await store.preview(commit);
-    if (!changes.length) {
-      void vscode.window.showInformationMessage(`The workspace is already ${target}: nothing to restore.`);
-      return undefined;
-    }
+    if (!changes.length) return 'unchanged';
     await this.showDiff(workspace, changes, pre.commit, commit, target);
     const list = (kind: CheckpointChange['change'], label: string) => {
       const paths = changes.filter((c) => c.change === kind).map((c) => c.path);
@@ -97,6 +94,8 @@ export class Checkpoints implements vscode.TextDocumentContentProvider, vscode.D
       .join('\n');
     const ok = await vscode.window.showWarningMessage(`Restore the workspace to how it was ${target}? ${changes.length} file${changes.length === 1 ? '' : 's'} change.`, { modal: true, detail }, 'Restore');
     if (ok !== 'Restore') return undefined;
+    // A run may have begun while the dialog was open: the files are its now.
+    if (!stillIdle()) throw new Error('a run started meanwhile; nothing was restored');
     const r = await store.restore(commit, pre.commit);
     this.output.info(`restored the workspace to ${commit} (${target}): ${r.changes.length} file(s) in ${r.ms} ms${r.leftovers.length ? `; not put back: ${r.leftovers.join(', ')}` : ''}`);
     return {
@@ -104,6 +103,7 @@ export class Checkpoints implements vscode.TextDocumentContentProvider, vscode.D
       checkpoint: commit,
       ...(where.step ? { step: where.step } : {}),
       ...(where.run ? { run: where.run } : {}),
+      ...(where.undo ? { undo: true as const } : {}),
       before: pre.commit,
       reverted: r.changes.filter((c) => c.change === 'modified').map((c) => c.path),
       deleted: r.changes.filter((c) => c.change === 'deleted').map((c) => c.path),

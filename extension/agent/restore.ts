@@ -14,6 +14,7 @@ import { clip, type ToWebview } from './chatProtocol';
 
 /** A restore as the chat states it. */
 export function restoreLine(r: RestoreEvent): string {
+  if (r.undo) return `Restore undone: the workspace is back as it was before it (${r.reverted.length + r.deleted.length + r.restored.length} files).`;
   const n = r.reverted.length + r.deleted.length + r.restored.length;
   return `Workspace restored to before step ${r.step ?? '?'}${r.run ? ` of ${r.run}` : ''}: ${n} file${n === 1 ? '' : 's'} (${r.reverted.length} changed back, ${r.deleted.length} deleted, ${r.restored.length} brought back)${r.leftovers?.length ? `; not put back: ${r.leftovers.join(', ')}` : ''}.`;
 }
@@ -39,7 +40,7 @@ export function transcriptOf(runs: readonly RecordedRun[]): ToWebview[] {
           if (!step) break;
           // The gate's decision is not recorded; a blocked status says all the card needs.
           const gate: GateResult = { decision: event.status === 'blocked' ? 'block' : 'allow', verdicts: [], reason: '', toolReward: step.toolReward ?? 0 };
-          out.push({ type: 'step', card: toStepCard(line, event, step, gate) });
+          out.push({ type: 'step', card: { ...toStepCard(line, event, step, gate), run: run.file } });
           break;
         }
         case 'outcome':

@@ -11,7 +11,7 @@ import { basename, join } from 'node:path';
 import * as vscode from 'vscode';
 import type { Conversation } from '../../core/agent/conversation';
 import { readRules } from '../../core/agent/rules';
-import { readThread, rebuildConversation, threadOf, type RecordedRun } from '../../core/agent/resume';
+import { branchCheckpoint, readThread, rebuildConversation, threadOf, type RecordedRun } from '../../core/agent/resume';
 import { fileResolver } from '../../core/workflow/files';
 import { restoreLine, transcriptOf } from './restore';
 import { Checkpoints } from './checkpoints';
@@ -114,6 +114,8 @@ export class AgentSession implements vscode.Disposable {
   private thread: { id: string; turn: number; conversation?: Conversation; previous: string; restored?: RecordedRun[]; step?: number } | undefined;
   /** Messages typed during a run, not yet given to the model. */
   private queued: string[] = [];
+  /** A restore or a branch is on its way (a diff, a dialog): no run starts meanwhile. */
+  private busy: string | undefined;
   /** New was pressed: a restore still reading the trajectories must not bring the chat back. */
   private cleared = false;
   private approvalSeq = 0;
@@ -178,6 +180,8 @@ export class AgentSession implements vscode.Disposable {
           this.changes.clear();
           // A reload brings back no chat the user cleared (nor one a restore still on its way would bring).
           this.cleared = true;
+          // A new chat is a fresh conversation: the restores of the old one are not its story.
+          this.restores = [];
           void this.context.workspaceState.update(CHAT_KEY, undefined);
           this.thread = undefined;
           this.post({ type: 'clear' });
@@ -339,8 +343,8 @@ export class AgentSession implements vscode.Disposable {
    * next run records it and tells the model.
    */
   async restoreCheckpoint(commit: string, where: { step?: number; run?: string }): Promise<void> {
-    if (this.running) {
-      this.fail('A run is in progress: stop it before restoring the workspace.');
+    if (this.running || this.busy) {
+      this.fail(this.running ? 'A run is in progress: stop it before restoring the workspace.' : `${this.busy} is in progress.`);
       return;
     }
     const folder = vscode.workspace.workspaceFolders?.[0];
@@ -348,14 +352,21 @@ export class AgentSession implements vscode.Disposable {
       this.fail('Checkpoints need a trusted workspace folder on disk.');
       return;
     }
+    this.busy = 'A restore';
     try {
-      const run = where.run ?? (this.lastTrajectory ? basename(this.lastTrajectory.fsPath) : undefined);
-      const event = await this.checkpoints.restore(folder.uri.fsPath, commit, { ...where, ...(run && where.step ? { run } : {}) });
+      const undo = where.step === undefined;
+      const event = await this.checkpoints.restore(folder.uri.fsPath, commit, { ...where, ...(undo ? { undo: true } : {}) }, () => !this.running);
+      if (event === 'unchanged') {
+        void vscode.window.showInformationMessage(`The workspace is already ${undo ? 'as it was before the last restore' : `as it was before step ${where.step}`}: nothing to restore.`);
+        return;
+      }
       if (!event) return;
       this.restores.push(event);
       this.post({ type: 'checkpointRestored', text: clip(restoreLine(event), 4000), undo: event.before });
     } catch (e) {
       this.fail(`The workspace was not restored: ${e instanceof Error ? e.message : String(e)}`);
+    } finally {
+      this.busy = undefined;
     }
   }
 
@@ -366,8 +377,8 @@ export class AgentSession implements vscode.Disposable {
    * header names the run and the step it branched from.
    */
   async branchFrom(commit: string, step: number, runFile?: string): Promise<void> {
-    if (this.running) {
-      this.fail('A run is in progress: stop it before branching.');
+    if (this.running || this.busy) {
+      this.fail(this.running ? 'A run is in progress: stop it before branching.' : `${this.busy} is in progress.`);
       return;
     }
     const folder = vscode.workspace.workspaceFolders?.[0];
@@ -376,26 +387,37 @@ export class AgentSession implements vscode.Disposable {
       this.fail('Branching needs a trusted workspace folder on disk and the run to branch from.');
       return;
     }
+    this.busy = 'A branch';
     try {
       const runsDir = join(folder.uri.fsPath, RUNS_DIR);
       const runs = readThread(runsDir, run, fileResolver(join(runsDir, run)));
       const thread = threadOf(runs);
-      if (!thread) {
+      const last = runs[runs.length - 1];
+      if (!thread || !last) {
         this.fail(`${run} cannot be read back as a chat.`);
         return;
       }
-      runs[runs.length - 1]!.cutAtStep = step;
-      const event = await this.checkpoints.restore(folder.uri.fsPath, commit, { step, run });
+      // The workspace as it was at the branch point, as the run itself recorded it (not whatever id came with the request).
+      const point = branchCheckpoint(last, step);
+      if ('error' in point) {
+        this.fail(`Cannot branch from step ${step}: ${point.error}.`);
+        return;
+      }
+      if (point.commit !== commit) this.output.info(`branch from step ${step} of ${run}: the workspace goes back to the checkpoint of the reply's first call that could change files (${point.commit.slice(0, 12)})`);
+      const event = await this.checkpoints.restore(folder.uri.fsPath, point.commit, { step, run }, () => !this.running);
       if (!event) return;
-      this.restores.push(event);
+      if (event !== 'unchanged') this.restores.push(event);
+      last.cutAtStep = step;
       this.changes.clear();
       this.thread = { ...thread, step, restored: runs };
       this.post({ type: 'clear' });
       for (const m of transcriptOf(runs)) this.post(m);
-      this.post({ type: 'checkpointRestored', text: clip(restoreLine(event), 4000), undo: event.before });
+      if (event !== 'unchanged') this.post({ type: 'checkpointRestored', text: clip(restoreLine(event), 4000), undo: event.before });
       void this.reveal();
     } catch (e) {
       this.fail(`Could not branch: ${e instanceof Error ? e.message : String(e)}`);
+    } finally {
+      this.busy = undefined;
     }
   }
 
@@ -456,6 +478,10 @@ export class AgentSession implements vscode.Disposable {
   }
 
   async start(task: string, opts: { queued?: boolean; resume?: boolean } = {}): Promise<void> {
+    if (this.busy) {
+      this.fail(`${this.busy} is in progress: finish it (or cancel its dialog), then send the message again.`);
+      return;
+    }
     if (this.running) {
       // Typed while the agent works: it reaches the model at its next turn.
       this.queued.push(task);
@@ -496,7 +522,18 @@ export class AgentSession implements vscode.Disposable {
       const model = modelClientFor(config, apiKey);
       let modelName: string;
       try {
-        modelName = await model.resolveModel(signal);
+        // The server is asked first even when the model is named: a run it could never answer is
+        // said once and leaves no trajectory (a listing it refuses for another reason does not stop the run).
+        const served = await model.servedModels(signal).catch((e: unknown) => {
+          const err = model.classify(e);
+          if (err.kind === 'unreachable' || err.kind === 'unauthorized' || err.kind === 'cancelled') throw err;
+          return undefined;
+        });
+        if (served?.length && config.model && !served.some((m) => m.id === config.model)) {
+          this.fail(`The server does not serve the model "${config.model}" (it serves: ${served.map((m) => m.id).join(', ')}). Change the model setting or leave it empty.`, ['openModelSetting']);
+          return;
+        }
+        modelName = await model.resolveModel(signal, served);
       } catch (e) {
         const err = model.classify(e);
         if (err.kind !== 'cancelled') this.fail(redact(err.message, apiKey), actionsFor(err));
@@ -665,6 +702,7 @@ export class AgentSession implements vscode.Disposable {
             // The write a file tool just made is this step's (one tool runs at a time).
             if (written && e.event.status === 'ok') card.change = { id: written.id, path: clip(written.path, 2000), created: written.created };
             if (e.event.checkpoint) card.checkpoint = e.event.checkpoint;
+            card.run = basename(trajectoryPath);
             written = undefined;
             this.post({ type: 'step', card });
             return;

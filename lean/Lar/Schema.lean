@@ -535,6 +535,7 @@ def RestoreEvent.check (j : Json) : Except String Unit := do
   discard <| Read.checkpointId "restore.before" (← Read.req "restore" j "before")
   discard <| Read.opt j "step" (Read.posNat "restore.step")
   discard <| Read.opt j "run" (Read.str "restore.run")
+  discard <| Read.opt j "undo" (Read.bool "restore.undo")
   for k in ["reverted", "deleted", "restored"] do
     discard <| Read.strList s!"restore.{k}" (← Read.req "restore" j k)
   discard <| Read.opt j "leftovers" (Read.strList "restore.leftovers")

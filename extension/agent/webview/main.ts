@@ -278,13 +278,14 @@ function stepCard(c: StepCard): El {
     const commit = c.checkpoint;
     const restore = el('button', 'secondary small', 'Restore to here');
     restore.title = `Put the workspace back as it was before this step${c.step ? ` (#${c.step})` : ''}: the diff is shown first`;
-    restore.addEventListener('click', () => send({ type: 'restoreCheckpoint', commit, ...(c.step ? { step: c.step } : {}) }));
+    const run = c.run ? { run: c.run } : {};
+    restore.addEventListener('click', () => send({ type: 'restoreCheckpoint', commit, ...(c.step ? { step: c.step } : {}), ...run }));
     row.appendChild(restore);
     if (c.step) {
       const step = c.step;
       const branch = el('button', 'secondary small', 'Branch from here');
       branch.title = 'Go back to before this step, the workspace and the conversation, and continue from there in a new run';
-      branch.addEventListener('click', () => send({ type: 'branchFrom', commit, step }));
+      branch.addEventListener('click', () => send({ type: 'branchFrom', commit, step, ...run }));
       row.appendChild(branch);
     }
   }
