@@ -49,8 +49,12 @@ export function settingSource(key: string): SettingSource {
   const name = key.replace(/^lean4Agentic\./, '');
   const i = vscode.workspace.getConfiguration('lean4Agentic', vscode.workspace.workspaceFolders?.[0]?.uri).inspect(name);
   if (!i) return 'default';
-  if (i.workspaceFolderValue !== undefined && (vscode.workspace.workspaceFolders?.length ?? 0) > 1) return 'folder';
-  if (i.workspaceValue !== undefined || i.workspaceFolderValue !== undefined) return 'workspace';
+  // In Restricted Mode the workspace's values of restricted settings (the endpoint) are not used.
+  if (vscode.workspace.isTrusted || !MACHINE_SETTINGS.has(key)) {
+    // A folder's own settings are apart from the workspace's only in a .code-workspace (else they are one file).
+    if (i.workspaceFolderValue !== undefined && (vscode.workspace.workspaceFile !== undefined || (vscode.workspace.workspaceFolders?.length ?? 0) > 1)) return 'folder';
+    if (i.workspaceValue !== undefined || i.workspaceFolderValue !== undefined) return 'workspace';
+  }
   if (i.globalValue !== undefined) return 'user';
   return 'default';
 }
