@@ -303,3 +303,16 @@ test('a run takes a checkpoint before each step that may change files, records i
   assert.equal(runs[0]!.events.filter((e) => e.event.type === 'restore').length, 1);
   assert.ok(rebuildConversation(runs, systemFor(defaultWorkflow()), toolSpecs()).turns.length > 2);
 });
+
+test('checkpoints older than the retention are forgotten and their objects reclaimed; the latest stays usable', async () => {
+  const { ws, store } = await setup({ 'a.txt': 'one' });
+  const old = await store.snapshot('runs/r1/steps/1', 'old');
+  writeFileSync(join(ws, 'a.txt'), 'two');
+  const latest = await store.snapshot('runs/r2/steps/1', 'latest');
+  assert.equal(await store.prune(14 * 86_400_000), 0, 'nothing is old yet');
+  const day = 86_400_000;
+  assert.equal(await store.prune(14 * day, Date.now() + 15 * day), 2);
+  assert.equal((await store.show(latest.commit, 'a.txt'))?.toString(), 'two', 'the latest checkpoint is kept');
+  await assert.rejects(store.preview(old.commit), /no checkpoint/, 'an old step says it is gone, clearly');
+  assert.equal(await store.prune(14 * day, Date.now() + 15 * day), 0);
+});

@@ -287,7 +287,7 @@ export class CheckpointStore {
     return (await this.run(['write-tree'])).stdout.toString().trim();
   }
 
-  /** The workspace now, as a commit under `refs/lar/<ref>` (parent: the commit the ref held before, if any). */
+  /** The workspace now, as a commit under `refs/lar/<ref>`. */
   async snapshot(ref: string, message: string): Promise<Checkpoint> {
     return this.serial(() => this.snapshotNow(ref, message));
   }
@@ -297,10 +297,9 @@ export class CheckpointStore {
     const t0 = Date.now();
     const tree = await this.capture();
     const full = `refs/lar/${ref}`;
-    const parent = (await this.run(['rev-parse', '-q', '--verify', `${full}^{commit}`], { allowFail: true })).stdout.toString().trim();
-    const last = (await this.run(['rev-parse', '-q', '--verify', 'refs/lar/latest^{commit}'], { allowFail: true })).stdout.toString().trim();
-    const base = parent || last;
-    const commit = (await this.run(['commit-tree', tree, ...(base ? ['-p', base] : []), '-m', message])).stdout.toString().trim();
+    // No parent: each checkpoint stands alone (blobs and trees are shared by content anyway), so
+    // forgetting an old one's ref lets its objects go.
+    const commit = (await this.run(['commit-tree', tree, '-m', message])).stdout.toString().trim();
     await this.run(['update-ref', full, commit]);
     await this.run(['update-ref', 'refs/lar/latest', commit]);
     return { commit, tree, skipped: [...this.skipped].sort(), nested: [...this.nested].sort(), ms: Date.now() - t0 };
@@ -355,6 +354,29 @@ export class CheckpointStore {
       const leftovers = after === want ? [] : (await this.changesBetween(want, after)).map((c) => c.path);
       await this.run(['update-ref', 'refs/lar/latest', target]);
       return { pre, changes, leftovers, ms: Date.now() - t0 };
+    });
+  }
+
+  /**
+   * Forgets checkpoints older than `maxAgeMs` (their runs' and restores'
+   * refs) and lets git reclaim their objects. Restoring such a step then
+   * says there is no such checkpoint. Returns how many were forgotten.
+   */
+  prune(maxAgeMs: number, now = Date.now()): Promise<number> {
+    return this.serial(async () => {
+      const out = await this.run(['for-each-ref', '--format=%(refname) %(committerdate:unix)', 'refs/lar/runs', 'refs/lar/restores'], { worktree: false });
+      const old = out.stdout
+        .toString()
+        .split('\n')
+        .map((l) => l.trim().split(' '))
+        .filter(([ref, t]) => ref && t && Number(t) * 1000 < now - maxAgeMs)
+        .map(([ref]) => ref!);
+      if (!old.length) return 0;
+      await this.run(['update-ref', '--stdin'], { worktree: false, input: old.map((r) => `delete ${r}\n`).join('') });
+      // Objects only the forgotten refs kept go now (refs/lar/latest and every younger ref keep theirs).
+      await this.run(['reflog', 'expire', '--expire=now', '--all'], { worktree: false, allowFail: true });
+      await this.run(['gc', '--prune=now', '--quiet'], { worktree: false, allowFail: true });
+      return old.length;
     });
   }
 

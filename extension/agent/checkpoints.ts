@@ -11,6 +11,9 @@ import type { RestoreEvent } from '../../core/schema/trajectory';
 
 export const CHECKPOINT_SCHEME = 'lar-checkpoint';
 
+/** How long checkpoints are kept. */
+const RETENTION_MS = 14 * 24 * 60 * 60 * 1000;
+
 function inside(root: string, path: string): boolean {
   const rel = relative(root, path);
   return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
@@ -34,6 +37,11 @@ export class Checkpoints implements vscode.TextDocumentContentProvider, vscode.D
     if (!p) {
       p = CheckpointStore.open({ storage: this.context.globalStorageUri.fsPath, workspace });
       this.stores.set(workspace, p);
+      // Once a session: checkpoints older than two weeks are forgotten, so the store does not only grow.
+      void p.then((s) => ('unavailable' in s ? 0 : s.prune(RETENTION_MS))).then(
+        (n) => n && this.output.info(`forgot ${n} checkpoint(s) older than 14 days`),
+        (e: unknown) => this.output.warn(`could not prune old checkpoints: ${e instanceof Error ? e.message : String(e)}`),
+      );
     }
     const s = await p.catch((e: unknown) => ({ unavailable: e instanceof Error ? e.message : String(e) }));
     if ('unavailable' in s) {
