@@ -495,6 +495,61 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
     }
   });
 
+  test('branch from here: back to before a step, workspace and conversation; it survives a reload, and the next message goes on from there', async () => {
+    const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }] });
+    const server = new ScriptedModelServer({
+      models: [DEMO_MODEL],
+      script: [
+        call('read_file', { path: 'src/sum.js' }),
+        call('enter_stage', { stage: 'edit' }),
+        { content: 'Multiplying.', toolCalls: [{ name: 'edit_file', arguments: { path: 'src/sum.js', search: 'a - b', replace: 'a * b' } }] },
+        { content: 'Edited.' },
+        { content: 'Addition then.' },
+      ],
+    });
+    const endpoint = await server.start();
+    const ws = suite.workspace('branch', settingsFor(endpoint));
+    const wb = await suite.open(ws);
+    try {
+      let chat = await wb.openChat();
+      await chat.locator('#connection.conn.connected').waitFor({ timeout: 30_000 });
+      await chat.locator('#task').fill('Change sum.');
+      await chat.locator('#task').press('Enter');
+      await chat.locator('.answered').waitFor({ timeout: 60_000 });
+      assert.match(readFileSync(join(ws, 'src', 'sum.js'), 'utf8'), /a \* b/);
+      await chat.locator('.card', { hasText: 'edit_file' }).getByRole('button', { name: 'Branch from here' }).click();
+      const dialog = wb.page.locator('.monaco-dialog-box');
+      await dialog.waitFor({ timeout: 30_000 });
+      await dialog.getByRole('button', { name: 'Restore' }).click();
+      await chat.locator('.restored-note', { hasText: 'Branched from before step 3' }).waitFor({ timeout: 30_000 });
+      assert.match(readFileSync(join(ws, 'src', 'sum.js'), 'utf8'), /a - b/, 'the workspace is back before the edit');
+      assert.equal(await chat.locator('.card', { hasText: 'edit_file' }).count(), 0, 'the chat shows the run only up to the branch');
+      await wb.screenshot('10-branched');
+      // A reload before the next message: the branch comes back.
+      await wb.page.evaluate('globalThis.larBeforeReload = true');
+      await wb.runCommand('Developer: Reload Window');
+      await eventually('the reloaded window', async () => ((await wb.page.evaluate('globalThis.larBeforeReload !== true').catch(() => false)) ? true : undefined), 60_000);
+      await wb.page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+      chat = await wb.openChat();
+      await chat.locator('.restored-note', { hasText: 'Branched from before step 3' }).waitFor({ timeout: 30_000 });
+      await chat.locator('#task').fill('Try addition instead.');
+      await chat.locator('#task').press('Enter');
+      await chat.locator('.answered').last().waitFor({ timeout: 60_000 });
+      assert.match(await chat.locator('.msg.assistant').last().innerText(), /Addition then\./);
+      const sent = (server.requests.filter((q) => q.path === '/v1/chat/completions').at(-1)!.body as { messages: { role: string; content?: unknown; tool_calls?: { function: { name: string } }[] }[] }).messages;
+      const called = sent.flatMap((m) => m.tool_calls?.map((c) => c.function.name) ?? []);
+      assert.deepEqual(called, ['read_file', 'enter_stage'], 'the model goes on from before the edit');
+      assert.match(String(sent.at(-1)!.content), /^Try addition instead\.\n\n\[Lean4 Agentic: before this message the user restored the workspace to how it was before step 3/);
+      const runs = readdirSync(join(ws, '.lar', 'runs')).filter((f) => f.endsWith('.lar.jsonl')).sort();
+      const header = JSON.parse(readFileSync(join(ws, '.lar', 'runs', runs.at(-1)!), 'utf8').split('\n')[0]!) as { thread?: { previous?: string; step?: number } };
+      assert.deepEqual([header.thread?.previous, header.thread?.step], [runs[0], 3]);
+      await wb.screenshot('10-branch-continued');
+    } finally {
+      await wb.close();
+      await server.stop();
+    }
+  });
+
   test('a recorded trajectory shows diagnostics, code lenses and gutter icons without any model', async () => {
     const ws = suite.workspace('recorded', { 'lean4Agentic.endpoint': 'http://127.0.0.1:9/v1' }, join(REPO_ROOT, 'test-fixtures', 'trajectories'));
     const file = readdirSync(ws).find((f) => f.endsWith('.lar.jsonl'))!;

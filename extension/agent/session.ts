@@ -15,7 +15,8 @@ import { branchCheckpoint, readThread, rebuildConversation, threadOf, type Recor
 import { fileResolver } from '../../core/workflow/files';
 import { restoreLine, transcriptOf } from './restore';
 import { Checkpoints } from './checkpoints';
-import type { RestoreEvent } from '../../core/schema/trajectory';
+import { RestoreEvent as RestoreEventSchema, type RestoreEvent } from '../../core/schema/trajectory';
+import { z } from 'zod';
 import { ensureLarDir } from '../../core/files/lar-dir';
 import { runAgent, stripNewRunNote, systemFor, toolSpecs, type AgentEvent } from '../../core/agent/loop';
 import { RunSandbox } from '../../core/sandbox/run';
@@ -80,6 +81,10 @@ function actionsFor(e: unknown): ErrorAction[] {
 
 /** The file of the chat's latest run (workspace state): what a reload brings back; New forgets it. */
 const CHAT_KEY = 'lean4Agentic.chat.latest';
+/** What the chat's next run still has to record (restores) and where it goes on from (a branch): kept over a reload. */
+const PENDING_KEY = 'lean4Agentic.chat.pending';
+const Pending = z.object({ restores: z.array(RestoreEventSchema).max(100), branch: z.object({ run: z.string().regex(RUN_FILE), step: z.number().int().positive() }).optional() });
+type Pending = z.infer<typeof Pending>;
 
 /** What Resume tells the model (recorded as the user's message: it is what the user asked for). */
 export const RESUME_MESSAGE = 'The editor closed during your last run, which was interrupted. Continue the task from where you stopped.';
@@ -183,6 +188,7 @@ export class AgentSession implements vscode.Disposable {
           // A new chat is a fresh conversation: the restores of the old one are not its story.
           this.restores = [];
           void this.context.workspaceState.update(CHAT_KEY, undefined);
+          void this.context.workspaceState.update(PENDING_KEY, undefined);
           this.thread = undefined;
           this.post({ type: 'clear' });
         }
@@ -327,7 +333,13 @@ export class AgentSession implements vscode.Disposable {
       const runs = await new Promise<RecordedRun[]>((resolve) => setImmediate(() => resolve(readThread(runsDir, latest, fileResolver(join(runsDir, latest))))));
       const thread = threadOf(runs);
       if (!thread || this.running || this.thread || this.cleared) return;
-      this.thread = { ...thread, restored: runs };
+      // Restores not yet recorded and a branch not yet continued come back too (the same chat only).
+      const saved = Pending.safeParse(this.context.workspaceState.get(PENDING_KEY));
+      const pending = saved.success ? saved.data : undefined;
+      const branch = pending?.branch?.run === latest ? pending.branch : undefined;
+      if (pending && !this.restores.length) this.restores = pending.restores;
+      if (branch) runs[runs.length - 1]!.cutAtStep = branch.step;
+      this.thread = { ...thread, restored: runs, ...(branch ? { step: branch.step } : {}) };
       this.lastTrajectory = vscode.Uri.file(join(runsDir, latest));
       this.post({ type: 'clear' });
       for (const m of transcriptOf(runs)) this.post(m);
@@ -362,6 +374,7 @@ export class AgentSession implements vscode.Disposable {
       }
       if (!event) return;
       this.restores.push(event);
+      this.savePending(this.thread?.step !== undefined ? { run: this.thread.previous, step: this.thread.step } : undefined);
       this.post({ type: 'checkpointRestored', text: clip(restoreLine(event), 4000), undo: event.before });
     } catch (e) {
       this.fail(`The workspace was not restored: ${e instanceof Error ? e.message : String(e)}`);
@@ -410,6 +423,9 @@ export class AgentSession implements vscode.Disposable {
       last.cutAtStep = step;
       this.changes.clear();
       this.thread = { ...thread, step, restored: runs };
+      // A reload before the next message brings the branch back, not the chat before it.
+      void this.context.workspaceState.update(CHAT_KEY, run);
+      this.savePending({ run, step });
       this.post({ type: 'clear' });
       for (const m of transcriptOf(runs)) this.post(m);
       if (event !== 'unchanged') this.post({ type: 'checkpointRestored', text: clip(restoreLine(event), 4000), undo: event.before });
@@ -419,6 +435,12 @@ export class AgentSession implements vscode.Disposable {
     } finally {
       this.busy = undefined;
     }
+  }
+
+  /** Keeps the restores not yet recorded, and the branch point not yet continued, for a reload. */
+  private savePending(branch?: Pending['branch']): void {
+    const value: Pending | undefined = this.restores.length || branch ? { restores: this.restores, ...(branch ? { branch } : {}) } : undefined;
+    void this.context.workspaceState.update(PENDING_KEY, value);
   }
 
   /** Continues the chat's interrupted run in a new run of the same chat. */
@@ -759,7 +781,10 @@ export class AgentSession implements vscode.Disposable {
         onStart: (h) => {
           running.interrupt = h.interrupt;
           // Recorded in this run's file now: the next run does not record them again.
-          if (this.restores === restores) this.restores = [];
+          if (this.restores === restores) {
+            this.restores = [];
+            void this.context.workspaceState.update(PENDING_KEY, undefined);
+          }
         },
       }).finally(endLiveOutput);
       await live.flushed();
