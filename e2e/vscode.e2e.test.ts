@@ -59,8 +59,7 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
     try {
       const chat = await wb.openChat();
       await chat.locator('#connection.conn.connected').waitFor({ timeout: 30_000 });
-      await chat.locator('#task').fill('Make npm test pass.');
-      await chat.locator('#task').press('Enter');
+      await wb.send(chat, 'Make npm test pass.');
       await chat.locator('.end').waitFor({ timeout: 120_000 });
 
       // The chat: the model's words, a card per call with its reward, the blocked premature edit, the outcome.
@@ -189,8 +188,7 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
     const wb = await suite.open(ws);
     try {
       const chat = await wb.openChat();
-      await chat.locator('#task').fill('Tidy up.');
-      await chat.locator('#task').press('Enter');
+      await wb.send(chat, 'Tidy up.');
       const approval = chat.locator('.approval');
       await approval.waitFor({ timeout: 60_000 });
       assert.match(await approval.innerText(), /Approve run_command\?[\s\S]*rm -rf build/);
@@ -298,8 +296,7 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
     try {
       const chat = await wb.openChat();
       await chat.locator('#connection.conn.connected').waitFor({ timeout: 30_000 });
-      await chat.locator('#task').fill('What does src/sum.js do?');
-      await chat.locator('#task').press('Enter');
+      await wb.send(chat, 'What does src/sum.js do?');
       // A question answered: the turn is the user's, with no error and no nudging.
       await chat.locator('.answered').waitFor({ timeout: 60_000 });
       assert.equal(await chat.locator('#log .error').count(), 0);
@@ -325,8 +322,7 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       await wb.editor('test/sum.test.js').waitFor({ timeout: 30_000 });
 
       // The follow-up: the model gets the earlier exchange; a slow command shows as a live card while it runs.
-      await chat.locator('#task').fill('Run something slow so I can watch.');
-      await chat.locator('#task').press('Enter');
+      await wb.send(chat, 'Run something slow so I can watch.');
       const live = chat.locator('.card.live');
       await live.locator('.live-output', { hasText: 'tick 2' }).waitFor({ timeout: 30_000 });
       assert.match(await live.innerText(), /run_command[\s\S]*running[\s\S]*\d+ s/);
@@ -377,18 +373,9 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
     const wb = await suite.open(ws);
     try {
       const chat = await wb.openChat();
-      await chat.locator('#task').fill('Look around.');
-      await chat.locator('#task').press('Enter');
+      await wb.send(chat, 'Look around.');
       await chat.locator('.card', { hasText: 'read_file' }).waitFor({ timeout: 60_000 });
-      // A mark on the old document: until it is gone, the workbench found is the old one, going away (inert).
-      await wb.page.evaluate('globalThis.larBeforeReload = true');
-      await wb.runCommand('Developer: Reload Window');
-      await eventually(
-        'the reloaded window',
-        async () => ((await wb.page.evaluate('globalThis.larBeforeReload !== true').catch(() => false)) ? true : undefined),
-        60_000,
-      );
-      await wb.page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+      await wb.reload();
       const runs = join(ws, '.lar', 'runs');
       const file = await eventually('the run file ended', async () => {
         const f = readdirSync(runs).find((n) => n.endsWith('.lar.jsonl'));
@@ -460,8 +447,7 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
     try {
       const chat = await wb.openChat();
       await chat.locator('#connection.conn.connected').waitFor({ timeout: 30_000 });
-      await chat.locator('#task').fill('Make npm test pass.');
-      await chat.locator('#task').press('Enter');
+      await wb.send(chat, 'Make npm test pass.');
       await chat.locator('.end').first().waitFor({ timeout: 120_000 });
       assert.match(await chat.locator('.end').first().innerText(), /Run ended: submitted[\s\S]*outcome 0/);
       const status = wb.page.locator('.statusbar-item', { hasText: /lar builtin · R / }).first();
@@ -470,8 +456,7 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       const problemsAfterFailure = await wb.problems();
       assert.ok(problemsAfterFailure.some((r) => /outcome/.test(r)), problemsAfterFailure.join('\n'));
 
-      await chat.locator('#task').fill('That still fails: fix it.');
-      await chat.locator('#task').press('Enter');
+      await wb.send(chat, 'That still fails: fix it.');
       await chat.locator('.end').nth(1).waitFor({ timeout: 120_000 });
       assert.match(await chat.locator('.end').nth(1).innerText(), /Run ended: submitted[\s\S]*outcome 1/);
       let seen = '';
@@ -513,8 +498,7 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
     try {
       let chat = await wb.openChat();
       await chat.locator('#connection.conn.connected').waitFor({ timeout: 30_000 });
-      await chat.locator('#task').fill('Change sum.');
-      await chat.locator('#task').press('Enter');
+      await wb.send(chat, 'Change sum.');
       await chat.locator('.answered').waitFor({ timeout: 60_000 });
       assert.match(readFileSync(join(ws, 'src', 'sum.js'), 'utf8'), /a \* b/);
       await chat.locator('.card', { hasText: 'edit_file' }).getByRole('button', { name: 'Branch from here' }).click();
@@ -526,14 +510,10 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       assert.equal(await chat.locator('.card', { hasText: 'edit_file' }).count(), 0, 'the chat shows the run only up to the branch');
       await wb.screenshot('10-branched');
       // A reload before the next message: the branch comes back.
-      await wb.page.evaluate('globalThis.larBeforeReload = true');
-      await wb.runCommand('Developer: Reload Window');
-      await eventually('the reloaded window', async () => ((await wb.page.evaluate('globalThis.larBeforeReload !== true').catch(() => false)) ? true : undefined), 60_000);
-      await wb.page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+      await wb.reload();
       chat = await wb.openChat();
       await chat.locator('.restored-note', { hasText: 'Branched from before step 3' }).waitFor({ timeout: 30_000 });
-      await chat.locator('#task').fill('Try addition instead.');
-      await chat.locator('#task').press('Enter');
+      await wb.send(chat, 'Try addition instead.');
       await chat.locator('.answered').last().waitFor({ timeout: 60_000 });
       assert.match(await chat.locator('.msg.assistant').last().innerText(), /Addition then\./);
       const sent = (server.requests.filter((q) => q.path === '/v1/chat/completions').at(-1)!.body as { messages: { role: string; content?: unknown; tool_calls?: { function: { name: string } }[] }[] }).messages;
@@ -579,8 +559,7 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       assert.match(await conn.innerText(), /Not connected to http:\/\/127\.0\.0\.1:9\/v1: .*(cannot reach|refused|unreachable)/i);
       // The value in force comes from the workspace's settings, and the chat says so (the fix must be made there).
       assert.match(await conn.innerText(), /endpoint from Workspace settings/);
-      await chat.locator('#task').fill('Make npm test pass.');
-      await chat.locator('#task').press('Enter');
+      await wb.send(chat, 'Make npm test pass.');
       const error = chat.locator('#log .error');
       await error.waitFor({ timeout: 30_000 });
       assert.match(await error.innerText(), /cannot reach the inference server at http:\/\/127\.0\.0\.1:9\/v1/);

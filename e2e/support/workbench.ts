@@ -171,6 +171,20 @@ export class Workbench {
     return rows.allInnerTexts();
   }
 
+  /** Reloads the window and waits for the new workbench (a mark on the old document tells the two apart: the old one lingers, inert). */
+  async reload(): Promise<void> {
+    await this.page.evaluate('globalThis.larBeforeReload = true');
+    await this.runCommand('Developer: Reload Window');
+    await eventually('the reloaded window', async () => ((await this.page.evaluate('globalThis.larBeforeReload !== true').catch(() => false)) ? true : undefined), 60_000);
+    await this.page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+  }
+
+  /** Types a message into the chat and sends it with Enter. */
+  async send(chat: FrameLocator, text: string): Promise<void> {
+    await chat.locator('#task').fill(text);
+    await chat.locator('#task').press('Enter');
+  }
+
   async screenshot(name: string): Promise<void> {
     await this.page.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
   }
