@@ -19,6 +19,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CheckpointId } from '../schema/trajectory';
+import { isInside } from '../tools/workspace-fs';
 
 export interface Checkpoint {
   commit: string;
@@ -80,15 +82,9 @@ const ALWAYS_EXCLUDED = ['node_modules/', '/.lar/'];
 const ALWAYS_EXCLUDED_SPECS = [':(exclude,top,literal).lar', ':(exclude,top,glob)**/node_modules/**', ':(exclude,top,literal)node_modules'];
 
 /** A commit of this store, as the API takes one (never anything git could read as an option or a range). */
-const COMMIT = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 function commitId(c: string): string {
-  if (!COMMIT.test(c)) throw new Error(`not a checkpoint id: ${JSON.stringify(c.slice(0, 80))}`);
+  if (!CheckpointId.safeParse(c).success) throw new Error(`not a checkpoint id: ${JSON.stringify(c.slice(0, 80))}`);
   return c;
-}
-
-/** A commit id, or the tree id write-tree gave (both hex; checked before git sees them). */
-function commitOrTree(id: string): string {
-  return commitId(id);
 }
 
 export class CheckpointStore {
@@ -111,8 +107,7 @@ export class CheckpointStore {
   static async open(opts: StoreOptions): Promise<CheckpointStore | { unavailable: string }> {
     const workspace = realpathSync(opts.workspace);
     const dir = join(opts.storage, 'checkpoints', createHash('sha256').update(workspace).digest('hex').slice(0, 16));
-    const rel = join(dir, '');
-    if (rel.startsWith(join(workspace, ''))) return { unavailable: 'the checkpoint storage is inside the workspace' };
+    if (isInside(workspace, dir, false)) return { unavailable: 'the checkpoint storage is inside the workspace' };
     let userExcludes = '';
     try {
       // The user's own repository-local excludes, read as text (git never runs against their repository).
@@ -306,7 +301,7 @@ export class CheckpointStore {
   }
 
   private async changesBetween(from: string, to: string): Promise<CheckpointChange[]> {
-    const out = await this.run(['diff-tree', '-r', '-z', '--no-renames', '--name-status', commitOrTree(from), commitOrTree(to)]);
+    const out = await this.run(['diff-tree', '-r', '-z', '--no-renames', '--name-status', commitId(from), commitId(to)]);
     const parts = out.stdout.toString('utf8').split('\0').filter((x) => x !== '');
     const changes: CheckpointChange[] = [];
     for (let i = 0; i + 1 < parts.length; i += 2) {

@@ -4,20 +4,16 @@
  * and "Restore to here": unsaved editors first, the diff of every file that
  * would change, a confirmation, the restore, what it did as a RestoreEvent.
  */
-import { isAbsolute, join, relative, sep } from 'node:path';
+import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { CheckpointStore, type CheckpointChange } from '../../core/checkpoints/store';
 import type { RestoreEvent } from '../../core/schema/trajectory';
+import { isInside } from '../../core/tools/workspace-fs';
 
 export const CHECKPOINT_SCHEME = 'lar-checkpoint';
 
 /** How long checkpoints are kept. */
 const RETENTION_MS = 14 * 24 * 60 * 60 * 1000;
-
-function inside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
-}
 
 export class Checkpoints implements vscode.TextDocumentContentProvider, vscode.Disposable {
   private stores = new Map<string, Promise<CheckpointStore | { unavailable: string }>>();
@@ -79,7 +75,7 @@ export class Checkpoints implements vscode.TextDocumentContentProvider, vscode.D
     const store = await this.store(workspace);
     if (!store) return undefined;
     // Unsaved edits would be lost under the restore, or undo it when saved.
-    const dirty = vscode.workspace.textDocuments.filter((d) => d.isDirty && d.uri.scheme === 'file' && inside(workspace, d.uri.fsPath));
+    const dirty = vscode.workspace.textDocuments.filter((d) => d.isDirty && d.uri.scheme === 'file' && isInside(workspace, d.uri.fsPath, false));
     if (dirty.length) {
       const pick = await vscode.window.showWarningMessage(
         `${dirty.length} file${dirty.length === 1 ? ' has' : 's have'} unsaved changes in the workspace. Save before the restore?`,

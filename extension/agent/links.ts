@@ -6,15 +6,11 @@
  * `:12`). Every other scheme is refused.
  */
 import { existsSync, realpathSync, statSync } from 'node:fs';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isInside } from '../../core/tools/workspace-fs';
 
 export type LinkTarget = { kind: 'web'; url: string } | { kind: 'file'; path: string; line?: number } | { kind: 'refused'; reason: string };
-
-function inside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
-}
 
 function real(path: string): string {
   try {
@@ -75,7 +71,7 @@ export function linkTarget(href: string, workspace: string): LinkTarget {
   const { path, line } = withLine(spec);
   const root = real(resolve(workspace));
   const target = resolve(root, path);
-  if (!inside(root, target) || (existsSync(target) && !inside(root, real(target)))) {
+  if (!isInside(root, target, false) || (existsSync(target) && !isInside(root, real(target), false))) {
     return { kind: 'refused', reason: `${path} is outside the workspace` };
   }
   if (!existsSync(target)) return { kind: 'refused', reason: `${relative(root, target) || path} does not exist` };

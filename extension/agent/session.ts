@@ -89,6 +89,11 @@ type Pending = z.infer<typeof Pending>;
 /** What Resume tells the model (recorded as the user's message: it is what the user asked for). */
 export const RESUME_MESSAGE = 'The editor closed during your last run, which was interrupted. Continue the task from where you stopped.';
 
+/** The chat that run `file` of `runsDir` ends, oldest run first (workflows named by path resolved next to it). */
+function readChat(runsDir: string, file: string): RecordedRun[] {
+  return readThread(runsDir, file, fileResolver(join(runsDir, file)));
+}
+
 /** Opens a link from the chat if linkTarget allows it: web pages outside, workspace files in the editor. */
 async function openLink(href: string): Promise<void> {
   const folder = vscode.workspace.workspaceFolders?.[0];
@@ -330,7 +335,7 @@ export class AgentSession implements vscode.Disposable {
     if (!latest || !RUN_FILE.test(latest)) return;
     try {
       const runsDir = join(folder.uri.fsPath, RUNS_DIR);
-      const runs = await new Promise<RecordedRun[]>((resolve) => setImmediate(() => resolve(readThread(runsDir, latest, fileResolver(join(runsDir, latest))))));
+      const runs = await new Promise<RecordedRun[]>((resolve) => setImmediate(() => resolve(readChat(runsDir, latest))));
       const thread = threadOf(runs);
       if (!thread || this.running || this.thread || this.cleared) return;
       // Restores not yet recorded and a branch not yet continued come back too (the same chat only).
@@ -403,7 +408,7 @@ export class AgentSession implements vscode.Disposable {
     this.busy = 'A branch';
     try {
       const runsDir = join(folder.uri.fsPath, RUNS_DIR);
-      const runs = readThread(runsDir, run, fileResolver(join(runsDir, run)));
+      const runs = readChat(runsDir, run);
       const thread = threadOf(runs);
       const last = runs[runs.length - 1];
       if (!thread || !last) {

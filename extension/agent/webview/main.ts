@@ -157,6 +157,13 @@ const hooks: RenderHooks = {
 };
 const markdown = (text: string): El => renderMarkdown(doc, text, hooks) as unknown as El;
 
+/** A message of the user's, as the chat shows it. */
+function userBubble(text: string, cls = 'msg user'): El {
+  const u = el('div', cls);
+  u.appendChild(markdown(text));
+  return u;
+}
+
 function rewardClass(n: number | undefined): string {
   return n === undefined ? 'badge' : n > 0 ? 'badge pos' : n < 0 ? 'badge neg' : 'badge zero';
 }
@@ -455,8 +462,7 @@ function receive(msg: ToWebview): void {
       task.focus();
       return;
     case 'queued': {
-      const u = el('div', 'msg user queued');
-      u.appendChild(markdown(msg.text));
+      const u = userBubble(msg.text, 'msg user queued');
       u.title = 'Reaches the agent at its next turn';
       stick = true;
       append(u);
@@ -476,12 +482,9 @@ function receive(msg: ToWebview): void {
     case 'restored':
       append(el('div', 'restored-note', msg.text));
       return;
-    case 'userMessage': {
-      const u = el('div', 'msg user');
-      u.appendChild(markdown(msg.text));
-      append(u);
+    case 'userMessage':
+      append(userBubble(msg.text));
       return;
-    }
     case 'interrupted': {
       const box = el('div', 'interrupted');
       box.setAttribute('role', 'status');
@@ -530,11 +533,7 @@ function receive(msg: ToWebview): void {
       resumeButton = undefined;
       run_ = { started: Date.now(), steps: 0, tokens: 0 };
       drawCounters();
-      if (!msg.shown) {
-        const u = el('div', 'msg user');
-        u.appendChild(markdown(msg.task));
-        append(u);
-      }
+      if (!msg.shown) append(userBubble(msg.task));
       // How the commands of this run are confined, under the task: a warning when they are not.
       const box = el('div', msg.sandbox.confined ? 'sandbox-note' : 'sandbox-note unconfined');
       box.textContent = msg.sandbox.confined ? `Commands: ${msg.sandbox.text}` : `Commands run ${msg.sandbox.text}`;
