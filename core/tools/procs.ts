@@ -87,6 +87,26 @@ export function killAll(pids: Iterable<number>, signal: NodeJS.Signals): void {
   }
 }
 
+/**
+ * Kill a shell and everything it started, frozen first. Killing the children
+ * before the shell lets it run the script's next line in between; killing the
+ * shell first reparents its children, and the parent link they are found by is
+ * gone. So: stop the shell's group and every process found under it (until no
+ * new one appears), then kill them all.
+ */
+export function killTree(root: number): void {
+  const stopped = new Set<number>([root]);
+  killAll([-root, root], 'SIGSTOP');
+  for (let round = 0; round < 16; round++) {
+    const found = sessionProcesses(root).filter((pid) => !stopped.has(pid));
+    if (found.length === 0) break;
+    killAll(found, 'SIGSTOP');
+    for (const pid of found) stopped.add(pid);
+  }
+  killAll([-root, ...stopped], 'SIGKILL');
+  killAll(sessionProcesses(root), 'SIGKILL');
+}
+
 /** Whether a process runs (a zombie waiting to be reaped does not). */
 export function alive(pid: number): boolean {
   if (hasProc) {

@@ -25,7 +25,7 @@ import { basename, join } from 'node:path';
 import { loadNodePty, spawnShell, type ShellMode, type ShellProcess } from './shell-process';
 import { Completion, ToolResult } from '../schema/trajectory';
 import { CapOptions, capOutput, looksBinary, binarySummary, omissionMarker, stripTerminal } from './output';
-import { alive, killAll, linkOf, listProcesses, procInfo, sessionProcesses, waitingOnTerminal } from './procs';
+import { alive, killAll, killTree, linkOf, listProcesses, procInfo, sessionProcesses, waitingOnTerminal } from './procs';
 import { assertTypable, shellQuote, type QuoteDialect } from './shell-quote';
 
 export interface TerminalOptions {
@@ -757,15 +757,12 @@ export class TerminalSession {
     const p = this.pty;
     if (!p) return;
     this.pty = undefined;
-    const pid = p.pid;
-    const others = sessionProcesses(pid);
-    killAll(others, 'SIGKILL');
+    killTree(p.pid);
     try {
       p.kill('SIGKILL');
     } catch {
-      killAll([pid], 'SIGKILL');
+      /* already gone */
     }
-    killAll(sessionProcesses(pid), 'SIGKILL');
     // Told now, before a new shell can start: its own exit event will be ignored (see exited).
     this.exitWhileStarting?.(128 + 9);
     this.exitWhileStarting = undefined;
