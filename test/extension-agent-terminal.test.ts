@@ -27,6 +27,31 @@ test('a marker split across chunks is still hidden; partial ordinary text is sho
   assert.equal(g.push('TE not a marker\r\n'), '__LATE not a marker\r\n');
 });
 
+test('a marker behind the control sequences a line editor writes is hidden, however the stream is cut', () => {
+  // bash leaves bracketed paste before it runs a line, zsh resets the keypad and sets a title:
+  // when those land on the marker's line is a matter of timing.
+  const raw =
+    `\x1b[?2004l\r__LAR_R_${N}__\r\n` +
+    `\x1b[1;32mok\x1b[0m\r\n` +
+    `\x1b]0;user@host: ~\x07__LAR_B_${N}__\r\n` +
+    `50%\r\x1b[2K100%\r\n` +
+    `\x1b[?1l\x1b>__LAR_E_${N}_0__\r\n` +
+    `\x1b]2;t\x1b\\\x1b[?2004h__LAR_S_${N}__\r\n`;
+  const shown = `\x1b[1;32mok\x1b[0m\r\n50%\r\x1b[2K100%\r\n`;
+  const whole = new MarkerLineFilter();
+  assert.equal(whole.push(raw) + whole.flush(), shown);
+  for (let cut = 0; cut <= raw.length; cut++) {
+    for (const cut2 of [cut, Math.min(raw.length, cut + 3)]) {
+      const f = new MarkerLineFilter();
+      const out = f.push(raw.slice(0, cut)) + f.push(raw.slice(cut, cut2)) + f.push(raw.slice(cut2)) + f.flush();
+      assert.equal(out, shown, `cut at ${cut} and ${cut2}`);
+    }
+  }
+  // Output that only looks like a marker behind colour is not one once it has more on the line.
+  const g = new MarkerLineFilter();
+  assert.equal(g.push(`\x1b[31m__LAR_B_${N}__ failed\x1b[0m\r\n`), `\x1b[31m__LAR_B_${N}__ failed\x1b[0m\r\n`);
+});
+
 test('the echoed shell set-up line and ready marker are hidden; look-alikes are not', () => {
   assert.equal(isHiddenLine(`stty -echo 2>/dev/null; set +o emacs; PS1=''; printf '__LAR_R_%s__\\n' ${N}\r\n`), true);
   assert.equal(isHiddenLine(`__LAR_R_${N}__\r\n`), true);

@@ -10,14 +10,25 @@ const MARKER_LINE = /^__LAR_[BERS]_[0-9a-f]+(?:_-?\d+)?__$/;
 /** The shell's own set-up or framing input, echoed before `stty -echo` took effect. */
 const FRAMING_INPUT = /printf '\\?n?__LAR_/;
 
+/**
+ * Terminal control sequences: CSI (`ESC [ … final`), OSC (`ESC ] … BEL|ST`)
+ * and two-character escapes. A shell's line editor writes them around the
+ * lines it runs (bash's `ESC[?2004l` when it leaves bracketed paste, zsh's
+ * keypad and title sequences), so a marker can arrive as
+ * `ESC[?2004l\r__LAR_R_…__`; when that happens is a matter of timing.
+ */
+const CONTROL = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[ -/]*[0-Z\\^-~])/g;
+/** The start of a control sequence a chunk cut off. */
+const CONTROL_START = /\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?|[ -/]*)?$/;
+
 function core(line: string): string {
-  // Strip terminators and carriage returns; escape codes for colour are not expected around markers.
-  return line.replace(/\r?\n$/, '').replace(/\r/g, '');
+  // What a marker test looks at: no terminator, no carriage returns, no control sequences.
+  return line.replace(/\r?\n$/, '').replace(CONTROL, '').replace(/\r/g, '');
 }
 
 /** Whether an unfinished line may still turn into a marker line. */
 function mayBecomeMarker(partial: string): boolean {
-  const p = partial.replace(/\r/g, '');
+  const p = partial.replace(CONTROL, '').replace(CONTROL_START, '').replace(/\r/g, '');
   if (p.length === 0) return partial.length > 0;
   if ('__LAR_'.startsWith(p)) return true;
   return /^__LAR_(?:[BERS](?:_[0-9a-f]*(?:_-?\d*)?_?_?)?)?$/.test(p);
