@@ -40,13 +40,29 @@ test('a marker behind the control sequences a line editor writes is hidden, howe
   const shown = `\x1b[1;32mok\x1b[0m\r\n50%\r\x1b[2K100%\r\n`;
   const whole = new MarkerLineFilter();
   assert.equal(whole.push(raw) + whole.flush(), shown);
+  // Cut, a control sequence that arrived alone is passed on at once (it may be
+  // the screen's last change before a long wait); the text is the same.
+  const text = (s: string): string => s.replace(/\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[ -~])|\r/g, '');
   for (let cut = 0; cut <= raw.length; cut++) {
     for (const cut2 of [cut, Math.min(raw.length, cut + 3)]) {
       const f = new MarkerLineFilter();
       const out = f.push(raw.slice(0, cut)) + f.push(raw.slice(cut, cut2)) + f.push(raw.slice(cut2)) + f.flush();
-      assert.equal(out, shown, `cut at ${cut} and ${cut2}`);
+      assert.doesNotMatch(out, /__LAR_|LAR_|_[0-9a-f]{16}/, `cut at ${cut} and ${cut2}`);
+      assert.equal(text(out), text(shown), `cut at ${cut} and ${cut2}`);
+      assert.ok(out.includes('\x1b[1;32mok\x1b[0m\r\n') && out.includes('50%\r\x1b[2K100%\r\n'), `cut at ${cut} and ${cut2}: output whole`);
     }
   }
+  // A clear screen before a long wait is shown at once, not held for a newline.
+  const c = new MarkerLineFilter();
+  assert.equal(c.push('\x1b[2J\x1b[H'), '\x1b[2J\x1b[H');
+  // Nothing is held without bound: a long line that never ends, an unterminated OSC.
+  const long = new MarkerLineFilter();
+  let shownLong = 0;
+  for (let i = 0; i < 200; i++) shownLong += long.push(i === 0 ? '\x1b]0;' : 'a'.repeat(1000)).length;
+  assert.ok(shownLong >= 190_000, `shown ${shownLong} of 199,004 characters`);
+  // DCS and other string sequences are skipped whole.
+  const d = new MarkerLineFilter();
+  assert.equal(d.push(`\x1bP1$r0m\x1b\\__LAR_S_${N}__\r\nafter\r\n`), 'after\r\n');
   // Output that only looks like a marker behind colour is not one once it has more on the line.
   const g = new MarkerLineFilter();
   assert.equal(g.push(`\x1b[31m__LAR_B_${N}__ failed\x1b[0m\r\n`), `\x1b[31m__LAR_B_${N}__ failed\x1b[0m\r\n`);

@@ -1,13 +1,14 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from './support/fc';
 import { capOutput, looksBinary, omissionMarker, stripTerminal, toModelText } from '../core/tools/output';
 import { TerminalBusyError, TerminalSession, toToolResult } from '../core/tools/terminal';
-import { sessionProcesses, alive } from '../core/tools/procs';
+import { killTree, listProcesses, sessionProcesses, alive } from '../core/tools/procs';
+import { commandObservation } from '../core/agent/tools';
 import { ToolResult } from '../core/schema/trajectory';
 
 // ---------------------------------------------------------------- output.ts
@@ -179,12 +180,17 @@ test('sleep 30 with timeoutMs 500: timeout, exit code null, and the next command
   assert.deepEqual([next.output, next.exitCode, next.completion], ['next\n', 0, 'marker']);
 });
 
-test('a command ignoring Ctrl-C is killed after the grace period', async () => {
-  const r = await term.run(`bash -c "trap '' INT; sleep 30"`, { timeoutMs: 300 });
+test('a command ignoring Ctrl-C is killed after the grace period, and the rest of its line never runs', async () => {
+  // A shell goes on with a command line whose job died of anything but SIGINT,
+  // so killing the job alone would run `touch` here.
+  const r = await term.run(`bash -c "trap '' INT; sleep 3"; touch ignored-ctrl-c`, { timeoutMs: 300 });
   assert.equal(r.completion, 'timeout');
   assert.equal(r.exitCode, null);
+  assert.equal(r.shellRestarted, true);
   const next = await term.run('echo alive');
   assert.equal(next.output, 'alive\n');
+  await new Promise((res) => setTimeout(res, 3500));
+  assert.equal((await term.run('ls ignored-ctrl-c 2>/dev/null; true')).output, '', 'the line after the killed command did not run');
 });
 
 test('read x is reported as waiting for input and interrupted; sleep without output is not', async () => {
@@ -283,4 +289,32 @@ test('the shell killed from outside mid-command: the run ends (not hangs), is no
   const next = await t.run('echo after');
   assert.deepEqual([next.output, next.exitCode], ['after\n', 0]);
   assert.notEqual(t.pid, shell);
+});
+
+test('killTree: a tree is listed parents first, and all of it, reparented jobs too, is gone afterwards', async () => {
+  // Nested shells with background jobs, one of them orphaned (its parent exits at once).
+  const root = spawn('bash', ['-c', 'sleep 60 & bash -c "sleep 60 & sleep 60 & wait" & (sleep 60 &) ; wait'], { detached: true, stdio: 'ignore' });
+  const pid = root.pid!;
+  let tree: number[] = [];
+  for (let i = 0; i < 100 && tree.length < 5; i++) {
+    await new Promise((r) => setTimeout(r, 30));
+    tree = sessionProcesses(pid);
+  }
+  assert.ok(tree.length >= 5, `found ${tree.length} processes`);
+  const parent = new Map(listProcesses().map((p) => [p.pid, p.ppid]));
+  tree.forEach((p, i) => {
+    const pp = parent.get(p);
+    if (pp !== undefined && tree.includes(pp)) assert.ok(tree.indexOf(pp) < i, `${p} comes after its parent ${pp}`);
+  });
+  killTree(pid);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.deepEqual([pid, ...tree].filter(alive), [], 'no process of the tree is left, stopped or running');
+});
+
+test("a command stopped with its shell: the model is told what earlier commands set is gone", () => {
+  const seen = commandObservation('sleep 99', '', { completion: 'timeout', exitCode: null, shellRestarted: true });
+  assert.match(seen, /timed out and was stopped\]\n\[the shell was restarted .*variables, functions and the directory/);
+  assert.doesNotMatch(commandObservation('sleep 99', '', { completion: 'timeout', exitCode: null }), /restarted/);
+  assert.equal(toToolResult({ exitCode: null, completion: 'timeout', output: '', truncated: false, outputPath: '/x', durationMs: 1, shellRestarted: true } as never).shellRestarted, true);
+  assert.equal(ToolResult.parse({ shellRestarted: true }).shellRestarted, true);
 });

@@ -12,7 +12,7 @@ import { ShellTextError } from '../tools/shell-quote';
 export function commandObservation(
   command: string,
   output: string,
-  end: { completion?: string; exitCode?: number | null; waitingForInput?: boolean },
+  end: { completion?: string; exitCode?: number | null; waitingForInput?: boolean; shellRestarted?: boolean },
   files: readonly string[] = [],
   fullOutput?: string,
 ): string {
@@ -24,9 +24,12 @@ export function commandObservation(
         : end.completion === 'timeout'
           ? 'the command timed out and was stopped'
           : "the command's end was not observed";
+  const restarted = end.shellRestarted
+    ? '\n[the shell was restarted to stop it: variables, functions and the directory that earlier commands set are gone]'
+    : '';
   const changed = files.length ? `\nfiles changed: ${files.slice(0, 20).join(', ')}${files.length > 20 ? ` and ${files.length - 20} more` : ''}` : '';
   const full = fullOutput ? `\nfull output: ${fullOutput} (read_file it for the omitted part)` : '';
-  return `$ ${command}\n${output}${output.endsWith('\n') || !output ? '' : '\n'}[${head}]${changed}${full}`;
+  return `$ ${command}\n${output}${output.endsWith('\n') || !output ? '' : '\n'}[${head}]${restarted}${changed}${full}`;
 }
 
 const notRun = (error: string): ToolOutcome => ({ status: 'error', result: { error }, observation: `Not run: ${error}` });
@@ -150,6 +153,6 @@ export function createToolExecutor(parts: ExecutorParts): ToolExecutor {
     // Where the rest is, when the model saw only the head and tail (and can read it: inside the workspace).
     const saved = relative(ctx.workspace, r.outputPath);
     const full = r.truncated && !saved.startsWith('..') && !isAbsolute(saved) ? saved.split(sep).join('/') : undefined;
-    return { status, result, observation: commandObservation(command, r.output, { completion: r.completion, exitCode: r.exitCode, waitingForInput: r.waitingForInput }, files, full) };
+    return { status, result, observation: commandObservation(command, r.output, { completion: r.completion, exitCode: r.exitCode, waitingForInput: r.waitingForInput, shellRestarted: r.shellRestarted }, files, full) };
   };
 }

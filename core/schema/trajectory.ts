@@ -94,6 +94,8 @@ export const ToolResult = z.object({
   error: z.string().optional(),
   /** A command: whether it ran in the OS sandbox. */
   sandboxed: z.boolean().optional(),
+  /** A command that had to be stopped with its shell: what earlier commands set in the shell is gone. */
+  shellRestarted: z.boolean().optional(),
 });
 export type ToolResult = z.infer<typeof ToolResult>;
 

@@ -59,20 +59,33 @@ export function procInfo(pid: number): ProcInfo | undefined {
 /**
  * Every process that belongs to the shell: its descendants and everything in
  * its session (which catches reparented background jobs), the shell excluded.
+ * Parents come before their children (see killTree).
  */
 export function sessionProcesses(shellPid: number): number[] {
   const all = listProcesses();
+  const children = new Map<number, number[]>();
+  for (const p of all) {
+    if (p.pid === shellPid) continue;
+    const list = children.get(p.ppid);
+    if (list) list.push(p.pid);
+    else children.set(p.ppid, [p.pid]);
+  }
   const found = new Set<number>();
-  for (const p of all) if (p.session === shellPid && p.pid !== shellPid) found.add(p.pid);
-  let grew = true;
-  while (grew) {
-    grew = false;
-    for (const p of all) {
-      if (!found.has(p.pid) && p.pid !== shellPid && (p.ppid === shellPid || found.has(p.ppid))) {
-        found.add(p.pid);
-        grew = true;
+  const visit = (from: number): void => {
+    const queue = [from];
+    for (let i = 0; i < queue.length; i++) {
+      for (const c of children.get(queue[i]!) ?? []) {
+        if (found.has(c)) continue;
+        found.add(c);
+        queue.push(c);
       }
     }
+  };
+  visit(shellPid);
+  for (const p of all) {
+    if (p.session !== shellPid || p.pid === shellPid || found.has(p.pid)) continue;
+    found.add(p.pid);
+    visit(p.pid);
   }
   return [...found];
 }
@@ -91,20 +104,31 @@ export function killAll(pids: Iterable<number>, signal: NodeJS.Signals): void {
  * Kill a shell and everything it started, frozen first. Killing the children
  * before the shell lets it run the script's next line in between; killing the
  * shell first reparents its children, and the parent link they are found by is
- * gone. So: stop the shell's group and every process found under it (until no
- * new one appears), then kill them all.
+ * gone. So: stop the shell's group and the shell, then every process under it,
+ * parents before children (a shell that sees its job stopped takes it for
+ * Ctrl-Z and goes on), until no new one appears; then kill them all, whatever
+ * happened on the way (a process left stopped would hold the workspace forever).
  */
 export function killTree(root: number): void {
   const stopped = new Set<number>([root]);
-  killAll([-root, root], 'SIGSTOP');
-  for (let round = 0; round < 16; round++) {
-    const found = sessionProcesses(root).filter((pid) => !stopped.has(pid));
-    if (found.length === 0) break;
-    killAll(found, 'SIGSTOP');
-    for (const pid of found) stopped.add(pid);
+  try {
+    killAll([-root, root], 'SIGSTOP');
+    for (let round = 0; round < 16; round++) {
+      const found = sessionProcesses(root).filter((pid) => !stopped.has(pid));
+      if (found.length === 0) break;
+      for (const pid of found) {
+        killAll([pid], 'SIGSTOP');
+        stopped.add(pid);
+      }
+    }
+  } finally {
+    killAll([-root, ...stopped], 'SIGKILL');
+    try {
+      killAll(sessionProcesses(root), 'SIGKILL');
+    } catch {
+      /* /proc unreadable: what was stopped is killed */
+    }
   }
-  killAll([-root, ...stopped], 'SIGKILL');
-  killAll(sessionProcesses(root), 'SIGKILL');
 }
 
 /** Whether a process runs (a zombie waiting to be reaped does not). */

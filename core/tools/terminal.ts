@@ -25,7 +25,7 @@ import { basename, join } from 'node:path';
 import { loadNodePty, spawnShell, type ShellMode, type ShellProcess } from './shell-process';
 import { Completion, ToolResult } from '../schema/trajectory';
 import { CapOptions, capOutput, looksBinary, binarySummary, omissionMarker, stripTerminal } from './output';
-import { alive, killAll, killTree, linkOf, listProcesses, procInfo, sessionProcesses, waitingOnTerminal } from './procs';
+import { alive, killAll, killTree, linkOf, listProcesses, sessionProcesses, waitingOnTerminal } from './procs';
 import { assertTypable, shellQuote, type QuoteDialect } from './shell-quote';
 
 export interface TerminalOptions {
@@ -125,6 +125,7 @@ export function toToolResult(r: RunResult): ToolResult {
     outputTruncated: r.truncated,
     outputPath: r.outputPath,
     durationMs: r.durationMs,
+    ...(r.shellRestarted ? { shellRestarted: true } : {}),
   };
 }
 
@@ -598,8 +599,8 @@ export class TerminalSession {
 
   /**
    * Stop the running command: Ctrl-C, wait for the shell to answer a sync
-   * marker; if it does not within the grace period, kill the foreground
-   * process group and try again; failing that, kill and restart the shell.
+   * marker; if it does not within the grace period, kill the shell and all it
+   * started (the next command gets a fresh shell).
    */
   private async interrupt(active: Active, completion: Completion, extra: Partial<RunResult>): Promise<void> {
     if (active.phase === 'done' || active.stopping || !this.pty) return;
@@ -615,13 +616,11 @@ export class TerminalSession {
     }
     p.interrupt();
     if (await this.sync(grace)) return active.finish(completion, null, extra);
-    const isDone = (): boolean => active.phase === 'done';
-    if (isDone()) return;
-    const shellPid = this.shellPid ?? p.pid;
-    const fg = procInfo(shellPid)?.tpgid;
-    if (fg && fg > 0 && fg !== shellPid) killAll([-fg], 'SIGKILL');
-    if (await this.sync(grace)) return active.finish(completion, null, extra);
-    if (isDone()) return;
+    if ((active.phase as Active['phase']) === 'done') return;
+    // The command outlived Ctrl-C. Killing only it would not do: a shell stops a
+    // command line when its job dies of SIGINT, not of SIGKILL, and would run the
+    // rest of the line. So the shell goes too, frozen first, and the next command
+    // gets a fresh one.
     this.killShell();
     active.finish(completion, null, { ...extra, shellRestarted: true });
   }
@@ -757,12 +756,8 @@ export class TerminalSession {
     const p = this.pty;
     if (!p) return;
     this.pty = undefined;
+    // Not p.kill() afterwards: node-pty reaps on its own thread, so the pid may already be another process's.
     killTree(p.pid);
-    try {
-      p.kill('SIGKILL');
-    } catch {
-      /* already gone */
-    }
     // Told now, before a new shell can start: its own exit event will be ignored (see exited).
     this.exitWhileStarting?.(128 + 9);
     this.exitWhileStarting = undefined;

@@ -17,9 +17,17 @@ const FRAMING_INPUT = /printf '\\?n?__LAR_/;
  * keypad and title sequences), so a marker can arrive as
  * `ESC[?2004l\r__LAR_R_…__`; when that happens is a matter of timing.
  */
-const CONTROL = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[ -/]*[0-Z\\^-~])/g;
+const CONTROL_SOURCE = String.raw`\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[PX^_][^\x1b]*\x1b\\|[ -/]*[0-Z\\^-~])`;
+const CONTROL = new RegExp(CONTROL_SOURCE, 'g');
+/** Control sequences and carriage returns at the start of a text. */
+const LEADING_CONTROL = new RegExp(String.raw`^(?:${CONTROL_SOURCE}|\r)*`);
 /** The start of a control sequence a chunk cut off. */
-const CONTROL_START = /\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?|[ -/]*)?$/;
+const CONTROL_START = /\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?|[PX^_][^\x1b]*\x1b?|[ -/]*)?$/;
+/**
+ * The longest unfinished line held back: far more than a marker or the echoed
+ * set-up line, so longer text is shown as it comes and holding costs little.
+ */
+const HOLD_MAX = 8192;
 
 function core(line: string): string {
   // What a marker test looks at: no terminator, no carriage returns, no control sequences.
@@ -86,8 +94,19 @@ export class MarkerLineFilter {
       start = nl + 1;
     }
     const rest = text.slice(start);
-    if (rest && (mayBecomeMarker(rest) || FRAMING_INPUT.test(rest) || rest.startsWith('stty -echo'))) this.pending = rest;
-    else out += rest;
+    if (!rest || rest.length > HOLD_MAX) return out + rest;
+    // Complete control sequences before the text are shown at once (a screen
+    // cleared before a long sleep); what follows them is held while it could
+    // still become a marker or the echoed set-up line.
+    const lead = LEADING_CONTROL.exec(rest)![0];
+    const tail = rest.slice(lead.length);
+    if (!tail) {
+      if (/^\r+$/.test(lead)) this.pending = rest;
+      else out += rest;
+    } else if (mayBecomeMarker(tail) || FRAMING_INPUT.test(tail) || tail.startsWith('stty -echo')) {
+      out += lead;
+      this.pending = tail;
+    } else out += rest;
     return out;
   }
 
