@@ -10,6 +10,9 @@ import { DEMO_MODEL, startDemoModel } from '../devtools/demo-model';
 import { REPO_ROOT } from '../devtools/paths';
 import { Suite, eventually, missingPrerequisite } from './support/workbench';
 
+/** A scripted model turn that makes one tool call. */
+const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }] });
+
 const skip = missingPrerequisite();
 if (skip) process.stdout.write(`# end-to-end tests skipped: ${skip}\n`);
 
@@ -422,7 +425,6 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
   });
 
   test('a failed run, then a passing one: the status bar follows the latest run and its real state, and Problems keeps no stale errors', async () => {
-    const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }] });
     const server = new ScriptedModelServer({
       models: [DEMO_MODEL],
       script: [
@@ -481,7 +483,6 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
   });
 
   test('branch from here: back to before a step, workspace and conversation; it survives a reload, and the next message goes on from there', async () => {
-    const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }] });
     const server = new ScriptedModelServer({
       models: [DEMO_MODEL],
       script: [

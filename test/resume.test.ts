@@ -64,6 +64,32 @@ const okRead = (name: string, args: Record<string, unknown>): ToolOutcome => {
   return { status: 'ok', result: {}, observation: NOT_RECORDED };
 };
 
+/** The chat's next run, as the session starts it: one scripted answer, the conversation it goes on from. */
+async function nextRun(runsDir: string, o: { task: string; answer: string; file: string; conversation: AgentOptions['conversation']; thread: AgentOptions['thread']; restored?: AgentOptions['restored'] }) {
+  const server = new ScriptedModelServer({ contextLength: 32768, script: [{ content: o.answer }] });
+  const endpoint = await server.start();
+  try {
+    const r = await runAgent({
+      task: o.task,
+      workflow: wf,
+      workflowRef: 'builtin:default-coding',
+      model: new ModelClient({ endpoint, retries: 0 }),
+      modelInfo: { name: 'LAR-9B' },
+      workspace: join(runsDir, '..', '..'),
+      trajectoryPath: join(runsDir, o.file),
+      execute: async (n, a) => okRead(n, a),
+      runOutcomeCheck: async () => ({ type: 'outcome', command: 'npm test', exitCode: 0 }),
+      onIdle: 'end',
+      conversation: o.conversation,
+      ...(o.restored ? { restored: o.restored } : {}),
+      thread: o.thread,
+    });
+    return { conversation: r.conversation, sent: (server.requests.find((q) => q.path === '/v1/chat/completions')!.body as { messages: { role: string; content: string }[] }).messages };
+  } finally {
+    await server.stop();
+  }
+}
+
 test('a chat rebuilt from its trajectories renders what the live conversation would send next', async () => {
   const { runsDir, files, live } = await chat(
     [
@@ -224,28 +250,13 @@ test('branch from here: the conversation as it was before a step, continued in a
   const branched = rebuildConversation(base, systemFor(wf), toolSpecs());
   assert.deepEqual(branched.render('native').slice(1).map((m) => m.role), ['user', 'assistant', 'tool']);
   // The branch's run, as the session starts it: that conversation, the thread with the step.
-  const server = new ScriptedModelServer({ contextLength: 32768, script: [{ content: 'Let me try another way.' }] });
-  const endpoint = await server.start();
-  let live;
-  try {
-    const r = await runAgent({
-      task: 'Try a different approach.',
-      workflow: wf,
-      workflowRef: 'builtin:default-coding',
-      model: new ModelClient({ endpoint, retries: 0 }),
-      modelInfo: { name: 'LAR-9B' },
-      workspace: join(runsDir, '..', '..'),
-      trajectoryPath: join(runsDir, 'run-branch.lar.jsonl'),
-      execute: async (n, a) => okRead(n, a),
-      runOutcomeCheck: async () => ({ type: 'outcome', command: 'npm test', exitCode: 0 }),
-      onIdle: 'end',
-      conversation: branched,
-      thread: { id: 'chat-1', turn: 2, previous: files[0]!, step: 2 },
-    });
-    live = r.conversation;
-  } finally {
-    await server.stop();
-  }
+  const { conversation: live } = await nextRun(runsDir, {
+    task: 'Try a different approach.',
+    answer: 'Let me try another way.',
+    file: 'run-branch.lar.jsonl',
+    conversation: branched,
+    thread: { id: 'chat-1', turn: 2, previous: files[0]!, step: 2 },
+  });
   const again = readThread(runsDir, 'run-branch.lar.jsonl');
   assert.equal(again[0]!.cutAtStep, 2, 'the branch point is read from the header of the run after it');
   assert.deepEqual(rebuildConversation(again, systemFor(wf), toolSpecs()).render('native'), live.render('native'));
@@ -297,31 +308,15 @@ test('notes: a restore note survives when a message is asked again; an undo is t
 test('a follow-up after a restore tells the model of it, and a restored chat tells it the same', async () => {
   const { runsDir, files, live } = await chat([{ content: 'Done editing.' }], ['Edit a.'], okRead);
   const restore = { type: 'restore' as const, checkpoint: 'c'.repeat(40), step: 3, run: files[0]!, before: 'd'.repeat(40), reverted: ['a.js'], deleted: ['b.js'], restored: [] };
-  const server = new ScriptedModelServer({ contextLength: 32768, script: [{ content: 'Understood: a.js is back.' }] });
-  const endpoint = await server.start();
-  let after;
-  try {
-    const r = await runAgent({
-      task: 'Start over from there.',
-      workflow: wf,
-      workflowRef: 'builtin:default-coding',
-      model: new ModelClient({ endpoint, retries: 0 }),
-      modelInfo: { name: 'LAR-9B' },
-      workspace: join(runsDir, '..', '..'),
-      trajectoryPath: join(runsDir, 'run-002.lar.jsonl'),
-      execute: async (n, a) => okRead(n, a),
-      runOutcomeCheck: async () => ({ type: 'outcome', command: 'npm test', exitCode: 0 }),
-      onIdle: 'end',
-      conversation: live,
-      restored: [restore],
-      thread: { id: 'chat-1', turn: 2, previous: files[0]! },
-    });
-    after = r.conversation;
-    const sent = (server.requests.find((q) => q.path === '/v1/chat/completions')!.body as { messages: { role: string; content: string }[] }).messages;
-    assert.match(sent.at(-1)!.content, /^Start over from there\.\n\n\[Lean4 Agentic: before this message the user restored the workspace to how it was before step 3 of run-001\.lar\.jsonl \(files: 1 changed back, 1 deleted\)/);
-  } finally {
-    await server.stop();
-  }
+  const { conversation: after, sent } = await nextRun(runsDir, {
+    task: 'Start over from there.',
+    answer: 'Understood: a.js is back.',
+    file: 'run-002.lar.jsonl',
+    conversation: live,
+    restored: [restore],
+    thread: { id: 'chat-1', turn: 2, previous: files[0]! },
+  });
+  assert.match(sent.at(-1)!.content, /^Start over from there\.\n\n\[Lean4 Agentic: before this message the user restored the workspace to how it was before step 3 of run-001\.lar\.jsonl \(files: 1 changed back, 1 deleted\)/);
   const first = readFileSync(join(runsDir, 'run-002.lar.jsonl'), 'utf8').split('\n')[1]!;
   assert.equal(JSON.parse(first).type, 'restore', 'recorded right after the header');
   assert.deepEqual(rebuildConversation(readThread(runsDir, 'run-002.lar.jsonl'), systemFor(wf), toolSpecs()).render('native'), after.render('native'));
