@@ -81,8 +81,8 @@ export class Conversation {
 
   /** Removes the user's messages at the end that the model has not answered, and returns their texts (oldest first). */
   takeUnanswered(): string[] {
-    const out: string[] = [];
-    while (this.list.length > 2 && this.list[this.list.length - 1]!.kind === 'user') out.unshift((this.list.pop() as { text: string }).text);
+    const out = this.unanswered();
+    this.list.splice(this.list.length - out.length, out.length);
     return out;
   }
 
