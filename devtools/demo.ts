@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { CodeServer, freePort } from './code-server';
 import { DEMO_MODEL, startDemoModel } from './demo-model';
 import { REPO_ROOT, cacheDir, codeServerCommand } from './paths';
+import { maskEndpoint } from '../core/model/endpoint';
 
 function say(msg: string): void {
   process.stdout.write(`demo: ${msg}\n`);
@@ -57,7 +58,7 @@ async function main(argv: string[]): Promise<number> {
   const realEndpoint = process.env.LAR_ENDPOINT;
   const model = realEndpoint ? undefined : await startDemoModel();
   const endpoint = realEndpoint ?? model!.endpoint;
-  say(realEndpoint ? `3/4 model: the server at ${endpoint}${process.env.LAR_MODEL ? ` (${process.env.LAR_MODEL})` : ''}` : `3/4 model: the scripted demo model at ${endpoint} (set LAR_ENDPOINT and LAR_MODEL to use a real server)`);
+  say(realEndpoint ? `3/4 model: the server at ${maskEndpoint(endpoint)}${process.env.LAR_MODEL ? ` (${process.env.LAR_MODEL})` : ''}` : `3/4 model: the scripted demo model at ${endpoint} (set LAR_ENDPOINT and LAR_MODEL to use a real server)`);
   prepareDemoWorkspace(workspace, {
     'lean4Agentic.endpoint': endpoint,
     'lean4Agentic.model': realEndpoint ? (process.env.LAR_MODEL ?? '') : DEMO_MODEL,

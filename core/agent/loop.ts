@@ -15,6 +15,7 @@ import { answerBudget, budgetFor, capText, compact, MIN_ANSWER, promptLimit, too
 import { Conversation, newCallId, type TurnCall, type TurnResult } from './conversation';
 import { rulesPrompt, type Rules } from './rules';
 import { TrajectoryWriter } from './trajectory-writer';
+import { maskEndpoint } from '../model/endpoint';
 
 /**
  * The verified agent loop, editor-free: the model proposes tool calls, every
@@ -214,7 +215,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     workflow: opts.workflowRef,
     model: {
       name: opts.modelInfo.name,
-      ...(opts.modelInfo.endpoint ? { endpoint: opts.modelInfo.endpoint } : {}),
+      ...(opts.modelInfo.endpoint ? { endpoint: maskEndpoint(opts.modelInfo.endpoint) } : {}),
       toolFormat: format,
       contextWindow: window.tokens,
       contextWindowSource: window.source,

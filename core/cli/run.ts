@@ -22,6 +22,7 @@ import type { Workflow } from '../schema/workflow';
 import type { WorkflowRef } from '../schema/trajectory';
 import type { Style } from './format';
 import { signed } from '../verifier/checks';
+import { maskEndpoint } from '../model/endpoint';
 
 export interface RunArgs {
   task: string;
@@ -84,7 +85,7 @@ export async function runFromCli(a: RunArgs, io: Io, st: Style, signal?: AbortSi
   if (rollouts === 1) {
     const runId = newRunId();
     const trajectoryPath = resolve(a.out ?? join(workspace, '.lar', 'runs', `${runId}.lar.jsonl`));
-    io.err(`lar run: ${modelName} at ${a.endpoint}, workflow ${a.workflow.id}, ${await windowLine(client, signal)}, trajectory ${trajectoryPath}`);
+    io.err(`lar run: ${modelName} at ${maskEndpoint(a.endpoint)}, workflow ${a.workflow.id}, ${await windowLine(client, signal)}, trajectory ${trajectoryPath}`);
     const r = await runOnce(a, { client, modelName, apiKey, workspace, trajectoryPath, runId, outputDir: join(workspace, '.lar', 'output', runId) }, io, st, '', signal);
     return r.endReason === 'submitted' ? 0 : 1;
   }
@@ -92,7 +93,7 @@ export async function runFromCli(a: RunArgs, io: Io, st: Style, signal?: AbortSi
   const groupId = newRunId().replace(/^run-/, 'group-');
   const groupDir = resolve(a.out ?? join(workspace, '.lar', 'runs', groupId));
   mkdirSync(groupDir, { recursive: true });
-  io.err(`lar run: ${rollouts} rollouts of one task with ${modelName} at ${a.endpoint}, workflow ${a.workflow.id}, group ${groupDir}`);
+  io.err(`lar run: ${rollouts} rollouts of one task with ${modelName} at ${maskEndpoint(a.endpoint)}, workflow ${a.workflow.id}, group ${groupDir}`);
   const files: string[] = [];
   const digests = new Map<string, string | undefined>();
   const rows: string[] = [];
@@ -203,7 +204,7 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
       workflow: a.workflow,
       workflowRef: a.workflowRef,
       model: r.client,
-      modelInfo: { name: r.modelName, endpoint: a.endpoint },
+      modelInfo: { name: r.modelName, endpoint: maskEndpoint(a.endpoint) },
       workspace: r.workspace,
       trajectoryPath: r.trajectoryPath,
       execute: createToolExecutor({ fs: new NodeWorkspaceFs(r.workspace, sandbox.readOnlyPaths), terminal, ...(sandbox.refusal ? { refuseCommands: sandbox.refusal } : {}) }),

@@ -5,6 +5,7 @@ import { FORMATS, findTextCalls, guessFormat, isTextFormat, SERVER_PARSERS, type
 import { parseLenientJson } from './formats/json-repair';
 import { uniqueRepairs } from './formats/repairs';
 import { splitThinking } from './reasoning';
+import { maskEndpoint, maskUrlsIn } from './endpoint';
 
 /**
  * The model client: the official `openai` client against any
@@ -207,9 +208,8 @@ export function readOverflow(message: string): ContextOverflow {
 export function redact(text: string, secret: string | undefined): string {
   let out = secret && secret.length >= 4 ? text.split(secret).join('***') : text;
   out = out.replace(/(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/g, '$1***').replace(/\bsk-[A-Za-z0-9_-]{8,}/g, 'sk-***');
-  // Credentials in a URL (http://user:password@host/…), e.g. inside a network error.
-  out = out.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi, '$1***@');
-  return out;
+  // Credentials in a URL (http://user:password@host/…, ?api_key=…), e.g. inside a network error.
+  return maskUrlsIn(out);
 }
 
 export class ModelClient {
@@ -227,7 +227,7 @@ export class ModelClient {
   /** Turns anything thrown while talking to the server into a ModelError. */
   classify(e: unknown, what = 'the inference server'): ModelError {
     if (e instanceof ModelError) return e;
-    const where = displayEndpoint(this.opts.endpoint);
+    const where = maskEndpoint(this.opts.endpoint);
     const server = `${what} at ${where}`;
     const key = this.opts.apiKey;
     if (e instanceof OpenAI.APIUserAbortError || (e instanceof Error && e.name === 'AbortError')) return new ModelError('cancelled', 'the request was cancelled');
@@ -286,7 +286,7 @@ export class ModelClient {
   async resolveModel(signal?: AbortSignal, served?: readonly ServedModel[]): Promise<string> {
     if (this.model) return this.model;
     const ids = served ? served.map((m) => m.id) : await this.listModels(signal);
-    if (!ids.length) throw new ModelError('model_not_found', `the inference server at ${this.opts.endpoint} lists no models`);
+    if (!ids.length) throw new ModelError('model_not_found', `the inference server at ${maskEndpoint(this.opts.endpoint)} lists no models`);
     this.model = ids[0]!;
     return this.model;
   }
@@ -297,7 +297,7 @@ export class ModelClient {
    * parser on the server, a model that does not call tools).
    */
   async testConnection(signal?: AbortSignal): Promise<ConnectionReport> {
-    const report: ConnectionReport = { endpoint: this.opts.endpoint, ok: false, models: [], toolCalls: 'none', problems: [] };
+    const report: ConnectionReport = { endpoint: maskEndpoint(this.opts.endpoint), ok: false, models: [], toolCalls: 'none', problems: [] };
     try {
       // One listing serves the models, the model and its window.
       const served = await this.servedModels(signal);
@@ -472,7 +472,7 @@ export class ModelClient {
     const stalledError = () =>
       new ModelError(
         'stalled',
-        `the inference server at ${displayEndpoint(this.opts.endpoint)} sent nothing for ${idleMs / 1000} s ${chunks ? 'in the middle of an answer' : 'after the request'}; it was stopped. ${STUCK}`,
+        `the inference server at ${maskEndpoint(this.opts.endpoint)} sent nothing for ${idleMs / 1000} s ${chunks ? 'in the middle of an answer' : 'after the request'}; it was stopped. ${STUCK}`,
       );
     const arm = () => {
       clearTimeout(timer);
@@ -531,7 +531,7 @@ export class ModelClient {
     if (req.signal?.aborted) throw new ModelError('cancelled', 'the request was cancelled');
     const done = assembler.result();
     if (!assembler.finished) {
-      throw new ModelError('dropped', `the answer from the inference server at ${displayEndpoint(this.opts.endpoint)} ended without a finish reason: the stream was cut short and the partial answer was discarded. ${SERVER_LOG}`);
+      throw new ModelError('dropped', `the answer from the inference server at ${maskEndpoint(this.opts.endpoint)} ended without a finish reason: the stream was cut short and the partial answer was discarded. ${SERVER_LOG}`);
     }
     return toReply(model, done, format, (req.tools ?? []).map((t) => (t as { function: ToolSpec }).function), this.opensThinking());
   }
@@ -669,18 +669,6 @@ const SERVER_LOG = "Check the inference server's log, then send the task again."
 /** What to do about a server that stopped answering. */
 const STUCK = 'The server may be overloaded or stuck: check its log, then send the task again (a slow but healthy server needs a longer request timeout setting).';
 
-/** The endpoint as messages show it: without credentials a URL may carry. */
-function displayEndpoint(endpoint: string): string {
-  try {
-    const u = new URL(endpoint);
-    if (!u.username && !u.password) return endpoint;
-    u.username = '';
-    u.password = '';
-    return u.toString();
-  } catch {
-    return endpoint;
-  }
-}
 
 /** A server's message inside ours: without the status the openai client puts first, nor a final period. */
 function tidy(message: string, status: number | undefined): string {

@@ -8,6 +8,7 @@ import * as vscode from 'vscode';
 import { ModelClient, redact, type ConnectionReport } from '../../core/model/client';
 import { API_KEY_SECRET, readAgentConfig, type AgentConfig } from '../config';
 import { formatTokens } from './chatProtocol';
+import { maskEndpoint } from '../../core/model/endpoint';
 
 export const AGENT_COMMANDS = {
   setApiKey: 'lean4Agentic.setApiKey',
@@ -108,7 +109,7 @@ export async function testConnection(secrets: vscode.SecretStorage, output: vsco
   const config = readAgentConfig();
   const apiKey = await readApiKey(secrets);
   const report = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Lean4 Agentic: testing ${config.endpoint}…`, cancellable: true },
+    { location: vscode.ProgressLocation.Notification, title: `Lean4 Agentic: testing ${maskEndpoint(config.endpoint)}…`, cancellable: true },
     (_p, token) => {
       const ac = new AbortController();
       token.onCancellationRequested(() => ac.abort());

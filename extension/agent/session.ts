@@ -41,6 +41,7 @@ import { createLiveGate } from './liveGate';
 import { linkTarget } from './links';
 import { AgentTerminal } from './terminal';
 import { VscodeWorkspaceFs } from './vscodeFs';
+import { maskEndpoint } from '../../core/model/endpoint';
 
 /** What the chat shows of a step never carries the key (a command or its output could echo it). */
 function redactCard(card: StepCard, mask: (text: string) => string): StepCard {
@@ -243,7 +244,7 @@ export class AgentSession implements vscode.Disposable {
   async postConnection(): Promise<void> {
     const seq = ++this.probeSeq;
     const config = readAgentConfig();
-    const endpoint = clip(config.endpoint, 1000);
+    const endpoint = clip(maskEndpoint(config.endpoint), 1000);
     const endpointSource = describeSource(settingSource('lean4Agentic.endpoint'));
     this.post({ type: 'connection', state: 'checking', endpoint, endpointSource, actions: [] });
     let apiKey: string | undefined;
@@ -269,7 +270,7 @@ export class AgentSession implements vscode.Disposable {
         msg = { type: 'connection', state: 'connected', endpoint, model: clip(config.model || models[0]!, 300), ...(window ? { window: { tokens: window.tokens, assumed: window.source === 'default' } } : {}), actions: [] };
       }
     } catch (e) {
-      const err = ac.signal.aborted ? client.classify(new Error(`no answer from ${config.endpoint} within 10 s`)) : client.classify(e);
+      const err = ac.signal.aborted ? client.classify(new Error(`no answer from ${maskEndpoint(config.endpoint)} within 10 s`)) : client.classify(e);
       msg = { type: 'connection', state: 'failed', endpoint, message: clip(redact(err.message, apiKey), 2000), actions: actionsFor(err) };
     } finally {
       clearTimeout(timer);
@@ -618,14 +619,14 @@ export class AgentSession implements vscode.Disposable {
         type: 'runStarted',
         task: clip(typed, 20_000),
         model: clip(modelName, 300),
-        endpoint: clip(config.endpoint, 1000),
+        endpoint: clip(maskEndpoint(config.endpoint), 1000),
         trajectory: clip(vscode.workspace.asRelativePath(trajectoryUri), 2000),
         sandbox: { confined: box.plan.confined, text: clip(box.refusal ?? describeSandbox(box.summary), 2000) },
         ...(rules.files.length ? { rules: rules.files.map((f) => clip(f.path, 500)) } : {}),
         ...(opts.queued || reasked ? { shown: true } : {}),
         ...(opts.resume ? { resumed: true } : {}),
       });
-      this.output.info(`agent run ${runId}: ${modelName} at ${config.endpoint}, workflow ${workflow.id}, trajectory ${trajectoryPath}`);
+      this.output.info(`agent run ${runId}: ${modelName} at ${maskEndpoint(config.endpoint)}, workflow ${workflow.id}, trajectory ${trajectoryPath}`);
 
       // The live run as the server sees it; a shadow verifier decides when it cannot.
       const live = createLiveGate({
@@ -750,7 +751,7 @@ export class AgentSession implements vscode.Disposable {
         workflow,
         workflowRef: config.workflow.startsWith('builtin:') ? config.workflow : workflow,
         model,
-        modelInfo: { name: modelName, endpoint: config.endpoint },
+        modelInfo: { name: modelName, endpoint: maskEndpoint(config.endpoint) },
         workspace: ws,
         trajectoryPath,
         execute: createToolExecutor({ fs: new VscodeWorkspaceFs(ws, onWrite, box.readOnlyPaths), terminal: terminal.session, ...(box.refusal ? { refuseCommands: box.refusal } : {}) }),
