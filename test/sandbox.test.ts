@@ -329,6 +329,104 @@ false`;
   });
 });
 
+describe('no program a command runs can type into the shell (TIOCSTI)', { skip }, () => {
+  // Typed into the shell, this line would make every later command be recorded as exit 0 (the
+  // end marker's printf redefined) and leave a file behind to show it ran.
+  const injected = `printf() { if [ "$1" = '\\n__LAR_E_%s_%d__\\n' ]; then builtin printf "$1" "$2" 0; else builtin printf "$@"; fi; }; touch injected\n`;
+  const python = `import fcntl, termios
+for c in open('line.txt', 'rb').read():
+    try:
+        fcntl.ioctl(0, termios.TIOCSTI, bytes([c]))
+    except OSError as e:
+        print('TIOCSTI', e.strerror)
+        break
+`;
+  // libc's ioctl; the raw system call with high bits in the request (the kernel keeps the low 32);
+  // and on x86-64 the 32-bit entry (int 0x80: i386 numbers, AUDIT_ARCH_I386), keyctl included.
+  const c = `#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+#include <errno.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+static long int80(long nr, long a, long b, long c) {
+#if defined(__x86_64__)
+  long r;
+  __asm__ volatile("int $0x80" : "=a"(r) : "a"(nr), "b"(a), "c"(b), "d"(c) : "r8", "r9", "r10", "r11", "memory");
+  return r;
+#else
+  (void)nr; (void)a; (void)b; (void)c;
+  return -ENOSYS;
+#endif
+}
+int main(int argc, char **argv) {
+  const char *how = argc > 1 ? argv[1] : "libc";
+  /* Below 4 GiB, for the 32-bit entry's pointers. */
+  char *line = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+  FILE *f = fopen("line.txt", "rb");
+  size_t n = fread(line, 1, 4000, f);
+  fclose(f);
+  if (!strcmp(how, "keyctl-int80")) {
+    long r = int80(288, 0, -3, 0); /* keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0) */
+    printf("keyctl-int80 %ld %s\\n", r, r < 0 ? strerror((int)-r) : "ok");
+    return 0;
+  }
+  for (size_t i = 0; i < n; i++) {
+    long r;
+    int err = 0;
+    if (!strcmp(how, "libc")) { r = ioctl(0, TIOCSTI, line + i); err = errno; }
+    else if (!strcmp(how, "high-bits")) { r = syscall(SYS_ioctl, 0, 0xdead000000000000UL | TIOCSTI, line + i); err = errno; }
+    else { r = int80(54, 0, TIOCSTI, (long)(line + i)); if (r < 0) { err = (int)-r; r = -1; } }
+    if (r < 0) { printf("TIOCSTI %s %s\\n", how, strerror(err)); return 0; }
+  }
+  printf("TIOCSTI %s typed %zu bytes\\n", how, n);
+  return 0;
+}
+`;
+  const prepare = (ws: string): void => {
+    writeFileSync(join(ws, 'line.txt'), injected);
+    writeFileSync(join(ws, 'inject.py'), python);
+    writeFileSync(join(ws, 'inject.c'), c);
+    const cc = spawnSync('gcc', ['-O0', '-o', join(ws, 'inject'), join(ws, 'inject.c')], { encoding: 'utf8' });
+    assert.equal(cc.status, 0, cc.stderr);
+  };
+
+  /** The attack, then a failing command: it must be recorded as failing, and the typed line must never have run. */
+  async function typedLineNeverRuns(command: string, refused: RegExp): Promise<void> {
+    const b = box({ prepare });
+    const r = await b.run(command);
+    assert.match(r.output, refused, r.output);
+    const next = await b.run('false');
+    assert.equal(next.exitCode, 1, `a failing command is recorded as failing: ${next.output}`);
+    assert.equal((await b.run('echo still-here')).output, 'still-here\n');
+    assert.ok(!existsSync(join(b.ws, 'injected')), 'the typed line never ran');
+  }
+
+  test('python3 (fcntl.ioctl): TIOCSTI fails with EPERM and no line reaches the shell', async () => {
+    await typedLineNeverRuns('python3 inject.py', /^TIOCSTI Operation not permitted$/m);
+  });
+
+  test("a C program (libc's ioctl): TIOCSTI fails with EPERM and no line reaches the shell", async () => {
+    await typedLineNeverRuns('./inject libc', /^TIOCSTI libc Operation not permitted$/m);
+  });
+
+  test('a C program with high bits set in the request (the kernel reads only the low 32): EPERM, no line reaches the shell', async () => {
+    await typedLineNeverRuns('./inject high-bits', /^TIOCSTI high-bits Operation not permitted$/m);
+  });
+
+  test('a C program through the 32-bit entry (int 0x80, i386 numbers): TIOCSTI and keyctl fail with EPERM', { skip: process.arch !== 'x64' }, async (t) => {
+    const b = box({ prepare });
+    // Outside, the same call names the session keyring: the kernel has the 32-bit entry.
+    const outside = spawnSync(join(b.ws, 'inject'), ['keyctl-int80'], { cwd: b.ws, encoding: 'utf8' }).stdout;
+    if (!/^keyctl-int80 \d+ ok$/m.test(outside)) return t.skip(`this kernel has no 32-bit entry (${outside.trim()})`);
+    const k = await b.run('./inject keyctl-int80');
+    assert.match(k.output, /^keyctl-int80 -1 Operation not permitted$/m, k.output);
+    await typedLineNeverRuns('./inject int80', /^TIOCSTI int80 Operation not permitted$/m);
+  });
+});
+
 describe('ordinary work still works inside', { skip }, () => {
   test('node, python3, a C compiler, /tmp, npm test and exit codes', async () => {
     const b = box({

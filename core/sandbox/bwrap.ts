@@ -9,12 +9,13 @@
  * protected paths and the run's records (.lar) read-only on top; a new user
  * namespace without capabilities and without further user namespaces (so no
  * mount inside can be undone); no network unless asked; the kernel keyrings
- * out of reach (seccomp.ts); and the sandbox dies with the process that
- * started it, PID namespace and all.
+ * out of reach and no typing into the terminal (seccomp.ts); and the sandbox
+ * dies with the process that started it, PID namespace and all.
  *
  * `--new-session` is left out on purpose: it breaks job control in the
- * interactive shell of a pty (landscape-2026.md); the terminal the shell gets
- * is its own pty, so TIOCSTI into it only types into the sandbox itself.
+ * interactive shell of a pty (landscape-2026.md). The terminal the shell gets
+ * is its own pty, shared with every program a command runs: TIOCSTI into it
+ * would type the shell's next line, so the seccomp filter refuses it.
  */
 import { spawnSync } from 'node:child_process';
 import { isDirectory, isExecutableFile } from '../files/kind';
