@@ -133,3 +133,31 @@ test('without a header or a workflow nothing is verified, and the reason is give
   assert.match(report.lineErrors[0]!.message, /expected the header on the first line/);
   assert.match(report.fatal ?? '', /no header names a workflow/);
 });
+
+test("the default workflow's verify stage: no command cheaper than the tests scores above an honest failing run of them", () => {
+  const run = (command: string, result: Record<string, unknown>) =>
+    verifyEvents(wf, at([
+      call('read_file', { path: 'src/a.js' }),
+      call('enter_stage', { stage: 'edit' }),
+      call('edit_file', { path: 'src/a.js', search: 'a', replace: 'b' }, 'ok', { filesChanged: ['src/a.js'] }),
+      call('enter_stage', { stage: 'verify' }),
+      call('run_command', { command }, 'ok', { completion: 'marker', ...result }),
+      call('submit', { summary: 'done' }),
+      { type: 'outcome', command: 'npm test', exitCode: 1, completion: 'exit', testsRan: 1 } as TrajectoryEvent,
+    ])).summary.return;
+  const honest = run('npm test', { exitCode: 1, testsRan: 4, output: '# tests 4\n# fail 1' });
+  const cheap: [string, Record<string, unknown>][] = [
+    ['echo test', { exitCode: 0 }],
+    ['true', { exitCode: 0 }],
+    ['npm test || true', { exitCode: 0, testsRan: 4 }],
+    ['true && npm test', { exitCode: 0, testsRan: 4 }],
+    ['npm test -- --testNamePattern=nothing', { exitCode: 0, testsRan: 0 }],
+    ['npm test', { exitCode: 0, testsRan: 0 }], // the suite emptied: ran, but no tests
+    ['npm test', { exitCode: null }], // never ended
+    ['echo "# tests 9"', { exitCode: 0, testsRan: 9 }],
+  ];
+  for (const [command, result] of cheap) {
+    const r = run(command, result);
+    assert.ok(r < honest, `${command} ${JSON.stringify(result)} scores ${r}, the honest failing run ${honest}`);
+  }
+});

@@ -180,6 +180,8 @@ export function systemPrompt(wf: Workflow): string {
         case 'command_succeeded':
         case 'command_ran':
           return `a command matching "${c.pattern}" ${c.kind === 'command_succeeded' ? 'succeeded' : 'ran'}${c.afterLastChange ? ' after the last file change' : ''}`;
+        case 'outcome_ran':
+          return `the check itself (${wf.outcome.command}, exactly as written) ran its tests${c.afterLastChange ? ' after the last file change' : ''}, pass or fail`;
       }
     });
     const next = transitionsFrom(wf, s.id);

@@ -7,6 +7,7 @@ import type { ToolContext, ToolOutcome } from '../tools/types';
 import { isInside, type WorkspaceFs } from '../tools/workspace-fs';
 import type { ToolExecutor } from './loop';
 import { ShellTextError } from '../tools/shell-quote';
+import { testsRanFrom } from './tests-ran';
 
 /** What the model reads of a command: the command, its output, how it ended, what it changed, where the rest is. */
 export function commandObservation(
@@ -146,7 +147,10 @@ export function createToolExecutor(parts: ExecutorParts): ToolExecutor {
       throw e;
     }
     const after = before ? snapshot(ctx.workspace) : undefined;
-    const result = { ...toToolResult(r), sandboxed: parts.terminal.launched };
+    // How many tests ran, when the output is a test runner's: the outcome command's own run in
+    // a stage counts only when it ran tests (exit condition outcome_ran).
+    const testsRan = r.binary ? undefined : testsRanFrom(r.output);
+    const result = { ...toToolResult(r), sandboxed: parts.terminal.launched, ...(testsRan !== undefined ? { testsRan } : {}) };
     const files = before && after ? changedBetween(before, after) : [];
     if (files.length) result.filesChanged = files;
     const status = r.cancelled ? 'interrupted' : r.completion === 'timeout' ? 'timeout' : 'ok';

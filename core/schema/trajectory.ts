@@ -96,6 +96,8 @@ export const ToolResult = z.object({
   sandboxed: z.boolean().optional(),
   /** A command that had to be stopped with its shell: what earlier commands set in the shell is gone. */
   shellRestarted: z.boolean().optional(),
+  /** A command: how many tests its output says ran, when the host recognised a test runner (core/agent/tests-ran.ts). */
+  testsRan: z.number().int().nonnegative().optional(),
 });
 export type ToolResult = z.infer<typeof ToolResult>;
 

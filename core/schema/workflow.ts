@@ -38,6 +38,14 @@ export const ExitCondition = z.discriminatedUnion('kind', [
     kind: z.literal('file_changed'),
     pattern: Pattern.optional(),
   }),
+  /**
+   * The workflow's outcome command itself (the same command line, normalized)
+   * ran to an observed end and ran tests: no cheaper command can meet it.
+   */
+  z.strictObject({
+    kind: z.literal('outcome_ran'),
+    afterLastChange: z.boolean().default(true),
+  }),
 ]);
 export type ExitCondition = z.infer<typeof ExitCondition>;
 export type ExitConditionKind = ExitCondition['kind'];

@@ -36,6 +36,7 @@ export const CHECKS = {
   'stage.exit.command_succeeded': { level: 'stage', severity: 'warning', title: 'a matching command succeeded in the visit' },
   'stage.exit.command_ran': { level: 'stage', severity: 'warning', title: 'a matching command ran to an observed end in the visit' },
   'stage.exit.file_changed': { level: 'stage', severity: 'warning', title: 'a (matching) file changed in the visit' },
+  'stage.exit.outcome_ran': { level: 'stage', severity: 'warning', title: "the workflow's outcome command itself ran its tests in the visit" },
   'outcome.after_submit': { level: 'outcome', severity: 'error', title: 'the outcome check result follows a submit' },
   'outcome.single': { level: 'outcome', severity: 'error', title: 'the outcome check result is recorded once' },
   'outcome.submitted': { level: 'outcome', severity: 'info', title: 'the run submitted from a terminal stage' },

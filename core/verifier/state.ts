@@ -1,5 +1,5 @@
 import { ToolArgs, PATH_ARGS, isToolName, type ToolName } from '../schema/tools';
-import { ALWAYS_READ_ONLY, readOnlyPathOf, transitionsFrom, type ExitCondition, type Stage, type Workflow } from '../schema/workflow';
+import { ALWAYS_READ_ONLY, readOnlyPathOf, transitionsFrom, type ExitCondition, type OutcomeCheck, type Stage, type Workflow } from '../schema/workflow';
 import type { OutcomeEvent, SandboxRecord, ToolCallEvent, TrajectoryEvent } from '../schema/trajectory';
 import { CommandView, compilePatterns, firstMatch, normalizeSpaces, type CompiledPatterns } from '../policy/command';
 import { globMatch } from '../policy/glob';
@@ -136,6 +136,20 @@ function ranToEnd(e: ToolCallEvent): boolean {
   if (e.status !== 'ok' || e.tool !== 'run_command') return false;
   const r = e.result;
   return r !== undefined && typeof r.exitCode === 'number' && r.completion !== 'timeout' && r.completion !== 'unobserved';
+}
+
+/**
+ * `outcome_ran`: the call ran the workflow's outcome command itself (the same
+ * command line after `norm`) to an observed end, and its tests ran: the count
+ * its output gives is positive or, with no test runner recognised, the exit
+ * code is the one the check expects.
+ */
+function ranCheck(check: OutcomeCheck, e: ToolCallEvent): boolean {
+  if (!ranToEnd(e)) return false;
+  const command = commandOf(e.args);
+  if (command === undefined || normalizeSpaces(command) !== normalizeSpaces(check.command)) return false;
+  const tests = e.result?.testsRan;
+  return tests !== undefined ? tests > 0 : e.result?.exitCode === check.expectExitCode;
 }
 
 /** Files a call changed: as recorded, or the written/edited path of a successful write or edit. */
@@ -570,6 +584,10 @@ export class VerifierState {
           if (command !== undefined && counts && globMatchCommand(cond.pattern, command)) c.count = 1;
           break;
         }
+        case 'outcome_ran':
+          if (changed.length && cond.afterLastChange) c.count = 0;
+          if (ranCheck(this.workflow.outcome, e)) c.count = 1;
+          break;
       }
     }
   }
@@ -600,6 +618,16 @@ export class VerifierState {
             count
               ? this.cachedPass(id, cond, () => `a command matching "${cond.pattern}" ${verb}${after}`)
               : fail(id, `no command matching "${cond.pattern}" ${verb} in this visit${after}`),
+          );
+          break;
+        }
+        case 'outcome_ran': {
+          const after = cond.afterLastChange ? ' after the last file change' : '';
+          const command = this.workflow.outcome.command;
+          out.push(
+            count
+              ? this.cachedPass(id, cond, () => `the outcome command "${command}" ran tests${after}`)
+              : fail(id, `the outcome command "${command}" did not run tests in this visit${after}`),
           );
           break;
         }

@@ -31,6 +31,7 @@ inductive CheckId where
   | toolNotRepeated | toolSandboxed
   | stageTransition | stageClosed | stageBudget
   | stageExitToolSucceeded | stageExitCommandSucceeded | stageExitCommandRan | stageExitFileChanged
+  | stageExitOutcomeRan
   | outcomeAfterSubmit | outcomeSingle | outcomeSubmitted | outcomeCheckPassed
   deriving DecidableEq, Repr
 
@@ -56,6 +57,7 @@ def CheckId.name : CheckId → String
   | .stageExitCommandSucceeded => "stage.exit.command_succeeded"
   | .stageExitCommandRan => "stage.exit.command_ran"
   | .stageExitFileChanged => "stage.exit.file_changed"
+  | .stageExitOutcomeRan => "stage.exit.outcome_ran"
   | .outcomeAfterSubmit => "outcome.after_submit"
   | .outcomeSingle => "outcome.single"
   | .outcomeSubmitted => "outcome.submitted"
@@ -66,7 +68,8 @@ def CheckId.level : CheckId → Level
   | .toolCommandPolicy | .toolPathPolicy | .toolSandboxRequired | .toolApproved | .toolSucceeded
   | .toolNotRepeated | .toolSandboxed => .tool
   | .stageTransition | .stageClosed | .stageBudget | .stageExitToolSucceeded
-  | .stageExitCommandSucceeded | .stageExitCommandRan | .stageExitFileChanged => .stage
+  | .stageExitCommandSucceeded | .stageExitCommandRan | .stageExitFileChanged
+  | .stageExitOutcomeRan => .stage
   | .outcomeAfterSubmit | .outcomeSingle | .outcomeSubmitted | .outcomeCheckPassed => .outcome
 
 def CheckId.severity : CheckId → Severity
@@ -75,7 +78,7 @@ def CheckId.severity : CheckId → Severity
   | .toolApproved | .toolSucceeded | .toolNotRepeated | .toolSandboxed => .warning
   | .stageTransition => .error
   | .stageClosed | .stageBudget | .stageExitToolSucceeded | .stageExitCommandSucceeded
-  | .stageExitCommandRan | .stageExitFileChanged => .warning
+  | .stageExitCommandRan | .stageExitFileChanged | .stageExitOutcomeRan => .warning
   | .outcomeAfterSubmit | .outcomeSingle => .error
   | .outcomeSubmitted | .outcomeCheckPassed => .info
 
@@ -103,6 +106,7 @@ def CheckId.blocks : CheckId → Bool
   | .stageExitCommandSucceeded => false
   | .stageExitCommandRan => false
   | .stageExitFileChanged => false
+  | .stageExitOutcomeRan => false
   | .outcomeAfterSubmit => false
   | .outcomeSingle => false
   | .outcomeSubmitted => false
@@ -342,6 +346,25 @@ def ranToEndB (c : ToolCall) : Bool :=
 theorem ranToEnd_iff (c : ToolCall) : ranToEndB c = true ↔ RanToEnd c := by
   cases h : c.result.exitCode <;> simp [ranToEndB, RanToEnd, h]
 
+/-- `outcome_ran`: the call ran the workflow's outcome command itself (the same
+command line after `norm`) to an observed end, and its tests ran: the count its
+output gives is positive or, when the host recognised no test runner, the exit
+code is the one the check expects. -/
+def RanCheck (check : OutcomeCheck) (c : ToolCall) : Prop :=
+  RanToEnd c ∧ (strArg? c.args "command").map (fun s => normL s.toList) = some (normL check.command.toList) ∧
+    match c.result.testsRan with
+    | some n => 0 < n
+    | none => c.result.exitCode = some check.expectExitCode
+
+def ranCheckB (check : OutcomeCheck) (c : ToolCall) : Bool :=
+  ranToEndB c && (decide ((strArg? c.args "command").map (fun s => normL s.toList) = some (normL check.command.toList)) &&
+    match c.result.testsRan with
+    | some n => decide (0 < n)
+    | none => decide (c.result.exitCode = some check.expectExitCode))
+
+theorem ranCheck_iff (check : OutcomeCheck) (c : ToolCall) : ranCheckB check c = true ↔ RanCheck check c := by
+  cases h : c.result.testsRan <;> simp [ranCheckB, RanCheck, ranToEnd_iff, h]
+
 /-! ## Tool-call level: the call as a whole
 
 The checks above combined as the verifier makes them for one call (rewards.md,
@@ -486,6 +509,8 @@ structure StepFact where
   command : Option String
   /-- the files the call changed -/
   changed : List String
+  /-- a `run_command` that ran the workflow's outcome command, tests and all (`RanCheck`) -/
+  checked : Bool := false
   deriving Repr
 
 /-- `stage.closed`: how a visit ended. -/
@@ -613,12 +638,14 @@ def ExitMet : ExitCondition → List StepFact → Prop
   | .commandSucceeded p alc, facts => CmdMet (cmdGood false p) alc facts
   | .commandRan p alc, facts => CmdMet (cmdGood true p) alc facts
   | .fileChanged p, facts => FileChangedMet p facts
+  | .outcomeRan alc, facts => CmdMet (fun f => f.checked) alc facts
 
 def exitMetB : ExitCondition → List StepFact → Bool
   | .toolSucceeded tool n, facts => toolSucceededB tool n facts
   | .commandSucceeded p alc, facts => cmdMetB (cmdGood false p) alc facts
   | .commandRan p alc, facts => cmdMetB (cmdGood true p) alc facts
   | .fileChanged p, facts => fileChangedB p facts
+  | .outcomeRan alc, facts => cmdMetB (fun f => f.checked) alc facts
 
 theorem exitMet_iff (c : ExitCondition) (facts : List StepFact) :
     exitMetB c facts = true ↔ ExitMet c facts := by
@@ -627,12 +654,14 @@ theorem exitMet_iff (c : ExitCondition) (facts : List StepFact) :
   | commandSucceeded p alc => exact cmdMet_iff _ alc facts
   | commandRan p alc => exact cmdMet_iff _ alc facts
   | fileChanged p => exact fileChanged_iff p facts
+  | outcomeRan alc => exact cmdMet_iff _ alc facts
 
 def ExitCondition.checkId : ExitCondition → CheckId
   | .toolSucceeded .. => .stageExitToolSucceeded
   | .commandSucceeded .. => .stageExitCommandSucceeded
   | .commandRan .. => .stageExitCommandRan
   | .fileChanged .. => .stageExitFileChanged
+  | .outcomeRan .. => .stageExitOutcomeRan
 
 /-! ## Outcome level -/
 

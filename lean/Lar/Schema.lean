@@ -113,6 +113,8 @@ inductive ExitCondition where
   | commandSucceeded (pattern : String) (afterLastChange : Bool)
   | commandRan (pattern : String) (afterLastChange : Bool)
   | fileChanged (pattern : Option String)
+  /-- The workflow's outcome command itself ran, and its tests with it (`outcome_ran`). -/
+  | outcomeRan (afterLastChange : Bool)
   deriving Repr, Inhabited
 
 def ExitCondition.kind : ExitCondition → String
@@ -120,6 +122,7 @@ def ExitCondition.kind : ExitCondition → String
   | .commandSucceeded .. => "command_succeeded"
   | .commandRan .. => "command_ran"
   | .fileChanged .. => "file_changed"
+  | .outcomeRan .. => "outcome_ran"
 
 def ExitCondition.fromJson? (j : Json) : Except String ExitCondition := do
   let kind ← Read.str "exit.kind" (← Read.req "exit condition" j "kind")
@@ -138,6 +141,9 @@ def ExitCondition.fromJson? (j : Json) : Except String ExitCondition := do
     Read.strict kind j ["kind", "pattern"]
     let pattern ← Read.opt j "pattern" (Read.nonEmptyStr "file_changed.pattern")
     pure (.fileChanged pattern)
+  | "outcome_ran" =>
+    Read.strict kind j ["kind", "afterLastChange"]
+    pure (.outcomeRan (← Read.optD j "afterLastChange" true (Read.bool "outcome_ran.afterLastChange")))
   | other => throw s!"unknown exit condition kind \"{other}\""
 
 instance : FromJson ExitCondition := ⟨ExitCondition.fromJson?⟩
@@ -151,6 +157,7 @@ instance : ToJson ExitCondition where
     | .commandRan p a =>
       Json.mkObj [("kind", toJson "command_ran"), ("pattern", toJson p), ("afterLastChange", toJson a)]
     | .fileChanged p => Json.mkObj ([("kind", toJson "file_changed")] ++ Json.opt "pattern" p)
+    | .outcomeRan a => Json.mkObj [("kind", toJson "outcome_ran"), ("afterLastChange", toJson a)]
 
 structure Stage where
   id : String
@@ -385,6 +392,8 @@ structure ToolResult where
   error : Option String := none
   /-- A command: whether it ran in the OS sandbox (`none` when not recorded). -/
   sandboxed : Option Bool := none
+  /-- A command: the tests its output says ran (when the host recognised a test runner). -/
+  testsRan : Option Nat := none
   deriving Repr, Inhabited
 
 /-- A `tool_call` event. `args` is `null` when absent. -/
@@ -475,6 +484,7 @@ def ToolResult.fromJson? (j : Json) : Except String ToolResult := do
     filesChanged := (← Read.opt j "filesChanged" (Read.strList "result.filesChanged"))
     error := (← Read.opt j "error" (Read.str "result.error"))
     sandboxed := (← Read.opt j "sandboxed" (Read.bool "result.sandboxed"))
+    testsRan := (← Read.opt j "testsRan" (Read.nat "result.testsRan"))
   }
 
 def ToolCall.fromJson? (j : Json) : Except String ToolCall := do

@@ -363,7 +363,7 @@ structure Visit where
   /-- What the exit conditions need of each step, newest first. -/
   facts : List StepFact := []
 
-def exitReasons (cond : ExitCondition) (facts : List StepFact) : String × String :=
+def exitReasons (check : OutcomeCheck) (cond : ExitCondition) (facts : List StepFact) : String × String :=
   match cond with
   | .toolSucceeded tool n =>
     let k := countSucceeded tool facts
@@ -380,6 +380,10 @@ def exitReasons (cond : ExitCondition) (facts : List StepFact) : String × Strin
     let after := if alc then " after the last file change" else ""
     (s!"a command matching \"{p}\" ran to an observed end{after}",
      s!"no command matching \"{p}\" ran to an observed end in this visit{after}")
+  | .outcomeRan alc =>
+    let after := if alc then " after the last file change" else ""
+    (s!"the outcome command \"{check.command}\" ran tests{after}",
+     s!"the outcome command \"{check.command}\" did not run tests in this visit{after}")
 
 /-- The stage-level verdicts of a visit that ends now (toward `target` for a
 transition). `stage.closed` and `stage.transition` are decided by `closedB` and
@@ -407,7 +411,7 @@ def scoreVisit (wf : Workflow) (v : Visit) (endedBy : VisitEnd) (target : Option
     s!"{v.steps} steps in this visit; the budget of \"{src}\" is {v.stage.budget}"
   let facts := v.facts.reverse
   let conds := v.stage.exit.map fun cond =>
-    let reasons := exitReasons cond facts
+    let reasons := exitReasons wf.outcome cond facts
     Verdict.ofBool cond.checkId (exitMetB cond facts) reasons.1 reasons.2
   [closed] ++ transition ++ [budget] ++ conds
 
@@ -584,6 +588,7 @@ def State.appendCall (st : State) (c : ToolCall) (line : Nat) : State × StepRes
         tool := c.tool
         ok := ok
         ran := ranToEndB c
+        checked := ranCheckB wf.outcome c
         command := if c.tool == "run_command" then strArg? c.args "command" else none
         changed := changed }
       let v : Visit := { v0 with steps := v0.steps + 1, facts := fact :: v0.facts }

@@ -188,6 +188,7 @@ const exitCondition = fc.oneof(
   fc.record({ kind: fc.constant('command_ran'), pattern: fc.constantFrom(...COMMAND_PATTERNS), afterLastChange: fc.boolean() }),
   fc.record({ kind: fc.constant('file_changed') }),
   fc.record({ kind: fc.constant('file_changed'), pattern: fc.constantFrom(...PATH_PATTERNS) }),
+  fc.record({ kind: fc.constant('outcome_ran'), afterLastChange: fc.boolean() }),
 );
 
 /**
@@ -280,10 +281,12 @@ export const eventsOver = (stages: readonly string[], maxLength = 40): fc.Arbitr
       exitCode: fc.constantFrom(0, 0, 1, null, undefined),
       completion: fc.constantFrom('marker', 'exit', 'timeout', 'unobserved', undefined),
       changed: fc.constantFrom<string[] | undefined>(undefined, [], ['src/a.ts'], ['secrets/k', 'src/b.ts']),
+      testsRan: fc.constantFrom<number | undefined>(undefined, undefined, 0, 3),
     })
-    .map(({ tool, args, argsError, status, exitCode, completion, changed }) => {
+    .map(({ tool, args, argsError, status, exitCode, completion, changed, testsRan }) => {
       const result: Record<string, unknown> = {};
       if (exitCode !== undefined) result.exitCode = exitCode;
+      if (testsRan !== undefined) result.testsRan = testsRan;
       if (completion !== undefined) result.completion = completion;
       if (changed !== undefined) result.filesChanged = changed;
       return { type: 'tool_call', tool, args: argsError ? null : args, ...(argsError ? { argsError } : {}), status, result } as TrajectoryEvent;
