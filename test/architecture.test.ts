@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { CHECK_IDS } from '../core/verifier/checks';
-import { ALWAYS_READ_ONLY } from '../core/schema/workflow';
+import { ALWAYS_READ_ONLY, DEFAULT_PROTECTED } from '../core/schema/workflow';
+import { defaultWorkflow } from '../core/workflow/load';
 
 const root = resolve(__dirname, '../..');
 
@@ -34,4 +35,8 @@ test('the Lean checker names the same checks and the same always read-only paths
   const schema = readFileSync(join(root, 'lean', 'Lar', 'Schema.lean'), 'utf8');
   const ro = /def alwaysReadOnly : List String := \[(.*)\]/.exec(schema)?.[1];
   assert.deepEqual(JSON.parse(`[${ro}]`), [...ALWAYS_READ_ONLY]);
+  // The protected set a workflow without a sandbox section gets, in both readers and in the default workflow.
+  const dp = /def defaultProtected : List String :=\s*\[([^\]]*)\]/.exec(schema)?.[1];
+  assert.deepEqual(JSON.parse(`[${dp}]`), [...DEFAULT_PROTECTED]);
+  assert.deepEqual(defaultWorkflow().sandbox.protected, [...DEFAULT_PROTECTED]);
 });

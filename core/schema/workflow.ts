@@ -120,6 +120,20 @@ export const SandboxSection = z.strictObject({
 export type SandboxSection = z.infer<typeof SandboxSection>;
 
 /**
+ * What a run may not change when its workflow has no `sandbox` section: the
+ * tests, the package manifests and lock files, and the test runners'
+ * configuration the outcome check reads (the default workflow names the same).
+ * A workflow that says nothing about the sandbox must not leave its own
+ * outcome check to the run.
+ */
+export const DEFAULT_PROTECTED: readonly string[] = [
+  'test', 'tests', '__tests__', 'spec', 'package.json', 'package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock',
+  'pnpm-lock.yaml', '.npmrc', 'node_modules', 'jest.config.js', 'jest.config.cjs', 'jest.config.mjs', 'jest.config.ts', 'jest.config.json',
+  'vitest.config.js', 'vitest.config.mjs', 'vitest.config.ts', 'vite.config.js', 'vite.config.mjs', 'vite.config.ts', '.mocharc.js', '.mocharc.cjs',
+  '.mocharc.json', '.mocharc.yml', '.mocharc.yaml', 'babel.config.js', '.babelrc',
+];
+
+/**
  * Read-only for every run whatever the workflow says, in the sandbox and for
  * the file tools: the run's own records, and what runs later outside any
  * sandbox (git's hooks and config, the editor's tasks and settings).
@@ -162,8 +176,8 @@ export const Workflow = z.strictObject({
       paths: PathPolicy.default({ workspaceOnly: true, deny: [] }),
     })
     .default({ commands: { deny: [], ask: [] }, paths: { workspaceOnly: true, deny: [] } }),
-  // prefault: an absent section is parsed as `{}`, so each workflow gets its own arrays.
-  sandbox: SandboxSection.prefault({}),
+  // prefault: an absent section is parsed as this (its own arrays for each workflow): the default protected set.
+  sandbox: SandboxSection.prefault(() => ({ protected: [...DEFAULT_PROTECTED] })),
   rewards: RewardWeights.default({ alpha: 0.5, beta: 0.25 }),
 });
 export type Workflow = z.infer<typeof Workflow>;

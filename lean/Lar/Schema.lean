@@ -248,6 +248,15 @@ structure Workflow where
   rewards : RewardWeights := {}
   deriving Inhabited
 
+/-- What a run may not change when its workflow has no `sandbox` section (core/schema/workflow.ts
+`DEFAULT_PROTECTED`): the tests, manifests, lock files and test runners' configuration. -/
+def defaultProtected : List String :=
+  ["test", "tests", "__tests__", "spec", "package.json", "package-lock.json",
+   "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", ".npmrc", "node_modules", "jest.config.js",
+   "jest.config.cjs", "jest.config.mjs", "jest.config.ts", "jest.config.json", "vitest.config.js", "vitest.config.mjs",
+   "vitest.config.ts", "vite.config.js", "vite.config.mjs", "vite.config.ts", ".mocharc.js", ".mocharc.cjs",
+   ".mocharc.json", ".mocharc.yml", ".mocharc.yaml", "babel.config.js", ".babelrc"]
+
 /-- The paths the write tools must leave alone: the always read-only ones, then the protected ones. -/
 def Workflow.readOnlyPaths (wf : Workflow) : List String := alwaysReadOnly ++ wf.sandbox.protectedPaths
 
@@ -285,7 +294,7 @@ def Workflow.fromJson? (j : Json) : Except String Workflow := do
       unless wo do throw "workflow.policy.paths.workspaceOnly: must be true in version 1"
       pure { workspaceOnly := wo, deny := (← Read.optD qj "deny" [] (Read.strList "workflow.policy.paths.deny")) }
     pure { commands := commands, paths := paths }
-  let sandbox : SandboxSection ← Read.optD j "sandbox" {} fun sj => do
+  let sandbox : SandboxSection ← Read.optD j "sandbox" { protectedPaths := defaultProtected } fun sj => do
     Read.strict "workflow.sandbox" sj ["required", "network", "protected", "writable", "readable", "hidden"]
     let network ← Read.optD sj "network" "none" (Read.str "workflow.sandbox.network")
     unless network == "none" || network == "host" do throw s!"workflow.sandbox.network: expected \"none\" or \"host\", got \"{network}\""
