@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import fc from './support/fc';
 import { capOutput, looksBinary, omissionMarker, stripTerminal, toModelText } from '../core/tools/output';
 import { TerminalBusyError, TerminalSession, toToolResult } from '../core/tools/terminal';
-import { killTree, listProcesses, sessionProcesses, alive } from '../core/tools/procs';
+import { killTree, listProcesses, sessionProcesses, alive, type ProcInfo } from '../core/tools/procs';
 import { commandObservation } from '../core/agent/tools';
 import { ToolResult } from '../core/schema/trajectory';
 
@@ -309,6 +309,63 @@ test('killTree: a tree is listed parents first, and all of it, reparented jobs t
   killTree(pid);
   await new Promise((r) => setTimeout(r, 200));
   assert.deepEqual([pid, ...tree].filter(alive), [], 'no process of the tree is left, stopped or running');
+});
+
+/**
+ * A made-up process table for killTree, in pid order as /proc lists it: the shell 500 and its
+ * job 40 (a lower pid than the shell) with its child 30; a session member reparented to init,
+ * 900, whose child 800 has a lower pid; 700 belongs to another session.
+ */
+const TABLE: ProcInfo[] = [
+  [30, 40, 40],
+  [40, 500, 40],
+  [500, 1, 500],
+  [700, 1, 700, 700],
+  [800, 900, 900],
+  [900, 1, 900],
+].map(([pid, ppid, pgrp, session = 500]) => ({ pid: pid!, ppid: ppid!, pgrp: pgrp!, session, tpgid: 40, state: 'S' }));
+
+/** What killTree sent, in order, on TABLE; `fail` makes a signal call throw. */
+function killTreeOnTable(fail: (pid: number, signal: string) => boolean = () => false, list: () => ProcInfo[] = () => TABLE): [number, string][] {
+  const sent: [number, string][] = [];
+  killTree(500, {
+    list,
+    signal: (pid, signal) => {
+      sent.push([pid, signal]);
+      if (fail(pid, signal)) throw new Error(`EPERM: kill ${pid} ${signal}`);
+    },
+  });
+  return sent;
+}
+
+test('killTree: every process of the shell is stopped before any is killed, each parent before its children, also a child whose pid is lower than its parent', () => {
+  const sent = killTreeOnTable();
+  const stops = sent.filter(([pid, s]) => s === 'SIGSTOP' && pid > 0).map(([pid]) => pid);
+  const firstKill = sent.findIndex(([, s]) => s === 'SIGKILL');
+  assert.ok(sent.slice(firstKill).every(([, s]) => s === 'SIGKILL'), 'nothing is stopped once the killing began');
+  assert.deepEqual([...stops].sort((a, b) => a - b), [30, 40, 500, 800, 900], 'the other session is left alone');
+  for (const p of TABLE) {
+    if (stops.includes(p.pid) && stops.includes(p.ppid)) assert.ok(stops.indexOf(p.ppid) < stops.indexOf(p.pid), `${p.pid} is stopped after its parent ${p.ppid}: ${stops.join(' ')}`);
+  }
+  const killed = new Set(sent.filter(([, s]) => s === 'SIGKILL').map(([pid]) => pid));
+  for (const pid of stops) assert.ok(killed.has(pid), `${pid} was stopped and is killed`);
+  assert.ok(killed.has(-500), "the shell's process group too");
+});
+
+test('killTree: every process it stopped is killed, even when a signal call throws midway or the process list cannot be read again', () => {
+  // A signal refused for one process on the way (stopping 40, killing 30).
+  const refused = killTreeOnTable((pid, s) => (pid === 40 && s === 'SIGSTOP') || (pid === 30 && s === 'SIGKILL'));
+  const killed = (sent: [number, string][]): Set<number> => new Set(sent.filter(([, s]) => s === 'SIGKILL').map(([pid]) => pid));
+  for (const pid of [30, 40, 500, 800, 900]) assert.ok(killed(refused).has(pid), `${pid} is killed (${JSON.stringify(refused)})`);
+  // The process list readable once, then no more: what was stopped is killed, and killTree does not throw.
+  let reads = 0;
+  const sent = killTreeOnTable(undefined, () => {
+    if (reads++ > 0) throw new Error('EACCES: /proc');
+    return TABLE;
+  });
+  const stopped = sent.filter(([pid, s]) => s === 'SIGSTOP' && pid > 0).map(([pid]) => pid);
+  assert.deepEqual([...stopped].sort((a, b) => a - b), [30, 40, 500, 800, 900]);
+  for (const pid of stopped) assert.ok(killed(sent).has(pid), `${pid} is killed (${JSON.stringify(sent)})`);
 });
 
 test("a command stopped with its shell: the model is told what earlier commands set is gone", () => {

@@ -59,10 +59,10 @@ export function procInfo(pid: number): ProcInfo | undefined {
 /**
  * Every process that belongs to the shell: its descendants and everything in
  * its session (which catches reparented background jobs), the shell excluded.
- * Parents come before their children (see killTree).
+ * Parents come before their children (see killTree), whatever their pids.
+ * `all` is the process list to look in (default: the system's).
  */
-export function sessionProcesses(shellPid: number): number[] {
-  const all = listProcesses();
+export function sessionProcesses(shellPid: number, all: ProcInfo[] = listProcesses()): number[] {
   const children = new Map<number, number[]>();
   for (const p of all) {
     if (p.pid === shellPid) continue;
@@ -82,22 +82,37 @@ export function sessionProcesses(shellPid: number): number[] {
     }
   };
   visit(shellPid);
-  for (const p of all) {
-    if (p.session !== shellPid || p.pid === shellPid || found.has(p.pid)) continue;
+  // Members of the session no longer below the shell (reparented): each from the topmost one
+  // of its line, so a child with a lower pid than its parent still comes after it.
+  const loose = all.filter((p) => p.session === shellPid && p.pid !== shellPid && !found.has(p.pid));
+  const looseIds = new Set(loose.map((p) => p.pid));
+  for (const p of [...loose.filter((q) => !looseIds.has(q.ppid)), ...loose]) {
+    if (found.has(p.pid)) continue;
     found.add(p.pid);
     visit(p.pid);
   }
   return [...found];
 }
 
-export function killAll(pids: Iterable<number>, signal: NodeJS.Signals): void {
+/** Sends a signal to a pid (a negative one: a process group); may throw. */
+export type SignalSender = (pid: number, signal: NodeJS.Signals) => void;
+
+const sendSignal: SignalSender = (pid, signal) => void process.kill(pid, signal);
+
+export function killAll(pids: Iterable<number>, signal: NodeJS.Signals, send: SignalSender = sendSignal): void {
   for (const pid of pids) {
     try {
-      process.kill(pid, signal);
+      send(pid, signal);
     } catch {
       /* already gone */
     }
   }
+}
+
+/** What killTree reads and does: by default the system's processes and process.kill; a test gives a made-up table. */
+export interface KillOptions {
+  list?: () => ProcInfo[];
+  signal?: SignalSender;
 }
 
 /**
@@ -109,25 +124,28 @@ export function killAll(pids: Iterable<number>, signal: NodeJS.Signals): void {
  * Ctrl-Z and goes on), until no new one appears; then kill them all, whatever
  * happened on the way (a process left stopped would hold the workspace forever).
  */
-export function killTree(root: number): void {
+export function killTree(root: number, options: KillOptions = {}): void {
+  const list = options.list ?? listProcesses;
+  const send = (pids: Iterable<number>, signal: NodeJS.Signals): void => killAll(pids, signal, options.signal);
   const stopped = new Set<number>([root]);
   try {
-    killAll([-root, root], 'SIGSTOP');
+    send([-root, root], 'SIGSTOP');
     for (let round = 0; round < 16; round++) {
-      const found = sessionProcesses(root).filter((pid) => !stopped.has(pid));
+      const found = sessionProcesses(root, list()).filter((pid) => !stopped.has(pid));
       if (found.length === 0) break;
       for (const pid of found) {
-        killAll([pid], 'SIGSTOP');
+        send([pid], 'SIGSTOP');
         stopped.add(pid);
       }
     }
-  } finally {
-    killAll([-root, ...stopped], 'SIGKILL');
-    try {
-      killAll(sessionProcesses(root), 'SIGKILL');
-    } catch {
-      /* /proc unreadable: what was stopped is killed */
-    }
+  } catch {
+    /* the process list unreadable midway: what was stopped is killed below */
+  }
+  send([-root, ...stopped], 'SIGKILL');
+  try {
+    send(sessionProcesses(root, list()), 'SIGKILL');
+  } catch {
+    /* the process list unreadable: what was stopped is killed */
   }
 }
 
