@@ -1,7 +1,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from './support/fc';
@@ -182,11 +182,11 @@ test('sleep 30 with timeoutMs 500: timeout, exit code null, and the next command
 
 test('a command ignoring Ctrl-C is killed after the grace period, and the rest of its line never runs', async () => {
   // A shell goes on with a command line whose job died of anything but SIGINT,
-  // so killing the job alone would run `touch` here.
+  // so killing the job alone would run `touch` here: the shell is interrupted too.
   const r = await term.run(`bash -c "trap '' INT; sleep 3"; touch ignored-ctrl-c`, { timeoutMs: 300 });
   assert.equal(r.completion, 'timeout');
   assert.equal(r.exitCode, null);
-  assert.equal(r.shellRestarted, true);
+  assert.notEqual(r.shellRestarted, true);
   const next = await term.run('echo alive');
   assert.equal(next.output, 'alive\n');
   await new Promise((res) => setTimeout(res, 3500));
@@ -205,6 +205,76 @@ test('read x is reported as waiting for input and interrupted; sleep without out
   assert.equal(cat.waitingForInput, true);
   assert.equal((await term.run('echo fine')).output, 'fine\n');
 });
+
+// ---------------------------------------------------------------- interrupting keeps the shell
+
+const SHELLS = ['/bin/bash', '/usr/bin/zsh', '/usr/bin/fish', '/bin/sh'].filter((s) => existsSync(s));
+
+/** A session of `shell` in which an earlier command moved to `kept/`, exported LAR_KEPT and defined lar_fn. */
+async function shellWithState(shell: string): Promise<{ t: TerminalSession; pid: number; check: () => Promise<void> }> {
+  const t = open({ shell, env: { PATH: process.env.PATH, HOME: workspace, LANG: 'C.UTF-8' } });
+  const fn = shell.endsWith('fish') ? 'function lar_fn; echo fn-kept; end' : 'lar_fn() { echo fn-kept; }';
+  const set = await t.run(`mkdir -p kept && cd kept && export LAR_KEPT=yes; ${fn}`);
+  assert.equal(set.exitCode, 0, set.output);
+  const pid = t.pid!;
+  const check = async (): Promise<void> => {
+    const r = await t.run('echo "$LAR_KEPT $PWD"; lar_fn');
+    assert.equal(r.output, `yes ${join(workspace, 'kept')}\nfn-kept\n`, `${shell}: the folder, variable and function set before are still there`);
+    assert.equal(t.pid, pid, `${shell}: the same shell`);
+  };
+  return { t, pid, check };
+}
+
+for (const shell of SHELLS) {
+  const name = shell.split('/').pop();
+  test(`${name}: python3 started by mistake (it shrugs off Ctrl-C and keeps reading) is ended, and the shell keeps its folder, variables and functions`, async () => {
+    const { t, check } = await shellWithState(shell);
+    const r = await t.run('python3', { timeoutMs: 1000 });
+    assert.equal(r.completion, 'timeout');
+    assert.equal(r.exitCode, null);
+    assert.notEqual(r.shellRestarted, true, `${name}: ${r.output}`);
+    await check();
+    t.dispose();
+  });
+
+  test(`${name}: a program whose Ctrl-C clean-up outlasts the grace period is killed, the rest of the command never runs, and the shell keeps its state`, async () => {
+    const { t, check } = await shellWithState(shell);
+    mkdirSync(join(workspace, 'kept', 'sub'), { recursive: true });
+    // The clean-up (the INT trap) sleeps far past the grace period; then one and two more lines of the command.
+    const slow = `sh -c "trap 'sleep 30' INT; sleep 30"; touch after-1\ntouch after-2`;
+    for (const options of [{}, { cwd: join(workspace, 'kept', 'sub') }]) {
+      const r = await t.run(slow, { timeoutMs: 300, ...options });
+      assert.deepEqual([r.completion, r.exitCode], ['timeout', null]);
+      assert.notEqual(r.shellRestarted, true, `${name}: ${r.output}`);
+      await check();
+    }
+    const ran = ['after-1', 'after-2'].flatMap((f) => [join(workspace, 'kept', f), join(workspace, 'kept', 'sub', f)]).filter((f) => existsSync(f));
+    assert.deepEqual(ran, [], `${name}: no part of the command ran after it was killed`);
+    t.dispose();
+  });
+
+  test(`${name}: an end-of-file meant for a program that leaves it unread does not end the shell`, async () => {
+    const { t, check } = await shellWithState(shell);
+    // It shrugs off Ctrl-C and waits for input without reading it: the Ctrl-D sent to it
+    // wakes it, it exits, and the shell is the next to read the terminal.
+    const r = await t.run(`python3 -c "import select, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); select.select([sys.stdin], [], [])"`, { timeoutMs: 300 });
+    assert.equal(r.completion, 'timeout');
+    assert.notEqual(r.shellRestarted, true, `${name}: ${r.output}`);
+    await check();
+    t.dispose();
+  });
+
+  test(`${name}: read x, cat and sleep interrupted keep the shell's folder, variables and functions`, async () => {
+    const { t, check } = await shellWithState(shell);
+    for (const command of ['read x', 'cat', 'sleep 30']) {
+      const r = await t.run(command, { timeoutMs: 1500 });
+      assert.ok(r.completion === 'unobserved' || r.completion === 'timeout', `${name} ${command}: ${r.completion}`);
+      assert.notEqual(r.shellRestarted, true, `${name} ${command}`);
+      await check();
+    }
+    t.dispose();
+  });
+}
 
 test('exit 3: completion exit with code 3, and the session starts a new shell', async () => {
   const t = open();

@@ -5,6 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 
 export interface ProcInfo {
   pid: number;
@@ -109,10 +110,43 @@ export function killAll(pids: Iterable<number>, signal: NodeJS.Signals, send: Si
   }
 }
 
-/** What killTree reads and does: by default the system's processes and process.kill; a test gives a made-up table. */
+/** What killTree and killJob read and do: by default the system's processes and process.kill; a test gives a made-up table. */
 export interface KillOptions {
   list?: () => ProcInfo[];
   signal?: SignalSender;
+}
+
+/**
+ * Stop `first`, then what `find` lists (negative: a process group), again
+ * until it lists nothing new, in the order it lists them (parents first);
+ * then kill all that was stopped, whatever happened on the way (a process
+ * left stopped would hold the workspace forever), and what `find` lists then.
+ */
+function stopThenKill(first: number[], find: () => number[], send: (pids: Iterable<number>, signal: NodeJS.Signals) => void): void {
+  const stopped = new Set<number>();
+  const stop = (pids: number[]): void => {
+    for (const pid of pids) {
+      if (stopped.has(pid)) continue;
+      send([pid], 'SIGSTOP');
+      stopped.add(pid);
+    }
+  };
+  try {
+    stop(first);
+    for (let round = 0; round < 16; round++) {
+      const found = find().filter((pid) => !stopped.has(pid));
+      if (found.length === 0) break;
+      stop(found);
+    }
+  } catch {
+    /* the process list unreadable midway: what was stopped is killed below */
+  }
+  send(stopped, 'SIGKILL');
+  try {
+    send(find(), 'SIGKILL');
+  } catch {
+    /* the process list unreadable: what was stopped is killed */
+  }
 }
 
 /**
@@ -126,27 +160,41 @@ export interface KillOptions {
  */
 export function killTree(root: number, options: KillOptions = {}): void {
   const list = options.list ?? listProcesses;
-  const send = (pids: Iterable<number>, signal: NodeJS.Signals): void => killAll(pids, signal, options.signal);
-  const stopped = new Set<number>([root]);
-  try {
-    send([-root, root], 'SIGSTOP');
-    for (let round = 0; round < 16; round++) {
-      const found = sessionProcesses(root, list()).filter((pid) => !stopped.has(pid));
-      if (found.length === 0) break;
-      for (const pid of found) {
-        send([pid], 'SIGSTOP');
-        stopped.add(pid);
-      }
-    }
-  } catch {
-    /* the process list unreadable midway: what was stopped is killed below */
+  stopThenKill([-root, root], () => sessionProcesses(root, list()), (pids, signal) => killAll(pids, signal, options.signal));
+}
+
+/**
+ * The job that holds the shell's terminal, the shell left out: the processes
+ * of the terminal's foreground process group that belong to the shell (in the
+ * shell's own group when the shell holds the terminal: fish runs some jobs
+ * there, bash its command substitutions) and everything under them, parents
+ * first; `group`, the group to signal whole when it is not the shell's.
+ */
+export function foregroundJob(shellPid: number, all: ProcInfo[] = listProcesses()): { pids: number[]; group?: number } {
+  const shell = all.find((p) => p.pid === shellPid);
+  if (!shell) return { pids: [] };
+  const fg = shell.tpgid > 0 ? shell.tpgid : shell.pgrp;
+  const byPid = new Map(all.map((p) => [p.pid, p]));
+  const job = new Set<number>();
+  for (const pid of sessionProcesses(shellPid, all)) {
+    const p = byPid.get(pid)!;
+    if (p.pgrp === fg || job.has(p.ppid)) job.add(pid);
   }
-  send([-root, ...stopped], 'SIGKILL');
-  try {
-    send(sessionProcesses(root, list()), 'SIGKILL');
-  } catch {
-    /* the process list unreadable: what was stopped is killed */
-  }
+  return { pids: [...job], ...(fg !== shell.pgrp && job.size > 0 ? { group: fg } : {}) };
+}
+
+/**
+ * Kill the job that holds the shell's terminal (see foregroundJob) as
+ * killTree kills a shell: its group and its processes stopped, parents
+ * first, then all killed. The shell itself is not touched.
+ */
+export function killJob(shellPid: number, options: KillOptions = {}): void {
+  const list = options.list ?? listProcesses;
+  const find = (): number[] => {
+    const job = foregroundJob(shellPid, list());
+    return job.group === undefined ? job.pids : [-job.group, ...job.pids];
+  };
+  stopThenKill([], find, (pids, signal) => killAll(pids, signal, options.signal));
 }
 
 /** Whether a process runs (a zombie waiting to be reaped does not). */
@@ -174,6 +222,26 @@ export function linkOf(path: string): string | undefined {
   }
 }
 
+/** Syscalls that wait on descriptors they do not name in a register: select, poll and their p- forms. */
+const POLL_SYSCALLS: Partial<Record<string, number[]>> = { x64: [7, 23, 270, 271], arm64: [72, 73], riscv64: [72, 73], loong64: [72, 73] };
+
+/**
+ * Whether `pid` is blocked reading `tty` or, with `polling`, waits in select
+ * or poll with `tty` as its stdin; undefined when its syscall cannot be read.
+ */
+function onTerminal(pid: number, tty: string, polling: boolean): boolean | undefined {
+  let sys: string;
+  try {
+    sys = readFileSync(`/proc/${pid}/syscall`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const f = sys.trim().split(' ');
+  const nr = Number(f[0]);
+  if (nr === READ_SYSCALL[process.arch] && f[1] !== undefined) return linkOf(`/proc/${pid}/fd/${Number(f[1])}`) === tty;
+  return polling && (POLL_SYSCALLS[process.arch] ?? []).includes(nr) && linkOf(`/proc/${pid}/fd/0`) === tty;
+}
+
 /**
  * Whether a process of the terminal's foreground process group (the shell
  * itself for builtins like `read`) is blocked in read(2) on the terminal.
@@ -189,17 +257,43 @@ export function waitingOnTerminal(shellPid: number): boolean | undefined {
   const candidates = fg === shellPid ? [shellPid] : [shellPid, ...sessionProcesses(shellPid)].filter((pid) => parseStat(pid)?.pgrp === fg);
   let known = false;
   for (const pid of candidates) {
-    let sys: string;
-    try {
-      sys = readFileSync(`/proc/${pid}/syscall`, 'utf8');
-    } catch {
-      continue;
-    }
+    const on = onTerminal(pid, tty, false);
+    if (on === undefined) continue;
     known = true;
-    const f = sys.trim().split(' ');
-    if (Number(f[0]) !== readNr || f[1] === undefined) continue;
-    const fd = Number(f[1]);
-    if (linkOf(`/proc/${pid}/fd/${fd}`) === tty) return true;
+    if (on) return true;
   }
   return known ? false : undefined;
+}
+
+/**
+ * Whether the job that holds the shell's terminal (foregroundJob: never the
+ * shell itself) waits for input from it: blocked reading it, or in select or
+ * poll with it as stdin (a REPL's line editor: python3 waits in pselect6).
+ * End-of-file (Ctrl-D) ends such a program; at the shell's own prompt it would
+ * end the shell. False when it cannot be told.
+ */
+export function jobWaitingOnTerminal(shellPid: number): boolean {
+  if (!hasProc || READ_SYSCALL[process.arch] === undefined) return false;
+  const tty = linkOf(`/proc/${shellPid}/fd/0`);
+  return tty !== undefined && foregroundJob(shellPid).pids.some((pid) => onTerminal(pid, tty, true) === true);
+}
+
+/**
+ * Whether the shell's own process group holds its terminal, so that the shell
+ * reads what is typed (not a job it runs); undefined when it cannot be told.
+ */
+export function holdsTerminal(shellPid: number): boolean | undefined {
+  const p = hasProc ? parseStat(shellPid) : undefined;
+  return p && p.tpgid > 0 ? p.tpgid === p.pgrp : undefined;
+}
+
+/** Whether a process ignores a signal (SIG_IGN, from /proc); false when it cannot be told. */
+export function ignoresSignal(pid: number, signal: NodeJS.Signals): boolean {
+  const n = osConstants.signals[signal];
+  try {
+    const mask = /^SigIgn:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return mask !== undefined && n < 32 && (parseInt(mask.slice(-8), 16) & (1 << (n - 1))) !== 0;
+  } catch {
+    return false;
+  }
 }

@@ -25,7 +25,7 @@ import { basename, join } from 'node:path';
 import { loadNodePty, spawnShell, type ShellMode, type ShellProcess } from './shell-process';
 import { Completion, ToolResult } from '../schema/trajectory';
 import { CapOptions, capOutput, looksBinary, binarySummary, omissionMarker, stripTerminal } from './output';
-import { alive, killAll, killTree, linkOf, listProcesses, sessionProcesses, waitingOnTerminal } from './procs';
+import { alive, holdsTerminal, ignoresSignal, jobWaitingOnTerminal, killAll, killJob, killTree, linkOf, listProcesses, procInfo, sessionProcesses, waitingOnTerminal } from './procs';
 import { assertTypable, shellQuote, type QuoteDialect } from './shell-quote';
 
 export interface TerminalOptions {
@@ -47,7 +47,7 @@ export interface TerminalOptions {
   timeoutMs?: number;
   /** No output for this long while the command reads the terminal: it waits for input. Default 3000 ms. */
   inputIdleMs?: number;
-  /** After Ctrl-C, how long to wait for the shell to come back before killing. Default 1500 ms. */
+  /** How long each step of stopping a command (Ctrl-C, end-of-file, killing its job) waits for the shell to come back before the next; after the last, the shell is killed. Default 1500 ms. */
   graceMs?: number;
   /** How long the shell may take to start (rc files included). Default 10 000 ms. */
   startTimeoutMs?: number;
@@ -203,17 +203,21 @@ export function fishRestoreFunction(workspace: string): string {
   );
 }
 
-/** Shell set-up: no echo, no line editor, no prompts, no history file, pagers that never wait. */
+/**
+ * Shell set-up: no echo, no line editor, no prompts, no history file, pagers
+ * that never wait; end-of-file on the terminal does not end the shell (an
+ * interrupted job may end just before the Ctrl-D meant for it, see interrupt).
+ */
 function initScript(kind: ShellKind, workspace: string): string {
   switch (kind) {
     case 'bash':
-      return "stty -echo 2>/dev/null; set +o emacs +o vi +H +o history 2>/dev/null; unset HISTFILE PROMPT_COMMAND; PS0=''; PS1=''; PS2=''";
+      return "stty -echo 2>/dev/null; set +o emacs +o vi +H +o history 2>/dev/null; set -o ignoreeof; unset HISTFILE PROMPT_COMMAND; PS0=''; PS1=''; PS2=''";
     case 'zsh':
-      return "stty -echo 2>/dev/null; unsetopt zle prompt_subst 2>/dev/null; unset HISTFILE; precmd_functions=(); preexec_functions=(); PROMPT=''; RPROMPT=''; PS2=''";
+      return "stty -echo 2>/dev/null; unsetopt zle prompt_subst 2>/dev/null; setopt ignore_eof; unset HISTFILE; precmd_functions=(); preexec_functions=(); PROMPT=''; RPROMPT=''; PS2=''";
     case 'fish':
-      return `stty -echo 2>/dev/null; function fish_prompt; end; function fish_right_prompt; end; set -e fish_greeting; ${fishRestoreFunction(workspace)}`;
+      return `stty -echo 2>/dev/null; function fish_prompt; end; function fish_right_prompt; end; set -e fish_greeting; bind \\cd delete-char; bind -M insert \\cd delete-char; ${fishRestoreFunction(workspace)}`;
     default:
-      return "stty -echo 2>/dev/null; set +o emacs +o vi 2>/dev/null; PS1=''; PS2=''";
+      return "stty -echo 2>/dev/null; set +o emacs +o vi 2>/dev/null; set -o ignoreeof 2>/dev/null; PS1=''; PS2=''";
   }
 }
 
@@ -598,9 +602,13 @@ export class TerminalSession {
   }
 
   /**
-   * Stop the running command: Ctrl-C, wait for the shell to answer a sync
-   * marker; if it does not within the grace period, kill the shell and all it
-   * started (the next command gets a fresh shell).
+   * Stop the running command and keep the shell, step by step, done as soon
+   * as the shell answers a sync marker: Ctrl-C; then end-of-file to a job
+   * that waits on the terminal (a REPL shrugs off Ctrl-C: python3 prints
+   * KeyboardInterrupt and reads on) and as long again for a slow Ctrl-C
+   * clean-up; then the job killed under the frozen shell (stopJob). Only when
+   * all of that fails is the shell killed with all it started, and the next
+   * command gets a fresh one (`shellRestarted`).
    */
   private async interrupt(active: Active, completion: Completion, extra: Partial<RunResult>): Promise<void> {
     if (active.phase === 'done' || active.stopping || !this.pty) return;
@@ -614,27 +622,99 @@ export class TerminalSession {
       this.killShell();
       return active.finish(completion, null, { ...extra, shellRestarted: true });
     }
-    p.interrupt();
-    if (await this.sync(grace)) return active.finish(completion, null, extra);
+    const steps: (() => Promise<boolean>)[] = [
+      async () => (p.interrupt(), true),
+      async () => {
+        // Only to a job: at the shell's own prompt, end-of-file would end the shell (it is told to
+        // ignore it, see initScript, should the job end in between).
+        const shell = this.ownPid;
+        if (shell !== undefined && jobWaitingOnTerminal(shell)) p.write('\x04');
+        return true;
+      },
+      () => this.stopJob(),
+    ];
+    for (const [i, step] of steps.entries()) {
+      if ((active.phase as Active['phase']) === 'done' || this.pty !== p) return;
+      // A job killed outright could not restore the terminal it changed (a REPL's raw mode:
+      // no line ends, no signal keys); bash restores it itself, the others do not.
+      if ((await step()) && (await this.sync(grace, i === steps.length - 1 ? 'stty sane -echo 2>/dev/null; ' : ''))) return active.finish(completion, null, extra);
+    }
     if ((active.phase as Active['phase']) === 'done') return;
-    // The command outlived Ctrl-C. Killing only it would not do: a shell stops a
-    // command line when its job dies of SIGINT, not of SIGKILL, and would run the
-    // rest of the line. So the shell goes too, frozen first, and the next command
-    // gets a fresh one.
     this.killShell();
     active.finish(completion, null, { ...extra, shellRestarted: true });
   }
 
-  /** Send a sync marker until the shell prints it or `ms` pass. Output before it is not the command's. */
-  private sync(ms: number): Promise<boolean> {
+  /** The shell's own pid, when it is known (inside a launcher: once found). */
+  private get ownPid(): number | undefined {
+    return this.options.launcher && this.innerPid === undefined ? undefined : this.shellPid;
+  }
+
+  /**
+   * Kill the job that holds the terminal and keep the shell: the shell frozen
+   * (SIGSTOP on it alone), the job stopped and killed (killJob), SIGINT for
+   * the shell, then the shell let go. A shell goes on with the rest of a
+   * command whose job died of SIGKILL, but not once it got SIGINT itself: as
+   * after Ctrl-C, it drops the rest of the command file and of the input line
+   * (with it the end marker) and reads its next line; frozen, it runs nothing
+   * in between. False, with nothing killed, when that cannot be done safely:
+   * the shell is not known by its pid, is gone or does not stop, or ignores
+   * SIGINT (it would run the rest of the command).
+   */
+  private async stopJob(): Promise<boolean> {
+    const shell = this.ownPid;
+    if (shell === undefined || ignoresSignal(shell, 'SIGINT')) return false;
+    try {
+      process.kill(shell, 'SIGSTOP');
+    } catch {
+      return false;
+    }
+    try {
+      for (let waited = 0; !/^[Tt]/.test(procInfo(shell)?.state ?? ''); waited += 5) {
+        if (waited >= 1000) return false;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      killJob(shell);
+      process.kill(shell, 'SIGINT');
+      return true;
+    } catch {
+      return false;
+    } finally {
+      try {
+        process.kill(shell, 'SIGCONT');
+      } catch {
+        /* gone */
+      }
+    }
+  }
+
+  /**
+   * Send a sync marker (after `first`) until the shell prints it or `ms` pass.
+   * Output before it is not the command's. The line is typed only while the
+   * shell holds the terminal (or that cannot be told): a program holding it (a
+   * REPL, a shell the command started) would take it for its own input. It
+   * ends in a newline, which ends a line also where a program left the
+   * terminal raw (a carriage return then is not turned into one).
+   */
+  private sync(ms: number, first = ''): Promise<boolean> {
     return new Promise((resolve) => {
       const p = this.pty;
       if (!p) return resolve(false);
       this.syncNonce = nonce();
       this.syncBuf = '';
-      const timers: NodeJS.Timeout[] = [];
+      let sent = -Infinity;
+      const send = (): void => {
+        if (this.pty !== p) return end(false);
+        const shell = this.ownPid;
+        if (Date.now() - sent < 400 || (shell !== undefined && holdsTerminal(shell) === false)) return;
+        sent = Date.now();
+        p.write(`${first}printf '__LAR_S_%s__\\n' ${this.syncNonce}\n`);
+      };
+      // Ctrl-C flushes pending input; give the line discipline a moment first.
+      const ticks = setInterval(send, 100);
+      const deadline = setTimeout(() => end(false), ms);
       const end = (ok: boolean): void => {
-        for (const t of timers) clearTimeout(t);
+        clearInterval(ticks);
+        clearTimeout(deadline);
         this.cancelSync = undefined;
         this.syncSeen = undefined;
         this.syncNonce = '';
@@ -642,14 +722,6 @@ export class TerminalSession {
       };
       this.syncSeen = () => end(true);
       this.cancelSync = () => end(false);
-      const send = (): void => {
-        if (this.pty !== p) return end(false);
-        p.write(`printf '__LAR_S_%s__\\n' ${this.syncNonce}\r`);
-      };
-      // Ctrl-C flushes pending input; give the line discipline a moment first.
-      timers.push(setTimeout(send, 100));
-      for (let t = 500; t < ms; t += 400) timers.push(setTimeout(send, t));
-      timers.push(setTimeout(() => end(false), ms));
     });
   }
 
