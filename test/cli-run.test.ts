@@ -47,6 +47,9 @@ test('lar run drives the agent from the terminal against an OpenAI-compatible se
     assert.doesNotMatch(text, /sk-test-secret/, 'the key never reaches the trajectory');
     // The header carries the workflow inline, so the file verifies on its own.
     assert.equal(verifyTrajectoryText(text).summary!.outcome.reward, 1);
+    // And the sandbox's bounds: how memory and tasks were bounded, and to what.
+    const header = JSON.parse(text.slice(0, text.indexOf('\n'))) as { sandbox?: { confined: boolean; limits?: { mechanism: string; memory: number; tmp: number } } };
+    if (header.sandbox?.confined) assert.ok(header.sandbox.limits && header.sandbox.limits.memory > 0 && header.sandbox.limits.tmp === 2 ** 30, JSON.stringify(header.sandbox));
   } finally {
     await server.stop();
   }

@@ -463,6 +463,140 @@ describe('ordinary work still works inside', { skip }, () => {
   });
 });
 
+describe('the sandbox is bounded: memory, tasks and the size of its tmpfs folders', { skip }, () => {
+  /** Each folder's tmpfs size in KiB, as df sees it inside. */
+  async function sizes(b: Box, dirs: string[]): Promise<Map<string, number>> {
+    const r = await b.run(`df -k --output=target,size ${dirs.join(' ')}`);
+    return new Map(r.output.trim().split('\n').slice(1).map((l) => l.trim().split(/\s+/)).map(([at, kib]) => [at!, Number(kib)]));
+  }
+
+  test('a tmpfs refuses to grow past its size ("No space left on device"); the scratch folders, the home and hidden folders each have one', async () => {
+    const b = box({ section: { limits: { tmp: '1M' }, hidden: [join(tmpdir(), 'lar-hidden-probe')] }, prepare: () => mkdirSync(join(tmpdir(), 'lar-hidden-probe'), { recursive: true }) });
+    const full = await b.run('head -c 3000000 /dev/zero > /tmp/big; echo "rc=$?"; head -c 3000000 /dev/zero > /dev/shm/big; echo "rc=$?"; head -c 3000000 /dev/zero > ~/big; echo "rc=$?"');
+    assert.match(full.output, /No space left on device/, full.output);
+    assert.deepEqual(full.output.match(/rc=\d+/g), ['rc=1', 'rc=1', 'rc=1'], full.output);
+    const hidden = join(tmpdir(), 'lar-hidden-probe');
+    const got = await sizes(b, ['/tmp', '/var/tmp', '/run', '/dev/shm', b.home, hidden]);
+    assert.deepEqual(Object.fromEntries(got), { '/tmp': 1024, '/var/tmp': 512, '/run': 256, '/dev/shm': 256, [b.home]: 512, [hidden]: 1024 });
+    // What was written up to the limit stays; once removed, the space is back.
+    assert.equal((await b.run('rm /tmp/big && echo still-writable > /tmp/small && cat /tmp/small')).output, 'still-writable\n');
+  });
+
+  test('by default /tmp holds 1 GiB, not half the RAM', async () => {
+    const b = box();
+    assert.equal((await sizes(b, ['/tmp'])).get('/tmp'), 1024 * 1024);
+  });
+
+  /** A run (RunSandbox, its terminal, the tool executor with its bounds) with these limits. */
+  async function bounded(limits: Record<string, unknown>, t: { skip(why: string): void }) {
+    const base = mkdtempSync(join(tmpdir(), 'lar-bounded-'));
+    const ws = join(base, 'ws');
+    const home = join(base, 'home');
+    mkdirSync(ws);
+    mkdirSync(home);
+    const { sandbox, terminal } = await openRun(ws, Workflow.parse({ ...minimalWorkflow(), sandbox: { limits } }), home);
+    const exec = createToolExecutor({ fs: new NodeWorkspaceFs(ws, sandbox.readOnlyPaths), terminal, limits: sandbox.limits });
+    const run = async (command: string) => (await exec('run_command', { command, timeoutMs: 60_000 }, { workspace: ws })) as { status: string; result: { exitCode?: number | null; killed?: string; output?: string }; observation: string };
+    const done = async () => {
+      terminal.dispose();
+      await sandbox.dispose();
+      rmSync(base, { recursive: true, force: true });
+    };
+    const record = sandbox.summary.limits;
+    // Checked before anything runs: without a bound nothing below may be tried on this machine.
+    assert.ok(record, 'the header records the sandbox\'s limits');
+    if (record.mechanism === 'rlimit') {
+      await done();
+      t.skip('only rlimits here (no writable cgroup, no systemd scope): the sandbox as a whole is not bounded');
+      return undefined;
+    }
+    return { sandbox, terminal, run, done, record };
+  }
+
+  test('a fork bomb is held at the task limit and its processes are killed: the next command works, the host is unaffected', async (t) => {
+    const hostBefore = listProcesses().length;
+    const r = await bounded({ tasks: 64, memory: '512M' }, t);
+    if (!r) return;
+    try {
+      assert.equal(r.record.tasks, 64);
+      await r.run(':(){ :|:& };:');
+      const next = await r.run('sleep 0.5; ls / > /dev/null && echo next-works');
+      assert.match(next.observation, /next-works/, next.observation);
+      assert.match(next.result.killed ?? '', /^the sandbox's task limit \(64 processes and threads\) was reached: \d+ process(es)? left running (was|were) killed$/, next.observation);
+      assert.match(next.observation, /\[killed: the sandbox's task limit/);
+      const inside = await r.run(`ls /proc | grep -c '^[0-9]'`);
+      assert.ok(Number(/^(\d+)$/m.exec(inside.result.output ?? '')?.[1]) < 10, `only the sandbox's own processes are left:\n${inside.observation}`);
+      assert.ok(listProcesses().length < hostBefore + 10, `the host's process count is back (${hostBefore} before, ${listProcesses().length} now)`);
+      assert.equal((await r.run('echo and-on')).result.exitCode, 0);
+    } finally {
+      await r.done();
+    }
+  });
+
+  test('a command that fills memory is killed with "the sandbox\'s memory limit (256 MiB) was reached"; the run goes on', async (t) => {
+    const r = await bounded({ memory: '256M' }, t);
+    if (!r) return;
+    const mark = `lar-filler-${process.pid}-${Date.now()}`;
+    try {
+      const fill = await r.run(`python3 -c "
+# ${mark}
+chunks = []
+while True: chunks.append(bytearray(32 * 2**20))
+"`);
+      assert.equal(fill.result.exitCode, 137, fill.observation);
+      assert.equal(fill.result.killed, "the sandbox's memory limit (256 MiB) was reached");
+      assert.match(fill.observation, /\[exit code 137\]\n\[killed: the sandbox's memory limit \(256 MiB\) was reached\]/);
+      const filler = listProcesses().filter((p) => {
+        try {
+          return readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').includes(mark);
+        } catch {
+          return false;
+        }
+      });
+      assert.deepEqual(filler, [], 'the filler is gone from the host');
+      const next = await r.run('echo after-the-limit');
+      assert.equal(next.result.exitCode, 0);
+      assert.equal(next.result.killed, undefined, 'a command that stayed within the limits says nothing of them');
+    } finally {
+      await r.done();
+    }
+  });
+
+  test("the sandbox's cgroup exists while the run does and is removed at its end", async (t) => {
+    const r = await bounded({}, t);
+    if (!r) return;
+    const folders = r.sandbox.limits!.folders;
+    try {
+      if (r.record.mechanism === 'systemd-scope') assert.deepEqual(folders, [], 'systemd removes a scope itself');
+      else assert.ok(folders.length > 0 && folders.every((f) => existsSync(f)), folders.join(' '));
+      assert.equal((await r.run('echo in-the-cgroup')).result.exitCode, 0);
+    } finally {
+      await r.done();
+    }
+    assert.deepEqual(folders.filter((f) => existsSync(f)), [], 'removed');
+  });
+
+  test('rlimits, the last resort: each process gets RLIMIT_DATA, and as root the header says tasks are not bounded', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'lar-rlimit-'));
+    const ws = join(base, 'ws');
+    mkdirSync(ws);
+    const outputDir = join(ws, '.lar', 'output', 'run');
+    const workflow = Workflow.parse({ ...minimalWorkflow(), sandbox: { limits: { memory: '256M', tasks: 100 } } });
+    const sandbox = await RunSandbox.open({ workspace: ws, workflow, setting: 'required', hostEnv: { ...process.env, HOME: base }, shell: '/bin/bash', outputDir, home: base, limitMechanisms: ['rlimit'] });
+    const terminal = new TerminalSession({ cwd: ws, outputDir, shell: '/bin/bash', ...sandbox.terminal() });
+    try {
+      const root = process.getuid?.() === 0;
+      assert.deepEqual(sandbox.summary.limits, { mechanism: 'rlimit', memory: 256 * 2 ** 20, ...(root ? {} : { tasks: 100 }), tmp: 2 ** 30 });
+      const r = await terminal.run(`ulimit -d; python3 -c "bytearray(512 * 2**20)" 2>&1 | tail -1`, { timeoutMs: 30_000 });
+      assert.match(r.output, /^262144\nMemoryError\n$/, r.output);
+    } finally {
+      terminal.dispose();
+      await sandbox.dispose();
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+});
+
 /** A run's sandbox and terminal as `lar run` and the editor make them, with `home` as the user's home. */
 async function openRun(ws: string, workflow: Workflow, home: string, setting: 'required' | 'off' = 'required'): Promise<{ sandbox: RunSandbox; terminal: TerminalSession }> {
   const outputDir = join(ws, '.lar', 'output', 'run');

@@ -8,12 +8,13 @@ import { isInside, type WorkspaceFs } from '../tools/workspace-fs';
 import type { ToolExecutor } from './loop';
 import { ShellTextError } from '../tools/shell-quote';
 import { testsRanFrom } from './tests-ran';
+import type { SandboxLimits } from '../sandbox/limits';
 
 /** What the model reads of a command: the command, its output, how it ended, what it changed, where the rest is. */
 export function commandObservation(
   command: string,
   output: string,
-  end: { completion?: string; exitCode?: number | null; waitingForInput?: boolean; shellRestarted?: boolean },
+  end: { completion?: string; exitCode?: number | null; waitingForInput?: boolean; shellRestarted?: boolean; killed?: string },
   files: readonly string[] = [],
   fullOutput?: string,
 ): string {
@@ -28,9 +29,10 @@ export function commandObservation(
   const restarted = end.shellRestarted
     ? '\n[the shell was restarted to stop it: variables, functions and the directory that earlier commands set are gone]'
     : '';
+  const killed = end.killed ? `\n[killed: ${end.killed}]` : '';
   const changed = files.length ? `\nfiles changed: ${files.slice(0, 20).join(', ')}${files.length > 20 ? ` and ${files.length - 20} more` : ''}` : '';
   const full = fullOutput ? `\nfull output: ${fullOutput} (read_file it for the omitted part)` : '';
-  return `$ ${command}\n${output}${output.endsWith('\n') || !output ? '' : '\n'}[${head}]${restarted}${changed}${full}`;
+  return `$ ${command}\n${output}${output.endsWith('\n') || !output ? '' : '\n'}[${head}]${killed}${restarted}${changed}${full}`;
 }
 
 const notRun = (error: string): ToolOutcome => ({ status: 'error', result: { error }, observation: `Not run: ${error}` });
@@ -95,6 +97,8 @@ export interface ExecutorParts {
   commandTimeoutMs?: number;
   /** Set when no command may run (the workflow requires the sandbox and there is none): why. */
   refuseCommands?: string;
+  /** The sandbox's bounds (RunSandbox.limits): each command is watched, and its result says when a limit stopped it. */
+  limits?: SandboxLimits | undefined;
 }
 
 /**
@@ -135,6 +139,8 @@ export function createToolExecutor(parts: ExecutorParts): ToolExecutor {
       cwd = real.path;
     }
     const before = snapshot(ctx.workspace);
+    const watch = parts.limits?.watch(() => parts.terminal.shellPid);
+    let killed: string | undefined;
     let r;
     try {
       r = await parts.terminal.run(command, {
@@ -145,18 +151,20 @@ export function createToolExecutor(parts: ExecutorParts): ToolExecutor {
     } catch (e) {
       if (e instanceof ShellTextError) return notRun(e.message);
       throw e;
+    } finally {
+      killed = watch?.end();
     }
     const after = before ? snapshot(ctx.workspace) : undefined;
     // How many tests ran, when the output is a test runner's: the outcome command's own run in
     // a stage counts only when it ran tests (exit condition outcome_ran).
     const testsRan = r.binary ? undefined : testsRanFrom(r.output);
-    const result = { ...toToolResult(r), sandboxed: parts.terminal.launched, ...(testsRan !== undefined ? { testsRan } : {}) };
+    const result = { ...toToolResult(r), sandboxed: parts.terminal.launched, ...(testsRan !== undefined ? { testsRan } : {}), ...(killed ? { killed } : {}) };
     const files = before && after ? changedBetween(before, after) : [];
     if (files.length) result.filesChanged = files;
     const status = r.cancelled ? 'interrupted' : r.completion === 'timeout' ? 'timeout' : 'ok';
     // Where the rest is, when the model saw only the head and tail (and can read it: inside the workspace).
     const saved = relative(ctx.workspace, r.outputPath);
     const full = r.truncated && !saved.startsWith('..') && !isAbsolute(saved) ? saved.split(sep).join('/') : undefined;
-    return { status, result, observation: commandObservation(command, r.output, { completion: r.completion, exitCode: r.exitCode, waitingForInput: r.waitingForInput, shellRestarted: r.shellRestarted }, files, full) };
+    return { status, result, observation: commandObservation(command, r.output, { completion: r.completion, exitCode: r.exitCode, waitingForInput: r.waitingForInput, shellRestarted: r.shellRestarted, ...(killed ? { killed } : {}) }, files, full) };
   };
 }

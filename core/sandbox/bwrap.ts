@@ -5,7 +5,8 @@
  * What the arguments build (see docs/reliability.md for what each row stops):
  * the host's file system read-only; a fresh /dev, a /proc of its own PID
  * namespace, private /tmp, /var/tmp and /run; the home folders (/home, /root
- * and $HOME) replaced by empty ones; the workspace read-write with its
+ * and $HOME) replaced by empty ones; every tmpfs of a bounded size
+ * (limits.ts); the workspace read-write with its
  * protected paths and the run's records (.lar) read-only on top; a new user
  * namespace without capabilities and without further user namespaces (so no
  * mount inside can be undone); no network unless asked; the kernel keyrings
@@ -21,6 +22,7 @@ import { spawnSync } from 'node:child_process';
 import { isDirectory, isExecutableFile } from '../files/kind';
 import { delimiter, join } from 'node:path';
 import { seccompFile } from './seccomp';
+import { tmpfsSize } from './limits';
 
 export interface BwrapFound {
   ok: true;
@@ -30,6 +32,12 @@ export interface BwrapFound {
   disableUserns: boolean;
   /** The seccomp filter (seccomp.ts) loads: the kernel keyrings are out of reach inside. */
   seccomp: boolean;
+  /**
+   * `--size` before `--tmpfs` works (bubblewrap ≥ 0.5): each tmpfs is bounded. Without it a
+   * tmpfs holds up to half the RAM, and only the memory limit (limits.ts: the pages are charged
+   * to the sandbox's cgroup) bounds what is written there.
+   */
+  tmpfsSize?: boolean;
 }
 
 export interface BwrapMissing {
@@ -95,7 +103,7 @@ function probeUncached(path: string): BwrapProbe {
   let last = '';
   for (const disableUserns of [true, false]) {
     const r = spawnSync(path, [...isolationArgs('none', disableUserns), ...base, '--', '/bin/sh', '-c', 'exit 0'], { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe'] });
-    if (r.status === 0) return { ok: true, path, version, disableUserns, seccomp: seccompWorks(path, disableUserns, base) };
+    if (r.status === 0) return { ok: true, path, version, disableUserns, seccomp: seccompWorks(path, disableUserns, base), tmpfsSize: atLeast(version, [0, 5]) };
     last = (r.error?.message ?? r.stderr ?? '').trim().split('\n')[0] ?? '';
     // An old bwrap that does not know the flag: try once more without it.
     if (!/disable-userns|Unknown option/i.test(last)) break;
@@ -106,6 +114,14 @@ function probeUncached(path: string): BwrapProbe {
     reason: `bubblewrap ${version} (${path}) cannot start a sandbox here: ${last || 'it failed without saying why'}`,
     fix: userns ? USERNS_FIX : `check that ${path} works: \`bwrap --ro-bind / / --unshare-all -- /bin/true\``,
   };
+}
+
+/** Whether `version` ("0.8.0") is at least `least` ([0, 5]); false when it is not known. */
+function atLeast(version: string, least: number[]): boolean {
+  const v = version.split('.').map(Number);
+  if (v.some((n) => !Number.isInteger(n))) return false;
+  for (let i = 0; i < least.length; i++) if ((v[i] ?? 0) !== least[i]) return (v[i] ?? 0) > least[i]!;
+  return true;
 }
 
 /** Whether bwrap loads our seccomp filter here (a kernel without seccomp, or one that refuses it, runs without). */
@@ -151,23 +167,26 @@ export interface Mounts {
   hiddenFiles: string[];
   /** Where the shell starts. */
   chdir: string;
+  /** Bytes /tmp holds; every tmpfs gets its size from it (limits.ts tmpfsSize). Absent: unbounded (a bwrap without `--size`). */
+  tmp?: number;
 }
 
 /** The bwrap arguments before `--` and the command. Order matters: later mounts land on earlier ones. */
 export function bwrapArgs(m: Mounts): string[] {
   const a: string[] = [...isolationArgs(m.network, m.disableUserns), '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
+  const tmpfs = (d: string, kind: 'scratch' | 'home' | 'hidden'): string[] => [...(m.tmp !== undefined ? ['--size', String(tmpfsSize(d, m.tmp, kind))] : []), '--tmpfs', d];
   // Private scratch and run-time folders: sockets in /run (a container engine's, the session bus,
   // a keyring or an ssh agent) would reach out of any file system rule.
-  for (const d of ['/tmp', '/var/tmp', '/run', '/dev/shm']) a.push('--tmpfs', d);
+  for (const d of ['/tmp', '/var/tmp', '/run', '/dev/shm']) a.push(...tmpfs(d, 'scratch'));
   if (m.network === 'host') a.push('--ro-bind-try', '/run/systemd/resolve', '/run/systemd/resolve');
   // Every home folder is empty; the workspace and the granted paths come back on top.
-  for (const d of uniq(['/home', '/root', m.home])) if (isDirectory(d)) a.push('--tmpfs', d);
+  for (const d of uniq(['/home', '/root', m.home])) if (isDirectory(d)) a.push(...tmpfs(d, 'home'));
   for (const p of m.readable) a.push('--ro-bind', p, p);
   for (const p of m.writable) a.push('--bind', p, p);
   a.push('--bind', m.workspace, m.workspace);
   for (const p of m.pinned ?? []) a.push('--bind', p, p);
   for (const p of m.readOnly) a.push('--ro-bind', p, p);
-  for (const d of m.hiddenDirs) a.push('--tmpfs', d, '--remount-ro', d);
+  for (const d of m.hiddenDirs) a.push(...tmpfs(d, 'hidden'), '--remount-ro', d);
   for (const f of m.hiddenFiles) a.push('--ro-bind', '/dev/null', f);
   a.push('--chdir', m.chdir);
   return a;

@@ -17,6 +17,7 @@ import type { SandboxRecord } from '../schema/trajectory';
 import { bwrapArgs, probeBwrap, seccompLauncher, type BwrapFound, type BwrapProbe, type Mounts } from './bwrap';
 import { seccompFile } from './seccomp';
 import { sandboxEnv } from './env';
+import { limitValues } from './limits';
 
 export type SandboxSetting = 'auto' | 'required' | 'off';
 export const SANDBOX_SETTINGS: readonly SandboxSetting[] = ['auto', 'required', 'off'];
@@ -281,6 +282,8 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
     hiddenDirs,
     hiddenFiles,
     chdir: req.chdir ?? workspace,
+    // Every tmpfs bounded (limits.ts), where this bwrap can.
+    ...(probe.tmpfsSize ? { tmp: limitValues(req.section.limits).tmp } : {}),
   };
   return {
     confined: true,

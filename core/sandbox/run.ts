@@ -16,6 +16,7 @@ import { runOutcomeCheck } from '../agent/outcome-check';
 import { gitMetadata, planSandbox, type PlanRequest, type SandboxPlan, type SandboxSetting, type SandboxSummary } from './plan';
 import { disposeSnapshot, restoreSnapshot, takeSnapshot, type ProtectedSnapshot, type SnapshotLimits } from './snapshot';
 import type { BwrapProbe } from './bwrap';
+import { limitValues, SandboxLimits, type LimitMechanism } from './limits';
 
 export interface RunSandboxOptions {
   workspace: string;
@@ -30,6 +31,8 @@ export interface RunSandboxOptions {
   /** Host folders the sandbox must not see at all (in rollouts: the original workspace and the group). */
   hidden?: string[];
   probe?: () => BwrapProbe;
+  /** How memory and tasks are bounded, in order of preference (test seam; default: limits.ts's order). */
+  limitMechanisms?: readonly LimitMechanism[];
   /** The home folder the sandbox hides and replaces (default: the user's). */
   home?: string;
 }
@@ -174,7 +177,16 @@ export class RunSandbox {
     readonly readOnlyPaths: readonly string[],
     /** The git repositories (`.git` folders or files, by device and inode) there were at the start. */
     private readonly repositories: ReadonlySet<string>,
-  ) {}
+  ) {
+    // Made with the sandbox's plan, before anything runs in it; recorded in the header with the plan.
+    if (plan.confined) {
+      this.limits = SandboxLimits.open(limitValues(opts.workflow.sandbox.limits), opts.limitMechanisms ? { mechanisms: opts.limitMechanisms } : {});
+      plan.summary.limits = this.limits.record;
+    }
+  }
+
+  /** The bounds on the terminal's sandbox (memory, tasks), when it is confined: the tool executor watches each command with them. */
+  readonly limits: SandboxLimits | undefined;
 
   private finishing: Promise<EndReport> | undefined;
 
@@ -218,7 +230,7 @@ export class RunSandbox {
   terminal(): TerminalSetup {
     if (this.plan.confined) {
       const copy = this.shellDir && this.copyShell ? { shellCopyDir: this.shellDir } : {};
-      return { env: this.plan.env, launcher: this.plan.launcher, ...copy, ...(this.shellDir ? { scriptDir: this.shellDir } : {}) };
+      return { env: this.plan.env, launcher: this.limits ? this.limits.wrap(this.plan.launcher) : this.plan.launcher, ...copy, ...(this.shellDir ? { scriptDir: this.shellDir } : {}) };
     }
     return { env: { ...this.opts.hostEnv, LAR_API_KEY: undefined } };
   }
@@ -263,7 +275,13 @@ export class RunSandbox {
         event = { type: 'outcome', command: check.command, exitCode: null, completion: 'unobserved', output: `the outcome check did not run: its sandbox could not start (${fresh.summary.reason})`, at: new Date().toISOString() };
       } else {
         const env = { ...fresh.env, CI: 'true' };
-        event = await runOutcomeCheck(check, this.opts.workspace, signal, env, { launcher: fresh.launcher, keepEnv: true });
+        // Bounded as the run's sandbox was, in a cgroup of its own.
+        const bounds = SandboxLimits.open(limitValues(this.opts.workflow.sandbox.limits), this.opts.limitMechanisms ? { mechanisms: this.opts.limitMechanisms } : {});
+        try {
+          event = await runOutcomeCheck(check, this.opts.workspace, signal, env, { launcher: bounds.wrap(fresh.launcher), keepEnv: true });
+        } finally {
+          await bounds.dispose();
+        }
       }
     } else {
       // Unconfined, still a clean home: the user's ~/.npmrc (a script-shell, a registry) must not decide it.
@@ -324,6 +342,7 @@ export class RunSandbox {
       ...(before?.error || after.error ? { error: [before?.error, after.error].filter(Boolean).join('; ') } : {}),
     };
     if (this.shellDir) rmSync(this.shellDir, { recursive: true, force: true });
+    await this.limits?.dispose();
     if (this.snapshot) await disposeSnapshot(this.snapshot);
     return report;
   }

@@ -31,12 +31,26 @@ export const SandboxRecord = z.object({
   tool: z.string().optional(),
   network: z.enum(['none', 'host']).optional(),
   protected: z.array(z.string()).optional(),
+  /** The bounds on the sandbox (core/sandbox/limits.ts); absent in trajectories from before them. */
+  limits: z
+    .object({
+      /** How memory and tasks are bounded: a delegated cgroup v2, a systemd scope, cgroup v1 hierarchies, or per-process rlimits (the last resort). */
+      mechanism: z.enum(['cgroup-v2', 'systemd-scope', 'cgroup-v1', 'rlimit']),
+      /** Bytes the sandbox's processes may use together (rlimit: each process, RLIMIT_DATA). */
+      memory: z.number().int().positive(),
+      /** Processes and threads (rlimit: the user's processes, RLIMIT_NPROC); absent when not bounded (rlimit as root). */
+      tasks: z.number().int().positive().optional(),
+      /** Bytes /tmp holds (/var/tmp and the home half of it, /run and /dev/shm a quarter). */
+      tmp: z.number().int().positive(),
+    })
+    .optional(),
   /** The workflow or the user required the sandbox. */
   required: z.boolean().optional(),
   /** Why commands were not confined. */
   reason: z.string().optional(),
 });
 export type SandboxRecord = z.infer<typeof SandboxRecord>;
+export type SandboxLimitsRecord = NonNullable<SandboxRecord['limits']>;
 
 export const Header = z.object({
   lar: z.literal(LAR_VERSION),
@@ -96,6 +110,8 @@ export const ToolResult = z.object({
   sandboxed: z.boolean().optional(),
   /** A command that had to be stopped with its shell: what earlier commands set in the shell is gone. */
   shellRestarted: z.boolean().optional(),
+  /** A command a limit of the sandbox stopped, and which: "the sandbox's memory limit (8 GiB) was reached". */
+  killed: z.string().optional(),
   /** A command: how many tests its output says ran, when the host recognised a test runner (core/agent/tests-ran.ts). */
   testsRan: z.number().int().nonnegative().optional(),
 });

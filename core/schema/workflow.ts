@@ -93,11 +93,35 @@ export const WorkspacePath = z.string().min(1, 'a path must not be empty');
 /** A path on the host: absolute, or under the user's home as `~/…`. */
 export const HostPath = z.string().regex(/^(\/|~(\/|$))/, 'a host path is absolute ("/…") or in the home folder ("~/…")');
 
+/** A size: a whole number of bytes, or of K, M, G or T (powers of 1024), as a string: "512M", "8G". */
+export const Size = z.string().regex(/^[1-9][0-9]*[KMGT]?$/, 'a size is a whole number followed by K, M, G or T (powers of 1024), e.g. "512M" or "8G"');
+
+/** Bytes of a Size; NaN for what is not one. */
+export const sizeBytes = (s: string): number => {
+  const m = /^([1-9][0-9]*)([KMGT]?)$/.exec(s);
+  return m ? Number(m[1]) * 2 ** { '': 0, K: 10, M: 20, G: 30, T: 40 }[m[2] as '' | 'K' | 'M' | 'G' | 'T'] : NaN;
+};
+const sizeAtLeast = (least: number, text: string) => Size.refine((s) => !(sizeBytes(s) < least), `must be at least ${text}`);
+
+/**
+ * Bounds on the sandbox (core/sandbox/limits.ts); what is left out gets the
+ * default. memory: what its processes use together (default: half the RAM,
+ * at most 8G); tasks: processes and threads (default 4096); tmp: what /tmp
+ * holds (default 1G; /var/tmp and the home half of it, /run and /dev/shm a
+ * quarter).
+ */
+export const SandboxLimitsSection = z.strictObject({
+  memory: sizeAtLeast(64 * 2 ** 20, '64M').optional(),
+  tasks: z.number().int().min(32).optional(),
+  tmp: sizeAtLeast(2 ** 20, '1M').optional(),
+});
+export type SandboxLimitsSection = z.infer<typeof SandboxLimitsSection>;
+
 /**
  * How commands are confined (core/sandbox): every command the agent runs, and
  * everything it starts, runs in an OS sandbox with the file system read-only,
  * the workspace read-write, a private home, /tmp, /dev and /proc, no network,
- * and its own process namespace.
+ * and its own process namespace, bounded in memory, tasks and tmpfs sizes.
  */
 export const SandboxSection = z.strictObject({
   /** No command runs unconfined: without a working sandbox, run_command is blocked. */
@@ -116,6 +140,8 @@ export const SandboxSection = z.strictObject({
   readable: z.array(HostPath).default([]),
   /** Host paths hidden from the sandbox (an empty folder or file in their place). */
   hidden: z.array(HostPath).default([]),
+  /** Memory, tasks and /tmp's size; the defaults are for ordinary work. */
+  limits: SandboxLimitsSection.prefault({}),
 });
 export type SandboxSection = z.infer<typeof SandboxSection>;
 

@@ -91,6 +91,33 @@ def array (ctx : String) : Json → Except String (List Json)
 def strList (ctx : String) (j : Json) : Except String (List String) := do
   (← array ctx j).mapM (str ctx)
 
+/-- A size as the sandbox's limits take it (core/schema/workflow.ts `Size`): a string of a whole
+number without leading zeros, then optionally K, M, G or T (powers of 1024), e.g. "512M" or "8G";
+at least `least` bytes (written `leastText` in the message). Kept as written. -/
+def size (ctx : String) (least : Nat) (leastText : String) (j : Json) : Except String String := do
+  let s ← str ctx j
+  let cs := s.toList
+  let digits := cs.takeWhile Char.isDigit
+  let shift? : Option Nat := match cs.dropWhile Char.isDigit with
+    | [] => some 0
+    | ['K'] => some 10
+    | ['M'] => some 20
+    | ['G'] => some 30
+    | ['T'] => some 40
+    | _ => none
+  match digits, shift? with
+  | d :: _, some shift =>
+    if d == '0' then throw s!"{ctx}: a size is a whole number followed by K, M, G or T (powers of 1024), e.g. \"512M\" or \"8G\""
+    let n := digits.foldl (fun (acc : Nat) (c : Char) => acc * 10 + (c.toNat - '0'.toNat)) 0
+    if n * 2 ^ shift < least then throw s!"{ctx}: must be at least {leastText}"
+    pure s
+  | _, _ => throw s!"{ctx}: a size is a whole number followed by K, M, G or T (powers of 1024), e.g. \"512M\" or \"8G\""
+
+#guard (size "s" 0 "0" (.str "512M")).toOption == some "512M"
+#guard (size "s" (64 * 1024 * 1024) "64M" (.str "67108864")).toOption == some "67108864"
+#guard (size "s" (64 * 1024 * 1024) "64M" (.str "32M")).toOption == none
+#guard ["08G", "8GB", "1.5G", "G", "", "8g"].all fun t => (size "s" 0 "0" (.str t)).toOption == none
+
 /-- An optional key read with `f`, or the default when absent. -/
 def optD {α : Type} (j : Json) (k : String) (d : α) (f : Json → Except String α) : Except String α :=
   match field? j k with
@@ -209,6 +236,15 @@ structure Policy where
   paths : PathPolicy := {}
   deriving Repr, Inhabited
 
+/-- The sandbox's bounds (core/schema/workflow.ts `SandboxLimitsSection`): what is absent gets the
+host's default when the sandbox is made (core/sandbox/limits.ts), so it stays absent here. Sizes
+are kept as written ("512M", "8G"). Not read by the verifier. -/
+structure SandboxLimits where
+  memory : Option String := none
+  tasks : Option Nat := none
+  tmp : Option String := none
+  deriving Repr, Inhabited
+
 /-- The workflow's `sandbox` section (core/schema/workflow.ts `SandboxSection`).
 The verifier reads `required` (for `tool.sandbox_required`) and `protectedPaths`
 (read-only to the write tools, `tool.path_policy`); the rest is for the host
@@ -220,6 +256,7 @@ structure SandboxSection where
   writable : List String := []
   readable : List String := []
   hidden : List String := []
+  limits : SandboxLimits := {}
   deriving Repr, Inhabited
 
 /-- Workspace paths no write tool may change whatever the workflow says
@@ -295,9 +332,19 @@ def Workflow.fromJson? (j : Json) : Except String Workflow := do
       pure { workspaceOnly := wo, deny := (← Read.optD qj "deny" [] (Read.strList "workflow.policy.paths.deny")) }
     pure { commands := commands, paths := paths }
   let sandbox : SandboxSection ← Read.optD j "sandbox" { protectedPaths := defaultProtected } fun sj => do
-    Read.strict "workflow.sandbox" sj ["required", "network", "protected", "writable", "readable", "hidden"]
+    Read.strict "workflow.sandbox" sj ["required", "network", "protected", "writable", "readable", "hidden", "limits"]
     let network ← Read.optD sj "network" "none" (Read.str "workflow.sandbox.network")
     unless network == "none" || network == "host" do throw s!"workflow.sandbox.network: expected \"none\" or \"host\", got \"{network}\""
+    let limits : SandboxLimits ← Read.optD sj "limits" {} fun lj => do
+      Read.strict "workflow.sandbox.limits" lj ["memory", "tasks", "tmp"]
+      let tasks ← Read.opt lj "tasks" fun tj => do
+        let n ← Read.int "workflow.sandbox.limits.tasks" tj
+        if n < 32 then throw "workflow.sandbox.limits.tasks: must be at least 32" else pure n.toNat
+      pure {
+        memory := (← Read.opt lj "memory" (Read.size "workflow.sandbox.limits.memory" (64 * 1024 * 1024) "64M"))
+        tasks := tasks
+        tmp := (← Read.opt lj "tmp" (Read.size "workflow.sandbox.limits.tmp" (1024 * 1024) "1M"))
+      }
     pure {
       required := (← Read.optD sj "required" false (Read.bool "workflow.sandbox.required"))
       network := network
@@ -305,6 +352,7 @@ def Workflow.fromJson? (j : Json) : Except String Workflow := do
       writable := (← Read.optD sj "writable" [] (Read.strList "workflow.sandbox.writable"))
       readable := (← Read.optD sj "readable" [] (Read.strList "workflow.sandbox.readable"))
       hidden := (← Read.optD sj "hidden" [] (Read.strList "workflow.sandbox.hidden"))
+      limits := limits
     }
   let rewards : RewardWeights ← Read.optD j "rewards" {} fun rj => do
     Read.strict "workflow.rewards" rj ["alpha", "beta"]
@@ -343,7 +391,9 @@ instance : ToJson Workflow where
           ("deny", toJson w.policy.paths.deny)])]),
      ("sandbox", Json.mkObj [("required", toJson w.sandbox.required), ("network", toJson w.sandbox.network),
         ("protected", toJson w.sandbox.protectedPaths), ("writable", toJson w.sandbox.writable),
-        ("readable", toJson w.sandbox.readable), ("hidden", toJson w.sandbox.hidden)]),
+        ("readable", toJson w.sandbox.readable), ("hidden", toJson w.sandbox.hidden),
+        ("limits", Json.mkObj (Json.opt "memory" w.sandbox.limits.memory ++ Json.opt "tasks" w.sandbox.limits.tasks ++
+          Json.opt "tmp" w.sandbox.limits.tmp))]),
      ("rewards", Json.mkObj [("alpha", Json.num w.rewards.alpha), ("beta", Json.num w.rewards.beta)])]
 
 /-- The stage with this id. Stage ids are unique in a well-formed workflow. -/

@@ -1,0 +1,560 @@
+/**
+ * Bounds on a sandbox: how much memory its processes may use together, how
+ * many tasks (processes and threads) it may have, and how much its tmpfs
+ * folders hold. Without them a fork bomb fills the machine in a second and
+ * lives until the command's timeout, a memory filler pushes the host into
+ * swap or its own OOM killer, and each of the six tmpfs mounts (/tmp,
+ * /var/tmp, /run, /dev/shm, the empty homes) takes up to half the RAM.
+ *
+ * tmpfs sizes are bwrap's `--size` (bubblewrap ≥ 0.5) before each `--tmpfs`:
+ * /tmp gets `tmp`, the homes and /var/tmp half of it, /run and /dev/shm a
+ * quarter, a hidden (empty, read-only) folder 1 MiB. A full tmpfs fails the
+ * write with "No space left on device".
+ *
+ * Memory and tasks, by the first mechanism that works here (asked once per
+ * process, the cgroup made per sandbox):
+ *
+ * 1. `cgroup-v2`: a child of this process's own cgroup, when that cgroup
+ *    already hands the memory and pids controllers down (cgroup.subtree_control)
+ *    and is writable: a delegated cgroup. (A cgroup that holds processes
+ *    cannot hand controllers down, so this is the root of a hierarchy, or a
+ *    container that delegated one.)
+ * 2. `systemd-scope`: `systemd-run --user --scope -p MemoryMax= -p TasksMax=`
+ *    (root: the system manager too) when a manager answers and the scope
+ *    really gets both limits (checked once from inside one). The scope is
+ *    made by systemd-run before it execs bwrap, and goes with its last process.
+ * 3. `cgroup-v1`: children of this process's cgroups in writable v1 `memory`
+ *    and `pids` hierarchies (containers and older hosts have them; root
+ *    usually may write there).
+ * 4. `rlimit`: per process only. RLIMIT_DATA bounds each process's heap and
+ *    anonymous memory (RLIMIT_AS would break V8, which reserves far more
+ *    address space than it uses); RLIMIT_NPROC counts all of the user's
+ *    processes on the machine, and does not apply to root at all, so for
+ *    root tasks are not limited. Set with `ulimit` by the launcher.
+ *
+ * Nested under this process's own cgroup, a sandbox's cgroup is also under
+ * whatever limits the editor or the session already has.
+ *
+ * The whole bwrap tree is in the cgroup before the shell runs anything: the
+ * launcher (`/bin/sh -c`) writes its own pid into cgroup.procs, then execs
+ * bwrap (systemd-run does the same for its scope), so there is no moment in
+ * which a process of the sandbox is outside it. A pid that cannot be written
+ * there stops the launcher (exit 125): no sandbox runs unbounded by mistake.
+ *
+ * Reaching a limit: at the task limit forks fail (EAGAIN), and a fork bomb's
+ * processes keep retrying; while a command runs (and when the next starts)
+ * the pids controller's `max` event counter is watched, and once it moves
+ * every process of the sandbox but the shell and bwrap above it is stopped
+ * and killed, so the run goes on. At the memory limit the kernel's OOM killer
+ * kills within the cgroup; its `oom_kill` counter tells the command's result
+ * that it was the limit ("killed: the sandbox's memory limit (8 GiB) was
+ * reached"). The cgroup is removed when the sandbox is disposed.
+ */
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { totalmem } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import type { SandboxLimitsRecord } from '../schema/trajectory';
+import { sizeBytes, type SandboxLimitsSection } from '../schema/workflow';
+import { alive, procInfo } from '../tools/procs';
+
+export const KiB = 1024;
+export const MiB = 1024 * KiB;
+export const GiB = 1024 * MiB;
+
+/** The defaults: memory min(8 GiB, half the RAM), 4096 tasks, 1 GiB of /tmp. */
+export const DEFAULT_TASKS = 4096;
+export const DEFAULT_TMP = GiB;
+export function defaultMemory(ram: number = totalmem()): number {
+  return Math.min(8 * GiB, Math.floor(ram / 2 / MiB) * MiB);
+}
+
+/** "512M" → bytes (K, M, G, T: powers of 1024; no unit: bytes), as the workflow's `Size` writes them. */
+export function parseSize(s: string): number {
+  const n = sizeBytes(s);
+  if (Number.isNaN(n)) throw new Error(`not a size: ${JSON.stringify(s)} (a whole number followed by K, M, G or T)`);
+  return n;
+}
+
+/** Bytes for people: "512 MiB", "8 GiB", "1.5 GiB". */
+export function formatSize(bytes: number): string {
+  for (const [unit, size] of [['TiB', 1024 * GiB], ['GiB', GiB], ['MiB', MiB], ['KiB', KiB]] as const) {
+    if (bytes >= size) return `${Number((bytes / size).toFixed(1))} ${unit}`;
+  }
+  return `${bytes} bytes`;
+}
+
+export interface LimitValues {
+  /** Bytes the sandbox's processes may use together. */
+  memory: number;
+  /** Processes and threads. */
+  tasks: number;
+  /** Bytes /tmp holds (the other tmpfs folders: tmpfsSize). */
+  tmp: number;
+}
+
+/** The limits a workflow's `sandbox.limits` asks for, with the defaults for what it leaves out. */
+export function limitValues(section: SandboxLimitsSection | undefined, ram: number = totalmem()): LimitValues {
+  return {
+    memory: section?.memory ? parseSize(section.memory) : defaultMemory(ram),
+    tasks: section?.tasks ?? DEFAULT_TASKS,
+    tmp: section?.tmp ? parseSize(section.tmp) : DEFAULT_TMP,
+  };
+}
+
+/** How much a tmpfs folder of the sandbox holds, given /tmp's size. */
+export function tmpfsSize(dir: string, tmp: number, kind: 'scratch' | 'home' | 'hidden'): number {
+  if (kind === 'hidden') return MiB;
+  if (dir === '/tmp') return tmp;
+  if (dir === '/run' || dir === '/dev/shm') return Math.max(64 * KiB, Math.floor(tmp / 4));
+  // /var/tmp and the homes (caches: ~/.npm, ~/.cache).
+  return Math.max(64 * KiB, Math.floor(tmp / 2));
+}
+
+export type LimitMechanism = 'cgroup-v2' | 'systemd-scope' | 'cgroup-v1' | 'rlimit';
+export const LIMIT_MECHANISMS: readonly LimitMechanism[] = ['cgroup-v2', 'systemd-scope', 'cgroup-v1', 'rlimit'];
+
+/** What a sandbox's bounds watch while a command runs; end() says what a limit did to it, if anything. */
+export interface CommandWatch {
+  end(): string | undefined;
+}
+
+/** A mechanism's cgroup files (one folder for v2 and a scope, two for v1). */
+interface Cgroup {
+  memory?: string;
+  pids?: string;
+}
+
+/** The cgroup mounts of this machine, from /proc/self/mountinfo: v2's, and v1's by controller. */
+function cgroupMounts(mountinfo?: string): { v2?: { at: string; root: string }; v1: Map<string, { at: string; root: string }> } {
+  const v1 = new Map<string, { at: string; root: string }>();
+  let v2: { at: string; root: string } | undefined;
+  let text: string;
+  try {
+    text = mountinfo ?? readFileSync('/proc/self/mountinfo', 'utf8');
+  } catch {
+    return { v1 };
+  }
+  const unescape = (s: string): string => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+  for (const line of text.split('\n')) {
+    const [left, right] = line.split(' - ');
+    if (!left || !right) continue;
+    const f = left.split(' ');
+    const [fstype, , superOpts] = right.split(' ');
+    const root = unescape(f[3] ?? '/');
+    const at = unescape(f[4] ?? '');
+    if (fstype === 'cgroup2') v2 ??= { at, root };
+    else if (fstype === 'cgroup') for (const o of (superOpts ?? '').split(',')) if (o === 'memory' || o === 'pids') if (!v1.has(o)) v1.set(o, { at, root });
+  }
+  return { ...(v2 ? { v2 } : {}), v1 };
+}
+
+/** This process's cgroup path in each hierarchy (`0` for v2, else by controller), from /proc/self/cgroup. */
+function ownCgroups(text?: string): Map<string, string> {
+  const out = new Map<string, string>();
+  let t: string;
+  try {
+    t = text ?? readFileSync('/proc/self/cgroup', 'utf8');
+  } catch {
+    return out;
+  }
+  for (const line of t.split('\n')) {
+    const m = /^(\d+):([^:]*):(.*)$/.exec(line);
+    if (!m) continue;
+    if (m[1] === '0' && m[2] === '') out.set('0', m[3]!);
+    else for (const c of m[2]!.split(',')) out.set(c, m[3]!);
+  }
+  return out;
+}
+
+/** The folder of cgroup `path` under a mount whose root is `root`. */
+function folderOf(mount: { at: string; root: string }, path: string): string {
+  const rel = mount.root !== '/' && (path === mount.root || path.startsWith(`${mount.root}/`)) ? path.slice(mount.root.length) : path;
+  return join(mount.at, rel);
+}
+
+function read(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** A counter in a flat-keyed cgroup file ("oom_kill 3", "max 12"); 0 when absent. */
+function counter(file: string | undefined, key: string): number {
+  if (!file) return 0;
+  const m = new RegExp(`^${key} (\\d+)$`, 'm').exec(read(file) ?? '');
+  return m ? Number(m[1]) : 0;
+}
+
+function writable(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+let serial = 0;
+const childName = (): string => `lar-${process.pid}-${++serial}-${randomBytes(3).toString('hex')}`;
+
+/**
+ * Cgroups that processes which died without removing theirs left (an editor
+ * killed mid-run): removed when empty, and only after ten minutes (a cgroup
+ * just made is empty until its launcher enters it).
+ */
+function sweep(parent: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    const m = /^lar-(\d+)-/.exec(n);
+    if (!m || alive(Number(m[1]))) continue;
+    const dir = join(parent, n);
+    try {
+      if (Date.now() - statSync(dir).mtimeMs > 10 * 60_000) rmdirSync(dir);
+    } catch {
+      // not empty, or gone
+    }
+  }
+}
+
+/** A child cgroup made in `parent`; undefined when it cannot be. */
+function makeChild(parent: string): string | undefined {
+  if (!writable(parent)) return undefined;
+  sweep(parent);
+  const dir = join(parent, childName());
+  try {
+    mkdirSync(dir);
+    return dir;
+  } catch {
+    return undefined;
+  }
+}
+
+function removeDir(dir: string | undefined): void {
+  if (!dir) return;
+  try {
+    rmdirSync(dir);
+  } catch {
+    // processes still leaving: tried again below, or left for the system (an empty cgroup costs nothing)
+  }
+}
+
+function tryV2(values: LimitValues, mounts: ReturnType<typeof cgroupMounts>, own: Map<string, string>): Cgroup | undefined {
+  const path = own.get('0');
+  if (!mounts.v2 || path === undefined) return undefined;
+  const parent = folderOf(mounts.v2, path);
+  const delegated = (read(join(parent, 'cgroup.subtree_control')) ?? '').split(/\s+/);
+  if (!delegated.includes('memory') || !delegated.includes('pids')) return undefined;
+  const dir = makeChild(parent);
+  if (!dir) return undefined;
+  try {
+    writeFileSync(join(dir, 'memory.max'), String(values.memory));
+    if (existsSync(join(dir, 'memory.swap.max'))) writeFileSync(join(dir, 'memory.swap.max'), '0');
+    writeFileSync(join(dir, 'pids.max'), String(values.tasks));
+    return { memory: dir, pids: dir };
+  } catch {
+    removeDir(dir);
+    return undefined;
+  }
+}
+
+function tryV1(values: LimitValues, mounts: ReturnType<typeof cgroupMounts>, own: Map<string, string>): Cgroup | undefined {
+  const mem = mounts.v1.get('memory');
+  const pids = mounts.v1.get('pids');
+  const memPath = own.get('memory');
+  const pidsPath = own.get('pids');
+  if (!mem || !pids || memPath === undefined || pidsPath === undefined) return undefined;
+  const memDir = makeChild(folderOf(mem, memPath));
+  const pidsDir = memDir && makeChild(folderOf(pids, pidsPath));
+  if (!memDir || !pidsDir) {
+    removeDir(memDir);
+    return undefined;
+  }
+  try {
+    writeFileSync(join(memDir, 'memory.limit_in_bytes'), String(values.memory));
+    // Swap counted too (memory + swap ≤ the limit), where the kernel accounts it.
+    if (existsSync(join(memDir, 'memory.memsw.limit_in_bytes'))) writeFileSync(join(memDir, 'memory.memsw.limit_in_bytes'), String(values.memory));
+    writeFileSync(join(pidsDir, 'pids.max'), String(values.tasks));
+    return { memory: memDir, pids: pidsDir };
+  } catch {
+    removeDir(memDir);
+    removeDir(pidsDir);
+    return undefined;
+  }
+}
+
+/** systemd-run, the manager (`--user`, or the system's for root) that answers, its environment, and the properties it takes. */
+interface Systemd {
+  run: string;
+  user: boolean;
+  env: Record<string, string>;
+  /** `OOMPolicy=continue` where systemd takes it for a scope (253 and later): an OOM kill must not stop the whole scope, shell and all. */
+  extra: string[];
+}
+
+/** The properties of a scope with these limits (swap not allowed: memory is the bound). */
+function scopeProperties(memory: number, tasks: number, extra: readonly string[]): string[] {
+  return ['-p', `MemoryMax=${memory}`, '-p', 'MemorySwapMax=0', '-p', `TasksMax=${tasks}`, ...extra];
+}
+
+/** Asked once per process. */
+let systemdProbe: Systemd | null | undefined;
+
+function probeSystemd(): Systemd | null {
+  if (systemdProbe !== undefined) return systemdProbe;
+  systemdProbe = null;
+  const run = ['/usr/bin/systemd-run', '/bin/systemd-run'].find((p) => existsSync(p));
+  if (!run) return null;
+  const env: Record<string, string> = {};
+  for (const k of ['XDG_RUNTIME_DIR', 'DBUS_SESSION_BUS_ADDRESS']) if (process.env[k]) env[k] = process.env[k]!;
+  // The scope must really get both limits (a user manager without the controllers delegated sets neither).
+  const memory = 123 * MiB;
+  const check = 'd=/sys/fs/cgroup$(sed -n "s/^0:://p" /proc/self/cgroup); cat "$d/memory.max" "$d/pids.max"';
+  for (const user of process.getuid?.() === 0 ? [true, false] : [true]) {
+    for (const extra of [['-p', 'OOMPolicy=continue'], []]) {
+      const r = spawnSync(run, [...(user ? ['--user'] : []), '--scope', '--quiet', '--collect', ...scopeProperties(memory, 77, extra), '--', '/bin/sh', '-c', check], {
+        encoding: 'utf8',
+        timeout: 5000,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+      });
+      if (r.status === 0 && r.stdout.split('\n').slice(0, 2).join(' ') === `${memory} 77`) return (systemdProbe = { run, user, env, extra });
+      // No manager answers: other properties will not help.
+      if (r.status !== 0 && /bus|connect|Host is down|not been booted/i.test(r.stderr ?? '')) break;
+    }
+  }
+  return systemdProbe;
+}
+
+/**
+ * Shell text that lowers an rlimit to `n` (soft and hard: the sandbox cannot
+ * raise it again) unless it is lower already. `alt`: the option's name in
+ * dash where it differs (RLIMIT_NPROC is -u in bash, -p in dash).
+ */
+function lower(option: string, n: number, alt?: string): string {
+  const get = `{ ulimit ${option} 2>/dev/null${alt ? ` || ulimit ${alt}` : ''}; }`;
+  const set = `{ ulimit ${option} ${n} 2>/dev/null${alt ? ` || ulimit ${alt} ${n} 2>/dev/null` : ''}; }`;
+  return `cur=$(${get}); if [ "$cur" = unlimited ] || [ "$cur" -gt ${n} ]; then ${set} || exit 125; fi; `;
+}
+
+export interface OpenLimitsOptions {
+  /** The mechanisms to try, in order (default: all, as in the header comment). */
+  mechanisms?: readonly LimitMechanism[];
+}
+
+/**
+ * One sandbox's bounds: made before the sandbox starts (its cgroup, if any),
+ * wrapped around its launcher, watched per command, removed at its end.
+ */
+export class SandboxLimits {
+  private disposed = false;
+  /** The `max` counter of pids.events at the last look: a move means a fork was refused. */
+  private taskHits = 0;
+  /** Processes killed at the task limit since the last report. */
+  private killedAtTaskLimit = 0;
+  /** The scope's cgroup, found from the shell once it runs (each start of the shell makes a new scope). */
+  private scope: { shell: number; cgroup: Cgroup } | undefined;
+
+  private constructor(
+    readonly values: LimitValues,
+    readonly mechanism: LimitMechanism,
+    private readonly cgroup: Cgroup | undefined,
+    private readonly systemd: Systemd | undefined,
+  ) {}
+
+  static open(values: LimitValues, options: OpenLimitsOptions = {}): SandboxLimits {
+    const order = options.mechanisms ?? LIMIT_MECHANISMS;
+    const linux = process.platform === 'linux';
+    const mounts = linux ? cgroupMounts() : { v1: new Map<string, { at: string; root: string }>() };
+    const own = linux ? ownCgroups() : new Map<string, string>();
+    for (const m of order) {
+      if (!linux) break;
+      if (m === 'cgroup-v2') {
+        const cg = tryV2(values, mounts, own);
+        if (cg) return new SandboxLimits(values, m, cg, undefined);
+      } else if (m === 'systemd-scope') {
+        const sd = probeSystemd();
+        if (sd) return new SandboxLimits(values, m, undefined, sd);
+      } else if (m === 'cgroup-v1') {
+        const cg = tryV1(values, mounts, own);
+        if (cg) return new SandboxLimits(values, m, cg, undefined);
+      } else if (m === 'rlimit') break;
+    }
+    return new SandboxLimits(values, 'rlimit', undefined, undefined);
+  }
+
+  /** The cgroup folders made for this sandbox (none for a scope or rlimits); removed by dispose(). */
+  get folders(): string[] {
+    return [...new Set([this.cgroup?.memory, this.cgroup?.pids])].filter((d): d is string => !!d);
+  }
+
+  /** What the trajectory header records: the mechanism and the limits it enforces. */
+  get record(): SandboxLimitsRecord {
+    const root = process.getuid?.() === 0;
+    return {
+      mechanism: this.mechanism,
+      memory: this.values.memory,
+      // RLIMIT_NPROC does not apply to root: no task limit there.
+      ...(this.mechanism === 'rlimit' && root ? {} : { tasks: this.values.tasks }),
+      tmp: this.values.tmp,
+    };
+  }
+
+  /**
+   * The launcher that starts the sandbox within these bounds: `file args...`
+   * of bwrap's launcher, started so that the cgroup (or the rlimits) holds
+   * before bwrap runs.
+   */
+  wrap(launcher: { file: string; args: string[] }): { file: string; args: string[] } {
+    if (this.systemd) {
+      const sd = this.systemd;
+      // systemd-run needs the session's bus; what it starts must not have it.
+      const bus = Object.entries(sd.env).map(([k, v]) => `${k}=${v}`);
+      const unset = Object.keys(sd.env).flatMap((k) => ['-u', k]);
+      return {
+        file: '/usr/bin/env',
+        args: [
+          ...bus,
+          sd.run,
+          ...(sd.user ? ['--user'] : []),
+          '--scope',
+          '--quiet',
+          '--collect',
+          ...scopeProperties(this.values.memory, this.values.tasks, sd.extra),
+          '--',
+          '/usr/bin/env',
+          ...unset,
+          launcher.file,
+          ...launcher.args,
+        ],
+      };
+    }
+    const procs = this.folders.map((d) => join(d, 'cgroup.procs'));
+    const rlimits =
+      this.mechanism === 'rlimit'
+        ? // One option per ulimit (dash takes one); RLIMIT_NPROC is -u in bash, -p in dash.
+          lower('-d', Math.ceil(this.values.memory / KiB)) + (process.getuid?.() === 0 ? '' : lower('-u', this.values.tasks, '-p'))
+        : '';
+    const enter =
+      'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ 2>/dev/null > "$1" || { echo "lar: the sandbox cannot enter its cgroup ($1)" >&2; exit 125; }; shift; n=$((n - 1)); done; ';
+    return { file: '/bin/sh', args: ['-c', `${enter}${rlimits}exec "$@"`, 'lar-limits', String(procs.length), ...procs, launcher.file, ...launcher.args] };
+  }
+
+  /** The cgroup in force: the one made here, or the scope systemd made (found from the shell). */
+  private groups(shellPid: number | undefined): Cgroup | undefined {
+    if (this.cgroup) return this.cgroup;
+    if (this.mechanism !== 'systemd-scope' || shellPid === undefined) return undefined;
+    if (this.scope?.shell !== shellPid) {
+      const path = ownCgroups(read(`/proc/${shellPid}/cgroup`)).get('0');
+      const v2 = cgroupMounts().v2;
+      if (path === undefined || !v2) return undefined;
+      this.scope = { shell: shellPid, cgroup: { memory: folderOf(v2, path), pids: folderOf(v2, path) } };
+      this.taskHits = 0;
+    }
+    return this.scope.cgroup;
+  }
+
+  private oomKills(g: Cgroup | undefined): number {
+    if (!g?.memory) return 0;
+    return this.mechanism === 'cgroup-v1' ? counter(join(g.memory, 'memory.oom_control'), 'oom_kill') : counter(join(g.memory, 'memory.events'), 'oom_kill');
+  }
+
+  /**
+   * At the task limit: every process of the sandbox but the shell and those
+   * above it (bwrap) is stopped, then killed; stopping first keeps a fork
+   * bomb from refilling the places that killing frees. How many were killed.
+   */
+  private killStrays(g: Cgroup, shellPid: number): number {
+    const procsFile = join(g.pids ?? g.memory!, 'cgroup.procs');
+    const keep = new Set<number>();
+    for (let p: number | undefined = shellPid; p !== undefined && p > 1 && !keep.has(p); p = procInfo(p)?.ppid) keep.add(p);
+    const stopped = new Set<number>();
+    for (let pass = 0; pass < 100; pass++) {
+      const found = (read(procsFile) ?? '').split('\n').filter(Boolean).map(Number).filter((p) => !keep.has(p) && !stopped.has(p));
+      if (!found.length) break;
+      for (const p of found) {
+        try {
+          process.kill(p, 'SIGSTOP');
+        } catch {
+          // gone
+        }
+        stopped.add(p);
+      }
+    }
+    for (const p of stopped) {
+      try {
+        process.kill(p, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    return stopped.size;
+  }
+
+  /** Whether the task limit was reached since the last look: then the strays are killed. */
+  private checkTasks(shellPid: () => number | undefined): void {
+    const pid = shellPid();
+    const g = this.groups(pid);
+    if (!g?.pids || pid === undefined) return;
+    const hits = counter(join(g.pids, 'pids.events'), 'max');
+    if (hits === this.taskHits) return;
+    this.killedAtTaskLimit += this.killStrays(g, pid);
+    // Read again after the kill: forks refused meanwhile belong to what was just killed.
+    this.taskHits = counter(join(g.pids, 'pids.events'), 'max');
+  }
+
+  /**
+   * Watch one command: the task limit is looked at when it starts and every
+   * 200 ms while it runs (a fork bomb left by an earlier command is caught
+   * too), the OOM killer's counter at its start and end. `shellPid`: the
+   * shell's host pid (kept alive with bwrap above it).
+   */
+  watch(shellPid: () => number | undefined): CommandWatch {
+    if (this.mechanism === 'rlimit' || this.disposed) return { end: () => undefined };
+    this.checkTasks(shellPid);
+    const oomBefore = this.oomKills(this.groups(shellPid()));
+    const timer = setInterval(() => this.checkTasks(shellPid), 200);
+    timer.unref();
+    return {
+      end: () => {
+        clearInterval(timer);
+        this.checkTasks(shellPid);
+        const said: string[] = [];
+        if (this.oomKills(this.groups(shellPid())) > oomBefore) said.push(`the sandbox's memory limit (${formatSize(this.values.memory)}) was reached`);
+        if (this.killedAtTaskLimit) {
+          const n = this.killedAtTaskLimit;
+          said.push(`the sandbox's task limit (${this.values.tasks} processes and threads) was reached: ${n === 1 ? '1 process left running was' : `${n} processes left running were`} killed`);
+          this.killedAtTaskLimit = 0;
+        }
+        return said.length ? said.join('; ') : undefined;
+      },
+    };
+  }
+
+  /** Removes the cgroup (the sandbox's processes are gone by now; any left are killed first). */
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    const dirs = this.folders;
+    for (let attempt = 0; attempt < 50 && dirs.some((d) => existsSync(d)); attempt++) {
+      for (const d of dirs) {
+        for (const p of (read(join(d, 'cgroup.procs')) ?? '').split('\n').filter(Boolean).map(Number)) {
+          try {
+            process.kill(p, 'SIGKILL');
+          } catch {
+            // gone
+          }
+        }
+        removeDir(d);
+      }
+      if (dirs.some((d) => existsSync(d))) await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+}
