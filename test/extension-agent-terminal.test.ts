@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from './support/fc';
 import { TerminalSession } from '../core/tools/terminal';
 import { MarkerLineFilter, commandBanner, isHiddenLine } from '../extension/agent/markerFilter';
 
@@ -66,6 +67,68 @@ test('a marker behind the control sequences a line editor writes is hidden, howe
   // Output that only looks like a marker behind colour is not one once it has more on the line.
   const g = new MarkerLineFilter();
   assert.equal(g.push(`\x1b[31m__LAR_B_${N}__ failed\x1b[0m\r\n`), `\x1b[31m__LAR_B_${N}__ failed\x1b[0m\r\n`);
+});
+
+/** What the terminal shows of a mirrored stream, control sequences (string ones included) and carriage returns left out. */
+const shownText = (s: string): string => s.replace(/\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[PX^_][^\x1b]*\x1b\\|[ -/]*[0-~])|\r/g, '');
+
+/** Every DCS, SOS, PM or APC string the mirror passed on is terminated (xterm.js would swallow what follows one that is not). */
+function assertStringsTerminated(out: string, context: string): void {
+  const introducer = /\x1b[PX^_]/g;
+  for (let m = introducer.exec(out); m; m = introducer.exec(out)) {
+    assert.match(out.slice(m.index + 2), /^[^\x1b]*\x1b\\/, `${context}: the string at ${m.index} is not terminated: ${JSON.stringify(out)}`);
+  }
+}
+
+/** The mirror of `raw` pushed in the pieces `cuts` make (positions, any order). */
+function mirrorCut(raw: string, cuts: number[]): string {
+  const f = new MarkerLineFilter();
+  const at = [...new Set([0, ...cuts.map((c) => Math.min(raw.length, c)), raw.length])].sort((a, b) => a - b);
+  let out = '';
+  for (let i = 1; i < at.length; i++) out += f.push(raw.slice(at[i - 1], at[i]));
+  return out + f.flush();
+}
+
+test('a DCS, SOS, PM or APC string cut right after its introducer is held as a string, not shown as a two-character escape: the marker behind it stays hidden', () => {
+  for (const introducer of ['P', 'X', '^', '_']) {
+    // A terminal's answer to a query (DECRQSS) or a program's APC on the line of a sync marker.
+    const raw = `ok\r\n\x1b${introducer}1$r0m\x1b\\__LAR_S_${N}__\r\nafter\r\n`;
+    for (let cut = 0; cut <= raw.length; cut++) {
+      for (const cut2 of [cut, cut + 1, cut + 2, cut + 5]) {
+        const out = mirrorCut(raw, [cut, cut2]);
+        const context = `ESC ${introducer}, cut at ${cut} and ${cut2}`;
+        // A string that arrived whole before the marker may be passed on at once, as any complete control sequence.
+        assert.equal(shownText(out), 'ok\nafter\n', context);
+        assert.doesNotMatch(out, /LAR_|_[0-9a-f]{16}/, context);
+        assertStringsTerminated(out, context);
+      }
+    }
+  }
+});
+
+test('property: however a stream of output, control sequences, strings and markers is cut, the mirror shows the same text, no marker, and no unterminated string', () => {
+  const printable = fc.string({ unit: fc.constantFrom(...'abc 01_$;%#'.split('')), maxLength: 8 });
+  const control = fc.oneof(
+    fc.constantFrom('\x1b[31m', '\x1b[0m', '\x1b[?2004l', '\x1b[2K', '\r', '\x1b]0;title\x07', '\x1b]2;t\x1b\\', '\x1b(B', '\x1b7', '\x1b='),
+    fc.tuple(fc.constantFrom('P', 'X', '^', '_'), printable).map(([i, t]) => `\x1b${i}${t}\x1b\\`),
+  );
+  // Lines as a shell writes them: a marker only ever starts a line, maybe behind control sequences.
+  const marker = fc.constantFrom(`__LAR_B_${N}__`, `__LAR_E_${N}_0__`, `__LAR_S_${N}__`, `__LAR_E_${N}_127__`, `__LAR_R_${N}__`);
+  const piece = fc
+    .tuple(fc.array(control, { maxLength: 3 }), fc.oneof(marker, fc.array(fc.oneof(printable, control), { maxLength: 4 }).map((a) => a.join(''))), fc.boolean())
+    .map(([lead, body, ends]) => `${lead.join('')}${body}${ends ? '\r\n' : ''}`);
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 10 }), fc.array(fc.nat(300), { maxLength: 6 }), (pieces, cuts) => {
+      // Each line ends before the next starts (the last may be unfinished).
+      const raw = pieces.map((l, i) => (i < pieces.length - 1 && !l.endsWith('\n') ? `${l}\r\n` : l)).join('');
+      const whole = mirrorCut(raw, []);
+      const out = mirrorCut(raw, cuts);
+      assert.doesNotMatch(out, /__LAR_[BERS]_/);
+      assert.equal(shownText(out), shownText(whole), `cut at ${cuts.join(', ')}`);
+      assertStringsTerminated(out, `cut at ${cuts.join(', ')}`);
+    }),
+    { numRuns: 2000 },
+  );
 });
 
 test('the echoed shell set-up line and ready marker are hidden; look-alikes are not', () => {

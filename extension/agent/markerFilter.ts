@@ -11,13 +11,16 @@ const MARKER_LINE = /^__LAR_[BERS]_[0-9a-f]+(?:_-?\d+)?__$/;
 const FRAMING_INPUT = /printf '\\?n?__LAR_/;
 
 /**
- * Terminal control sequences: CSI (`ESC [ … final`), OSC (`ESC ] … BEL|ST`)
- * and two-character escapes. A shell's line editor writes them around the
+ * Terminal control sequences: CSI (`ESC [ … final`), OSC (`ESC ] … BEL|ST`),
+ * DCS/SOS/PM/APC strings (`ESC P|X|^|_ … ST`) and other escapes (`ESC`,
+ * intermediates, a final). A shell's line editor writes them around the
  * lines it runs (bash's `ESC[?2004l` when it leaves bracketed paste, zsh's
  * keypad and title sequences), so a marker can arrive as
  * `ESC[?2004l\r__LAR_R_…__`; when that happens is a matter of timing.
+ * Without intermediates, `P X ^ _` (and `[ ]`) only ever start a string (a
+ * CSI, an OSC): an unfinished one is not a complete two-character escape.
  */
-const CONTROL_SOURCE = String.raw`\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[PX^_][^\x1b]*\x1b\\|[ -/]*[0-Z\\^-~])`;
+const CONTROL_SOURCE = String.raw`\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[PX^_][^\x1b]*\x1b\\|[ -/]+[0-Z\\^-~]|[0-OQ-WYZ\\\x60-~])`;
 const CONTROL = new RegExp(CONTROL_SOURCE, 'g');
 /** Control sequences and carriage returns at the start of a text. */
 const LEADING_CONTROL = new RegExp(String.raw`^(?:${CONTROL_SOURCE}|\r)*`);
