@@ -12,15 +12,18 @@ import { branchCheckpoint, chatEvents, NOT_RECORDED, readThread, rebuildConversa
 import { ModelClient } from '../core/model/client';
 import { ScriptedModelServer, type ScriptedTurn } from '../core/model/scripted-server';
 import { defaultWorkflow } from '../core/workflow/load';
-import type { ToolOutcome } from '../core/tools/types';
-import { commandObservation } from '../core/agent/tools';
+import type { ToolContext, ToolOutcome } from '../core/tools/types';
+import type { ToolName } from '../core/schema/tools';
+import { TerminalSession } from '../core/tools/terminal';
+import { NodeWorkspaceFs } from '../core/tools/workspace-fs';
+import { commandObservation, createToolExecutor } from '../core/agent/tools';
 import { transcriptOf } from '../extension/agent/restore';
 import { ToWebview } from '../extension/agent/chatProtocol';
 
 const wf = defaultWorkflow();
 
 /** Runs a chat of `messages` against `script`; each run's file in runsDir, linked as the chat links them. Returns the live conversation. */
-async function chat(script: ScriptedTurn[], messages: string[], execute: (name: string, args: Record<string, unknown>) => ToolOutcome) {
+async function chat(script: ScriptedTurn[], messages: string[], execute: (name: string, args: Record<string, unknown>, ctx: ToolContext) => ToolOutcome | Promise<ToolOutcome>) {
   const ws = mkdtempSync(join(tmpdir(), 'lar-resume-'));
   const runsDir = join(ws, '.lar', 'runs');
   mkdirSync(runsDir, { recursive: true });
@@ -40,7 +43,7 @@ async function chat(script: ScriptedTurn[], messages: string[], execute: (name: 
         modelInfo: { name: 'LAR-9B' },
         workspace: ws,
         trajectoryPath: join(runsDir, file),
-        execute: async (name, args) => execute(name, args),
+        execute: async (name, args, ctx) => execute(name, args, ctx),
         runOutcomeCheck: async () => ({ type: 'outcome', command: 'npm test', exitCode: 0 }),
         onIdle: 'end',
         thread: { id: 'chat-1', turn: i + 1, ...(previous ? { previous: previous.file } : {}) },
@@ -110,6 +113,27 @@ test('a chat rebuilt from its trajectories renders what the live conversation wo
   }
   assert.deepEqual(threadOf(runs), { id: 'chat-1', turn: 2, previous: files[1] });
   assert.equal(wasInterrupted(runs[1]!), false);
+});
+
+test('a command that waited for input is rebuilt word for word as the live run showed it to the model', async () => {
+  let terminal: TerminalSession | undefined;
+  try {
+    const { runsDir, files, live } = await chat(
+      [{ toolCalls: [{ name: 'run_command', arguments: { command: 'echo asking; read answer' } }] }, { content: 'It asks a question: run it with the answer piped in.' }],
+      ['Run the script.'],
+      // The real executor over a real terminal: what the loop records and shows is what a run records and shows.
+      (name, args, ctx) => {
+        terminal ??= new TerminalSession({ cwd: ctx.workspace, env: { ...process.env, SHELL: '/bin/bash' }, outputDir: join(ctx.workspace, '.lar', 'output'), inputIdleMs: 300, graceMs: 800 });
+        return createToolExecutor({ fs: new NodeWorkspaceFs(ctx.workspace), terminal })(name as ToolName, args, ctx);
+      },
+    );
+    const sent = live.render('native').find((m) => m.role === 'tool');
+    assert.match(String(sent?.content), /^\$ echo asking; read answer\nasking\n\[the command waited for input and was interrupted \(run it non-interactively\)\]/);
+    const rebuilt = rebuildConversation(readThread(runsDir, files[0]!), systemFor(wf), toolSpecs());
+    assert.deepEqual(rebuilt.render('native'), live.render('native'));
+  } finally {
+    terminal?.dispose();
+  }
 });
 
 test('an interrupted run is read as such and its conversation ends with every call answered', async () => {

@@ -172,7 +172,7 @@ export function recordedResult(e: ToolCallEvent, step: StepResult | undefined, w
       else if (error !== undefined) base = e.tool === 'run_command' ? `Not run: ${error}` : `Error: ${error}`;
       else if (e.tool === 'run_command' && typeof command === 'string') {
         // As the loop showed it: the command, its output as recorded, how it ended, what it changed.
-        base = commandObservation(command, e.result?.output ?? '', { completion: e.result?.completion, exitCode: e.result?.exitCode, shellRestarted: e.result?.shellRestarted, killed: e.result?.killed }, e.result?.filesChanged ?? []);
+        base = commandObservation(command, e.result?.output ?? '', { completion: e.result?.completion, exitCode: e.result?.exitCode, waitingForInput: e.result?.waitingForInput, shellRestarted: e.result?.shellRestarted, killed: e.result?.killed }, e.result?.filesChanged ?? []);
       } else base = e.result?.output || (e.status === 'ok' ? NOT_RECORDED : `The call ended with status ${e.status}.`);
     }
   }

@@ -110,6 +110,8 @@ export const ToolResult = z.object({
   sandboxed: z.boolean().optional(),
   /** A command that had to be stopped with its shell: what earlier commands set in the shell is gone. */
   shellRestarted: z.boolean().optional(),
+  /** A command that waited for input (quiet while reading the terminal) and was interrupted. */
+  waitingForInput: z.boolean().optional(),
   /** A command a limit of the sandbox stopped, and which: "the sandbox's memory limit (8 GiB) was reached". */
   killed: z.string().optional(),
   /** A command: how many tests its output says ran, when the host recognised a test runner (core/agent/tests-ran.ts). */

@@ -126,6 +126,7 @@ export function toToolResult(r: RunResult): ToolResult {
     outputPath: r.outputPath,
     durationMs: r.durationMs,
     ...(r.shellRestarted ? { shellRestarted: true } : {}),
+    ...(r.waitingForInput ? { waitingForInput: true } : {}),
   };
 }
 
