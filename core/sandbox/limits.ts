@@ -333,6 +333,39 @@ function probeSystemd(): Systemd | null {
   return systemdProbe;
 }
 
+/** Cgroups made and not yet removed: a process that exits without disposing its sandboxes removes them on the way out. */
+const held = new Set<string>();
+let exitHook = false;
+
+function holdUntilExit(dirs: string[]): void {
+  if (!exitHook) process.once('exit', removeHeld);
+  exitHook = true;
+  for (const d of dirs) held.add(d);
+}
+
+/** At exit (synchronous): what is left in each cgroup is killed (bwrap would die with this process anyway), then it is removed. */
+function removeHeld(): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let attempt = 0; attempt < 50 && held.size; attempt++) {
+    for (const d of held) {
+      for (const p of (read(join(d, 'cgroup.procs')) ?? '').split('\n').filter(Boolean).map(Number)) {
+        try {
+          process.kill(p, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+      try {
+        rmdirSync(d);
+        held.delete(d);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') held.delete(d);
+      }
+    }
+    if (held.size) Atomics.wait(pause, 0, 0, 5);
+  }
+}
+
 /**
  * Shell text that lowers an rlimit to `n` (soft and hard: the sandbox cannot
  * raise it again) unless it is lower already. `alt`: the option's name in
@@ -367,7 +400,9 @@ export class SandboxLimits {
     readonly mechanism: LimitMechanism,
     private readonly cgroup: Cgroup | undefined,
     private readonly systemd: Systemd | undefined,
-  ) {}
+  ) {
+    if (cgroup) holdUntilExit(this.folders);
+  }
 
   static open(values: LimitValues, options: OpenLimitsOptions = {}): SandboxLimits {
     const order = options.mechanisms ?? LIMIT_MECHANISMS;
@@ -476,10 +511,12 @@ export class SandboxLimits {
     const keep = new Set<number>();
     for (let p: number | undefined = shellPid; p !== undefined && p > 1 && !keep.has(p); p = procInfo(p)?.ppid) keep.add(p);
     const stopped = new Set<number>();
-    for (let pass = 0; pass < 100; pass++) {
-      const found = (read(procsFile) ?? '').split('\n').filter(Boolean).map(Number).filter((p) => !keep.has(p) && !stopped.has(p));
-      if (!found.length) break;
-      for (const p of found) {
+    // Until every one is really stopped: one that was inside fork() when SIGSTOP came still makes
+    // its child (found on the next pass). Stopped ones fork no more; then all are killed at once.
+    const deadline = Date.now() + 2000;
+    for (;;) {
+      const fresh = (read(procsFile) ?? '').split('\n').filter(Boolean).map(Number).filter((p) => !keep.has(p) && !stopped.has(p));
+      for (const p of fresh) {
         try {
           process.kill(p, 'SIGSTOP');
         } catch {
@@ -487,6 +524,12 @@ export class SandboxLimits {
         }
         stopped.add(p);
       }
+      if (fresh.length) continue;
+      const running = [...stopped].some((p) => {
+        const state = procInfo(p)?.state;
+        return state !== undefined && !'TtZX'.includes(state);
+      });
+      if (!running || Date.now() > deadline) break;
     }
     for (const p of stopped) {
       try {
@@ -543,6 +586,7 @@ export class SandboxLimits {
     if (this.disposed) return;
     this.disposed = true;
     const dirs = this.folders;
+    for (const d of dirs) held.delete(d);
     for (let attempt = 0; attempt < 50 && dirs.some((d) => existsSync(d)); attempt++) {
       for (const d of dirs) {
         for (const p of (read(join(d, 'cgroup.procs')) ?? '').split('\n').filter(Boolean).map(Number)) {
