@@ -86,7 +86,10 @@ test('the sandbox section: protected paths must be normal workspace paths, and n
   assert.deepEqual(codes(withSandbox({ writable: ['/'] })), ['workflow.sandbox_undone']);
   assert.deepEqual(codes(withSandbox({ readable: ['~/'] })), ['workflow.sandbox_undone']);
   assert.deepEqual(codes(withSandbox({ writable: ['~/.cache/npm'], readable: ['~/.gitconfig'] })), []);
-  // Host paths are absolute or under home; anything else is a schema error.
-  assert.ok(!Workflow.safeParse(withSandbox({ writable: ['relative/path'] })).success);
+  // Host paths are absolute or under home; anything else is a schema error, but for writable, where a
+  // workspace path grants what runs later (a hooks folder), written in its normal form.
+  assert.ok(!Workflow.safeParse(withSandbox({ readable: ['relative/path'] })).success);
+  assert.deepEqual(codes(withSandbox({ writable: ['.husky', 'scripts/hook.sh'] })), []);
+  for (const p of ['./.husky', '.husky/', '../x', '.']) assert.deepEqual(codes(withSandbox({ writable: [p] })), ['workflow.bad_protected_path'], p);
   assert.ok(!Workflow.safeParse(withSandbox({ network: 'internet' })).success);
 });

@@ -81,6 +81,9 @@ function real(p: string): string | undefined {
 /** `p` is `root` or below it (whole segments; paths as the system spells them, real paths here). */
 const inside = (root: string, p: string): boolean => isInside(root, p, false);
 
+/** A host path as the workflow writes it: absolute, or in the home folder. */
+export const isHostPath = (p: string): boolean => p.startsWith('/') || p === '~' || p.startsWith('~/');
+
 /** `~/x` → home/x; absolute paths as they are. */
 export function expandHostPath(p: string, home: string): string {
   return p === '~' ? home : p.startsWith('~/') ? join(home, p.slice(2)) : resolve(p);
@@ -249,7 +252,8 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
     if (r && !inside(workspace, r) && !inside(r, workspace)) readable.push(r);
   }
   const writable: string[] = [];
-  for (const p of req.section.writable.map((x) => expandHostPath(x, home))) {
+  // Workspace-relative entries grant what runs later inside it (protections.ts), not host paths.
+  for (const p of req.section.writable.filter(isHostPath).map((x) => expandHostPath(x, home))) {
     const r = real(p);
     if (r && !inside(workspace, r)) writable.push(r);
   }

@@ -13,10 +13,11 @@ import type { OutcomeEvent } from '../schema/trajectory';
 import { ALWAYS_READ_ONLY, type Workflow } from '../schema/workflow';
 import { entryKind } from '../files/kind';
 import { runOutcomeCheck } from '../agent/outcome-check';
-import { gitMetadata, planSandbox, type PlanRequest, type SandboxPlan, type SandboxSetting, type SandboxSummary } from './plan';
+import { gitConfigValue, gitMetadata, planSandbox, type PlanRequest, type SandboxPlan, type SandboxSetting, type SandboxSummary } from './plan';
 import { disposeSnapshot, restoreSnapshot, takeSnapshot, type ProtectedSnapshot, type SnapshotLimits } from './snapshot';
 import type { BwrapProbe } from './bwrap';
 import { limitValues, SandboxLimits, type LimitMechanism } from './limits';
+import { addedDenied, scanProtections, type Protection } from './protections';
 
 export interface RunSandboxOptions {
   workspace: string;
@@ -100,33 +101,40 @@ export interface EndReport {
   error?: string;
 }
 
+/** Most protections listed in the header (the rest are counted). */
+const MAX_RECORDED = 300;
+
 /** Git metadata to keep as it was even where it does not exist yet (git reads config from commondir). */
 const GIT_METADATA = ['.git/config', '.git/config.worktree', '.git/commondir', '.git/hooks'];
 
 /**
- * What links among `paths` lead to, inside the workspace (workspace-relative):
- * protecting `tests -> src/tests` must protect src/tests, where writes land.
+ * Where workspace-relative `paths` really are, for those that exist and lead
+ * to a place inside the workspace (not the workspace itself): `abs` for a
+ * read-only mount, `rel` (workspace-relative) for the snapshot.
  */
-function linkedTargets(workspace: string, paths: readonly string[]): string[] {
+function realInside(workspace: string, paths: readonly string[]): { path: string; abs: string; rel: string }[] {
   let root: string;
   try {
     root = realpathSync(workspace);
   } catch {
     return [];
   }
-  const out: string[] = [];
+  const out: { path: string; abs: string; rel: string }[] = [];
   for (const p of paths) {
     let r: string;
     try {
       r = realpathSync(join(workspace, p));
     } catch {
-      continue;
+      continue; // not there: nothing to mount; the snapshot still removes it at the end if the run makes it
     }
     const rel = relative(root, r);
-    if (rel && !rel.startsWith('..') && !isAbsolute(rel) && rel.split(sep).join('/') !== p) out.push(rel.split(sep).join('/'));
+    if (rel && !rel.startsWith('..') && !isAbsolute(rel)) out.push({ path: p, abs: r, rel: rel.split(sep).join('/') });
   }
   return out;
 }
+
+/** What links among `paths` lead to, inside the workspace: protecting `tests -> src/tests` must protect src/tests, where writes land. */
+const linkedTargets = (workspace: string, paths: readonly string[]): string[] => realInside(workspace, paths).filter((x) => x.rel !== x.path).map((x) => x.rel);
 
 /** A git repository in the workspace: where its `.git` is, and what it is (device and inode: a repository moved by the user is the same one). */
 interface Repository {
@@ -198,10 +206,13 @@ export class RunSandbox {
     // Asked once (git is run for core.hooksPath): the terminal's sandbox, the snapshot and the outcome check's sandbox share it.
     const git = entryKind(join(opts.workspace, '.git'));
     const meta = git === 'dir' ? gitMetadata(opts.workspace) : [];
-    const plan = planSandbox({ workspace: opts.workspace, section: opts.workflow.sandbox, setting: opts.setting, hostEnv: opts.hostEnv, shell: opts.shell, alsoReadable: [opts.outputDir, shellDir], ...common(opts, meta) });
+    // What else the run may not change: files its path deny patterns reach, and what the user's tools run later.
+    const scan = scanProtections(opts.workspace, opts.workflow, meta, git === 'dir' ? gitConfigValue(opts.workspace, 'core.hooksPath') : undefined);
+    const extra = scan.protections.filter((p) => p.why === 'path_deny' || p.why === 'runs_later').map((p) => p.path);
+    const plan = planSandbox({ workspace: opts.workspace, section: opts.workflow.sandbox, setting: opts.setting, hostEnv: opts.hostEnv, shell: opts.shell, alsoReadable: [opts.outputDir, shellDir], readOnly: realInside(opts.workspace, extra).map((x) => x.abs), ...common(opts, meta) });
     // Kept as they were, whatever the run does, and put back at its end: the protected paths, the
-    // git metadata the user's git runs programs from, and what links among them lead to.
-    const named = [...opts.workflow.sandbox.protected, ...(git === 'dir' ? meta : git === undefined ? GIT_METADATA : git === 'file' ? ['.git'] : [])];
+    // git metadata the user's git runs programs from, what runs later, and what links among them lead to.
+    const named = [...opts.workflow.sandbox.protected, ...(git === 'dir' ? meta : git === undefined ? GIT_METADATA : git === 'file' ? ['.git'] : []), ...extra];
     const kept = [...new Set([...named, ...linkedTargets(opts.workspace, named)])];
     let snapshot: ProtectedSnapshot | undefined;
     try {
@@ -212,11 +223,28 @@ export class RunSandbox {
     }
     const readOnlyPaths = [...new Set([...ALWAYS_READ_ONLY, '.git/modules', ...kept])];
     const copyShell = plan.confined && execAllowed(shellDir);
-    return new RunSandbox(plan, opts, snapshot, shellDir, copyShell, meta, readOnlyPaths, new Set(findRepositories(opts.workspace).map((r) => r.id)));
+    const box = new RunSandbox(plan, opts, snapshot, shellDir, copyShell, meta, readOnlyPaths, new Set(findRepositories(opts.workspace).map((r) => r.id)));
+    box.protections = scan.protections;
+    box.denied = scan.denied;
+    box.bounded = scan.bounded;
+    return box;
   }
 
+  /** Everything the run may not change, with why (recorded in the header). */
+  protections: readonly Protection[] = [];
+  /** What matched the workflow's path deny patterns at the start. */
+  private denied: ReadonlySet<string> = new Set();
+  /** What a bound left out of the protections, a sentence each. */
+  bounded: readonly string[] = [];
+
   get summary(): SandboxSummary {
-    return this.plan.summary;
+    const shown = this.protections.slice(0, MAX_RECORDED);
+    return {
+      ...this.plan.summary,
+      ...(shown.length ? { protections: shown.map((p) => ({ path: p.path, why: p.why, ...(p.note ? { note: p.note } : {}) })) } : {}),
+      ...(this.protections.length > shown.length ? { protectionsOmitted: this.protections.length - shown.length } : {}),
+      ...(this.bounded.length ? { protectionsBounded: [...this.bounded] } : {}),
+    };
   }
 
   /** Set when commands must not run at all (the sandbox is required and there is none). */
@@ -315,6 +343,17 @@ export class RunSandbox {
         }
       }
       const quarantine = join(this.opts.workspace, '.lar', 'quarantine', new Date().toISOString().replace(/[:.]/g, '-'));
+      // Files the workflow's path deny patterns reach that the run added: moved away, as the file tools could not have written them.
+      for (const p of addedDenied(this.opts.workspace, this.opts.workflow, this.denied)) {
+        const to = join(quarantine, p);
+        try {
+          await mkdir(dirname(to), { recursive: true });
+          await rename(join(this.opts.workspace, p), to);
+          report.restored.push(p);
+        } catch (e) {
+          report.error = `${report.error ? `${report.error}; ` : ''}${p}, which the run added where the workflow denies writes, could not be moved away: ${(e as Error).message}`;
+        }
+      }
       for (const repo of findRepositories(this.opts.workspace)) {
         if (this.repositories.has(repo.id)) continue;
         const to = join(quarantine, repo.rel);

@@ -48,6 +48,15 @@ export const SandboxRecord = z.object({
   required: z.boolean().optional(),
   /** Why commands were not confined. */
   reason: z.string().optional(),
+  /**
+   * What the run could not change, and why (core/sandbox/protections.ts): always read-only, the workflow's
+   * protected paths, its path deny patterns, git's metadata, what the user's tools run later. At most 300.
+   */
+  protections: z.array(z.object({ path: z.string(), why: z.enum(['always', 'workflow', 'path_deny', 'git', 'runs_later']), note: z.string().optional() })).optional(),
+  /** Protections left out of `protections` (more than 300). */
+  protectionsOmitted: z.number().int().positive().optional(),
+  /** What a bound left unprotected, a sentence each. */
+  protectionsBounded: z.array(z.string()).optional(),
 });
 export type SandboxRecord = z.infer<typeof SandboxRecord>;
 export type SandboxLimitsRecord = NonNullable<SandboxRecord['limits']>;

@@ -134,8 +134,11 @@ export const SandboxSection = z.strictObject({
    * before the first step when the outcome check runs.
    */
   protected: z.array(WorkspacePath).default([]),
-  /** Host paths (outside the workspace) the sandbox may write, e.g. a build cache. */
-  writable: z.array(HostPath).default([]),
+  /**
+   * Host paths (outside the workspace) the sandbox may write, e.g. a build cache; or a
+   * workspace path of what runs later (".husky", ".envrc", a hook's script) the run may change.
+   */
+  writable: z.array(z.union([HostPath, WorkspacePath])).default([]),
   /** Host paths in the private home the sandbox may read, e.g. "~/.gitconfig". */
   readable: z.array(HostPath).default([]),
   /** Host paths hidden from the sandbox (an empty folder or file in their place). */

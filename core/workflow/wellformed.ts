@@ -63,6 +63,13 @@ export function checkWorkflow(wf: Workflow): WorkflowProblem[] {
     else if (/[*?]/.test(p)) add('workflow.bad_protected_path', 'warning', `protected path "${p}" is a literal path, not a pattern: "*" and "?" match only themselves`, ['sandbox', 'protected', i]);
   });
   // A grant of the whole file system or home folder would undo the sandbox.
+  // Workspace-relative entries of writable grant what runs later (a hooks folder, .envrc …): normalized paths.
+  wf.sandbox.writable.forEach((p, i) => {
+    if (p.startsWith('/') || p === '~' || p.startsWith('~/')) return;
+    const n = normalizeWorkspacePath(p);
+    if (!n.ok || n.normalized === '.') add('workflow.bad_protected_path', 'error', `sandbox.writable "${p}": a grant inside the workspace must be a workspace path${n.ok ? ' below its top' : `: ${n.reason}`}`, ['sandbox', 'writable', i]);
+    else if (n.normalized !== p) add('workflow.bad_protected_path', 'error', `sandbox.writable "${p}" must be written in its normal form "${n.normalized}"`, ['sandbox', 'writable', i]);
+  });
   (['writable', 'readable'] as const).forEach((key) =>
     wf.sandbox[key].forEach((p, i) => {
       const bare = p.replace(/\/+$/, '');

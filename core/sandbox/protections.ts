@@ -1,0 +1,274 @@
+/**
+ * What a run may not change, found when it starts, each with why: the
+ * always read-only paths, the workflow's protected paths, its write-deny
+ * patterns (which bind commands as they bind the file tools), and what the
+ * user's own tools run later outside any sandbox — git hooks and the hook
+ * managers' scripts and configuration, direnv, dev containers, CI workflows,
+ * editor tasks — found by reading the repository's configuration, not from
+ * a fixed list alone. The sandbox mounts each read-only; the run's end puts
+ * each back from the snapshot taken before the first step.
+ */
+import { lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { globMatch } from '../policy/glob';
+import { ALWAYS_READ_ONLY, type Workflow } from '../schema/workflow';
+import { entryKind } from '../files/kind';
+import { isInside } from '../tools/workspace-fs';
+import { isHostPath } from './plan';
+
+export type ProtectionWhy = 'always' | 'workflow' | 'path_deny' | 'git' | 'runs_later';
+
+export interface Protection {
+  /** Workspace-relative, `/`-separated. */
+  path: string;
+  why: ProtectionWhy;
+  /** What found it, for the header and the chat (e.g. "named by .husky/pre-commit"). */
+  note?: string;
+}
+
+export interface ProtectionScan {
+  protections: Protection[];
+  /** Files that matched a write-deny pattern at the start: a file matching one that the run adds is moved away at its end. */
+  denied: ReadonlySet<string>;
+  /** What a bound left out, in a sentence each (said in the header and to the user). */
+  bounded: string[];
+}
+
+export interface ProtectionLimits {
+  /** Most entries looked at when matching the deny patterns. Default 50 000. */
+  maxEntries?: number;
+  /** Most paths protected (each is a mount). Default 2 000. */
+  maxPaths?: number;
+}
+
+/**
+ * Run on their own by the user's tools, later, outside the sandbox: hook
+ * managers (husky, lefthook, pre-commit, simple-git-hooks, lint-staged),
+ * direnv, mise, dev containers, CI workflows, JetBrains run configurations,
+ * submodule settings. `.vscode` and git's own metadata are protected apart.
+ */
+export const RUNS_LATER: readonly string[] = [
+  '.husky', '.lefthook', '.githooks', '.git-hooks',
+  'lefthook.yml', '.lefthook.yml', 'lefthook.yaml', '.lefthook.yaml', 'lefthook.json', '.lefthook.json', 'lefthook.toml', '.lefthook.toml',
+  'lefthook-local.yml', '.lefthook-local.yml', 'lefthook-local.yaml', '.lefthook-local.yaml',
+  '.pre-commit-config.yaml', '.pre-commit-config.yml', '.pre-commit-hooks.yaml',
+  '.simple-git-hooks.json', '.simple-git-hooks.js', '.simple-git-hooks.cjs', '.simple-git-hooks.mjs',
+  'simple-git-hooks.json', 'simple-git-hooks.js', 'simple-git-hooks.cjs', 'simple-git-hooks.mjs',
+  '.lintstagedrc', '.lintstagedrc.json', '.lintstagedrc.yaml', '.lintstagedrc.yml', '.lintstagedrc.js', '.lintstagedrc.cjs', '.lintstagedrc.mjs',
+  'lint-staged.config.js', 'lint-staged.config.cjs', 'lint-staged.config.mjs',
+  '.envrc', 'mise.toml', '.mise.toml', '.mise', '.config/mise',
+  '.devcontainer', '.devcontainer.json', '.github/workflows', '.github/actions', '.gitlab-ci.yml', '.idea', '.gitmodules',
+];
+
+/** Names git runs as hooks: a folder holding files so named is a hooks folder. */
+const HOOK_NAMES = new Set([
+  'applypatch-msg', 'pre-applypatch', 'post-applypatch', 'pre-commit', 'pre-merge-commit', 'prepare-commit-msg', 'commit-msg', 'post-commit',
+  'pre-rebase', 'post-checkout', 'post-merge', 'pre-push', 'pre-receive', 'update', 'post-receive', 'post-update', 'push-to-checkout',
+  'pre-auto-gc', 'post-rewrite', 'sendemail-validate', 'fsmonitor-watchman', 'reference-transaction',
+]);
+
+/** package.json keys whose values hook managers run (simple-git-hooks, husky 4, lint-staged). */
+const PACKAGE_HOOK_KEYS = ['simple-git-hooks', 'husky', 'lint-staged', 'pre-commit', 'gitHooks'];
+
+/** A script named in a hook or a hook manager's configuration: a relative path with a folder or a script's extension. */
+const SCRIPT_REF = /(?:^|[\s'"`=:(,[{;&|])((?:\.{1,2}\/)?(?:[\w@+.-]+\/)*[\w@+.-]+\.(?:sh|bash|zsh|fish|js|cjs|mjs|ts|cts|mts|py|rb|pl|php|ps1)|\.\.?\/(?:[\w@+.-]+\/)*[\w@+.-]+)(?=$|[\s'"`)\],;&|}])/g;
+
+const MAX_CONFIG_BYTES = 256 * 1024;
+const MAX_REFERENCED = 200;
+
+const rel = (root: string, abs: string): string => relative(root, abs).split(sep).join('/');
+
+function real(p: string): string | undefined {
+  try {
+    return realpathSync.native(p);
+  } catch {
+    return undefined;
+  }
+}
+
+function readSmall(p: string): string | undefined {
+  try {
+    const st = lstatSync(p);
+    if (!st.isFile() || st.size > MAX_CONFIG_BYTES) return undefined;
+    return readFileSync(p, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** The regular files below `dir` (at most `max`, 4 deep), workspace-relative. */
+function filesBelow(root: string, dir: string, max: number): string[] {
+  const out: string[] = [];
+  const walk = (d: string, depth: number): void => {
+    let names: string[];
+    try {
+      names = readdirSync(d);
+    } catch {
+      return;
+    }
+    for (const n of names) {
+      if (out.length >= max) return;
+      const p = join(d, n);
+      const k = entryKind(p);
+      if (k === 'file') out.push(rel(root, p));
+      else if (k === 'dir' && depth < 4) walk(p, depth + 1);
+    }
+  };
+  walk(dir, 0);
+  return out;
+}
+
+/** Workspace files a hook or hook-manager configuration text names (relative to the workspace, or to the file's folder). */
+function referencedScripts(root: string, fromRel: string, text: string): string[] {
+  const out = new Set<string>();
+  for (const m of text.matchAll(SCRIPT_REF)) {
+    const ref = m[1]!;
+    for (const base of [root, dirname(join(root, fromRel))]) {
+      const r = real(join(base, ref));
+      if (r && r !== root && isInside(root, r, false) && entryKind(r) === 'file') out.add(rel(root, r));
+    }
+  }
+  return [...out];
+}
+
+/**
+ * What runs later: the fixed names that exist, the hooks folder git uses and
+ * — for husky's `_` dispatcher, or any hooks folder inside a folder of hook
+ * files — the folder above it, and every script the hooks and the hook
+ * managers' configuration name (followed two levels down, at most 200).
+ */
+export function runsLater(root: string, hooksPath: string | undefined): Protection[] {
+  const found = new Map<string, Protection>();
+  const add = (path: string, note?: string): void => {
+    if (!found.has(path)) found.set(path, { path, why: 'runs_later', ...(note ? { note } : {}) });
+  };
+  for (const p of RUNS_LATER) if (entryKind(join(root, p)) !== undefined) add(p);
+  const hooksAbs = hooksPath === undefined ? undefined : isAbsolute(hooksPath) ? hooksPath : join(root, hooksPath);
+  if (hooksAbs && isInside(root, hooksAbs, false) && hooksAbs !== root) {
+    const abs = hooksAbs;
+    const parent = dirname(abs);
+    // husky ≥ 9: core.hooksPath is .husky/_, whose stubs run the hook files one folder up.
+    const upward = basename(abs) === '_' || filesBelow(root, parent, 200).some((f) => dirname(join(root, f)) === parent && HOOK_NAMES.has(basename(f)));
+    if (upward && parent !== root && isInside(root, parent, false)) add(rel(root, parent), `the folder of the hooks git runs (core.hooksPath ${hooksPath})`);
+  }
+  // The scripts the hooks and the hook managers' configuration call.
+  let sources: string[] = [];
+  for (const p of found.keys()) sources.push(...(entryKind(join(root, p)) === 'dir' ? filesBelow(root, join(root, p), 200) : [p]));
+  const pkg = readSmall(join(root, 'package.json'));
+  let pkgRefs = '';
+  if (pkg) {
+    try {
+      const j = JSON.parse(pkg) as Record<string, unknown>;
+      pkgRefs = PACKAGE_HOOK_KEYS.filter((k) => j[k] !== undefined).map((k) => JSON.stringify(j[k])).join('\n');
+    } catch {
+      // not JSON: nothing read from it
+    }
+  }
+  const seen = new Set<string>(sources);
+  const follow = (from: string, text: string): string[] => {
+    const next: string[] = [];
+    for (const s of referencedScripts(root, from, text)) {
+      if (seen.has(s) || found.size >= MAX_REFERENCED) continue;
+      seen.add(s);
+      add(s, `named by ${from}`);
+      next.push(s);
+    }
+    return next;
+  };
+  let next = pkgRefs ? follow('package.json', pkgRefs) : [];
+  for (let level = 0; level < 3; level++) {
+    for (const s of sources) {
+      const text = readSmall(join(root, s));
+      if (text !== undefined) next.push(...follow(s, text));
+    }
+    sources = next;
+    next = [];
+  }
+  return [...found.values()];
+}
+
+/** Whether every path below folder `d` matches the pattern (it ends in `*` and its head matches `d/`). */
+function covers(pattern: string, d: string): boolean {
+  return pattern.endsWith('*') && globMatch(pattern.slice(0, -1), `${d}/`);
+}
+
+/**
+ * The workspace paths the write-deny patterns reach: a folder whole when every
+ * path below it matches, else each matching file. `.git` (git must still
+ * commit; its metadata is protected apart), `.lar` and `node_modules` are not
+ * looked in.
+ */
+function deniedPaths(root: string, patterns: readonly string[], maxEntries: number): { paths: string[]; complete: boolean } {
+  const out: string[] = [];
+  if (!patterns.length) return { paths: out, complete: true };
+  let budget = maxEntries;
+  let complete = true;
+  const walk = (dir: string, depth: number): void => {
+    let entries;
+    try {
+      entries = readdirSync(join(root, dir), { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (--budget < 0) {
+        complete = false;
+        return;
+      }
+      const p = dir ? `${dir}/${e.name}` : e.name;
+      if (!dir && (e.name === '.git' || e.name === '.lar' || e.name === 'node_modules')) continue;
+      if (e.isDirectory()) {
+        if (patterns.some((pat) => covers(pat, p))) out.push(p);
+        else if (depth < 32) walk(p, depth + 1);
+      } else if (patterns.some((pat) => globMatch(pat, p))) out.push(p);
+    }
+  };
+  walk('', 0);
+  return { paths: out, complete };
+}
+
+/** Whether `p` is `q` or below it (workspace-relative paths). */
+const atOrBelow = (p: string, q: string): boolean => p === q || p.startsWith(`${q}/`);
+
+/**
+ * Everything a run may not change, with why. `gitMeta` is gitMetadata(workspace)
+ * (it asked git for core.hooksPath, whose value is `hooksPath`).
+ */
+export function scanProtections(workspace: string, wf: Workflow, gitMeta: readonly string[], hooksPath: string | undefined, limits: ProtectionLimits = {}): ProtectionScan {
+  const root = real(workspace) ?? workspace;
+  const bounded: string[] = [];
+  const all = new Map<string, Protection>();
+  const put = (p: Protection): void => {
+    const key = p.path.replace(/\/+$/, '');
+    if (!key || all.has(key)) return;
+    all.set(key, { ...p, path: key });
+  };
+  for (const p of ALWAYS_READ_ONLY) put({ path: p, why: 'always' });
+  for (const p of wf.sandbox.protected) put({ path: p, why: 'workflow' });
+  for (const p of gitMeta) put({ path: p, why: 'git' });
+  // A workflow grants one of these by naming it, or a path inside it, in sandbox.writable (workspace-relative).
+  const grants = wf.sandbox.writable.filter((w) => !isHostPath(w)).map((w) => w.replace(/^\.\//, '').replace(/\/+$/, ''));
+  for (const p of runsLater(root, hooksPath)) {
+    if (grants.some((g) => atOrBelow(p.path, g) || atOrBelow(g, p.path))) continue;
+    put(p);
+  }
+  // Write-deny patterns bind commands too (not .git: git must commit; its metadata is protected above).
+  const patterns = wf.policy.paths.deny.filter((d) => d !== '.git' && !d.startsWith('.git/') && d !== '.lar' && !d.startsWith('.lar/'));
+  const denied = deniedPaths(root, patterns, limits.maxEntries ?? 50_000);
+  if (!denied.complete) bounded.push(`the workspace has more than ${limits.maxEntries ?? 50_000} entries: files matching the workflow's path deny patterns were looked for only among the first ones`);
+  for (const p of denied.paths) if (![...all.keys()].some((k) => atOrBelow(p, k))) put({ path: p, why: 'path_deny' });
+  let protections = [...all.values()];
+  const max = limits.maxPaths ?? 2000;
+  if (protections.length > max) {
+    // The earlier reasons first: a read-only mount each; the rest are only put back at the end.
+    bounded.push(`${protections.length - max} paths matching the workflow's path deny patterns are not read-only in the sandbox (more than ${max}): they are only put back before the outcome check`);
+    protections = protections.slice(0, max);
+  }
+  return { protections, denied: new Set(denied.paths), bounded };
+}
+
+/** The files that match the deny patterns now and did not at the start (a run's additions), workspace-relative. */
+export function addedDenied(workspace: string, wf: Workflow, atStart: ReadonlySet<string>, maxEntries = 50_000): string[] {
+  const patterns = wf.policy.paths.deny.filter((d) => d !== '.git' && !d.startsWith('.git/') && d !== '.lar' && !d.startsWith('.lar/'));
+  return deniedPaths(real(workspace) ?? workspace, patterns, maxEntries).paths.filter((p) => !atStart.has(p) && ![...atStart].some((q) => atOrBelow(p, q)));
+}
