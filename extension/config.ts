@@ -97,6 +97,8 @@ export interface AgentConfig {
   maxRunTokens: number;
   /** How commands are confined (user settings only). */
   sandbox: SandboxSetting;
+  /** Make multiply-linked workspace files their own copies before a run (user settings only). */
+  breakHardLinks: boolean;
 }
 
 export const API_KEY_SECRET = 'lean4Agentic.apiKey';
@@ -155,6 +157,7 @@ export function readAgentConfig(): AgentConfig {
     maxMinutes: positive(c.get<number>('limits.maxMinutes'), 60),
     maxRunTokens: Math.max(0, Math.round(Number(c.get<number>('limits.maxTokens') ?? 0) || 0)),
     sandbox: userSandboxSetting(c),
+    breakHardLinks: c.inspect<boolean>('breakHardLinks')?.globalValue === true,
   };
 }
 

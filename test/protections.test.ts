@@ -8,7 +8,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { RunSandbox } from '../core/sandbox/run';
@@ -229,6 +229,94 @@ describe("the workflow's path deny patterns bind commands too", { skip }, () => 
       assert.ok(!existsSync(join(ws, 'test', 'b.test.js')));
       assert.equal(readFileSync(join(ws, 'src', 'sum.test.js'), 'utf8'), 'original unit test\n');
       await r.sandbox.dispose();
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('no write reaches outside the workspace through a hard link', { skip }, () => {
+  /** A workspace whose node_modules links into a pnpm-style store outside it (node_modules not protected). */
+  function pnpm(): { base: string; ws: string; home: string; store: string } {
+    const base = mkdtempSync(join(tmpdir(), 'lar-links-'));
+    const ws = join(base, 'ws');
+    const home = join(base, 'home');
+    const store = join(base, 'store');
+    mkdirSync(home);
+    write(store, { 'files/00/index.js': 'module.exports = "left-pad";\n', 'files/01/package.json': '{"name":"left-pad"}\n' });
+    write(ws, { 'src/app.js': 'require("left-pad");\n' });
+    const pkg = join(ws, 'node_modules', '.pnpm', 'left-pad@1.0.0', 'node_modules', 'left-pad');
+    mkdirSync(pkg, { recursive: true });
+    linkSync(join(store, 'files', '00', 'index.js'), join(pkg, 'index.js'));
+    linkSync(join(store, 'files', '01', 'package.json'), join(pkg, 'package.json'));
+    // One linked file beside ordinary ones: mounted on its own, its folder stays writable.
+    linkSync(join(store, 'files', '00', 'index.js'), join(ws, 'src', 'vendored.js'));
+    return { base, ws, home, store };
+  }
+  const noNodeModules = (): Workflow => workflow({ sandbox: { protected: ['test'] } });
+
+  test('a pnpm-style store: every linked file is read-only inside, the store is unchanged, and the rest of the folder is writable', async () => {
+    const { base, ws, home, store } = pnpm();
+    try {
+      const before = readFileSync(join(store, 'files', '00', 'index.js'), 'utf8');
+      const r = await openRun(ws, noNodeModules(), home, 'required');
+      for (const c of ['echo owned >> node_modules/.pnpm/left-pad@1.0.0/node_modules/left-pad/index.js', 'echo owned >> src/vendored.js', 'truncate -s 0 node_modules/.pnpm/left-pad@1.0.0/node_modules/left-pad/package.json']) {
+        assert.match((await r.run(`${c}; echo rc=$?`)).output, readOnly, c);
+      }
+      assert.match((await r.run('echo ok > src/new.js; echo rc=$?')).output, /rc=0/);
+      const kinds = new Map((r.sandbox.summary.protections ?? []).filter((p) => p.why === 'hard_link').map((p) => [p.path, p.why]));
+      // node_modules holds nothing but linked files: one mount for all of it; src/vendored.js on its own.
+      assert.deepEqual([...kinds.keys()].sort(), ['node_modules', 'src/vendored.js'], [...kinds.keys()].join(', '));
+      r.terminal.dispose();
+      await r.sandbox.dispose();
+      assert.equal(readFileSync(join(store, 'files', '00', 'index.js'), 'utf8'), before);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  test('a local git clone: the source repository\'s objects cannot be corrupted, and git still commits inside', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'lar-clone-'));
+    try {
+      const src = join(base, 'src');
+      const ws = join(base, 'ws');
+      const home = join(base, 'home');
+      mkdirSync(home);
+      spawnSync('git', ['init', '-q', src]);
+      write(src, { 'a.txt': 'one\n' });
+      const id = ['-c', 'user.name=t', '-c', 'user.email=t@example.com'];
+      spawnSync('git', ['-C', src, ...id, 'add', '.']);
+      spawnSync('git', ['-C', src, ...id, 'commit', '-qm', 'one']);
+      spawnSync('git', ['clone', '-q', src, ws]);
+      const r = await openRun(ws, workflow(), home, 'required');
+      const attack = await r.run('for f in $(find .git/objects -type f); do chmod u+w "$f"; echo corrupt >> "$f"; done; echo done');
+      assert.match(attack.output, readOnly, attack.output);
+      const commit = await r.run(`echo two > a.txt && git ${id.join(' ')} commit -qam two && git log --oneline | wc -l`);
+      assert.match(commit.output, /^2\s*$/m, commit.output);
+      r.terminal.dispose();
+      await r.sandbox.dispose();
+      const fsck = spawnSync('git', ['-C', src, 'fsck', '--full'], { encoding: 'utf8' });
+      assert.equal(fsck.status, 0, fsck.stderr);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  test('past the bound the run is refused with the fix; with the user\'s leave each linked file becomes its own copy', async () => {
+    const { base, ws, home, store } = pnpm();
+    try {
+      const outputDir = join(ws, '.lar', 'output', 'run');
+      const open = (breakHardLinks: boolean) => RunSandbox.open({ workspace: ws, workflow: noNodeModules(), setting: 'required', hostEnv: { ...process.env, HOME: home }, shell: '/bin/bash', outputDir, home, breakHardLinks, hardLinkLimits: { maxMounts: 1 } });
+      await assert.rejects(open(false), (e: Error) => e.name === 'HardLinksError' && /more than one link/.test(e.message) && /--break-hard-links/.test(e.message));
+      const sandbox = await open(true);
+      assert.equal(sandbox.summary.hardLinksBroken, 3);
+      for (const f of ['src/vendored.js', 'node_modules/.pnpm/left-pad@1.0.0/node_modules/left-pad/index.js']) assert.equal(lstatSync(join(ws, f)).nlink, 1, f);
+      const terminal = new TerminalSession({ cwd: ws, outputDir, shell: '/bin/bash', ...sandbox.terminal() });
+      const w = await terminal.run('echo changed >> src/vendored.js; echo rc=$?', { timeoutMs: 20_000 });
+      assert.match(w.output, /rc=0/);
+      terminal.dispose();
+      await sandbox.dispose();
+      assert.equal(readFileSync(join(store, 'files', '00', 'index.js'), 'utf8'), 'module.exports = "left-pad";\n');
     } finally {
       rmSync(base, { recursive: true, force: true });
     }

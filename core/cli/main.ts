@@ -35,6 +35,7 @@ Usage:
           [--out FILE] [--enforcement block|warn] [--yes] [--max-steps N] [--tool-format F]
           [--context-length N] [--thinking auto|on|off] [--rules FILE,…]
           [--rollouts N] [--max-repeated-failures N] [--sandbox auto|required|off]
+          [--break-hard-links]
       The verified agent in the terminal: every tool call is gated by the workflow,
       each step is written to the trajectory (default .lar/runs/ in the workspace).
       The endpoint defaults to SGLang's http://127.0.0.1:30000/v1; the API key is
@@ -52,6 +53,9 @@ Usage:
       --sandbox (default auto): commands run in a bubblewrap sandbox (no network, private
       home, read-only system and protected paths); auto runs them unconfined, and says
       so on every step, when it cannot start; required refuses to run commands then.
+      --break-hard-links: make each workspace file with more than one link (a pnpm
+      store's, a local clone's objects) its own copy before the first step, instead of
+      mounting each read-only in the sandbox (or refusing the run past 3 000 of them).
   lar lsp --stdio
       The language server over standard input/output, for any LSP editor
       (Neovim, Helix, Emacs …; docs/protocol.md).
@@ -70,7 +74,7 @@ interface Flags {
 }
 
 const VALUE_FLAGS = new Set(['--workflow', '--backend', '--out', '--format', '--task', '--endpoint', '--model', '--workspace', '--enforcement', '--max-steps', '--tool-format', '--context-length', '--thinking', '--rules', '--rollouts', '--max-repeated-failures', '--sandbox']);
-const SWITCHES = new Set(['--json', '--no-color', '--help', '-h', '--stdio', '--yes']);
+const SWITCHES = new Set(['--json', '--no-color', '--help', '-h', '--stdio', '--yes', '--break-hard-links']);
 
 function parseFlags(args: string[]): Flags {
   const f: Flags = { positional: [], values: new Map(), switches: new Set() };
@@ -228,6 +232,7 @@ async function cmdRun(flags: Flags, io: Io): Promise<number> {
       workflowRef: w.startsWith('builtin:') ? w : wf.workflow,
       enforcement,
       yes: flags.switches.has('--yes'),
+      breakHardLinks: flags.switches.has('--break-hard-links'),
       ...(maxSteps ? { maxSteps: Number(maxSteps) } : {}),
       ...(maxRepeats ? { maxRepeatedFailures: Number(maxRepeats) } : {}),
       ...(toolFormat ? { toolFormat: toolFormat as ToolFormatSetting } : {}),

@@ -35,6 +35,8 @@ export interface RunArgs {
   enforcement: 'block' | 'warn';
   /** Approve every call that asks (otherwise each is rejected: there is nobody to ask). */
   yes: boolean;
+  /** Make multiply-linked workspace files their own copies before the first step (--break-hard-links). */
+  breakHardLinks?: boolean;
   maxSteps?: number;
   /** The same failing call this many times ends the run (default 3). */
   maxRepeatedFailures?: number;
@@ -158,7 +160,7 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
   ensureLarDir(r.workspace);
   mkdirSync(r.outputDir, { recursive: true });
   const shell = pickShell(process.env);
-  const sandbox = await RunSandbox.open({ workspace: r.workspace, workflow: a.workflow, setting: a.sandbox ?? 'auto', hostEnv: process.env, shell, outputDir: r.outputDir, ...(r.hidden ? { hidden: r.hidden } : {}) });
+  const sandbox = await RunSandbox.open({ workspace: r.workspace, workflow: a.workflow, setting: a.sandbox ?? 'auto', breakHardLinks: a.breakHardLinks === true, hostEnv: process.env, shell, outputDir: r.outputDir, ...(r.hidden ? { hidden: r.hidden } : {}) });
   if (!sandbox.plan.confined) {
     if (!warnedUnconfined || sandbox.refusal) io.err(`lar run: ${prefix}${sandbox.refusal ? `commands will not run: ${sandbox.refusal}` : `commands are NOT confined: ${sandbox.summary.reason}${sandbox.plan.fix ? `\n  fix: ${sandbox.plan.fix}` : ''}`}`);
     warnedUnconfined = true;

@@ -8,7 +8,7 @@
  * a fixed list alone. The sandbox mounts each read-only; the run's end puts
  * each back from the snapshot taken before the first step.
  */
-import { lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { chmodSync, copyFileSync, lstatSync, readdirSync, readFileSync, realpathSync, renameSync, utimesSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { globMatch } from '../policy/glob';
 import { ALWAYS_READ_ONLY, type Workflow } from '../schema/workflow';
@@ -16,7 +16,7 @@ import { entryKind } from '../files/kind';
 import { isInside } from '../tools/workspace-fs';
 import { isHostPath } from './plan';
 
-export type ProtectionWhy = 'always' | 'workflow' | 'path_deny' | 'git' | 'runs_later';
+export type ProtectionWhy = 'always' | 'workflow' | 'path_deny' | 'git' | 'runs_later' | 'hard_link';
 
 export interface Protection {
   /** Workspace-relative, `/`-separated. */
@@ -271,4 +271,110 @@ export function scanProtections(workspace: string, wf: Workflow, gitMeta: readon
 export function addedDenied(workspace: string, wf: Workflow, atStart: ReadonlySet<string>, maxEntries = 50_000): string[] {
   const patterns = wf.policy.paths.deny.filter((d) => d !== '.git' && !d.startsWith('.git/') && d !== '.lar' && !d.startsWith('.lar/'));
   return deniedPaths(real(workspace) ?? workspace, patterns, maxEntries).paths.filter((p) => !atStart.has(p) && ![...atStart].some((q) => atOrBelow(p, q)));
+}
+
+export interface HardLinkLimits {
+  /** Most entries looked at. Default 400 000. */
+  maxEntries?: number;
+  /** Longest the search may take, in ms. Default 8 000. */
+  maxMs?: number;
+  /** Most read-only mounts for them (after folders wholly of them are taken whole). Default 3 000 (their paths go on bwrap's command line). */
+  maxMounts?: number;
+}
+
+export interface HardLinkScan {
+  /** What to mount read-only: files, or folders (outside .git) every file below which is multiply linked. Workspace-relative. */
+  paths: string[];
+  /** Every multiply-linked regular file found, workspace-relative. */
+  files: string[];
+  /** Every entry was looked at in time. */
+  complete: boolean;
+}
+
+/**
+ * The workspace's regular files with more than one link (a pnpm store's
+ * node_modules, a local `git clone`'s objects): a command writing to one
+ * changes the file outside too, whatever the mounts. Paths at or below
+ * `skip` (already read-only) are not looked in.
+ */
+export function hardLinked(workspace: string, skip: Iterable<string>, limits: HardLinkLimits = {}): HardLinkScan {
+  const root = real(workspace) ?? workspace;
+  const skipped = new Set(skip);
+  const maxEntries = limits.maxEntries ?? 400_000;
+  const until = Date.now() + (limits.maxMs ?? 8000);
+  let seen = 0;
+  let complete = true;
+  const files: string[] = [];
+  const folders: string[] = [];
+  const every: string[] = [];
+  /** Returns [regular files below, multiply-linked files below]. */
+  const walk = (dir: string, depth: number): [number, number] => {
+    let entries;
+    try {
+      entries = readdirSync(join(root, dir), { withFileTypes: true });
+    } catch {
+      return [0, 0];
+    }
+    let total = 0;
+    let linked = 0;
+    const mine: string[] = [];
+    const sub: string[] = [];
+    for (const e of entries) {
+      if (++seen > maxEntries || (seen % 1024 === 0 && Date.now() > until)) {
+        complete = false;
+        break;
+      }
+      const p = dir ? `${dir}/${e.name}` : e.name;
+      if (skipped.has(p)) continue;
+      if (e.isDirectory()) {
+        if (depth >= 64) continue;
+        const before = files.length;
+        const foldersBefore = folders.length;
+        const [t, l] = walk(p, depth + 1);
+        total += t;
+        linked += l;
+        if (t > 0 && t === l && !p.startsWith('.git/') && p !== '.git') {
+          // Every file below is linked: one mount for the folder instead of one per file.
+          files.splice(before);
+          folders.splice(foldersBefore);
+          sub.push(p);
+        }
+      } else if (e.isFile()) {
+        total++;
+        try {
+          if (lstatSync(join(root, p)).nlink > 1) {
+            linked++;
+            mine.push(p);
+            every.push(p);
+          }
+        } catch {
+          // gone meanwhile
+        }
+      }
+      if (!complete) break;
+    }
+    files.push(...mine);
+    folders.push(...sub);
+    return [total, linked];
+  };
+  walk('', 0);
+  return { paths: [...folders, ...files], files: every, complete };
+}
+
+/** Makes each file its own copy (same content, mode and times), so writing to it changes nothing outside. */
+export function breakHardLinks(workspace: string, files: readonly string[]): number {
+  const root = real(workspace) ?? workspace;
+  let broken = 0;
+  for (const f of files) {
+    const abs = join(root, f);
+    const st = lstatSync(abs);
+    if (!st.isFile() || st.nlink < 2) continue;
+    const tmp = join(dirname(abs), `.lar-unlink-${process.pid}-${broken}`);
+    copyFileSync(abs, tmp);
+    chmodSync(tmp, st.mode & 0o7777);
+    utimesSync(tmp, st.atime, st.mtime);
+    renameSync(tmp, abs);
+    broken++;
+  }
+  return broken;
 }

@@ -17,7 +17,7 @@ import { gitConfigValue, gitMetadata, planSandbox, type PlanRequest, type Sandbo
 import { disposeSnapshot, restoreSnapshot, takeSnapshot, type ProtectedSnapshot, type SnapshotLimits } from './snapshot';
 import type { BwrapProbe } from './bwrap';
 import { limitValues, SandboxLimits, type LimitMechanism } from './limits';
-import { addedDenied, scanProtections, type Protection } from './protections';
+import { addedDenied, breakHardLinks, hardLinked, scanProtections, type HardLinkLimits, type Protection } from './protections';
 
 export interface RunSandboxOptions {
   workspace: string;
@@ -36,6 +36,21 @@ export interface RunSandboxOptions {
   limitMechanisms?: readonly LimitMechanism[];
   /** The home folder the sandbox hides and replaces (default: the user's). */
   home?: string;
+  /**
+   * The user allows making each multiply-linked workspace file its own copy
+   * (`lar run --break-hard-links`, lean4Agentic.breakHardLinks): instead of a
+   * read-only mount each, and past their bound instead of refusing the run.
+   */
+  breakHardLinks?: boolean;
+  /** Bounds of the search for them (test seam). */
+  hardLinkLimits?: HardLinkLimits;
+}
+
+export class HardLinksError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'HardLinksError';
+  }
 }
 
 export interface TerminalSetup {
@@ -99,6 +114,22 @@ export interface EndReport {
   quarantinedRepositories: string[];
   /** Why the protected paths could not be put back. */
   error?: string;
+}
+
+/** What the sandbox does about the workspace's multiply-linked files: mount them read-only, or break them when allowed; past the bound, refuse. */
+function hardLinksFor(opts: RunSandboxOptions, protections: readonly Protection[]): { mounted: string[]; broken: number } {
+  const found = hardLinked(opts.workspace, protections.map((p) => p.path), opts.hardLinkLimits);
+  if (!found.files.length) return { mounted: [], broken: 0 };
+  const maxMounts = opts.hardLinkLimits?.maxMounts ?? 3000;
+  if (opts.breakHardLinks && found.complete) return { mounted: [], broken: breakHardLinks(opts.workspace, found.files) };
+  if (found.complete && found.paths.length <= maxMounts) return { mounted: found.paths, broken: 0 };
+  const what = found.complete ? `${found.files.length} files with more than one link (${found.paths.length} places to mount read-only, more than ${maxMounts})` : 'too many entries to look through for files with more than one link in time';
+  throw new HardLinksError(
+    `the workspace has ${what}, e.g. ${found.files.slice(0, 3).join(', ') || 'in a folder not yet looked at'}: a command writing to one would change the file outside the workspace too (a pnpm store, the repository a local clone came from). ` +
+      (found.complete
+        ? 'Allow making each its own copy (lar run --break-hard-links; the setting lean4Agentic.breakHardLinks), protect the folder that holds them (sandbox.protected, e.g. node_modules), or run with the sandbox off.'
+        : 'Open a smaller folder as the workspace, protect the large folders (sandbox.protected, e.g. node_modules), or run with the sandbox off.'),
+  );
 }
 
 /** Most protections listed in the header (the rest are counted). */
@@ -209,7 +240,21 @@ export class RunSandbox {
     // What else the run may not change: files its path deny patterns reach, and what the user's tools run later.
     const scan = scanProtections(opts.workspace, opts.workflow, meta, git === 'dir' ? gitConfigValue(opts.workspace, 'core.hooksPath') : undefined);
     const extra = scan.protections.filter((p) => p.why === 'path_deny' || p.why === 'runs_later').map((p) => p.path);
-    const plan = planSandbox({ workspace: opts.workspace, section: opts.workflow.sandbox, setting: opts.setting, hostEnv: opts.hostEnv, shell: opts.shell, alsoReadable: [opts.outputDir, shellDir], readOnly: realInside(opts.workspace, extra).map((x) => x.abs), ...common(opts, meta) });
+    const planWith = (readOnly: readonly string[]): SandboxPlan =>
+      planSandbox({ workspace: opts.workspace, section: opts.workflow.sandbox, setting: opts.setting, hostEnv: opts.hostEnv, shell: opts.shell, alsoReadable: [opts.outputDir, shellDir], readOnly: realInside(opts.workspace, readOnly).map((x) => x.abs), ...common(opts, meta) });
+    let plan = planWith(extra);
+    // A write through a hard link lands outside (a pnpm store, the repository a local clone came from): in the
+    // sandbox each such file is read-only, or its own copy when the user allows it.
+    let links: { mounted: string[]; broken: number } = { mounted: [], broken: 0 };
+    if (plan.confined) {
+      try {
+        links = hardLinksFor(opts, scan.protections);
+      } catch (e) {
+        rmSync(shellDir, { recursive: true, force: true });
+        throw e;
+      }
+      if (links.mounted.length) plan = planWith([...extra, ...links.mounted]);
+    }
     // Kept as they were, whatever the run does, and put back at its end: the protected paths, the
     // git metadata the user's git runs programs from, what runs later, and what links among them lead to.
     const named = [...opts.workflow.sandbox.protected, ...(git === 'dir' ? meta : git === undefined ? GIT_METADATA : git === 'file' ? ['.git'] : []), ...extra];
@@ -224,7 +269,8 @@ export class RunSandbox {
     const readOnlyPaths = [...new Set([...ALWAYS_READ_ONLY, '.git/modules', ...kept])];
     const copyShell = plan.confined && execAllowed(shellDir);
     const box = new RunSandbox(plan, opts, snapshot, shellDir, copyShell, meta, readOnlyPaths, new Set(findRepositories(opts.workspace).map((r) => r.id)));
-    box.protections = scan.protections;
+    box.protections = [...scan.protections, ...links.mounted.map((path): Protection => ({ path, why: 'hard_link' }))];
+    box.hardLinksBroken = links.broken;
     box.denied = scan.denied;
     box.bounded = scan.bounded;
     return box;
@@ -236,6 +282,8 @@ export class RunSandbox {
   private denied: ReadonlySet<string> = new Set();
   /** What a bound left out of the protections, a sentence each. */
   bounded: readonly string[] = [];
+  /** Multiply-linked files made their own copies before the first step (the user allowed it). */
+  hardLinksBroken = 0;
 
   get summary(): SandboxSummary {
     const shown = this.protections.slice(0, MAX_RECORDED);
@@ -244,6 +292,7 @@ export class RunSandbox {
       ...(shown.length ? { protections: shown.map((p) => ({ path: p.path, why: p.why, ...(p.note ? { note: p.note } : {}) })) } : {}),
       ...(this.protections.length > shown.length ? { protectionsOmitted: this.protections.length - shown.length } : {}),
       ...(this.bounded.length ? { protectionsBounded: [...this.bounded] } : {}),
+      ...(this.hardLinksBroken ? { hardLinksBroken: this.hardLinksBroken } : {}),
     };
   }
 

@@ -52,11 +52,13 @@ export const SandboxRecord = z.object({
    * What the run could not change, and why (core/sandbox/protections.ts): always read-only, the workflow's
    * protected paths, its path deny patterns, git's metadata, what the user's tools run later. At most 300.
    */
-  protections: z.array(z.object({ path: z.string(), why: z.enum(['always', 'workflow', 'path_deny', 'git', 'runs_later']), note: z.string().optional() })).optional(),
+  protections: z.array(z.object({ path: z.string(), why: z.enum(['always', 'workflow', 'path_deny', 'git', 'runs_later', 'hard_link']), note: z.string().optional() })).optional(),
   /** Protections left out of `protections` (more than 300). */
   protectionsOmitted: z.number().int().positive().optional(),
   /** What a bound left unprotected, a sentence each. */
   protectionsBounded: z.array(z.string()).optional(),
+  /** Multiply-linked workspace files made their own copies before the first step (the user allowed it). */
+  hardLinksBroken: z.number().int().positive().optional(),
 });
 export type SandboxRecord = z.infer<typeof SandboxRecord>;
 export type SandboxLimitsRecord = NonNullable<SandboxRecord['limits']>;

@@ -605,7 +605,7 @@ export class AgentSession implements vscode.Disposable {
       const store = config.checkpoints ? await this.checkpoints.store(ws) : undefined;
       const restores = this.restores;
       const shell = pickShell(process.env);
-      sandbox = await RunSandbox.open({ workspace: ws, workflow, setting: config.sandbox, hostEnv: process.env, shell, outputDir });
+      sandbox = await RunSandbox.open({ workspace: ws, workflow, setting: config.sandbox, breakHardLinks: config.breakHardLinks, hostEnv: process.env, shell, outputDir });
       this.warnIfUnconfined(sandbox);
       this.onSandbox(sandbox.summary);
       const setup = sandbox.terminal();
