@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { defaultWorkflow, loadWorkflow, loadWorkflowText } from '../core/workflow/load';
 import { Workflow } from '../core/schema/workflow';
+import { checkWorkflow } from '../core/workflow/wellformed';
 
 const root = resolve(__dirname, '../..');
 const base = () => JSON.parse(readFileSync(resolve(root, 'core/workflow/default-coding.larflow.json'), 'utf8'));
@@ -80,6 +81,8 @@ test('schema errors and JSON errors in workflow text are located', () => {
 
 test('the sandbox section: protected paths must be normal workspace paths, and no grant may undo the sandbox', () => {
   const withSandbox = (sandbox: Record<string, unknown>) => ({ ...base(), sandbox });
+  // The sandbox section's own problems (what the outcome check reads is the next test's).
+  const codes = (value: unknown) => loadWorkflow(value).problems.map((p) => p.code).filter((c) => c !== 'workflow.outcome_unprotected');
   assert.deepEqual(codes(withSandbox({ protected: ['test', 'package.json', 'src/fixtures'] })), []);
   for (const p of ['../outside', '/etc', './test', 'test/', '.']) assert.deepEqual(codes(withSandbox({ protected: [p] })), ['workflow.bad_protected_path'], p);
   assert.deepEqual(codes(withSandbox({ writable: ['~'] })), ['workflow.sandbox_undone']);
@@ -92,4 +95,26 @@ test('the sandbox section: protected paths must be normal workspace paths, and n
   assert.deepEqual(codes(withSandbox({ writable: ['.husky', 'scripts/hook.sh'] })), []);
   for (const p of ['./.husky', '.husky/', '../x', '.']) assert.deepEqual(codes(withSandbox({ writable: [p] })), ['workflow.bad_protected_path'], p);
   assert.ok(!Workflow.safeParse(withSandbox({ network: 'internet' })).success);
+});
+
+test('lar workflow check warns when the outcome check reads what the run can change', () => {
+  const problems = (outcome: string, sandbox?: Record<string, unknown>, deny: string[] = []) =>
+    checkWorkflow(Workflow.parse({ ...base(), outcome: { command: outcome }, ...(sandbox ? { sandbox } : {}), policy: { paths: { deny } } })).filter((p) => p.code === 'workflow.outcome_unprotected');
+  const says = (outcome: string, sandbox: Record<string, unknown> | undefined, what: RegExp, deny: string[] = []) => {
+    const p = problems(outcome, sandbox, deny);
+    assert.ok(p.length > 0 && p.every((x) => x.severity === 'warning' && x.path.join('.') === 'outcome.command'), `${outcome}: ${JSON.stringify(p)}`);
+    assert.match(p.map((x) => x.message).join('\n'), what, outcome);
+  };
+  // The files the command names, and what its runner reads first.
+  says('node test.js', {}, /reads test\.js \(the command names it\)/);
+  says('./run-tests.sh', { protected: ['test'] }, /run-tests\.sh/);
+  says('npm test', { protected: ['test'] }, /reads package\.json \(npm reads it before/);
+  says('make test', { protected: ['test'] }, /Makefile/);
+  says('python -m pytest tests/unit', { protected: ['tests'] }, /pytest\.ini, pyproject\.toml, setup\.cfg, tox\.ini, conftest\.py/);
+  says('npm test', { protected: ['package.json'] }, /no test folder is protected/);
+  // Kept read-only, or denied to writes (deny patterns bind commands too): nothing to say.
+  assert.deepEqual(problems('npm test', undefined), [], 'the default protected set');
+  assert.deepEqual(problems('node test/run.js', { protected: ['test'] }), []);
+  assert.deepEqual(problems('bash scripts/check.sh', { protected: ['test'] }, ['scripts/*']), []);
+  assert.deepEqual(problems('cargo test', { protected: ['tests', 'Cargo.toml'] }), []);
 });

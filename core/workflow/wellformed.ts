@@ -2,6 +2,7 @@ import { normalizeWorkspacePath } from '../policy/path';
 import { TOOL_NAMES, isToolName } from '../schema/tools';
 import { transitionsFrom, type Workflow } from '../schema/workflow';
 import type { JsonPath } from '../schema/json-position';
+import { unprotectedOutcomeInputs } from './outcome-inputs';
 
 export type ProblemSeverity = 'error' | 'warning';
 
@@ -53,6 +54,11 @@ export function checkWorkflow(wf: Workflow): WorkflowProblem[] {
   wf.policy.commands.deny.forEach((p, i) => checkPattern(p, ['policy', 'commands', 'deny', i], add));
   wf.policy.commands.ask.forEach((p, i) => checkPattern(p, ['policy', 'commands', 'ask', i], add));
   wf.policy.paths.deny.forEach((p, i) => checkPattern(p, ['policy', 'paths', 'deny', i], add));
+
+  // The outcome check must not read what the run may change (it would decide its own outcome).
+  for (const u of unprotectedOutcomeInputs(wf)) {
+    add('workflow.outcome_unprotected', 'warning', `the outcome check "${wf.outcome.command}" reads ${u.path} (${u.why}), which the run can change: protect it (sandbox.protected) or deny it to writes (policy.paths.deny)`, ['outcome', 'command']);
+  }
 
   // Protected paths are mounted read-only as they are named: each must be one normalized workspace path.
   wf.sandbox.protected.forEach((p, i) => {
