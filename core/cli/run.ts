@@ -23,6 +23,7 @@ import type { WorkflowRef } from '../schema/trajectory';
 import type { Style } from './format';
 import { signed } from '../verifier/checks';
 import { maskEndpoint } from '../model/endpoint';
+import { describeLaterChanges } from '../sandbox/later-changes';
 
 export interface RunArgs {
   task: string;
@@ -236,6 +237,10 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
     if (end.restored.length) io.err(`lar run: ${prefix}put back what the run changed in protected paths: ${end.restored.join(', ')}`);
     if (end.quarantinedRepositories.length) io.err(`lar run: ${prefix}moved the git repositories the run created to .lar/quarantine (their config would run outside the sandbox): ${end.quarantinedRepositories.join(', ')}`);
     if (end.error) io.err(`lar run: ${prefix}the protected paths could not all be put back: ${end.error}`);
+    if (end.later?.length) {
+      io.out(`\n${prefix}${st.bold('changed files that run later')} (your tools may execute them outside the sandbox: read the diffs before you commit):\n`);
+      io.out(`${describeLaterChanges(end.later).replace(/^/gm, `${prefix}  `)}\n`);
+    }
   }
 }
 

@@ -17,6 +17,7 @@ import { gitConfigValue, gitMetadata, planSandbox, type PlanRequest, type Sandbo
 import { disposeSnapshot, restoreSnapshot, takeSnapshot, type ProtectedSnapshot, type SnapshotLimits } from './snapshot';
 import type { BwrapProbe } from './bwrap';
 import { limitValues, SandboxLimits, type LimitMechanism } from './limits';
+import { LaterBaseline, type LaterChange } from './later-changes';
 import { addedDenied, breakHardLinks, hardLinked, scanProtections, type HardLinkLimits, type Protection } from './protections';
 
 export interface RunSandboxOptions {
@@ -114,6 +115,8 @@ export interface EndReport {
   quarantinedRepositories: string[];
   /** Why the protected paths could not be put back. */
   error?: string;
+  /** Files the user's tools may execute later (a Makefile, package.json, scripts) that the run changed, with their diffs (dispose only). */
+  later?: LaterChange[];
 }
 
 /** What the sandbox does about the workspace's multiply-linked files: mount them read-only, or break them when allowed; past the bound, refuse. */
@@ -271,6 +274,8 @@ export class RunSandbox {
     const box = new RunSandbox(plan, opts, snapshot, shellDir, copyShell, meta, readOnlyPaths, new Set(findRepositories(opts.workspace).map((r) => r.id)));
     box.protections = [...scan.protections, ...links.mounted.map((path): Protection => ({ path, why: 'hard_link' }))];
     box.hardLinksBroken = links.broken;
+    // What the user's tools may run later but the run may change: compared at its end (EndReport.later).
+    box.later = LaterBaseline.take(opts.workspace, box.protections.map((p) => p.path));
     box.denied = scan.denied;
     box.bounded = scan.bounded;
     return box;
@@ -284,6 +289,8 @@ export class RunSandbox {
   bounded: readonly string[] = [];
   /** Multiply-linked files made their own copies before the first step (the user allowed it). */
   hardLinksBroken = 0;
+  /** The files that run later as they were before the first step. */
+  private later: LaterBaseline | undefined;
 
   get summary(): SandboxSummary {
     const shown = this.protections.slice(0, MAX_RECORDED);
@@ -429,6 +436,9 @@ export class RunSandbox {
       quarantinedRepositories: [...(before?.quarantinedRepositories ?? []), ...after.quarantinedRepositories],
       ...(before?.error || after.error ? { error: [before?.error, after.error].filter(Boolean).join('; ') } : {}),
     };
+    // After everything was put back: what is left changed is the run's, for the user to review.
+    const later = this.later?.changes() ?? [];
+    if (later.length) report.later = later;
     if (this.shellDir) rmSync(this.shellDir, { recursive: true, force: true });
     await this.limits?.dispose();
     if (this.snapshot) await disposeSnapshot(this.snapshot);

@@ -138,6 +138,14 @@ export const ToWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('clear') }).strict(),
   /** The workspace was put back to a checkpoint; `undo` is the snapshot from just before (Undo restores it). */
   z.object({ type: z.literal('checkpointRestored'), text: short(4000), undo: CheckpointId }).strict(),
+  /** Files the user's tools may execute later (a Makefile, package.json, scripts) that the run changed, with their diffs. */
+  z
+    .object({
+      type: z.literal('laterChanges'),
+      files: z.array(z.object({ path: short(2000), change: z.enum(['changed', 'added', 'removed']), diff: short(40_000).optional() }).strict()).max(200),
+      more: z.number().int().nonnegative(),
+    })
+    .strict(),
   /** The chat was read back from its trajectories (after a reload or a restart). */
   z.object({ type: z.literal('restored'), text: short(2000) }).strict(),
   /** A message of the user's, as recorded (a restored chat). */

@@ -19,7 +19,7 @@ import { RestoreEvent as RestoreEventSchema, type RestoreEvent } from '../../cor
 import { z } from 'zod';
 import { ensureLarDir } from '../../core/files/lar-dir';
 import { runAgent, stripNewRunNote, systemFor, toolSpecs, type AgentEvent } from '../../core/agent/loop';
-import { RunSandbox } from '../../core/sandbox/run';
+import { RunSandbox, type EndReport } from '../../core/sandbox/run';
 import { describeSandbox, type SandboxSummary } from '../../core/sandbox/plan';
 import { pickShell } from '../../core/tools/terminal';
 import { createToolExecutor } from '../../core/agent/tools';
@@ -42,6 +42,7 @@ import { linkTarget } from './links';
 import { AgentTerminal } from './terminal';
 import { VscodeWorkspaceFs } from './vscodeFs';
 import { maskEndpoint } from '../../core/model/endpoint';
+import { describeLaterChanges } from '../../core/sandbox/later-changes';
 
 /** What the chat shows of a step never carries the key (a command or its output could echo it). */
 function redactCard(card: StepCard, mask: (text: string) => string): StepCard {
@@ -815,7 +816,7 @@ export class AgentSession implements vscode.Disposable {
       await terminal?.end().catch(() => false);
       terminal?.dispose();
       // The status bar keeps saying how the last run's commands were confined.
-      const end = await sandbox?.dispose().catch((e: unknown) => ({ restored: [], quarantinedRepositories: [], error: String(e) }));
+      const end = await sandbox?.dispose().catch((e: unknown): EndReport => ({ restored: [], quarantinedRepositories: [], error: String(e) }));
       if (end?.restored.length) this.output.warn(`put back what the run changed in protected paths: ${end.restored.join(', ')}`);
       if (end?.quarantinedRepositories.length) {
         const text = `Lean4 Agentic moved the git repositories the run created (${end.quarantinedRepositories.join(', ')}) to .lar/quarantine: their config would have run outside the sandbox. Move one back if you trust it.`;
@@ -823,6 +824,11 @@ export class AgentSession implements vscode.Disposable {
         void vscode.window.showWarningMessage(text);
       }
       if (end?.error) this.output.error(`the protected paths could not all be put back: ${end.error}`);
+      if (end?.later?.length) {
+        this.output.warn(`changed files that run later (your tools may execute them outside the sandbox; read the diffs before you commit):\n${describeLaterChanges(end.later)}`);
+        const shown = end.later.slice(0, 200);
+        this.post({ type: 'laterChanges', files: shown.map((f) => ({ path: clip(f.path, 2000), change: f.change, ...(f.diff ? { diff: clip(f.diff, 40_000) } : {}) })), more: end.later.length - shown.length });
+      }
       this.running = undefined;
       this.post({ type: 'state', running: false });
       void vscode.commands.executeCommand('setContext', 'lean4Agentic.agentRunning', false);

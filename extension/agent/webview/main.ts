@@ -482,6 +482,22 @@ function receive(msg: ToWebview): void {
     case 'restored':
       append(el('div', 'restored-note', msg.text));
       return;
+    case 'laterChanges': {
+      // Read before committing: the user's own tools run these, outside any sandbox.
+      const box = el('div', 'later-changes');
+      box.setAttribute('role', 'status');
+      const n = msg.files.length + msg.more;
+      box.appendChild(el('div', 'title', `${n} changed file${n === 1 ? '' : 's'} that run later: your tools (make, npm, git hooks, a shell) may execute ${n === 1 ? 'it' : 'them'} outside the sandbox. Read the ${n === 1 ? 'diff' : 'diffs'} before you commit.`));
+      for (const f of msg.files) {
+        const d = el('details', 'later-file');
+        d.appendChild(el('summary', '', `${f.change} ${f.path}`));
+        d.appendChild(el('pre', 'diff', f.diff ?? (f.change === 'removed' ? '(removed)' : '(too large to show: open the file)')));
+        box.appendChild(d);
+      }
+      if (msg.more) box.appendChild(el('div', '', `… and ${msg.more} more (lar run and the output channel list them all)`));
+      append(box);
+      return;
+    }
     case 'userMessage':
       append(userBubble(msg.text));
       return;

@@ -1,0 +1,158 @@
+/**
+ * Files the user's tools may execute later that a run changed: a Makefile,
+ * package.json (its scripts run on `npm install` and `npm test`), shell
+ * scripts, anything executable, build files that run code (setup.py,
+ * build.rs, Gradle, CMake, Dockerfile). They cannot all be read-only (the
+ * task may be to change them), so they are listed at the run's end with
+ * their diff, "changed files that run later", for the user to read before
+ * committing.
+ */
+import { createHash } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface LaterChange {
+  /** Workspace-relative. */
+  path: string;
+  change: 'changed' | 'added' | 'removed';
+  /** A unified diff (at most 200 lines), when the contents could be kept and compared. */
+  diff?: string;
+}
+
+/** Build and task files that run code when the user builds, tests or installs. */
+const RUN_FILES = new Set([
+  'Makefile', 'makefile', 'GNUmakefile', 'package.json', 'justfile', 'Justfile', '.justfile', 'Taskfile.yml', 'Taskfile.yaml', 'Rakefile', 'Gemfile',
+  'noxfile.py', 'tox.ini', 'setup.py', 'setup.cfg', 'pyproject.toml', 'conftest.py', 'build.gradle', 'build.gradle.kts', 'settings.gradle', 'settings.gradle.kts',
+  'gradlew', 'pom.xml', 'build.rs', 'Cargo.toml', 'CMakeLists.txt', 'meson.build', 'Dockerfile', 'Containerfile', 'docker-compose.yml', 'docker-compose.yaml',
+  'compose.yml', 'compose.yaml', '.npmrc', '.yarnrc', '.yarnrc.yml', '.pnpmfile.cjs', 'deno.json', 'bunfig.toml', 'flake.nix', 'shell.nix', 'default.nix',
+]);
+const RUN_EXTENSIONS = /\.(?:sh|bash|zsh|fish|ksh|ps1|bat|cmd|mk|command)$/;
+
+const MAX_ENTRIES = 50_000;
+const MAX_FILES = 5000;
+const MAX_KEPT_BYTES = 512 * 1024;
+const MAX_TOTAL_BYTES = 64 * 1024 * 1024;
+const MAX_DIFF_LINES = 200;
+
+interface Seen {
+  hash: string;
+  /** The content, when small enough to keep for a diff. */
+  content?: Buffer;
+}
+
+/** Whether the user's tools may run this file: its name, its extension, or an execute bit. */
+function runsLater(name: string, mode: number): boolean {
+  return RUN_FILES.has(name) || RUN_EXTENSIONS.test(name) || (mode & 0o111) !== 0;
+}
+
+/** The candidate files of the workspace now (not in .git, .lar, node_modules, nor in `skip`, which is read-only anyway). */
+function candidates(workspace: string, skip: ReadonlySet<string>): Map<string, number> {
+  const out = new Map<string, number>();
+  let budget = MAX_ENTRIES;
+  const walk = (dir: string, depth: number): void => {
+    let entries;
+    try {
+      entries = readdirSync(join(workspace, dir), { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (--budget < 0 || out.size >= MAX_FILES) return;
+      const p = dir ? `${dir}/${e.name}` : e.name;
+      if (skip.has(p) || (!dir && (e.name === '.git' || e.name === '.lar' || e.name === 'node_modules'))) continue;
+      if (e.isDirectory()) {
+        if (depth < 24 && e.name !== 'node_modules' && e.name !== '.git') walk(p, depth + 1);
+      } else if (e.isFile()) {
+        try {
+          const st = lstatSync(join(workspace, p));
+          if (runsLater(e.name, st.mode)) out.set(p, st.size);
+        } catch {
+          // gone meanwhile
+        }
+      }
+    }
+  };
+  walk('', 0);
+  return out;
+}
+
+function read(workspace: string, p: string, size: number, budget: { bytes: number }): Seen | undefined {
+  let content: Buffer;
+  try {
+    content = readFileSync(join(workspace, p));
+  } catch {
+    return undefined;
+  }
+  const hash = createHash('sha256').update(content).digest('hex');
+  if (size > MAX_KEPT_BYTES || budget.bytes + size > MAX_TOTAL_BYTES) return { hash };
+  budget.bytes += size;
+  return { hash, content };
+}
+
+/** A unified diff of two contents by `git diff --no-index` (no config, attributes, pagers or external drivers); undefined without git. */
+function unifiedDiff(path: string, before: Buffer | undefined, after: Buffer | undefined): string | undefined {
+  const dir = mkdtempSync(join(tmpdir(), 'lar-diff-'));
+  try {
+    const a = join(dir, 'a');
+    const b = join(dir, 'b');
+    writeFileSync(a, before ?? '');
+    writeFileSync(b, after ?? '');
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', LC_ALL: 'C' };
+    const r = spawnSync('git', ['diff', '--no-index', '--no-color', '--no-ext-diff', '--no-textconv', '--', a, b], { encoding: 'utf8', env, timeout: 10_000, maxBuffer: 16 * 1024 * 1024 });
+    if (r.error || (r.status !== 0 && r.status !== 1)) return undefined;
+    const name = path.replace(/\n/g, '\\n');
+    const lines = r.stdout
+      .split('\n')
+      .filter((l) => !/^(diff --git|index |new file mode|deleted file mode|old mode|new mode)/.test(l))
+      .map((l) => (l.startsWith('--- ') ? `--- a/${name}` : l.startsWith('+++ ') ? `+++ b/${name}` : l));
+    const body = lines.slice(0, MAX_DIFF_LINES).join('\n').replace(/\n+$/, '');
+    return lines.length > MAX_DIFF_LINES ? `${body}\n… ${lines.length - MAX_DIFF_LINES} more lines` : body;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** What the files that run later held before the first step; `changes()` compares the workspace with it. */
+export class LaterBaseline {
+  private constructor(
+    private readonly workspace: string,
+    private readonly skip: ReadonlySet<string>,
+    private readonly before: ReadonlyMap<string, Seen>,
+  ) {}
+
+  static take(workspace: string, skip: Iterable<string> = []): LaterBaseline {
+    const s = new Set(skip);
+    const budget = { bytes: 0 };
+    const before = new Map<string, Seen>();
+    for (const [p, size] of candidates(workspace, s)) {
+      const seen = read(workspace, p, size, budget);
+      if (seen) before.set(p, seen);
+    }
+    return new LaterBaseline(workspace, s, before);
+  }
+
+  /** What changed since the baseline, in path order, each with its diff where both sides were kept. */
+  changes(): LaterChange[] {
+    const now = candidates(this.workspace, this.skip);
+    const budget = { bytes: 0 };
+    const out: LaterChange[] = [];
+    for (const p of [...new Set([...this.before.keys(), ...now.keys()])].sort()) {
+      const was = this.before.get(p);
+      const size = now.get(p);
+      const is = size === undefined ? undefined : read(this.workspace, p, size, budget);
+      if (was && is && was.hash === is.hash) continue;
+      if (!was && !is) continue;
+      const change: LaterChange['change'] = !was ? 'added' : !is ? 'removed' : 'changed';
+      const diff = (was ? was.content !== undefined : true) && (is ? is.content !== undefined : true) ? unifiedDiff(p, was?.content, is?.content) : undefined;
+      out.push({ path: p, change, ...(diff ? { diff } : {}) });
+    }
+    return out;
+  }
+}
+
+/** The list as lar run prints it and the chat shows it. */
+export function describeLaterChanges(changes: readonly LaterChange[]): string {
+  return changes.map((c) => `${c.change} ${c.path}${c.diff ? `\n${c.diff}` : c.change === 'removed' ? '' : ' (too large to show)'}`).join('\n\n');
+}
