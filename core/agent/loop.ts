@@ -15,6 +15,7 @@ import { answerBudget, budgetFor, capText, compact, MIN_ANSWER, promptLimit, too
 import { Conversation, newCallId, type TurnCall, type TurnResult } from './conversation';
 import { rulesPrompt, type Rules } from './rules';
 import { TrajectoryWriter } from './trajectory-writer';
+import { recordDigest } from './run-digests';
 import { maskEndpoint } from '../model/endpoint';
 
 /**
@@ -289,6 +290,8 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     const end = writer.append({ type: 'end', reason, ...(detail ? { detail } : {}), at: new Date().toISOString() });
     emit({ kind: 'end', ...end, reason, ...(detail ? { detail } : {}) });
     writer.close();
+    // Kept outside the workspace, so lar verify can tell a record changed after the run ended.
+    if (writer.digest) recordDigest(opts.trajectoryPath, writer.digest);
     return { trajectoryPath: opts.trajectoryPath, ...(writer.digest ? { digest: writer.digest } : {}), summary: state.summary(), endReason: reason, ...(detail ? { detail } : {}), conversation };
   };
 

@@ -11,6 +11,8 @@ import { COLOR, PLAIN, formatReport } from './format';
 import { UsageError, readText } from './files';
 import { fileResolver, formatProblem, loadWorkflowRef } from '../workflow/files';
 import { openBackend } from './backends';
+import { checkDigest, type DigestCheck } from '../agent/run-digests';
+import { MAX_TRAJECTORY_BYTES, readBoundedBytes } from '../files/bounded';
 import { runFromCli } from './run';
 import { JSON_SCHEMAS } from '../schema/json-schema';
 import { createConnection, ProposedFeatures, StreamMessageReader, StreamMessageWriter } from 'vscode-languageserver/node';
@@ -22,8 +24,10 @@ const HELP = `lar — verify coding-agent trajectories against a formal workflow
 Usage:
   lar verify FILE.lar.jsonl [--workflow W] [--backend builtin|lean] [--json]
       Per-step table (line, stage, tool, tool reward, failed checks), stage rewards,
-      outcome and return. Exit 0: well-formed; 1: a malformed line or an unusable
-      workflow; 2: usage error.
+      outcome and return. Exit 0: well-formed; 1: a malformed line, an unusable
+      workflow, or a file that changed after its run ended (the digest its run
+      recorded outside the workspace, in $LAR_STATE_DIR or ~/.local/state/lean4-agentic,
+      no longer matches); 2: usage error.
   lar advantages FILES... --out OUT.jsonl [--workflow W] [--backend builtin|lean]
       Stage-normalized GRPO advantages for a group of rollouts of one task, one
       output line per trajectory (docs/rewards.md).
@@ -127,12 +131,27 @@ async function withBackend<T>(flags: Flags, io: Io, run: (b: VerifierBackend) =>
   }
 }
 
+/** The file's bytes against the digest its run recorded; unrecorded when it cannot be read or no run of this machine wrote it. */
+function integrityOf(file: string): DigestCheck {
+  try {
+    return checkDigest(file, readBoundedBytes(file, MAX_TRAJECTORY_BYTES));
+  } catch {
+    return { state: 'unrecorded' };
+  }
+}
+
 async function cmdVerify(flags: Flags, io: Io): Promise<number> {
   if (flags.positional.length !== 1) throw new UsageError('lar verify takes exactly one trajectory file');
   const file = flags.positional[0]!;
   const report = await withBackend(flags, io, (b) => verifyFile(file, flags, b));
-  if (flags.switches.has('--json')) io.out(JSON.stringify(report, null, 2));
+  // Whether the file still holds what its run ended with (recorded outside the workspace).
+  const integrity = integrityOf(file);
+  if (flags.switches.has('--json')) io.out(JSON.stringify(integrity.state === 'unrecorded' ? report : { ...report, integrity }, null, 2));
   else io.out(formatReport(file, report, io.color ? COLOR : PLAIN));
+  if (integrity.state === 'changed') {
+    io.err(`lar verify: ${file} changed after its run ended (${integrity.recorded.ended}): it held ${integrity.recorded.bytes} bytes with sha-256 ${integrity.recorded.digest}, it now holds ${integrity.bytes} with ${integrity.now}. Its rewards are not the run's.`);
+    return 1;
+  }
   return report.lineErrors.length > 0 || report.fatal !== undefined ? 1 : 0;
 }
 

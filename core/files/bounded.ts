@@ -22,6 +22,11 @@ const NONBLOCK = (constants as Record<string, number | undefined>).O_NONBLOCK ??
 
 /** The file's text (UTF-8), or a FileRefusedError (not a regular file, too big) or the system's error. */
 export function readBoundedText(path: string, maxBytes: number, what = 'the file'): string {
+  return readBoundedBytes(path, maxBytes, what).toString('utf8');
+}
+
+/** The file's bytes, on the same terms as readBoundedText. */
+export function readBoundedBytes(path: string, maxBytes: number, what = 'the file'): Buffer {
   const fd = openSync(path, constants.O_RDONLY | NONBLOCK);
   try {
     const st = fstatSync(fd);
@@ -37,7 +42,7 @@ export function readBoundedText(path: string, maxBytes: number, what = 'the file
       if (n === 0) break;
       got += n;
     }
-    return buf.subarray(0, got).toString('utf8');
+    return buf.subarray(0, got);
   } finally {
     closeSync(fd);
   }

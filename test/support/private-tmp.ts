@@ -12,6 +12,8 @@ import { join } from 'node:path';
 if (!process.env.LAR_TEST_TMP_OWNER) {
   const dir = mkdtempSync(join(tmpdir(), 'lar-test-'));
   process.env.TMPDIR = dir;
+  // Where runs record their digests (core/agent/run-digests.ts): the test's own, not the user's state folder.
+  process.env.LAR_STATE_DIR = join(dir, 'state');
   // Children (shells, servers, nested node processes) share it; only this process removes it.
   process.env.LAR_TEST_TMP_OWNER = String(process.pid);
   const remove = (): void => {
