@@ -28,6 +28,8 @@ export interface Protection {
 
 export interface ProtectionScan {
   protections: Protection[];
+  /** What runs later that is not there at the start: kept absent (the snapshot removes it at the end if the run made it). */
+  absent: string[];
   /** Files that matched a write-deny pattern at the start: a file matching one that the run adds is moved away at its end. */
   denied: ReadonlySet<string>;
   /** What a bound left out, in a sentence each (said in the header and to the user). */
@@ -58,6 +60,9 @@ export const RUNS_LATER: readonly string[] = [
   'lint-staged.config.js', 'lint-staged.config.cjs', 'lint-staged.config.mjs',
   '.envrc', 'mise.toml', '.mise.toml', '.mise', '.config/mise',
   '.devcontainer', '.devcontainer.json', '.github/workflows', '.github/actions', '.gitlab-ci.yml', '.idea', '.gitmodules',
+  // Editors and agents that start programs from the workspace's configuration (MCP servers, hooks, language servers, exrc).
+  '.mcp.json', '.claude', '.cursor', '.continue', '.gemini', '.kilocode', '.opencode', 'opencode.json', '.zed', '.helix',
+  '.nvim.lua', '.nvimrc', '.exrc', '.dir-locals.el', '.dir-locals-2.el',
 ];
 
 /** Names git runs as hooks: a folder holding files so named is a hooks folder. */
@@ -248,10 +253,9 @@ export function scanProtections(workspace: string, wf: Workflow, gitMeta: readon
   for (const p of gitMeta) put({ path: p, why: 'git' });
   // A workflow grants one of these by naming it, or a path inside it, in sandbox.writable (workspace-relative).
   const grants = wf.sandbox.writable.filter((w) => !isHostPath(w)).map((w) => w.replace(/^\.\//, '').replace(/\/+$/, ''));
-  for (const p of runsLater(root, hooksPath)) {
-    if (grants.some((g) => atOrBelow(p.path, g) || atOrBelow(g, p.path))) continue;
-    put(p);
-  }
+  const granted = (p: string): boolean => grants.some((g) => atOrBelow(p, g) || atOrBelow(g, p));
+  for (const p of runsLater(root, hooksPath)) if (!granted(p.path)) put(p);
+  const absent = RUNS_LATER.filter((p) => !all.has(p) && !granted(p) && entryKind(join(root, p)) === undefined);
   // Write-deny patterns bind commands too (not .git: git must commit; its metadata is protected above).
   const patterns = wf.policy.paths.deny.filter((d) => d !== '.git' && !d.startsWith('.git/') && d !== '.lar' && !d.startsWith('.lar/'));
   const denied = deniedPaths(root, patterns, limits.maxEntries ?? 50_000);
@@ -264,7 +268,7 @@ export function scanProtections(workspace: string, wf: Workflow, gitMeta: readon
     bounded.push(`${protections.length - max} paths matching the workflow's path deny patterns are not read-only in the sandbox (more than ${max}): they are only put back before the outcome check`);
     protections = protections.slice(0, max);
   }
-  return { protections, denied: new Set(denied.paths), bounded };
+  return { protections, absent, denied: new Set(denied.paths), bounded };
 }
 
 /** The files that match the deny patterns now and did not at the start (a run's additions), workspace-relative. */
