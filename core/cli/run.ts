@@ -14,6 +14,7 @@ import { ModelClient, redact } from '../model/client';
 import type { ToolFormatSetting } from '../model/formats';
 import { pickShell, TerminalSession } from '../tools/terminal';
 import { RunSandbox } from '../sandbox/run';
+import { describeTallies } from '../sandbox/proxy';
 import { describeSandbox, type SandboxSetting } from '../sandbox/plan';
 import { createHash } from 'node:crypto';
 import { loadNodePty } from '../tools/shell-process';
@@ -236,6 +237,7 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
     const end = await sandbox.dispose();
     if (end.restored.length) io.err(`lar run: ${prefix}put back what the run changed in protected paths: ${end.restored.join(', ')}`);
     if (end.quarantinedRepositories.length) io.err(`lar run: ${prefix}moved the git repositories the run created to .lar/quarantine (their config would run outside the sandbox): ${end.quarantinedRepositories.join(', ')}`);
+    if (end.network?.length) io.err(`lar run: ${prefix}network through the allowlist: ${describeTallies(end.network)}`);
     if (end.error) io.err(`lar run: ${prefix}the protected paths could not all be put back: ${end.error}`);
     if (end.later?.length) {
       io.out(`\n${prefix}${st.bold('changed files that run later')} (your tools may execute them outside the sandbox: read the diffs before you commit):\n`);

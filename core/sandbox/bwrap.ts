@@ -9,7 +9,8 @@
  * (limits.ts); the workspace read-write with its
  * protected paths and the run's records (.lar) read-only on top; a new user
  * namespace without capabilities and without further user namespaces (so no
- * mount inside can be undone); no network unless asked; the kernel keyrings
+ * mount inside can be undone); no network unless asked (the host's, or only
+ * the allowlist's proxy: proxy.ts, forwarder.ts); the kernel keyrings
  * out of reach and no typing into the terminal (seccomp.ts); and the sandbox
  * dies with the process that started it, PID namespace and all.
  *
@@ -23,6 +24,7 @@ import { isDirectory, isExecutableFile } from '../files/kind';
 import { delimiter, join } from 'node:path';
 import { seccompFile } from './seccomp';
 import { tmpfsSize } from './limits';
+import type { NetworkMode } from '../schema/workflow';
 
 export interface BwrapFound {
   ok: true;
@@ -67,8 +69,8 @@ const INSTALL_FIX =
 const USERNS_FIX =
   'bubblewrap needs unprivileged user namespaces: on Ubuntu 24.04 and later allow them for bwrap with an AppArmor profile (see docs/reliability.md, "When the sandbox cannot start"), elsewhere `sudo sysctl -w kernel.unprivileged_userns_clone=1` or `user.max_user_namespaces=15000`; in a container, run it with user namespaces allowed (Docker: `--security-opt seccomp=unconfined --security-opt apparmor=unconfined`)';
 
-/** The namespaces and flags every sandbox uses; the probe starts exactly these. */
-export function isolationArgs(network: 'none' | 'host', disableUserns: boolean): string[] {
+/** The namespaces and flags every sandbox uses; the probe starts exactly these. `allowlist` keeps a network namespace of its own, as `none` does (proxy.ts). */
+export function isolationArgs(network: NetworkMode, disableUserns: boolean): string[] {
   return [
     '--unshare-all',
     ...(network === 'host' ? ['--share-net'] : []),
@@ -152,7 +154,7 @@ export function forgetProbes(): void {
 export interface Mounts {
   workspace: string;
   home: string;
-  network: 'none' | 'host';
+  network: NetworkMode;
   disableUserns: boolean;
   /** Inside the workspace, mounted on themselves read-write: a mount point cannot be renamed or removed (.git). */
   pinned?: string[];

@@ -3,6 +3,7 @@
  * inherited, so no token, key or socket path of the user's session reaches
  * it (the API key included, whatever it is called).
  */
+import { proxyEnv } from './forwarder';
 
 /**
  * Names taken from the host when set: where programs are, language and time,
@@ -22,6 +23,8 @@ export interface SandboxEnvOptions {
   shell: string;
   /** The user's git name and email: ~/.gitconfig is not in the sandbox, and commits made inside are theirs. */
   identity?: { name?: string; email?: string };
+  /** The network is the allowlist's proxy (forwarder.ts): HTTP clients are pointed at it. */
+  proxy?: boolean;
 }
 
 export function sandboxEnv(o: SandboxEnvOptions): Record<string, string> {
@@ -42,6 +45,7 @@ export function sandboxEnv(o: SandboxEnvOptions): Record<string, string> {
   env.GIT_TERMINAL_PROMPT = '0';
   if (o.identity?.name) env.GIT_AUTHOR_NAME = env.GIT_COMMITTER_NAME = o.identity.name;
   if (o.identity?.email) env.GIT_AUTHOR_EMAIL = env.GIT_COMMITTER_EMAIL = o.identity.email;
+  if (o.proxy) Object.assign(env, proxyEnv());
   env.LAR_SANDBOX = 'bubblewrap';
   return env;
 }

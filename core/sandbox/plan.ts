@@ -18,6 +18,7 @@ import { bwrapArgs, probeBwrap, seccompLauncher, type BwrapFound, type BwrapProb
 import { seccompFile } from './seccomp';
 import { sandboxEnv } from './env';
 import { limitValues } from './limits';
+import { forwarderLauncher, type ProxyEndpoint } from './forwarder';
 
 export type SandboxSetting = 'auto' | 'required' | 'off';
 export const SANDBOX_SETTINGS: readonly SandboxSetting[] = ['auto', 'required', 'off'];
@@ -67,6 +68,11 @@ export interface PlanRequest {
   alsoReadable?: string[];
   /** gitMetadata(workspace), when the caller has it already (it asks git for core.hooksPath). */
   gitMetadata?: readonly string[];
+  /**
+   * With `sandbox.network: "allowlist"`: the run's proxy and its forwarder (RunSandbox starts
+   * them). Without it such a sandbox reaches nothing but its own loopback.
+   */
+  proxy?: ProxyEndpoint;
 }
 
 
@@ -245,8 +251,9 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
     }
   } else if (entryKind(gitDir) === 'file') readOnly.push(gitDir);
 
+  const proxy = req.section.network === 'allowlist' ? req.proxy : undefined;
   const readable: string[] = [];
-  for (const p of [...toolFoldersUnder(home, req.hostEnv.PATH, req.hostEnv), ...req.section.readable.map((x) => expandHostPath(x, home)), ...(req.alsoReadable ?? [])]) {
+  for (const p of [...toolFoldersUnder(home, req.hostEnv.PATH, req.hostEnv), ...req.section.readable.map((x) => expandHostPath(x, home)), ...(req.alsoReadable ?? []), ...(proxy ? nodeFolder(proxy.node, home) : [])]) {
     const r = real(p);
     // Neither inside the workspace (it is there already) nor holding it (the projects next to it would show).
     if (r && !inside(workspace, r) && !inside(r, workspace)) readable.push(r);
@@ -291,9 +298,9 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
   };
   return {
     confined: true,
-    summary: { confined: true, tool: `bubblewrap ${probe.version}`, network: req.section.network, protected: [...req.section.protected], required },
-    launcher: launcherFor(probe, bwrapArgs(mounts)),
-    env: sandboxEnv({ host: req.hostEnv, home, shell: req.shell, identity: gitIdentity(workspace, req.hostEnv) }),
+    summary: { confined: true, tool: `bubblewrap ${probe.version}`, network: req.section.network, ...(req.section.network === 'allowlist' ? { hosts: [...req.section.hosts] } : {}), protected: [...req.section.protected], required },
+    launcher: launcherFor(probe, [...bwrapArgs(mounts), '--'], proxy ? forwarderLauncher(proxy) : []),
+    env: sandboxEnv({ host: req.hostEnv, home, shell: req.shell, identity: gitIdentity(workspace, req.hostEnv), proxy: proxy !== undefined }),
     mounts,
   };
 }
@@ -350,18 +357,28 @@ export function gitConfigValue(workspace: string, key: string, env: Readonly<Rec
 }
 
 
-/** bwrap with its arguments, through the seccomp launcher when the filter loads here. */
-function launcherFor(probe: BwrapFound, args: string[]): { file: string; args: string[] } {
+/** bwrap with its arguments, through the seccomp launcher when the filter loads here; `then`, what runs inside before the command (the forwarder's start). */
+function launcherFor(probe: BwrapFound, args: string[], then: string[]): { file: string; args: string[] } {
   const filter = probe.seccomp ? seccompFile() : undefined;
-  if (!filter) return { file: probe.path, args: [...args, '--'] };
+  if (!filter) return { file: probe.path, args: [...args, ...then] };
   const l = seccompLauncher(probe.path, filter);
-  return { file: l.file, args: [...l.args, ...args, '--'] };
+  return { file: l.file, args: [...l.args, ...args, ...then] };
+}
+
+/**
+ * The folder of the Node that runs the forwarder, when the empty home would hide it (a Node
+ * of nvm's not on PATH, VS Code's server under ~/.vscode-server, Electron installed in home):
+ * that folder only (the program and what it loads beside it), never home itself or a secret's.
+ */
+function nodeFolder(node: string, home: string): string[] {
+  const dir = dirname(real(node) ?? node);
+  return inside(home, dir) && dir !== home && !SECRET_TOPS.has(dir.slice(home.length + 1).split(sep)[0]!) ? [dir] : [];
 }
 
 /** One line for the chat, the status bar and the terminal's name. */
 export function describeSandbox(s: SandboxSummary): string {
   if (!s.confined) return `unconfined: ${s.reason ?? 'no sandbox'}`;
-  const parts = [s.network === 'host' ? 'host network' : 'network off'];
+  const parts = [s.network === 'host' ? 'host network' : s.network === 'allowlist' ? `network: ${s.hosts?.length ?? 0} allowed host${s.hosts?.length === 1 ? '' : 's'}` : 'network off'];
   if (s.protected?.length) parts.push(`${s.protected.length} protected path${s.protected.length === 1 ? '' : 's'}`);
   return `sandboxed (${s.tool ?? 'bubblewrap'}; ${parts.join(', ')})`;
 }

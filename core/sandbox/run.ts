@@ -19,6 +19,8 @@ import type { BwrapProbe } from './bwrap';
 import { limitValues, SandboxLimits, type LimitMechanism } from './limits';
 import { LaterBaseline, type LaterChange } from './later-changes';
 import { addedDenied, breakHardLinks, hardLinked, scanProtections, type HardLinkLimits, type Protection } from './protections';
+import { AllowlistProxy, type Lookup, type ProxyTally } from './proxy';
+import { writeForwarder, type ProxyEndpoint } from './forwarder';
 
 export interface RunSandboxOptions {
   workspace: string;
@@ -37,6 +39,8 @@ export interface RunSandboxOptions {
   limitMechanisms?: readonly LimitMechanism[];
   /** The home folder the sandbox hides and replaces (default: the user's). */
   home?: string;
+  /** How the allowlist's proxy resolves names (test seam; default: the system's resolver). */
+  lookup?: Lookup;
   /**
    * The user allows making each multiply-linked workspace file its own copy
    * (`lar run --break-hard-links`, lean4Agentic.breakHardLinks): instead of a
@@ -103,9 +107,22 @@ export function execAllowed(dir: string, table?: string): boolean {
   return !noexec;
 }
 
-/** What both of a run's sandboxes (the terminal's, the outcome check's) share from the options. */
-function common(o: RunSandboxOptions, gitMetadata: readonly string[]): Partial<PlanRequest> {
-  return { gitMetadata, ...(o.hidden ? { hiddenDirs: o.hidden } : {}), ...(o.probe ? { probe: o.probe } : {}), ...(o.home ? { home: o.home } : {}) };
+/** What both of a run's sandboxes (the terminal's, the outcome check's) share from the options (and the run's scratch folder, where an allowlist's proxy is). */
+function common(o: RunSandboxOptions, gitMetadata: readonly string[], shellDir?: string): Partial<PlanRequest> {
+  const proxy = proxyEndpoint(o, shellDir);
+  return { gitMetadata, ...(o.hidden ? { hiddenDirs: o.hidden } : {}), ...(o.probe ? { probe: o.probe } : {}), ...(o.home ? { home: o.home } : {}), ...(proxy ? { proxy } : {}) };
+}
+
+/**
+ * With `sandbox.network: "allowlist"`: where the run's proxy listens and its forwarder's script
+ * is, in a folder of the run's scratch folder (which the sandbox sees read-only). The outcome
+ * check gets the same hosts through the same proxy: its command is the workflow's (a test that
+ * fetches a fixture, `npm ci`), and the agent's code it runs had them during the run anyway.
+ */
+function proxyEndpoint(o: RunSandboxOptions, shellDir: string | undefined): ProxyEndpoint | undefined {
+  if (o.workflow.sandbox.network !== 'allowlist' || !shellDir) return undefined;
+  const dir = join(shellDir, 'net');
+  return { socket: join(dir, 'proxy.sock'), forwarder: join(dir, 'forwarder.js'), node: process.execPath };
 }
 
 export interface EndReport {
@@ -117,6 +134,8 @@ export interface EndReport {
   error?: string;
   /** Files the user's tools may execute later (a Makefile, package.json, scripts) that the run changed, with their diffs (dispose only). */
   later?: LaterChange[];
+  /** With `sandbox.network: "allowlist"`: every host and port commands asked the proxy for, allowed or refused. */
+  network?: ProxyTally[];
 }
 
 /** What the sandbox does about the workspace's multiply-linked files: mount them read-only, or break them when allowed; past the bound, refuse. */
@@ -244,7 +263,7 @@ export class RunSandbox {
     const scan = scanProtections(opts.workspace, opts.workflow, meta, git === 'dir' ? gitConfigValue(opts.workspace, 'core.hooksPath') : undefined);
     const extra = scan.protections.filter((p) => p.why === 'path_deny' || p.why === 'runs_later').map((p) => p.path);
     const planWith = (readOnly: readonly string[]): SandboxPlan =>
-      planSandbox({ workspace: opts.workspace, section: opts.workflow.sandbox, setting: opts.setting, hostEnv: opts.hostEnv, shell: opts.shell, alsoReadable: [opts.outputDir, shellDir], readOnly: realInside(opts.workspace, readOnly).map((x) => x.abs), ...common(opts, meta) });
+      planSandbox({ workspace: opts.workspace, section: opts.workflow.sandbox, setting: opts.setting, hostEnv: opts.hostEnv, shell: opts.shell, alsoReadable: [opts.outputDir, shellDir], readOnly: realInside(opts.workspace, readOnly).map((x) => x.abs), ...common(opts, meta, shellDir) });
     let plan = planWith(extra);
     // A write through a hard link lands outside (a pnpm store, the repository a local clone came from): in the
     // sandbox each such file is read-only, or its own copy when the user allows it.
@@ -269,6 +288,19 @@ export class RunSandbox {
       rmSync(shellDir, { recursive: true, force: true });
       throw e;
     }
+    const endpoint = plan.confined ? proxyEndpoint(opts, shellDir) : undefined;
+    let proxy: AllowlistProxy | undefined;
+    if (endpoint) {
+      try {
+        mkdirSync(dirname(endpoint.socket));
+        writeForwarder(endpoint.forwarder);
+        proxy = await AllowlistProxy.start({ hosts: opts.workflow.sandbox.hosts, socketPath: endpoint.socket, ...(opts.lookup ? { lookup: opts.lookup } : {}) });
+      } catch (e) {
+        if (snapshot) await disposeSnapshot(snapshot);
+        rmSync(shellDir, { recursive: true, force: true });
+        throw new Error(`the network allowlist's proxy could not start: ${(e as Error).message}`);
+      }
+    }
     const readOnlyPaths = [...new Set([...ALWAYS_READ_ONLY, '.git/modules', ...kept])];
     const copyShell = plan.confined && execAllowed(shellDir);
     const box = new RunSandbox(plan, opts, snapshot, shellDir, copyShell, meta, readOnlyPaths, new Set(findRepositories(opts.workspace).map((r) => r.id)));
@@ -278,8 +310,12 @@ export class RunSandbox {
     box.later = LaterBaseline.take(opts.workspace, box.protections.map((p) => p.path));
     box.denied = scan.denied;
     box.bounded = scan.bounded;
+    box.proxy = proxy;
     return box;
   }
+
+  /** The allowlist's proxy (proxy.ts), while the run lasts; what it counted is in dispose's report. */
+  private proxy: AllowlistProxy | undefined;
 
   /** Everything the run may not change, with why (recorded in the header). */
   protections: readonly Protection[] = [];
@@ -354,7 +390,8 @@ export class RunSandbox {
     let event: OutcomeEvent;
     if (this.plan.confined) {
       // A fresh plan: what exists now (restored paths included) is mounted read-only.
-      const fresh = planSandbox({ workspace: this.opts.workspace, section: this.opts.workflow.sandbox, setting: 'required', hostEnv: this.opts.hostEnv, shell: '/bin/sh', ...common(this.opts, this.gitMeta) });
+      const net = this.proxy ? proxyEndpoint(this.opts, this.shellDir) : undefined;
+      const fresh = planSandbox({ workspace: this.opts.workspace, section: this.opts.workflow.sandbox, setting: 'required', hostEnv: this.opts.hostEnv, shell: '/bin/sh', ...(net ? { alsoReadable: [dirname(net.socket)] } : {}), ...common(this.opts, this.gitMeta, this.proxy && this.shellDir) });
       if (!fresh.confined) {
         event = { type: 'outcome', command: check.command, exitCode: null, completion: 'unobserved', output: `the outcome check did not run: its sandbox could not start (${fresh.summary.reason})`, at: new Date().toISOString() };
       } else {
@@ -439,6 +476,10 @@ export class RunSandbox {
     // After everything was put back: what is left changed is the run's, for the user to review.
     const later = this.later?.changes() ?? [];
     if (later.length) report.later = later;
+    if (this.proxy) {
+      report.network = this.proxy.tallies();
+      await this.proxy.close();
+    }
     if (this.shellDir) rmSync(this.shellDir, { recursive: true, force: true });
     await this.limits?.dispose();
     if (this.snapshot) await disposeSnapshot(this.snapshot);

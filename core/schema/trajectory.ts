@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LAR_VERSION, Workflow } from './workflow';
+import { LAR_VERSION, NetworkMode, Workflow } from './workflow';
 
 /**
  * A trajectory is JSON Lines: a header, then one event per line. Events carry
@@ -29,7 +29,9 @@ export const SandboxRecord = z.object({
   confined: z.boolean(),
   /** e.g. "bubblewrap 0.8.0". */
   tool: z.string().optional(),
-  network: z.enum(['none', 'host']).optional(),
+  network: NetworkMode.optional(),
+  /** With `allowlist`: the hosts commands could reach, as the workflow lists them. */
+  hosts: z.array(z.string()).optional(),
   protected: z.array(z.string()).optional(),
   /** The bounds on the sandbox (core/sandbox/limits.ts); absent in trajectories from before them. */
   limits: z

@@ -117,6 +117,62 @@ export const SandboxLimitsSection = z.strictObject({
 });
 export type SandboxLimitsSection = z.infer<typeof SandboxLimitsSection>;
 
+/** How the sandbox reaches the network: not at all, the host's network, or only the listed hosts. */
+export const NetworkMode = z.enum(['none', 'host', 'allowlist']);
+export type NetworkMode = z.infer<typeof NetworkMode>;
+
+/**
+ * The name that, listed in `sandbox.hosts` (with its port), means the host's own loopback: inside
+ * the sandbox `localhost` is the sandbox's (and bypasses the proxy, NO_PROXY), so the host's
+ * services (a local registry) have a name of their own, as Docker's `host.docker.internal`.
+ */
+export const HOST_GATEWAY = 'host.lar.internal';
+
+/** One entry of `sandbox.hosts`, parsed: `host` lower-case (an address without brackets), `port` when one is given. */
+export interface HostEntry {
+  host: string;
+  port?: number;
+  /** `*.example.org`: the subdomains of `host`, not `host` itself. */
+  wildcard: boolean;
+  /** An IPv4 or IPv6 address, not a name. */
+  ip: boolean;
+}
+
+const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+const NAME = new RegExp(`^(?=.{1,253}$)${LABEL}(?:\\.${LABEL})*$`);
+
+/**
+ * An entry of `sandbox.hosts`: a host name (`registry.npmjs.org`), `*.` and a domain (its
+ * subdomains: `*.pypi.org`), an IPv4 address or a bracketed IPv6 one, each with an optional
+ * `:port` (without one: 443 and 80). A sentence saying what is wrong when it is none of these.
+ */
+export function parseHostEntry(s: string): HostEntry | string {
+  const m = /^(\*\.)?(\[[0-9A-Fa-f:.]+\]|[^:[\]]+)(?::([0-9]{1,5}))?$/.exec(s);
+  if (!m) return `"${s}" is not a host: write a name ("registry.npmjs.org"), "*." and a domain ("*.pypi.org") or an address ("10.0.0.5", "[fd00::5]"), with an optional ":port"`;
+  const port = m[3] === undefined ? undefined : Number(m[3]);
+  if (port !== undefined && !(port >= 1 && port <= 65535)) return `"${s}": a port is 1 to 65535`;
+  const raw = m[2]!;
+  const ipv4 = /^[0-9]+(\.[0-9]+){3}$/.test(raw);
+  if (ipv4 && raw.split('.').some((o) => Number(o) > 255 || (o.length > 1 && o.startsWith('0')))) return `"${s}": an IPv4 address is four numbers 0 to 255`;
+  const ip = ipv4 || raw.startsWith('[');
+  if (!ip && (!NAME.test(raw) || /^[0-9]+$/.test(raw.slice(raw.lastIndexOf('.') + 1)))) return `"${s}": a host name is letters, digits and "-" in labels separated by ".", not ending in a number`;
+  if (m[1] && ip) return `"${s}": a wildcard takes a domain, not an address`;
+  if (m[1] && !raw.includes('.')) return `"${s}": a wildcard covers the subdomains of one domain ("*.example.org"), not a whole top-level domain`;
+  let host: string;
+  try {
+    host = new URL(`http://${raw}`).hostname;
+  } catch {
+    return `"${s}" is not a host name or an address`;
+  }
+  return { host: host.replace(/^\[(.*)\]$/, '$1'), ...(port !== undefined ? { port } : {}), wildcard: m[1] !== undefined, ip };
+}
+
+/** An entry of `sandbox.hosts` as written (parseHostEntry). */
+export const HostPattern = z.string().superRefine((s, ctx) => {
+  const e = parseHostEntry(s);
+  if (typeof e === 'string') ctx.addIssue({ code: 'custom', message: e });
+});
+
 /**
  * How commands are confined (core/sandbox): every command the agent runs, and
  * everything it starts, runs in an OS sandbox with the file system read-only,
@@ -126,8 +182,13 @@ export type SandboxLimitsSection = z.infer<typeof SandboxLimitsSection>;
 export const SandboxSection = z.strictObject({
   /** No command runs unconfined: without a working sandbox, run_command is blocked. */
   required: z.boolean().default(false),
-  /** `none`: only loopback inside the sandbox; `host`: the host's network. */
-  network: z.enum(['none', 'host']).default('none'),
+  /**
+   * `none`: only loopback inside the sandbox; `host`: the host's network; `allowlist`: only
+   * loopback, and the `hosts` through the run's proxy (core/sandbox/proxy.ts).
+   */
+  network: NetworkMode.default('none'),
+  /** With `allowlist`: the hosts commands may reach (HTTP and HTTPS through the proxy). */
+  hosts: z.array(HostPattern).default([]),
   /**
    * Workspace paths the agent may read but not change: read-only in the
    * sandbox, refused by the file tools, and restored from a snapshot taken

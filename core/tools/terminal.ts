@@ -911,11 +911,13 @@ export class TerminalSession {
 function findShell(root: number, launcherFile: string): number | undefined {
   const launcherExe = exeOf(root) ?? launcherFile;
   const all = listProcesses();
+  // The shell stays in the launcher's session; a helper started beside it in a session of its own is not it (sandbox/forwarder.ts).
+  const session = all.find((p) => p.pid === root)?.session;
   let level = [root];
   for (let depth = 0; depth < 4 && level.length; depth++) {
-    const next = all.filter((p) => level.includes(p.ppid)).map((p) => p.pid);
-    for (const pid of next) if (exeOf(pid) !== launcherExe) return pid;
-    level = next;
+    const next = all.filter((p) => level.includes(p.ppid));
+    for (const p of next) if (exeOf(p.pid) !== launcherExe && (session === undefined || p.session === session)) return p.pid;
+    level = next.map((p) => p.pid);
   }
   return undefined;
 }

@@ -1,6 +1,6 @@
 import { normalizeWorkspacePath } from '../policy/path';
 import { TOOL_NAMES, isToolName } from '../schema/tools';
-import { transitionsFrom, type Workflow } from '../schema/workflow';
+import { HOST_GATEWAY, parseHostEntry, transitionsFrom, type Workflow } from '../schema/workflow';
 import type { JsonPath } from '../schema/json-position';
 import { unprotectedOutcomeInputs } from './outcome-inputs';
 
@@ -84,6 +84,17 @@ export function checkWorkflow(wf: Workflow): WorkflowProblem[] {
       }
     }),
   );
+
+  // The network: an allowlist names its hosts, and hosts under another mode would be ignored.
+  const { network, hosts } = wf.sandbox;
+  if (network === 'allowlist' && !hosts.length) add('workflow.sandbox_network', 'error', 'sandbox.network "allowlist" with no sandbox.hosts would reach nothing: list the hosts commands may reach, or say "none"', ['sandbox', 'network']);
+  if (network !== 'allowlist' && hosts.length) add('workflow.sandbox_network', 'error', `sandbox.hosts is read only with sandbox.network "allowlist" (here "${network}", which ${network === 'host' ? 'reaches every host' : 'reaches none'})`, ['sandbox', 'hosts']);
+  hosts.forEach((h, i) => {
+    const e = parseHostEntry(h);
+    if (typeof e !== 'string' && (e.host === 'localhost' || /^127\./.test(e.host) || e.host === '::1')) {
+      add('workflow.sandbox_network', 'warning', `sandbox.hosts "${h}": inside the sandbox this is its own loopback, which clients reach without the proxy (NO_PROXY); a service on the host's loopback is "${HOST_GATEWAY}${e.port ? `:${e.port}` : ''}"`, ['sandbox', 'hosts', i]);
+    }
+  });
 
   const terminal = new Set(wf.terminal);
   wf.stages.forEach((s, i) => {

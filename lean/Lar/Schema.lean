@@ -252,6 +252,8 @@ that builds the sandbox. JSON key `protected` (a keyword in Lean). -/
 structure SandboxSection where
   required : Bool := false
   network : String := "none"
+  /-- With `network` "allowlist": the hosts commands may reach through the run's proxy. -/
+  hosts : List String := []
   protectedPaths : List String := []
   writable : List String := []
   readable : List String := []
@@ -332,9 +334,9 @@ def Workflow.fromJson? (j : Json) : Except String Workflow := do
       pure { workspaceOnly := wo, deny := (← Read.optD qj "deny" [] (Read.strList "workflow.policy.paths.deny")) }
     pure { commands := commands, paths := paths }
   let sandbox : SandboxSection ← Read.optD j "sandbox" { protectedPaths := defaultProtected } fun sj => do
-    Read.strict "workflow.sandbox" sj ["required", "network", "protected", "writable", "readable", "hidden", "limits"]
+    Read.strict "workflow.sandbox" sj ["required", "network", "hosts", "protected", "writable", "readable", "hidden", "limits"]
     let network ← Read.optD sj "network" "none" (Read.str "workflow.sandbox.network")
-    unless network == "none" || network == "host" do throw s!"workflow.sandbox.network: expected \"none\" or \"host\", got \"{network}\""
+    unless network == "none" || network == "host" || network == "allowlist" do throw s!"workflow.sandbox.network: expected \"none\", \"host\" or \"allowlist\", got \"{network}\""
     let limits : SandboxLimits ← Read.optD sj "limits" {} fun lj => do
       Read.strict "workflow.sandbox.limits" lj ["memory", "tasks", "tmp"]
       let tasks ← Read.opt lj "tasks" fun tj => do
@@ -348,6 +350,7 @@ def Workflow.fromJson? (j : Json) : Except String Workflow := do
     pure {
       required := (← Read.optD sj "required" false (Read.bool "workflow.sandbox.required"))
       network := network
+      hosts := (← Read.optD sj "hosts" [] (Read.strList "workflow.sandbox.hosts"))
       protectedPaths := (← Read.optD sj "protected" [] (Read.strList "workflow.sandbox.protected"))
       writable := (← Read.optD sj "writable" [] (Read.strList "workflow.sandbox.writable"))
       readable := (← Read.optD sj "readable" [] (Read.strList "workflow.sandbox.readable"))
@@ -390,7 +393,7 @@ instance : ToJson Workflow where
         ("paths", Json.mkObj [("workspaceOnly", toJson w.policy.paths.workspaceOnly),
           ("deny", toJson w.policy.paths.deny)])]),
      ("sandbox", Json.mkObj [("required", toJson w.sandbox.required), ("network", toJson w.sandbox.network),
-        ("protected", toJson w.sandbox.protectedPaths), ("writable", toJson w.sandbox.writable),
+        ("hosts", toJson w.sandbox.hosts), ("protected", toJson w.sandbox.protectedPaths), ("writable", toJson w.sandbox.writable),
         ("readable", toJson w.sandbox.readable), ("hidden", toJson w.sandbox.hidden),
         ("limits", Json.mkObj (Json.opt "memory" w.sandbox.limits.memory ++ Json.opt "tasks" w.sandbox.limits.tasks ++
           Json.opt "tmp" w.sandbox.limits.tmp))]),
