@@ -6,8 +6,12 @@
  * an endpoint goes through here.
  */
 
-/** Query parameters whose value is a credential (`api_key`, `access_token`, `sig`, `X-Amz-Signature` …). */
-const SECRET_PARAM = /key|token|secret|pass|auth|sig|credential|session/i;
+/**
+ * Query parameters shown as they are; every other one's value is masked (a key may be called
+ * anything: `api_key`, `code` for Azure Functions, `sig`, `X-Amz-Signature` …).
+ */
+const SHOWN_PARAM = /^(?:api[-_]?version|version|v|model|region|deployment|format|stream|timeout)$/i;
+const SECRET_PARAM = { test: (k: string): boolean => !SHOWN_PARAM.test(k) };
 
 /** `endpoint` without the credentials it may carry; text that is not a URL is masked the same way as far as it looks like one. */
 export function maskEndpoint(endpoint: string): string {
@@ -34,7 +38,7 @@ export function maskUrlsIn(text: string): string {
     text
       // user:password@ (or a lone token@) after a scheme.
       .replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi, '$1***@')
-      // A credential-named query parameter of a URL.
-      .replace(/([?&][^\s=&#]*(?:key|token|secret|pass|auth|sig|credential|session)[^\s=&#]*=)[^\s&#]*/gi, '$1***')
+      // A query parameter of a URL, but those known to be harmless.
+      .replace(/([?&]([^\s=&#]+)=)[^\s&#)\]'"<>]*/g, (all: string, head: string, name: string) => (SHOWN_PARAM.test(name) ? all : `${head}***`))
   );
 }
