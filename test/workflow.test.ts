@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { defaultWorkflow, loadWorkflow, loadWorkflowText } from '../core/workflow/load';
-import { Workflow } from '../core/schema/workflow';
+import { DEFAULT_PROTECTED, Workflow } from '../core/schema/workflow';
 import { checkWorkflow } from '../core/workflow/wellformed';
 
 const root = resolve(__dirname, '../..');
@@ -117,4 +117,16 @@ test('lar workflow check warns when the outcome check reads what the run can cha
   assert.deepEqual(problems('node test/run.js', { protected: ['test'] }), []);
   assert.deepEqual(problems('bash scripts/check.sh', { protected: ['test'] }, ['scripts/*']), []);
   assert.deepEqual(problems('cargo test', { protected: ['tests', 'Cargo.toml'] }), []);
+});
+
+test('a sandbox section without a protected key keeps the default protected set; "protected": [] protects nothing more', () => {
+  const wf = (sandbox?: Record<string, unknown>) => Workflow.parse({ ...base(), ...(sandbox === undefined ? { sandbox: undefined } : { sandbox }) });
+  const { sandbox: _drop, ...noSection } = base();
+  assert.deepEqual(Workflow.parse(noSection).sandbox.protected, [...DEFAULT_PROTECTED]);
+  for (const section of [{}, { network: 'host' }, { limits: { tasks: 100 } }, { required: true }]) assert.deepEqual(wf(section).sandbox.protected, [...DEFAULT_PROTECTED], JSON.stringify(section));
+  assert.deepEqual(wf({ protected: [] }).sandbox.protected, []);
+  // Each workflow its own array: changing one changes no other.
+  const a = Workflow.parse(noSection);
+  a.sandbox.protected.push('x');
+  assert.deepEqual(Workflow.parse(noSection).sandbox.protected, [...DEFAULT_PROTECTED]);
 });

@@ -194,7 +194,8 @@ export const SandboxSection = z.strictObject({
    * sandbox, refused by the file tools, and restored from a snapshot taken
    * before the first step when the outcome check runs.
    */
-  protected: z.array(WorkspacePath).default([]),
+  // Absent: the default protected set (a section that sets only limits or the network must not drop it); `[]` protects nothing more.
+  protected: z.array(WorkspacePath).default(() => [...DEFAULT_PROTECTED]),
   /**
    * Host paths (outside the workspace) the sandbox may write, e.g. a build cache; or a
    * workspace path of what runs later (".husky", ".envrc", a hook's script) the run may change.
@@ -266,8 +267,8 @@ export const Workflow = z.strictObject({
       paths: PathPolicy.default({ workspaceOnly: true, deny: [] }),
     })
     .default({ commands: { deny: [], ask: [] }, paths: { workspaceOnly: true, deny: [] } }),
-  // prefault: an absent section is parsed as this (its own arrays for each workflow): the default protected set.
-  sandbox: SandboxSection.prefault(() => ({ protected: [...DEFAULT_PROTECTED] })),
+  // prefault: an absent section is parsed as `{}`, whose absent `protected` is the default protected set.
+  sandbox: SandboxSection.prefault(() => ({})),
   rewards: RewardWeights.default({ alpha: 0.5, beta: 0.25 }),
 });
 export type Workflow = z.infer<typeof Workflow>;
