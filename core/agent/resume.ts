@@ -15,7 +15,7 @@ import { verifyTrajectoryText, type TrajectoryReport, type WorkflowResolver } fr
 import type { StepResult } from '../verifier/state';
 import { Conversation, type Turn, type TurnCall, type TurnResult } from './conversation';
 import { enteredStage, newRunNote, outcomeLine, RepeatedFailures, restoreNote, SAFETY_CHECKS, verifierFeedback } from './loop';
-import { commandObservation } from './tools';
+import { checkObservation, commandObservation } from './tools';
 import type { Workflow } from '../schema/workflow';
 import { RUN_FILE } from './run-file';
 
@@ -172,7 +172,9 @@ export function recordedResult(e: ToolCallEvent, step: StepResult | undefined, w
       else if (error !== undefined) base = e.tool === 'run_command' ? `Not run: ${error}` : `Error: ${error}`;
       else if (e.tool === 'run_command' && typeof command === 'string') {
         // As the loop showed it: the command, its output as recorded, how it ended, what it changed.
-        base = commandObservation(command, e.result?.output ?? '', { completion: e.result?.completion, exitCode: e.result?.exitCode, waitingForInput: e.result?.waitingForInput, shellRestarted: e.result?.shellRestarted, killed: e.result?.killed }, e.result?.filesChanged ?? []);
+        base = e.result?.ranAsCheck
+          ? checkObservation(command, e.result.output ?? '', e.result.completion, e.result.exitCode, e.result.filesChanged ?? [])
+          : commandObservation(command, e.result?.output ?? '', { completion: e.result?.completion, exitCode: e.result?.exitCode, waitingForInput: e.result?.waitingForInput, shellRestarted: e.result?.shellRestarted, killed: e.result?.killed }, e.result?.filesChanged ?? []);
       } else base = e.result?.output || (e.status === 'ok' ? NOT_RECORDED : `The call ended with status ${e.status}.`);
     }
   }

@@ -9,6 +9,8 @@ import type { ToolExecutor } from './loop';
 import { ShellTextError } from '../tools/shell-quote';
 import { testsRanFrom } from './tests-ran';
 import type { SandboxLimits } from '../sandbox/limits';
+import type { OutcomeEvent } from '../schema/trajectory';
+import { normalizeSpaces } from '../policy/command';
 
 /** What the model reads of a command: the command, its output, how it ended, what it changed, where the rest is. */
 export function commandObservation(
@@ -99,6 +101,40 @@ export interface ExecutorParts {
   refuseCommands?: string;
   /** The sandbox's bounds (RunSandbox.limits): each command is watched, and its result says when a limit stopped it. */
   limits?: SandboxLimits | undefined;
+  /**
+   * The workflow's outcome command, and how the check runs it (RunSandbox.checkNow): a call of
+   * exactly that command (after whitespace normalization, with no `cwd`) runs as the check
+   * does, not in the agent's shell, where a function, an alias or an exported setting named
+   * like it would decide what the stage reward counts as the tests.
+   */
+  check?: { command: string; run: (signal?: AbortSignal) => Promise<OutcomeEvent> };
+}
+
+/** What the model reads of the outcome command run as the check runs it (live, and in a chat rebuilt from the file). */
+export function checkObservation(command: string, output: string, completion: string | undefined, exitCode: number | null | undefined, files: readonly string[]): string {
+  const how = "This is the outcome check's own command: it ran as the check runs it, in a fresh shell from the workspace folder with the workflow's environment, not in your terminal (what you set there does not apply).";
+  return `${how}\n${commandObservation(command, output, { completion: completion ?? 'exit', exitCode }, files)}`;
+}
+
+/** The outcome command, run as the check runs it (see ExecutorParts.check); the model is told how it ran. */
+async function runAsCheck(check: NonNullable<ExecutorParts['check']>, command: string, ctx: ToolContext): Promise<ToolOutcome> {
+  const before = snapshot(ctx.workspace);
+  const e = await check.run(ctx.signal);
+  const after = before ? snapshot(ctx.workspace) : undefined;
+  const files = before && after ? changedBetween(before, after) : [];
+  const output = e.output ?? '';
+  const result = {
+    exitCode: e.exitCode,
+    ...(e.completion ? { completion: e.completion } : {}),
+    output,
+    ...(e.durationMs !== undefined ? { durationMs: e.durationMs } : {}),
+    ...(e.sandboxed !== undefined ? { sandboxed: e.sandboxed } : {}),
+    ...(e.testsRan !== undefined ? { testsRan: e.testsRan } : {}),
+    ranAsCheck: true,
+    ...(files.length ? { filesChanged: files } : {}),
+  };
+  const status = e.completion === 'timeout' ? 'timeout' : ctx.signal?.aborted ? 'interrupted' : 'ok';
+  return { status, result, observation: checkObservation(command, output, e.completion, e.exitCode, files) };
 }
 
 /**
@@ -138,6 +174,7 @@ export function createToolExecutor(parts: ExecutorParts): ToolExecutor {
       // Handed to the terminal as a folder, never as text of the command: it quotes it.
       cwd = real.path;
     }
+    if (parts.check && cwd === undefined && normalizeSpaces(command) === normalizeSpaces(parts.check.command)) return runAsCheck(parts.check, command, ctx);
     const before = snapshot(ctx.workspace);
     const watch = parts.limits?.watch(() => parts.terminal.shellPid);
     let killed: string | undefined;

@@ -211,7 +211,7 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
       modelInfo: { name: r.modelName, endpoint: maskEndpoint(a.endpoint) },
       workspace: r.workspace,
       trajectoryPath: r.trajectoryPath,
-      execute: createToolExecutor({ fs: new NodeWorkspaceFs(r.workspace, sandbox.readOnlyPaths), terminal, limits: sandbox.limits, ...(sandbox.refusal ? { refuseCommands: sandbox.refusal } : {}) }),
+      execute: createToolExecutor({ fs: new NodeWorkspaceFs(r.workspace, sandbox.readOnlyPaths), terminal, limits: sandbox.limits, check: { command: a.workflow.outcome.command, run: (s) => sandbox.checkNow(s) }, ...(sandbox.refusal ? { refuseCommands: sandbox.refusal } : {}) }),
       runOutcomeCheck: (s) => sandbox.outcome(() => terminal.close(), s),
       sandbox: sandbox.summary,
       approve: async (req) => {

@@ -250,6 +250,10 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
       if (r && inside(workspace, r) && r !== workspace) readOnly.push(r);
     }
   } else if (entryKind(gitDir) === 'file') readOnly.push(gitDir);
+  // A read-only mount inside a folder the run may rename is escaped by renaming the folder and making
+  // a new one in its place (`mv src src.old; mkdir src`): every folder above one is pinned, as a mount
+  // point cannot be renamed or removed.
+  for (const p of new Set(readOnly)) for (let d = dirname(p); d !== workspace && inside(workspace, d); d = dirname(d)) pinned.push(d);
 
   const proxy = req.section.network === 'allowlist' ? req.proxy : undefined;
   const readable: string[] = [];
@@ -286,7 +290,8 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
     home,
     network: req.section.network,
     disableUserns: probe.disableUserns,
-    pinned,
+    // Parents before their children: a later mount lands on an earlier one.
+    pinned: [...new Set(pinned)].sort((a, b) => a.length - b.length),
     readOnly: [...new Set(readOnly)],
     readable: [...new Set(readable)],
     writable: [...new Set(writable)],

@@ -16,7 +16,7 @@ import { entryKind } from '../files/kind';
 import { isInside } from '../tools/workspace-fs';
 import { isHostPath } from './plan';
 
-export type ProtectionWhy = 'always' | 'workflow' | 'path_deny' | 'git' | 'runs_later' | 'hard_link';
+export type ProtectionWhy = 'always' | 'workflow' | 'outcome' | 'path_deny' | 'git' | 'runs_later' | 'hard_link';
 
 export interface Protection {
   /** Workspace-relative, `/`-separated. */
@@ -30,6 +30,8 @@ export interface ProtectionScan {
   protections: Protection[];
   /** What runs later that is not there at the start: kept absent (the snapshot removes it at the end if the run made it). */
   absent: string[];
+  /** Past the bound of read-only mounts: snapshotted and put back at the end whatever the sandbox, not mounted. */
+  restoreOnly: string[];
   /** Files that matched a write-deny pattern at the start: a file matching one that the run adds is moved away at its end. */
   denied: ReadonlySet<string>;
   /** What a bound left out, in a sentence each (said in the header and to the user). */
@@ -159,16 +161,10 @@ export function runsLater(root: string, hooksPath: string | undefined): Protecti
   // The scripts the hooks and the hook managers' configuration call.
   let sources: string[] = [];
   for (const p of found.keys()) sources.push(...(entryKind(join(root, p)) === 'dir' ? filesBelow(root, join(root, p), 200) : [p]));
-  const pkg = readSmall(join(root, 'package.json'));
-  let pkgRefs = '';
-  if (pkg) {
-    try {
-      const j = JSON.parse(pkg) as Record<string, unknown>;
-      pkgRefs = PACKAGE_HOOK_KEYS.filter((k) => j[k] !== undefined).map((k) => JSON.stringify(j[k])).join('\n');
-    } catch {
-      // not JSON: nothing read from it
-    }
-  }
+  const pkg = packageJson(root);
+  // Hook managers' settings, and the lifecycle scripts npm runs by itself on install.
+  let pkgRefs = pkg ? PACKAGE_HOOK_KEYS.filter((k) => pkg[k] !== undefined).map((k) => JSON.stringify(pkg[k])).join('\n') : '';
+  for (const name of LIFECYCLE) pkgRefs += `\n${scriptTexts(pkg, name).join('\n')}`;
   const seen = new Set<string>(sources);
   const follow = (from: string, text: string): string[] => {
     const next: string[] = [];
@@ -188,6 +184,71 @@ export function runsLater(root: string, hooksPath: string | undefined): Protecti
     }
     sources = next;
     next = [];
+  }
+  return [...found.values()];
+}
+
+/** Scripts npm runs on its own when the user installs (`npm install`, `npm ci`) or packs. */
+const LIFECYCLE = ['preinstall', 'install', 'postinstall', 'prepare', 'preprepare', 'postprepare', 'prepublish', 'prepack', 'postpack'];
+
+function packageJson(root: string): Record<string, unknown> | undefined {
+  const text = readSmall(join(root, 'package.json'));
+  if (text === undefined) return undefined;
+  try {
+    const j = JSON.parse(text) as unknown;
+    return j && typeof j === 'object' && !Array.isArray(j) ? (j as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined; // not JSON: nothing read from it
+  }
+}
+
+/** The texts npm runs for script `name`: its pre- and post- scripts with it, and the scripts they run with `npm run X` (five deep). */
+function scriptTexts(pkg: Record<string, unknown> | undefined, name: string, depth = 0, seen = new Set<string>()): string[] {
+  const scripts = pkg?.scripts;
+  if (!scripts || typeof scripts !== 'object' || depth > 5 || seen.has(name)) return [];
+  seen.add(name);
+  const out: string[] = [];
+  for (const n of [`pre${name}`, name, `post${name}`]) {
+    const t = (scripts as Record<string, unknown>)[n];
+    if (typeof t !== 'string') continue;
+    out.push(t);
+    for (const m of t.matchAll(/\b(?:npm|yarn|pnpm|bun)\s+(?:run(?:-script)?\s+)?(?:--?[\w-]+\s+)*([\w:.@/-]+)/g)) {
+      const next = m[1] === 't' || m[1] === 'tst' ? 'test' : m[1]!;
+      if (next !== 'install' && next !== 'ci' && next !== 'exec') out.push(...scriptTexts(pkg, next, depth + 1, seen));
+    }
+  }
+  return out;
+}
+
+/**
+ * What the outcome check runs that the run could otherwise rewrite: the files its command names
+ * (`node test.js`, `./run-tests.sh`) and, for `npm test` and the like, the files the package.json
+ * scripts it runs name (`"test": "node scripts/run-tests.js"`), followed two levels into them.
+ */
+export function outcomeReach(root: string, wf: Workflow): Protection[] {
+  const found = new Map<string, Protection>();
+  const words = wf.outcome.command.split(/[\s;&|()`]+/).filter(Boolean);
+  let i = 0;
+  while (i < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!) || words[i] === 'env' || words[i] === 'exec')) i++;
+  const runner = words[i];
+  // `at`: the file a text is in (its references are read from its folder too); the workspace's top for the command and package.json.
+  let texts: { from: string; at: string; text: string }[] = [{ from: 'the outcome command', at: 'package.json', text: wf.outcome.command }];
+  if (runner === 'npm' || runner === 'yarn' || runner === 'pnpm' || runner === 'bun') {
+    const verb = words[i + 1];
+    const name = verb === 'run' || verb === 'run-script' ? words[i + 2] : verb === 't' || verb === 'tst' ? 'test' : verb;
+    if (name) texts = [...texts, ...scriptTexts(packageJson(root), name).map((text) => ({ from: `package.json's ${name} script`, at: 'package.json', text }))];
+  }
+  for (let level = 0; level < 3 && texts.length; level++) {
+    const next: { from: string; at: string; text: string }[] = [];
+    for (const { from, at, text } of texts) {
+      for (const s of referencedScripts(root, at, text)) {
+        if (found.has(s) || found.size >= MAX_REFERENCED) continue;
+        found.set(s, { path: s, why: 'outcome', note: `run by ${from}` });
+        const body = readSmall(join(root, s));
+        if (body !== undefined) next.push({ from: s, at: s, text: body });
+      }
+    }
+    texts = next;
   }
   return [...found.values()];
 }
@@ -251,6 +312,7 @@ export function scanProtections(workspace: string, wf: Workflow, gitMeta: readon
   for (const p of ALWAYS_READ_ONLY) put({ path: p, why: 'always' });
   for (const p of wf.sandbox.protected) put({ path: p, why: 'workflow' });
   for (const p of gitMeta) put({ path: p, why: 'git' });
+  for (const p of outcomeReach(root, wf)) put(p);
   // A workflow grants one of these by naming it, or a path inside it, in sandbox.writable (workspace-relative).
   const grants = wf.sandbox.writable.filter((w) => !isHostPath(w)).map((w) => w.replace(/^\.\//, '').replace(/\/+$/, ''));
   const granted = (p: string): boolean => grants.some((g) => atOrBelow(p, g) || atOrBelow(g, p));
@@ -260,15 +322,22 @@ export function scanProtections(workspace: string, wf: Workflow, gitMeta: readon
   const patterns = wf.policy.paths.deny.filter((d) => d !== '.git' && !d.startsWith('.git/') && d !== '.lar' && !d.startsWith('.lar/'));
   const denied = deniedPaths(root, patterns, limits.maxEntries ?? 50_000);
   if (!denied.complete) bounded.push(`the workspace has more than ${limits.maxEntries ?? 50_000} entries: files matching the workflow's path deny patterns were looked for only among the first ones`);
-  for (const p of denied.paths) if (![...all.keys()].some((k) => atOrBelow(p, k))) put({ path: p, why: 'path_deny' });
+  // Below a path already kept (looked up by its folders, not by scanning every kept path).
+  const keptAbove = (p: string): boolean => {
+    for (let i = p.indexOf('/'); i >= 0; i = p.indexOf('/', i + 1)) if (all.has(p.slice(0, i))) return true;
+    return all.has(p);
+  };
+  for (const p of denied.paths) if (!keptAbove(p)) put({ path: p, why: 'path_deny' });
   let protections = [...all.values()];
+  let restoreOnly: string[] = [];
   const max = limits.maxPaths ?? 2000;
   if (protections.length > max) {
-    // The earlier reasons first: a read-only mount each; the rest are only put back at the end.
-    bounded.push(`${protections.length - max} paths matching the workflow's path deny patterns are not read-only in the sandbox (more than ${max}): they are only put back before the outcome check`);
+    // The earlier reasons first: a read-only mount each; the rest are put back at the end from the snapshot.
+    bounded.push(`${protections.length - max} paths matching the workflow's path deny patterns are not read-only in the sandbox (more than ${max}): they are put back before the outcome check`);
+    restoreOnly = protections.slice(max).map((p) => p.path);
     protections = protections.slice(0, max);
   }
-  return { protections, absent, denied: new Set(denied.paths), bounded };
+  return { protections, restoreOnly, absent, denied: new Set(denied.paths), bounded };
 }
 
 /** The files that match the deny patterns now and did not at the start (a run's additions), workspace-relative. */

@@ -18,7 +18,7 @@ import { disposeSnapshot, restoreSnapshot, takeSnapshot, type ProtectedSnapshot,
 import type { BwrapProbe } from './bwrap';
 import { limitValues, SandboxLimits, type LimitMechanism } from './limits';
 import { LaterBaseline, type LaterChange } from './later-changes';
-import { addedDenied, breakHardLinks, hardLinked, scanProtections, type HardLinkLimits, type Protection } from './protections';
+import { addedDenied, breakHardLinks, hardLinked, scanProtections, type HardLinkLimits, type Protection, type ProtectionLimits } from './protections';
 import { AllowlistProxy, type Lookup, type ProxyTally } from './proxy';
 import { writeForwarder, type ProxyEndpoint } from './forwarder';
 
@@ -49,6 +49,8 @@ export interface RunSandboxOptions {
   breakHardLinks?: boolean;
   /** Bounds of the search for them (test seam). */
   hardLinkLimits?: HardLinkLimits;
+  /** Bounds of the protections' search and mounts (test seam). */
+  protectionLimits?: ProtectionLimits;
 }
 
 export class HardLinksError extends Error {
@@ -260,8 +262,8 @@ export class RunSandbox {
     const git = entryKind(join(opts.workspace, '.git'));
     const meta = git === 'dir' ? gitMetadata(opts.workspace) : [];
     // What else the run may not change: files its path deny patterns reach, and what the user's tools run later.
-    const scan = scanProtections(opts.workspace, opts.workflow, meta, git === 'dir' ? gitConfigValue(opts.workspace, 'core.hooksPath') : undefined);
-    const extra = scan.protections.filter((p) => p.why === 'path_deny' || p.why === 'runs_later').map((p) => p.path);
+    const scan = scanProtections(opts.workspace, opts.workflow, meta, git === 'dir' ? gitConfigValue(opts.workspace, 'core.hooksPath') : undefined, opts.protectionLimits);
+    const extra = scan.protections.filter((p) => p.why === 'path_deny' || p.why === 'runs_later' || p.why === 'outcome').map((p) => p.path);
     const planWith = (readOnly: readonly string[]): SandboxPlan =>
       planSandbox({ workspace: opts.workspace, section: opts.workflow.sandbox, setting: opts.setting, hostEnv: opts.hostEnv, shell: opts.shell, alsoReadable: [opts.outputDir, shellDir], readOnly: realInside(opts.workspace, readOnly).map((x) => x.abs), ...common(opts, meta, shellDir) });
     let plan = planWith(extra);
@@ -279,7 +281,7 @@ export class RunSandbox {
     }
     // Kept as they were, whatever the run does, and put back at its end: the protected paths, the
     // git metadata the user's git runs programs from, what runs later, and what links among them lead to.
-    const named = [...opts.workflow.sandbox.protected, ...(git === 'dir' ? meta : git === undefined ? GIT_METADATA : git === 'file' ? ['.git'] : []), ...extra, ...scan.absent];
+    const named = [...opts.workflow.sandbox.protected, ...(git === 'dir' ? meta : git === undefined ? GIT_METADATA : git === 'file' ? ['.git'] : []), ...extra, ...scan.absent, ...scan.restoreOnly];
     const kept = [...new Set([...named, ...linkedTargets(opts.workspace, named)])];
     let snapshot: ProtectedSnapshot | undefined;
     try {
@@ -305,6 +307,8 @@ export class RunSandbox {
     const copyShell = plan.confined && execAllowed(shellDir);
     const box = new RunSandbox(plan, opts, snapshot, shellDir, copyShell, meta, readOnlyPaths, new Set(findRepositories(opts.workspace).map((r) => r.id)));
     box.protections = [...scan.protections, ...links.mounted.map((path): Protection => ({ path, why: 'hard_link' }))];
+    box.extraReadOnly = [...extra, ...links.mounted];
+    box.restoreOnly = new Set(scan.restoreOnly);
     box.hardLinksBroken = links.broken;
     // What the user's tools may run later but the run may change: compared at its end (EndReport.later).
     box.later = LaterBaseline.take(opts.workspace, box.protections.map((p) => p.path));
@@ -325,6 +329,10 @@ export class RunSandbox {
   bounded: readonly string[] = [];
   /** Multiply-linked files made their own copies before the first step (the user allowed it). */
   hardLinksBroken = 0;
+  /** Read-only beyond the workflow's paths (deny patterns, what runs later, hard links): for the outcome check's sandbox too, as it runs the agent's code. */
+  private extraReadOnly: readonly string[] = [];
+  /** Past the bound of read-only mounts: put back at the end even in the sandbox. */
+  private restoreOnly: ReadonlySet<string> = new Set();
   /** The files that run later as they were before the first step. */
   private later: LaterBaseline | undefined;
 
@@ -387,11 +395,27 @@ export class RunSandbox {
       };
     }
     const restored = end.restored;
+    const event = await this.runCheck(signal);
+    return { ...event, sandboxed: this.plan.confined, ...(restored.length ? { restored } : {}) };
+  }
+
+  /**
+   * The workflow's outcome command as the check runs it (a fresh sandbox of its own with the run's
+   * read-only paths, a clean home and a built environment), while the run goes on: what a stage
+   * exit that asks for the check itself counts, as nothing the agent set in its own shell (a
+   * function or an alias named like the command, an exported npm setting) can reach it.
+   */
+  async checkNow(signal?: AbortSignal): Promise<OutcomeEvent> {
+    return { ...(await this.runCheck(signal)), sandboxed: this.plan.confined };
+  }
+
+  private async runCheck(signal?: AbortSignal): Promise<OutcomeEvent> {
+    const check = this.opts.workflow.outcome;
     let event: OutcomeEvent;
     if (this.plan.confined) {
       // A fresh plan: what exists now (restored paths included) is mounted read-only.
       const net = this.proxy ? proxyEndpoint(this.opts, this.shellDir) : undefined;
-      const fresh = planSandbox({ workspace: this.opts.workspace, section: this.opts.workflow.sandbox, setting: 'required', hostEnv: this.opts.hostEnv, shell: '/bin/sh', ...(net ? { alsoReadable: [dirname(net.socket)] } : {}), ...common(this.opts, this.gitMeta, this.proxy && this.shellDir) });
+      const fresh = planSandbox({ workspace: this.opts.workspace, section: this.opts.workflow.sandbox, setting: 'required', hostEnv: this.opts.hostEnv, shell: '/bin/sh', readOnly: realInside(this.opts.workspace, this.extraReadOnly).map((x) => x.abs), ...(net ? { alsoReadable: [dirname(net.socket)] } : {}), ...common(this.opts, this.gitMeta, this.proxy && this.shellDir) });
       if (!fresh.confined) {
         event = { type: 'outcome', command: check.command, exitCode: null, completion: 'unobserved', output: `the outcome check did not run: its sandbox could not start (${fresh.summary.reason})`, at: new Date().toISOString() };
       } else {
@@ -413,7 +437,7 @@ export class RunSandbox {
         rmSync(home, { recursive: true, force: true });
       }
     }
-    return { ...event, sandboxed: this.plan.confined, ...(restored.length ? { restored } : {}) };
+    return event;
   }
 
   /**
@@ -430,7 +454,7 @@ export class RunSandbox {
       const report: EndReport = { restored: [], quarantinedRepositories: [] };
       if (this.snapshot) {
         try {
-          report.restored = await restoreSnapshot(this.opts.workspace, this.snapshot, this.opts.snapshotLimits, { onlyAbsent: this.plan.confined });
+          report.restored = await restoreSnapshot(this.opts.workspace, this.snapshot, this.opts.snapshotLimits, { onlyAbsent: this.plan.confined, always: this.restoreOnly });
         } catch (e) {
           report.error = (e as Error).message;
         }

@@ -135,12 +135,13 @@ export async function takeSnapshot(workspace: string, paths: readonly string[], 
  * Put every protected path back as the snapshot has it; returns the paths
  * that had to be restored (changed, removed or added during the run).
  */
-export async function restoreSnapshot(workspace: string, snap: ProtectedSnapshot, limits: SnapshotLimits = {}, opts: { onlyAbsent?: boolean } = {}): Promise<string[]> {
+export async function restoreSnapshot(workspace: string, snap: ProtectedSnapshot, limits: SnapshotLimits = {}, opts: { onlyAbsent?: boolean; always?: ReadonlySet<string> } = {}): Promise<string[]> {
   const l = defaults(limits);
   const restored: string[] = [];
   for (const e of snap.entries) {
     // In the sandbox what existed was read-only to the run: a change there is the user's own, kept.
-    if (opts.onlyAbsent && e.manifest !== null) continue;
+    // `always`: paths that were not read-only in the sandbox (past the bound of mounts): whatever changed there was the run's.
+    if (opts.onlyAbsent && e.manifest !== null && !opts.always?.has(e.rel)) continue;
     const way = await below(workspace, e.rel);
     // Still nothing there: a file in place of a folder on the way is not this path.
     if (way.blocked === 'file' && e.manifest === null) continue;

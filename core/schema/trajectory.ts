@@ -54,7 +54,7 @@ export const SandboxRecord = z.object({
    * What the run could not change, and why (core/sandbox/protections.ts): always read-only, the workflow's
    * protected paths, its path deny patterns, git's metadata, what the user's tools run later. At most 300.
    */
-  protections: z.array(z.object({ path: z.string(), why: z.enum(['always', 'workflow', 'path_deny', 'git', 'runs_later', 'hard_link']), note: z.string().optional() })).optional(),
+  protections: z.array(z.object({ path: z.string(), why: z.enum(['always', 'workflow', 'outcome', 'path_deny', 'git', 'runs_later', 'hard_link']), note: z.string().optional() })).optional(),
   /** Protections left out of `protections` (more than 300). */
   protectionsOmitted: z.number().int().positive().optional(),
   /** What a bound left unprotected, a sentence each. */
@@ -127,6 +127,8 @@ export const ToolResult = z.object({
   waitingForInput: z.boolean().optional(),
   /** A command a limit of the sandbox stopped, and which: "the sandbox's memory limit (8 GiB) was reached". */
   killed: z.string().optional(),
+  /** The workflow's outcome command, run as the check runs it (a fresh shell, not the agent's terminal). */
+  ranAsCheck: z.boolean().optional(),
   /** A command: how many tests its output says ran, when the host recognised a test runner (core/agent/tests-ran.ts). */
   testsRan: z.number().int().nonnegative().optional(),
 });

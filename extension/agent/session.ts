@@ -755,7 +755,7 @@ export class AgentSession implements vscode.Disposable {
         modelInfo: { name: modelName, endpoint: maskEndpoint(config.endpoint) },
         workspace: ws,
         trajectoryPath,
-        execute: createToolExecutor({ fs: new VscodeWorkspaceFs(ws, onWrite, box.readOnlyPaths), terminal: terminal.session, limits: box.limits, ...(box.refusal ? { refuseCommands: box.refusal } : {}) }),
+        execute: createToolExecutor({ fs: new VscodeWorkspaceFs(ws, onWrite, box.readOnlyPaths), terminal: terminal.session, limits: box.limits, check: { command: workflow.outcome.command, run: (s) => box.checkNow(s) }, ...(box.refusal ? { refuseCommands: box.refusal } : {}) }),
         runOutcomeCheck: (s) => box.outcome(() => terminal!.end(), s),
         sandbox: box.summary,
         approve,
