@@ -12,6 +12,7 @@ import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, rea
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { RunSandbox } from '../core/sandbox/run';
+import { gitMetadata } from '../core/sandbox/plan';
 import { outcomeReach, runsLater, scanProtections } from '../core/sandbox/protections';
 import { describeLaterChanges, LaterBaseline } from '../core/sandbox/later-changes';
 import { Workflow, type WorkflowInput } from '../core/schema/workflow';
@@ -579,5 +580,23 @@ test('lar run: the outcome command called as a step runs as the check runs it, s
       await server.stop();
       rmSync(ws, { recursive: true, force: true });
     }
+  }
+});
+
+test('what runs later also covers git\'s included config files, other CI services, and the .env direnv loads', () => {
+  const base = mkdtempSync(join(tmpdir(), 'lar-later-more-'));
+  try {
+    spawnSync('git', ['init', '-q', base]);
+    write(base, { '.gitconfig.local': '[core]\n', '.circleci/config.yml': 'x\n', Jenkinsfile: 'x\n', '.envrc': 'dotenv\n', '.env': 'A=1\n', 'src/.env': 'B=1\n' });
+    spawnSync('git', ['-C', base, 'config', 'include.path', '../.gitconfig.local']);
+    const scan = scanProtections(base, workflow(), gitMetadata(base), undefined);
+    const why = new Map(scan.protections.map((p) => [p.path, p.why]));
+    assert.equal(why.get('.gitconfig.local'), 'git');
+    assert.equal(why.get('.circleci'), 'runs_later');
+    assert.equal(why.get('Jenkinsfile'), 'runs_later');
+    assert.equal(why.get('.env'), 'runs_later');
+    assert.ok(!why.has('src/.env'));
+  } finally {
+    rmSync(base, { recursive: true, force: true });
   }
 });

@@ -341,13 +341,32 @@ export function gitMetadata(workspace: string): string[] {
     }
   };
   if (entryKind(join(workspace, '.git')) === 'dir') visit('.git', 0);
-  const hooksPath = gitConfigValue(workspace, 'core.hooksPath');
-  if (hooksPath) {
-    const abs = resolve(workspace, hooksPath);
-    const root = real(workspace);
+  const root = real(workspace);
+  const add = (p: string, from: string): void => {
+    const abs = resolve(from, p);
     if (root && inside(root, abs) && abs !== root) out.push(abs.slice(root.length + 1).split(sep).join('/'));
-  }
+  };
+  const hooksPath = gitConfigValue(workspace, 'core.hooksPath');
+  if (hooksPath) add(hooksPath, workspace);
+  // Config files git includes (include.path, includeIf.<cond>.path): one in the workspace is config git runs programs from.
+  for (const p of gitIncludes(workspace)) add(p, join(workspace, '.git'));
   return out;
+}
+
+/** The paths of the config files the repository's git config includes (relative ones are relative to the .git folder), at most 50. */
+function gitIncludes(workspace: string): string[] {
+  try {
+    const r = spawnSync('git', ['-C', workspace, 'config', '--local', '--null', '--get-regexp', '^include(if\\..*)?\\.path$'], { encoding: 'utf8', timeout: 3000 });
+    if (r.status !== 0) return [];
+    return r.stdout
+      .split('\0')
+      .filter(Boolean)
+      .map((kv) => kv.slice(kv.indexOf('\n') + 1))
+      .filter((p) => p && !p.startsWith('~'))
+      .slice(0, 50);
+  } catch {
+    return [];
+  }
 }
 
 /** One value of the workspace's git config, read on the host (`git config` runs nothing); undefined when unset or unreadable. */

@@ -60,8 +60,11 @@ export const RUNS_LATER: readonly string[] = [
   'simple-git-hooks.json', 'simple-git-hooks.js', 'simple-git-hooks.cjs', 'simple-git-hooks.mjs',
   '.lintstagedrc', '.lintstagedrc.json', '.lintstagedrc.yaml', '.lintstagedrc.yml', '.lintstagedrc.js', '.lintstagedrc.cjs', '.lintstagedrc.mjs',
   'lint-staged.config.js', 'lint-staged.config.cjs', 'lint-staged.config.mjs',
-  '.envrc', 'mise.toml', '.mise.toml', '.mise', '.config/mise',
-  '.devcontainer', '.devcontainer.json', '.github/workflows', '.github/actions', '.gitlab-ci.yml', '.idea', '.gitmodules',
+  // direnv: .envrc and what its source_env loads (a .env it loads with dotenv: see runsLater).
+  '.envrc', '.envrc.local', 'mise.toml', '.mise.toml', 'mise.local.toml', '.mise.local.toml', '.mise', '.config/mise', '.config/mise.toml',
+  '.devcontainer', '.devcontainer.json', '.github/workflows', '.github/actions', '.gitlab-ci.yml', '.gitlab', '.idea', '.gitmodules',
+  // Other CI services, which run these with the project's secrets.
+  '.circleci', 'Jenkinsfile', '.travis.yml', 'azure-pipelines.yml', '.azure-pipelines', '.buildkite', 'bitbucket-pipelines.yml', '.drone.yml', '.woodpecker', '.woodpecker.yml',
   // Editors and agents that start programs from the workspace's configuration (MCP servers, hooks, language servers, exrc).
   '.mcp.json', '.claude', '.cursor', '.continue', '.gemini', '.kilocode', '.opencode', 'opencode.json', '.zed', '.helix',
   '.nvim.lua', '.nvimrc', '.exrc', '.dir-locals.el', '.dir-locals-2.el',
@@ -150,6 +153,8 @@ export function runsLater(root: string, hooksPath: string | undefined): Protecti
     if (!found.has(path)) found.set(path, { path, why: 'runs_later', ...(note ? { note } : {}) });
   };
   for (const p of RUNS_LATER) if (entryKind(join(root, p)) !== undefined) add(p);
+  // direnv loads these into the user's shell (dotenv, dotenv_if_exists): a variable such as LD_PRELOAD or NODE_OPTIONS there is code.
+  if (found.has('.envrc')) for (const p of ['.env', '.env.local']) if (entryKind(join(root, p)) !== undefined) add(p, 'loaded by .envrc (direnv)');
   const hooksAbs = hooksPath === undefined ? undefined : isAbsolute(hooksPath) ? hooksPath : join(root, hooksPath);
   if (hooksAbs && isInside(root, hooksAbs, false) && hooksAbs !== root) {
     const abs = hooksAbs;
@@ -400,7 +405,11 @@ export function hardLinked(workspace: string, skip: Iterable<string>, limits: Ha
       const p = dir ? `${dir}/${e.name}` : e.name;
       if (skipped.has(p)) continue;
       if (e.isDirectory()) {
-        if (depth >= 64) continue;
+        if (depth >= 64) {
+          // Not looked in: the search is not complete (a linked file there would be missed).
+          complete = false;
+          continue;
+        }
         const before = files.length;
         const foldersBefore = folders.length;
         const [t, l] = walk(p, depth + 1);
