@@ -66,3 +66,20 @@ test('a state folder that cannot be written costs the record, never the run', ()
   assert.doesNotThrow(() => recordDigest(f, 'a'.repeat(64), { LAR_STATE_DIR: dir }));
   assert.equal(checkDigest(f, readFileSync(f), { LAR_STATE_DIR: dir }).state, 'unrecorded');
 });
+
+test('lar advantages leaves out, and lar export refuses, a trajectory changed after its run ended; a header reformatted still finds its record', async () => {
+  const { ws, file } = await unconfinedRun();
+  const text = readFileSync(file, 'utf8');
+  const [header, ...rest] = text.split('\n');
+  // The header's line rewritten with other spacing, and the outcome flipped.
+  writeFileSync(file, [JSON.stringify(JSON.parse(header!), null, 0).replace(/,/g, ', '), ...rest].join('\n').replace(/"exitCode":1/, '"exitCode":0'));
+  renameSync(file, join(ws, 'moved.lar.jsonl'));
+  const moved = join(ws, 'moved.lar.jsonl');
+  assert.match((await lar(['verify', moved])).err, /changed after its run ended/);
+  const adv = await lar(['advantages', moved, '--out', join(ws, 'adv.jsonl')]);
+  assert.equal(adv.code, 1);
+  assert.match(adv.err, /changed after its run ended .*: left out/);
+  const ex = await lar(['export', moved, '--format', 'atif']);
+  assert.equal(ex.code, 1);
+  assert.match(ex.err, /is not the run's record, and is not exported/);
+});

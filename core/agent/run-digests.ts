@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { MAX_TRAJECTORY_BYTES, readBoundedBytes } from '../files/bounded';
 
@@ -22,7 +22,7 @@ export type DigestCheck = { state: 'unrecorded' } | { state: 'unchanged'; record
 
 /** Where the records are (LAR_STATE_DIR for tests and for users who keep state elsewhere). */
 export function stateDir(env: Readonly<Record<string, string | undefined>> = process.env): string {
-  if (env.LAR_STATE_DIR) return env.LAR_STATE_DIR;
+  if (env.LAR_STATE_DIR) return resolve(env.LAR_STATE_DIR);
   const xdg = env.XDG_STATE_HOME && env.XDG_STATE_HOME.startsWith('/') ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
   return join(xdg, 'lean4-agentic');
 }
@@ -35,6 +35,17 @@ function headerOf(text: Buffer): string {
   return (nl < 0 ? text : text.subarray(0, nl)).toString('utf8');
 }
 
+/** What names a run in its header: its id, start and task when the line parses (so reformatting the line does not lose the record), else the line. */
+function headerKey(header: string): string {
+  try {
+    const h = JSON.parse(header) as { id?: unknown; started?: unknown; task?: unknown };
+    if (typeof h.started === 'string') return JSON.stringify([h.id ?? null, h.started, typeof h.task === 'string' ? h.task : null]);
+  } catch {
+    // not JSON: the line as it is
+  }
+  return header;
+}
+
 function keysFor(path: string, header: string): string[] {
   let real = path;
   try {
@@ -42,7 +53,7 @@ function keysFor(path: string, header: string): string[] {
   } catch {
     // gone: its header still finds the record
   }
-  return [`path-${sha(real).slice(0, 32)}`, `header-${sha(header).slice(0, 32)}`];
+  return [`path-${sha(real).slice(0, 32)}`, `header-${sha(headerKey(header)).slice(0, 32)}`];
 }
 
 /** Records what the finished trajectory at `path` holds (its digest, as the writer computed it). Never throws: a record that cannot be kept is a record less. */

@@ -146,7 +146,7 @@ async function cmdVerify(flags: Flags, io: Io): Promise<number> {
   const report = await withBackend(flags, io, (b) => verifyFile(file, flags, b));
   // Whether the file still holds what its run ended with (recorded outside the workspace).
   const integrity = integrityOf(file);
-  if (flags.switches.has('--json')) io.out(JSON.stringify(integrity.state === 'unrecorded' ? report : { ...report, integrity }, null, 2));
+  if (flags.switches.has('--json')) io.out(JSON.stringify({ ...report, integrity }, null, 2));
   else io.out(formatReport(file, report, io.color ? COLOR : PLAIN));
   if (integrity.state === 'changed') {
     io.err(`lar verify: ${file} changed after its run ended (${integrity.recorded.ended}): it held ${integrity.recorded.bytes} bytes with sha-256 ${integrity.recorded.digest}, it now holds ${integrity.bytes} with ${integrity.now}. Its rewards are not the run's.`);
@@ -161,9 +161,18 @@ async function cmdAdvantages(flags: Flags, io: Io): Promise<number> {
   if (flags.positional.length === 0) throw new UsageError('lar advantages needs at least one trajectory file');
   const reports = await withBackend(flags, io, async (b) => {
     const list = [];
-    for (const file of flags.positional) list.push({ source: file, report: await verifyFile(file, flags, b) });
+    for (const file of flags.positional) {
+      // A trajectory changed after its run ended is not the run's: its rewards stay out of training data.
+      const integrity = integrityOf(file);
+      if (integrity.state === 'changed') {
+        io.err(`lar advantages: ${file} changed after its run ended (${integrity.recorded.ended}): left out`);
+        continue;
+      }
+      list.push({ source: file, report: await verifyFile(file, flags, b) });
+    }
     return list;
   });
+  const leftOut = flags.positional.length - reports.length;
   let malformed = 0;
   for (const { source, report } of reports) {
     for (const e of report.lineErrors) {
@@ -179,8 +188,8 @@ async function cmdAdvantages(flags: Flags, io: Io): Promise<number> {
     return 1;
   }
   writeFileSync(out, lines);
-  io.err(`wrote ${reports.length} line${reports.length === 1 ? '' : 's'} to ${out}${malformed ? ` (${malformed} malformed line${malformed === 1 ? '' : 's'} skipped)` : ''}`);
-  return malformed ? 1 : 0;
+  io.err(`wrote ${reports.length} line${reports.length === 1 ? '' : 's'} to ${out}${malformed ? ` (${malformed} malformed line${malformed === 1 ? '' : 's'} skipped)` : ''}${leftOut ? ` (${leftOut} trajectory${leftOut === 1 ? '' : 'ies'} changed after its run ended left out)` : ''}`);
+  return malformed || leftOut ? 1 : 0;
 }
 
 async function cmdExport(flags: Flags, io: Io): Promise<number> {
@@ -188,6 +197,11 @@ async function cmdExport(flags: Flags, io: Io): Promise<number> {
   if (format !== 'atif') throw new UsageError(format === undefined ? 'lar export needs --format atif' : `unknown export format "${format}" (supported: atif)`);
   if (flags.positional.length !== 1) throw new UsageError('lar export takes exactly one trajectory file');
   const file = flags.positional[0]!;
+  const integrity = integrityOf(file);
+  if (integrity.state === 'changed') {
+    io.err(`lar export: ${file} changed after its run ended (${integrity.recorded.ended}): it is not the run's record, and is not exported`);
+    return 1;
+  }
   const report = await withBackend(flags, io, (b) => verifyFile(file, flags, b));
   const parsed = parseTrajectory(readText(file));
   for (const e of report.lineErrors) io.err(`${file}:${e.line}:${e.column}: ${e.message} (line not exported)`);
