@@ -130,3 +130,18 @@ test('a sandbox section without a protected key keeps the default protected set;
   a.sandbox.protected.push('x');
   assert.deepEqual(Workflow.parse(noSection).sandbox.protected, [...DEFAULT_PROTECTED]);
 });
+
+test('the outcome check warning sees through wrappers, cd and launchers, and names the right files', () => {
+  const messages = (outcome: string, protectedPaths: string[]) =>
+    checkWorkflow(Workflow.parse({ ...base(), outcome: { command: outcome }, sandbox: { protected: protectedPaths } }))
+      .filter((p) => p.code === 'workflow.outcome_unprotected')
+      .map((p) => p.message)
+      .join('\n');
+  assert.match(messages('timeout 600 npm test', ['test']), /reads package\.json/);
+  assert.match(messages('cd app && npm test', ['app/test']), /reads app\/package\.json/);
+  assert.match(messages('npm --prefix app test', ['app/test']), /reads app\/package\.json/);
+  assert.match(messages('uv run pytest', ['tests']), /reads pytest\.ini, .* \(pytest reads them before/);
+  assert.match(messages('sh -c "npm test"', ['test']), /reads package\.json/);
+  assert.match(messages('node --test', []), /no test folder is protected/);
+  assert.doesNotMatch(messages('go test ./...', ['tests', 'go.mod']), /\.\.\./);
+});

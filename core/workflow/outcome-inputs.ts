@@ -24,7 +24,7 @@ const RUNNER_FILES: Record<string, readonly string[]> = {
   cargo: ['Cargo.toml'],
   go: ['go.mod'],
   gradle: ['build.gradle', 'build.gradle.kts'],
-  './gradlew': ['build.gradle', 'build.gradle.kts', 'gradlew'],
+  './gradlew': ['build.gradle', 'build.gradle.kts'],
   mvn: ['pom.xml'],
   dotnet: [],
   just: ['justfile'],
@@ -32,7 +32,11 @@ const RUNNER_FILES: Record<string, readonly string[]> = {
 };
 
 /** Test runners whose tests live in a test folder the run could rewrite. */
-const TEST_RUNNERS = new Set(['npm', 'yarn', 'pnpm', 'bun', 'npx', 'pytest', 'py.test', 'jest', 'vitest', 'mocha', 'cargo', 'go', 'tox', 'make']);
+const TEST_RUNNERS = new Set(['npm', 'yarn', 'pnpm', 'bun', 'npx', 'pytest', 'py.test', 'jest', 'vitest', 'mocha', 'cargo', 'go', 'tox', 'make', 'node', 'unittest', 'mvn', 'gradle', './gradlew', 'deno', 'dotnet']);
+/** Words that run the rest of the command line: the runner is after them. */
+const WRAPPERS = new Set(['env', 'exec', 'time', 'nice', 'nohup', 'command', 'timeout', 'xvfb-run', 'dotenv']);
+/** `uv run pytest`, `poetry run pytest`, `pipenv run pytest`, `npx jest`. */
+const RUN_VIA = new Set(['uv', 'poetry', 'pipenv', 'hatch', 'pdm', 'rye']);
 const TEST_FOLDERS = ['test', 'tests', '__tests__', 'spec'];
 
 /** Words of a command line (quotes taken off), split at spaces and the shell's operators. */
@@ -47,6 +51,8 @@ function words(command: string): string[] {
 function pathWord(w: string): string | undefined {
   if (w.startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(w) || /[*?$<>{}]/.test(w) || w.includes('://')) return undefined;
   if (!w.includes('/') && !/\.(?:js|cjs|mjs|ts|py|sh|bash|rb|pl|php|go|rs|json|toml|ini|cfg|ya?ml)$/.test(w)) return undefined;
+  // `./...` is go's pattern for every package, not a file.
+  if (w.endsWith('...')) return undefined;
   const n = normalizeWorkspacePath(w);
   return n.ok && n.normalized !== '.' ? n.normalized : undefined;
 }
@@ -55,13 +61,26 @@ function pathWord(w: string): string | undefined {
 export function unprotectedOutcomeInputs(wf: Workflow): { path: string; why: string }[] {
   const readOnly = [...ALWAYS_READ_ONLY, ...wf.sandbox.protected].map((p) => p.replace(/\/+$/, ''));
   const kept = (p: string): boolean => readOnly.some((q) => p === q || p.startsWith(`${q}/`)) || wf.policy.paths.deny.some((d) => globMatch(d, p));
-  const ws = words(wf.outcome.command);
-  // The runner: the first word that is not an assignment, `env`, `cd DIR` or `npx`'s own flags.
+  // `sh -c "npm test"` runs the quoted line: read that instead.
+  const inner = /^\s*(?:ba|z|da)?sh\s+-c\s+(['"])(.*)\1\s*$/.exec(wf.outcome.command)?.[2];
+  const ws = words(inner ?? wf.outcome.command);
+  // The runner: past assignments, wrappers (`timeout 600`, `env`), `cd DIR &&` and `uv run`-style launchers.
   let i = 0;
-  while (i < ws.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(ws[i]!) || ws[i] === 'env' || ws[i] === 'exec' || ws[i] === 'time')) i++;
+  for (;;) {
+    const w = ws[i];
+    if (w === undefined) break;
+    if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(w) || WRAPPERS.has(w) || /^\d+[smhd]?$/.test(w) || (w.startsWith('-') && i > 0 && WRAPPERS.has(ws[i - 1]!))) i++;
+    else if (w === 'cd') i += 2;
+    else if (RUN_VIA.has(w) && ws[i + 1] === 'run') i += 2;
+    else break;
+  }
   const runner = ws[i] === 'python' || ws[i] === 'python3' ? (ws[i + 1] === '-m' ? ws[i + 2] : undefined) : ws[i];
+  // `npm --prefix app test`, `cd app && npm test`: the manifest is in that folder.
+  const at = ws.indexOf('--prefix');
+  const prefix = at >= 0 ? ws[at + 1] : ws[0] === 'cd' ? ws[1] : undefined;
+  const inFolder = (f: string): string => (prefix && prefix !== '.' ? `${prefix.replace(/^\.\//, '').replace(/\/+$/, '')}/${f}` : f);
   const out = new Map<string, string>();
-  const unkept = (RUNNER_FILES[runner ?? ''] ?? []).filter((f) => !kept(f));
+  const unkept = [...new Set(RUNNER_FILES[runner ?? ''] ?? [])].map(inFolder).filter((f) => !kept(f));
   if (unkept.length) out.set(unkept.join(', '), `${runner} reads ${unkept.length === 1 ? 'it' : 'them'} before it runs anything`);
   for (const w of ws) {
     const p = pathWord(w);
