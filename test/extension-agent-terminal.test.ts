@@ -131,9 +131,15 @@ test('property: however a stream of output, control sequences, strings and marke
   );
 });
 
-test('the echoed shell set-up line and ready marker are hidden; look-alikes are not', () => {
+test('the echoed shell set-up line, the ready marker and the lines typed for the shell are hidden; look-alikes are not', () => {
   assert.equal(isHiddenLine(`stty -echo 2>/dev/null; set +o emacs; PS1=''; printf '__LAR_R_%s__\\n' ${N}\r\n`), true);
   assert.equal(isHiddenLine(`__LAR_R_${N}__\r\n`), true);
+  // The set-up line as the shell now gets it (it sources the shell's start file), and the lines the
+  // session types into the shell's loop (fish's line editor shows them as it reads them).
+  assert.equal(isHiddenLine(`stty -echo 2>/dev/null; set +o emacs +o vi; PS1=''; . '/dev/shm/lar-run-x/start-0a1b2c.sh'\r\n`), true);
+  assert.equal(isHiddenLine(`\x1b[K__LAR_C_12__\r\n`), true);
+  assert.equal(isHiddenLine(`__LAR_Y_${N}__\r\n`), true);
+  assert.equal(isHiddenLine(`__LAR_Z_${N}__\r\n`), true);
   assert.equal(isHiddenLine(`echo __LAR_B_${N}__\r\n`), false);
   assert.equal(isHiddenLine(`__LAR_B_${N}__ trailing\r\n`), false);
   const f = new MarkerLineFilter();

@@ -23,6 +23,7 @@ import { createToolExecutor } from '../core/agent/tools';
 import { NodeWorkspaceFs } from '../core/tools/workspace-fs';
 import { ScriptedModelServer } from '../core/model/scripted-server';
 import { TrajectoryConflictError, TrajectoryWriter } from '../core/agent/trajectory-writer';
+import { ATTACKS, FISH_ATTACKS, LURKER, PRINTF_PROGRAM, laterCommandsTellTheTruth } from './support/status-attacks';
 
 const linux = process.platform === 'linux';
 // On Linux the suite runs: setup installs bubblewrap, and a sandbox that cannot start is a failure here, not a skip.
@@ -329,6 +330,52 @@ false`;
   });
 });
 
+describe("no command changes how a later command's status is seen", { skip }, () => {
+  // The attacks of test/command-status.test.ts, in the sandbox: each command runs in a child of the
+  // shell, which reports the status the kernel gave it with a nonce the command never had.
+  for (const shell of SHELLS) {
+    const kind = shell.split('/').pop()!;
+    const attacks = [...ATTACKS, ...FISH_ATTACKS].filter((a) => a.shells.includes(kind));
+    test(`${shell}: a script the command sources rewrites the shell (functions, aliases, enable -n or disable, traps, hooks): later commands are recorded as they ended`, async () => {
+      for (const a of attacks) {
+        const b = box({
+          shell,
+          prepare: (ws) => {
+            writeFileSync(join(ws, 'env.sh'), a.script);
+            writeFileSync(join(ws, 'printf-program'), PRINTF_PROGRAM, { mode: 0o755 });
+          },
+        });
+        const r = await b.run(`${kind === 'fish' ? 'source' : '.'} ./env.sh`);
+        assert.equal(r.completion, 'marker', `${a.title}: ${r.output}`);
+        await laterCommandsTellTheTruth(b.terminal, `${shell}, ${a.title}`);
+        b.terminal.dispose();
+      }
+    });
+
+    test(`${shell}: the folder of the shell's channel and of each command's state FIFO cannot be listed, nor its mode changed, from inside`, async () => {
+      const b = box({ shell });
+      const r = await b.run(`${kind === 'fish' ? 'set d (ls -d .lar/output/test/fifo-*)' : 'd=$(ls -d .lar/output/test/fifo-*)'}; ls "$d"; chmod 700 "$d"; ls "$d"; echo checked`);
+      assert.match(r.output, /checked/);
+      assert.match(r.output, /Permission denied/, r.output);
+      assert.match(r.output, /Read-only file system|Operation not permitted/, r.output);
+      assert.doesNotMatch(r.output, /\b(ch|st)-[0-9a-f]{16}\b/, r.output);
+      await laterCommandsTellTheTruth(b.terminal, shell);
+    });
+
+    test(`${shell}: a process left reading the terminal learns nothing from the next line that could end it`, async () => {
+      const b = box({ shell, prepare: (ws) => writeFileSync(join(ws, 'lurker.py'), LURKER) });
+      assert.equal((await b.run('python3 lurker.py </dev/tty >/dev/tty 2>&1 &')).exitCode, 0);
+      await new Promise((res) => setTimeout(res, 1500));
+      const stolen = await b.terminal.run('false', { timeoutMs: 5000 });
+      assert.notEqual(stolen.exitCode, 0, `the command whose line was taken is not recorded as a success: ${stolen.completion} ${stolen.output}`);
+      const saw = readFileSync(join(b.ws, 'lurker-saw.txt'), 'utf8');
+      assert.ok(saw.length > 0, 'the lurker read the line typed for the command');
+      assert.doesNotMatch(saw, /[0-9a-f]{16}/, `the line carries no nonce: ${JSON.stringify(saw)}`);
+      await laterCommandsTellTheTruth(b.terminal, `${shell}, a lurker`);
+    });
+  }
+});
+
 describe('no program a command runs can type into the shell (TIOCSTI)', { skip }, () => {
   // Typed into the shell, this line would make every later command be recorded as exit 0 (the
   // end marker's printf redefined) and leave a file behind to show it ran.
@@ -440,6 +487,11 @@ describe('ordinary work still works inside', { skip }, () => {
     assert.equal(r.exitCode, 0, r.output);
     assert.match(r.output, /node 42\npython 42\nc 7\ntmp-ok\n# tests 1\n# pass 1/);
     assert.equal((await b.run('exit_code() { return 3; }; exit_code')).exitCode, 3);
+  });
+
+  test("zsh is itself in the sandbox (its execute-only copy is named after it: zsh emulates sh under a name starting with s)", { skip: !SHELLS.includes('/usr/bin/zsh') }, async () => {
+    const b = box({ shell: '/usr/bin/zsh' });
+    assert.equal((await b.run('emulate; echo *.none(N) globbed')).output, 'zsh\nglobbed\n');
   });
 
   test('job control, a timeout, and a command waiting for input', async () => {

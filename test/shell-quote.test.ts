@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import fc from './support/fc';
 import { ShellTextError, assertTypable, shellQuote } from '../core/tools/shell-quote';
-import { FISH_RESTORE, TerminalSession, commandScript, fishRestoreFunction } from '../core/tools/terminal';
+import { TerminalSession, commandScript } from '../core/tools/terminal';
 import { createToolExecutor } from '../core/agent/tools';
 import { NodeWorkspaceFs } from '../core/tools/workspace-fs';
 import { runOutcomeCheck } from '../core/agent/outcome-check';
@@ -97,9 +97,10 @@ async function inShell(
   ws: string,
   outRoot: string,
   fn: (terminal: TerminalSession, execute: ReturnType<typeof createToolExecutor>) => Promise<void>,
-  extra: { mode?: 'pty' | 'pipe'; graceMs?: number } = {},
+  extra: { mode?: 'pty' | 'pipe'; graceMs?: number; env?: Record<string, string> } = {},
 ): Promise<void> {
-  const terminal = new TerminalSession({ cwd: ws, env: { PATH: process.env.PATH, HOME: ws, SHELL: sh.path }, outputDir: join(outRoot, 'out', basename(sh.path)), ...extra });
+  const { env, ...rest } = extra;
+  const terminal = new TerminalSession({ cwd: ws, env: { PATH: process.env.PATH, HOME: ws, SHELL: sh.path, ...env }, outputDir: join(outRoot, 'out', basename(sh.path)), ...rest });
   try {
     await fn(terminal, createToolExecutor({ fs: new NodeWorkspaceFs(ws), terminal, commandTimeoutMs: 20_000 }));
   } finally {
@@ -162,11 +163,8 @@ test('the command file: a trailing comment or a here-document in the command can
       const script = join(dir, 'cmd.sh');
       const command = kind === 'fish' ? 'pwd # a comment' : 'pwd # a comment\ncat <<EOF\nheredoc )\nEOF';
       writeFileSync(script, commandScript(command, kind, sub));
-      // Sourced, then the shell goes on, as in the terminal session (fish changes back on the input line).
-      const line =
-        kind === 'fish'
-          ? `${fishRestoreFunction(dir)}; source ${shellQuote(script, 'fish')}; ${FISH_RESTORE}; pwd`
-          : `. ${shellQuote(script, 'posix')}; pwd`;
+      // Sourced, then the shell goes on (fish: as in the terminal session, by a fish process of its own).
+      const line = kind === 'fish' ? `${sh.path} --no-config ${shellQuote(script, 'fish')}; pwd` : `. ${shellQuote(script, 'posix')}; pwd`;
       const args = kind === 'fish' ? ['--no-config', '-c', line] : ['-c', line];
       const r = spawnSync(sh.path, args, { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: dir } });
       assert.equal(r.status, 0, `${sh.path}: ${r.stderr}`);
@@ -310,21 +308,26 @@ test("the folder wrapper uses the shell's builtin cd: a user's cd function or zs
   const dir = scratch();
   try {
     mkdirSync(join(dir, 'sub'));
-    const hooks: Record<string, string> = {
-      '/bin/sh': 'cd() { echo HOOK; }',
-      '/bin/bash': 'cd() { echo HOOK; builtin cd "$@"; }',
-      '/usr/bin/zsh': 'chpwd() { echo HOOK; }; cd() { echo HOOK; builtin cd "$@"; }',
-      '/usr/bin/fish': 'function cd; echo HOOK; builtin cd $argv; end',
-    };
+    // From the shell's start-up files (the home is `dir`): a command's own functions do not outlive it, these do.
+    mkdirSync(join(dir, '.config', 'fish'), { recursive: true });
+    writeFileSync(join(dir, '.shrc'), 'cd() { echo HOOK; }\n');
+    writeFileSync(join(dir, '.bashrc'), 'cd() { echo HOOK; builtin cd "$@"; }\n');
+    writeFileSync(join(dir, '.zshrc'), 'chpwd() { echo HOOK; }; cd() { echo HOOK; builtin cd "$@"; }\n');
+    writeFileSync(join(dir, '.config', 'fish', 'config.fish'), 'function cd; echo HOOK; builtin cd $argv; end\n');
     for (const sh of present) {
-      await inShell(sh, dir, dir, async (t, execute) => {
-        assert.equal((await t.run(hooks[sh.path]!)).exitCode, 0);
-        // The hook is live in the shell: a plain cd runs it.
-        assert.match((await t.run('cd sub; cd ..')).output, /HOOK/, sh.path);
-        const o = await execute('run_command', { command: 'echo in-sub', cwd: 'sub' }, { workspace: dir });
-        assert.equal((o.result as { exitCode: number }).exitCode, 0, `${sh.path}: ${o.observation}`);
-        assert.doesNotMatch(o.observation, /HOOK/, `${sh.path} ran the user's cd: ${o.observation}`);
-      });
+      await inShell(
+        sh,
+        dir,
+        dir,
+        async (t, execute) => {
+          // The hook is live for commands: a plain cd runs it (zsh: each command runs in `zsh -f`, without them).
+          if (!sh.path.endsWith('zsh')) assert.match((await t.run('cd sub; cd ..')).output, /HOOK/, sh.path);
+          const o = await execute('run_command', { command: 'echo in-sub', cwd: 'sub' }, { workspace: dir });
+          assert.equal((o.result as { exitCode: number }).exitCode, 0, `${sh.path}: ${o.observation}`);
+          assert.doesNotMatch(o.observation, /HOOK/, `${sh.path} ran the user's cd: ${o.observation}`);
+        },
+        { env: { ENV: join(dir, '.shrc') } },
+      );
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

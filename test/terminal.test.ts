@@ -210,16 +210,15 @@ test('read x is reported as waiting for input and interrupted; sleep without out
 
 const SHELLS = ['/bin/bash', '/usr/bin/zsh', '/usr/bin/fish', '/bin/sh'].filter((s) => existsSync(s));
 
-/** A session of `shell` in which an earlier command moved to `kept/`, exported LAR_KEPT and defined lar_fn. */
+/** A session of `shell` in which an earlier command moved to `kept/` and exported LAR_KEPT (what carries from one command to the next). */
 async function shellWithState(shell: string): Promise<{ t: TerminalSession; pid: number; check: () => Promise<void> }> {
   const t = open({ shell, env: { PATH: process.env.PATH, HOME: workspace, LANG: 'C.UTF-8' } });
-  const fn = shell.endsWith('fish') ? 'function lar_fn; echo fn-kept; end' : 'lar_fn() { echo fn-kept; }';
-  const set = await t.run(`mkdir -p kept && cd kept && export LAR_KEPT=yes; ${fn}`);
+  const set = await t.run('mkdir -p kept && cd kept && export LAR_KEPT=yes');
   assert.equal(set.exitCode, 0, set.output);
   const pid = t.pid!;
   const check = async (): Promise<void> => {
-    const r = await t.run('echo "$LAR_KEPT $PWD"; lar_fn');
-    assert.equal(r.output, `yes ${join(workspace, 'kept')}\nfn-kept\n`, `${shell}: the folder, variable and function set before are still there`);
+    const r = await t.run('echo "$LAR_KEPT $PWD"');
+    assert.equal(r.output, `yes ${join(workspace, 'kept')}\n`, `${shell}: the folder and the variable set before are still there`);
     assert.equal(t.pid, pid, `${shell}: the same shell`);
   };
   return { t, pid, check };
@@ -227,7 +226,7 @@ async function shellWithState(shell: string): Promise<{ t: TerminalSession; pid:
 
 for (const shell of SHELLS) {
   const name = shell.split('/').pop();
-  test(`${name}: python3 started by mistake (it shrugs off Ctrl-C and keeps reading) is ended, and the shell keeps its folder, variables and functions`, async () => {
+  test(`${name}: python3 started by mistake (it shrugs off Ctrl-C and keeps reading) is ended, and the shell and the folder and variables carried are kept`, async () => {
     const { t, check } = await shellWithState(shell);
     const r = await t.run('python3', { timeoutMs: 1000 });
     assert.equal(r.completion, 'timeout');
@@ -237,7 +236,7 @@ for (const shell of SHELLS) {
     t.dispose();
   });
 
-  test(`${name}: a program whose Ctrl-C clean-up outlasts the grace period is killed, the rest of the command never runs, and the shell keeps its state`, async () => {
+  test(`${name}: a program whose Ctrl-C clean-up outlasts the grace period is killed, the rest of the command never runs, and the shell and its state are kept`, async () => {
     const { t, check } = await shellWithState(shell);
     mkdirSync(join(workspace, 'kept', 'sub'), { recursive: true });
     // The clean-up (the INT trap) sleeps far past the grace period; then one and two more lines of the command.
@@ -264,7 +263,7 @@ for (const shell of SHELLS) {
     t.dispose();
   });
 
-  test(`${name}: read x, cat and sleep interrupted keep the shell's folder, variables and functions`, async () => {
+  test(`${name}: read x, cat and sleep interrupted keep the shell and the folder and variables carried`, async () => {
     const { t, check } = await shellWithState(shell);
     for (const command of ['read x', 'cat', 'sleep 30']) {
       const r = await t.run(command, { timeoutMs: 1500 });
@@ -276,16 +275,15 @@ for (const shell of SHELLS) {
   });
 }
 
-test('exit 3: completion exit with code 3, and the session starts a new shell', async () => {
+test('exit 3 ends the command, not the shell: exit code 3 seen by the marker, and the same shell runs the next command', async () => {
   const t = open();
   const first = await t.run('echo one');
   const pid = t.pid!;
   const r = await t.run('exit 3');
-  assert.deepEqual([r.completion, r.exitCode], ['exit', 3]);
-  assert.equal(alive(pid), false);
+  assert.deepEqual([r.completion, r.exitCode], ['marker', 3]);
   const again = await t.run('echo two');
   assert.deepEqual([again.output, again.exitCode, again.completion], ['two\n', 0, 'marker']);
-  assert.notEqual(t.pid, pid);
+  assert.equal(t.pid, pid);
   assert.equal(first.output, 'one\n');
   t.dispose();
 });
@@ -335,7 +333,8 @@ test('a background process does not hold run(), and dispose() leaves no process 
   assert.equal(r.exitCode, 0);
   const bg = Number(/started (\d+)/.exec(r.output)?.[1]);
   const shell = t.pid!;
-  assert.ok(children(shell).includes(bg), 'the sleep is a child of the shell');
+  // Started by the command's child, which has ended: it is in the shell's session, not below it.
+  assert.ok(sessionProcesses(shell).includes(bg), "the sleep is one of the shell's session");
   await t.run('(sleep 60 &) ; nohup sleep 61 >/dev/null 2>&1 &');
   const all = [bg, ...sessionProcesses(shell)];
   assert.ok(all.length >= 3);
@@ -354,11 +353,16 @@ test('the shell killed from outside mid-command: the run ends (not hangs), is no
   setTimeout(() => process.kill(shell, 'SIGKILL'), 300);
   const r = await running;
   assert.equal(r.completion, 'exit');
-  assert.notEqual(r.exitCode, 0);
+  assert.equal(r.exitCode, null, "the shell's own exit status is not the command's");
   assert.match(r.output, /before/);
   const next = await t.run('echo after');
   assert.deepEqual([next.output, next.exitCode], ['after\n', 0]);
   assert.notEqual(t.pid, shell);
+  // A command that ends the shell on purpose (bash's `$$` in a subshell is the shell's) gets no
+  // exit code either, whatever the shell exits with; the next command gets a fresh shell.
+  const ended = await t.run('kill -9 $$');
+  assert.deepEqual([ended.completion, ended.exitCode], ['exit', null]);
+  assert.equal((await t.run('echo again')).output, 'again\n');
 });
 
 test('killTree: a tree is listed parents first, and all of it, reparented jobs too, is gone afterwards', async () => {
@@ -438,9 +442,12 @@ test('killTree: every process it stopped is killed, even when a signal call thro
   for (const pid of stopped) assert.ok(killed(sent).has(pid), `${pid} is killed (${JSON.stringify(sent)})`);
 });
 
-test("a command stopped with its shell: the model is told what earlier commands set is gone", () => {
+test("a command stopped with its shell: the model is told what went with it (processes left running) and what is kept", () => {
   const seen = commandObservation('sleep 99', '', { completion: 'timeout', exitCode: null, shellRestarted: true });
-  assert.match(seen, /timed out and was stopped\]\n\[the shell was restarted .*variables, functions and the directory/);
+  assert.match(seen, /timed out and was stopped\]\n\[the shell was restarted .*processes that earlier commands left running are gone; the folder and exported variables are kept/);
+  // The shell itself ending is not the command's exit code (a command could end it on purpose).
+  assert.match(commandObservation('kill -9 $$', '', { completion: 'exit', exitCode: null }), /\[the shell ended during the command; the command's exit code was not observed\]/);
+  assert.match(commandObservation('exit 3', '', { completion: 'exit', exitCode: 3 }), /\[exit code 3\]/);
   assert.doesNotMatch(commandObservation('sleep 99', '', { completion: 'timeout', exitCode: null }), /restarted/);
   assert.equal(toToolResult({ exitCode: null, completion: 'timeout', output: '', truncated: false, outputPath: '/x', durationMs: 1, shellRestarted: true } as never).shellRestarted, true);
   assert.equal(ToolResult.parse({ shellRestarted: true }).shellRestarted, true);

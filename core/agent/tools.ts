@@ -21,15 +21,17 @@ export function commandObservation(
   fullOutput?: string,
 ): string {
   const head =
-    end.completion === 'marker' || end.completion === 'exit'
-      ? `exit code ${end.exitCode}`
-      : end.waitingForInput
-        ? 'the command waited for input and was interrupted (run it non-interactively)'
-        : end.completion === 'timeout'
-          ? 'the command timed out and was stopped'
-          : "the command's end was not observed";
+    end.completion === 'exit' && (end.exitCode === null || end.exitCode === undefined)
+      ? "the shell ended during the command; the command's exit code was not observed"
+      : end.completion === 'marker' || end.completion === 'exit'
+        ? `exit code ${end.exitCode}`
+        : end.waitingForInput
+          ? 'the command waited for input and was interrupted (run it non-interactively)'
+          : end.completion === 'timeout'
+            ? 'the command timed out and was stopped'
+            : "the command's end was not observed";
   const restarted = end.shellRestarted
-    ? '\n[the shell was restarted to stop it: variables, functions and the directory that earlier commands set are gone]'
+    ? '\n[the shell was restarted to stop it: processes that earlier commands left running are gone; the folder and exported variables are kept]'
     : '';
   const killed = end.killed ? `\n[killed: ${end.killed}]` : '';
   const changed = files.length ? `\nfiles changed: ${files.slice(0, 20).join(', ')}${files.length > 20 ? ` and ${files.length - 20} more` : ''}` : '';

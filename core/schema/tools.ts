@@ -86,7 +86,8 @@ export const PATH_ARGS: Record<ToolName, readonly string[]> = {
 
 /** One-line descriptions, shared by the docs, the CLI and the model's tool list. */
 export const TOOL_DESCRIPTIONS: Record<ToolName, string> = {
-  run_command: 'Run a shell command in the workspace terminal and return its exit code and output.',
+  run_command:
+    'Run a shell command in the workspace terminal and return its exit code and output. The folder it ends in and the variables it exports carry over to the next command; functions, aliases and unexported variables do not.',
   read_file: 'Read a workspace file, optionally a range of lines.',
   write_file: 'Create or overwrite a workspace file with the given content.',
   edit_file: 'Replace exactly one occurrence of `search` with `replace` in a workspace file.',

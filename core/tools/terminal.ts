@@ -2,31 +2,41 @@
  * A real shell in a pseudo-terminal (node-pty) that runs one command at a time
  * and observes its end itself.
  *
- * Each command is written to a file in the caller's output folder and sourced
- * by the shell on one input line framed by two markers the session prints with
- * printf:
+ * The shell never runs a command itself: after its set-up it runs a loop that
+ * reads the terminal as data, and each command runs in a child of it (a
+ * subshell; `zsh -f`; a `fish` process) from a file, framed by two markers
+ * the shell prints:
  *
- *     printf '__LAR_B_%s__\n' NONCE; . '/out/cmd-3-NONCE.sh'; printf '\n__LAR_E_%s_%d__\n' NONCE "$?"
+ *     __LAR_B_<begin>__
+ *     …the command's output…
+ *     __LAR_E_<end>_<status>__
  *
- * The nonce is random per command, so nothing the command prints can end it
- * early, and the markers only exist once printf has run, so an echo of the
- * input line cannot contain them either (echo is switched off anyway).
+ * `status` is what the kernel reported for the child. Both nonces are random
+ * per command and reach the shell through a FIFO only it holds, not the
+ * terminal; the end nonce is read only after the child ended, so neither the
+ * command nor anything it left running can print the end marker, and nothing
+ * a command does (functions, aliases, traps, `enable -n`, hooks, a process
+ * reading the terminal) changes how a later command's end is seen. What
+ * carries from one command to the next is its folder and its exported
+ * variables, as data (see shell-protocol.ts).
  * Everything between the markers is the command's output: saved raw to
  * `outputPath`, and given to the model stripped and capped (see output.ts).
  *
- * completion: `marker` (the end marker with `$?` was seen), `exit` (the shell
- * itself exited, e.g. `exit 3`), `timeout` (interrupted after timeoutMs), or
- * `unobserved` (waiting for input, cancelled, or the shell had to be killed).
- * Only `marker` and `exit` carry an exit code; the others have exitCode null.
+ * completion: `marker` (the end marker with the child's status was seen),
+ * `exit` (the shell itself exited during the command: its status was not
+ * observed), `timeout` (interrupted after timeoutMs), or `unobserved`
+ * (waiting for input, cancelled, or the shell had to be killed). Only
+ * `marker` carries an exit code; the others have exitCode null.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, copyFileSync, existsSync, mkdirSync, openSync, realpathSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, existsSync, mkdirSync, openSync, realpathSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { loadNodePty, spawnShell, type ShellMode, type ShellProcess } from './shell-process';
 import { Completion, ToolResult } from '../schema/trajectory';
 import { CapOptions, capOutput, looksBinary, binarySummary, omissionMarker, stripTerminal } from './output';
 import { alive, holdsTerminal, ignoresSignal, jobWaitingOnTerminal, killAll, killJob, killTree, linkOf, listProcesses, procInfo, sessionProcesses, waitingOnTerminal } from './procs';
 import { assertTypable, shellQuote, type QuoteDialect } from './shell-quote';
+import { FifoFolder, nonce, parentScript, runLine, runnerPath, runnerScript, syncLine, writeRecords, type CarriedState, type StateFifo } from './shell-protocol';
 
 export interface TerminalOptions {
   /** The workspace folder: the shell starts here. */
@@ -151,14 +161,13 @@ export function shellKind(shell: string): ShellKind | undefined {
 const dialectOf = (kind: ShellKind): QuoteDialect => (kind === 'fish' ? 'fish' : 'posix');
 
 /**
- * The command file's text for `command`, run in `dir` when given.
+ * The command file's text for `command`, run in `dir` when given. The child
+ * the shell runs it in (see shell-protocol.ts) sources it.
  *
- * The folder change must not outlive the command. POSIX shells run it in a
- * subshell. fish has none: the command becomes a function (a `return` in it
- * ends the function), the folder to come back to is kept in `__lar_back`, and
- * the input line changes back after the file and before every later command
- * (see FISH_RESTORE), so neither an `exit` (which in fish ends only the
- * sourced file) nor an interrupt leaves the shell in the folder.
+ * The folder change must not outlive the command: POSIX shells run it in a
+ * subshell of the child. fish has none: the command becomes a function (a
+ * `return` in it ends the function) called in the folder; the child is a
+ * process of its own anyway.
  *
  * The command keeps lines of its own, so a trailing comment or a here-document
  * in it cannot swallow the wrapper. `cd` is the builtin, physical (a user's
@@ -177,7 +186,6 @@ export function commandScript(command: string, kind: ShellKind, dir?: string): s
   if (kind === 'fish') {
     return (
       `function __lar_command\n${body}end\n` +
-      `set -g __lar_back $PWD\n` +
       // cd prints its own error when it fails.
       `if not builtin cd ${where}\nfalse\n` +
       // pwd ends its line with exactly one newline; collect -N keeps it and any the name ends in.
@@ -190,35 +198,22 @@ export function commandScript(command: string, kind: ShellKind, dir?: string): s
 }
 
 /**
- * fish: back to the folder a wrapped command left (see commandScript), or to
- * the workspace when that folder is gone; a no-op when no command left one.
- * Defined once at start; called on the input line after each command file and
- * before each command, which covers `exit` and interrupts.
+ * The line typed at start, which then sources the shell's own script
+ * (parentScript): no echo, no line editor, no prompts, no history file;
+ * end-of-file on the terminal does not end the shell while it starts. Once
+ * the loop runs, the shell reads the terminal only with `read`.
  */
-export const FISH_RESTORE = '__lar_restore';
-
-export function fishRestoreFunction(workspace: string): string {
-  return (
-    `function ${FISH_RESTORE}; if set -q __lar_back; builtin cd $__lar_back 2>/dev/null; or builtin cd ${shellQuote(workspace, 'fish')}; ` +
-    `set -e __lar_back; end; functions -q __lar_command; and functions -e __lar_command; end`
-  );
-}
-
-/**
- * Shell set-up: no echo, no line editor, no prompts, no history file, pagers
- * that never wait; end-of-file on the terminal does not end the shell (an
- * interrupted job may end just before the Ctrl-D meant for it, see interrupt).
- */
-function initScript(kind: ShellKind, workspace: string): string {
+function initLine(kind: ShellKind, script: string): string {
+  const source = `${kind === 'fish' ? 'source' : '.'} ${shellQuote(script, dialectOf(kind))}`;
   switch (kind) {
     case 'bash':
-      return "stty -echo 2>/dev/null; set +o emacs +o vi +H +o history 2>/dev/null; set -o ignoreeof; unset HISTFILE PROMPT_COMMAND; PS0=''; PS1=''; PS2=''";
+      return `stty -echo 2>/dev/null; set +o emacs +o vi +H +o history 2>/dev/null; set -o ignoreeof; unset HISTFILE PROMPT_COMMAND; PS0=''; PS1=''; PS2=''; ${source}`;
     case 'zsh':
-      return "stty -echo 2>/dev/null; unsetopt zle prompt_subst 2>/dev/null; setopt ignore_eof; unset HISTFILE; precmd_functions=(); preexec_functions=(); PROMPT=''; RPROMPT=''; PS2=''";
+      return `stty -echo 2>/dev/null; unsetopt zle prompt_subst 2>/dev/null; setopt ignore_eof; unset HISTFILE; precmd_functions=(); preexec_functions=(); PROMPT=''; RPROMPT=''; PS2=''; ${source}`;
     case 'fish':
-      return `stty -echo 2>/dev/null; function fish_prompt; end; function fish_right_prompt; end; set -e fish_greeting; bind \\cd delete-char; bind -M insert \\cd delete-char; ${fishRestoreFunction(workspace)}`;
+      return `stty -echo 2>/dev/null; function fish_prompt; end; function fish_right_prompt; end; set -e fish_greeting; bind \\cd delete-char; bind -M insert \\cd delete-char; ${source}`;
     default:
-      return "stty -echo 2>/dev/null; set +o emacs +o vi 2>/dev/null; set -o ignoreeof 2>/dev/null; PS1=''; PS2=''";
+      return `stty -echo 2>/dev/null; set +o emacs +o vi 2>/dev/null; set -o ignoreeof 2>/dev/null; PS1=''; PS2=''; ${source}`;
   }
 }
 
@@ -228,15 +223,17 @@ export function pickShell(env: Record<string, string | undefined>, given?: strin
   return '/bin/sh';
 }
 
-const nonce = (): string => randomBytes(8).toString('hex');
-
 /** setTimeout takes at most 2^31 − 1 ms; anything longer fires at once. Every delay given from outside goes through this. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const timerMs = (ms: number): number => Math.min(Math.max(0, ms), MAX_TIMER_MS);
 
 interface Active {
   command: string;
-  nonce: string;
+  /** The nonces of the begin and the end marker (the end one reaches the shell only after the command ended). */
+  begin: string;
+  end: string;
+  /** Where the command's child writes its folder and exported variables (undefined: they are not kept, as for a run in a folder of its own). */
+  state?: StateFifo;
   phase: 'begin' | 'body' | 'done';
   /** latin1 text not yet classified (may hold the start of a marker). */
   held: string;
@@ -358,12 +355,11 @@ export class TerminalSession {
     const piped = options.mode === 'pipe' || (options.mode !== 'pty' && 'error' in loadNodePty());
     if (piped && shellKind(this.shellPath) === 'fish') this.shellPath = pickShell({});
     this.kind = shellKind(this.shellPath) ?? 'posix';
-    // Each command file's path is typed on the shell's input line: quoting makes
-    // it one word, but a control character in it would act on the terminal.
+    // The shell's own script is in this folder (or a private one of the session's), and its path
+    // is typed on the shell's input line at start: quoting makes it one word, but a control
+    // character in it would act on the terminal.
     const scripts = options.scriptDir ?? options.outputDir;
     assertTypable(scripts, `the ${options.scriptDir ? 'command file' : 'output'} folder ${JSON.stringify(scripts)}`, dialectOf(this.kind));
-    // fish's start-up line names the workspace too (the folder to come back to, see FISH_RESTORE).
-    if (this.kind === 'fish') assertTypable(options.cwd, `the workspace folder ${JSON.stringify(options.cwd)}`, 'fish');
     mkdirSync(options.outputDir, { recursive: true });
     if (options.scriptDir) mkdirSync(options.scriptDir, { recursive: true });
     this.prepareLog();
@@ -425,6 +421,12 @@ export class TerminalSession {
     const launcher = this.options.launcher;
     const shellArgs = this.options.shellArgs ?? [];
     const shellFile = launcher && this.options.shellCopyDir ? this.unreadableCopy(this.options.shellCopyDir) : this.shellPath;
+    let begun: ReturnType<typeof this.beginShell>;
+    try {
+      begun = this.beginShell(shellFile);
+    } catch (e) {
+      return Promise.reject(new Error(`the shell's private channel could not be made: ${(e as Error).message}`));
+    }
     const p = spawnShell(
       {
         shell: launcher ? launcher.file : this.shellPath,
@@ -441,9 +443,9 @@ export class TerminalSession {
     this.innerPid = undefined;
     this.lastMode = p.mode;
     this.pendingExit = undefined;
+    this.channel = { ...begun.channel, baseline: begun.baseline };
     p.onData((d) => this.data(d));
     p.onExit((code) => this.exited(p, code));
-    this.readyNonce = nonce();
     const startTimeout = timerMs(this.options.startTimeoutMs ?? 10_000);
     this.starting = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -457,6 +459,7 @@ export class TerminalSession {
         this.exitWhileStarting = undefined;
         // The shell has printed: it exists, below the launcher's processes.
         if (launcher && this.pty === p) this.innerPid = findShell(p.pid, launcher.file);
+        this.shellBegun(begun);
         resolve();
       };
       this.exitWhileStarting = (code) => {
@@ -464,8 +467,7 @@ export class TerminalSession {
         reject(new Error(`the shell ${this.shellPath} exited with code ${code} while starting`));
       };
     });
-    const ready = `printf '__LAR_R_%s__\\n' ${this.readyNonce}`;
-    p.write(`${initScript(this.kind, this.options.cwd)}; ${ready}\r`);
+    p.write(`${initLine(this.kind, begun.script)}\r`);
     const s = this.starting;
     s.then(
       () => {
@@ -481,10 +483,79 @@ export class TerminalSession {
   private exitWhileStarting: ((code: number) => void) | undefined;
   private shellCopy: string | undefined;
 
-  /** The execute-only copy of the shell (made once per session); the shell itself when it cannot be made. */
+  /** The session's private folders (made at the first start). */
+  private fifos: FifoFolder | undefined;
+  /** The channel of the running shell (see shell-protocol.ts). */
+  private channel: { path: string; fd: number; baseline: StateFifo } | undefined;
+  /** What child processes of the shell start with, as the shell last wrote it (undefined: not known). */
+  private baseline: Map<string, string> | undefined;
+  /** The folder and exported variables the last commands left: kept by the session, over a restart too. */
+  private carried: CarriedState = {};
+
+  /**
+   * Before a shell starts: its channel, the FIFO its baseline goes to, a few
+   * state FIFOs ahead, and its script (parentScript), in the private folder.
+   */
+  private beginShell(shellFile: string): { channel: { path: string; fd: number }; baseline: StateFifo; script: string } {
+    const base = this.options.scriptDir ?? (this.options.launcher ? this.options.outputDir : undefined);
+    this.fifos ??= new FifoFolder(base);
+    const made = this.fifos.makeNow(1 + 3, true);
+    const channel = made.channel!;
+    const baseline = this.fifos.open(made.names[0]!);
+    this.fifos.add(made.names.slice(1));
+    this.readyNonce = nonce();
+    const script = join(this.fifos.dir, `start-${this.tag}.${this.kind === 'fish' ? 'fish' : 'sh'}`);
+    const piped = this.options.mode === 'pipe' || (this.options.mode !== 'pty' && 'error' in loadNodePty());
+    writeFileSync(
+      script,
+      parentScript(this.kind, { shell: shellFile, channel: channel.path, baseline: baseline.path, runnerDir: this.fifos.dir, tag: this.tag, readyNonce: this.readyNonce, piped }),
+      { mode: 0o600 },
+    );
+    return { channel, baseline, script };
+  }
+
+  /**
+   * The shell is ready: its script is removed, bash, zsh and sh hold the channel
+   * open so its name goes too (fish opens it by name each time: it stays, in a
+   * folder no process can list), and the baseline is read.
+   */
+  private shellBegun(b: { channel: { path: string }; baseline: StateFifo; script: string }): void {
+    for (const f of [b.script, ...(this.kind === 'fish' ? [] : [b.channel.path])]) {
+      try {
+        unlinkSync(f);
+      } catch {
+        /* gone */
+      }
+    }
+    const base = b.baseline.close();
+    this.baseline = base?.env;
+  }
+
+  /** The channel closed and removed (its shell is gone). */
+  private closeChannel(): void {
+    const c = this.channel;
+    if (!c) return;
+    this.channel = undefined;
+    c.baseline.close();
+    try {
+      closeSync(c.fd);
+    } catch {
+      /* closed */
+    }
+    try {
+      unlinkSync(c.path);
+    } catch {
+      /* unlinked at start, or gone */
+    }
+  }
+
+  /**
+   * The execute-only copy of the shell (made once per session); the shell itself when it cannot be
+   * made. Named after the shell: zsh takes a name starting with `s` for sh and emulates it.
+   */
   private unreadableCopy(dir: string): string {
     if (this.shellCopy) return this.shellCopy;
-    const copy = join(dir, `shell-${this.tag}`);
+    const copy = join(dir, `${basename(this.shellPath)}-${this.tag}`);
     try {
       mkdirSync(dir, { recursive: true });
       copyFileSync(realpathSync(this.shellPath), copy);
@@ -509,13 +580,14 @@ export class TerminalSession {
   async run(command: string, options: RunOptions = {}): Promise<RunResult> {
     if (this.disposed) throw new Error('the terminal session was disposed');
     if (this.active) throw new TerminalBusyError(this.active.command);
-    const n = nonce();
     const seq = ++this.seq;
-    // Named without the nonce: a command can read its own file's name ($BASH_SOURCE, /proc), and
-    // with the nonce it could print its own end marker.
+    // Named without the nonces: a command can read its own file's name ($BASH_SOURCE, /proc).
     const outputPath = this.logPath(seq);
     const scriptPath = join(this.options.scriptDir ?? this.options.outputDir, `cmd-${this.tag}-${seq}.sh`);
     writeFileSync(scriptPath, commandScript(command, this.kind, options.cwd));
+    // A run in a folder of its own leaves the carried folder and variables as they were (as a subshell did).
+    const save = options.cwd === undefined;
+    let runner: string | undefined;
     const started = Date.now();
     const prepared = this.nextLog?.seq === seq ? this.nextLog.fd : undefined;
     this.nextLog = undefined;
@@ -526,7 +598,8 @@ export class TerminalSession {
     let onAbort: (() => void) | undefined;
     const active: Active = {
       command,
-      nonce: n,
+      begin: nonce(),
+      end: nonce(),
       phase: 'begin',
       held: '',
       capture,
@@ -541,6 +614,11 @@ export class TerminalSession {
         // No sync line may be sent once the next command can start: it could read it as input.
         this.cancelSync?.();
         capture.close();
+        // What the command's child wrote of its folder and exported variables (a whole record only).
+        const record = active.state?.close();
+        active.state = undefined;
+        if (record && save) this.carried = { ...(record.cwd !== undefined ? { cwd: record.cwd } : this.carried.cwd !== undefined ? { cwd: this.carried.cwd } : {}), env: record.env };
+        if (runner) rmSync(runner, { force: true });
         // The next command's log file is made now, between commands, not while one waits (a file
         // creation costs half a millisecond on some disks, a third of a short command's round trip).
         setImmediate(() => this.prepareLog());
@@ -561,23 +639,41 @@ export class TerminalSession {
     this.active = active;
     try {
       await this.start();
+      // The child's script, with what earlier commands left (the shell's baseline is known now).
+      if (save) active.state = await this.fifos!.take();
+      runner = runnerPath({ runnerDir: this.fifos!.dir, tag: this.tag }, this.kind, seq);
+      const text = runnerScript({ kind: this.kind, commandFile: scriptPath, fifoDir: this.fifos!.fifos, home: this.options.cwd, state: this.carried, baseline: this.baseline, save, ownFolder: !save });
+      writeFileSync(runner, Buffer.from(text, 'latin1'), { mode: 0o600 });
     } catch (e) {
       active.finish('unobserved', null, { output: `the shell could not start: ${(e as Error).message}` } as Partial<RunResult>);
       return done;
     }
     if (active.phase === 'done') return done;
+    if (!this.pty || !this.channel) {
+      active.finish('unobserved', null, { output: 'the shell exited before the command could start' } as Partial<RunResult>);
+      return done;
+    }
+    // The nonces go to the shell by its channel, the begin one with the name of the state FIFO; the
+    // end one is read only once the command's child ended. Records no shell read (of commands
+    // interrupted before it got to them) are passed over; should they fill the FIFO, a fresh shell.
+    if (!writeRecords(this.channel.fd, `${seq} b ${active.begin} ${active.state?.name ?? '-'}\n${seq} e ${active.end}\n`)) {
+      this.killShell();
+      active.finish('unobserved', null, { output: "the shell's channel was full: the shell was restarted and the command did not run", shellRestarted: true } as Partial<RunResult>);
+      return done;
+    }
     // Time the command, not the shell's start.
     active.started = Date.now();
     active.lastOutput = active.started;
-
-    // Without a terminal, stdin is the shell's command stream: a command must not read it.
-    const stdin = this.pty!.mode === 'pipe' ? ' </dev/null' : '';
-    const file = shellQuote(scriptPath, dialectOf(this.kind));
-    this.pty!.write(
-      this.kind === 'fish'
-        ? `${FISH_RESTORE}; printf '__LAR_B_%s__\\n' ${n}; source ${file}${stdin}; set -g __lar_status $status; ${FISH_RESTORE}; printf '\\n__LAR_E_%s_%d__\\n' ${n} $__lar_status\r`
-        : `printf '__LAR_B_%s__\\n' ${n}; . ${file}${stdin}; printf '\\n__LAR_E_%s_%d__\\n' ${n} "$?"\r`,
-    );
+    this.pty.write(`${runLine(seq)}${this.kind === 'fish' ? '\r' : '\n'}`);
+    // A state larger than the FIFO holds (64 KiB) must not keep the child from ending.
+    if (active.state) {
+      const drain = (): void => {
+        if (active.phase === 'done') return;
+        active.state?.drain();
+        timers.push(setTimeout(drain, 200));
+      };
+      timers.push(setTimeout(drain, 200));
+    }
 
     // Timeout: interrupt, then kill.
     const timeoutMs = timerMs(options.timeoutMs ?? this.options.timeoutMs ?? 120_000);
@@ -626,8 +722,8 @@ export class TerminalSession {
     const steps: (() => Promise<boolean>)[] = [
       async () => (p.interrupt(), true),
       async () => {
-        // Only to a job: at the shell's own prompt, end-of-file would end the shell (it is told to
-        // ignore it, see initScript, should the job end in between).
+        // Only to a job: the shell's own `read` would take it for end-of-file (it goes on reading,
+        // see parentScript, should the job end in between).
         const shell = this.ownPid;
         if (shell !== undefined && jobWaitingOnTerminal(shell)) p.write('\x04');
         return true;
@@ -638,7 +734,7 @@ export class TerminalSession {
       if ((active.phase as Active['phase']) === 'done' || this.pty !== p) return;
       // A job killed outright could not restore the terminal it changed (a REPL's raw mode:
       // no line ends, no signal keys); bash restores it itself, the others do not.
-      if ((await step()) && (await this.sync(grace, i === steps.length - 1 ? 'stty sane -echo 2>/dev/null; ' : ''))) return active.finish(completion, null, extra);
+      if ((await step()) && (await this.sync(grace, i === steps.length - 1))) return active.finish(completion, null, extra);
     }
     if ((active.phase as Active['phase']) === 'done') return;
     this.killShell();
@@ -652,14 +748,13 @@ export class TerminalSession {
 
   /**
    * Kill the job that holds the terminal and keep the shell: the shell frozen
-   * (SIGSTOP on it alone), the job stopped and killed (killJob), SIGINT for
-   * the shell, then the shell let go. A shell goes on with the rest of a
-   * command whose job died of SIGKILL, but not once it got SIGINT itself: as
-   * after Ctrl-C, it drops the rest of the command file and of the input line
-   * (with it the end marker) and reads its next line; frozen, it runs nothing
-   * in between. False, with nothing killed, when that cannot be done safely:
+   * (SIGSTOP on it alone), the job stopped and killed (killJob: the command's
+   * child and everything under it, so no further part of the command runs),
+   * SIGINT for the shell (its trap lets its loop go on), then the shell let
+   * go; it prints the end marker, which the stopping command does not take
+   * for its end. False, with nothing killed, when that cannot be done safely:
    * the shell is not known by its pid, is gone or does not stop, or ignores
-   * SIGINT (it would run the rest of the command).
+   * SIGINT (not the shell the session set up).
    */
   private async stopJob(): Promise<boolean> {
     const shell = this.ownPid;
@@ -689,14 +784,15 @@ export class TerminalSession {
   }
 
   /**
-   * Send a sync marker (after `first`) until the shell prints it or `ms` pass.
+   * Send a sync line (with `sane`, the shell first puts the terminal back with
+   * `stty sane -echo`) until the shell prints its marker or `ms` pass.
    * Output before it is not the command's. The line is typed only while the
    * shell holds the terminal (or that cannot be told): a program holding it (a
    * REPL, a shell the command started) would take it for its own input. It
    * ends in a newline, which ends a line also where a program left the
    * terminal raw (a carriage return then is not turned into one).
    */
-  private sync(ms: number, first = ''): Promise<boolean> {
+  private sync(ms: number, sane = false): Promise<boolean> {
     return new Promise((resolve) => {
       const p = this.pty;
       if (!p) return resolve(false);
@@ -708,7 +804,7 @@ export class TerminalSession {
         const shell = this.ownPid;
         if (Date.now() - sent < 400 || (shell !== undefined && holdsTerminal(shell) === false)) return;
         sent = Date.now();
-        p.write(`${first}printf '__LAR_S_%s__\\n' ${this.syncNonce}\n`);
+        p.write(`${syncLine(this.syncNonce, sane)}${this.kind === 'fish' ? '\r' : '\n'}`);
       };
       // Ctrl-C flushes pending input; give the line discipline a moment first.
       const ticks = setInterval(send, 100);
@@ -748,8 +844,9 @@ export class TerminalSession {
       }
     }
     const a = this.active;
-    // Sync markers (of this or an earlier interruption) are never the command's output.
-    if (a && a.phase !== 'done') this.feed(a, a.stopping ? text.replace(/(\r\n)?__LAR_S_[0-9a-f]{16}__(\r\n)?/g, '') : text);
+    // Sync markers (of this or an earlier interruption) are never the command's output
+    // (fish's line editor also shows the sync line as it reads it).
+    if (a && a.phase !== 'done') this.feed(a, a.stopping ? text.replace(/(\r\n)?__LAR_[SYZ]_[0-9a-f]{16}__(\r\n)?/g, '') : text);
     if (synced) this.syncSeen?.();
   }
 
@@ -761,7 +858,7 @@ export class TerminalSession {
     let s = a.held + text;
     a.held = '';
     if (a.phase === 'begin') {
-      const begin = `__LAR_B_${a.nonce}__`;
+      const begin = `__LAR_B_${a.begin}__`;
       const i = s.indexOf(begin);
       if (i < 0) {
         a.held = s.slice(-(begin.length + 2));
@@ -783,7 +880,7 @@ export class TerminalSession {
       if (s.startsWith('\r\n')) s = s.slice(2);
     }
     if (s.length) a.lastOutput = Date.now();
-    const endPrefix = `\r\n__LAR_E_${a.nonce}_`;
+    const endPrefix = `\r\n__LAR_E_${a.end}_`;
     const i = s.indexOf(endPrefix);
     if (i >= 0) {
       const m = /^(\d+)__/.exec(s.slice(i + endPrefix.length));
@@ -810,16 +907,18 @@ export class TerminalSession {
     // touch the shell that replaced it, nor the command now running there.
     if (this.pty !== p) return;
     this.pty = undefined;
+    this.closeChannel();
     this.exitWhileStarting?.(code);
     this.exitWhileStarting = undefined;
     this.readyResolve = undefined;
     const a = this.active;
     if (a && a.phase !== 'done') {
-      // Let trailing output arrive first.
+      // Let trailing output arrive first. What the command's child did is not known: the
+      // shell's own exit status is not the command's (a command could end the shell on purpose).
       setTimeout(() => {
         if (a.held && a.phase === 'body') a.capture.push(Buffer.from(a.held, 'latin1'));
         a.held = '';
-        a.finish('exit', code);
+        a.finish('exit', null);
       }, 50);
     }
     for (const l of this.exitListeners) l(code);
@@ -831,6 +930,7 @@ export class TerminalSession {
     this.pty = undefined;
     // Not p.kill() afterwards: node-pty reaps on its own thread, so the pid may already be another process's.
     killTree(p.pid);
+    this.closeChannel();
     // Told now, before a new shell can start: its own exit event will be ignored (see exited).
     this.exitWhileStarting?.(128 + 9);
     this.exitWhileStarting = undefined;
@@ -895,6 +995,8 @@ export class TerminalSession {
     this.killShell();
     if (a && a.phase !== 'done') a.finish('unobserved', null, { cancelled: true });
     this.listeners.clear();
+    this.fifos?.dispose();
+    this.fifos = undefined;
   }
 
   /** Whether the shell process is alive. */

@@ -2,13 +2,15 @@
  * Pure: what the agent's terminal mirror shows of the raw pty stream. The
  * session frames each command with marker lines (`__LAR_B_<nonce>__`,
  * `__LAR_E_<nonce>_<code>__`, plus `__LAR_R_…`/`__LAR_S_…` for readiness and
- * sync) and, before echo is off, the shell may echo its set-up line: those
- * lines are dropped. Everything else passes through as soon as it arrives,
+ * sync), types lines of the same form for the shell's loop to read
+ * (`__LAR_C_<n>__`, `__LAR_Y_…`/`__LAR_Z_…`: fish's line editor shows them)
+ * and, before echo is off, the shell may echo its set-up line: those lines are
+ * dropped. Everything else passes through as soon as it arrives,
  * except a trailing partial line that could still become a marker.
  */
-const MARKER_LINE = /^__LAR_[BERS]_[0-9a-f]+(?:_-?\d+)?__$/;
-/** The shell's own set-up or framing input, echoed before `stty -echo` took effect. */
-const FRAMING_INPUT = /printf '\\?n?__LAR_/;
+const MARKER_LINE = /^__LAR_[BERSCYZ]_[0-9a-f]+(?:_-?\d+)?__$/;
+/** The shell's own set-up or framing input, echoed before `stty -echo` took effect (the set-up line sources the shell's start file). */
+const FRAMING_INPUT = /printf '\\?n?__LAR_|^stty -echo 2>\/dev\/null;.*\/start-[0-9a-f]+\.(?:sh|fish)'$/;
 
 /**
  * Terminal control sequences: CSI (`ESC [ … final`), OSC (`ESC ] … BEL|ST`),
@@ -42,7 +44,7 @@ function mayBecomeMarker(partial: string): boolean {
   const p = partial.replace(CONTROL, '').replace(CONTROL_START, '').replace(/\r/g, '');
   if (p.length === 0) return partial.length > 0;
   if ('__LAR_'.startsWith(p)) return true;
-  return /^__LAR_(?:[BERS](?:_[0-9a-f]*(?:_-?\d*)?_?_?)?)?$/.test(p);
+  return /^__LAR_(?:[BERSCYZ](?:_[0-9a-f]*(?:_-?\d*)?_?_?)?)?$/.test(p);
 }
 
 export function isHiddenLine(line: string): boolean {
