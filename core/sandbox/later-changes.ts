@@ -69,7 +69,11 @@ function candidates(workspace: string, skip: ReadonlySet<string>): Map<string, C
     for (const e of entries) {
       if (--budget < 0 || out.size >= MAX_FILES) return;
       const p = dir ? `${dir}/${e.name}` : e.name;
-      if (skip.has(p) || (!dir && (e.name === '.git' || e.name === '.lar'))) continue;
+      if (skip.has(p) || (!dir && e.name === '.lar')) continue;
+      if (e.name === '.git') {
+        gitEntry(p, e.isDirectory(), !dir);
+        continue;
+      }
       if (e.isDirectory()) {
         // node_modules: only the programs npm scripts run (node_modules/.bin), when it is not protected whole.
         if (e.name === 'node_modules') {
@@ -88,9 +92,38 @@ function candidates(workspace: string, skip: ReadonlySet<string>): Map<string, C
       }
     }
   };
+  const add = (p: string, always: boolean): void => {
+    try {
+      const st = lstatSync(join(workspace, p));
+      if (st.isSymbolicLink() || (st.isFile() && (always || (st.mode & 0o111) !== 0))) {
+        out.set(p, { size: st.size, mode: st.mode & 0o7777, ...(st.isSymbolicLink() ? { link: readlinkSync(join(workspace, p)) } : {}) });
+      }
+    } catch {
+      // not there
+    }
+  };
+  // A git repository made or changed inside the workspace is one the user's git (and the editor's git
+  // extension, which opens every repository it finds) reads config and runs hooks from: a `.git` file
+  // names its folder anywhere; in a nested `.git` folder, what git runs programs from. The workspace's
+  // own `.git` folder is protected apart (read-only, or kept absent).
+  const gitEntry = (p: string, isDir: boolean, top: boolean): void => {
+    if (!isDir) return add(p, true);
+    if (top) return;
+    for (const f of GIT_RUNS) add(`${p}/${f}`, true);
+    let hooks: string[] = [];
+    try {
+      hooks = readdirSync(join(workspace, p, 'hooks'));
+    } catch {
+      // no hooks folder
+    }
+    for (const h of hooks.slice(0, 200)) if (!h.endsWith('.sample')) add(`${p}/hooks/${h}`, true);
+  };
   walk('', 0);
   return out;
 }
+
+/** In a git folder, the files git reads programs to run from (core.fsmonitor, hooksPath, filters, aliases, includes). */
+const GIT_RUNS = ['config', 'config.worktree', 'commondir'];
 
 function read(workspace: string, p: string, c: Candidate, budget: { bytes: number }): Seen | undefined {
   let content: Buffer;

@@ -225,6 +225,17 @@ function findRepositories(workspace: string): Repository[] {
   return out;
 }
 
+/** What git runs programs from in the repositories below the workspace's top: a `.git` file, or a `.git` folder's config, commondir and hooks (at most 400 paths). */
+function nestedGitMetadata(workspace: string, repositories: readonly Repository[]): string[] {
+  const out: string[] = [];
+  for (const r of repositories) {
+    if (r.rel === '.git') continue;
+    if (entryKind(join(workspace, r.rel)) === 'dir') out.push(...['config', 'config.worktree', 'commondir', 'hooks'].map((f) => `${r.rel}/${f}`));
+    else out.push(r.rel);
+  }
+  return out.slice(0, 400);
+}
+
 export class RunSandbox {
   private constructor(
     readonly plan: SandboxPlan,
@@ -260,10 +271,18 @@ export class RunSandbox {
     const shellDir = mkdtempSync(join(runtimeRoot(), 'lar-run-'));
     // Asked once (git is run for core.hooksPath): the terminal's sandbox, the snapshot and the outcome check's sandbox share it.
     const git = entryKind(join(opts.workspace, '.git'));
-    const meta = git === 'dir' ? gitMetadata(opts.workspace) : [];
+    const repositories = findRepositories(opts.workspace);
+    // Repositories inside the workspace (a vendored clone, a nested project): the editor's git opens each one it
+    // finds and runs `git status`, which runs what their config names; their `.git` file, config and hooks are
+    // read-only like the workspace's own.
+    const nested = nestedGitMetadata(opts.workspace, repositories);
+    // A linked worktree's `.git` is a file: git still reads core.hooksPath (and includes) through it, and the
+    // folder it names in the workspace is mounted like any other read-only path.
+    const own = git === 'dir' || git === 'file' ? gitMetadata(opts.workspace) : [];
+    const meta = [...own, ...nested];
     // What else the run may not change: files its path deny patterns reach, and what the user's tools run later.
-    const scan = scanProtections(opts.workspace, opts.workflow, meta, git === 'dir' ? gitConfigValue(opts.workspace, 'core.hooksPath') : undefined, opts.protectionLimits);
-    const extra = scan.protections.filter((p) => p.why === 'path_deny' || p.why === 'runs_later' || p.why === 'outcome').map((p) => p.path);
+    const scan = scanProtections(opts.workspace, opts.workflow, meta, git === 'dir' || git === 'file' ? gitConfigValue(opts.workspace, 'core.hooksPath') : undefined, opts.protectionLimits);
+    const extra = [...scan.protections.filter((p) => p.why === 'path_deny' || p.why === 'runs_later' || p.why === 'outcome').map((p) => p.path), ...nested, ...(git === 'file' ? own : [])];
     const planWith = (readOnly: readonly string[]): SandboxPlan =>
       planSandbox({ workspace: opts.workspace, section: opts.workflow.sandbox, setting: opts.setting, hostEnv: opts.hostEnv, shell: opts.shell, alsoReadable: [opts.outputDir, shellDir], readOnly: realInside(opts.workspace, readOnly).map((x) => x.abs), ...common(opts, meta, shellDir) });
     let plan = planWith(extra);
@@ -305,7 +324,7 @@ export class RunSandbox {
     }
     const readOnlyPaths = [...new Set([...ALWAYS_READ_ONLY, '.git/modules', ...kept])];
     const copyShell = plan.confined && execAllowed(shellDir);
-    const box = new RunSandbox(plan, opts, snapshot, shellDir, copyShell, meta, readOnlyPaths, new Set(findRepositories(opts.workspace).map((r) => r.id)));
+    const box = new RunSandbox(plan, opts, snapshot, shellDir, copyShell, meta, readOnlyPaths, new Set(repositories.map((r) => r.id)));
     box.protections = [...scan.protections, ...links.mounted.map((path): Protection => ({ path, why: 'hard_link' }))];
     box.extraReadOnly = [...extra, ...links.mounted];
     box.restoreOnly = new Set(scan.restoreOnly);
