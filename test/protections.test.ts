@@ -316,6 +316,32 @@ describe('no write reaches outside the workspace through a hard link', { skip },
     }
   });
 
+  test('links among the workspace\'s own files lead nowhere outside: not mounted, no bound to refuse a later run; one with a name in a protected path is read-only', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'lar-links-inside-'));
+    try {
+      const ws = join(base, 'ws');
+      const home = join(base, 'home');
+      mkdirSync(home);
+      write(ws, { 'test/a.test.js': 'assert(sum(1, 2) === 3);\n', 'build/x.js': '1\n', 'build/y.js': '2\n', 'src/a.js': '3\n' });
+      // As an earlier run (or `cp -al`) leaves them: pairs of names inside, and a name beside a protected test.
+      for (const f of ['x', 'y']) linkSync(join(ws, 'build', `${f}.js`), join(ws, 'build', `${f}.copy.js`));
+      linkSync(join(ws, 'test', 'a.test.js'), join(ws, 'src', 'fixture.js'));
+      const outputDir = join(ws, '.lar', 'output', 'run');
+      const sandbox = await RunSandbox.open({ workspace: ws, workflow: workflow({ sandbox: { protected: ['test'] } }), setting: 'required', hostEnv: { ...process.env, HOME: home }, shell: '/bin/bash', outputDir, home, hardLinkLimits: { maxMounts: 1 } });
+      const linked = (sandbox.summary.protections ?? []).filter((p) => p.why === 'hard_link').map((p) => p.path);
+      assert.deepEqual(linked, ['src/fixture.js']);
+      const terminal = new TerminalSession({ cwd: ws, outputDir, shell: '/bin/bash', ...sandbox.terminal() });
+      opened.push({ terminal, sandbox });
+      assert.match((await terminal.run('echo 4 >> build/x.copy.js; echo rc=$?', { timeoutMs: 20_000 })).output, /rc=0/);
+      assert.match((await terminal.run('echo "assert(true)" > src/fixture.js; echo rc=$?', { timeoutMs: 20_000 })).output, readOnly);
+      terminal.dispose();
+      await sandbox.dispose();
+      assert.equal(readFileSync(join(ws, 'test', 'a.test.js'), 'utf8'), 'assert(sum(1, 2) === 3);\n');
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
   test('past the bound the run is refused with the fix; with the user\'s leave each linked file becomes its own copy', async () => {
     const { base, ws, home, store } = pnpm();
     try {

@@ -376,10 +376,20 @@ export interface HardLinkScan {
  * `skip` (already read-only) are not looked in.
  */
 export function hardLinked(workspace: string, skip: Iterable<string>, limits: HardLinkLimits = {}): HardLinkScan {
+  const first = linkScan(workspace, new Set(skip), limits, undefined);
+  if (!first.complete) return first;
+  // A file whose every link was found here, none in a protected path, leads nowhere outside: a write through one
+  // name changes only another unprotected workspace file (links an earlier run or a `cp -al` made among its own files).
+  const within = new Set<string>();
+  for (const [ino, { names, nlink }] of first.inodes) if (names === nlink) within.add(ino);
+  return within.size ? linkScan(workspace, new Set(skip), limits, within) : first;
+}
+
+function linkScan(workspace: string, skipped: ReadonlySet<string>, limits: HardLinkLimits, within: ReadonlySet<string> | undefined): HardLinkScan & { inodes: Map<string, { names: number; nlink: number }> } {
   const root = real(workspace) ?? workspace;
-  const skipped = new Set(skip);
   const maxEntries = limits.maxEntries ?? 400_000;
   const until = Date.now() + (limits.maxMs ?? 8000);
+  const inodes = new Map<string, { names: number; nlink: number }>();
   let seen = 0;
   let complete = true;
   const files: string[] = [];
@@ -424,7 +434,12 @@ export function hardLinked(workspace: string, skip: Iterable<string>, limits: Ha
       } else if (e.isFile()) {
         total++;
         try {
-          if (lstatSync(join(root, p)).nlink > 1) {
+          const st = lstatSync(join(root, p));
+          const ino = `${st.dev}:${st.ino}`;
+          if (st.nlink > 1 && !within?.has(ino)) {
+            const i = inodes.get(ino);
+            if (i) i.names++;
+            else inodes.set(ino, { names: 1, nlink: st.nlink });
             linked++;
             mine.push(p);
             every.push(p);
@@ -440,7 +455,7 @@ export function hardLinked(workspace: string, skip: Iterable<string>, limits: Ha
     return [total, linked];
   };
   walk('', 0);
-  return { paths: [...folders, ...files], files: every, complete };
+  return { paths: [...folders, ...files], files: every, complete, inodes };
 }
 
 /** Makes each file its own copy (same content, mode and times), so writing to it changes nothing outside. */
