@@ -28,6 +28,7 @@ const RUN_FILES = new Set([
   'gradlew', 'pom.xml', 'build.rs', 'Cargo.toml', 'CMakeLists.txt', 'meson.build', 'Dockerfile', 'Containerfile', 'docker-compose.yml', 'docker-compose.yaml',
   'compose.yml', 'compose.yaml', '.npmrc', '.yarnrc', '.yarnrc.yml', '.pnpmfile.cjs', 'deno.json', 'bunfig.toml', 'flake.nix', 'shell.nix', 'default.nix',
 ]);
+const RUN_CONFIG = /^(?:\.?(?:eslint|prettier|stylelint|commitlint)(?:\.config|rc)|\.eslintrc)\.[cm]?[jt]s$/;
 const RUN_EXTENSIONS = /\.(?:sh|bash|zsh|fish|ksh|ps1|bat|cmd|mk|command)$/;
 
 const MAX_ENTRIES = 50_000;
@@ -45,7 +46,7 @@ interface Seen {
 
 /** Whether the user's tools may run this file: its name, its extension, or an execute bit. */
 function mayRun(name: string, mode: number): boolean {
-  return RUN_FILES.has(name) || RUN_EXTENSIONS.test(name) || (mode & 0o111) !== 0;
+  return RUN_FILES.has(name) || RUN_EXTENSIONS.test(name) || RUN_CONFIG.test(name) || (mode & 0o111) !== 0;
 }
 
 interface Candidate {

@@ -70,6 +70,17 @@ export const RUNS_LATER: readonly string[] = [
   '.nvim.lua', '.nvimrc', '.exrc', '.dir-locals.el', '.dir-locals-2.el',
 ];
 
+/**
+ * Code the editor's linter and formatter extensions load on their own when a
+ * file is opened or saved, and hooks run through lint-staged and commitlint:
+ * read-only where they exist, but not kept absent (a task may be to set one
+ * up; a new one is listed with the changed files that run later).
+ */
+export const LOADED_CONFIGS: readonly string[] = [
+  ...['eslint.config', 'prettier.config', '.prettierrc', 'stylelint.config', '.stylelintrc', 'commitlint.config', '.commitlintrc'].flatMap((b) => ['js', 'cjs', 'mjs', 'ts', 'cts', 'mts'].map((e) => `${b}.${e}`)),
+  '.eslintrc.js', '.eslintrc.cjs',
+];
+
 /** Names git runs as hooks: a folder holding files so named is a hooks folder. */
 const HOOK_NAMES = new Set([
   'applypatch-msg', 'pre-applypatch', 'post-applypatch', 'pre-commit', 'pre-merge-commit', 'prepare-commit-msg', 'commit-msg', 'post-commit',
@@ -152,7 +163,7 @@ export function runsLater(root: string, hooksPath: string | undefined): Protecti
   const add = (path: string, note?: string): void => {
     if (!found.has(path)) found.set(path, { path, why: 'runs_later', ...(note ? { note } : {}) });
   };
-  for (const p of RUNS_LATER) if (entryKind(join(root, p)) !== undefined) add(p);
+  for (const p of [...RUNS_LATER, ...LOADED_CONFIGS]) if (entryKind(join(root, p)) !== undefined) add(p);
   // direnv loads these into the user's shell (dotenv, dotenv_if_exists): a variable such as LD_PRELOAD or NODE_OPTIONS there is code.
   if (found.has('.envrc')) for (const p of ['.env', '.env.local']) if (entryKind(join(root, p)) !== undefined) add(p, 'loaded by .envrc (direnv)');
   const hooksAbs = hooksPath === undefined ? undefined : isAbsolute(hooksPath) ? hooksPath : join(root, hooksPath);
