@@ -750,3 +750,26 @@ test('linter and formatter configs the editor and hooks load are read-only where
     rmSync(base, { recursive: true, force: true });
   }
 });
+
+test('the follower finds scripts named from the top of the repository, with spaces, without an extension, and GitLab CI\'s local includes', () => {
+  const base = mkdtempSync(join(tmpdir(), 'lar-follow-'));
+  try {
+    write(base, {
+      '.husky/pre-commit': '"$(git rev-parse --show-toplevel)/tools/check-all"\nsh "./my scripts/lint.sh"\n${ROOT}/bin/verify\n',
+      'tools/check-all': 'echo all\n',
+      'my scripts/lint.sh': 'echo lint\n',
+      'bin/verify': 'echo verify\n',
+      '.gitlab-ci.yml': "include:\n  - local: '/ci/jobs.yml'\n  - local: ci/more.yml\n",
+      'ci/jobs.yml': 'test:\n  script: ./ci/run-tests\n',
+      'ci/more.yml': 'x: 1\n',
+      'ci/run-tests': 'npm test\n',
+      'node_modules/.bin/lint-staged': '#!/bin/sh\n',
+      'src/app.js': '1\n',
+    });
+    const found = runsLater(base, undefined).map((p) => p.path).sort();
+    for (const p of ['tools/check-all', 'my scripts/lint.sh', 'bin/verify', 'ci/jobs.yml', 'ci/more.yml', 'ci/run-tests']) assert.ok(found.includes(p), `${p} in ${found.join(', ')}`);
+    assert.ok(!found.includes('src/app.js') && !found.some((p) => p.startsWith('node_modules/')), found.join(', '));
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});

@@ -92,7 +92,11 @@ const HOOK_NAMES = new Set([
 const PACKAGE_HOOK_KEYS = ['simple-git-hooks', 'husky', 'lint-staged', 'pre-commit', 'gitHooks'];
 
 /** A script named in a hook or a hook manager's configuration: a relative path with a folder or a script's extension. */
-const SCRIPT_REF = /(?:^|[\s'"`=:(,[{;&|])((?:\.{1,2}\/)?(?:[\w@+.-]+\/)*[\w@+.-]+\.(?:sh|bash|zsh|fish|js|cjs|mjs|ts|cts|mts|py|rb|pl|php|ps1)|\.\.?\/(?:[\w@+.-]+\/)*[\w@+.-]+)(?=$|[\s'"`)\],;&|}])/g;
+const SCRIPT_REF = /(?:^|[\s'"`=:(),[{};&|/])((?:\.{1,2}\/)?(?:[\w@+.-]+\/)*[\w@+.-]+\.(?:sh|bash|zsh|fish|js|cjs|mjs|ts|cts|mts|py|rb|pl|php|ps1)|\.\.?\/(?:[\w@+.-]+\/)*[\w@+.-]+|(?:[\w@+.-]+\/)+[\w@+.-]+)(?=$|[\s'"`)\],;&|}])/g;
+/** A quoted path with a folder or a script's extension, spaces allowed (`"./my scripts/check"`). */
+const QUOTED_REF = /(["'])((?:[^"'\n/]*\/)+[^"'\n/]+|[^"'\n]+\.(?:sh|bash|zsh|fish|js|cjs|mjs|ts|py|rb|pl))\1/g;
+/** GitLab CI's `include: local:` files, which run as part of the pipeline. */
+const GITLAB_LOCAL = /\blocal:\s*["']?([^"'\s#]+)/g;
 
 const MAX_CONFIG_BYTES = 256 * 1024;
 const MAX_REFERENCED = 200;
@@ -142,8 +146,12 @@ function filesBelow(root: string, dir: string, max: number): string[] {
 /** Workspace files a hook or hook-manager configuration text names (relative to the workspace, or to the file's folder). */
 function referencedScripts(root: string, fromRel: string, text: string): string[] {
   const out = new Set<string>();
-  for (const m of text.matchAll(SCRIPT_REF)) {
-    const ref = m[1]!;
+  const refs = [...text.matchAll(SCRIPT_REF)].map((m) => m[1]!);
+  refs.push(...[...text.matchAll(QUOTED_REF)].map((m) => m[2]!.replace(/^\$\(git rev-parse --show-toplevel\)\//, '')));
+  if (/\.gitlab-ci\.ya?ml$|^\.gitlab\//.test(fromRel)) refs.push(...[...text.matchAll(GITLAB_LOCAL)].map((m) => m[1]!.replace(/^\//, '')));
+  for (const ref of refs) {
+    // What npm installs is the package manager's: listed when changed, not made read-only.
+    if (/(?:^|\/)node_modules\//.test(ref)) continue;
     for (const base of [root, dirname(join(root, fromRel))]) {
       const r = real(join(base, ref));
       if (r && r !== root && isInside(root, r, false) && entryKind(r) === 'file') out.add(rel(root, r));
