@@ -1057,13 +1057,18 @@ describe('git repositories at the end of a run', { skip }, () => {
     return { base, ws, sandbox, terminal, done: () => rmSync(base, { recursive: true, force: true }) };
   };
 
-  test('a repository the user already had, moved during the run, is left alone; one the run made is quarantined, not deleted', async () => {
+  test('a repository the user already had, moved by the user during the run, is left alone; the run cannot move it; one the run made is quarantined, not deleted', async () => {
     const t = await setup((ws) => {
       spawnSync('git', ['init', '-q', join(ws, 'libs', 'foo')]);
       writeFileSync(join(ws, 'libs', 'foo', 'history.txt'), 'precious\n');
     });
     try {
-      await t.terminal.run('mkdir -p packages && mv libs/foo packages/foo && git init -q made-here && echo ok', { timeoutMs: 20_000 });
+      // Its config and hooks are read-only mounts, so the folders above them cannot be renamed from inside.
+      const moved = await t.terminal.run('mv libs/foo libs/bar; echo rc=$?', { timeoutMs: 20_000 });
+      assert.doesNotMatch(moved.output, /rc=0/, moved.output);
+      mkdirSync(join(t.ws, 'packages'));
+      renameSync(join(t.ws, 'libs', 'foo'), join(t.ws, 'packages', 'foo'));
+      await t.terminal.run('git init -q made-here && echo ok', { timeoutMs: 20_000 });
       await t.terminal.close();
       const end = await t.sandbox.dispose();
       assert.deepEqual(end.quarantinedRepositories, ['made-here/.git']);
