@@ -9,14 +9,14 @@ const production = process.argv.includes('--production');
 /** @type {import('esbuild').BuildOptions[]} */
 const targets = [
   {
-    entryPoints: ['core/cli/main.ts'],
+    entryPoints: ['cli/main.ts'],
     outfile: 'dist/lar.js',
     banner: { js: '#!/usr/bin/env node' },
   },
-  { entryPoints: ['extension/extension.ts'], outfile: 'dist/extension.js' },
+  { entryPoints: ['extension/main.ts'], outfile: 'dist/extension.js' },
   { entryPoints: ['server/main.ts'], outfile: 'dist/server.js' },
   // The chat view's script: a browser bundle loaded by the webview (strict CSP, nonce).
-  { entryPoints: ['extension/agent/webview/main.ts'], outfile: 'dist/chat.js', platform: 'browser', format: 'iife', target: 'es2022', define: {} },
+  { entryPoints: ['webview/main.ts'], outfile: 'dist/chat.js', platform: 'browser', format: 'iife', target: 'es2022', define: {} },
 ];
 
 const common = {

@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CheckpointStore } from '../core/checkpoints/store';
-import { MarkdownStream, renderMarkdown, type MiniDocument, type MiniElement } from '../extension/agent/markdown';
+import { MarkdownStream, renderMarkdown, type MiniDocument, type MiniElement } from '../webview/markdown';
 import { machineLine, writeSection } from './report';
 import { loadNote, summarize } from './stats';
 

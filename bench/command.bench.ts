@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { TerminalSession } from '../core/tools/terminal';
+import { TerminalSession } from '../core/shell/session';
 import { planSandbox } from '../core/sandbox/plan';
 import { SandboxSection } from '../core/schema/workflow';
 import { RunSandbox } from '../core/sandbox/run';

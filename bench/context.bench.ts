@@ -16,7 +16,7 @@ import { join, resolve } from 'node:path';
 import { runAgent, type AgentEvent, type ToolExecutor } from '../core/agent/loop';
 import { ModelClient } from '../core/model/client';
 import type { TextFormatId } from '../core/model/formats';
-import { ScriptedModelServer, countPromptTokens, type ChatRequestBody, type ScriptedToolCall } from '../core/model/scripted-server';
+import { ScriptedModelServer, countPromptTokens, type ChatRequestBody, type ScriptedToolCall } from '../testkit/scripted-server';
 import type { CompactionEvent } from '../core/schema/trajectory';
 import { defaultWorkflow } from '../core/workflow/load';
 import { machineLine, writeSection } from './report';

@@ -5,7 +5,7 @@
  * `{ script }`, answers `{ url }`, stops and exits on `'stop'` or when the
  * parent goes away.
  */
-import { ScriptedModelServer, type ScriptedTurn } from '../core/model/scripted-server';
+import { ScriptedModelServer, type ScriptedTurn } from '../testkit/scripted-server';
 
 let server: ScriptedModelServer | undefined;
 

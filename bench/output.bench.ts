@@ -10,8 +10,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { DEFAULT_CAP } from '../core/tools/output';
-import { TerminalSession } from '../core/tools/terminal';
+import { DEFAULT_CAP } from '../core/shell/output';
+import { TerminalSession } from '../core/shell/session';
 import { machineLine, writeSection } from './report';
 import { loadNote } from './stats';
 

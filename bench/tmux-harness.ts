@@ -13,7 +13,7 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import { shellQuote } from '../core/tools/shell-quote';
+import { shellQuote } from '../core/shell/quote';
 
 const run = promisify(execFile);
 const TMUX = '/usr/bin/tmux';

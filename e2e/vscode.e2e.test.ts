@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ScriptedModelServer, type ScriptedTurn } from '../core/model/scripted-server';
+import { ScriptedModelServer, type ScriptedTurn } from '../testkit/scripted-server';
 import { DEMO_MODEL, startDemoModel } from '../devtools/demo-model';
 import { REPO_ROOT } from '../devtools/paths';
 import { Suite, eventually, missingPrerequisite } from './support/workbench';

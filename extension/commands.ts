@@ -1,12 +1,12 @@
 /** The extension's commands (contributed in package.json, category "Lean4 Agentic"). */
 import * as vscode from 'vscode';
 import { TRAJECTORY_LANGUAGE, type LarClient } from './client';
-import { formatNumber } from './decorations';
+import { formatNumber } from './trajectory/decorations';
 import { BACKEND_CHOICES, readConfig, writeBackend, type BackendChoice } from './config';
-import type { EditedFiles } from './editedFiles';
-import { REVEAL_COMMAND } from './editedFiles';
-import type { RunRegistry } from './runs';
-import { OPEN_CURRENT_RUN_COMMAND } from './statusBar';
+import type { EditedFiles } from './edits/edited-files';
+import { REVEAL_COMMAND } from './edits/edited-files';
+import type { RunRegistry } from './trajectory/runs';
+import { OPEN_CURRENT_RUN_COMMAND } from './trajectory/status-bar';
 
 export const COMMANDS = {
   verifyTrajectory: 'lean4Agentic.verifyTrajectory',

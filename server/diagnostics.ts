@@ -1,10 +1,10 @@
 import { Diagnostic, DiagnosticSeverity, type Range } from 'vscode-languageserver';
-import { locateJsonValue, type JsonPath } from '../core/schema/json-position';
+import { locateJsonValue, type JsonPath } from '../core/json/position';
 import { CHECKS, signed, type Verdict } from '../core/verifier/checks';
 import type { StageVisitResult, StepResult } from '../core/verifier/state';
 import type { LocatedProblem } from '../core/workflow/load';
 import { lineColumn } from '../core/workflow/load';
-import type { LineEntry, TrajectoryModel } from './trajectoryModel';
+import type { LineEntry, TrajectoryModel } from './trajectory-model';
 
 /** `lar (builtin)` or `lar (lean)`: every diagnostic says which backend decided. */
 export type DiagnosticSource = `lar (${'builtin' | 'lean'})`;

@@ -1,10 +1,10 @@
-import { RUN_FILE } from '../core/agent/run-file';
+import { RUN_FILE } from '../core/agent/run-id';
 import { Command, DocumentSymbol, type CodeLens, SymbolKind, type Hover, type Range } from 'vscode-languageserver';
 import { signed } from '../core/verifier/checks';
 import type { StageVisitResult } from '../core/verifier/state';
 import type { BackendLabel, LineRewardInput as LineReward, RewardsParamsInput as RewardsParams } from '../core/protocol/lsp';
 import { rangeOf } from './diagnostics';
-import type { TrajectoryModel } from './trajectoryModel';
+import type { TrajectoryModel } from './trajectory-model';
 
 const mark = (ok: boolean) => (ok ? '✓' : '✗');
 

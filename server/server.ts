@@ -1,4 +1,4 @@
-import { MAX_TRAJECTORY_BYTES, readBoundedText } from '../core/files/bounded';
+import { MAX_TRAJECTORY_BYTES, readBoundedText } from '../core/workspace/bounded-read';
 import { fileURLToPath } from 'node:url';
 import {
   TextDocuments,
@@ -26,11 +26,11 @@ import {
 import { LeanBackend } from '../core/lean';
 import { detectLean } from '../core/lean/detect';
 import { verifyTrajectoryTextWith } from '../core/verifier/verify';
-import { fileResolver } from '../core/workflow/files';
+import { fileResolver } from '../core/workflow/resolve';
 import { loadWorkflowText } from '../core/workflow/load';
 import { lineDiagnostics, runDiagnostics, workflowDiagnostics, type DiagnosticSource } from './diagnostics';
 import { codeLenses, documentSymbols, hoverAt, rewardsParams } from './presentation';
-import { TrajectoryModel } from './trajectoryModel';
+import { TrajectoryModel } from './trajectory-model';
 
 
 interface Run {

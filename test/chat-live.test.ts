@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { runAgent, type AgentEvent } from '../core/agent/loop';
 import { ModelClient } from '../core/model/client';
-import { ScriptedModelServer } from '../core/model/scripted-server';
+import { ScriptedModelServer } from '../testkit/scripted-server';
 import { defaultWorkflow } from '../core/workflow/load';
-import { OutputTail } from '../extension/agent/cards';
-import { linkTarget } from '../extension/agent/links';
+import { OutputTail } from '../extension/chat/cards';
+import { linkTarget } from '../extension/chat/links';
 
 test('the loop says when it asks the model and when a call starts, before the call ends', async () => {
   const ws = mkdtempSync(join(tmpdir(), 'lar-live-'));

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newRunNote, runAgent, type AgentOptions } from '../core/agent/loop';
 import { ModelClient } from '../core/model/client';
-import { ScriptedModelServer, type ChatRequestBody } from '../core/model/scripted-server';
+import { ScriptedModelServer, type ChatRequestBody } from '../testkit/scripted-server';
 import { verifyTrajectoryText } from '../core/verifier/verify';
 import { defaultWorkflow } from '../core/workflow/load';
 

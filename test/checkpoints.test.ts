@@ -243,7 +243,7 @@ test('hostile names: a checkpoint id that is a git option, a .gitignore that re-
 test('a run takes a checkpoint before each step that may change files, records it on the step, and records a restore made before it', async () => {
   const { runAgent } = await import('../core/agent/loop.js');
   const { ModelClient } = await import('../core/model/client.js');
-  const { ScriptedModelServer } = await import('../core/model/scripted-server.js');
+  const { ScriptedModelServer } = await import('../testkit/scripted-server.js');
   const { defaultWorkflow } = await import('../core/workflow/load.js');
   const { readThread, rebuildConversation } = await import('../core/agent/resume.js');
   const { systemFor, toolSpecs } = await import('../core/agent/loop.js');

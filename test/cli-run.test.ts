@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ScriptedModelServer } from '../core/model/scripted-server';
+import { ScriptedModelServer } from '../testkit/scripted-server';
 import { verifyTrajectoryText } from '../core/verifier/verify';
 import { lar } from './support/lar-cli';
 

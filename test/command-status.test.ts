@@ -18,9 +18,9 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TerminalSession, type TerminalOptions } from '../core/tools/terminal';
-import { parseState } from '../core/tools/shell-protocol';
-import { alive } from '../core/tools/procs';
+import { TerminalSession, type TerminalOptions } from '../core/shell/session';
+import { parseState } from '../core/shell/protocol';
+import { alive } from '../core/shell/procs';
 import { ATTACKS, FISH_ATTACKS, LURKER, PRINTF_PROGRAM, TYPIST, laterCommandsTellTheTruth } from './support/status-attacks';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'lar-status-')));

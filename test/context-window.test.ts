@@ -2,9 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ScriptedModelServer, countPromptTokens, type ChatRequestBody, type ServerFlavor } from '../core/model/scripted-server';
+import { ScriptedModelServer, countPromptTokens, type ChatRequestBody, type ServerFlavor } from '../testkit/scripted-server';
 import { verifyTrajectoryText } from '../core/verifier/verify';
-import { isSummaryRequest, logWorkspace, longTaskModel, promptReadingModel } from './support/models';
+import { isSummaryRequest, logWorkspace, longTaskModel, promptReadingModel } from '../testkit/models';
 import { lar } from './support/lar-cli';
 
 /**

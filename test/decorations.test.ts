@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { LineReward, RewardsParams } from '../core/protocol/lsp';
-import { DECORATION_KINDS, decorationsFor, formatNumber, formatReward, type DecorationKind } from '../extension/decorations';
+import { DECORATION_KINDS, decorationsFor, formatNumber, formatReward, type DecorationKind } from '../extension/trajectory/decorations';
 
 const root = resolve(__dirname, '../..');
 
@@ -167,12 +167,11 @@ test('rewards and returns print the way the docs write them', () => {
 });
 
 test('the extension\'s pure modules import nothing from vscode (they run under node --test)', () => {
-  const dir = join(root, 'extension');
-  for (const name of ['decorations.ts', 'hints.ts', 'runs.ts']) {
-    const src = readFileSync(join(dir, name), 'utf8');
+  for (const name of ['trajectory/decorations.ts', 'edits/hints.ts', 'trajectory/runs.ts']) {
+    const src = readFileSync(join(root, 'extension', name), 'utf8');
     assert.doesNotMatch(src, /from ['"]vscode['"]|require\(['"]vscode['"]\)/, name);
     const imports = [...src.matchAll(/from '([^']+)'/g)].map((m) => m[1]!);
-    for (const i of imports) assert.ok(i.startsWith('./') || i.startsWith('../core/'), `${name} imports ${i}`);
+    for (const i of imports) assert.ok(i.startsWith('./') || i.startsWith('../trajectory/') || i.startsWith('../../core/'), `${name} imports ${i}`);
   }
-  assert.ok(readdirSync(dir).includes('extension.ts'));
+  assert.ok(readdirSync(join(root, 'extension')).includes('main.ts'));
 });

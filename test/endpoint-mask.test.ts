@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { maskEndpoint, maskUrlsIn } from '../core/model/endpoint';
 import { redact } from '../core/model/client';
-import { ScriptedModelServer } from '../core/model/scripted-server';
+import { ScriptedModelServer } from '../testkit/scripted-server';
 import { lar } from './support/lar-cli';
 
 test('an endpoint shows without its password, a token before @, or a credential in its query', () => {

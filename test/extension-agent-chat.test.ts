@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FromWebview, ToWebview, clip } from '../extension/agent/chatProtocol';
-import { shortArgs, toStepCard } from '../extension/agent/cards';
+import { FromWebview, ToWebview, clip } from '../core/protocol/chat';
+import { shortArgs, toStepCard } from '../extension/chat/cards';
 
 test('messages from the webview: good ones pass, bad ones are rejected', () => {
   assert.ok(FromWebview.safeParse({ type: 'start', task: 'fix the failing test' }).success);

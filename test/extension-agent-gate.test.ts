@@ -12,7 +12,7 @@ import { runAgent, type AgentModel } from '../core/agent/loop';
 import type { ModelReply } from '../core/model/client';
 import { CheckToolCallResult, type AppendStepParams, type CheckToolCallParams } from '../core/protocol/lsp';
 import { builtinWorkflow } from '../core/workflow/load';
-import { createLiveGate, type GateServer } from '../extension/agent/liveGate';
+import { createLiveGate, type GateServer } from '../extension/agent/live-gate';
 import { LspClient } from './support/lsp-client';
 
 let lsp: LspClient;

@@ -4,8 +4,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from './support/fc';
-import { TerminalSession } from '../core/tools/terminal';
-import { MarkerLineFilter, commandBanner, isHiddenLine } from '../extension/agent/markerFilter';
+import { TerminalSession } from '../core/shell/session';
+import { MarkerLineFilter, commandBanner, isHiddenLine } from '../extension/agent/marker-filter';
 
 const N = '0123456789abcdef';
 

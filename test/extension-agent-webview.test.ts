@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { runInNewContext } from 'node:vm';
-import { FromWebview } from '../extension/agent/chatProtocol';
+import { FromWebview } from '../core/protocol/chat';
 import { root } from './support/lsp-client';
 
 class Node_ {

@@ -8,9 +8,9 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { RewardsParams } from '../core/protocol/lsp';
-import { decorationsFor } from '../extension/decorations';
-import { changedLineRanges } from '../extension/hints';
-import { mergeRewards } from '../extension/runs';
+import { decorationsFor } from '../extension/trajectory/decorations';
+import { changedLineRanges } from '../extension/edits/hints';
+import { mergeRewards } from '../extension/trajectory/runs';
 import { LspClient, root } from './support/lsp-client';
 
 const fixture = readFileSync(resolve(root, 'test-fixtures/trajectories/fix-failing-test.lar.jsonl'), 'utf8');

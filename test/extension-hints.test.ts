@@ -11,7 +11,7 @@ import {
   type ContentChange,
   type EditHint,
   type StepRef,
-} from '../extension/hints';
+} from '../extension/edits/hints';
 
 const edit = (search: string, replace: string, status = 'ok') => ({ tool: 'edit_file', args: { path: 'src/a.js', search, replace }, status });
 const write = (content: string) => ({ tool: 'write_file', args: { path: 'src/a.js', content }, status: 'ok' });

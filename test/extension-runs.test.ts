@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LineReward, RewardsParams } from '../core/protocol/lsp';
-import { fileNameOf, mergeRewards, RunRegistry, statusView } from '../extension/runs';
+import { fileNameOf, mergeRewards, RunRegistry, statusView } from '../extension/trajectory/runs';
 
 const builtin = { backend: 'builtin' as const, reason: 'no Lean toolchain found: lake is not on PATH' };
 const lean = { backend: 'lean' as const, reason: 'Lean 4.21.0 at /home/u/.elan/bin/lake' };

@@ -5,12 +5,12 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runAgent, type AgentEvent, type AgentOptions, type AgentResult } from '../core/agent/loop';
-import { runOutcomeCheck } from '../core/agent/outcome-check';
-import { createToolExecutor } from '../core/agent/tools';
+import { runOutcomeCheck } from '../core/outcome/check';
+import { createToolExecutor } from '../core/tools/executor';
 import { ModelClient, redact, type ModelClientOptions } from '../core/model/client';
-import { ScriptedModelServer, type ScriptedServerOptions, type ScriptedTurn } from '../core/model/scripted-server';
-import { TerminalSession } from '../core/tools/terminal';
-import { NodeWorkspaceFs } from '../core/tools/workspace-fs';
+import { ScriptedModelServer, type ScriptedServerOptions, type ScriptedTurn } from '../testkit/scripted-server';
+import { TerminalSession } from '../core/shell/session';
+import { NodeWorkspaceFs } from '../core/workspace/fs';
 import { verifyTrajectoryText } from '../core/verifier/verify';
 import { defaultWorkflow } from '../core/workflow/load';
 

@@ -4,8 +4,8 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from './support/fc';
-import { runFileTool } from '../core/tools/files';
-import { NodeWorkspaceFs, isInside } from '../core/tools/workspace-fs';
+import { runFileTool } from '../core/tools/file-tools';
+import { NodeWorkspaceFs, isInside } from '../core/workspace/fs';
 import type { ToolOutcome } from '../core/tools/types';
 
 const SECRET = 'SECRET-OUTSIDE-THE-WORKSPACE';

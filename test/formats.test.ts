@@ -9,7 +9,7 @@ import { FORMATS, findTextCalls, guessFormat, TEXT_FORMATS, type TextFormatId, t
 import { parseLenientJson } from '../core/model/formats/json-repair';
 import { pyJson } from '../core/model/formats/py-json';
 import { splitThinking } from '../core/model/reasoning';
-import { ScriptedModelServer, type ScriptedTurn } from '../core/model/scripted-server';
+import { ScriptedModelServer, type ScriptedTurn } from '../testkit/scripted-server';
 import { StreamView } from '../core/model/stream-view';
 import { toolDefinitions } from '../core/schema/tool-definitions';
 import { ToolArgs, TOOL_NAMES } from '../core/schema/tools';

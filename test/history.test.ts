@@ -3,12 +3,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { runBadge } from '../extension/runBadges';
+import { runBadge } from '../extension/trajectory/run-badges';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { listRuns, markInterruptedRuns } from '../core/agent/history';
-import { newRunId, RUN_FILE } from '../core/agent/run-file';
-import { FileChanges } from '../extension/agent/fileChanges';
+import { newRunId, RUN_FILE } from '../core/agent/run-id';
+import { FileChanges } from '../extension/checkpoints/file-changes';
 import { root } from './support/lsp-client';
 
 const demo = readFileSync(resolve(root, 'test-fixtures/trajectories/fix-failing-test.lar.jsonl'), 'utf8');

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { ModelClient, type ModelClientOptions } from '../core/model/client';
-import { ScriptedModelServer, type ScriptedServerOptions } from '../core/model/scripted-server';
+import { ScriptedModelServer, type ScriptedServerOptions } from '../testkit/scripted-server';
 import {
   LM_VENDOR,
   LmRole,
@@ -23,7 +23,7 @@ import {
   type ChatRequest,
   type LmMessage,
   type LmToolCall,
-} from '../extension/agent/lmBridge';
+} from '../extension/lm/bridge';
 
 // Parts as the editor hands them over (class instances with these fields).
 const text = (value: string) => ({ value });

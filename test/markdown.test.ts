@@ -1,11 +1,11 @@
-// The chat's markdown (extension/agent/markdown.ts, highlight.ts) against a
+// The chat's markdown (webview/markdown.ts, highlight.ts) against a
 // fake DOM that throws on any HTML-parsing path: what a user sees of model
 // text, and what model text can never become.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from './support/fc';
-import { linkAllowed, MarkdownStream, renderMarkdown, type MiniDocument, type MiniElement, type MiniNode } from '../extension/agent/markdown';
-import { highlightCode, readHighlighted } from '../extension/agent/highlight';
+import { linkAllowed, MarkdownStream, renderMarkdown, type MiniDocument, type MiniElement, type MiniNode } from '../webview/markdown';
+import { highlightCode, readHighlighted } from '../webview/highlight';
 
 class FakeEl implements MiniElement {
   className = '';

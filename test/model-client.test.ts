@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { ModelClient, ModelError, redact, type ModelClientOptions } from '../core/model/client';
-import { ScriptedModelServer, type ScriptedServerOptions } from '../core/model/scripted-server';
+import { ScriptedModelServer, type ScriptedServerOptions } from '../testkit/scripted-server';
 
 async function withClient(server: ScriptedServerOptions, client: Partial<ModelClientOptions>, run: (c: ModelClient, s: ScriptedModelServer) => Promise<void>): Promise<void> {
   const s = new ScriptedModelServer(server);

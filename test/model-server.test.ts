@@ -6,7 +6,7 @@ import { FORMATS } from '../core/model/formats';
 
 /** The Hermes reader, as the agent's format module has it. */
 const extractTextToolCalls = (content: string) => FORMATS.hermes.parse(content, []);
-import { ScriptedModelServer, type ScriptedServerOptions } from '../core/model/scripted-server';
+import { ScriptedModelServer, type ScriptedServerOptions } from '../testkit/scripted-server';
 
 /** The real openai client over real HTTP against the scripted server. */
 async function withServer(opts: ScriptedServerOptions, run: (client: OpenAI, server: ScriptedModelServer) => Promise<void>): Promise<void> {

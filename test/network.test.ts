@@ -23,8 +23,8 @@ import { addressClass, allowingEntry, AllowlistProxy, type Lookup } from '../cor
 import { HOST_GATEWAY, parseHostEntry, Workflow, type HostEntry, type WorkflowInput } from '../core/schema/workflow';
 import { Header } from '../core/schema/trajectory';
 import { checkWorkflow } from '../core/workflow/wellformed';
-import { TerminalSession } from '../core/tools/terminal';
-import { listProcesses } from '../core/tools/procs';
+import { TerminalSession } from '../core/shell/session';
+import { listProcesses } from '../core/shell/procs';
 
 const skip = process.platform === 'linux' ? false : 'bubblewrap is Linux only';
 

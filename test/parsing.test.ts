@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from './support/fc';
-import { findJsonSyntaxError, locateJsonValue } from '../core/schema/json-position';
+import { findJsonSyntaxError, locateJsonValue } from '../core/json/position';
 import { parseLine, parseTrajectory, formatLineError } from '../core/schema/jsonl';
 
 test('a JSON syntax error names the column and what was expected', () => {

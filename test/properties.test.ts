@@ -83,7 +83,7 @@ test('1. parseLine never throws on hostile lines, and a bad line says where and 
   if (deep.kind === 'malformed') assert.match(deep.error.message, /unexpected end of line: expected a JSON value/);
   const deepObject = parseLine('{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000), 2, false);
   assert.equal(deepObject.kind, 'malformed');
-  // Valid JSON that deep is refused before anything recursive sees it (core/schema/json-depth.ts).
+  // Valid JSON that deep is refused before anything recursive sees it (core/json/depth.ts).
   if (deepObject.kind === 'malformed') assert.match(deepObject.error.message, /nested 100000 levels deep, more than the 64 accepted/);
 });
 

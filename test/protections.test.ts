@@ -16,9 +16,9 @@ import { gitMetadata } from '../core/sandbox/plan';
 import { outcomeReach, runsLater, scanProtections } from '../core/sandbox/protections';
 import { describeLaterChanges, LaterBaseline } from '../core/sandbox/later-changes';
 import { Workflow, type WorkflowInput } from '../core/schema/workflow';
-import { TerminalSession } from '../core/tools/terminal';
+import { TerminalSession } from '../core/shell/session';
 import { Header } from '../core/schema/trajectory';
-import { ScriptedModelServer } from '../core/model/scripted-server';
+import { ScriptedModelServer } from '../testkit/scripted-server';
 import { lar } from './support/lar-cli';
 
 const skip = process.platform === 'linux' ? false : 'bubblewrap is Linux only';

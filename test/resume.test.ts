@@ -10,15 +10,15 @@ import fc from './support/fc';
 import { newRunNote, restoreNote, runAgent, stripNewRunNote, systemFor, toolSpecs, type AgentOptions } from '../core/agent/loop';
 import { branchCheckpoint, chatEvents, NOT_RECORDED, readThread, rebuildConversation, recordedResult, threadOf, wasInterrupted } from '../core/agent/resume';
 import { ModelClient } from '../core/model/client';
-import { ScriptedModelServer, type ScriptedTurn } from '../core/model/scripted-server';
+import { ScriptedModelServer, type ScriptedTurn } from '../testkit/scripted-server';
 import { defaultWorkflow } from '../core/workflow/load';
 import type { ToolContext, ToolOutcome } from '../core/tools/types';
 import type { ToolName } from '../core/schema/tools';
-import { TerminalSession } from '../core/tools/terminal';
-import { NodeWorkspaceFs } from '../core/tools/workspace-fs';
-import { commandObservation, createToolExecutor } from '../core/agent/tools';
-import { transcriptOf } from '../extension/agent/restore';
-import { ToWebview } from '../extension/agent/chatProtocol';
+import { TerminalSession } from '../core/shell/session';
+import { NodeWorkspaceFs } from '../core/workspace/fs';
+import { commandObservation, createToolExecutor } from '../core/tools/executor';
+import { transcriptOf } from '../extension/chat/transcript';
+import { ToWebview } from '../core/protocol/chat';
 
 const wf = defaultWorkflow();
 

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { runAgent } from '../core/agent/loop';
 import { readRules, rulesPrompt, MAX_RULES_BYTES } from '../core/agent/rules';
 import { ModelClient } from '../core/model/client';
-import { ScriptedModelServer } from '../core/model/scripted-server';
+import { ScriptedModelServer } from '../testkit/scripted-server';
 import { defaultWorkflow } from '../core/workflow/load';
 
 test('AGENTS.md goes into the prompt; a missing file is no rule; named files are read once, in order', () => {
@@ -69,7 +69,7 @@ test('a run carries the rules in its system prompt and names them in its header'
 });
 
 test('the .lar folder ignores itself in git; a .gitignore the user put there is kept', async () => {
-  const { ensureLarDir } = await import('../core/files/lar-dir.js');
+  const { ensureLarDir } = await import('../core/workspace/lar-layout.js');
   const ws = mkdtempSync(join(tmpdir(), 'lar-dir-'));
   execFileSync('git', ['init', '-q', ws]);
   ensureLarDir(ws);

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ScriptedModelServer } from '../core/model/scripted-server';
+import { ScriptedModelServer } from '../testkit/scripted-server';
 import { checkDigest, recordDigest } from '../core/agent/run-digests';
 import { lar } from './support/lar-cli';
 

@@ -17,11 +17,11 @@ import { join } from 'node:path';
 import { planSandbox, type ConfinedPlan } from '../core/sandbox/plan';
 import { RunSandbox, execAllowed } from '../core/sandbox/run';
 import { SandboxSection, Workflow, type WorkflowInput } from '../core/schema/workflow';
-import { TerminalSession, type RunResult } from '../core/tools/terminal';
-import { alive, listProcesses } from '../core/tools/procs';
-import { createToolExecutor } from '../core/agent/tools';
-import { NodeWorkspaceFs } from '../core/tools/workspace-fs';
-import { ScriptedModelServer } from '../core/model/scripted-server';
+import { TerminalSession, type RunResult } from '../core/shell/session';
+import { alive, listProcesses } from '../core/shell/procs';
+import { createToolExecutor } from '../core/tools/executor';
+import { NodeWorkspaceFs } from '../core/workspace/fs';
+import { ScriptedModelServer } from '../testkit/scripted-server';
 import { TrajectoryConflictError, TrajectoryWriter } from '../core/agent/trajectory-writer';
 import { ATTACKS, FISH_ATTACKS, LURKER, PRINTF_PROGRAM, laterCommandsTellTheTruth } from './support/status-attacks';
 

@@ -12,12 +12,12 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpath
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import fc from './support/fc';
-import { ShellTextError, assertTypable, shellQuote } from '../core/tools/shell-quote';
-import { TerminalSession, commandScript } from '../core/tools/terminal';
-import { createToolExecutor } from '../core/agent/tools';
-import { NodeWorkspaceFs } from '../core/tools/workspace-fs';
-import { runOutcomeCheck } from '../core/agent/outcome-check';
-import { commandBanner } from '../extension/agent/markerFilter';
+import { ShellTextError, assertTypable, shellQuote } from '../core/shell/quote';
+import { TerminalSession, commandScript } from '../core/shell/session';
+import { createToolExecutor } from '../core/tools/executor';
+import { NodeWorkspaceFs } from '../core/workspace/fs';
+import { runOutcomeCheck } from '../core/outcome/check';
+import { commandBanner } from '../extension/agent/marker-filter';
 
 /**
  * Values that would run something, or change the word, if they reached a shell

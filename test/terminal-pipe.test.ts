@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TerminalSession } from '../core/tools/terminal';
-import { alive, sessionProcesses } from '../core/tools/procs';
+import { TerminalSession } from '../core/shell/session';
+import { alive, sessionProcesses } from '../core/shell/procs';
 
 const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'lar-pipe-ws-')));
 const outDir = mkdtempSync(join(tmpdir(), 'lar-pipe-out-'));

@@ -5,10 +5,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from './support/fc';
-import { capOutput, looksBinary, omissionMarker, stripTerminal, toModelText } from '../core/tools/output';
-import { TerminalBusyError, TerminalSession, toToolResult } from '../core/tools/terminal';
-import { killTree, listProcesses, sessionProcesses, alive, type ProcInfo } from '../core/tools/procs';
-import { commandObservation } from '../core/agent/tools';
+import { capOutput, looksBinary, omissionMarker, stripTerminal, toModelText } from '../core/shell/output';
+import { TerminalBusyError, TerminalSession, toToolResult } from '../core/shell/session';
+import { killTree, listProcesses, sessionProcesses, alive, type ProcInfo } from '../core/shell/procs';
+import { commandObservation } from '../core/tools/executor';
 import { ToolResult } from '../core/schema/trajectory';
 
 // ---------------------------------------------------------------- output.ts
@@ -84,7 +84,7 @@ test('properties: capped output is never longer than the cap plus the marker, an
   fc.assert(fc.property(fc.uint8Array({ maxLength: 500 }), (b) => void toModelText(b, { maxBytes: 100 })), { numRuns: 300 });
 });
 
-// ---------------------------------------------------------------- terminal.ts (a real pty)
+// ---------------------------------------------------------------- shell/session.ts (a real pty)
 
 const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'lar-term-ws-')));
 const outDir = mkdtempSync(join(tmpdir(), 'lar-term-out-'));

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runOutcomeCheck } from '../core/agent/outcome-check';
-import { testsRanFrom } from '../core/agent/tests-ran';
+import { runOutcomeCheck } from '../core/outcome/check';
+import { testsRanFrom } from '../core/outcome/tests-ran';
 import { verifyEvents } from '../core/verifier/verify';
 import { builtinWorkflow } from '../core/workflow/load';
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from './support/fc';
-import { TrajectoryModel } from '../server/trajectoryModel';
+import { TrajectoryModel } from '../server/trajectory-model';
 import { events } from './support/arbitrary';
 import { generateTrajectory } from '../bench/generate';
 

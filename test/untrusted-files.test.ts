@@ -12,10 +12,10 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { LspClient, root } from './support/lsp-client';
 import { verifyTrajectoryText } from '../core/verifier/verify';
-import { fileResolver } from '../core/workflow/files';
+import { fileResolver } from '../core/workflow/resolve';
 import { parseArguments } from '../core/model/assemble';
-import { ScriptedModelServer } from '../core/model/scripted-server';
-import { MAX_JSON_DEPTH } from '../core/schema/json-depth';
+import { ScriptedModelServer } from '../testkit/scripted-server';
+import { MAX_JSON_DEPTH } from '../core/json/depth';
 
 const dir = mkdtempSync(join(tmpdir(), 'lar-untrusted-'));
 const header = (workflow: string) => JSON.stringify({ lar: 1, type: 'header', task: 't', workflow, started: '2026-12-01T00:00:00Z' });

@@ -6,10 +6,10 @@
  */
 import { appendFile, open, readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { fileResolver } from '../workflow/files';
+import { fileResolver } from '../workflow/resolve';
 import { verifyTrajectoryText } from '../verifier/verify';
 import { EndEvent } from '../schema/trajectory';
-import { RUN_FILE } from './run-file';
+import { RUN_FILE } from './run-id';
 
 export const RUNS_DIR = join('.lar', 'runs');
 

@@ -8,16 +8,16 @@
  * the calls and their arguments, compaction notes) is as it was.
  */
 import { join } from 'node:path';
-import { readBoundedText } from '../files/bounded';
+import { readBoundedText } from '../workspace/bounded-read';
 import type { EndEvent, Header, RestoreEvent, ToolCallEvent, TrajectoryEvent } from '../schema/trajectory';
 import type { ToolSpec } from '../model/formats';
 import { verifyTrajectoryText, type TrajectoryReport, type WorkflowResolver } from '../verifier/verify';
 import type { StepResult } from '../verifier/state';
 import { Conversation, type Turn, type TurnCall, type TurnResult } from './conversation';
 import { enteredStage, newRunNote, outcomeLine, RepeatedFailures, restoreNote, SAFETY_CHECKS, verifierFeedback } from './loop';
-import { checkObservation, commandObservation } from './tools';
+import { checkObservation, commandObservation } from '../tools/executor';
 import type { Workflow } from '../schema/workflow';
-import { RUN_FILE } from './run-file';
+import { RUN_FILE } from './run-id';
 
 /** One run of a thread as recorded: its header, its events in order (each with its line and verdicts), how it ended. */
 export interface RecordedRun {

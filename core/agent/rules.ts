@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { isAbsolute, join, normalize, sep } from 'node:path';
-import { FileRefusedError, readBoundedText } from '../files/bounded';
-import { isInside } from '../tools/workspace-fs';
+import { FileRefusedError, readBoundedText } from '../workspace/bounded-read';
+import { isInside } from '../workspace/fs';
 
 /**
  * The workspace's own rules for agents (`AGENTS.md`, and any other rule files

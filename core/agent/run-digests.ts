@@ -13,7 +13,7 @@ import { mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { MAX_TRAJECTORY_BYTES, readBoundedBytes } from '../files/bounded';
+import { MAX_TRAJECTORY_BYTES, readBoundedBytes } from '../workspace/bounded-read';
 
 const Recorded = z.object({ digest: z.string().regex(/^[0-9a-f]{64}$/), bytes: z.number().int().nonnegative(), ended: z.string(), path: z.string() });
 type Recorded = z.infer<typeof Recorded>;

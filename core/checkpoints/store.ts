@@ -20,7 +20,7 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CheckpointId } from '../schema/trajectory';
-import { isInside } from '../tools/workspace-fs';
+import { isInside } from '../workspace/fs';
 
 export interface Checkpoint {
   commit: string;

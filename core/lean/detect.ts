@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { isDirectory, isExecutableFile } from '../files/kind';
+import { isDirectory, isExecutableFile } from '../workspace/path-kind';
 
 /**
  * Finding a Lean toolchain: `lake` and `lean` at an explicit path (the

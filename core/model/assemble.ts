@@ -1,4 +1,4 @@
-import { tooDeep } from '../schema/json-depth';
+import { tooDeep } from '../json/depth';
 
 /**
  * Assembles a streamed chat completion (OpenAI wire format, as SGLang and

@@ -20,7 +20,7 @@
  * would type the shell's next line, so the seccomp filter refuses it.
  */
 import { spawnSync } from 'node:child_process';
-import { isDirectory, isExecutableFile } from '../files/kind';
+import { isDirectory, isExecutableFile } from '../workspace/path-kind';
 import { delimiter, join } from 'node:path';
 import { seccompFile } from './seccomp';
 import { tmpfsSize } from './limits';

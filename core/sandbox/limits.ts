@@ -57,7 +57,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { SandboxLimitsRecord } from '../schema/trajectory';
 import { sizeBytes, type SandboxLimitsSection } from '../schema/workflow';
-import { alive, procInfo } from '../tools/procs';
+import { alive, procInfo } from '../shell/procs';
 
 export const KiB = 1024;
 export const MiB = 1024 * KiB;

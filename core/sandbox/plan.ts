@@ -5,10 +5,10 @@
  * environment the shell starts with; an unconfined one says why, what would
  * fix it, and whether commands must then be refused.
  */
-import { ensureLarDir } from '../files/lar-dir';
+import { ensureLarDir } from '../workspace/lar-layout';
 import { existsSync, mkdirSync, readdirSync, realpathSync } from 'node:fs';
-import { entryKind } from '../files/kind';
-import { isInside } from '../tools/workspace-fs';
+import { entryKind } from '../workspace/path-kind';
+import { isInside } from '../workspace/fs';
 import { spawnSync } from 'node:child_process';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join, resolve, sep } from 'node:path';

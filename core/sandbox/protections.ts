@@ -12,8 +12,8 @@ import { chmodSync, copyFileSync, lstatSync, readdirSync, readFileSync, realpath
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { globMatch } from '../policy/glob';
 import { ALWAYS_READ_ONLY, type Workflow } from '../schema/workflow';
-import { entryKind } from '../files/kind';
-import { isInside } from '../tools/workspace-fs';
+import { entryKind } from '../workspace/path-kind';
+import { isInside } from '../workspace/fs';
 import { isHostPath } from './plan';
 
 export type ProtectionWhy = 'always' | 'workflow' | 'outcome' | 'path_deny' | 'git' | 'runs_later' | 'hard_link';

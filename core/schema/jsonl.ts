@@ -1,7 +1,7 @@
 import type { z } from 'zod';
-import { tooDeep } from './json-depth';
+import { tooDeep } from '../json/depth';
 import { Header, TrajectoryEvent } from './trajectory';
-import { findJsonSyntaxError, locateJsonValue, type JsonPath } from './json-position';
+import { findJsonSyntaxError, locateJsonValue, type JsonPath } from '../json/position';
 
 /** Where a line went wrong: 1-based line and columns, and what was expected. */
 export interface LineError {

@@ -129,7 +129,7 @@ export const ToolResult = z.object({
   killed: z.string().optional(),
   /** The workflow's outcome command, run as the check runs it (a fresh shell, not the agent's terminal). */
   ranAsCheck: z.boolean().optional(),
-  /** A command: how many tests its output says ran, when the host recognised a test runner (core/agent/tests-ran.ts). */
+  /** A command: how many tests its output says ran, when the host recognised a test runner (core/outcome/tests-ran.ts). */
   testsRan: z.number().int().nonnegative().optional(),
 });
 export type ToolResult = z.infer<typeof ToolResult>;

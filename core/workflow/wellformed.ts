@@ -1,7 +1,7 @@
 import { normalizeWorkspacePath } from '../policy/path';
 import { TOOL_NAMES, isToolName } from '../schema/tools';
 import { HOST_GATEWAY, parseHostEntry, transitionsFrom, type Workflow } from '../schema/workflow';
-import type { JsonPath } from '../schema/json-position';
+import type { JsonPath } from '../json/position';
 import { unprotectedOutcomeInputs } from './outcome-inputs';
 
 export type ProblemSeverity = 'error' | 'warning';

@@ -7,8 +7,8 @@
 import { realpathSync } from 'node:fs';
 import { relative } from 'node:path';
 import * as vscode from 'vscode';
-import { TerminalSession, type RunOptions, type RunResult, type TerminalOptions } from '../../core/tools/terminal';
-import { MarkerLineFilter, commandBanner } from './markerFilter';
+import { TerminalSession, type RunOptions, type RunResult, type TerminalOptions } from '../../core/shell/session';
+import { MarkerLineFilter, commandBanner } from './marker-filter';
 
 export const TERMINAL_NAME = 'Lean4 Agentic';
 

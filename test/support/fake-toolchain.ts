@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { shellQuote } from '../../core/tools/shell-quote';
+import { shellQuote } from '../../core/shell/quote';
 
 /** The protocol stand-in: the builtin verifier behind the lar-verify protocol (no Lean toolchain can exist here). */
 export const FAKE = path.resolve(__dirname, 'fake-lar-verify.js');

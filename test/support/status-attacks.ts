@@ -5,7 +5,7 @@
  * ran the commands also printed their end markers.
  */
 import assert from 'node:assert/strict';
-import type { TerminalSession } from '../../core/tools/terminal';
+import type { TerminalSession } from '../../core/shell/session';
 
 /** After the attack: `false` is exit 1 and `true` exit 0, both seen by their end markers. */
 export async function laterCommandsTellTheTruth(t: TerminalSession, what: string): Promise<void> {

@@ -1,4 +1,4 @@
-import { tooDeep } from '../../schema/json-depth';
+import { tooDeep } from '../../json/depth';
 import type { RepairId } from './repairs';
 
 /**

@@ -1,0 +1,1036 @@
+/**
+ * A real shell in a pseudo-terminal (node-pty) that runs one command at a time
+ * and observes its end itself.
+ *
+ * The shell never runs a command itself: after its set-up it runs a loop that
+ * reads the terminal as data, and each command runs in a child of it (a
+ * subshell; `zsh -f`; a `fish` process) from a file, framed by two markers
+ * the shell prints:
+ *
+ *     __LAR_B_<begin>__
+ *     …the command's output…
+ *     __LAR_E_<end>_<status>__
+ *
+ * `status` is what the kernel reported for the child. Both nonces are random
+ * per command and reach the shell through a FIFO only it holds, not the
+ * terminal; the end nonce is read only after the child ended, so neither the
+ * command nor anything it left running can print the end marker, and nothing
+ * a command does (functions, aliases, traps, `enable -n`, hooks, a process
+ * reading the terminal) changes how a later command's end is seen. What
+ * carries from one command to the next is its folder and its exported
+ * variables, as data (see shell-protocol.ts).
+ * Everything between the markers is the command's output: saved raw to
+ * `outputPath`, and given to the model stripped and capped (see output.ts).
+ *
+ * completion: `marker` (the end marker with the child's status was seen),
+ * `exit` (the shell itself exited during the command: its status was not
+ * observed), `timeout` (interrupted after timeoutMs), or `unobserved`
+ * (waiting for input, cancelled, or the shell had to be killed). Only
+ * `marker` carries an exit code; the others have exitCode null.
+ */
+import { randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, copyFileSync, existsSync, mkdirSync, openSync, realpathSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { loadNodePty, spawnShell, type ShellMode, type ShellProcess } from './process';
+import { Completion, ToolResult } from '../schema/trajectory';
+import { CapOptions, capOutput, looksBinary, binarySummary, omissionMarker, stripTerminal } from './output';
+import { alive, holdsTerminal, ignoresSignal, jobWaitingOnTerminal, killAll, killJob, killTree, linkOf, listProcesses, procInfo, sessionProcesses, waitingOnTerminal } from './procs';
+import { assertTypable, shellQuote, type QuoteDialect } from './quote';
+import { FifoFolder, nonce, parentScript, runLine, runnerPath, runnerScript, syncLine, writeRecords, type CarriedState, type StateFifo } from './protocol';
+
+export interface TerminalOptions {
+  /** The workspace folder: the shell starts here. */
+  cwd: string;
+  /** The shell's environment, as given by the caller. TERM, PAGER and GIT_PAGER get defaults when absent. */
+  env: Record<string, string | undefined>;
+  /** Folder for the command files and the full raw output of each command. */
+  outputDir: string;
+  /** Default: $SHELL from `env`, else /bin/bash, else /bin/sh. */
+  shell?: string;
+  /** Arguments for the shell (non-login). Default none. */
+  shellArgs?: string[];
+  cols?: number;
+  rows?: number;
+  /** How the model's text is capped. */
+  cap?: CapOptions;
+  /** Default per-command timeout. Default 120 000 ms. */
+  timeoutMs?: number;
+  /** No output for this long while the command reads the terminal: it waits for input. Default 3000 ms. */
+  inputIdleMs?: number;
+  /** How long each step of stopping a command (Ctrl-C, end-of-file, killing its job) waits for the shell to come back before the next; after the last, the shell is killed. Default 1500 ms. */
+  graceMs?: number;
+  /** How long the shell may take to start (rc files included). Default 10 000 ms. */
+  startTimeoutMs?: number;
+  /** `auto` (default): node-pty when it loads, else pipes; `pty` or `pipe` to insist (tests). */
+  mode?: ShellMode | 'auto';
+  /**
+   * Start the shell through this program (the sandbox: bwrap and its
+   * arguments, ending in `--`): `file args... shell shellArgs...`. The shell
+   * is then a descendant of the process node-pty started, found after start.
+   */
+  launcher?: { file: string; args: string[] };
+  /**
+   * With a launcher: run a copy of the shell made execute-only in this folder
+   * (one the sandbox can see). A process that executes a program it cannot
+   * read is not dumpable, so the programs the shell runs cannot read its
+   * memory, environment or file descriptors in /proc (where the end marker's
+   * nonce is), nor ptrace it.
+   */
+  shellCopyDir?: string;
+  /**
+   * Where the command files go (default: outputDir). A private folder on a
+   * tmpfs (/dev/shm) makes each command's file cost microseconds instead of a
+   * file creation on disk; the shell must be able to read it (in the sandbox:
+   * mounted read-only).
+   */
+  scriptDir?: string;
+}
+
+export interface RunOptions {
+  /**
+   * An absolute folder to run this one command in; the shell's own folder is
+   * the same afterwards. Passed as a quoted word (see shell-quote.ts), so any
+   * name is only a name.
+   */
+  cwd?: string;
+  timeoutMs?: number;
+  inputIdleMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface RunResult {
+  exitCode: number | null;
+  completion: Completion;
+  /** Stripped of escape sequences, binary summarized, capped with head and tail. */
+  output: string;
+  truncated: boolean;
+  /** The full raw output (escape sequences included). */
+  outputPath: string;
+  durationMs: number;
+  /** Bytes of raw output the command produced. */
+  outputBytes: number;
+  /** The command was reading the terminal with no output for inputIdleMs; it was interrupted. */
+  waitingForInput?: boolean;
+  /** The caller's AbortSignal stopped it. */
+  cancelled?: boolean;
+  /** The output looked binary and was summarized. */
+  binary?: boolean;
+  /** The shell had to be killed; the next run starts a fresh one. */
+  shellRestarted?: boolean;
+}
+
+export class TerminalBusyError extends Error {
+  constructor(running: string) {
+    super(`the terminal is already running a command (${JSON.stringify(running.slice(0, 80))}); commands run one at a time`);
+    this.name = 'TerminalBusyError';
+  }
+}
+
+/** The trajectory's ToolResult for a run. */
+export function toToolResult(r: RunResult): ToolResult {
+  return {
+    exitCode: r.exitCode,
+    completion: r.completion,
+    output: r.output,
+    outputTruncated: r.truncated,
+    outputPath: r.outputPath,
+    durationMs: r.durationMs,
+    ...(r.shellRestarted ? { shellRestarted: true } : {}),
+    ...(r.waitingForInput ? { waitingForInput: true } : {}),
+  };
+}
+
+export type ShellKind = 'bash' | 'zsh' | 'fish' | 'posix';
+
+/** POSIX shells by name (sh, dash, ash, ksh, mksh …): they take POSIX quoting and `.`. (`busybox` itself is not a shell until started as `sh`.) */
+const POSIX_SHELLS = /^(sh|dash|ash|ksh|ksh93|mksh|oksh|pdksh|yash|posh)$/;
+
+/**
+ * The kind of a shell, by its file name; undefined for shells whose syntax the
+ * terminal does not speak (csh, tcsh, pwsh, nu, xonsh, elvish …): quoting a
+ * value for them as for sh would not be safe, so they are not used.
+ */
+export function shellKind(shell: string): ShellKind | undefined {
+  const b = basename(shell).replace(/\.exe$/, '').replace(/[-.\d]+$/, '');
+  if (b === 'bash') return 'bash';
+  if (b === 'zsh') return 'zsh';
+  if (b === 'fish') return 'fish';
+  return POSIX_SHELLS.test(b) ? 'posix' : undefined;
+}
+
+const dialectOf = (kind: ShellKind): QuoteDialect => (kind === 'fish' ? 'fish' : 'posix');
+
+/**
+ * The command file's text for `command`, run in `dir` when given. The child
+ * the shell runs it in (see shell-protocol.ts) sources it.
+ *
+ * The folder change must not outlive the command: POSIX shells run it in a
+ * subshell of the child. fish has none: the command becomes a function (a
+ * `return` in it ends the function) called in the folder; the child is a
+ * process of its own anyway.
+ *
+ * The command keeps lines of its own, so a trailing comment or a here-document
+ * in it cannot swallow the wrapper. `cd` is the builtin, physical (a user's
+ * `cd` function, zsh's chpwd hooks or an autoenv wrapper do not run), and the
+ * shell checks it landed in the folder that was checked (compared with `$PWD`,
+ * which keeps a trailing newline of a name that `$(pwd)` would cut): a folder
+ * swapped for a symlink in between is refused. `dir` must be the folder's
+ * canonical real path (the executor resolves it), or the check refuses it.
+ */
+export function commandScript(command: string, kind: ShellKind, dir?: string): string {
+  const body = command.endsWith('\n') ? command : `${command}\n`;
+  if (dir === undefined) return body;
+  const q = (v: string): string => shellQuote(v, dialectOf(kind));
+  const where = q(dir);
+  const moved = q(`lar: ${dir} is not the folder that was checked (it was replaced, e.g. by a symbolic link, after the check); the command did not run`);
+  if (kind === 'fish') {
+    return (
+      `function __lar_command\n${body}end\n` +
+      // cd prints its own error when it fails.
+      `if not builtin cd ${where}\nfalse\n` +
+      // pwd ends its line with exactly one newline; collect -N keeps it and any the name ends in.
+      `else if not test (builtin pwd -P | string collect -N) = ${q(`${dir}\n`)}\nprintf '%s\\n' ${moved} >&2\nfalse\n` +
+      `else\n__lar_command\nend\n`
+    );
+  }
+  const cd = kind === 'zsh' ? 'builtin cd -q -P --' : kind === 'bash' ? 'builtin cd -P --' : 'command cd -P --';
+  return `( ${cd} ${where} || exit\n[ "$PWD" = ${where} ] || { printf '%s\\n' ${moved} >&2; exit 1; }\n${body})\n`;
+}
+
+/**
+ * The line typed at start, which then sources the shell's own script
+ * (parentScript): no echo, no line editor, no prompts, no history file;
+ * end-of-file on the terminal does not end the shell while it starts. Once
+ * the loop runs, the shell reads the terminal only with `read`.
+ */
+function initLine(kind: ShellKind, script: string): string {
+  const source = `${kind === 'fish' ? 'source' : '.'} ${shellQuote(script, dialectOf(kind))}`;
+  switch (kind) {
+    case 'bash':
+      return `stty -echo 2>/dev/null; set +o emacs +o vi +H +o history 2>/dev/null; set -o ignoreeof; unset HISTFILE PROMPT_COMMAND; PS0=''; PS1=''; PS2=''; ${source}`;
+    case 'zsh':
+      return `stty -echo 2>/dev/null; unsetopt zle prompt_subst 2>/dev/null; setopt ignore_eof; unset HISTFILE; precmd_functions=(); preexec_functions=(); PROMPT=''; RPROMPT=''; PS2=''; ${source}`;
+    case 'fish':
+      return `stty -echo 2>/dev/null; function fish_prompt; end; function fish_right_prompt; end; set -e fish_greeting; bind \\cd delete-char; bind -M insert \\cd delete-char; ${source}`;
+    default:
+      return `stty -echo 2>/dev/null; set +o emacs +o vi 2>/dev/null; set -o ignoreeof 2>/dev/null; PS1=''; PS2=''; ${source}`;
+  }
+}
+
+/** The first of the given shell, $SHELL, bash and sh that exists and is of a kind the terminal speaks. */
+export function pickShell(env: Record<string, string | undefined>, given?: string): string {
+  for (const s of [given, env.SHELL, '/bin/bash', '/bin/sh']) if (s && shellKind(s) && existsSync(s)) return s;
+  return '/bin/sh';
+}
+
+/** setTimeout takes at most 2^31 − 1 ms; anything longer fires at once. Every delay given from outside goes through this. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const timerMs = (ms: number): number => Math.min(Math.max(0, ms), MAX_TIMER_MS);
+
+interface Active {
+  command: string;
+  /** The nonces of the begin and the end marker (the end one reaches the shell only after the command ended). */
+  begin: string;
+  end: string;
+  /** Where the command's child writes its folder and exported variables (undefined: they are not kept, as for a run in a folder of its own). */
+  state?: StateFifo;
+  phase: 'begin' | 'body' | 'done';
+  /** latin1 text not yet classified (may hold the start of a marker). */
+  held: string;
+  capture: Capture;
+  started: number;
+  finish: (completion: Completion, exitCode: number | null, extra?: Partial<RunResult>) => void;
+  lastOutput: number;
+  skipNewline?: boolean;
+  /** Set once the session started stopping the command: how the run ends whatever arrives. */
+  stopping?: { completion: Completion; extra: Partial<RunResult> };
+}
+
+/**
+ * Raw output of one command: written to its file as it arrives, with only a
+ * bounded head and tail kept in memory (a 200 MB command stays cheap).
+ */
+class Capture {
+  private fd: number;
+  private head: Buffer[] = [];
+  private headLen = 0;
+  private tail: Buffer[] = [];
+  private tailLen = 0;
+  bytes = 0;
+  newlines = 0;
+
+  constructor(
+    readonly path: string,
+    private readonly keep: number,
+    /** The file, already opened for writing (see TerminalSession.prepareLog). */
+    fd?: number,
+  ) {
+    this.fd = fd ?? openSync(path, 'w');
+  }
+
+  push(chunk: Buffer): void {
+    if (chunk.length === 0) return;
+    this.bytes += chunk.length;
+    for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, i + 1)) this.newlines++;
+    if (this.fd >= 0) writeSync(this.fd, chunk);
+    if (this.headLen < this.keep) {
+      const take = chunk.subarray(0, this.keep - this.headLen);
+      this.head.push(take);
+      this.headLen += take.length;
+      chunk = chunk.subarray(take.length);
+      if (chunk.length === 0) return;
+    }
+    this.tail.push(chunk);
+    this.tailLen += chunk.length;
+    while (this.tailLen - (this.tail[0]?.length ?? 0) >= this.keep) this.tailLen -= this.tail.shift()!.length;
+  }
+
+  close(): void {
+    if (this.fd >= 0) closeSync(this.fd);
+    this.fd = -1;
+  }
+
+  /** The model's text: binary summarized, else stripped and capped with head and tail. */
+  text(cap: CapOptions): { text: string; truncated: boolean; binary: boolean } {
+    const head = Buffer.concat(this.head);
+    const tail = Buffer.concat(this.tail);
+    const whole = this.bytes === head.length + tail.length;
+    const check = looksBinary(whole ? Buffer.concat([head, tail]) : head);
+    const tailCheck = whole ? check : looksBinary(tail);
+    if (check.binary || tailCheck.binary) {
+      return { text: binarySummary({ ...check, bytes: this.bytes }, this.path), truncated: true, binary: true };
+    }
+    const decode = (b: Buffer): string => stripTerminal(new TextDecoder('utf-8').decode(b));
+    if (whole) {
+      const c = capOutput(decode(Buffer.concat([head, tail])), cap);
+      return { text: c.text, truncated: c.truncated, binary: false };
+    }
+    // Too big to hold: cap the head and the tail separately and name what lies between.
+    const maxBytes = cap.maxBytes ?? 16 * 1024;
+    const maxLines = cap.maxLines ?? 400;
+    const frac = cap.headFraction ?? 0.5;
+    const h = headPart(decode(head), Math.floor(maxBytes * frac), Math.floor(maxLines * frac));
+    const t = tailPart(decode(tail), maxBytes - Math.floor(maxBytes * frac), maxLines - Math.floor(maxLines * frac));
+    // Counted on the raw stream, so an approximation once escape sequences were stripped.
+    const omittedBytes = Math.max(0, this.bytes - Buffer.byteLength(h, 'utf8') - Buffer.byteLength(t, 'utf8'));
+    const omittedLines = Math.max(0, this.newlines + 1 - h.split('\n').length - t.split('\n').length);
+    return { text: h + omissionMarker(omittedLines, omittedBytes) + t, truncated: true, binary: false };
+  }
+}
+
+function headPart(s: string, bytes: number, lines: number): string {
+  const c = capOutput(s, { maxBytes: bytes * 2, maxLines: lines * 2, headFraction: 0.5 });
+  return c.truncated ? c.text.slice(0, c.text.indexOf('\n… ')) : s;
+}
+
+function tailPart(s: string, bytes: number, lines: number): string {
+  const c = capOutput(s, { maxBytes: bytes * 2, maxLines: lines * 2, headFraction: 0.5 });
+  return c.truncated ? c.text.slice(c.text.indexOf(' omitted …\n') + ' omitted …\n'.length) : s;
+}
+
+export class TerminalSession {
+  private pty: ShellProcess | undefined;
+  private kind: ShellKind;
+  private shellPath: string;
+  private active: Active | undefined;
+  private listeners = new Set<(data: string) => void>();
+  private exitListeners = new Set<(code: number) => void>();
+  private seq = 0;
+  private starting: Promise<void> | undefined;
+  private readyNonce = '';
+  private readyResolve: (() => void) | undefined;
+  private syncNonce = '';
+  private syncSeen: (() => void) | undefined;
+  private disposed = false;
+  private pendingExit: { code: number } | undefined;
+  /** Names this session's files apart from another session's in the same folder. */
+  private readonly tag = randomBytes(3).toString('hex');
+  /** The shell's own pid when a launcher started it (else the pty's pid is the shell's). */
+  private innerPid: number | undefined;
+
+  constructor(private readonly options: TerminalOptions) {
+    this.shellPath = pickShell(options.env, options.shell);
+    // fish cannot read its commands from a pipe (it fails with "Unable to read input
+    // file"): without a terminal, a POSIX shell runs them instead.
+    const piped = options.mode === 'pipe' || (options.mode !== 'pty' && 'error' in loadNodePty());
+    if (piped && shellKind(this.shellPath) === 'fish') this.shellPath = pickShell({});
+    this.kind = shellKind(this.shellPath) ?? 'posix';
+    // The shell's own script is in this folder (or a private one of the session's), and its path
+    // is typed on the shell's input line at start: quoting makes it one word, but a control
+    // character in it would act on the terminal.
+    const scripts = options.scriptDir ?? options.outputDir;
+    assertTypable(scripts, `the ${options.scriptDir ? 'command file' : 'output'} folder ${JSON.stringify(scripts)}`, dialectOf(this.kind));
+    mkdirSync(options.outputDir, { recursive: true });
+    if (options.scriptDir) mkdirSync(options.scriptDir, { recursive: true });
+    this.prepareLog();
+  }
+
+  private lastMode: ShellMode | undefined;
+
+  /** `pty` (node-pty) or `pipe` (the fallback when node-pty cannot load); undefined before the shell first started. */
+  get mode(): ShellMode | undefined {
+    return this.lastMode;
+  }
+
+  /** The pid of the process node-pty started (the launcher's, when there is one) while it runs. */
+  get pid(): number | undefined {
+    return this.pty?.pid;
+  }
+
+  /** The shell's own pid (inside a launcher: found once it is ready). */
+  get shellPid(): number | undefined {
+    return this.pty ? (this.innerPid ?? this.pty.pid) : undefined;
+  }
+
+  /** Whether the shell runs through a launcher (the sandbox). */
+  get launched(): boolean {
+    return this.options.launcher !== undefined;
+  }
+
+  get shell(): string {
+    return this.shellPath;
+  }
+
+  /** Raw pty data, for mirroring into an editor terminal. */
+  onData(listener: (data: string) => void): { dispose(): void } {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  /** The shell exited (by itself or killed). */
+  onExit(listener: (code: number) => void): { dispose(): void } {
+    this.exitListeners.add(listener);
+    return { dispose: () => this.exitListeners.delete(listener) };
+  }
+
+  resize(cols: number, rows: number): void {
+    this.pty?.resize(Math.max(1, cols), Math.max(1, rows));
+  }
+
+  /** Start the shell (runs also happen to start it). */
+  start(): Promise<void> {
+    if (this.disposed) return Promise.reject(new Error('the terminal session was disposed'));
+    if (this.pty) return this.starting ?? Promise.resolve();
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(this.options.env)) if (v !== undefined) env[k] = v;
+    env.TERM ??= 'xterm-256color';
+    env.PAGER ??= 'cat';
+    env.GIT_PAGER ??= 'cat';
+    // The agent's commands stay out of the user's shell history (bash and zsh: HISTFILE is unset at start).
+    if (this.kind === 'fish') env.fish_history = '';
+    const launcher = this.options.launcher;
+    const shellArgs = this.options.shellArgs ?? [];
+    const shellFile = launcher && this.options.shellCopyDir ? this.unreadableCopy(this.options.shellCopyDir) : this.shellPath;
+    let begun: ReturnType<typeof this.beginShell>;
+    try {
+      begun = this.beginShell(shellFile);
+    } catch (e) {
+      return Promise.reject(new Error(`the shell's private channel could not be made: ${(e as Error).message}`));
+    }
+    const p = spawnShell(
+      {
+        shell: launcher ? launcher.file : this.shellPath,
+        args: launcher ? [...launcher.args, shellFile, ...shellArgs] : shellArgs,
+        cwd: this.options.cwd,
+        env,
+        cols: this.options.cols ?? 120,
+        rows: this.options.rows ?? 30,
+        fish: this.kind === 'fish',
+      },
+      this.options.mode ?? 'auto',
+    );
+    this.pty = p;
+    this.innerPid = undefined;
+    this.lastMode = p.mode;
+    this.pendingExit = undefined;
+    this.channel = { ...begun.channel, baseline: begun.baseline };
+    p.onData((d) => this.data(d));
+    p.onExit((code) => this.exited(p, code));
+    const startTimeout = timerMs(this.options.startTimeoutMs ?? 10_000);
+    this.starting = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.readyResolve = undefined;
+        reject(new Error(`the shell ${this.shellPath} did not become ready within ${startTimeout} ms`));
+        this.killShell();
+      }, startTimeout);
+      this.readyResolve = () => {
+        clearTimeout(timer);
+        this.readyResolve = undefined;
+        this.exitWhileStarting = undefined;
+        // The shell has printed: it exists, below the launcher's processes.
+        if (launcher && this.pty === p) this.innerPid = findShell(p.pid, launcher.file);
+        this.shellBegun(begun);
+        resolve();
+      };
+      this.exitWhileStarting = (code) => {
+        clearTimeout(timer);
+        reject(new Error(`the shell ${this.shellPath} exited with code ${code} while starting`));
+      };
+    });
+    p.write(`${initLine(this.kind, begun.script)}\r`);
+    const s = this.starting;
+    s.then(
+      () => {
+        if (this.starting === s) this.starting = undefined;
+      },
+      () => {
+        if (this.starting === s) this.starting = undefined;
+      },
+    );
+    return s;
+  }
+
+  private exitWhileStarting: ((code: number) => void) | undefined;
+  private shellCopy: string | undefined;
+
+  /** The session's private folders (made at the first start). */
+  private fifos: FifoFolder | undefined;
+  /** The channel of the running shell (see shell-protocol.ts). */
+  private channel: { path: string; fd: number; baseline: StateFifo } | undefined;
+  /** What child processes of the shell start with, as the shell last wrote it (undefined: not known). */
+  private baseline: Map<string, string> | undefined;
+  /** The folder and exported variables the last commands left: kept by the session, over a restart too. */
+  private carried: CarriedState = {};
+
+  /**
+   * Before a shell starts: its channel, the FIFO its baseline goes to, a few
+   * state FIFOs ahead, and its script (parentScript), in the private folder.
+   */
+  private beginShell(shellFile: string): { channel: { path: string; fd: number }; baseline: StateFifo; script: string } {
+    const base = this.options.scriptDir ?? (this.options.launcher ? this.options.outputDir : undefined);
+    this.fifos ??= new FifoFolder(base);
+    const made = this.fifos.makeNow(1 + 3, true);
+    const channel = made.channel!;
+    const baseline = this.fifos.open(made.names[0]!);
+    this.fifos.add(made.names.slice(1));
+    this.readyNonce = nonce();
+    const script = join(this.fifos.dir, `start-${this.tag}.${this.kind === 'fish' ? 'fish' : 'sh'}`);
+    const piped = this.options.mode === 'pipe' || (this.options.mode !== 'pty' && 'error' in loadNodePty());
+    writeFileSync(
+      script,
+      parentScript(this.kind, { shell: shellFile, channel: channel.path, baseline: baseline.path, runnerDir: this.fifos.dir, tag: this.tag, readyNonce: this.readyNonce, piped }),
+      { mode: 0o600 },
+    );
+    return { channel, baseline, script };
+  }
+
+  /**
+   * The shell is ready: its script is removed, bash, zsh and sh hold the channel
+   * open so its name goes too (fish opens it by name each time: it stays, in a
+   * folder no process can list), and the baseline is read.
+   */
+  private shellBegun(b: { channel: { path: string }; baseline: StateFifo; script: string }): void {
+    for (const f of [b.script, ...(this.kind === 'fish' ? [] : [b.channel.path])]) {
+      try {
+        unlinkSync(f);
+      } catch {
+        /* gone */
+      }
+    }
+    const base = b.baseline.close();
+    this.baseline = base?.env;
+  }
+
+  /** The channel closed and removed (its shell is gone). */
+  private closeChannel(): void {
+    const c = this.channel;
+    if (!c) return;
+    this.channel = undefined;
+    c.baseline.close();
+    try {
+      closeSync(c.fd);
+    } catch {
+      /* closed */
+    }
+    try {
+      unlinkSync(c.path);
+    } catch {
+      /* unlinked at start, or gone */
+    }
+  }
+
+  /**
+   * The execute-only copy of the shell (made once per session); the shell itself when it cannot be
+   * made. Named after the shell: zsh takes a name starting with `s` for sh and emulates it.
+   */
+  private unreadableCopy(dir: string): string {
+    if (this.shellCopy) return this.shellCopy;
+    const copy = join(dir, `${basename(this.shellPath)}-${this.tag}`);
+    try {
+      mkdirSync(dir, { recursive: true });
+      copyFileSync(realpathSync(this.shellPath), copy);
+      chmodSync(copy, 0o111);
+      this.shellCopy = copy;
+    } catch {
+      return this.shellPath;
+    }
+    return copy;
+  }
+
+  /** Kill the shell and everything it started, then start a fresh one. */
+  async restart(): Promise<void> {
+    this.killShell();
+    await this.start();
+  }
+
+  /**
+   * Run one command. Rejects with TerminalBusyError while another runs. Never
+   * rejects for the command's own failure: that is in the result.
+   */
+  async run(command: string, options: RunOptions = {}): Promise<RunResult> {
+    if (this.disposed) throw new Error('the terminal session was disposed');
+    if (this.active) throw new TerminalBusyError(this.active.command);
+    const seq = ++this.seq;
+    // Named without the nonces: a command can read its own file's name ($BASH_SOURCE, /proc).
+    const outputPath = this.logPath(seq);
+    const scriptPath = join(this.options.scriptDir ?? this.options.outputDir, `cmd-${this.tag}-${seq}.sh`);
+    writeFileSync(scriptPath, commandScript(command, this.kind, options.cwd));
+    // A run in a folder of its own leaves the carried folder and variables as they were (as a subshell did).
+    const save = options.cwd === undefined;
+    let runner: string | undefined;
+    const started = Date.now();
+    const prepared = this.nextLog?.seq === seq ? this.nextLog.fd : undefined;
+    this.nextLog = undefined;
+    const capture = new Capture(outputPath, Math.max(64 * 1024, 4 * (this.options.cap?.maxBytes ?? 16 * 1024)), prepared);
+    let finishRun!: (r: RunResult) => void;
+    const done = new Promise<RunResult>((resolve) => (finishRun = resolve));
+    const timers: NodeJS.Timeout[] = [];
+    let onAbort: (() => void) | undefined;
+    const active: Active = {
+      command,
+      begin: nonce(),
+      end: nonce(),
+      phase: 'begin',
+      held: '',
+      capture,
+      started,
+      lastOutput: started,
+      finish: (completion, exitCode, extra = {}) => {
+        if (active.phase === 'done') return;
+        active.phase = 'done';
+        for (const t of timers) clearTimeout(t);
+        if (onAbort) options.signal?.removeEventListener('abort', onAbort);
+        if (this.active === active) this.active = undefined;
+        // No sync line may be sent once the next command can start: it could read it as input.
+        this.cancelSync?.();
+        capture.close();
+        // What the command's child wrote of its folder and exported variables (a whole record only).
+        const record = active.state?.close();
+        active.state = undefined;
+        if (record && save) this.carried = { ...(record.cwd !== undefined ? { cwd: record.cwd } : this.carried.cwd !== undefined ? { cwd: this.carried.cwd } : {}), env: record.env };
+        if (runner) rmSync(runner, { force: true });
+        // The next command's log file is made now, between commands, not while one waits (a file
+        // creation costs half a millisecond on some disks, a third of a short command's round trip).
+        setImmediate(() => this.prepareLog());
+        const text = capture.text(this.options.cap ?? {});
+        finishRun({
+          exitCode,
+          completion,
+          output: text.text,
+          truncated: text.truncated,
+          outputPath,
+          durationMs: Date.now() - active.started,
+          outputBytes: capture.bytes,
+          ...(text.binary ? { binary: true } : {}),
+          ...extra,
+        });
+      },
+    };
+    this.active = active;
+    try {
+      await this.start();
+      // The child's script, with what earlier commands left (the shell's baseline is known now).
+      if (save) active.state = await this.fifos!.take();
+      runner = runnerPath({ runnerDir: this.fifos!.dir, tag: this.tag }, this.kind, seq);
+      const text = runnerScript({ kind: this.kind, commandFile: scriptPath, fifoDir: this.fifos!.fifos, home: this.options.cwd, state: this.carried, baseline: this.baseline, save, ownFolder: !save });
+      writeFileSync(runner, Buffer.from(text, 'latin1'), { mode: 0o600 });
+    } catch (e) {
+      active.finish('unobserved', null, { output: `the shell could not start: ${(e as Error).message}` } as Partial<RunResult>);
+      return done;
+    }
+    if (active.phase === 'done') return done;
+    if (!this.pty || !this.channel) {
+      active.finish('unobserved', null, { output: 'the shell exited before the command could start' } as Partial<RunResult>);
+      return done;
+    }
+    // The nonces go to the shell by its channel, the begin one with the name of the state FIFO; the
+    // end one is read only once the command's child ended. Records no shell read (of commands
+    // interrupted before it got to them) are passed over; should they fill the FIFO, a fresh shell.
+    if (!writeRecords(this.channel.fd, `${seq} b ${active.begin} ${active.state?.name ?? '-'}\n${seq} e ${active.end}\n`)) {
+      this.killShell();
+      active.finish('unobserved', null, { output: "the shell's channel was full: the shell was restarted and the command did not run", shellRestarted: true } as Partial<RunResult>);
+      return done;
+    }
+    // Time the command, not the shell's start.
+    active.started = Date.now();
+    active.lastOutput = active.started;
+    this.pty.write(`${runLine(seq)}${this.kind === 'fish' ? '\r' : '\n'}`);
+    // A state larger than the FIFO holds (64 KiB) must not keep the child from ending.
+    if (active.state) {
+      const drain = (): void => {
+        if (active.phase === 'done') return;
+        active.state?.drain();
+        timers.push(setTimeout(drain, 200));
+      };
+      timers.push(setTimeout(drain, 200));
+    }
+
+    // Timeout: interrupt, then kill.
+    const timeoutMs = timerMs(options.timeoutMs ?? this.options.timeoutMs ?? 120_000);
+    timers.push(setTimeout(() => void this.interrupt(active, 'timeout', {}), timeoutMs));
+    // Waiting for input: quiet for inputIdleMs while reading the terminal.
+    const idleMs = timerMs(options.inputIdleMs ?? this.options.inputIdleMs ?? 3000);
+    const checkIdle = (): void => {
+      if (active.phase === 'done') return;
+      const quiet = Date.now() - active.lastOutput;
+      if (quiet >= idleMs && this.pty?.mode === 'pty' && waitingOnTerminal(this.shellPid!) === true) {
+        void this.interrupt(active, 'unobserved', { waitingForInput: true });
+        return;
+      }
+      timers.push(setTimeout(checkIdle, Math.max(50, Math.min(idleMs, idleMs - quiet))));
+    };
+    if (idleMs > 0 && Number.isFinite(idleMs)) timers.push(setTimeout(checkIdle, idleMs));
+    if (options.signal) {
+      onAbort = () => void this.interrupt(active, 'unobserved', { cancelled: true });
+      if (options.signal.aborted) onAbort();
+      else options.signal.addEventListener('abort', onAbort, { once: true });
+    }
+    return done;
+  }
+
+  /**
+   * Stop the running command and keep the shell, step by step, done as soon
+   * as the shell answers a sync marker: Ctrl-C; then end-of-file to a job
+   * that waits on the terminal (a REPL shrugs off Ctrl-C: python3 prints
+   * KeyboardInterrupt and reads on) and as long again for a slow Ctrl-C
+   * clean-up; then the job killed under the frozen shell (stopJob). Only when
+   * all of that fails is the shell killed with all it started, and the next
+   * command gets a fresh one (`shellRestarted`).
+   */
+  private async interrupt(active: Active, completion: Completion, extra: Partial<RunResult>): Promise<void> {
+    if (active.phase === 'done' || active.stopping || !this.pty) return;
+    active.stopping = { completion, extra };
+    const p = this.pty;
+    const grace = timerMs(this.options.graceMs ?? 1500);
+    if (p.mode === 'pipe') {
+      // Without a terminal, Ctrl-C cannot reach the command's process group and a
+      // non-interactive shell would go on with the rest of the script: end the shell
+      // and all it started now (the next command gets a fresh one).
+      this.killShell();
+      return active.finish(completion, null, { ...extra, shellRestarted: true });
+    }
+    const steps: (() => Promise<boolean>)[] = [
+      async () => (p.interrupt(), true),
+      async () => {
+        // Only to a job: the shell's own `read` would take it for end-of-file (it goes on reading,
+        // see parentScript, should the job end in between).
+        const shell = this.ownPid;
+        if (shell !== undefined && jobWaitingOnTerminal(shell)) p.write('\x04');
+        return true;
+      },
+      () => this.stopJob(),
+    ];
+    for (const [i, step] of steps.entries()) {
+      if ((active.phase as Active['phase']) === 'done' || this.pty !== p) return;
+      // A job killed outright could not restore the terminal it changed (a REPL's raw mode:
+      // no line ends, no signal keys); bash restores it itself, the others do not.
+      if ((await step()) && (await this.sync(grace, i === steps.length - 1))) return active.finish(completion, null, extra);
+    }
+    if ((active.phase as Active['phase']) === 'done') return;
+    this.killShell();
+    active.finish(completion, null, { ...extra, shellRestarted: true });
+  }
+
+  /** The shell's own pid, when it is known (inside a launcher: once found). */
+  private get ownPid(): number | undefined {
+    return this.options.launcher && this.innerPid === undefined ? undefined : this.shellPid;
+  }
+
+  /**
+   * Kill the job that holds the terminal and keep the shell: the shell frozen
+   * (SIGSTOP on it alone), the job stopped and killed (killJob: the command's
+   * child and everything under it, so no further part of the command runs),
+   * SIGINT for the shell (its trap lets its loop go on), then the shell let
+   * go; it prints the end marker, which the stopping command does not take
+   * for its end. False, with nothing killed, when that cannot be done safely:
+   * the shell is not known by its pid, is gone or does not stop, or ignores
+   * SIGINT (not the shell the session set up).
+   */
+  private async stopJob(): Promise<boolean> {
+    const shell = this.ownPid;
+    if (shell === undefined || ignoresSignal(shell, 'SIGINT')) return false;
+    try {
+      process.kill(shell, 'SIGSTOP');
+    } catch {
+      return false;
+    }
+    try {
+      for (let waited = 0; !/^[Tt]/.test(procInfo(shell)?.state ?? ''); waited += 5) {
+        if (waited >= 1000) return false;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      killJob(shell);
+      process.kill(shell, 'SIGINT');
+      return true;
+    } catch {
+      return false;
+    } finally {
+      try {
+        process.kill(shell, 'SIGCONT');
+      } catch {
+        /* gone */
+      }
+    }
+  }
+
+  /**
+   * Send a sync line (with `sane`, the shell first puts the terminal back with
+   * `stty sane -echo`) until the shell prints its marker or `ms` pass.
+   * Output before it is not the command's. The line is typed only while the
+   * shell holds the terminal (or that cannot be told): a program holding it (a
+   * REPL, a shell the command started) would take it for its own input. It
+   * ends in a newline, which ends a line also where a program left the
+   * terminal raw (a carriage return then is not turned into one).
+   */
+  private sync(ms: number, sane = false): Promise<boolean> {
+    return new Promise((resolve) => {
+      const p = this.pty;
+      if (!p) return resolve(false);
+      this.syncNonce = nonce();
+      this.syncBuf = '';
+      let sent = -Infinity;
+      const send = (): void => {
+        if (this.pty !== p) return end(false);
+        const shell = this.ownPid;
+        if (Date.now() - sent < 400 || (shell !== undefined && holdsTerminal(shell) === false)) return;
+        sent = Date.now();
+        p.write(`${syncLine(this.syncNonce, sane)}${this.kind === 'fish' ? '\r' : '\n'}`);
+      };
+      // Ctrl-C flushes pending input; give the line discipline a moment first.
+      const ticks = setInterval(send, 100);
+      const deadline = setTimeout(() => end(false), ms);
+      const end = (ok: boolean): void => {
+        clearInterval(ticks);
+        clearTimeout(deadline);
+        this.cancelSync = undefined;
+        this.syncSeen = undefined;
+        this.syncNonce = '';
+        resolve(ok);
+      };
+      this.syncSeen = () => end(true);
+      this.cancelSync = () => end(false);
+    });
+  }
+
+  private data(chunk: Buffer): void {
+    if (this.listeners.size) {
+      const s = chunk.toString('utf8');
+      for (const l of this.listeners) l(s);
+    }
+    const text = chunk.toString('latin1');
+    if (this.readyResolve) {
+      if (text.includes(`__LAR_R_${this.readyNonce}__`) || (this.readyBuf += text).includes(`__LAR_R_${this.readyNonce}__`)) {
+        this.readyBuf = '';
+        this.readyResolve();
+      } else this.readyBuf = this.readyBuf.slice(-64);
+      return;
+    }
+    let synced = false;
+    if (this.syncSeen) {
+      this.syncBuf = (this.syncBuf + text).slice(-4096);
+      if (this.syncBuf.includes(`__LAR_S_${this.syncNonce}__`)) {
+        this.syncBuf = '';
+        synced = true;
+      }
+    }
+    const a = this.active;
+    // Sync markers (of this or an earlier interruption) are never the command's output
+    // (fish's line editor also shows the sync line as it reads it).
+    if (a && a.phase !== 'done') this.feed(a, a.stopping ? text.replace(/(\r\n)?__LAR_[SYZ]_[0-9a-f]{16}__(\r\n)?/g, '') : text);
+    if (synced) this.syncSeen?.();
+  }
+
+  private readyBuf = '';
+  private cancelSync: (() => void) | undefined;
+  private syncBuf = '';
+
+  private feed(a: Active, text: string): void {
+    let s = a.held + text;
+    a.held = '';
+    if (a.phase === 'begin') {
+      const begin = `__LAR_B_${a.begin}__`;
+      const i = s.indexOf(begin);
+      if (i < 0) {
+        a.held = s.slice(-(begin.length + 2));
+        return;
+      }
+      s = s.slice(i + begin.length);
+      a.phase = 'body';
+      a.lastOutput = Date.now();
+      // The marker's own line ending.
+      if (s.startsWith('\r\n')) s = s.slice(2);
+      else if (s.length < 2) {
+        a.held = s;
+        a.skipNewline = true;
+        return;
+      }
+    }
+    if (a.skipNewline) {
+      a.skipNewline = false;
+      if (s.startsWith('\r\n')) s = s.slice(2);
+    }
+    if (s.length) a.lastOutput = Date.now();
+    const endPrefix = `\r\n__LAR_E_${a.end}_`;
+    const i = s.indexOf(endPrefix);
+    if (i >= 0) {
+      const m = /^(\d+)__/.exec(s.slice(i + endPrefix.length));
+      if (m) {
+        a.capture.push(Buffer.from(s.slice(0, i), 'latin1'));
+        if (a.stopping) a.finish(a.stopping.completion, null, a.stopping.extra);
+        else a.finish('marker', Number(m[1]));
+        return;
+      }
+      a.capture.push(Buffer.from(s.slice(0, i), 'latin1'));
+      a.held = s.slice(i);
+      return;
+    }
+    // Keep back what could be the start of the end marker.
+    const cut = s.length - trailingPrefix(s, endPrefix);
+    a.capture.push(Buffer.from(s.slice(0, cut), 'latin1'));
+    a.held = s.slice(cut);
+  }
+
+  private exited(p: ShellProcess, code: number): void {
+    // Reap what the shell left behind, whichever shell it was.
+    killAll(sessionProcesses(p.pid), 'SIGKILL');
+    // A shell we killed ourselves (killShell) was already let go: its exit must not
+    // touch the shell that replaced it, nor the command now running there.
+    if (this.pty !== p) return;
+    this.pty = undefined;
+    this.closeChannel();
+    this.exitWhileStarting?.(code);
+    this.exitWhileStarting = undefined;
+    this.readyResolve = undefined;
+    const a = this.active;
+    if (a && a.phase !== 'done') {
+      // Let trailing output arrive first. What the command's child did is not known: the
+      // shell's own exit status is not the command's (a command could end the shell on purpose).
+      setTimeout(() => {
+        if (a.held && a.phase === 'body') a.capture.push(Buffer.from(a.held, 'latin1'));
+        a.held = '';
+        a.finish('exit', null);
+      }, 50);
+    }
+    for (const l of this.exitListeners) l(code);
+  }
+
+  private killShell(): void {
+    const p = this.pty;
+    if (!p) return;
+    this.pty = undefined;
+    // Not p.kill() afterwards: node-pty reaps on its own thread, so the pid may already be another process's.
+    killTree(p.pid);
+    this.closeChannel();
+    // Told now, before a new shell can start: its own exit event will be ignored (see exited).
+    this.exitWhileStarting?.(128 + 9);
+    this.exitWhileStarting = undefined;
+    this.readyResolve = undefined;
+    for (const l of this.exitListeners) l(128 + 9);
+  }
+
+  /**
+   * dispose(), then wait until every process of the session is gone (the
+   * sandbox's included), at most `timeoutMs`: what runs next (the outcome
+   * check) must not share the workspace with anything the run left behind.
+   * False when some are still there.
+   */
+  async close(timeoutMs = 5000): Promise<boolean> {
+    const root = this.pty?.pid;
+    const pids = root === undefined ? [] : [root, ...sessionProcesses(root)];
+    this.dispose();
+    const until = Date.now() + timeoutMs;
+    while (pids.some(alive) && Date.now() < until) {
+      killAll(pids.filter(alive), 'SIGKILL');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return !pids.some(alive);
+  }
+
+  private nextLog: { seq: number; fd: number } | undefined;
+
+  private logPath(seq: number): string {
+    return join(this.options.outputDir, `cmd-${this.tag}-${seq}.log`);
+  }
+
+  /** Opens the log file of the next command ahead of it (left out when it cannot be made: run() opens it then). */
+  private prepareLog(): void {
+    if (this.disposed || this.nextLog || this.active) return;
+    const seq = this.seq + 1;
+    try {
+      this.nextLog = { seq, fd: openSync(this.logPath(seq), 'w') };
+    } catch {
+      this.nextLog = undefined;
+    }
+  }
+
+  /** The log file made ahead for a command that never came: closed and removed. */
+  private dropPreparedLog(): void {
+    const n = this.nextLog;
+    if (!n) return;
+    this.nextLog = undefined;
+    try {
+      closeSync(n.fd);
+      unlinkSync(this.logPath(n.seq));
+    } catch {
+      // already gone
+    }
+  }
+
+  /** Kill the shell and every process it started. The session cannot be used afterwards. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.dropPreparedLog();
+    const a = this.active;
+    this.killShell();
+    if (a && a.phase !== 'done') a.finish('unobserved', null, { cancelled: true });
+    this.listeners.clear();
+    this.fifos?.dispose();
+    this.fifos = undefined;
+  }
+
+  /** Whether the shell process is alive. */
+  get running(): boolean {
+    return this.pty !== undefined && alive(this.pty.pid);
+  }
+}
+
+/**
+ * The shell below a launcher: the first process down from `root` that is not
+ * the launcher itself (bwrap forks its namespace's init, which starts the
+ * shell). Undefined when it cannot be told (no /proc).
+ */
+function findShell(root: number, launcherFile: string): number | undefined {
+  const launcherExe = exeOf(root) ?? launcherFile;
+  const all = listProcesses();
+  // The shell stays in the launcher's session; a helper started beside it in a session of its own is not it (sandbox/forwarder.ts).
+  const session = all.find((p) => p.pid === root)?.session;
+  let level = [root];
+  for (let depth = 0; depth < 4 && level.length; depth++) {
+    const next = all.filter((p) => level.includes(p.ppid));
+    for (const p of next) if (exeOf(p.pid) !== launcherExe && (session === undefined || p.session === session)) return p.pid;
+    level = next.map((p) => p.pid);
+  }
+  return undefined;
+}
+
+function exeOf(pid: number): string | undefined {
+  return linkOf(`/proc/${pid}/exe`);
+}
+
+/** Length of the longest suffix of `s` that is a prefix of `prefix`. */
+function trailingPrefix(s: string, prefix: string): number {
+  for (let k = Math.min(s.length, prefix.length); k > 0; k--) if (s.endsWith(prefix.slice(0, k))) return k;
+  return 0;
+}
+

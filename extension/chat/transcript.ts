@@ -1,0 +1,92 @@
+/**
+ * Pure: what the chat shows of a conversation read back from its
+ * trajectories (core/agent/resume.ts), as the messages the live runs sent:
+ * the user's messages, the answers, the step cards with their rewards, the
+ * outcome, how each run ended; and when the last run was cut short, a notice
+ * that offers Resume.
+ */
+import type { RecordedRun } from '../../core/agent/resume';
+import { chatEvents, wasInterrupted } from '../../core/agent/resume';
+import type { GateResult } from '../../core/verifier/state';
+import type { RestoreEvent } from '../../core/schema/trajectory';
+import { toStepCard } from './cards';
+import { clip, type ToWebview } from '../../core/protocol/chat';
+
+/** A restore as the chat states it. */
+export function restoreLine(r: RestoreEvent): string {
+  if (r.undo) return `Restore undone: the workspace is back as it was before it (${r.reverted.length + r.deleted.length + r.restored.length} files).`;
+  const n = r.reverted.length + r.deleted.length + r.restored.length;
+  return `Workspace restored to before step ${r.step ?? '?'}${r.run ? ` of ${r.run}` : ''}: ${n} file${n === 1 ? '' : 's'} (${r.reverted.length} changed back, ${r.deleted.length} deleted, ${r.restored.length} brought back)${r.leftovers?.length ? `; not put back: ${r.leftovers.join(', ')}` : ''}.`;
+}
+
+export function transcriptOf(runs: readonly RecordedRun[]): ToWebview[] {
+  const out: ToWebview[] = [];
+  const last = runs[runs.length - 1];
+  if (!last) return out;
+  out.push({
+    type: 'restored',
+    text: clip(`Restored from ${runs.length === 1 ? 'its trajectory' : `the ${runs.length} trajectories of this chat`} (${last.file}).`, 2000),
+  });
+  for (const run of runs) {
+    for (const { line, event, step } of chatEvents(run)) {
+      switch (event.type) {
+        case 'message':
+          if (event.role === 'user') out.push({ type: 'userMessage', text: clip(event.content, 20_000) });
+          else if (event.role === 'assistant' && (event.content || event.reasoning)) {
+            out.push({ type: 'assistant', text: clip(event.content, 200_000), ...(event.reasoning ? { reasoning: clip(event.reasoning, 200_000) } : {}) });
+          }
+          break;
+        case 'tool_call': {
+          if (!step) break;
+          // The gate's decision is not recorded; a blocked status says all the card needs.
+          const gate: GateResult = { decision: event.status === 'blocked' ? 'block' : 'allow', verdicts: [], reason: '', toolReward: step.toolReward ?? 0 };
+          out.push({ type: 'step', card: { ...toStepCard(line, event, step, gate), run: run.file } });
+          break;
+        }
+        case 'outcome':
+          out.push({
+            type: 'outcome',
+            command: clip(event.command, 2000),
+            exitCode: event.exitCode ?? null,
+            passed: run.report.summary?.outcome.reward === 1,
+            excerpt: clip((event.output ?? '').trim(), 2000),
+          });
+          break;
+        case 'compaction':
+          out.push({ type: 'compaction', text: clip(`Context compacted to fit the model's ${event.window.toLocaleString()}-token window: ${event.tokensBefore.toLocaleString()} → ${event.tokensAfter.toLocaleString()} tokens.`, 2000) });
+          break;
+        case 'restore':
+          out.push({ type: 'compaction', text: clip(restoreLine(event), 2000) });
+          break;
+        case 'end': {
+          const s = run.report.summary;
+          out.push({
+            type: 'end',
+            reason: clip(event.reason, 40),
+            ...(event.detail ? { detail: clip(event.detail, 2000) } : {}),
+            ...(s ? { summary: { return: s.return, outcome: s.outcome.reward, steps: s.steps } } : {}),
+          });
+          break;
+        }
+      }
+    }
+  }
+  if (last.cutAtStep !== undefined) {
+    out.push({ type: 'restored', text: clip(`Branched from before step ${last.cutAtStep} of ${last.file}: the conversation and the workspace are as they were there. Send a message to go on from that point.`, 2000) });
+  } else if (wasInterrupted(last)) {
+    // A run with no end may still be going on in another window: it can be read, not resumed (the
+    // next start of the editor marks it interrupted once it is old enough to be dead).
+    out.push({
+      type: 'interrupted',
+      file: last.file,
+      resumable: last.end !== undefined,
+      text: clip(
+        last.end
+          ? `This run was interrupted: ${last.end.detail ?? 'the editor stopped during it'}.`
+          : 'This run has no end: it may still be running in another window, or the editor stopped during it. It can be resumed once it is marked interrupted.',
+        2000,
+      ),
+    });
+  }
+  return out;
+}

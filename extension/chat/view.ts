@@ -1,0 +1,183 @@
+/**
+ * The chat view: a webview view in its own activity-bar container (Copilot's
+ * Chat view refuses third-party participants without a sign-in). Strict CSP
+ * with a nonce, no remote content, the script and style from the extension.
+ * Messages in both directions are validated with the schemas of
+ * core/protocol/chat.ts; what the view shows of a run is replayed when it reloads.
+ */
+import { randomBytes } from 'node:crypto';
+import * as vscode from 'vscode';
+import { z } from 'zod';
+import { FromWebview, ToWebview } from '../../core/protocol/chat';
+
+export const CHAT_VIEW_ID = 'lean4Agentic.chat';
+
+export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
+  private view: vscode.WebviewView | undefined;
+  private transcript: ToWebview[] = [];
+  private connection: ToWebview | undefined;
+  private running = false;
+  private readonly subs: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly output: vscode.LogOutputChannel,
+    private readonly onMessage: (msg: FromWebview) => void,
+  ) {}
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    const media = vscode.Uri.joinPath(this.extensionUri, 'extension', 'media');
+    const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
+    view.webview.options = { enableScripts: true, enableCommandUris: false, localResourceRoots: [media, dist] };
+    view.webview.html = this.html(view.webview);
+    this.subs.push(
+      view.webview.onDidReceiveMessage((raw: unknown) => {
+        const parsed = FromWebview.safeParse(raw);
+        if (!parsed.success) {
+          this.output.warn(`chat view: ignored a malformed message: ${z.prettifyError(parsed.error)}`);
+          return;
+        }
+        if (parsed.data.type === 'ready') this.replay();
+        this.onMessage(parsed.data);
+      }),
+      view.onDidDispose(() => {
+        if (this.view === view) this.view = undefined;
+      }),
+    );
+  }
+
+  /** Sends a message (validated) and keeps it for a reload of the view. */
+  post(msg: ToWebview): void {
+    const parsed = ToWebview.safeParse(msg);
+    if (!parsed.success) {
+      this.output.error(`chat view: not sending a malformed ${msg.type} message: ${z.prettifyError(parsed.error)}`);
+      return;
+    }
+    if (parsed.data.type === 'clear') this.transcript = [];
+    else if (parsed.data.type === 'state') {
+      this.running = parsed.data.running;
+      // A run that is over has no live cards left to show after a reload.
+      if (!this.running) this.transcript = this.transcript.filter((x) => x.type !== 'toolStarted' && x.type !== 'toolOutput');
+    } else if (parsed.data.type === 'waiting') {
+      // Only of use while it lasts.
+    }
+    else if (parsed.data.type === 'connection') this.connection = parsed.data;
+    else if (parsed.data.type === 'history') {
+      // A listing, not part of the conversation: asked for again after a reload.
+    }
+    else if (parsed.data.type === 'context') {
+      // Only the latest figure matters on a reload.
+      this.transcript = this.transcript.filter((m) => m.type !== 'context');
+      this.transcript.push(parsed.data);
+    } else if (parsed.data.type !== 'focusInput') this.keep(parsed.data);
+    if (this.transcript.length > 5000) this.transcript.splice(0, this.transcript.length - 5000);
+    void this.view?.webview.postMessage(parsed.data);
+  }
+
+  /**
+   * Keeps a message for a reload: streamed deltas (one per token) are joined
+   * to the one before of their kind, so a long answer or a long reasoning is
+   * one entry, not thousands that push the run's start out of the replay.
+   */
+  private keep(m: ToWebview): void {
+    const last = this.transcript[this.transcript.length - 1];
+    if (m.type === 'toolOutput') {
+      // A tail, not a delta: only the newest matters.
+      const i = this.transcript.findIndex((x) => x.type === 'toolOutput' && x.id === m.id);
+      if (i >= 0) {
+        this.transcript[i] = m;
+        return;
+      }
+    }
+    if (m.type === 'step' && m.card.id !== undefined) {
+      // The finished card stands for the live one.
+      const id = m.card.id;
+      this.transcript = this.transcript.filter((x) => !((x.type === 'toolStarted' || x.type === 'toolOutput') && x.id === id));
+    }
+    if ((m.type === 'text' || m.type === 'reasoning') && last?.type === m.type && last.delta.length + m.delta.length <= 100_000) {
+      this.transcript[this.transcript.length - 1] = { type: m.type, delta: last.delta + m.delta };
+      return;
+    }
+    this.transcript.push(m);
+  }
+
+  async reveal(): Promise<void> {
+    await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
+  }
+
+  /** Shows the chat with the cursor in its input (a view not made yet gets it when it is ready). */
+  async focusInput(): Promise<void> {
+    this.wantsFocus = true;
+    await this.reveal();
+    if (this.view && this.ready) this.deliverFocus();
+  }
+
+  private wantsFocus = false;
+  private ready = false;
+
+  private deliverFocus(): void {
+    if (!this.wantsFocus) return;
+    this.wantsFocus = false;
+    void this.view?.webview.postMessage({ type: 'focusInput' } satisfies ToWebview);
+  }
+
+  private replay(): void {
+    const w = this.view?.webview;
+    if (!w) return;
+    void w.postMessage({ type: 'clear' } satisfies ToWebview);
+    if (this.connection) void w.postMessage(this.connection);
+    for (const m of this.transcript) void w.postMessage(m);
+    void w.postMessage({ type: 'state', running: this.running } satisfies ToWebview);
+    this.ready = true;
+    this.deliverFocus();
+  }
+
+  private html(webview: vscode.Webview): string {
+    const nonce = randomBytes(16).toString('base64');
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'chat.js'));
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'extension', 'media', 'chat.css'));
+    const csp = `default-src 'none'; img-src ${webview.cspSource}; script-src 'nonce-${nonce}'; style-src ${webview.cspSource} 'nonce-${nonce}'; font-src ${webview.cspSource}`;
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" nonce="${nonce}" href="${style}">
+<title>Lean4 Agentic</title>
+</head>
+<body>
+<div class="wrap">
+  <header>
+    <span id="status" aria-live="polite"></span>
+    <span id="context" class="context" hidden title="Prompt tokens of the last request / the model's context window"></span>
+    <button id="open-trajectory" class="secondary" hidden title="Open this run's trajectory">Trajectory</button>
+    <button id="show-history" class="secondary" aria-expanded="false" aria-controls="history" title="Past runs in this workspace">History</button>
+    <button id="new-chat" class="secondary" title="Clear the chat">New</button>
+  </header>
+  <div id="connection" role="status" hidden></div>
+  <nav id="timeline" aria-label="Stage timeline" hidden></nav>
+  <section id="history" aria-label="Past runs" hidden></section>
+  <div class="log-wrap">
+    <main id="log" role="log" aria-live="polite"><div id="log-inner"></div></main>
+    <button id="jump" class="secondary small" hidden title="Follow the run again">↓ Latest</button>
+  </div>
+  <div id="activity" hidden><span id="activity-text" role="status" aria-live="polite" hidden></span><span id="counters" hidden></span></div>
+  <footer>
+    <textarea id="task" aria-label="Task for the agent" placeholder="Describe a task (Enter to run, Shift+Enter for a new line)"></textarea>
+    <div class="row">
+      <button id="run">Run</button>
+      <button id="stop" class="secondary" hidden>Stop</button>
+    </div>
+  </footer>
+</div>
+<script nonce="${nonce}" src="${script}"></script>
+</body>
+</html>`;
+  }
+
+  dispose(): void {
+    for (const s of this.subs) s.dispose();
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * Entry point: wires the language client to the views that draw its rewards
+ * (trajectory gutter, edited-file hints, status bar) and registers the
+ * commands. Each concern lives in its own module next to this one.
+ */
+import * as vscode from 'vscode';
+import { LarClient } from './client';
+import { CHAT_VIEW_ID, ChatViewProvider } from './chat/view';
+import { AGENT_COMMANDS, registerConnectionCommands } from './agent/connection';
+import { registerLanguageModels } from './lm/provider';
+import { AgentSession } from './agent/session';
+import { RunDecorations } from './trajectory/run-decorations';
+import { z } from 'zod';
+import { CheckpointId } from '../core/schema/trajectory';
+import { RUN_FILE } from '../core/agent/run-id';
+import { registerChangeDocuments } from './checkpoints/change-documents';
+import { registerCommands } from './commands';
+import { affectsGutter, affectsServer, readConfig } from './config';
+import { EditedFiles } from './edits/edited-files';
+import { TrajectoryGutter } from './trajectory/gutter';
+import { RunRegistry } from './trajectory/runs';
+import { StatusBar } from './trajectory/status-bar';
+
+/** The arguments of the restore command (from a code lens of the language server). */
+const RestoreArgs = z.object({ commit: CheckpointId, step: z.number().int().positive().optional(), run: z.string().regex(RUN_FILE).optional() }).strict();
+
+let client: LarClient | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<{ client: LarClient; runs: RunRegistry }> {
+  const output = vscode.window.createOutputChannel('Lean4 Agentic', { log: true });
+  let config = readConfig();
+  const runs = new RunRegistry();
+  const gutter = new TrajectoryGutter(context, { enabled: () => config.gutterEnabled, debounceMs: () => config.debounceMs });
+  const editedFiles = new EditedFiles(context, () => config.editedFilesEnabled, output);
+  const status = new StatusBar(runs);
+
+  client = new LarClient(context, output, {
+    onRewards(params) {
+      if (!runs.current()) void vscode.commands.executeCommand('setContext', 'lean4Agentic.hasRun', true);
+      const whole = runs.update(params);
+      status.refresh();
+      gutter.update(whole);
+      editedFiles.update(whole).catch((err: unknown) => output.error(`edited-file hints for ${params.uri}: ${String(err)}`));
+    },
+    onBackend(label) {
+      status.setBackend(label);
+    },
+    onStateChange(running, problem) {
+      status.setServer(running ? undefined : problem);
+    },
+  });
+  const larClient = client;
+  // The agent: the chat view drives one verified run at a time.
+  const agent = new AgentSession(context, larClient, output);
+  const chat = new ChatViewProvider(context.extensionUri, output, (msg) => agent.handle(msg));
+  agent.post = (msg) => chat.post(msg);
+  agent.onSandbox = (s) => status.setSandbox(s);
+  // Runs a crashed editor left open are marked first; then the latest chat comes back.
+  void agent.markInterruptedRuns().then(() => agent.restore());
+  agent.reveal = () => chat.reveal();
+
+  context.subscriptions.push(
+    new RunDecorations(),
+    output,
+    gutter,
+    editedFiles,
+    status,
+    larClient,
+    ...registerCommands({ client: larClient, runs, editedFiles, output }),
+    ...registerConnectionCommands(context, output),
+    // The same models for other extensions, through vscode.lm.
+    ...registerLanguageModels(context, output),
+    agent,
+    chat,
+    registerChangeDocuments(agent.changes),
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat, { webviewOptions: { retainContextWhenHidden: true } }),
+    vscode.commands.registerCommand(AGENT_COMMANDS.stopAgent, () => agent.stop()),
+    vscode.commands.registerCommand(AGENT_COMMANDS.focusChat, () => chat.focusInput()),
+    // From a trajectory's "Restore to before step N" lens: only a checkpoint id, a step and a run file name get through.
+    vscode.commands.registerCommand(AGENT_COMMANDS.restoreCheckpoint, async (arg: unknown) => {
+      const a = RestoreArgs.safeParse(arg);
+      if (!a.success) return void vscode.window.showErrorMessage('Lean4 Agentic: that is not a checkpoint to restore.');
+      await chat.reveal();
+      await agent.restoreCheckpoint(a.data.commit, { ...(a.data.step ? { step: a.data.step } : {}), ...(a.data.run ? { run: a.data.run } : {}) });
+    }),
+    vscode.commands.registerCommand(AGENT_COMMANDS.branchFromCheckpoint, async (arg: unknown) => {
+      const a = RestoreArgs.safeParse(arg);
+      if (!a.success || !a.data.step || !a.data.run) return void vscode.window.showErrorMessage('Lean4 Agentic: that is not a step to branch from.');
+      await chat.reveal();
+      await agent.branchFrom(a.data.commit, a.data.step, a.data.run);
+    }),
+    // A recorded run shipped with the extension: the gutter, diagnostics and lenses without any model.
+    vscode.commands.registerCommand('lean4Agentic.openSample', () =>
+      vscode.window.showTextDocument(vscode.Uri.file(context.asAbsolutePath('test-fixtures/trajectories/fix-failing-test.lar.jsonl')), { preview: false }),
+    ),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      config = readConfig();
+      if (affectsGutter(e)) {
+        gutter.redrawAll();
+        editedFiles.redrawAll();
+      }
+      if (affectsServer(e)) {
+        output.info('backend settings changed: restarting the language server');
+        void larClient.restart();
+      }
+    }),
+    // Trust lifts Restricted Mode's builtin-only backend.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void larClient.restart()),
+    vscode.workspace.onDidCloseTextDocument((doc) => gutter.forget(doc.uri.toString())),
+  );
+
+  await larClient.start();
+  return { client: larClient, runs };
+}
+
+export async function deactivate(): Promise<void> {
+  await client?.stop();
+  client = undefined;
+}
