@@ -1,5 +1,5 @@
 // The Debian packages setup installs: what the build, the tests, the demo and
-// the benchmarks run (test/setup.test.ts checks each program's package is here).
+// the benchmarks run (test/devtools/setup.test.ts checks each program's package is here).
 export const DEBIAN_PACKAGES = [
   'build-essential', // node-pty's native addon
   'python3', // node-gyp

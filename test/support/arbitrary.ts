@@ -46,7 +46,7 @@ export const events = fc.array(fc.oneof({ weight: 8, arbitrary: toolCall }, { we
   maxLength: 40,
 });
 
-// ---------------------------------------------------------------- nasty input (test/properties.test.ts)
+// ---------------------------------------------------------------- nasty input (test/suites/properties.test.ts)
 
 /** One UTF-16 code unit of any value: lone surrogates, NUL and every control character included. */
 const codeUnit = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c));

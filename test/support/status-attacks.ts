@@ -1,6 +1,6 @@
 /**
  * Commands that tried to change how a LATER command's status is seen, shared
- * by test/command-status.test.ts (unconfined) and test/sandbox.test.ts: each
+ * by test/suites/command-status.test.ts (unconfined) and test/suites/sandbox-escape.test.ts: each
  * made every later failing command be recorded as exit 0 when the shell that
  * ran the commands also printed their end markers.
  */

@@ -1,0 +1,111 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { ScriptedModelServer } from '../../testkit/scripted-server';
+import { verifyTrajectoryText } from '../../core/verifier/verify';
+import { lar } from '../support/lar-cli';
+
+const root = resolve(__dirname, '../../..');
+
+/** A workspace whose `node test.js` fails until sum.js adds, with the default workflow checking that command. */
+function failingWorkspace(prefix: string): string {
+  const ws = mkdtempSync(join(tmpdir(), prefix));
+  writeFileSync(join(ws, 'sum.js'), 'module.exports = (a, b) => a - b;\n');
+  writeFileSync(join(ws, 'test.js'), "if (require('./sum')(2, 3) !== 5) process.exit(1);\nconsole.log('PASS');\n");
+  const wf = JSON.parse(readFileSync(resolve(root, 'core/workflow/default-coding.larflow.json'), 'utf8'));
+  wf.outcome.command = 'node test.js';
+  writeFileSync(join(ws, 'fix.larflow.json'), JSON.stringify(wf));
+  return ws;
+}
+
+test('lar run drives the agent from the terminal against an OpenAI-compatible server', async () => {
+  const ws = failingWorkspace('lar-run-');
+  const server = new ScriptedModelServer({
+    apiKey: 'sk-test-secret-123456',
+    script: [
+      { toolCalls: [{ name: 'read_file', arguments: { path: 'sum.js' } }] },
+      { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'edit' } }] },
+      { toolCalls: [{ name: 'edit_file', arguments: { path: 'sum.js', search: 'a - b', replace: 'a + b' } }] },
+      { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'verify' } }] },
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'node test.js' } }] },
+      { toolCalls: [{ name: 'submit', arguments: {} }] },
+    ],
+  });
+  const endpoint = await server.start();
+  try {
+    const r = await lar(['run', '--task', 'make node test.js pass', '--endpoint', endpoint, '--workspace', ws, '--workflow', join(ws, 'fix.larflow.json')], { LAR_API_KEY: 'sk-test-secret-123456' });
+    assert.equal(r.code, 0, r.err + r.out);
+    assert.match(r.out, /\+1 \[explore\] read_file/);
+    assert.match(r.out, /stage explore: \+1/);
+    assert.match(r.out, /outcome check: node test.js → exit 0/);
+    assert.match(r.out, /outcome 1 · return 1\.750/);
+    const runs = readdirSync(join(ws, '.lar', 'runs'));
+    assert.equal(runs.length, 1);
+    const text = readFileSync(join(ws, '.lar', 'runs', runs[0]!), 'utf8');
+    assert.doesNotMatch(text, /sk-test-secret/, 'the key never reaches the trajectory');
+    // The header carries the workflow inline, so the file verifies on its own.
+    assert.equal(verifyTrajectoryText(text).summary!.outcome.reward, 1);
+    // And the sandbox's bounds: how memory and tasks were bounded, and to what.
+    const header = JSON.parse(text.slice(0, text.indexOf('\n'))) as { sandbox?: { confined: boolean; limits?: { mechanism: string; memory: number; tmp: number } } };
+    if (header.sandbox?.confined) assert.ok(header.sandbox.limits && header.sandbox.limits.memory > 0 && header.sandbox.limits.tmp === 2 ** 30, JSON.stringify(header.sandbox));
+  } finally {
+    await server.stop();
+  }
+});
+
+test('lar run says clearly when the server is down, and usage errors exit 2', async () => {
+  const down = await lar(['run', '--task', 'x', '--endpoint', 'http://127.0.0.1:9/v1', '--workspace', tmpdir()], {});
+  assert.equal(down.code, 1);
+  assert.match(down.err, /cannot reach the inference server at http:\/\/127\.0\.0\.1:9\/v1/);
+  assert.equal((await lar(['run'], {})).code, 2);
+  assert.equal((await lar(['run', '--task', 'x', '--enforcement', 'maybe'], {})).code, 2);
+});
+
+test('lar run --rollouts runs a group in copies of the workspace and writes its advantages', async () => {
+  const ws = failingWorkspace('lar-rollouts-');
+  const fix = [
+    { toolCalls: [{ name: 'read_file', arguments: { path: 'sum.js' } }] },
+    { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'edit' } }] },
+    { toolCalls: [{ name: 'edit_file', arguments: { path: 'sum.js', search: 'a - b', replace: 'a + b' } }] },
+    { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'verify' } }] },
+    { toolCalls: [{ name: 'run_command', arguments: { command: 'node test.js' } }] },
+    { toolCalls: [{ name: 'submit', arguments: {} }] },
+  ];
+  // The second rollout submits without fixing anything: it must start from the
+  // unfixed workspace (not the first rollout's edit), so its outcome is 0.
+  const giveUp = [
+    { toolCalls: [{ name: 'read_file', arguments: { path: 'sum.js' } }] },
+    { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'edit' } }] },
+    { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'verify' } }] },
+    { toolCalls: [{ name: 'run_command', arguments: { command: 'node test.js' } }] },
+    { toolCalls: [{ name: 'submit', arguments: {} }] },
+  ];
+  const server = new ScriptedModelServer({ script: [...fix, ...giveUp] });
+  const endpoint = await server.start();
+  try {
+    const r = await lar(['run', '--task', 'make node test.js pass', '--endpoint', endpoint, '--workspace', ws, '--workflow', join(ws, 'fix.larflow.json'), '--rollouts', '2'], {});
+    assert.equal(r.code, 0, r.err + r.out);
+    assert.match(r.out, /\[1\] \+1 \[explore\] read_file/);
+    assert.match(r.out, /rollout 1: submitted, outcome 1/);
+    assert.match(r.out, /rollout 2: submitted, outcome 0/);
+    assert.equal(readFileSync(join(ws, 'sum.js'), 'utf8'), 'module.exports = (a, b) => a - b;\n', 'the workspace itself is left as it was');
+    const groups = readdirSync(join(ws, '.lar', 'runs'));
+    assert.equal(groups.length, 1);
+    assert.match(groups[0]!, /^group-/);
+    const dir = join(ws, '.lar', 'runs', groups[0]!);
+    assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort(), ['advantages.jsonl', 'rollout-1.lar.jsonl', 'rollout-2.lar.jsonl']);
+    const adv = readFileSync(join(dir, 'advantages.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { source: string; outcomeAdvantage: number });
+    assert.equal(adv.length, 2);
+    assert.ok(adv[0]!.outcomeAdvantage > 0 && adv[1]!.outcomeAdvantage < 0, `the fixing rollout is advantaged: ${adv.map((a) => a.outcomeAdvantage)}`);
+    assert.match(adv[0]!.source, /rollout-1\.lar\.jsonl$/);
+  } finally {
+    await server.stop();
+  }
+});
+
+test('lar run --rollouts rejects nonsense counts', async () => {
+  for (const n of ['0', '-1', 'two', '65']) assert.equal((await lar(['run', '--task', 'x', '--rollouts', n], {})).code, 2, n);
+  for (const n of ['0', '1', 'x']) assert.equal((await lar(['run', '--task', 'x', '--max-repeated-failures', n], {})).code, 2, n);
+});

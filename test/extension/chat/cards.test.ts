@@ -1,0 +1,49 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FromWebview, ToWebview, clip } from '../../../core/protocol/chat';
+import { shortArgs, toStepCard } from '../../../extension/chat/cards';
+
+test('messages from the webview: good ones pass, bad ones are rejected', () => {
+  assert.ok(FromWebview.safeParse({ type: 'start', task: 'fix the failing test' }).success);
+  assert.ok(FromWebview.safeParse({ type: 'approve', id: 'a1', approved: true }).success);
+  assert.ok(FromWebview.safeParse({ type: 'action', action: 'testConnection' }).success);
+  for (const bad of [
+    null,
+    'start',
+    {},
+    { type: 'start' },
+    { type: 'start', task: '   ' },
+    { type: 'start', task: 'x'.repeat(20_001) },
+    { type: 'start', task: 'ok', extra: 1 },
+    { type: 'approve', id: 'a1', approved: 'yes' },
+    { type: 'approve', id: '../../etc', approved: true },
+    { type: 'action', action: 'runShell' },
+    { type: 'eval', code: 'alert(1)' },
+  ]) {
+    assert.equal(FromWebview.safeParse(bad).success, false, JSON.stringify(bad));
+  }
+});
+
+test('messages to the webview are checked too', () => {
+  assert.ok(ToWebview.safeParse({ type: 'step', card: { line: 3, tool: 'read_file', args: 'a.js', status: 'ok', toolReward: 1, failed: [] } }).success);
+  assert.equal(ToWebview.safeParse({ type: 'step', card: { line: 3, tool: 'read_file', args: 'a.js', status: 'ok', toolReward: 2, failed: [] } }).success, false);
+  assert.equal(ToWebview.safeParse({ type: 'error', message: 'down', actions: ['rm -rf'] }).success, false);
+  assert.equal(ToWebview.safeParse({ type: 'text' }).success, false);
+  assert.equal(clip('abcdef', 4), 'abc…');
+});
+
+test('step cards: short args, failed checks, stage change', () => {
+  assert.equal(shortArgs('run_command', { command: 'npm test' }), 'npm test');
+  assert.equal(shortArgs('edit_file', { path: 'src/a.js', search: 'x', replace: 'y' }), 'src/a.js');
+  assert.equal(shortArgs('search', { pattern: 'foo' }), '{"pattern":"foo"}');
+  const card = toStepCard(
+    5,
+    { type: 'tool_call', tool: 'write_file', args: { path: 'a.js', content: '' }, status: 'blocked', result: {}, at: '2026-01-01T00:00:00Z' },
+    { line: 5, type: 'tool_call', step: 3, tool: 'write_file', stage: 'explore', verdicts: [{ check: 'tool.allowed_in_stage', ok: false, reason: 'write_file is not allowed in explore' }] as never, toolReward: -1, runningReturn: 0, stageVisit: { stage: 'explore', reward: 0.5 } as never },
+    { decision: 'block', verdicts: [], reason: 'x', toolReward: -1 },
+  );
+  assert.equal(ToWebview.safeParse({ type: 'step', card }).success, true);
+  assert.equal(card.blocked, true);
+  assert.deepEqual(card.failed, [{ check: 'tool.allowed_in_stage', reason: 'write_file is not allowed in explore' }]);
+  assert.deepEqual(card.stageVisit, { stage: 'explore', reward: 0.5 });
+});

