@@ -1,7 +1,7 @@
 /** The extension's commands (contributed in package.json, category "Lean4 Agentic"). */
 import * as vscode from 'vscode';
 import { TRAJECTORY_LANGUAGE, type LarClient } from './client';
-import { formatNumber } from './trajectory/decorations';
+import { formatNumber } from '../core/protocol/display';
 import { BACKEND_CHOICES, readConfig, writeBackend, type BackendChoice } from './config';
 import type { EditedFiles } from './edits/edited-files';
 import { REVEAL_COMMAND } from './edits/edited-files';

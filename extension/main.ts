@@ -12,7 +12,7 @@ import { AgentSession } from './agent/session';
 import { RunDecorations } from './trajectory/run-decorations';
 import { z } from 'zod';
 import { CheckpointId } from '../core/schema/trajectory';
-import { RUN_FILE } from '../core/agent/run-id';
+import { RUN_FILE } from '../core/schema/trajectory';
 import { registerChangeDocuments } from './checkpoints/change-documents';
 import { registerCommands } from './commands';
 import { affectsGutter, affectsServer, readConfig } from './config';

@@ -1,4 +1,4 @@
-import { RUN_FILE } from '../core/agent/run-id';
+import { RUN_FILE } from '../core/schema/trajectory';
 import { Command, DocumentSymbol, type CodeLens, SymbolKind, type Hover, type Range } from 'vscode-languageserver';
 import { signed } from '../core/verifier/checks';
 import type { StageVisitResult } from '../core/verifier/state';

@@ -3,10 +3,10 @@
  * message from the extension is validated with the shared zod schema; model
  * text becomes DOM nodes through textContent only (see ../markdown.ts).
  */
-import { FromWebview, ToWebview, formatTokens, type ErrorAction, type HistoryEntry, type StepCard } from '../core/protocol/chat';
+import { FromWebview, ToWebview, type ErrorAction, type HistoryEntry, type StepCard } from '../core/protocol/chat';
+import { formatReward, formatTokens } from '../core/protocol/display';
 import { StageTimeline } from './timeline';
 import { MarkdownStream, renderMarkdown, type MiniDocument, type MiniElement, type RenderHooks } from './markdown';
-import { formatReward } from '../extension/trajectory/decorations';
 
 // The little of the DOM used here (the project compiles without the DOM lib).
 interface El {

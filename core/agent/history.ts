@@ -9,7 +9,7 @@ import { basename, join } from 'node:path';
 import { fileResolver } from '../workflow/resolve';
 import { verifyTrajectoryText } from '../verifier/verify';
 import { EndEvent } from '../schema/trajectory';
-import { RUN_FILE } from './run-id';
+import { RUN_FILE } from '../schema/trajectory';
 
 export const RUNS_DIR = join('.lar', 'runs');
 

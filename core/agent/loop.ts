@@ -10,7 +10,9 @@ import type { CallStatus, CompactionEvent, Header, OutcomeEvent, RestoreEvent, S
 import { transitionsFrom, type Workflow } from '../schema/workflow';
 import { CHECKS } from '../verifier/checks';
 import { callKey, changedFiles, VerifierState, type GateResult, type ProposedCall, type StepResult, type TrajectorySummary } from '../verifier/state';
-import type { ToolContext, ToolOutcome } from '../tools/types';
+import type { ToolContext, ToolExecutor, ToolOutcome } from '../tools/types';
+
+export type { ToolExecutor };
 import { answerBudget, budgetFor, capText, compact, MIN_ANSWER, promptLimit, tooSmall, type Budget } from './context';
 import { Conversation, newCallId, type TurnCall, type TurnResult } from './conversation';
 import { rulesPrompt, type Rules } from './rules';
@@ -42,8 +44,6 @@ export interface AgentModel {
 /** Decides whether a call may run; by default the run's own builtin verifier state. */
 export type AgentGate = (call: ProposedCall) => Promise<GateResult>;
 
-/** Runs one of the workspace tools (everything but enter_stage and submit). */
-export type ToolExecutor = (tool: ToolName, args: Record<string, unknown>, ctx: ToolContext) => Promise<ToolOutcome>;
 
 export type AgentEvent =
   /** The header, line 1, written when the run starts. */

@@ -17,7 +17,7 @@ import { Conversation, type Turn, type TurnCall, type TurnResult } from './conve
 import { enteredStage, newRunNote, outcomeLine, RepeatedFailures, restoreNote, SAFETY_CHECKS, verifierFeedback } from './loop';
 import { checkObservation, commandObservation } from '../tools/executor';
 import type { Workflow } from '../schema/workflow';
-import { RUN_FILE } from './run-id';
+import { RUN_FILE } from '../schema/trajectory';
 
 /** One run of a thread as recorded: its header, its events in order (each with its line and verdicts), how it ended. */
 export interface RecordedRun {

@@ -4,9 +4,10 @@
  * extension also what it sends). Nothing here imports `vscode` or the DOM.
  */
 import { z } from 'zod';
-import { RUN_FILE } from '../agent/run-id';
-import { CheckpointId, EndEvent } from '../schema/trajectory';
-import { CHANGE_ID } from '../../extension/checkpoints/file-changes';
+import { CheckpointId, EndEvent, RUN_FILE } from '../schema/trajectory';
+
+/** The id of one file change the chat can show in a diff editor (extension/checkpoints/file-changes.ts). */
+export const CHANGE_ID = /^c[0-9]{1,12}$/;
 
 /** The most of a running command's output a live card shows (its last lines). */
 export const OUTPUT_TAIL = 4000;
@@ -176,12 +177,4 @@ export type ToWebview = z.infer<typeof ToWebview>;
 /** Cuts a string to fit a schema's limit, saying so. */
 export function clip(s: string, max: number): string {
   return s.length <= max ? s : `${s.slice(0, Math.max(0, max - 1))}…`;
-}
-
-/** 32768 as "32k", 131072 as "128k", 18234 as "18.2k": how windows and token counts are spoken of. */
-export function formatTokens(n: number): string {
-  if (n < 1000) return String(n);
-  const k = n / 1024;
-  if (Number.isInteger(k)) return `${k}k`;
-  return `${(n / 1000).toFixed(n < 100_000 ? 1 : 0).replace(/\.0$/, '')}k`;
 }

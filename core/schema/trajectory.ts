@@ -274,3 +274,10 @@ export type EndEvent = z.infer<typeof EndEvent>;
 
 export const TrajectoryEvent = z.discriminatedUnion('type', [ToolCallEvent, MessageEvent, OutcomeEvent, CompactionEvent, RestoreEvent, EndEvent]);
 export type TrajectoryEvent = z.infer<typeof TrajectoryEvent>;
+
+/**
+ * The names of the trajectory files the agent writes into `.lar/runs/`. The
+ * chat asks for a past run by such a name and nothing else, so a message
+ * cannot make the extension open an arbitrary path.
+ */
+export const RUN_FILE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.lar\.jsonl$/;

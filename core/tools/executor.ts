@@ -5,7 +5,7 @@ import { isFileTool, runFileTool } from './file-tools';
 import { toToolResult, type TerminalSession } from '../shell/session';
 import type { ToolContext, ToolOutcome } from './types';
 import { isInside, type WorkspaceFs } from '../workspace/fs';
-import type { ToolExecutor } from '../agent/loop';
+import type { ToolExecutor } from './types';
 import { ShellTextError } from '../shell/quote';
 import { testsRanFrom } from '../outcome/tests-ran';
 import type { SandboxLimits } from '../sandbox/limits';

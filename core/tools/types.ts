@@ -1,3 +1,4 @@
+import type { ToolName } from '../schema/tools';
 import type { CallStatus, ToolResult } from '../schema/trajectory';
 
 /**
@@ -16,3 +17,6 @@ export interface ToolContext {
   workspace: string;
   signal?: AbortSignal;
 }
+
+/** Runs one of the workspace tools (everything but enter_stage and submit). */
+export type ToolExecutor = (tool: ToolName, args: Record<string, unknown>, ctx: ToolContext) => Promise<ToolOutcome>;

@@ -1,7 +1,9 @@
 import type { SandboxRecord, TrajectoryEvent } from '../schema/trajectory';
 import type { Workflow } from '../schema/workflow';
 import { VerifierState, type GateResult, type ProposedCall, type StepResult, type TrajectorySummary } from './state';
-import type { BackendName } from './verify';
+
+/** Which verifier answered: the TypeScript one in this process, or the Lean checker. */
+export type BackendName = 'builtin' | 'lean';
 
 /**
  * One run being verified, event by event. The builtin backend answers at once;

@@ -3,9 +3,10 @@ import type { Workflow } from '../schema/workflow';
 import { parseLine, splitLines, type LineError } from '../schema/jsonl';
 import { builtinWorkflow, loadWorkflow, type LocatedProblem } from '../workflow/load';
 import { VerifierState, type StepResult, type TrajectorySummary } from './state';
-import type { VerifierBackend, VerifierSession } from './backend';
+import type { BackendName, VerifierBackend, VerifierSession } from './backend';
+import type { WorkflowResolver } from '../workflow/resolve';
 
-export type BackendName = 'builtin' | 'lean';
+export type { BackendName, WorkflowResolver };
 
 export interface TrajectoryReport {
   backend: BackendName;
@@ -22,8 +23,6 @@ export interface TrajectoryReport {
   fatal?: string;
 }
 
-/** Resolves a workflow named by path in a header; the CLI and the server read files, the core does not. */
-export type WorkflowResolver = (ref: string) => { workflow: Workflow; source: string } | { error: string; problems?: LocatedProblem[] };
 
 export interface VerifyOptions {
   /** Use this workflow whatever the header says. */

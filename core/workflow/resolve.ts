@@ -1,14 +1,15 @@
-import { MAX_WORKFLOW_BYTES, readBoundedText } from '../workspace/bounded-read';
-import { dirname, resolve } from 'node:path';
-import type { Workflow } from '../schema/workflow';
-import { builtinWorkflow, lineColumn, loadWorkflowText, type LocatedProblem } from './load';
-import type { WorkflowResolver } from '../verifier/verify';
-
 /**
  * Workflows named by path (on the command line, in a trajectory header),
  * read from disk. The CLI and the language server share this; the verifier
  * itself never touches the file system.
  */
+import { dirname, resolve } from 'node:path';
+import { MAX_WORKFLOW_BYTES, readBoundedText } from '../workspace/bounded-read';
+import type { Workflow } from '../schema/workflow';
+import { builtinWorkflow, lineColumn, loadWorkflowText, type LocatedProblem } from './load';
+
+/** Resolves a workflow named by path in a header; the CLI and the server read files, the core does not. */
+export type WorkflowResolver = (ref: string) => { workflow: Workflow; source: string } | { error: string; problems?: LocatedProblem[] };
 
 /** Formats a workflow problem as FILE:LINE:COL: message [code]. */
 export function formatProblem(file: string, text: string | undefined, p: LocatedProblem): string {

@@ -7,7 +7,7 @@
 import * as vscode from 'vscode';
 import { ModelClient, redact, type ConnectionReport } from '../../core/model/client';
 import { API_KEY_SECRET, readAgentConfig, type AgentConfig } from '../config';
-import { formatTokens } from '../../core/protocol/chat';
+import { formatTokens } from '../../core/protocol/display';
 import { maskEndpoint } from '../../core/model/endpoint';
 
 export const AGENT_COMMANDS = {

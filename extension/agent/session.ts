@@ -29,7 +29,7 @@ import { loadWorkflowRef } from '../../core/workflow/resolve';
 import type { LarClient } from '../client';
 import { readAgentConfig } from '../config';
 import { listRuns, markInterruptedRuns, RUNS_DIR } from '../../core/agent/history';
-import { RUN_FILE } from '../../core/agent/run-id';
+import { RUN_FILE } from '../../core/schema/trajectory';
 import { OutputTail, toStepCard, shortArgs } from '../chat/cards';
 import { clip, OUTPUT_TAIL, type ErrorAction, type FromWebview, type HistoryEntry, type StepCard, type ToWebview } from '../../core/protocol/chat';
 import { FileChanges, type FileChange } from '../checkpoints/file-changes';

@@ -4,7 +4,8 @@
  * the path kept at the end of the URI).
  */
 import * as vscode from 'vscode';
-import { CHANGE_ID, type FileChange, type FileChanges } from './file-changes';
+import { CHANGE_ID } from '../../core/protocol/chat';
+import type { FileChange, FileChanges } from './file-changes';
 
 export const CHANGE_SCHEME = 'lean4agentic-change';
 

@@ -15,8 +15,6 @@ export interface FileChange {
   created: boolean;
 }
 
-export const CHANGE_ID = /^c[0-9]{1,12}$/;
-
 export class FileChanges {
   private readonly changes = new Map<string, FileChange>();
   private bytes = 0;

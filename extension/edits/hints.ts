@@ -3,7 +3,8 @@
  * hints move or vanish when the user edits, and their labels. Pure functions,
  * no `vscode` (tested under `node --test`); edited-files.ts applies them.
  */
-import { code, escapeMarkdown, formatReward, type Reward } from '../trajectory/decorations';
+import { code, escapeMarkdown, type Reward } from '../trajectory/decorations';
+import { formatReward } from '../../core/protocol/display';
 
 /** 0-based lines, both ends included. */
 export interface LineRange {

@@ -5,6 +5,7 @@
  * gutter.ts applies the result with the editor API.
  */
 import type { LineReward, RewardsParams } from '../../core/protocol/lsp';
+import { formatNumber, formatReward } from '../../core/protocol/display';
 
 export type Reward = -1 | 0 | 1;
 
@@ -35,17 +36,6 @@ export function stepKind(reward: Reward): DecorationKind {
 
 export function stageKind(reward: Reward): DecorationKind {
   return reward === 1 ? 'stagePass' : reward === 0 ? 'stageZero' : 'stageFail';
-}
-
-/** `+1`, `0`, `−1` (a real minus sign, as in the docs). */
-export function formatReward(r: number): string {
-  return r > 0 ? `+${r}` : r < 0 ? `−${-r}` : '0';
-}
-
-/** A return or other real number, at most 3 decimals, no trailing zeros. */
-export function formatNumber(x: number): string {
-  const s = Number(x.toFixed(3)).toString();
-  return s.startsWith('-') ? `−${s.slice(1)}` : s;
 }
 
 /** Inline code that survives backticks and line breaks in the text (ids and paths come from the file). */

@@ -4,7 +4,8 @@
  * Pure, no `vscode` (tested under `node --test`); status-bar.ts shows it.
  */
 import type { BackendLabel, RewardsParams } from '../../core/protocol/lsp';
-import { code, escapeMarkdown, formatNumber } from './decorations';
+import { code, escapeMarkdown } from './decorations';
+import { formatNumber } from '../../core/protocol/display';
 import { describeSandbox, type SandboxSummary } from '../../core/sandbox/plan';
 
 interface Entry {

@@ -7,7 +7,8 @@ import { runBadge } from '../../../extension/trajectory/run-badges';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { listRuns, markInterruptedRuns } from '../../../core/agent/history';
-import { newRunId, RUN_FILE } from '../../../core/agent/run-id';
+import { newRunId } from '../../../core/agent/run-id';
+import { RUN_FILE } from '../../../core/schema/trajectory';
 import { FileChanges } from '../../../extension/checkpoints/file-changes';
 import { root } from '../../support/lsp-client';
 

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { LineReward, RewardsParams } from '../../../core/protocol/lsp';
-import { DECORATION_KINDS, decorationsFor, formatNumber, formatReward, type DecorationKind } from '../../../extension/trajectory/decorations';
+import { DECORATION_KINDS, decorationsFor, type DecorationKind } from '../../../extension/trajectory/decorations';
+import { formatNumber, formatReward } from '../../../core/protocol/display';
 
 const root = resolve(__dirname, '../../../..');
 
