@@ -101,7 +101,7 @@ function throughBarePty(command: string): Promise<Figures> {
   global.gc?.();
   const sampler = memorySampler();
   const t0 = performance.now();
-  const p = pty.spawn('/bin/bash', ['-c', command], { name: 'xterm-256color', cols: 120, rows: 30, cwd: tmpdir(), env: process.env as Record<string, string>, encoding: null } as import('node-pty').IPtyForkOptions);
+  const p = pty.spawn('/bin/bash', ['-c', command], { name: 'xterm-256color', cols: 120, rows: 30, cwd: tmpdir(), env: process.env, encoding: null });
   let bytes = 0;
   p.onData((d: string | Buffer) => (bytes += d.length));
   return new Promise((done, fail) => {

@@ -270,7 +270,7 @@ async function cmdRun(flags: Flags, io: Io): Promise<number> {
       ...(maxRepeats ? { maxRepeatedFailures: Number(maxRepeats) } : {}),
       ...(toolFormat ? { toolFormat: toolFormat as ToolFormatSetting } : {}),
       ...(contextLength ? { contextLength: Number(contextLength) } : {}),
-      ...(thinking ? { thinking: thinking as 'auto' | 'on' | 'off' } : {}),
+      ...(thinking ? { thinking: thinking } : {}),
       ...(flags.values.has('--rules') ? { rules: (flags.values.get('--rules') ?? '').split(',').map((r) => r.trim()).filter(Boolean) } : {}),
       ...(rollouts ? { rollouts: Number(rollouts) } : {}),
       sandbox,

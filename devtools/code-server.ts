@@ -100,7 +100,7 @@ export class CodeServer {
       },
     );
     const log = opts.log ?? (() => {});
-    for (const s of [child.stdout!, child.stderr!]) {
+    for (const s of [child.stdout, child.stderr]) {
       let buf = '';
       s.setEncoding('utf8');
       s.on('data', (d: string) => {

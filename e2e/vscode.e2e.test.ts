@@ -404,7 +404,7 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       const resumed = (server.requests.filter((q) => q.path === '/v1/chat/completions').at(-1)!.body as { messages: { role: string; content?: unknown }[] }).messages;
       const call = resumed.find((m) => m.role === 'assistant' && /Reading first\./.test(String(m.content))) as { tool_calls?: { id: string; function: { name: string } }[] } | undefined;
       assert.equal(call?.tool_calls?.[0]?.function.name, 'read_file', 'the resumed run has the earlier answer and its call');
-      assert.ok(resumed.some((m) => m.role === 'tool' && (m as { tool_call_id?: string }).tool_call_id === call!.tool_calls![0]!.id), 'and a result for that call');
+      assert.ok(resumed.some((m) => m.role === 'tool' && (m as { tool_call_id?: string }).tool_call_id === call.tool_calls![0]!.id), 'and a result for that call');
       assert.match(String(resumed.at(-1)!.content), /interrupted\. Continue the task from where you stopped/);
       const second = readdirSync(runs).filter((n) => n.endsWith('.lar.jsonl')).sort().at(-1)!;
       assert.notEqual(second, file, 'Resume is a new run');

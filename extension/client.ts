@@ -140,7 +140,7 @@ export class LarClient implements vscode.Disposable {
   private receiveRewards(raw: unknown): void {
     const parsed = RewardsParams.safeParse(raw);
     if (!parsed.success) {
-      const uri = typeof raw === 'object' && raw !== null && 'uri' in raw ? ` for ${String((raw as { uri: unknown }).uri)}` : '';
+      const uri = typeof raw === 'object' && raw !== null && 'uri' in raw ? ` for ${String((raw).uri)}` : '';
       this.output.warn(`ignored a malformed ${RewardsMethod} notification${uri}:\n${z.prettifyError(parsed.error)}`);
       return;
     }

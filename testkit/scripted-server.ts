@@ -289,8 +289,8 @@ export class ScriptedModelServer {
 
   private whole(res: ServerResponse, model: string, turn: ScriptedTurn): void {
     if (turn.kind !== undefined && turn.kind !== 'reply') return this.error(res, 500, `turn "${turn.kind}" needs a streaming request`, 'InternalServerError');
-    const { content, toolCalls } = render(turn as ReplyTurn);
-    const reasoning = (turn as ReplyTurn).reasoningInContent ? undefined : (turn as ReplyTurn).reasoning;
+    const { content, toolCalls } = render(turn);
+    const reasoning = (turn).reasoningInContent ? undefined : (turn).reasoning;
     const field = this.flavor === 'vllm' ? 'reasoning' : 'reasoning_content';
     res.writeHead(200, { 'content-type': 'application/json' }).end(
       JSON.stringify({

@@ -152,7 +152,7 @@ const hooks: RenderHooks = {
       b.textContent = 'Copied';
       setTimeout(() => (b.textContent = 'Copy'), 1500);
     });
-    head.appendChild(b as unknown as MiniElement);
+    head.appendChild(b);
   },
 };
 const markdown = (text: string): El => renderMarkdown(doc, text, hooks) as unknown as El;

@@ -95,7 +95,7 @@ export class Conversation {
   /** Replaces a result's text (a compaction eliding or cutting it); its turn renders anew. */
   setResult(turn: Turn, index: number, content: string, elided: boolean): void {
     if (turn.kind !== 'results' || !turn.results[index]) throw new Error('setResult: not a result of that turn');
-    const was = turn.results[index]!;
+    const was = turn.results[index];
     turn.results[index] = { ...was, content, ...(elided ? { elided: true } : {}), original: was.original ?? was.content };
     this.cache.delete(turn);
   }
@@ -168,7 +168,7 @@ function renderTurn(t: Turn, f: (typeof FORMATS)[keyof typeof FORMATS] | undefin
             role: 'assistant',
             content: t.text || (t.calls.length ? null : ''),
             ...(t.calls.length ? { tool_calls: t.calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.malformed ? '{}' : JSON.stringify(c.args ?? {}) } })) } : {}),
-          } as ChatCompletionMessageParam,
+          },
         ];
       }
       return [{ role: 'assistant', content: f.assistantContent(t.text, t.calls.map((c) => ({ name: c.name, args: c.malformed ? {} : c.args })), thought ? t.reasoning : undefined) }];
@@ -181,7 +181,7 @@ function renderTurn(t: Turn, f: (typeof FORMATS)[keyof typeof FORMATS] | undefin
 /** A text format's message as an OpenAI chat message. */
 export function toParam(m: TextMessage): ChatCompletionMessageParam {
   if (m.role === 'tool') return { role: 'tool', tool_call_id: m.tool_call_id ?? '', content: m.content };
-  return { role: m.role, content: m.content } as ChatCompletionMessageParam;
+  return { role: m.role, content: m.content };
 }
 
 const ALPHANUMERIC = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';

@@ -239,7 +239,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
   /** Calls that failed since the last file change: how many times each. */
   const failures = new RepeatedFailures(maxRepeats);
   const started = Date.now();
-  const tools: ChatCompletionTool[] = toolDefinitions() as unknown as ChatCompletionTool[];
+  const tools: ChatCompletionTool[] = toolDefinitions();
   const specs = toolSpecs();
   const conversation = opts.conversation ?? new Conversation(systemFor(wf, opts.rules), opts.task, specs);
   // A follow-up: the user's next message in the conversation the chat already has.

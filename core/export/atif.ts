@@ -31,7 +31,7 @@ export function exportAtif(parsed: ParsedTrajectory, report: TrajectoryReport, o
   const steps: AtifStep[] = [];
   let open: AgentStep | undefined;
   const push = (s: Omit<AtifStep, 'step_id'>): AtifStep => {
-    const step = { step_id: steps.length + 1, ...s } as AtifStep;
+    const step = { step_id: steps.length + 1, ...s };
     steps.push(step);
     return step;
   };

@@ -503,13 +503,13 @@ export class ModelClient {
       for await (const chunk of stream) {
         arm();
         chunks++;
-        assembler.push(chunk as unknown as StreamChunk);
-        const piece = contentOf(chunk as unknown as StreamChunk);
+        assembler.push(chunk);
+        const piece = contentOf(chunk);
         if (piece) {
           onFirstText();
           req.onText?.(piece);
         }
-        const thought = reasoningOf(chunk as unknown as StreamChunk);
+        const thought = reasoningOf(chunk);
         if (thought) {
           onFirstText();
           req.onReasoning?.(thought);
@@ -643,7 +643,7 @@ function sameArgs(a: unknown, b: unknown): boolean {
 function canonical(v: unknown): string {
   if (typeof v !== 'object' || v === null) return JSON.stringify(v === null || v === undefined ? 'null' : String(v));
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  return `{${Object.keys(v as object)
+  return `{${Object.keys(v)
     .sort()
     .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
     .join(',')}}`;
@@ -682,7 +682,7 @@ function causeOf(e: unknown): string {
   if (!(c instanceof Error)) return e instanceof Error ? e.message : '';
   while ((c as { cause?: unknown }).cause instanceof Error) c = (c as { cause: Error }).cause;
   // Connecting to every address of a name fails as one AggregateError with an empty message.
-  const first = c instanceof AggregateError && c.errors[0] instanceof Error ? (c.errors[0] as Error) : undefined;
+  const first = c instanceof AggregateError && c.errors[0] instanceof Error ? (c.errors[0]) : undefined;
   const code = (c as { code?: unknown }).code ?? (first as { code?: unknown } | undefined)?.code;
   const message = (c as Error).message || first?.message || '';
   if (typeof code !== 'string' || message.includes(code)) return message || 'no details';

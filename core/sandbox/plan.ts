@@ -372,7 +372,7 @@ function gitIncludes(workspace: string): string[] {
 /** One value of the workspace's git config, read on the host (`git config` runs nothing); undefined when unset or unreadable. */
 export function gitConfigValue(workspace: string, key: string, env: Readonly<Record<string, string | undefined>> = process.env): string | undefined {
   try {
-    const r = spawnSync('git', ['-C', workspace, 'config', '--get', key], { encoding: 'utf8', timeout: 3000, env: env as NodeJS.ProcessEnv });
+    const r = spawnSync('git', ['-C', workspace, 'config', '--get', key], { encoding: 'utf8', timeout: 3000, env: env });
     const v = r.status === 0 ? r.stdout.replace(/\n$/, '') : '';
     return v && !/[\0\n]/.test(v) ? v : undefined;
   } catch {

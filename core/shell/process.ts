@@ -89,7 +89,7 @@ function spawnPty(pty: NodePty, opts: SpawnOptions): ShellProcess {
     cwd: opts.cwd,
     env: opts.env,
     encoding: null,
-  } as import('node-pty').IPtyForkOptions);
+  });
   return {
     mode: 'pty',
     pid: p.pid,
@@ -121,14 +121,14 @@ function spawnPiped(opts: SpawnOptions): ShellProcess {
     return s.includes('\n') ? Buffer.from(s.replace(/\r?\n/g, '\r\n'), 'latin1') : b;
   };
   // A write after the shell died must not throw out of a timer.
-  child.stdin!.on('error', () => {});
+  child.stdin.on('error', () => {});
   // One stream, in order: a command's errors must land before its end marker, not after.
-  if (!(opts.fish ?? /fish/.test(opts.shell))) child.stdin!.write('exec 2>&1\n');
+  if (!(opts.fish ?? /fish/.test(opts.shell))) child.stdin.write('exec 2>&1\n');
   return {
     mode: 'pipe',
     pid,
     write: (d) => {
-      if (!child.stdin!.destroyed) child.stdin!.write(d.replace(/\r/g, '\n'));
+      if (!child.stdin.destroyed) child.stdin.write(d.replace(/\r/g, '\n'));
     },
     interrupt: () => killAll(sessionProcesses(pid), 'SIGINT'),
     resize: () => {},
@@ -140,8 +140,8 @@ function spawnPiped(opts: SpawnOptions): ShellProcess {
       }
     },
     onData: (l) => {
-      child.stdout!.on('data', (b: Buffer) => l(crlf(b)));
-      child.stderr!.on('data', (b: Buffer) => l(crlf(b)));
+      child.stdout.on('data', (b: Buffer) => l(crlf(b)));
+      child.stderr.on('data', (b: Buffer) => l(crlf(b)));
     },
     onExit: (l) => void child.once('exit', (code, signal) => l(code ?? 128 + (signal ? (osConstants.signals[signal] ?? 0) : 1))),
   };

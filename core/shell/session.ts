@@ -645,12 +645,12 @@ export class TerminalSession {
       const text = runnerScript({ kind: this.kind, commandFile: scriptPath, fifoDir: this.fifos!.fifos, home: this.options.cwd, state: this.carried, baseline: this.baseline, save, ownFolder: !save });
       writeFileSync(runner, Buffer.from(text, 'latin1'), { mode: 0o600 });
     } catch (e) {
-      active.finish('unobserved', null, { output: `the shell could not start: ${(e as Error).message}` } as Partial<RunResult>);
+      active.finish('unobserved', null, { output: `the shell could not start: ${(e as Error).message}` });
       return done;
     }
     if (active.phase === 'done') return done;
     if (!this.pty || !this.channel) {
-      active.finish('unobserved', null, { output: 'the shell exited before the command could start' } as Partial<RunResult>);
+      active.finish('unobserved', null, { output: 'the shell exited before the command could start' });
       return done;
     }
     // The nonces go to the shell by its channel, the begin one with the name of the state FIFO; the
@@ -658,7 +658,7 @@ export class TerminalSession {
     // interrupted before it got to them) are passed over; should they fill the FIFO, a fresh shell.
     if (!writeRecords(this.channel.fd, `${seq} b ${active.begin} ${active.state?.name ?? '-'}\n${seq} e ${active.end}\n`)) {
       this.killShell();
-      active.finish('unobserved', null, { output: "the shell's channel was full: the shell was restarted and the command did not run", shellRestarted: true } as Partial<RunResult>);
+      active.finish('unobserved', null, { output: "the shell's channel was full: the shell was restarted and the command did not run", shellRestarted: true });
       return done;
     }
     // Time the command, not the shell's start.

@@ -398,7 +398,7 @@ export class VerifierState {
       if (denied === undefined) askPattern = firstMatch(this.policy.ask, command);
     }
 
-    const pathKeys = PATH_ARGS[tool as ToolName];
+    const pathKeys = PATH_ARGS[tool];
     if (pathKeys.length) {
       let bad: Verdict | undefined;
       for (const key of pathKeys) {

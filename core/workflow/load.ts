@@ -40,7 +40,7 @@ export function loadWorkflowText(text: string): WorkflowLoad {
   }
   const load = loadWorkflow(value);
   const locate = (p: LocatedProblem): LocatedProblem => {
-    const span = locateJsonValue(text, p.path as JsonPath);
+    const span = locateJsonValue(text, p.path);
     return span ? { ...p, start: span.start, end: span.end } : p;
   };
   return load.ok ? { ...load, problems: load.problems.map(locate) } : { ok: false, problems: load.problems.map(locate) };

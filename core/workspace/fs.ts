@@ -103,7 +103,7 @@ function relativeOf(root: string, abs: string): string {
 }
 
 function errnoCode(e: unknown): string | undefined {
-  return typeof e === 'object' && e !== null && 'code' in e ? String((e as { code: unknown }).code) : undefined;
+  return typeof e === 'object' && e !== null && 'code' in e ? String((e).code) : undefined;
 }
 
 /** A readable message for a Node file-system error about `path`. */

@@ -276,7 +276,7 @@ export class AgentSession implements vscode.Disposable {
     } finally {
       clearTimeout(timer);
     }
-    if (seq === this.probeSeq) this.post({ ...msg, endpointSource } as ToWebview);
+    if (seq === this.probeSeq) this.post({ ...msg, endpointSource });
   }
 
   /** Without node-pty commands run over pipes: say so once (per version), log it every run. */

@@ -434,7 +434,7 @@ const DEEP_ARGS: unknown[] = [
 test('5. the verifier never throws on random workflows and hostile arguments; rewards stay in range', () => {
   fc.assert(
     fc.property(workflowAndEvents, fc.array(fc.tuple(fc.nat(), fc.nat(DEEP_ARGS.length - 1)), { maxLength: 3 }), ([, wf, list], deep) => {
-      const events = list.map((e) => ({ ...e }) as TrajectoryEvent);
+      const events = list.map((e) => ({ ...e }));
       for (const [i, which] of deep) {
         const k = events.length ? i % events.length : -1;
         const e = events[k];

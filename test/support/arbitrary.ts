@@ -33,12 +33,12 @@ const toolCall: fc.Arbitrary<TrajectoryEvent> = fc
     if (exitCode !== undefined) result.exitCode = exitCode;
     if (completion !== undefined) result.completion = completion;
     if (changed !== undefined) result.filesChanged = changed;
-    return { type: 'tool_call', tool, args, status, result } as TrajectoryEvent;
+    return { type: 'tool_call', tool, args, status, result };
   });
 
 const outcome: fc.Arbitrary<TrajectoryEvent> = fc
   .record({ exitCode: fc.constantFrom(0, 1, null), completion: fc.constantFrom('exit', 'timeout', undefined) })
-  .map(({ exitCode, completion }) => ({ type: 'outcome', command: 'npm test', exitCode, ...(completion ? { completion } : {}) }) as TrajectoryEvent);
+  .map(({ exitCode, completion }) => ({ type: 'outcome', command: 'npm test', exitCode, ...(completion ? { completion } : {}) }));
 
 const message: fc.Arbitrary<TrajectoryEvent> = fc.constant({ type: 'message', role: 'assistant', content: 'thinking' });
 
@@ -289,11 +289,11 @@ export const eventsOver = (stages: readonly string[], maxLength = 40): fc.Arbitr
       if (testsRan !== undefined) result.testsRan = testsRan;
       if (completion !== undefined) result.completion = completion;
       if (changed !== undefined) result.filesChanged = changed;
-      return { type: 'tool_call', tool, args: argsError ? null : args, ...(argsError ? { argsError } : {}), status, result } as TrajectoryEvent;
+      return { type: 'tool_call', tool, args: argsError ? null : args, ...(argsError ? { argsError } : {}), status, result };
     });
   const outcomeEvent: fc.Arbitrary<TrajectoryEvent> = fc
     .record({ exitCode: fc.constantFrom(0, 1, null), completion: fc.constantFrom('exit', 'timeout', undefined) })
-    .map(({ exitCode, completion }) => ({ type: 'outcome', command: 'npm test', exitCode, ...(completion ? { completion } : {}) }) as TrajectoryEvent);
+    .map(({ exitCode, completion }) => ({ type: 'outcome', command: 'npm test', exitCode, ...(completion ? { completion } : {}) }));
   const other: fc.Arbitrary<TrajectoryEvent> = fc.constantFrom<TrajectoryEvent>(
     { type: 'message', role: 'assistant', content: 'thinking' },
     { type: 'end', reason: 'interrupted' },

@@ -28,7 +28,7 @@ async function streamed(client: OpenAI, model = 'LAR-9B') {
     tools: [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }],
   });
   const a = new CompletionAssembler();
-  for await (const chunk of stream) a.push(chunk as unknown as StreamChunk);
+  for await (const chunk of stream) a.push(chunk);
   return a;
 }
 
@@ -60,7 +60,7 @@ test('models are listed, and a non-streaming reply carries its tool calls', asyn
     assert.deepEqual(models, ['LAR-27B', 'LAR-9B']);
     const r = await client.chat.completions.create({ model: 'LAR-27B', messages: [{ role: 'user', content: 'x' }] });
     assert.equal(r.choices[0]!.message.tool_calls?.[0]?.type, 'function');
-    const call = r.choices[0]!.message.tool_calls![0]! as { function: { name: string; arguments: string } };
+    const call = r.choices[0]!.message.tool_calls[0] as { function: { name: string; arguments: string } };
     assert.deepEqual([call.function.name, JSON.parse(call.function.arguments)], ['submit', { summary: 'done' }]);
   });
 });
@@ -108,7 +108,7 @@ test('a stream cut off mid-way does not pass for a finished reply', async () => 
     const a = new CompletionAssembler();
     await assert.rejects(async () => {
       const stream = await client.chat.completions.create({ model: 'LAR-9B', stream: true, messages: [{ role: 'user', content: 'x' }] });
-      for await (const chunk of stream) a.push(chunk as unknown as StreamChunk);
+      for await (const chunk of stream) a.push(chunk);
       // Node's fetch reports a body cut short as TypeError("terminated"); the
       // openai client passes it on as it is. The agent's client must treat it as a dropped connection.
     }, (e: unknown) => e instanceof Error && /terminated|connection/i.test(e.message));

@@ -111,13 +111,13 @@ test('the chat bundle renders messages as text and posts valid messages', () => 
   assert.deepEqual(posted, [{ type: 'ready' }]);
   const log = ids.get('log')!;
   const evil = '<img src=x onerror=alert(1)>';
-  onMessage!({ data: { type: 'runStarted', task: evil, model: 'm', endpoint: 'http://e/v1', trajectory: '.lar/runs/r.lar.jsonl' } });
-  onMessage!({ data: { type: 'text', delta: evil } });
-  onMessage!({ data: { type: 'assistant', text: `${evil}\n\n\`code\`` } });
-  onMessage!({ data: { type: 'step', card: { line: 3, step: 1, tool: 'write_file', args: 'a.js', status: 'blocked', toolReward: -1, failed: [{ check: 'tool.allowed_in_stage', reason: 'not in explore' }], blocked: true } } });
-  onMessage!({ data: { type: 'approval', id: 'a1', tool: 'run_command', args: 'rm -rf build', reason: 'matches rm -rf *' } });
-  onMessage!({ data: { type: 'step', card: { line: 4, tool: 'x', args: '', status: 'ok', toolReward: 7, failed: [] } } }); // malformed: ignored
-  onMessage!({ data: { type: 'error', message: 'cannot reach the server', actions: ['openSettings', 'testConnection'] } });
+  onMessage({ data: { type: 'runStarted', task: evil, model: 'm', endpoint: 'http://e/v1', trajectory: '.lar/runs/r.lar.jsonl' } });
+  onMessage({ data: { type: 'text', delta: evil } });
+  onMessage({ data: { type: 'assistant', text: `${evil}\n\n\`code\`` } });
+  onMessage({ data: { type: 'step', card: { line: 3, step: 1, tool: 'write_file', args: 'a.js', status: 'blocked', toolReward: -1, failed: [{ check: 'tool.allowed_in_stage', reason: 'not in explore' }], blocked: true } } });
+  onMessage({ data: { type: 'approval', id: 'a1', tool: 'run_command', args: 'rm -rf build', reason: 'matches rm -rf *' } });
+  onMessage({ data: { type: 'step', card: { line: 4, tool: 'x', args: '', status: 'ok', toolReward: 7, failed: [] } } }); // malformed: ignored
+  onMessage({ data: { type: 'error', message: 'cannot reach the server', actions: ['openSettings', 'testConnection'] } });
   const nodes = log.all();
   assert.ok(nodes.every((n) => ['div', 'p', 'code', 'pre', 'span', 'ul', 'li', 'button', '#text', 'main', 'details', 'summary'].includes(n.tag)), nodes.map((n) => n.tag).join());
   assert.ok(!nodes.some((n) => n.tag === 'img'));
@@ -220,28 +220,28 @@ test('the chat shows whether the server answers, with a way to fix it when it do
 test('reasoning shows collapsed above the answer, a bare </think> moves the streamed text there, the context figure and compactions show', () => {
   const { ids, onMessage } = loadChat();
   const log = ids.get('log')!;
-  onMessage!({ data: { type: 'runStarted', task: 't', model: 'm', endpoint: 'http://e/v1', trajectory: 'r', sandbox: { confined: true, text: 'sandboxed' } } });
-  onMessage!({ data: { type: 'text', delta: 'The sum is wrong.' } });
-  onMessage!({ data: { type: 'retract', chars: 'The sum is wrong.'.length } });
-  onMessage!({ data: { type: 'reasoning', delta: ' Check sum.js.' } });
-  onMessage!({ data: { type: 'text', delta: 'Reading it.' } });
+  onMessage({ data: { type: 'runStarted', task: 't', model: 'm', endpoint: 'http://e/v1', trajectory: 'r', sandbox: { confined: true, text: 'sandboxed' } } });
+  onMessage({ data: { type: 'text', delta: 'The sum is wrong.' } });
+  onMessage({ data: { type: 'retract', chars: 'The sum is wrong.'.length } });
+  onMessage({ data: { type: 'reasoning', delta: ' Check sum.js.' } });
+  onMessage({ data: { type: 'text', delta: 'Reading it.' } });
   const details = log.all().filter((n) => n.tag === 'details');
   assert.equal(details.length, 1, 'one reasoning box for the answer');
   assert.equal(details[0]!.attrs.get('open'), undefined, 'collapsed');
   assert.match(details[0]!.textContent ?? '', /The sum is wrong\. Check sum\.js\./);
   const streaming = log.all().find((n) => n.className === 'msg assistant streaming')!;
   assert.equal(streaming.textContent, 'Reading it.', 'the reasoning left the answer');
-  onMessage!({ data: { type: 'assistant', text: 'Reading it.', reasoning: 'The sum is wrong. Check sum.js.' } });
+  onMessage({ data: { type: 'assistant', text: 'Reading it.', reasoning: 'The sum is wrong. Check sum.js.' } });
   assert.match(log.all().find((n) => n.tag === 'details')!.textContent ?? '', /^Thinking \(31 characters\)The sum is wrong\. Check sum\.js\.$/);
-  onMessage!({ data: { type: 'context', used: 18_234, window: 32_768, assumed: false } });
+  onMessage({ data: { type: 'context', used: 18_234, window: 32_768, assumed: false } });
   assert.equal(ids.get('context')!.textContent, '18.2k / 32k');
   assert.equal(ids.get('context')!.hidden, false);
-  onMessage!({ data: { type: 'context', used: 30_000, window: 32_768, assumed: true } });
+  onMessage({ data: { type: 'context', used: 30_000, window: 32_768, assumed: true } });
   assert.equal(ids.get('context')!.className, 'context full');
   assert.match(ids.get('context')!.title, /assumed: the server does not report it/);
-  onMessage!({ data: { type: 'compaction', text: 'Context compacted to fit the window.' } });
+  onMessage({ data: { type: 'compaction', text: 'Context compacted to fit the window.' } });
   assert.ok(log.all().some((n) => n.className === 'compaction' && n.textContent === 'Context compacted to fit the window.'));
-  onMessage!({ data: { type: 'clear' } });
+  onMessage({ data: { type: 'clear' } });
   assert.equal(ids.get('context')!.hidden, true);
 });
 

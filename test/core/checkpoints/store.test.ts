@@ -37,7 +37,7 @@ async function setup(files: Record<string, string> = {}) {
   }
   const store = await CheckpointStore.open({ storage: join(root, 'storage'), workspace: ws, maxFileBytes: 1024 });
   assert.ok(store instanceof CheckpointStore, JSON.stringify(store));
-  return { root, ws, store: store as Store };
+  return { root, ws, store: store };
 }
 
 const read = (ws: string, p: string) => (existsSync(join(ws, p)) ? readFileSync(join(ws, p), 'utf8') : undefined);

@@ -47,10 +47,10 @@ test('an assistant message and the calls that follow it form one agent step', ()
   const agent = doc.steps[1]!;
   assert.equal(agent.message, 'Let me look around.');
   assert.equal(agent.tool_calls?.length, 3);
-  const ids = agent.tool_calls!.map((c) => c.tool_call_id);
+  const ids = agent.tool_calls.map((c) => c.tool_call_id);
   assert.equal(new Set(ids).size, 3, 'a reused id is made unique within the step');
-  assert.deepEqual(agent.tool_calls![2]!.arguments, {});
-  assert.deepEqual((agent.tool_calls![2]!.extra as { lar: { argsError: string } }).lar.argsError, 'Unexpected end of JSON input');
+  assert.deepEqual(agent.tool_calls[2]!.arguments, {});
+  assert.deepEqual((agent.tool_calls[2]!.extra as { lar: { argsError: string } }).lar.argsError, 'Unexpected end of JSON input');
 });
 
 test('the ATIF schema refuses what Harbor refuses', () => {

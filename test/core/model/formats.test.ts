@@ -226,7 +226,7 @@ function argsFor(name: (typeof TOOL_NAMES)[number]): fc.Arbitrary<Record<string,
     if (['content', 'replace', 'reason', 'summary'].includes(key)) return safe;
     return nonEmpty;
   };
-  return fc.record(Object.fromEntries(keys.map((k) => [k, value(k)])), { requiredKeys: [] }) as fc.Arbitrary<Record<string, unknown>>;
+  return fc.record(Object.fromEntries(keys.map((k) => [k, value(k)])), { requiredKeys: [] });
 }
 
 test('property: every tool call survives a round trip through every text format (render, then read back as the client does)', () => {

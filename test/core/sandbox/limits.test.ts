@@ -58,7 +58,7 @@ describe("the workflow's sandbox.limits", () => {
     ] as const) {
       const r = SandboxSection.safeParse({ limits });
       assert.equal(r.success, false, JSON.stringify(limits));
-      assert.match(r.error!.issues.map((i) => `${i.path.join('.')}: ${i.message} ${'keys' in i ? String(i.keys) : ''}`).join('; '), message);
+      assert.match(r.error.issues.map((i) => `${i.path.join('.')}: ${i.message} ${'keys' in i ? String(i.keys) : ''}`).join('; '), message);
     }
   });
 });

@@ -143,11 +143,11 @@ test('shellQuote: any string without NUL round-trips through each real shell (pr
 });
 
 test('shellQuote refuses a NUL instead of cutting the value; assertTypable refuses terminal control characters', () => {
-  assert.throws(() => shellQuote('a\0b'), (e: unknown) => e instanceof ShellTextError && /NUL/.test((e as Error).message));
+  assert.throws(() => shellQuote('a\0b'), (e: unknown) => e instanceof ShellTextError && /NUL/.test((e).message));
   assert.throws(() => assertTypable('/w/a\tb', 'the folder', 'fish'), ShellTextError);
   assertTypable('/w/a\tb', 'the folder', 'posix');
   for (const c of ['\x03', '\x04', '\x15', '\x16', '\x1a', '\x1b', '\x7f', '\x9b', '\n', '\r', '\0']) {
-    assert.throws(() => assertTypable(`/w/a${c}b`, 'the folder'), (e: unknown) => e instanceof ShellTextError && /the folder has a control character/.test((e as Error).message));
+    assert.throws(() => assertTypable(`/w/a${c}b`, 'the folder'), (e: unknown) => e instanceof ShellTextError && /the folder has a control character/.test((e).message));
   }
   assertTypable("/w/a b$(x)'\"`\\;ü✓", 'a folder');
 });
@@ -267,7 +267,7 @@ test('the output folder: a hostile name is only a name; a control character in i
     assert.deepEqual(pwned(dir), []);
     assert.throws(
       () => new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH }, outputDir: join(dir, 'out\x15touch PWNED') }),
-      (e: unknown) => e instanceof ShellTextError && /output folder .* control character \(0x15\)/.test((e as Error).message),
+      (e: unknown) => e instanceof ShellTextError && /output folder .* control character \(0x15\)/.test((e).message),
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -502,7 +502,7 @@ test('a Tab in the output folder is only text for sh, bash and zsh; fish, whose 
     if (existsSync('/usr/bin/fish')) {
       assert.throws(
         () => new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH, HOME: dir, SHELL: '/usr/bin/fish' }, outputDir: out, mode: 'pty' }),
-        (e: unknown) => e instanceof ShellTextError && /control character \(0x09\)/.test((e as Error).message),
+        (e: unknown) => e instanceof ShellTextError && /control character \(0x09\)/.test((e).message),
       );
     }
   } finally {

@@ -143,7 +143,7 @@ test("the default workflow's verify stage: no command cheaper than the tests sco
       call('enter_stage', { stage: 'verify' }),
       call('run_command', { command }, 'ok', { completion: 'marker', ...result }),
       call('submit', { summary: 'done' }),
-      { type: 'outcome', command: 'npm test', exitCode: 1, completion: 'exit', testsRan: 1 } as TrajectoryEvent,
+      { type: 'outcome', command: 'npm test', exitCode: 1, completion: 'exit', testsRan: 1 },
     ])).summary.return;
   const honest = run('npm test', { exitCode: 1, testsRan: 4, output: '# tests 4\n# fail 1' });
   const cheap: [string, Record<string, unknown>][] = [

@@ -188,7 +188,7 @@ test('the server killed mid-run: the local verifier gates meanwhile; a restarted
     assert.ok(logs.some((l) => /gating with the builtin verifier until the server is back/.test(l)), logs.join('\n'));
     assert.ok(logs.some((l) => /the language server is back/.test(l)), logs.join('\n'));
     // The new server has the whole run, caught up from the file: a call now is one after the submit.
-    const after = CheckToolCallResult.parse(await current!.connection.sendRequest('lar/checkToolCall', { uri, call: { tool: 'read_file', args: { path: 'a.txt' } } }));
+    const after = CheckToolCallResult.parse(await current.connection.sendRequest('lar/checkToolCall', { uri, call: { tool: 'read_file', args: { path: 'a.txt' } } }));
     assert.equal(after.decision, 'block');
     assert.ok(after.verdicts.some((v) => v.check === 'tool.run_open' && !v.ok), JSON.stringify(after.verdicts));
     assert.equal(result.summary.outcome.reward, 1);
