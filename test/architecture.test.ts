@@ -1,10 +1,17 @@
+/**
+ * The layout's rules, each checked on the tree and on a planted violation so
+ * a rule that can no longer fail shows up here (docs/architecture.md,
+ * "Layers" and "Habits").
+ */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { CHECK_IDS } from '../core/verifier/checks';
 import { ALWAYS_READ_ONLY, DEFAULT_PROTECTED } from '../core/schema/workflow';
 import { defaultWorkflow } from '../core/workflow/load';
+import { casingViolations, importCycles, importGraph, impureImports, layerViolations, sizes, sourceFiles, type Edge } from './support/architecture';
 
 const root = resolve(__dirname, '../..');
 
@@ -15,9 +22,93 @@ function sources(dir: string): string[] {
   });
 }
 
-test('the core never imports the editor', () => {
-  const offenders = sources(join(root, 'core')).filter((f) => /from ['"]vscode['"]|require\(['"]vscode['"]\)/.test(readFileSync(f, 'utf8')));
-  assert.deepEqual(offenders.map((f) => relative(root, f)), []);
+/** The shipped code: what the layers order. */
+const SHIPPED = ['core', 'cli', 'server', 'extension', 'webview', 'testkit'];
+const files = sourceFiles(root, SHIPPED);
+const graph = importGraph(root, files);
+const edge = (from: string, to: string, typeOnly = false): Edge => ({ from, to, typeOnly });
+
+test('imports follow the layers: the core never imports an application or the editor, the webview only the chat protocol', () => {
+  assert.deepEqual(layerViolations(graph), []);
+  // Planted: each kind of violation is seen.
+  assert.deepEqual(layerViolations([edge('core/schema/a.ts', 'core/agent/b.ts')]).length, 1, 'a lower layer importing a higher one');
+  assert.deepEqual(layerViolations([edge('core/tools/a.ts', 'core/agent/b.ts', true)]).length, 1, 'type-only imports count');
+  assert.deepEqual(layerViolations([edge('core/model/a.ts', 'core/export/b.ts')]).length, 1, 'two folders of one layer');
+  assert.deepEqual(layerViolations([edge('core/shell/a.ts', 'vscode')]).length, 1, 'the core importing vscode');
+  assert.deepEqual(layerViolations([edge('core/agent/a.ts', 'cli/run.ts')]).length, 1, 'the core importing an application');
+  assert.deepEqual(layerViolations([edge('webview/a.ts', 'extension/b.ts')]).length, 1, 'the webview importing the extension');
+  assert.deepEqual(layerViolations([edge('webview/a.ts', 'core/schema/b.ts')]).length, 1, 'the webview importing below the protocol');
+  assert.deepEqual(layerViolations([edge('lib/a.ts', 'core/json/b.ts')]).length, 1, 'a folder in no layer');
+  assert.deepEqual(layerViolations([edge('cli/main.ts', 'server/server.ts'), edge('core/agent/a.ts', 'core/json/b.ts'), edge('webview/a.ts', 'core/protocol/chat.ts')]), [], 'allowed imports');
+});
+
+test('no import cycles between files, type-only imports included', () => {
+  assert.deepEqual(importCycles(graph), []);
+  const planted = importCycles([edge('core/verifier/a.ts', 'core/verifier/b.ts'), edge('core/verifier/b.ts', 'core/verifier/c.ts', true), edge('core/verifier/c.ts', 'core/verifier/a.ts', true)]);
+  assert.deepEqual(planted, [['core/verifier/a.ts', 'core/verifier/b.ts', 'core/verifier/c.ts']]);
+});
+
+test('an extension module free of vscode imports no module that uses it, so it stays testable under node --test', () => {
+  assert.deepEqual(impureImports(graph), []);
+  const pure = files.filter((f) => f.startsWith('extension/') && !graph.some((e) => e.from === f && e.to === 'vscode'));
+  assert.ok(pure.length >= 10, `the pure extension modules: ${pure.join(', ')}`);
+  assert.deepEqual(impureImports([edge('extension/a.ts', 'extension/b.ts'), edge('extension/b.ts', 'vscode')]), ['extension/a.ts imports extension/b.ts, which imports vscode']);
+});
+
+test('file and folder names are kebab-case', () => {
+  assert.deepEqual(casingViolations(sourceFiles(root, [...SHIPPED, 'test', 'bench', 'devtools', 'e2e'])), []);
+  assert.deepEqual(casingViolations(['extension/runBadges.ts', 'extension/chatView/a.ts', 'core/model/client.ts', 'test/core/a.property.test.ts']), ['extension/runBadges.ts', 'extension/chatView/a.ts']);
+});
+
+/** Files over 400 lines and functions over 80, with the most lines each may have: entries only ever go down, and go when under the limit. */
+const LIMITS = { fileLines: 400, functionLines: 80 };
+const OVER: Record<string, number> = {
+  'cli/run.ts#runOnce': 87,
+  'core/agent/context.ts#compact': 81,
+  'core/agent/loop.ts': 668,
+  'core/agent/loop.ts#runAgent': 346,
+  'core/agent/resume.ts#rebuildConversation': 89,
+  'core/export/atif.ts#exportAtif': 134,
+  'core/model/client.ts': 708,
+  'core/model/formats/tagged.ts': 481,
+  'core/sandbox/limits.ts': 604,
+  'core/sandbox/plan.ts': 408,
+  'core/sandbox/plan.ts#planSandbox': 143,
+  'core/sandbox/protections.ts': 496,
+  'core/sandbox/run.ts': 531,
+  'core/shell/protocol.ts': 466,
+  'core/shell/protocol.ts#parentScript': 100,
+  'core/shell/session.ts': 1036,
+  'core/shell/session.ts#TerminalSession.run': 120,
+  'core/verifier/state.ts': 799,
+  'core/verifier/state.ts#VerifierState.preChecks': 119,
+  'core/workflow/wellformed.ts#checkWorkflow': 113,
+  'core/workspace/fs.ts': 523,
+  'extension/agent/session.ts': 851,
+  'extension/agent/session.ts#AgentSession.start': 333,
+  'extension/main.ts#activate': 86,
+  'server/server.ts#startServer': 236,
+  'testkit/scripted-server.ts': 407,
+  'webview/main.ts': 796,
+  'webview/main.ts#receive': 309,
+};
+
+test('no file over 400 lines and no function over 80, but those listed, which only shrink', () => {
+  const measured = sizes(root, files, LIMITS);
+  const grown = [...measured].filter(([k, n]) => n > (OVER[k] ?? 0)).map(([k, n]) => `${k}: ${n} lines${OVER[k] ? ` (at most ${OVER[k]})` : ''}`);
+  assert.deepEqual(grown, [], 'split what grew past the limit');
+  const under = Object.keys(OVER).filter((k) => !measured.has(k));
+  assert.deepEqual(under, [], 'under the limit now: take these out of OVER');
+  // Planted: a file and a function past small limits.
+  const dir = mkdtempSync(join(tmpdir(), 'lar-arch-'));
+  try {
+    writeFileSync(join(dir, 'a.ts'), `export function long(): number {\n${'  let x = 1;\n'.repeat(5)}  return 1;\n}\nexport class K {\n  m(): void {\n    const f = () => {\n      return;\n    };\n  }\n}\n`);
+    const planted = sizes(dir, ['a.ts'], { fileLines: 10, functionLines: 4 });
+    assert.deepEqual([...planted.keys()].sort(), ['a.ts', 'a.ts#K.m', 'a.ts#long']);
+    assert.equal(planted.get('a.ts#long'), 8);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('every property suite takes fast-check from test/support/fc.ts, so one seed variable replays any of them', () => {
