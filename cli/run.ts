@@ -168,7 +168,6 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
     warnedUnconfined = true;
   } else if (!prefix) io.err(`lar run: ${describeSandbox(sandbox.summary)}`);
   const setup = sandbox.terminal();
-  const env = setup.env;
   const rules = readRules(r.workspace, a.rules ?? DEFAULT_RULE_FILES);
   for (const p of rules.problems) io.err(`lar run: ${prefix}rules: ${p}`);
   if (rules.files.length && !prefix) io.err(`lar run: rules in force: ${rules.files.map((f) => f.path).join(', ')}`);

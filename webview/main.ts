@@ -6,7 +6,7 @@
 import { FromWebview, ToWebview, type ErrorAction, type HistoryEntry, type StepCard } from '../core/protocol/chat';
 import { formatReward, formatTokens } from '../core/protocol/display';
 import { StageTimeline } from './timeline';
-import { MarkdownStream, renderMarkdown, type MiniDocument, type MiniElement, type RenderHooks } from './markdown';
+import { MarkdownStream, renderMarkdown, type MiniDocument, type RenderHooks } from './markdown';
 
 // The little of the DOM used here (the project compiles without the DOM lib).
 interface El {

@@ -5,12 +5,12 @@ import { guessFormat, type ToolFormatSetting, type ToolSpec, type WireFormat } f
 import { StreamView } from '../model/stream-view';
 import { TokenMeter } from '../model/tokens';
 import { toolDefinitions } from '../schema/tool-definitions';
-import { isToolName, ToolArgs, type ToolName } from '../schema/tools';
+import { isToolName, ToolArgs } from '../schema/tools';
 import type { CallStatus, CompactionEvent, Header, OutcomeEvent, RestoreEvent, SandboxRecord, ToolCallEvent, ToolResult, WorkflowRef } from '../schema/trajectory';
 import { transitionsFrom, type Workflow } from '../schema/workflow';
 import { CHECKS } from '../verifier/checks';
 import { callKey, changedFiles, VerifierState, type GateResult, type ProposedCall, type StepResult, type TrajectorySummary } from '../verifier/state';
-import type { ToolContext, ToolExecutor, ToolOutcome } from '../tools/types';
+import type { ToolExecutor } from '../tools/types';
 
 export type { ToolExecutor };
 import { answerBudget, budgetFor, capText, compact, MIN_ANSWER, promptLimit, tooSmall, type Budget } from './context';

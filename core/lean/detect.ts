@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isDirectory, isExecutableFile } from '../workspace/path-kind';
 

@@ -22,7 +22,6 @@ export function isToolName(name: string): name is ToolName {
   return (TOOL_NAMES as readonly string[]).includes(name);
 }
 
-const NonNegInt = z.number().int().nonnegative();
 const PositiveInt = z.number().int().positive();
 /** A workspace-relative path; the path policy decides whether it is allowed. */
 const PathArg = z.string().min(1);

@@ -1,4 +1,4 @@
-import { ToolArgs, PATH_ARGS, isToolName, type ToolName } from '../schema/tools';
+import { ToolArgs, PATH_ARGS, isToolName } from '../schema/tools';
 import { ALWAYS_READ_ONLY, readOnlyPathOf, transitionsFrom, type ExitCondition, type OutcomeCheck, type Stage, type Workflow } from '../schema/workflow';
 import type { OutcomeEvent, SandboxRecord, ToolCallEvent, TrajectoryEvent } from '../schema/trajectory';
 import { CommandView, compilePatterns, firstMatch, normalizeSpaces, type CompiledPatterns } from '../policy/command';

@@ -1,5 +1,5 @@
 import { Workflow } from '../schema/workflow';
-import { findJsonSyntaxError, locateJsonValue, type JsonPath } from '../json/position';
+import { findJsonSyntaxError, locateJsonValue } from '../json/position';
 import { checkWorkflow, hasErrors, type WorkflowProblem } from './wellformed';
 import defaultCoding from './default-coding.larflow.json';
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { CompletionAssembler, ModelServerError, type StreamChunk } from '../../core/model/assemble';
+import { CompletionAssembler, ModelServerError } from '../../core/model/assemble';
 import { FORMATS } from '../../core/model/formats';
 
 /** The Hermes reader, as the agent's format module has it. */

@@ -61,15 +61,10 @@ for (const file of readdirSync(FIXTURES).filter((f) => f.endsWith('.json'))) {
     // The replaying client asks for LAR-9B, whose template opens <think> (Qwen3.5).
     const view = new StreamView({ promptOpensThinking: true });
     let shown = '';
-    let thought = '';
     const take = (pieces: ReturnType<StreamView['push']>) => {
       for (const p of pieces) {
         if (p.kind === 'text') shown += p.delta;
-        else if (p.kind === 'reasoning') thought += p.delta;
-        else {
-          shown = shown.slice(p.text.length);
-          thought += p.text;
-        }
+        else if (p.kind === 'retract') shown = shown.slice(p.text.length);
       }
     };
     for (const c of fx.chunks) {
