@@ -17,6 +17,7 @@ import { runAgent, type AgentEvent, type ToolExecutor } from '../core/agent/loop
 import { ModelClient } from '../core/model/client';
 import type { TextFormatId } from '../core/model/formats';
 import { ScriptedModelServer, countPromptTokens, type ChatRequestBody, type ScriptedToolCall } from '../testkit/scripted-server';
+import { textOf } from '../testkit/text';
 import type { CompactionEvent } from '../core/schema/trajectory';
 import { defaultWorkflow } from '../core/workflow/load';
 import { machineLine, writeSection } from './report';
@@ -78,7 +79,7 @@ async function oneRun(format: 'native' | TextFormatId) {
     script: [],
     respond: (body) => {
       const seen = { prompt: rendered(body), tokens: countPromptTokens(body), max: body.max_tokens ?? 0 };
-      if (String(body.messages?.[0]?.content ?? '').startsWith('You write the working notes')) {
+      if (textOf(body.messages?.[0]?.content).startsWith('You write the working notes')) {
         summaryRequests.push(seen);
         return { content: '## Task\n- keep the tests passing\n## Plan\n- read, edit, test\n## What was tried\n- read the library files\n## Files changed\n- none\n## Current stage\n- explore\n## What failed\n- nothing' };
       }

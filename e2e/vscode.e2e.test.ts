@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ScriptedModelServer, type ScriptedTurn } from '../testkit/scripted-server';
+import { textOf } from '../testkit/text';
 import { DEMO_MODEL, startDemoModel } from '../devtools/demo-model';
 import { REPO_ROOT } from '../devtools/paths';
 import { Suite, eventually, missingPrerequisite } from './support/workbench';
@@ -232,7 +233,7 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       enforceWindow: true,
       script: [],
       respond: (body) =>
-        String(body.messages?.[0]?.content ?? '').startsWith('You write the working notes')
+        textOf(body.messages?.[0]?.content).startsWith('You write the working notes')
           ? { content: '## Task\n- make npm test pass\n## Plan\n- fix src/sum.js\n## What was tried\n- read the build log\n## Files changed\n- none\n## Current stage\n- explore\n## What failed\n- nothing' }
           : plan[Math.min(step++, plan.length - 1)]!,
     });
@@ -352,7 +353,7 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       assert.match(await chat.locator('.card', { hasText: 'run_command' }).innerText(), /\d+\.\d s/);
       assert.match(await chat.locator('#counters').innerText(), /^1 step · [\d.]+k? tokens · \d+ s$/);
       const asked = server.requests.filter((q) => q.path === '/v1/chat/completions').map((q) => q.body as { messages?: { role: string; content?: unknown }[] });
-      const followUp = asked[2]!.messages!.map((m) => String(m.content ?? ''));
+      const followUp = asked[2]!.messages!.map((m) => textOf(m.content));
       assert.ok(followUp.some((c) => c === 'What does src/sum.js do?'), 'the first question is in the follow-up request');
       assert.ok(followUp.some((c) => c.includes('It **subtracts** instead of adding')), 'so is the answer');
       await wb.screenshot('7-chat-follow-up');

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { ChatRequestBody, ScriptedToolCall, ScriptedTurn } from './scripted-server';
 import type { TextFormatId } from '../core/model/formats';
+import { textOf } from './text';
 
 /**
  * Stand-ins for a model, for the scripted server's `respond`: they act on
@@ -43,7 +44,7 @@ const SUMMARY = [
 
 /** Whether a request is the agent asking for a compaction note (it carries no tools and asks for the notes). */
 export function isSummaryRequest(body: ChatRequestBody): boolean {
-  return String(body.messages?.[0]?.content ?? '').startsWith('You write the working notes');
+  return textOf(body.messages?.[0]?.content).startsWith('You write the working notes');
 }
 
 export interface LongTask {
@@ -112,7 +113,7 @@ export function promptReadingModel(): { respond: (body: ChatRequestBody) => Scri
   return {
     found,
     respond: (body) => {
-      const system = String(body.messages?.[0]?.content ?? '');
+      const system = textOf(body.messages?.[0]?.content);
       const steps: [string, string[]][] = [
         ['read_file', ['sum.js']],
         ['enter_stage', ['edit']],

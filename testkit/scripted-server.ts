@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FORMATS, type TextFormatId } from '../core/model/formats';
+import { textOf } from './text';
 
 /**
  * A scripted OpenAI-compatible inference server: the stand-in for a GPU
@@ -110,7 +111,7 @@ export interface ScriptedServerOptions {
 function isProbe(chat: ChatRequestBody): boolean {
   const tools = (chat.tools ?? []) as { function?: { name?: string } }[];
   if (tools.length) return tools.length === 1 && tools[0]?.function?.name === 'ping';
-  return String(chat.messages?.[0]?.content ?? '').includes('You are a connection probe');
+  return textOf(chat.messages?.[0]?.content).includes('You are a connection probe');
 }
 
 /**
@@ -125,8 +126,7 @@ export function countPromptTokens(body: ChatRequestBody): number {
   let n = 2;
   for (const m of body.messages ?? []) {
     n += 4 + count(m.role ?? '');
-    if (typeof m.content === 'string') n += count(m.content);
-    else if (m.content != null) n += count(JSON.stringify(m.content));
+    n += count(textOf(m.content));
     if (m.tool_calls) n += count(JSON.stringify(m.tool_calls));
   }
   if (body.tools?.length) n += 60 + count(JSON.stringify(body.tools));

@@ -113,7 +113,7 @@ function leanVersion(
     execFile(lean, ['--version'], { cwd, env: { ...process.env, ...env }, timeout: timeoutMs, windowsHide: true }, (err, stdout, stderr) => {
       if (err) {
         const detail = String(stderr || err.message).trim().split('\n').slice(-3).join(' ');
-        resolve({ ok: false, error: detail || String(err) });
+        resolve({ ok: false, error: detail || Error.prototype.toString.call(err) });
         return;
       }
       const text = String(stdout).trim();

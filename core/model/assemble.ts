@@ -111,7 +111,7 @@ export function errorOf(body: unknown, status?: number): ModelServerError | unde
   const code = inner.code ?? inner.type;
   const st = typeof inner.code === 'number' ? inner.code : status;
   // Not String(code): an object from the wire with a "toString" member that is not a function makes that throw.
-  const codeText = code === undefined || code === null ? undefined : typeof code === 'object' ? JSON.stringify(code) : String(code);
+  const codeText = code === undefined || code === null ? undefined : typeof code === 'string' || typeof code === 'number' || typeof code === 'boolean' ? String(code) : JSON.stringify(code);
   return new ModelServerError(message, st, codeText, body);
 }
 

@@ -635,13 +635,13 @@ function unwrapString(call: ModelToolCall): ModelToolCall {
   return { ...call, args: inner.value, repairs: uniqueRepairs([...(call.repairs ?? []), 'arguments_as_string', ...inner.repairs]) };
 }
 
-/** The same arguments, in any key order, with scalars compared as their text (`"60"` is `60`: one server typed it, the other did not). */
+/** The same arguments (parsed JSON), in any key order, with scalars compared as their text (`"60"` is `60`: one server typed it, the other did not). */
 function sameArgs(a: unknown, b: unknown): boolean {
   return canonical(a) === canonical(b);
 }
 
 function canonical(v: unknown): string {
-  if (typeof v !== 'object' || v === null) return JSON.stringify(v === null || v === undefined ? 'null' : String(v));
+  if (typeof v !== 'object' || v === null) return JSON.stringify(typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : 'null');
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   return `{${Object.keys(v)
     .sort()

@@ -208,5 +208,6 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
     await new Promise((r) => setTimeout(r, 250));
   }
   const seen = lastSeen?.();
-  throw new Error(`timed out waiting for ${what}${last ? `: ${last instanceof Error ? last.message : String(last)}` : ''}${seen ? ` (${seen})` : ''}`);
+  const why = last instanceof Error ? last.message : String(last);
+  throw new Error(`timed out waiting for ${what}${last ? `: ${why}` : ''}${seen ? ` (${seen})` : ''}`);
 }

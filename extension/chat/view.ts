@@ -144,7 +144,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" nonce="${nonce}" href="${style}">
+<link rel="stylesheet" nonce="${nonce}" href="${style.toString()}">
 <title>Lean4 Agentic</title>
 </head>
 <body>
@@ -172,7 +172,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     </div>
   </footer>
 </div>
-<script nonce="${nonce}" src="${script}"></script>
+<script nonce="${nonce}" src="${script.toString()}"></script>
 </body>
 </html>`;
   }

@@ -119,7 +119,8 @@ export function toTextMessages(messages: readonly LmMessage[], format: TextForma
   const specs = toChatTools(tools).map((t) => (t as { function: ToolSpec }).function);
   const out: ChatCompletionMessageParam[] = [];
   let system = '';
-  let firstUser: number | undefined;
+  /** The first user message: where it is in `out`, and its text. */
+  let firstUser: { at: number; text: string } | undefined;
   /** Calls by id, so a result can name the tool that made it. */
   const calls = new Map<string, string>();
   for (const m of messages) {
@@ -135,14 +136,14 @@ export function toTextMessages(messages: readonly LmMessage[], format: TextForma
       const results = parts.flatMap((p) => (p.kind === 'result' ? [p] : []));
       if (results.length) for (const r of f.resultMessages(results.map((r) => ({ name: calls.get(r.callId) ?? 'tool', callId: r.callId, content: r.text })))) out.push(toParam(r));
       if (text || !results.length) {
-        if (firstUser === undefined) firstUser = out.length;
+        firstUser ??= { at: out.length, text };
         out.push({ role: 'user', content: text });
       }
     }
   }
   const ask = required ? `${system ? '\n\n' : ''}You must answer by calling at least one of these tools.` : '';
-  const head = f.prompt(`${system}${ask}`, firstUser !== undefined ? String(out[firstUser]!.content) : '', specs);
-  if (firstUser !== undefined) out[firstUser] = { role: 'user', content: head.task };
+  const head = f.prompt(`${system}${ask}`, firstUser?.text ?? '', specs);
+  if (firstUser !== undefined) out[firstUser.at] = { role: 'user', content: head.task };
   else if (head.task) out.unshift({ role: 'user', content: head.task });
   return [{ role: 'system', content: head.system }, ...out];
 }

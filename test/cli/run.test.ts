@@ -98,7 +98,7 @@ test('lar run --rollouts runs a group in copies of the workspace and writes its 
     assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort(), ['advantages.jsonl', 'rollout-1.lar.jsonl', 'rollout-2.lar.jsonl']);
     const adv = readFileSync(join(dir, 'advantages.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { source: string; outcomeAdvantage: number });
     assert.equal(adv.length, 2);
-    assert.ok(adv[0]!.outcomeAdvantage > 0 && adv[1]!.outcomeAdvantage < 0, `the fixing rollout is advantaged: ${adv.map((a) => a.outcomeAdvantage)}`);
+    assert.ok(adv[0]!.outcomeAdvantage > 0 && adv[1]!.outcomeAdvantage < 0, `the fixing rollout is advantaged: ${adv.map((a) => a.outcomeAdvantage).join(',')}`);
     assert.match(adv[0]!.source, /rollout-1\.lar\.jsonl$/);
   } finally {
     await server.stop();

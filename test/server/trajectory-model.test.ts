@@ -4,6 +4,7 @@ import fc from '../support/fc';
 import { TrajectoryModel } from '../../server/trajectory-model';
 import { events } from '../support/arbitrary';
 import { generateTrajectory } from '../../bench/generate';
+import { textOf } from '../../testkit/text';
 
 const header = JSON.stringify({ lar: 1, type: 'header', task: 't', workflow: 'builtin:default-coding', started: '2026-11-30T00:00:00Z' });
 
@@ -101,7 +102,7 @@ test('the Problems panel lists a blocked call once, and a run that never made a 
   empty.setText([header, JSON.stringify({ type: 'message', role: 'user', content: 't' }), JSON.stringify({ type: 'end', reason: 'error', detail: 'cannot reach the inference server' })].join('\n'));
   const d = runDiagnostics(empty, 'lar (builtin)');
   assert.deepEqual(d.map((x) => x.code), ['run.no_steps', 'outcome.summary']);
-  assert.match(String(d[0]!.message), /the run ended before any tool call: cannot reach the inference server/);
+  assert.match(textOf(d[0]!.message), /the run ended before any tool call: cannot reach the inference server/);
 });
 
 test('a step taken after a checkpoint has a "Restore to before step N" lens that names the checkpoint, the step and the run', async () => {

@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { LspClient, root } from '../support/lsp-client';
 import { lar } from '../support/lar-cli';
+import { textOf } from '../../testkit/text';
 
 const dir = mkdtempSync(join(tmpdir(), 'lar-files-'));
 let client: LspClient;
@@ -42,7 +43,7 @@ test('a 50 MB trajectory: the CLI verifies it and the language server publishes 
   const uri = pathToFileURL(file).toString();
   const published = await client.open(uri, text);
   // All 10,000 steps were judged (the visit in progress counts them), without a diagnostic per clean step.
-  assert.ok(published.diagnostics.some((d) => d.code === 'stage.progress' && /10000\/30 steps/.test(String(d.message))), JSON.stringify(published.diagnostics.slice(0, 3)));
+  assert.ok(published.diagnostics.some((d) => d.code === 'stage.progress' && /10000\/30 steps/.test(textOf(d.message))), JSON.stringify(published.diagnostics.slice(0, 3)));
   assert.ok(published.diagnostics.length < 100, `${published.diagnostics.length} diagnostics`);
   const h = (await hover(uri, 10_000)) as { contents: { value: string } } | null;
   assert.match(h?.contents.value ?? '', /read_file/);
@@ -62,7 +63,7 @@ test('binary junk in a trajectory: each broken line is reported where it is, the
   assert.match(cli.out, /outcome\s+1/, 'the good lines are still verified');
   const uri = pathToFileURL(file).toString();
   const published = await client.open(uri, readFileSync(file, 'utf8'));
-  const malformed = published.diagnostics.filter((d) => d.code === 'line.malformed' || /invalid JSON/.test(String(d.message)));
+  const malformed = published.diagnostics.filter((d) => d.code === 'line.malformed' || /invalid JSON/.test(textOf(d.message)));
   assert.deepEqual([...new Set(malformed.map((d) => d.range.start.line))].sort(), [2, 3]);
   assert.ok(await hover(uri, 5) !== undefined, 'the server still answers');
 });
@@ -84,5 +85,5 @@ test('a trajectory changed on disk while open: the new text is verified, the old
   const failed = next.diagnostics.filter((d) => d.code === 'outcome.check_passed');
   assert.ok(failed.length >= 1, JSON.stringify(next.diagnostics.map((d) => d.code)));
   const summary = next.diagnostics.find((d) => d.code === 'outcome.summary');
-  assert.match(String(summary?.message), /outcome 0/);
+  assert.match(textOf(summary?.message), /outcome 0/);
 });

@@ -4,6 +4,7 @@ import { answerBudget, budgetFor, capText, compact, promptLimit, tooSmall } from
 import { Conversation } from '../../../core/agent/conversation';
 import { TokenMeter } from '../../../core/model/tokens';
 import { toolDefinitions } from '../../../core/schema/tool-definitions';
+import { textOf } from '../../../testkit/text';
 
 const big = (n: number) => `$ cat big.log\n${'word '.repeat(n / 5)}`;
 const specs = toolDefinitions().map((t) => t.function);
@@ -51,7 +52,7 @@ test('compaction elides old results first and keeps the system prompt, the task,
   const m = c.render('native');
   assert.equal(m[0]!.content, 'rules');
   assert.equal(m[1]!.content, 'the task');
-  assert.match(String(m[3]!.content), /^\[earlier result elided to fit the context window: \d+ characters from run_command; it began: \$ cat big\.log\]$/);
+  assert.match(textOf(m[3]!.content), /^\[earlier result elided to fit the context window: \d+ characters from run_command; it began: \$ cat big\.log\]$/);
   assert.equal(m.at(-1)!.content, big(10_000), 'the latest result is whole');
   assert.deepEqual(
     m.filter((x) => x.role === 'assistant').map((x) => x.content),
@@ -73,7 +74,7 @@ test('when eliding is not enough the model summarizes the older turns; a failed 
       facts: () => 'Recorded by Lean4 Agentic: stage edit',
       summarize: async (messages, maxTokens) => {
         assert.ok(maxTokens >= 256);
-        assert.match(String(messages[1]!.content), /## What failed/);
+        assert.match(textOf(messages[1]!.content), /## What failed/);
         return answer === undefined ? undefined : { text: answer, tokens: 9 };
       },
     });
@@ -84,7 +85,7 @@ test('when eliding is not enough the model summarizes the older turns; a failed 
     if (answer) assert.match(r.summary!, /## Task\n- fix it/);
     else assert.match(r.summary!, /read_file \{"path":"f0"\}/);
     const m = c.render('qwen3_5');
-    assert.match(String(m[1]!.content), /^the task\n\n\[The conversation so far, summarized to fit/, 'the note follows the task in its message');
+    assert.match(textOf(m[1]!.content), /^the task\n\n\[The conversation so far, summarized to fit/, 'the note follows the task in its message');
     assert.equal(m[2]!.role, 'assistant', 'the kept turns begin with a model turn');
   }
 });
@@ -108,7 +109,7 @@ test('reasoning goes back in the Qwen text formats for the turns since the last 
   assert.equal(hermes[2]!.content, '<think>\nx first\n</think>\n\nReading.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "x"}}\n</tool_call>');
   assert.equal(c.render('qwen3_5')[2]!.content, '<think>\nx first\n</think>\n\nReading.\n\n<tool_call>\n<function=read_file>\n<parameter=path>\nx\n</parameter>\n</function>\n</tool_call>');
   assert.equal((c.render('native')[2] as { content: string }).content, 'Reading.');
-  assert.doesNotMatch(String(c.render('qwen3_coder')[2]!.content), /think/, "Qwen3-Coder's template has no reasoning");
+  assert.doesNotMatch(textOf(c.render('qwen3_coder')[2]!.content), /think/, "Qwen3-Coder's template has no reasoning");
   // A user message (a nudge) is a new query: the reasoning before it is dropped, as the template drops it.
   c.push({ kind: 'assistant', text: 'Hmm.', calls: [], reasoning: 'stuck' }, { kind: 'user', text: 'Continue by calling a tool.' });
   const after = c.render('hermes');
@@ -121,7 +122,7 @@ test('a compaction note is part of the task message: the roles keep alternating'
   await compact(c, { format: 'native', meter: new TokenMeter(), target: 3000, window: 8192, reason: 'window', ordinal: 1, facts: () => 'facts', summarize: async () => ({ text: '## Task\n- t' }) });
   const m = c.render('native');
   assert.equal(m[1]!.role, 'user');
-  assert.match(String(m[1]!.content), /^the task\n\n\[The conversation so far, summarized/);
+  assert.match(textOf(m[1]!.content), /^the task\n\n\[The conversation so far, summarized/);
   for (let i = 1; i < m.length; i++) assert.ok(!(m[i]!.role === 'user' && m[i - 1]!.role === 'user'), `messages ${i - 1} and ${i} are both user messages`);
 });
 

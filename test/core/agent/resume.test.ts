@@ -11,6 +11,7 @@ import { newRunNote, restoreNote, runAgent, stripNewRunNote, systemFor, toolSpec
 import { branchCheckpoint, chatEvents, NOT_RECORDED, readThread, rebuildConversation, recordedResult, threadOf, wasInterrupted } from '../../../core/agent/resume';
 import { ModelClient } from '../../../core/model/client';
 import { ScriptedModelServer, type ScriptedTurn } from '../../../testkit/scripted-server';
+import { textOf } from '../../../testkit/text';
 import { defaultWorkflow } from '../../../core/workflow/load';
 import type { ToolContext, ToolOutcome } from '../../../core/tools/types';
 import type { ToolName } from '../../../core/schema/tools';
@@ -128,7 +129,7 @@ test('a command that waited for input is rebuilt word for word as the live run s
       },
     );
     const sent = live.render('native').find((m) => m.role === 'tool');
-    assert.match(String(sent?.content), /^\$ echo asking; read answer\nasking\n\[the command waited for input and was interrupted \(run it non-interactively\)\]/);
+    assert.match(textOf(sent?.content), /^\$ echo asking; read answer\nasking\n\[the command waited for input and was interrupted \(run it non-interactively\)\]/);
     const rebuilt = rebuildConversation(readThread(runsDir, files[0]!), systemFor(wf), toolSpecs());
     assert.deepEqual(rebuilt.render('native'), live.render('native'));
   } finally {
@@ -147,7 +148,7 @@ test('an interrupted run is read as such and its conversation ends with every ca
   assert.equal(wasInterrupted(runs[0]!), true);
   const msgs = rebuildConversation(runs, systemFor(wf), toolSpecs()).render('native');
   assert.deepEqual(msgs.map((m) => m.role), ['system', 'user', 'assistant', 'tool']);
-  assert.equal(String(msgs[3]!.content), '$ npm test\ncontents of npm test\n[exit code 0]', 'the command as the loop showed it, from what was recorded');
+  assert.equal(textOf(msgs[3]!.content), '$ npm test\ncontents of npm test\n[exit code 0]', 'the command as the loop showed it, from what was recorded');
 });
 
 test('the chain stops at a loop, a foreign thread, a missing or unnamed file, and reaches back at most 50 runs', () => {
@@ -214,7 +215,7 @@ test('after a submit, the rebuilt conversation knows the outcome, as the live on
   );
   const rebuilt = rebuildConversation(readThread(runsDir, files[1]!), systemFor(wf), toolSpecs()).render('native');
   assert.deepEqual(rebuilt, live.render('native'));
-  assert.ok(rebuilt.some((m) => m.role === 'tool' && /Outcome check `npm test`: exit 0, passed\./.test(String(m.content))));
+  assert.ok(rebuilt.some((m) => m.role === 'tool' && /Outcome check `npm test`: exit 0, passed\./.test(textOf(m.content))));
 });
 
 test('the chat shows a restored conversation as it was, and offers Resume when its last run was cut short', async () => {

@@ -6,6 +6,7 @@ import { parseTrajectory } from '../../../core/schema/jsonl';
 import { verifyTrajectoryText } from '../../../core/verifier/verify';
 import { exportAtif } from '../../../core/export/atif';
 import { AtifTrajectory } from '../../../core/export/atif-schema';
+import { textOf } from '../../../testkit/text';
 
 const root = resolve(__dirname, '../../../..');
 const fixture = readFileSync(resolve(root, 'test-fixtures/trajectories/fix-failing-test.lar.jsonl'), 'utf8');
@@ -29,7 +30,7 @@ test('a trajectory exports as valid ATIF-v1.7 with verifier results per call, pe
   assert.equal(run.outcome, 1);
   assert.ok(Math.abs(run.return - (1 + 0.5 + 0.25 * (7 / 9))) < 1e-12);
   // The outcome check is a system step.
-  assert.ok(doc.steps.some((s) => s.source === 'system' && /npm test/.test(String(s.message))));
+  assert.ok(doc.steps.some((s) => s.source === 'system' && /npm test/.test(textOf(s.message))));
   // Round trip through JSON stays valid.
   assert.equal(AtifTrajectory.safeParse(JSON.parse(JSON.stringify(doc))).success, true);
 });
@@ -77,6 +78,6 @@ test('a restore exports as a system step that says what the user did to the work
   assert.ok(AtifTrajectory.safeParse(doc).success);
   const restores = doc.steps.filter((s) => (s.extra as { lar?: { kind?: string } } | undefined)?.lar?.kind === 'restore');
   assert.equal(restores.length, 2);
-  assert.match(String(restores[0]!.message), /restored the workspace to how it was before step 3 of run-1\.lar\.jsonl \(1 files changed back, 1 deleted, 0 brought back\)/);
+  assert.match(textOf(restores[0]!.message), /restored the workspace to how it was before step 3 of run-1\.lar\.jsonl \(1 files changed back, 1 deleted, 0 brought back\)/);
   assert.equal(restores[0]!.source, 'system');
 });
