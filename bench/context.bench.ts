@@ -93,9 +93,9 @@ async function oneRun(format: 'native' | TextFormatId) {
   const endpoint = await server.start();
   const compactions: { event: CompactionEvent; beforeRequest: number }[] = [];
   let calls = 0;
-  const execute: ToolExecutor = async () => {
+  const execute: ToolExecutor = () => {
     const size = SIZES[calls % SIZES.length]!;
-    return { status: 'ok', result: { exitCode: 0, completion: 'marker' }, observation: output(size, calls++) };
+    return Promise.resolve({ status: 'ok', result: { exitCode: 0, completion: 'marker' }, observation: output(size, calls++) });
   };
   try {
     const wf = defaultWorkflow();
@@ -109,7 +109,7 @@ async function oneRun(format: 'native' | TextFormatId) {
       workspace: ws,
       trajectoryPath: join(ws, 'bench.lar.jsonl'),
       execute,
-      runOutcomeCheck: async () => ({ type: 'outcome', command: 'true', exitCode: 0 }),
+      runOutcomeCheck: () => Promise.resolve({ type: 'outcome', command: 'true', exitCode: 0 }),
       toolFormat: format === 'native' ? 'auto' : format,
       onEvent: (e: AgentEvent) => {
         if (e.kind === 'compaction') compactions.push({ event: e.event, beforeRequest: agentRequests.length });

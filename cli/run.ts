@@ -213,9 +213,9 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
       execute: createToolExecutor({ fs: new NodeWorkspaceFs(r.workspace, sandbox.readOnlyPaths), terminal, limits: sandbox.limits, check: { command: a.workflow.outcome.command, run: (s) => sandbox.checkNow(s) }, ...(sandbox.refusal ? { refuseCommands: sandbox.refusal } : {}) }),
       runOutcomeCheck: (s) => sandbox.outcome(() => terminal.close(), s),
       sandbox: sandbox.summary,
-      approve: async (req) => {
+      approve: (req) => {
         io.err(`lar run: ${prefix}${req.tool} needs approval (${req.reason}): ${a.yes ? 'approved (--yes)' : 'rejected (use --yes to approve such calls)'}`);
-        return a.yes;
+        return Promise.resolve(a.yes);
       },
       enforcement: a.enforcement,
       ...(a.toolFormat ? { toolFormat: a.toolFormat } : {}),

@@ -163,7 +163,7 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       assert.match(await dialog.innerText(), /Restore the workspace to how it was before step \d+[\s\S]*Changed back: src\/sum\.js/);
       await wb.screenshot('8-restore-diff-and-confirm');
       await dialog.getByRole('button', { name: 'Restore' }).click();
-      await eventually('src/sum.js as it was', async () => (/return a - b;/.test(readFileSync(join(ws, 'src', 'sum.js'), 'utf8')) ? true : undefined));
+      await eventually('src/sum.js as it was', () => (/return a - b;/.test(readFileSync(join(ws, 'src', 'sum.js'), 'utf8')) ? true : undefined));
       const restored = chat.locator('.restored-checkpoint');
       await restored.waitFor({ timeout: 30_000 });
       assert.match(await restored.innerText(), /Workspace restored to before step \d+[\s\S]*1 file \(1 changed back/);
@@ -171,7 +171,7 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       await wb.screenshot('8-restored');
       await restored.getByRole('button', { name: 'Undo' }).click();
       await wb.page.locator('.monaco-dialog-box').getByRole('button', { name: 'Restore' }).click();
-      await eventually('the fix back after Undo', async () => (/return a \+ b;/.test(readFileSync(join(ws, 'src', 'sum.js'), 'utf8')) ? true : undefined));
+      await eventually('the fix back after Undo', () => (/return a \+ b;/.test(readFileSync(join(ws, 'src', 'sum.js'), 'utf8')) ? true : undefined));
       assert.deepEqual(wb.pageErrors, []);
     } finally {
       await wb.close();
@@ -381,7 +381,7 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       await chat.locator('.card', { hasText: 'read_file' }).waitFor({ timeout: 60_000 });
       await wb.reload();
       const runs = join(ws, '.lar', 'runs');
-      const file = await eventually('the run file ended', async () => {
+      const file = await eventually('the run file ended', () => {
         const f = readdirSync(runs).find((n) => n.endsWith('.lar.jsonl'));
         if (!f) return undefined;
         const last = readFileSync(join(runs, f), 'utf8').trimEnd().split('\n').at(-1)!;

@@ -233,7 +233,7 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
   const writer = TrajectoryWriter.create(opts.trajectoryPath, header, redact);
   opts.onStart?.({ interrupt: (detail) => writer.close(detail) });
   const state = new VerifierState(wf, 1, header.sandbox);
-  const gate: AgentGate = opts.gate ?? (async (call) => state.gate(call));
+  const gate: AgentGate = opts.gate ?? ((call) => Promise.resolve(state.gate(call)));
   const emit = opts.onEvent ?? (() => {});
   emit({ kind: 'header', line: 1, text: writer.headerText });
   /** Calls that failed since the last file change: how many times each. */

@@ -719,9 +719,9 @@ export class TerminalSession {
       this.killShell();
       return active.finish(completion, null, { ...extra, shellRestarted: true });
     }
-    const steps: (() => Promise<boolean>)[] = [
-      async () => (p.interrupt(), true),
-      async () => {
+    const steps: (() => boolean | Promise<boolean>)[] = [
+      () => (p.interrupt(), true),
+      () => {
         // Only to a job: the shell's own `read` would take it for end-of-file (it goes on reading,
         // see parentScript, should the job end in between).
         const shell = this.ownPid;

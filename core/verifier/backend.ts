@@ -23,18 +23,23 @@ export interface VerifierBackend {
   dispose(): void;
 }
 
+/** `f()` run now, as a promise: what it throws becomes a rejection, as in an async function. */
+const answer = <T>(f: () => T): Promise<T> => new Promise((resolve) => resolve(f()));
+
 /** The TypeScript implementation of docs/rewards.md, always available. */
 export class BuiltinBackend implements VerifierBackend {
   readonly name = 'builtin' as const;
 
-  async open(workflow: Workflow, headerLine = 1, sandbox?: SandboxRecord): Promise<VerifierSession> {
-    const state = new VerifierState(workflow, headerLine, sandbox);
-    return {
-      append: async (event, line) => state.append(event, line),
-      gate: async (call) => state.gate(call),
-      summary: async () => state.summary(),
-      close: () => {},
-    };
+  open(workflow: Workflow, headerLine = 1, sandbox?: SandboxRecord): Promise<VerifierSession> {
+    return answer<VerifierSession>(() => {
+      const state = new VerifierState(workflow, headerLine, sandbox);
+      return {
+        append: (event, line) => answer(() => state.append(event, line)),
+        gate: (call) => answer(() => state.gate(call)),
+        summary: () => answer(() => state.summary()),
+        close: () => {},
+      };
+    });
   }
 
   dispose(): void {}

@@ -195,7 +195,7 @@ export class Workbench {
 }
 
 /** Polls until `probe` returns a value (not undefined), or fails saying what was awaited. */
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000, lastSeen?: () => string): Promise<T> {
+export async function eventually<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 30_000, lastSeen?: () => string): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {

@@ -84,8 +84,9 @@ export class LarChatModelProvider implements vscode.LanguageModelChatProvider, v
     }
   }
 
-  async provideTokenCount(_model: vscode.LanguageModelChatInformation, text: string | vscode.LanguageModelChatRequestMessage): Promise<number> {
-    return estimateTokens(text);
+  provideTokenCount(_model: vscode.LanguageModelChatInformation, text: string | vscode.LanguageModelChatRequestMessage): Promise<number> {
+    // Counted inside the promise, so that a throw reaches VS Code as a rejection.
+    return new Promise((resolve) => resolve(estimateTokens(text)));
   }
 
   dispose(): void {

@@ -129,7 +129,7 @@ test('under a real `npm run`, the environment setup hands an inner install has n
   }
 });
 
-test('an inner npm started with that environment from inside `npm run` reports the Node 24 that runs it (code-server’s check)', async (t) => {
+test('an inner npm started with that environment from inside `npm run` reports the Node 24 that runs it (code-server’s check)', (t) => {
   const bin = nodeBinDir();
   if (!existsSync(join(bin, 'node'))) {
     t.skip(`no Node 24 in ${bin}: run npm run setup first`);

@@ -101,9 +101,9 @@ test('approval: a command that needs it runs only when approved, and a rejection
   ];
   const asked: string[] = [];
   const { events, result, server } = await run(script, {
-    approve: async (req) => {
+    approve: (req) => {
       asked.push(`${req.tool}: ${req.pattern}`);
-      return false;
+      return Promise.resolve(false);
     },
     limits: { maxSteps: 2 },
   });
@@ -239,9 +239,9 @@ test('enforcement warn never skips an approval: a blocked call that matches an a
     workflow: noCommands,
     workflowRef: noCommands,
     limits: { maxSteps: 1 },
-    approve: async (req) => {
+    approve: (req) => {
       asked.push(`${req.tool}: ${req.pattern}`);
-      return false;
+      return Promise.resolve(false);
     },
   });
   assert.deepEqual(asked, ['run_command: git push*']);

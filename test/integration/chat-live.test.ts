@@ -33,11 +33,11 @@ test('the loop says when it asks the model and when a call starts, before the ca
       modelInfo: { name: 'LAR-9B' },
       workspace: ws,
       trajectoryPath: join(ws, 'run.lar.jsonl'),
-      execute: async () => {
+      execute: () => {
         events.push('executing' as AgentEvent['kind']);
-        return { status: 'ok', result: { output: 'hi' }, observation: 'hi' };
+        return Promise.resolve({ status: 'ok', result: { output: 'hi' }, observation: 'hi' });
       },
-      runOutcomeCheck: async () => ({ type: 'outcome', command: 'true', exitCode: 0 }),
+      runOutcomeCheck: () => Promise.resolve({ type: 'outcome', command: 'true', exitCode: 0 }),
       onIdle: 'end',
       onEvent: (e) => {
         if (e.kind === 'toolStart') startedArgs = e.args;

@@ -244,7 +244,7 @@ describe('1. Paths: nothing outside the workspace is read or written', () => {
     await cwdRefused('prefix-link');
   });
 
-  test('1.6 .git is off limits to the file tools: the gate blocks reads and writes however the path is spelled', async () => {
+  test('1.6 .git is off limits to the file tools: the gate blocks reads and writes however the path is spelled', () => {
     const spellings = ['.git/config', './.git/config', 'src/../.git/hooks/pre-commit', '.git\\hooks\\pre-commit', '.git', './/.git//HEAD', 'x/./../.git/config'];
     for (const p of spellings) {
       for (const tool of FILE_TOOLS) {
@@ -255,7 +255,7 @@ describe('1. Paths: nothing outside the workspace is read or written', () => {
     }
   });
 
-  test('1.6b the run records are off limits too: the agent cannot rewrite or read its own trajectory; its command outputs stay readable', async () => {
+  test('1.6b the run records are off limits too: the agent cannot rewrite or read its own trajectory; its command outputs stay readable', () => {
     for (const p of ['.lar/runs/run-1.lar.jsonl', './.lar/runs/run-1.lar.jsonl', '.lar/runs', 'src/../.lar/runs/x']) {
       for (const tool of FILE_TOOLS) {
         const g = gateIn('edit').gate({ tool, args: FILE_TOOL_ARGS[tool](p) });
@@ -501,9 +501,9 @@ describe('2. Commands: the denylist families always need approval or are blocked
         {
           workflow: wf,
           workflowRef: wf,
-          approve: async (req) => {
+          approve: (req) => {
             asked.push({ args: structuredClone(req.args), ...(req.pattern ? { pattern: req.pattern } : {}) });
-            return answers[asked.length - 1]!(req.args as Record<string, unknown>);
+            return Promise.resolve(answers[asked.length - 1]!(req.args as Record<string, unknown>));
           },
         },
       );

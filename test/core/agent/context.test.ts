@@ -41,9 +41,9 @@ test('compaction elides old results first and keeps the system prompt, the task,
     reason: 'window',
     ordinal: 1,
     facts: () => 'facts',
-    summarize: async () => {
+    summarize: () => {
       asked++;
-      return { text: 'note' };
+      return Promise.resolve({ text: 'note' });
     },
   });
   assert.equal(asked, 0, 'eliding was enough: no summary asked');
@@ -72,10 +72,10 @@ test('when eliding is not enough the model summarizes the older turns; a failed 
       reason: 'context_error',
       ordinal: 2,
       facts: () => 'Recorded by Lean4 Agentic: stage edit',
-      summarize: async (messages, maxTokens) => {
+      summarize: (messages, maxTokens) => {
         assert.ok(maxTokens >= 256);
         assert.match(textOf(messages[1]!.content), /## What failed/);
-        return answer === undefined ? undefined : { text: answer, tokens: 9 };
+        return Promise.resolve(answer === undefined ? undefined : { text: answer, tokens: 9 });
       },
     });
     assert.ok(r.summarized > 0 && r.tokensAfter <= 4_000, JSON.stringify({ ...r, summary: undefined }));
@@ -119,7 +119,7 @@ test('reasoning goes back in the Qwen text formats for the turns since the last 
 
 test('a compaction note is part of the task message: the roles keep alternating', async () => {
   const c = longConversation(30);
-  await compact(c, { format: 'native', meter: new TokenMeter(), target: 3000, window: 8192, reason: 'window', ordinal: 1, facts: () => 'facts', summarize: async () => ({ text: '## Task\n- t' }) });
+  await compact(c, { format: 'native', meter: new TokenMeter(), target: 3000, window: 8192, reason: 'window', ordinal: 1, facts: () => 'facts', summarize: () => Promise.resolve({ text: '## Task\n- t' }) });
   const m = c.render('native');
   assert.equal(m[1]!.role, 'user');
   assert.match(textOf(m[1]!.content), /^the task\n\n\[The conversation so far, summarized/);
@@ -141,7 +141,7 @@ test('reasoning sent back is the first thing compaction gives up, the last turn\
   }
   const meter = new TokenMeter();
   const before = meter.estimate(c.render('hermes'));
-  const r = await compact(c, { format: 'hermes', meter, target: Math.floor(before / 3), window: 32_768, reason: 'window', ordinal: 1, facts: () => 'facts', summarize: async () => ({ text: 'note' }) });
+  const r = await compact(c, { format: 'hermes', meter, target: Math.floor(before / 3), window: 32_768, reason: 'window', ordinal: 1, facts: () => 'facts', summarize: () => Promise.resolve({ text: 'note' }) });
   assert.ok(r.tokensAfter <= Math.floor(before / 3), JSON.stringify({ ...r, summary: undefined }));
   const flags = c.turns.filter((t) => t.kind === 'assistant').map((t) => (t.kind === 'assistant' && t.reasoning ? 1 : 0));
   assert.ok(flags.includes(0), 'reasoning was given up');
@@ -152,9 +152,9 @@ test('a note the host writes carries the earlier note forward', async () => {
   const c = longConversation(20);
   const meter = new TokenMeter();
   const opts = { format: 'native' as const, meter, target: 2500, window: 16_384, reason: 'window' as const, facts: () => 'Recorded by Lean4 Agentic (exact, from the run itself):\n- facts' };
-  await compact(c, { ...opts, ordinal: 1, summarize: async () => ({ text: '## What was tried\n- MARKER-NOTE-1: build.log shows no error' }) });
+  await compact(c, { ...opts, ordinal: 1, summarize: () => Promise.resolve({ text: '## What was tried\n- MARKER-NOTE-1: build.log shows no error' }) });
   for (let i = 20; i < 30; i++) c.push({ kind: 'assistant', text: `plan ${i}`, calls: [{ id: `c${i}`, name: 'run_command', args: { command: `cat big${i}.log` } }] }, { kind: 'results', results: [{ callId: `c${i}`, name: 'run_command', content: big(10_000) }] });
-  const r = await compact(c, { ...opts, ordinal: 2, modelNote: false, summarize: async () => assert.fail('the model is not asked this time') });
+  const r = await compact(c, { ...opts, ordinal: 2, modelNote: false, summarize: () => assert.fail('the model is not asked this time') });
   assert.equal(r.summaryBy, 'host');
   assert.match(r.summary!, /MARKER-NOTE-1: build\.log shows no error/);
   assert.equal((r.summary!.match(/Recorded by Lean4 Agentic/g) ?? []).length, 1, 'the host facts are written once, anew');

@@ -55,8 +55,8 @@ test('a run carries the rules in its system prompt and names them in its header'
       modelInfo: { name: 'LAR-9B' },
       workspace: ws,
       trajectoryPath,
-      execute: async () => ({ status: 'ok', result: {}, observation: '' }),
-      runOutcomeCheck: async () => ({ type: 'outcome', command: 'true', exitCode: 0 }),
+      execute: () => Promise.resolve({ status: 'ok', result: {}, observation: '' }),
+      runOutcomeCheck: () => Promise.resolve({ type: 'outcome', command: 'true', exitCode: 0 }),
       rules: readRules(ws),
       limits: { maxIdleTurns: 1 },
     });

@@ -271,11 +271,11 @@ test('a run takes a checkpoint before each step that may change files, records i
       modelInfo: { name: 'LAR-9B' },
       workspace: ws,
       trajectoryPath: path,
-      execute: async (name) => {
+      execute: (name) => {
         if (name === 'run_command') writeFileSync(join(ws, 'b.txt'), 'hi');
-        return { status: 'ok', result: name === 'run_command' ? { exitCode: 0, completion: 'exit', output: '' } : {}, observation: 'ok' };
+        return Promise.resolve({ status: 'ok', result: name === 'run_command' ? { exitCode: 0, completion: 'exit', output: '' } : {}, observation: 'ok' });
       },
-      runOutcomeCheck: async () => ({ type: 'outcome', command: 'true', exitCode: 0 }),
+      runOutcomeCheck: () => Promise.resolve({ type: 'outcome', command: 'true', exitCode: 0 }),
       onIdle: 'end',
       checkpoint: async (c) => {
         taken.push(c.step);

@@ -95,11 +95,11 @@ function endpoint(r: Run): { forwarder: string; socket: string } {
 /** A resolver that knows only these names (and says ENOTFOUND for the rest), and remembers what it was asked. */
 function resolver(known: Record<string, string[]>): Lookup & { asked: string[] } {
   const asked: string[] = [];
-  const f = async (host: string) => {
+  const f = (host: string) => {
     asked.push(host);
     const a = known[host];
-    if (!a) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
-    return a.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+    if (!a) return Promise.reject(Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' }));
+    return Promise.resolve(a.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
   };
   return Object.assign(f, { asked });
 }

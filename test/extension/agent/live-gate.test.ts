@@ -26,9 +26,9 @@ after(async () => {
 function scripted(calls: [string, unknown][][]): AgentModel {
   let turn = 0;
   return {
-    async complete(): Promise<ModelReply> {
+    complete(): Promise<ModelReply> {
       const these = calls[turn++] ?? [];
-      return { model: 'fake', text: '', reasoning: '', finishReason: 'tool_calls', attempts: 1, toolCalls: these.map(([name, args], i) => ({ id: `c${turn}_${i}`, name, args, via: 'native' as const })) };
+      return Promise.resolve({ model: 'fake', text: '', reasoning: '', finishReason: 'tool_calls', attempts: 1, toolCalls: these.map(([name, args], i) => ({ id: `c${turn}_${i}`, name, args, via: 'native' as const })) });
     },
   };
 }
@@ -57,11 +57,11 @@ async function runWith(server: GateServer | undefined) {
     modelInfo: { name: 'fake' },
     workspace: ws,
     trajectoryPath,
-    execute: async (tool) => ({ status: 'ok', result: tool === 'run_command' ? { exitCode: 0, completion: 'marker' } : {}, observation: 'done' }),
-    runOutcomeCheck: async () => ({ type: 'outcome', command: 'npm test', exitCode: 0, completion: 'exit', output: '', durationMs: 1, at: new Date().toISOString() }),
-    approve: async (req) => {
+    execute: (tool) => Promise.resolve({ status: 'ok', result: tool === 'run_command' ? { exitCode: 0, completion: 'marker' } : {}, observation: 'done' }),
+    runOutcomeCheck: () => Promise.resolve({ type: 'outcome', command: 'npm test', exitCode: 0, completion: 'exit', output: '', durationMs: 1, at: new Date().toISOString() }),
+    approve: (req) => {
       asked.push(`${req.tool}: ${req.reason}`);
-      return false;
+      return Promise.resolve(false);
     },
     gate: live.gate,
     onEvent: (e) => {
@@ -102,9 +102,7 @@ test('without a server (or when it fails) the local verifier decides the same wa
   const failing = await runWith({
     running: true,
     appendStep: async () => {},
-    checkToolCall: async () => {
-      throw new Error('the language server stopped');
-    },
+    checkToolCall: () => Promise.reject(new Error('the language server stopped')),
   });
   assert.equal(failing.viaServer, false);
   assert.deepEqual(failing.statuses, none.statuses);
@@ -176,8 +174,8 @@ test('the server killed mid-run: the local verifier gates meanwhile; a restarted
       modelInfo: { name: 'fake' },
       workspace: ws,
       trajectoryPath,
-      execute: async (tool) => ({ status: 'ok', result: tool === 'run_command' ? { exitCode: 0, completion: 'marker' } : tool === 'write_file' ? { filesChanged: ['a.txt'] } : {}, observation: 'done' }),
-      runOutcomeCheck: async () => ({ type: 'outcome', command: 'npm test', exitCode: 0, completion: 'exit', output: '', durationMs: 1, at: new Date().toISOString() }),
+      execute: (tool) => Promise.resolve({ status: 'ok', result: tool === 'run_command' ? { exitCode: 0, completion: 'marker' } : tool === 'write_file' ? { filesChanged: ['a.txt'] } : {}, observation: 'done' }),
+      runOutcomeCheck: () => Promise.resolve({ type: 'outcome', command: 'npm test', exitCode: 0, completion: 'exit', output: '', durationMs: 1, at: new Date().toISOString() }),
       gate: live.gate,
       onEvent: (e) => live.observe(e),
     });
@@ -208,13 +206,14 @@ test('a server restarted between two calls, with no line in between, is re-synce
     get generation() {
       return generation;
     },
-    async appendStep(p: AppendStepParams) {
+    appendStep(p: AppendStepParams) {
       // A new server catches up from the file: whatever line it gets first, it then has them all.
       knows.set(generation, Math.max(knows.get(generation) ?? 0, p.line));
+      return Promise.resolve();
     },
-    async checkToolCall(): Promise<CheckToolCallResult> {
-      if (!knows.get(generation)) throw new Error(`no verified run for ${uri}`);
-      return { decision: 'allow', reason: 'every check passed', toolReward: 1, verdicts: [], backend: { backend: 'builtin', reason: 'test' } };
+    checkToolCall(): Promise<CheckToolCallResult> {
+      if (!knows.get(generation)) return Promise.reject(new Error(`no verified run for ${uri}`));
+      return Promise.resolve({ decision: 'allow', reason: 'every check passed', toolReward: 1, verdicts: [], backend: { backend: 'builtin', reason: 'test' } });
     },
   };
   const workflow = builtinWorkflow('default-coding');
