@@ -52,11 +52,11 @@ function measure(steps: number): Figures {
   const bestMs = times[0]!;
 
   // One append and one gate, each timed alone, on pre-parsed events (the live path).
-  const events = parseTrajectory(text).lines.flatMap((l) => (l.kind === 'event' ? [l.event] : [])) as TrajectoryEvent[];
+  const events = parseTrajectory(text).lines.flatMap<TrajectoryEvent>((l) => (l.kind === 'event' ? [l.event] : []));
   // Warm the append and gate paths up on a throwaway state first, so the
   // percentiles describe steady state and not the JIT's first calls.
   const warm = new VerifierState(defaultWorkflow());
-  const warmEvents = parseTrajectory(generateTrajectory(5000)).lines.flatMap((l) => (l.kind === 'event' ? [l.event] : [])) as TrajectoryEvent[];
+  const warmEvents = parseTrajectory(generateTrajectory(5000)).lines.flatMap<TrajectoryEvent>((l) => (l.kind === 'event' ? [l.event] : []));
   warmEvents.forEach((e, i) => {
     if (e.type === 'tool_call') warm.gate({ tool: e.tool, args: e.args });
     warm.append(e, i + 2);

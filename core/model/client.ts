@@ -236,7 +236,7 @@ export class ModelClient {
       return new ModelError('unreachable', `cannot reach ${server}: ${redact(causeOf(e), key)}. Is the server running (e.g. SGLang: python -m sglang.launch_server --model-path … --port 30000 --tool-call-parser …)? Check the endpoint setting.`);
     }
     if (e instanceof OpenAI.APIError || e instanceof ModelServerError) {
-      const status = e.status;
+      const status = e.status as number | undefined;
       const message = tidy(redact(e.message, key), status);
       if (status === 401 || status === 403) return new ModelError('unauthorized', `${server} refused the API key (${status}): ${message}. Set the key with the "Set API Key" command (lar run: the LAR_API_KEY environment variable).`, status);
       if (status === 404) return new ModelError('model_not_found', `${server} does not serve ${this.model ? `"${this.model}"` : 'that model'} (404): ${message}. Pick one of the served models in the model setting (lar run: --model), or leave it empty for the first one.`, status);

@@ -447,9 +447,9 @@ export class VerifierState {
    */
   private cachedPass(check: CheckId, key: unknown, reason: () => string, subkey = ''): Verdict {
     let byKey = this.passCache.get(check);
-    if (!byKey) this.passCache.set(check, (byKey = new Map()));
+    if (!byKey) this.passCache.set(check, (byKey = new Map<unknown, Map<string, Verdict>>()));
     let bySub = byKey.get(key);
-    if (!bySub) byKey.set(key, (bySub = new Map()));
+    if (!bySub) byKey.set(key, (bySub = new Map<string, Verdict>()));
     let v = bySub.get(subkey);
     if (!v) bySub.set(subkey, (v = Object.freeze(pass(check, reason())) as Verdict));
     return v;

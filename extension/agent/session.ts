@@ -302,7 +302,7 @@ export class AgentSession implements vscode.Disposable {
     const np = loadNodePty();
     if ('pty' in np) return;
     this.output.warn(`node-pty cannot be loaded (${np.error}): commands run without a terminal`);
-    const key = `ptyFallbackWarned:${this.context.extension.packageJSON.version as string}`;
+    const key = `ptyFallbackWarned:${(this.context.extension.packageJSON as { version: string }).version}`;
     if (this.context.globalState.get(key)) return;
     void this.context.globalState.update(key, true);
     void vscode.window.showWarningMessage(

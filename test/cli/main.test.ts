@@ -4,6 +4,10 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { AtifTrajectory } from '../../core/export/atif-schema';
+import type { RolloutAdvantages } from '../../core/rewards/advantages';
+import type { TrajectoryReport } from '../../core/verifier/verify';
+import { DEFAULT_WORKFLOW_FILE, defaultWorkflowJson } from '../support/workflow-json';
 
 const root = resolve(__dirname, '../../..');
 const lar = resolve(root, 'dist/lar.js');
@@ -27,9 +31,9 @@ test('lar verify prints the per-step table, stage rewards, outcome and return', 
 test('lar verify --json gives the full report', () => {
   const r = run('verify', fixture, '--json');
   assert.equal(r.code, 0);
-  const report = JSON.parse(r.out);
+  const report = JSON.parse(r.out) as TrajectoryReport;
   assert.equal(report.backend, 'builtin');
-  assert.equal(report.summary.outcome.reward, 1);
+  assert.equal(report.summary!.outcome.reward, 1);
   assert.equal(report.steps.length, 12);
 });
 
@@ -65,13 +69,13 @@ test('lar advantages writes one line per trajectory', () => {
   const out = join(dir, 'adv.jsonl');
   const r = run('advantages', fixture, fixture, '--out', out);
   assert.equal(r.code, 0, r.err);
-  const lines = readFileSync(out, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l));
+  const lines = readFileSync(out, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as RolloutAdvantages);
   assert.equal(lines.length, 2);
-  assert.equal(lines[0].steps.length, 9);
+  assert.equal(lines[0]!.steps.length, 9);
   // Identical rollouts: no outcome advantage, and identical step advantages.
-  assert.equal(lines[0].outcomeAdvantage, 0);
-  assert.deepEqual(lines[0].steps, lines[1].steps);
-  const blocked = lines[0].steps.find((s: { line: number }) => s.line === 6);
+  assert.equal(lines[0]!.outcomeAdvantage, 0);
+  assert.deepEqual(lines[0]!.steps, lines[1]!.steps);
+  const blocked = lines[0]!.steps.find((s) => s.line === 6)!;
   assert.equal(blocked.toolReward, -1);
   assert.ok(blocked.advantage < 0, 'the blocked call is pushed down against the other explore calls');
   assert.equal(run('advantages', fixture).code, 2);
@@ -82,7 +86,7 @@ test('lar export --format atif writes a valid ATIF document', () => {
   const out = join(dir, 'run.atif.json');
   const r = run('export', fixture, '--format', 'atif', '--out', out);
   assert.equal(r.code, 0, r.err);
-  const doc = JSON.parse(readFileSync(out, 'utf8'));
+  const doc = AtifTrajectory.parse(JSON.parse(readFileSync(out, 'utf8')));
   assert.equal(doc.schema_version, 'ATIF-v1.7');
   assert.equal(run('export', fixture, '--format', 'csv').code, 2);
 });
@@ -90,13 +94,13 @@ test('lar export --format atif writes a valid ATIF document', () => {
 test('lar workflow check reports problems with line and column', () => {
   const dir = tmp();
   const wf = join(dir, 'w.larflow.json');
-  const value = JSON.parse(readFileSync(resolve(root, 'core/workflow/default-coding.larflow.json'), 'utf8'));
-  value.stages[0].tools.push('teleport');
+  const value = defaultWorkflowJson();
+  value.stages[0]!.tools.push('teleport');
   writeFileSync(wf, JSON.stringify(value, null, 2));
   const r = run('workflow', 'check', wf);
   assert.equal(r.code, 1);
   assert.match(r.out, /w\.larflow\.json:\d+:\d+: error: "teleport" is not a tool.*\[workflow\.unknown_tool\]/);
-  assert.equal(run('workflow', 'check', resolve(root, 'core/workflow/default-coding.larflow.json')).code, 0);
+  assert.equal(run('workflow', 'check', DEFAULT_WORKFLOW_FILE).code, 0);
 });
 
 test('lar verify --backend lean without a toolchain says why and lets the builtin backend decide', () => {
@@ -110,5 +114,5 @@ test('lar verify --backend lean without a toolchain says why and lets the builti
   assert.match(r.stderr, /the lean backend is unavailable: No Lean toolchain found/);
   assert.match(r.stderr, /elan/);
   assert.match(r.stderr, /using the builtin backend/);
-  assert.equal(JSON.parse(r.stdout).backend, 'builtin');
+  assert.equal((JSON.parse(r.stdout) as TrajectoryReport).backend, 'builtin');
 });

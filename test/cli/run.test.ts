@@ -2,19 +2,18 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { ScriptedModelServer } from '../../testkit/scripted-server';
 import { verifyTrajectoryText } from '../../core/verifier/verify';
 import { lar } from '../support/lar-cli';
-
-const root = resolve(__dirname, '../../..');
+import { defaultWorkflowJson } from '../support/workflow-json';
 
 /** A workspace whose `node test.js` fails until sum.js adds, with the default workflow checking that command. */
 function failingWorkspace(prefix: string): string {
   const ws = mkdtempSync(join(tmpdir(), prefix));
   writeFileSync(join(ws, 'sum.js'), 'module.exports = (a, b) => a - b;\n');
   writeFileSync(join(ws, 'test.js'), "if (require('./sum')(2, 3) !== 5) process.exit(1);\nconsole.log('PASS');\n");
-  const wf = JSON.parse(readFileSync(resolve(root, 'core/workflow/default-coding.larflow.json'), 'utf8'));
+  const wf = defaultWorkflowJson();
   wf.outcome.command = 'node test.js';
   writeFileSync(join(ws, 'fix.larflow.json'), JSON.stringify(wf));
   return ws;

@@ -8,6 +8,7 @@ import type { Diagnostic } from 'vscode-languageserver-protocol';
 import { LspClient, root } from '../support/lsp-client';
 import { generateTrajectory } from '../../bench/generate';
 import { fakeToolchain } from '../support/fake-toolchain';
+import { defaultWorkflowJson, type WorkflowJson } from '../support/workflow-json';
 
 const fixturePath = resolve(root, 'test-fixtures/trajectories/fix-failing-test.lar.jsonl');
 const fixture = readFileSync(fixturePath, 'utf8');
@@ -89,17 +90,12 @@ test('a live run: lar/appendStep adds lines, lar/checkToolCall gates the next ca
   for (let i = 0; i < 5; i++) {
     await client.next(u, () => client.connection.sendNotification('lar/appendStep', { uri: u, text: lines[i]!, line: i + 1 }));
   }
-  const blocked = (await client.connection.sendRequest('lar/checkToolCall', { uri: u, call: { tool: 'write_file', args: { path: 'src/sum.js', content: '' } } })) as {
-    decision: string;
-    reason: string;
-    stage: string;
-    backend: { backend: string };
-  };
+  const blocked = await client.connection.sendRequest<{ decision: string; reason: string; stage: string; backend: { backend: string } }>('lar/checkToolCall', { uri: u, call: { tool: 'write_file', args: { path: 'src/sum.js', content: '' } } });
   assert.equal(blocked.decision, 'block');
   assert.match(blocked.reason, /not permitted in stage "explore"/);
   assert.equal(blocked.stage, 'explore');
   assert.equal(blocked.backend.backend, 'builtin');
-  const ask = (await client.connection.sendRequest('lar/checkToolCall', { uri: u, call: { tool: 'run_command', args: { command: 'git push origin main' } } })) as { decision: string };
+  const ask = await client.connection.sendRequest<{ decision: string }>('lar/checkToolCall', { uri: u, call: { tool: 'run_command', args: { command: 'git push origin main' } } });
   assert.equal(ask.decision, 'ask');
 
   const published = await client.next(u, () => client.connection.sendNotification('lar/appendStep', { uri: u, text: lines[5]!, line: 6 }));
@@ -119,9 +115,9 @@ test('a live run: lar/appendStep adds lines, lar/checkToolCall gates the next ca
 });
 
 test('a workflow document: every well-formedness problem is a diagnostic at its place', async () => {
-  const wf = JSON.parse(readFileSync(resolve(root, 'core/workflow/default-coding.larflow.json'), 'utf8'));
-  wf.stages[0].tools.push('teleport');
-  wf.transitions.verify.push('deploy');
+  const wf = defaultWorkflowJson();
+  wf.stages[0]!.tools.push('teleport');
+  wf.transitions.verify!.push('deploy');
   wf.policy.commands.deny.push('^rm .*$');
   const text = JSON.stringify(wf, null, 2);
   const { diagnostics } = await client.open(pathToFileURL('/tmp/x.larflow.json').toString(), text, 'lar-workflow');
@@ -131,15 +127,15 @@ test('a workflow document: every well-formedness problem is a diagnostic at its 
   const lineText = text.split('\n')[tool.range.start.line]!;
   assert.equal(lineText.slice(tool.range.start.character, tool.range.end.character), '"teleport"');
 
-  const unreachable = JSON.parse(JSON.stringify(wf));
-  unreachable.stages[0].tools.pop();
-  unreachable.transitions.verify.pop();
+  const unreachable = JSON.parse(JSON.stringify(wf)) as WorkflowJson;
+  unreachable.stages[0]!.tools.pop();
+  unreachable.transitions.verify!.pop();
   unreachable.policy.commands.deny.pop();
   unreachable.stages.push({ id: 'orphan', tools: ['read_file'], budget: 1 });
   const second = await client.open(pathToFileURL('/tmp/y.larflow.json').toString(), JSON.stringify(unreachable, null, 2), 'lar-workflow');
   assert.deepEqual(second.diagnostics.map((d) => d.code), ['workflow.unreachable_stage']);
 
-  const noTerminal = JSON.parse(JSON.stringify(unreachable));
+  const noTerminal = JSON.parse(JSON.stringify(unreachable)) as WorkflowJson;
   noTerminal.stages.pop();
   noTerminal.transitions = { explore: ['edit'], edit: ['explore'], verify: ['edit'] };
   const third = await client.open(pathToFileURL('/tmp/z.larflow.json').toString(), JSON.stringify(noTerminal, null, 2), 'lar-workflow');
@@ -150,16 +146,14 @@ test('a workflow document: every well-formedness problem is a diagnostic at its 
 test('hover, code lenses and document symbols describe steps and stage visits', async () => {
   const u = uri('hover.lar.jsonl');
   await client.open(u, fixture);
-  const hover = (await client.connection.sendRequest('textDocument/hover', { textDocument: { uri: u }, position: { line: 5, character: 3 } })) as {
-    contents: { value: string };
-  };
+  const hover = await client.connection.sendRequest<{ contents: { value: string } }>('textDocument/hover', { textDocument: { uri: u }, position: { line: 5, character: 3 } });
   assert.match(hover.contents.value, /\*\*Step 4\*\* · `write_file` · tool reward \*\*-1\*\*/);
   assert.match(hover.contents.value, /\| ✗ \| `tool.permitted` \|/);
   assert.match(hover.contents.value, /\| ✓ \| `tool.known` \|/);
   assert.match(hover.contents.value, /stage `explore` \(visit 1\) · stage reward \+1/);
   assert.match(hover.contents.value, /running return/);
   assert.match(hover.contents.value, /_lar \(builtin\)/);
-  const lenses = (await client.connection.sendRequest('textDocument/codeLens', { textDocument: { uri: u } })) as { range: { start: { line: number } }; command: { title: string } }[];
+  const lenses = await client.connection.sendRequest<{ range: { start: { line: number } }; command: { title: string } }[]>('textDocument/codeLens', { textDocument: { uri: u } });
   assert.deepEqual(
     lenses.map((l) => [l.range.start.line, l.command.title]),
     [
@@ -168,7 +162,7 @@ test('hover, code lenses and document symbols describe steps and stage visits', 
       [8, 'verify · reward +1 · 2/20 steps'],
     ],
   );
-  const symbols = (await client.connection.sendRequest('textDocument/documentSymbol', { textDocument: { uri: u } })) as { name: string; children: { name: string }[] }[];
+  const symbols = await client.connection.sendRequest<{ name: string; children: { name: string }[] }[]>('textDocument/documentSymbol', { textDocument: { uri: u } });
   assert.deepEqual(symbols.map((s) => s.name), ['explore', 'edit', 'verify']);
   assert.deepEqual(symbols[0]!.children.map((c) => c.name), ['1. list_files', '2. read_file', '3. read_file', '4. write_file', '5. enter_stage']);
 });
@@ -234,7 +228,7 @@ test('lar/backend names the backend once chosen; lar/verify verifies again; an e
     assert.equal(backend.backend, 'builtin');
     assert.match(backend.reason, /No Lean toolchain found/);
     assert.doesNotMatch(backend.reason, /setting \(.*verify-again/, 'the empty leanPath was not taken for a folder');
-    const result = (await c.connection.sendRequest('lar/verify', { uri: u })) as { summary: { return: number; outcome: number; steps: number }; fatal: null };
+    const result = await c.connection.sendRequest<{ summary: { return: number; outcome: number; steps: number }; fatal: null }>('lar/verify', { uri: u });
     assert.deepEqual({ ...result.summary, return: Number(result.summary.return.toFixed(3)) }, { return: 1.694, outcome: 1, steps: 9 });
     assert.equal(result.fatal, null);
     await assert.rejects(c.connection.sendRequest('lar/verify', { nope: 1 }));
@@ -251,7 +245,7 @@ test('a live run open in the editor: the gate sees an appended step before the e
   const lines = fixture.trimEnd().split('\n');
   await client.open(u, lines.slice(0, 6).join('\n') + '\n');
   await client.next(u, () => client.connection.sendNotification('lar/appendStep', { uri: u, text: lines[6]!, line: 7 }));
-  const gate = (await client.connection.sendRequest('lar/checkToolCall', { uri: u, call: { tool: 'edit_file', args: { path: 'src/sum.js', search: 'a - b', replace: 'a + b' } } })) as { decision: string; stage: string };
+  const gate = await client.connection.sendRequest<{ decision: string; stage: string }>('lar/checkToolCall', { uri: u, call: { tool: 'edit_file', args: { path: 'src/sum.js', search: 'a - b', replace: 'a + b' } } });
   assert.equal(gate.stage, 'edit', 'the enter_stage just appended has moved the run');
   assert.equal(gate.decision, 'allow');
   // The editor reloads the file from disk: same text, nothing changes.

@@ -70,7 +70,7 @@ test('a header change re-resolves the workflow and verifies everything', () => {
   const call = JSON.stringify({ type: 'tool_call', tool: 'write_file', args: { path: 'a', content: '' }, status: 'ok' });
   model.setText([header, call].join('\n'));
   assert.equal(model.lines[1]!.result!.toolReward, -1);
-  const inline = JSON.parse(header);
+  const inline = JSON.parse(header) as Record<string, unknown>;
   inline.workflow = { lar: 1, id: 'w', stages: [{ id: 's', tools: ['write_file', 'submit'], budget: 5 }], transitions: {}, start: 's', terminal: ['s'], outcome: { command: 'true' } };
   model.setText([JSON.stringify(inline), call].join('\n'));
   assert.equal(model.lastUpdate.from, 0);
@@ -119,7 +119,7 @@ test('a step taken after a checkpoint has a "Restore to before step N" lens that
   assert.deepEqual(lenses[0]!.command!.arguments, [{ commit, step: 2, run: 'run-1.lar.jsonl' }]);
   const { BRANCH_COMMAND } = await import('../../server/presentation.js');
   assert.deepEqual(codeLenses(m, 'run-1.lar.jsonl').filter((l) => l.command?.command === BRANCH_COMMAND).map((l) => [l.range.start.line, l.command!.title]), [[2, '⑂ Branch from here']]);
-  assert.equal(codeLenses(m, '../etc/x').find((l) => l.command?.command === RESTORE_COMMAND)!.command!.arguments![0].run, undefined, 'a file name that is not a run file is not passed on');
+  assert.equal((codeLenses(m, '../etc/x').find((l) => l.command?.command === RESTORE_COMMAND)!.command!.arguments![0] as { run?: string }).run, undefined, 'a file name that is not a run file is not passed on');
   // A bad checkpoint id makes the line malformed: no lens from it.
   m.setText([header, read, run.replace(commit, '--output=/tmp/x')].join('\n'));
   assert.equal(codeLenses(m).filter((l) => l.command?.command === RESTORE_COMMAND).length, 0);

@@ -104,9 +104,12 @@ function assertEndedCleanly(r: Run, reason: AgentResult['endReason'], detail: Re
   assert.equal(report.summary!.return, r.result.summary.return);
 }
 
+/** An event of the trajectory, as much of it as these tests read. */
+type DiskEvent = { type: string; tool?: string; status?: string; role?: string; content?: string; args?: unknown; argsError?: string };
+
 /** The trajectory's events after the header, parsed. */
-function eventsOnDisk(r: Run): { type: string; tool?: string; status?: string; role?: string; content?: string; args?: unknown; argsError?: string }[] {
-  return r.text.trimEnd().split('\n').slice(1).map((l) => JSON.parse(l));
+function eventsOnDisk(r: Run): DiskEvent[] {
+  return r.text.trimEnd().split('\n').slice(1).map((l) => JSON.parse(l) as DiskEvent);
 }
 
 const messagesOf = (body: unknown): ChatMessage[] => (body as { messages: ChatMessage[] }).messages;

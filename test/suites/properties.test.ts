@@ -346,7 +346,7 @@ test('3. calls written in the text format are read back, name and arguments, wit
       const r = extractTextToolCalls(content);
       assert.deepEqual(
         r.calls.map((c) => [c.name, c.args, c.argsError]),
-        calls.map(([c]) => [c.name, JSON.parse(JSON.stringify(c.args)), undefined]),
+        calls.map(([c]) => [c.name, JSON.parse(JSON.stringify(c.args)) as unknown, undefined]),
       );
       assert.equal(r.text, (lead + calls.map(([, prose]) => prose).join('')).trim());
     }),

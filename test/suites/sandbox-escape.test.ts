@@ -889,14 +889,14 @@ describe('when bubblewrap is missing or cannot start', () => {
         assert.match(out, /install bubblewrap/, out);
         assert.equal(existsSync(join(ws, 'ran.txt')), ran, `${flag}: ${out}`);
         const runs = readdirSync(join(ws, '.lar', 'runs')).sort();
-        const lines = readFileSync(join(ws, '.lar', 'runs', runs[runs.length - 1]!), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
-        assert.equal(lines[0]!.sandbox.confined, false);
+        const lines = readFileSync(join(ws, '.lar', 'runs', runs[runs.length - 1]!), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; sandbox?: { confined: boolean }; status?: string; result?: { sandboxed?: boolean } });
+        assert.equal(lines[0]!.sandbox!.confined, false);
         const step = lines.find((l) => l.type === 'tool_call')!;
         if (flag === 'required') {
           assert.equal(step.status, 'blocked');
         } else {
           assert.equal(step.status, 'ok');
-          assert.equal(step.result.sandboxed, false, 'the step says it ran unconfined');
+          assert.equal(step.result!.sandboxed, false, 'the step says it ran unconfined');
         }
         rmSync(join(ws, '.lar', 'runs'), { recursive: true, force: true });
       }

@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { RewardsParams } from '../../core/protocol/lsp';
 import { decorationsFor } from '../../extension/trajectory/decorations';
 import { changedLineRanges } from '../../extension/edits/hints';
+import { ToolCallEvent } from '../../core/schema/trajectory';
 import { mergeRewards } from '../../extension/trajectory/runs';
 import { LspClient, root } from '../support/lsp-client';
 
@@ -44,7 +45,7 @@ test('the recorded demo run: the server\'s rewards draw as the CLI reports them'
   // The edit_file step names its file, and its replacement is found on the line it changed.
   const edit = p.lines.find((l) => l.tool === 'edit_file');
   assert.deepEqual(edit?.filesChanged, ['src/sum.js']);
-  const event = JSON.parse(fixture.split('\n')[edit.line]!);
+  const event = ToolCallEvent.parse(JSON.parse(fixture.split('\n')[edit.line]!));
   assert.deepEqual(changedLineRanges(event, 'module.exports = (a, b) => a + b;\n'), { kind: 'lines', ranges: [{ start: 0, end: 0 }] });
 });
 

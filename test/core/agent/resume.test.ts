@@ -15,6 +15,7 @@ import { textOf } from '../../../testkit/text';
 import { defaultWorkflow } from '../../../core/workflow/load';
 import type { ToolContext, ToolOutcome } from '../../../core/tools/types';
 import type { ToolName } from '../../../core/schema/tools';
+import type { TrajectoryEvent } from '../../../core/schema/trajectory';
 import { TerminalSession } from '../../../core/shell/session';
 import { NodeWorkspaceFs } from '../../../core/workspace/fs';
 import { commandObservation, createToolExecutor } from '../../../core/tools/executor';
@@ -343,6 +344,6 @@ test('a follow-up after a restore tells the model of it, and a restored chat tel
   });
   assert.match(sent.at(-1)!.content, /^Start over from there\.\n\n\[Lean4 Agentic: before this message the user restored the workspace to how it was before step 3 of run-001\.lar\.jsonl \(files: 1 changed back, 1 deleted\)/);
   const first = readFileSync(join(runsDir, 'run-002.lar.jsonl'), 'utf8').split('\n')[1]!;
-  assert.equal(JSON.parse(first).type, 'restore', 'recorded right after the header');
+  assert.equal((JSON.parse(first) as TrajectoryEvent).type, 'restore', 'recorded right after the header');
   assert.deepEqual(rebuildConversation(readThread(runsDir, 'run-002.lar.jsonl'), systemFor(wf), toolSpecs()).render('native'), after.render('native'));
 });

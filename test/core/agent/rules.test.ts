@@ -10,6 +10,7 @@ import { readRules, rulesPrompt, MAX_RULES_BYTES } from '../../../core/agent/rul
 import { ModelClient } from '../../../core/model/client';
 import { ScriptedModelServer } from '../../../testkit/scripted-server';
 import { defaultWorkflow } from '../../../core/workflow/load';
+import type { Header } from '../../../core/schema/trajectory';
 
 test('AGENTS.md goes into the prompt; a missing file is no rule; named files are read once, in order', () => {
   const ws = mkdtempSync(join(tmpdir(), 'lar-rules-'));
@@ -62,7 +63,7 @@ test('a run carries the rules in its system prompt and names them in its header'
     });
     const first = server.requests.find((q) => q.path === '/v1/chat/completions')!.body as { messages: { content: string }[] };
     assert.match(first.messages[0]!.content, /Rules of this workspace[\s\S]*--- AGENTS\.md ---\nNever touch vendor\/\./);
-    assert.deepEqual(JSON.parse(readFileSync(trajectoryPath, 'utf8').split('\n')[0]!).rules, ['AGENTS.md']);
+    assert.deepEqual((JSON.parse(readFileSync(trajectoryPath, 'utf8').split('\n')[0]!) as Header).rules, ['AGENTS.md']);
   } finally {
     await server.stop();
   }

@@ -10,7 +10,7 @@ import { mkdtempSync, readdirSync, readFileSync, renameSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ScriptedModelServer } from '../../../testkit/scripted-server';
-import { checkDigest, recordDigest } from '../../../core/agent/run-digests';
+import { checkDigest, recordDigest, type DigestCheck } from '../../../core/agent/run-digests';
 import { lar } from '../../support/lar-cli';
 
 async function unconfinedRun(): Promise<{ ws: string; file: string }> {
@@ -29,11 +29,16 @@ async function unconfinedRun(): Promise<{ ws: string; file: string }> {
   return { ws, file: join(runs, readdirSync(runs)[0]!) };
 }
 
+/** What `lar verify --json` says of whether the file changed after its run ended. */
+async function integrityState(file: string): Promise<DigestCheck['state']> {
+  return (JSON.parse((await lar(['verify', file, '--json'])).out) as { integrity: DigestCheck }).integrity.state;
+}
+
 test('lar verify says when a trajectory changed after its run ended (an outcome flipped), and fails; untouched, it says nothing more', async () => {
   const { file } = await unconfinedRun();
   const clean = await lar(['verify', file]);
   assert.doesNotMatch(clean.err, /changed after its run ended/);
-  assert.equal(JSON.parse((await lar(['verify', file, '--json'])).out).integrity.state, 'unchanged');
+  assert.equal(await integrityState(file), 'unchanged');
   // The check's failure turned into a pass, as a helper left by an unconfined run could do.
   const text = readFileSync(file, 'utf8');
   writeFileSync(file, text.replace(/"type":"outcome","command":"false","exitCode":1/, '"type":"outcome","command":"false","exitCode":0'));
@@ -41,7 +46,7 @@ test('lar verify says when a trajectory changed after its run ended (an outcome 
   const forged = await lar(['verify', file]);
   assert.equal(forged.code, 1);
   assert.match(forged.err, /changed after its run ended .*: it held \d+ bytes with sha-256 [0-9a-f]{64}, it now holds \d+ with [0-9a-f]{64}\. Its rewards are not the run's\./);
-  assert.equal(JSON.parse((await lar(['verify', file, '--json'])).out).integrity.state, 'changed');
+  assert.equal(await integrityState(file), 'changed');
 });
 
 test('a trajectory moved elsewhere is still found by its header; one no run of this machine wrote is just verified', async () => {

@@ -54,20 +54,26 @@ test('an assistant message and the calls that follow it form one agent step', ()
   assert.deepEqual((agent.tool_calls[2]!.extra as { lar: { argsError: string } }).lar.argsError, 'Unexpected end of JSON input');
 });
 
+/** An exported document as JSON, typed loosely enough for a test to break it. */
+interface LooseAtif {
+  schema_version: string;
+  steps: { step_id: number; reward?: number; tool_calls?: unknown[]; observation: { results: { source_call_id: string }[]; extra?: unknown } }[];
+}
+
 test('the ATIF schema refuses what Harbor refuses', () => {
-  const doc = JSON.parse(JSON.stringify(exportText(fixture)));
-  const broken = (mutate: (d: any) => void) => {
-    const d = JSON.parse(JSON.stringify(doc));
+  const doc = exportText(fixture);
+  const broken = (mutate: (d: LooseAtif) => void) => {
+    const d = JSON.parse(JSON.stringify(doc)) as LooseAtif;
     mutate(d);
     return AtifTrajectory.safeParse(d).success;
   };
   assert.equal(broken(() => {}), true);
-  assert.equal(broken((d) => (d.steps[0].reward = 1)), false);
-  const agent = doc.steps.findIndex((s: { source: string }) => s.source === 'agent');
-  assert.equal(broken((d) => (d.steps[1].step_id = 7)), false);
-  assert.equal(broken((d) => (d.steps[0].tool_calls = [])), false);
-  assert.equal(broken((d) => (d.steps[agent].observation.results[0].source_call_id = 'nope')), false);
-  assert.equal(broken((d) => (d.steps[agent].observation.extra = {})), false);
+  assert.equal(broken((d) => (d.steps[0]!.reward = 1)), false);
+  const agent = doc.steps.findIndex((s) => s.source === 'agent');
+  assert.equal(broken((d) => (d.steps[1]!.step_id = 7)), false);
+  assert.equal(broken((d) => (d.steps[0]!.tool_calls = [])), false);
+  assert.equal(broken((d) => (d.steps[agent]!.observation.results[0]!.source_call_id = 'nope')), false);
+  assert.equal(broken((d) => (d.steps[agent]!.observation.extra = {})), false);
   assert.equal(broken((d) => (d.schema_version = 'ATIF-v1.9')), false);
   assert.equal(broken((d) => (d.steps = [])), false);
 });

@@ -17,7 +17,7 @@ import { outcomeReach, runsLater, scanProtections } from '../../../core/sandbox/
 import { describeLaterChanges, LaterBaseline } from '../../../core/sandbox/later-changes';
 import { Workflow, type WorkflowInput } from '../../../core/schema/workflow';
 import { TerminalSession } from '../../../core/shell/session';
-import { Header } from '../../../core/schema/trajectory';
+import { Header, type ToolResult } from '../../../core/schema/trajectory';
 import { ScriptedModelServer } from '../../../testkit/scripted-server';
 import { lar } from '../../support/lar-cli';
 
@@ -597,7 +597,8 @@ test('lar run: the outcome command called as a step runs as the check runs it, s
       const endpoint = await server.start();
       const r = await lar(['run', '--task', 'fix sum', '--endpoint', endpoint, '--workspace', ws, '--yes']);
       const file = join(ws, '.lar', 'runs', readdirSync(join(ws, '.lar', 'runs'))[0]!);
-      const step = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((e) => e.type === 'tool_call' && e.args?.command === 'npm  test');
+      const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; args?: { command?: string }; result: ToolResult });
+      const step = lines.find((e) => e.type === 'tool_call' && e.args?.command === 'npm  test')!;
       assert.equal(step.result.ranAsCheck, true, cheat);
       assert.equal(step.result.exitCode, 1, `${cheat}: the tests really ran and failed\n${step.result.output}`);
       assert.equal(step.result.testsRan, 1, cheat);

@@ -1,13 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { defaultWorkflow, loadWorkflow, loadWorkflowText } from '../../../core/workflow/load';
 import { DEFAULT_PROTECTED, Workflow } from '../../../core/schema/workflow';
 import { checkWorkflow } from '../../../core/workflow/wellformed';
+import { defaultWorkflowJson } from '../../support/workflow-json';
 
-const root = resolve(__dirname, '../../../..');
-const base = () => JSON.parse(readFileSync(resolve(root, 'core/workflow/default-coding.larflow.json'), 'utf8'));
+const base = defaultWorkflowJson;
 const codes = (value: unknown) => loadWorkflow(value).problems.map((p) => p.code);
 
 test('the default coding workflow is well-formed and has the documented shape', () => {
@@ -21,7 +19,7 @@ test('the default coding workflow is well-formed and has the documented shape', 
 
 test('each well-formedness problem is found and named', () => {
   const unknownTool = base();
-  unknownTool.stages[0].tools.push('teleport');
+  unknownTool.stages[0]!.tools.push('teleport');
   assert.deepEqual(codes(unknownTool), ['workflow.unknown_tool']);
 
   const badTarget = base();
@@ -44,11 +42,11 @@ test('each well-formedness problem is found and named', () => {
   assert.deepEqual(load.problems.map((p) => p.code), ['workflow.dead_end']);
 
   const noSubmit = base();
-  noSubmit.stages[2].tools = noSubmit.stages[2].tools.filter((t: string) => t !== 'submit');
+  noSubmit.stages[2]!.tools = noSubmit.stages[2]!.tools.filter((t) => t !== 'submit');
   assert.deepEqual(codes(noSubmit), ['workflow.terminal_without_submit']);
 
   const noEnter = base();
-  noEnter.stages[0].tools = ['read_file'];
+  noEnter.stages[0]!.tools = ['read_file'];
   assert.deepEqual(codes(noEnter), ['workflow.no_enter_stage']);
 
   const regex = base();
@@ -56,7 +54,7 @@ test('each well-formedness problem is found and named', () => {
   assert.deepEqual(codes(regex), ['workflow.pattern_looks_like_regex']);
 
   const dup = base();
-  dup.stages.push({ ...dup.stages[0] });
+  dup.stages.push({ ...dup.stages[0]! });
   assert.deepEqual(codes(dup), ['workflow.duplicate_stage']);
 
   const badStart = base();
