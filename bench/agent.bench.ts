@@ -76,6 +76,7 @@ async function oneRun(steps: number): Promise<StepTimes[]> {
     const fsync = fsModule.fsyncSync;
     fsModule.fsyncSync = (fd) => (inWrite ? timer.time('fsync', () => fsync(fd)) : fsync(fd));
     restore.push(() => (fsModule.fsyncSync = fsync));
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- taken off the prototype to be called with each writer as `this`
     const append = TrajectoryWriter.prototype.append;
     TrajectoryWriter.prototype.append = function (this: TrajectoryWriter, event) {
       inWrite = true;

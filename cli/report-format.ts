@@ -3,11 +3,11 @@ import type { TrajectoryReport } from '../core/verifier/verify';
 import { formatLineError } from '../core/schema/jsonl';
 
 export interface Style {
-  good(s: string): string;
-  bad(s: string): string;
-  warn(s: string): string;
-  dim(s: string): string;
-  bold(s: string): string;
+  good(this: void, s: string): string;
+  bad(this: void, s: string): string;
+  warn(this: void, s: string): string;
+  dim(this: void, s: string): string;
+  bold(this: void, s: string): string;
 }
 
 const paint = (code: number) => (s: string) => `\u001b[${code}m${s}\u001b[0m`;

@@ -150,7 +150,7 @@ export interface AgentOptions {
    * interrupted, synchronously) when the host is going away and cannot wait
    * for the loop: an editor reloading mid-run.
    */
-  onStart?: (run: { interrupt(detail: string): void }) => void;
+  onStart?: (run: { interrupt: (detail: string) => void }) => void;
 }
 
 /** Steps between two compaction notes from the model (a small window compacts often; the host writes the notes in between). */

@@ -17,7 +17,7 @@ const ROOT = resolve(__dirname, '..', '..', '..');
 const INSTALL_ENV = join(ROOT, 'scripts', 'install-env.mjs');
 
 interface InstallEnvModule {
-  installEnv(outer: Record<string, string | undefined>, firstOnPath?: string, platform?: string): Record<string, string>;
+  installEnv(this: void, outer: Record<string, string | undefined>, firstOnPath?: string, platform?: string): Record<string, string>;
   OUTER_NPM_SETTINGS: Set<string>;
 }
 const load = (): Promise<InstallEnvModule> => import(pathToFileURL(INSTALL_ENV).href) as Promise<InstallEnvModule>;
@@ -223,8 +223,8 @@ test('every program the project runs comes from a Debian package setup installs 
 test("code-server's whole dependency tree is pinned: the committed lockfile matches the pinned versions and every package has an integrity hash", async () => {
   const pins = JSON.parse(readFileSync(join(ROOT, 'scripts', 'code-server.json'), 'utf8')) as { version: string; node: string };
   const { codeServerPackage, nodePackage } = (await import(pathToFileURL(join(ROOT, 'scripts', 'paths.mjs')).href)) as {
-    codeServerPackage(): { dependencies: Record<string, string> };
-    nodePackage(): { dependencies: Record<string, string> };
+    codeServerPackage(this: void): { dependencies: Record<string, string> };
+    nodePackage(this: void): { dependencies: Record<string, string> };
   };
   // Exact versions, not ranges: a new machine installs what CI ran.
   assert.match(pins.version, /^\d+\.\d+\.\d+$/);
