@@ -9,7 +9,7 @@
  * the BENCH:agent markers.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import nodeFs, { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { runAgent, type AgentEvent, type AgentModel, type ToolExecutor } from '../core/agent/loop';
 import { runOutcomeCheck } from '../core/outcome/check';
@@ -32,8 +32,8 @@ const STEPS = 200;
 const MEASURED_RUNS = 3;
 const WARMUP_STEPS = 60;
 
-/** Modules patched in place to time the parts; `import * as` would give copies. */
-const fsModule = require('node:fs') as { fsyncSync: (fd: number) => void };
+/** Modules patched in place to time the parts; `import * as` would give copies, the default import is the module. */
+const fsModule = nodeFs as { fsyncSync: (fd: number) => void };
 
 
 function startModelServer(script: ScriptedTurn[]): Promise<{ url: string; child: ChildProcess }> {

@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DEFAULT_CAP } from '../core/shell/output';
+import { loadNodePty } from '../core/shell/process';
 import { TerminalSession } from '../core/shell/session';
 import { machineLine, writeSection } from './report';
 import { loadNote } from './stats';
@@ -97,7 +98,9 @@ async function throughSession(command: string): Promise<Figures> {
 }
 
 function throughBarePty(command: string): Promise<Figures> {
-  const pty = require('node-pty') as typeof import('node-pty');
+  const np = loadNodePty();
+  if (!('pty' in np)) throw new Error(`node-pty cannot be loaded: ${np.error}`);
+  const pty = np.pty;
   global.gc?.();
   const sampler = memorySampler();
   const t0 = performance.now();

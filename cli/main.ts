@@ -344,7 +344,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
 
 if (require.main === module) {
   const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
-  main(process.argv.slice(2), {
+  void main(process.argv.slice(2), {
     out: (s) => process.stdout.write(s + '\n'),
     err: (s) => process.stderr.write(s + '\n'),
     color,

@@ -47,6 +47,7 @@ export function loadNodePty(): { pty: NodePty } | { error: string } {
   if (!loaded) {
     try {
       ensureSpawnHelperExecutable();
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, and allowed to fail: a static import of the native module would stop the extension and the CLI from loading at all
       loaded = { pty: require('node-pty') as NodePty };
     } catch (e) {
       loaded = { error: e instanceof Error ? e.message.split('\n')[0]! : String(e) };
