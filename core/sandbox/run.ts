@@ -7,7 +7,7 @@
  */
 import { accessSync, constants, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { mkdir, rename } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import type { OutcomeEvent } from '../schema/trajectory';
 import { ALWAYS_READ_ONLY, type Workflow } from '../schema/workflow';
@@ -73,15 +73,20 @@ export interface TerminalSetup {
  * disks half a millisecond), else the temporary folder. The sandbox sees the
  * run's folder read-only; its own /tmp and /dev/shm are empty.
  */
-function runtimeRoot(): string {
-  for (const d of ['/dev/shm', tmpdir()]) {
+export function runtimeRoot(env: NodeJS.ProcessEnv = process.env, mounts?: string): string {
+  // Where both tmpfs are noexec (Docker's /dev/shm, a hardened /tmp): the user's runtime folder or, last, a
+  // folder of ours in the cache; without an executable copy the shell would be dumpable (docs/reliability.md).
+  const cache = join(env.LAR_CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'lean4-agentic'), 'run');
+  for (const d of ['/dev/shm', tmpdir(), env.XDG_RUNTIME_DIR, cache]) {
+    if (!d || !isAbsolute(d)) continue;
     try {
+      if (d === cache) mkdirSync(d, { recursive: true, mode: 0o700 });
       accessSync(d, constants.W_OK);
     } catch {
       continue; // not here, or not writable
     }
-    // The shell's copy is executed from here: a noexec mount (Docker's /dev/shm, hardened /tmp) cannot hold it.
-    if (execAllowed(d)) return d;
+    // The shell's copy is executed from here: a noexec mount cannot hold it.
+    if (execAllowed(d, mounts)) return d;
   }
   return tmpdir();
 }

@@ -9,13 +9,13 @@ import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { planSandbox, type ConfinedPlan } from '../../core/sandbox/plan';
-import { RunSandbox, execAllowed } from '../../core/sandbox/run';
+import { RunSandbox, execAllowed, runtimeRoot } from '../../core/sandbox/run';
 import { SandboxSection, Workflow, type WorkflowInput } from '../../core/schema/workflow';
 import { TerminalSession, type RunResult } from '../../core/shell/session';
 import { alive, listProcesses } from '../../core/shell/procs';
@@ -1130,4 +1130,21 @@ test('a noexec mount is found for the folder below it (the shell copy is not put
   assert.equal(execAllowed('/mnt/my disk/x', table), false);
   assert.equal(execAllowed('/dev/shmem', table), true, 'whole path segments only');
   assert.equal(execAllowed('/tmp/x', table), true);
+});
+
+test('where /dev/shm and the temporary folder are both noexec, the shell copy goes to the runtime folder, else to a folder in the cache', () => {
+  const base = mkdtempSync(join(tmpdir(), 'lar-runtime-'));
+  try {
+    const runtime = join(base, 'runtime');
+    mkdirSync(runtime);
+    // Mount points of their own: the runtime folder and the cache, below the (noexec) temporary folder here.
+    const table = (noexec: string[], exec: string[]) => ['/dev/vda / ext4 rw 0 0', ...noexec.map((d) => `tmpfs ${d} tmpfs rw,noexec 0 0`), ...exec.map((d) => `tmpfs ${d} tmpfs rw 0 0`)].join('\n');
+    const env = { XDG_RUNTIME_DIR: runtime, LAR_CACHE_DIR: join(base, 'cache') };
+    assert.equal(runtimeRoot(env, table(['/dev/shm', tmpdir()], [runtime, join(base, 'cache')])), runtime);
+    assert.equal(runtimeRoot(env, table(['/dev/shm', tmpdir(), runtime], [join(base, 'cache')])), join(base, 'cache', 'run'));
+    assert.equal(statSync(join(base, 'cache', 'run')).mode & 0o777, 0o700, 'made private');
+    assert.equal(runtimeRoot(env, table([], [])), '/dev/shm', 'a tmpfs that allows it comes first');
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
 });
