@@ -112,13 +112,17 @@ export function parentScript(kind: ProtocolKind, p: ParentPaths): string {
       '    __lar_get $q b; or return 1',
       "    printf '__LAR_B_%s__\\n' $__lar_3",
       '    set -lx __lar_k $__lar_4',
-      `    command $__lar_fish ${q(join(p.runnerDir, `run-${p.tag}-`))}$q.fish`,
+      // --no-config: no config.fish, conf.d, universal variables or functions from the (writable) home
+      // that could redefine `exit` or `source` for the runner.
+      `    command $__lar_fish --no-config ${q(join(p.runnerDir, `run-${p.tag}-`))}$q.fish`,
       '    set -l s $status',
+      ...(p.piped ? [] : [`    command ${q(STTY)} $__lar_tty 2>/dev/null`]),
       '    set -e __lar_k',
       '    __lar_get $q e; or return 1',
       "    printf '\\n__LAR_E_%s_%d__\\n' $__lar_3 $s",
       'end',
       `begin; builtin pwd -P; printf '\\0'; command ${q(ENV)} -0; and printf 'LAR_END\\0'; end >${base} 2>/dev/null`,
+      ...(p.piped ? [] : [`set -g __lar_tty (command ${q(STTY)} -g 2>/dev/null)`]),
       `printf '__LAR_R_%s__\\n' ${q(p.readyNonce)}`,
       'while true',
       "    if read -P '' -l __lar_l",
@@ -147,7 +151,7 @@ export function parentScript(kind: ProtocolKind, p: ParentPaths): string {
   const child =
     kind === 'zsh'
       ? `__lar_k=$__lar_4 ${q(p.shell)} -f ${runner} >&5 5>&- 4<&-${stdin}`
-      : `( exec 4<&- >&5 5>&-; trap - INT; ${kind === 'bash' && !p.piped ? 'set -m 2>/dev/null; set +m; ' : ''}__lar_k=$__lar_4; unset __lar_1 __lar_2 __lar_3 __lar_4 __lar_l __lar_m; . ${runner} )${stdin}`;
+      : `( exec 4<&- >&5 5>&-; trap - INT; ${kind === 'bash' && !p.piped ? 'set -m 2>/dev/null; set +m; ' : ''}__lar_k=$__lar_4; unset __lar_1 __lar_2 __lar_3 __lar_4 __lar_l __lar_m __lar_r __lar_tty; . ${runner} )${stdin}`;
   // A read that fails: end-of-file on pipes ends the shell (the session is gone); on a terminal
   // (a Ctrl-D a job left unread, a terminal a program left returning end-of-file) it is put right.
   const failed = p.piped ? 'exit 0' : `${q(STTY)} sane -echo 4<&- 5>&- 2>/dev/null`;
@@ -155,12 +159,15 @@ export function parentScript(kind: ProtocolKind, p: ParentPaths): string {
     ...(kind === 'bash' ? ['trap - DEBUG ERR RETURN', 'shopt -u extdebug 2>/dev/null', 'set +o functrace +o errtrace +o history', 'unset -f command_not_found_handle', 'unset PROMPT_COMMAND'] : []),
     ...(kind === 'zsh' ? ['trap - DEBUG ZERR 2>/dev/null', 'unfunction TRAPDEBUG TRAPZERR TRAPEXIT command_not_found_handler 2>/dev/null', 'precmd_functions=() preexec_functions=()', 'unsetopt err_exit err_return 2>/dev/null'] : []),
     'set +e +u',
-    "__lar_get() { while IFS=' ' read -r __lar_1 __lar_2 __lar_3 __lar_4 <&4; do [ \"$__lar_1 $__lar_2\" = \"$1 $2\" ] && return 0; done; return 1; }",
+    // A read a signal cut short (a Ctrl-C meant for the child, one a leftover process sends) is read again.
+    "__lar_get() { while :; do IFS=' ' read -r __lar_1 __lar_2 __lar_3 __lar_4 <&4; __lar_r=$?; if [ $__lar_r -eq 0 ]; then [ \"$__lar_1 $__lar_2\" = \"$1 $2\" ] && return 0; elif [ $__lar_r -le 128 ]; then return 1; fi; done; }",
     '__lar_run() {',
     '  __lar_get "$1" b || return 1',
     "  printf '__LAR_B_%s__\\n' \"$__lar_3\" >&5",
     `  ${child}`,
     '  set -- "$1" "$?"',
+    // The terminal as it was before the command: one it left raw or without `onlcr` ends no later command's markers.
+    ...(p.piped ? [] : [`  ${q(STTY)} "$__lar_tty" 4<&- 5>&- 2>/dev/null`]),
     '  __lar_get "$1" e || return 1',
     "  printf '\\n__LAR_E_%s_%d__\\n' \"$__lar_3\" \"$2\" >&5",
     '}',
@@ -168,6 +175,7 @@ export function parentScript(kind: ProtocolKind, p: ParentPaths): string {
     // its markers, on 5, reach the terminal, and the child gets the terminal back as its output.
     `exec 4<${q(p.channel)} 5>&1 >/dev/null || exit 1`,
     'trap : INT',
+    ...(p.piped ? [] : [`__lar_tty=$(${q(STTY)} -g 4<&- 5>&- 2>/dev/null)`]),
     `{ ${pwd}; printf '\\0'; ${q(ENV)} -0 && printf 'LAR_END\\0'; } >${base} 4<&- 5>&- 2>/dev/null`,
     `printf '__LAR_R_%s__\\n' ${q(p.readyNonce)} >&5`,
     'while :; do',
@@ -189,7 +197,7 @@ export function parentScript(kind: ProtocolKind, p: ParentPaths): string {
 }
 
 /** Names a command's exported environment never carries: the shells' own (set by each shell or read-only in one). */
-const NOT_CARRIED = new Set(['_', 'PWD', 'OLDPWD', 'SHLVL', 'SHELLOPTS', 'BASHOPTS', 'BASH_VERSINFO', 'EUID', 'UID', 'PPID', 'BASHPID', 'ZSH_SUBSHELL', 'FISH_VERSION', 'fish_pid', 'status', 'history', 'version', 'hostname']);
+const NOT_CARRIED = new Set(['_', 'PWD', 'OLDPWD', 'SHLVL', 'SHELLOPTS', 'BASHOPTS', 'BASH_VERSINFO', 'FUNCNEST', 'BASH_COMPAT', 'EUID', 'UID', 'PPID', 'BASHPID', 'ZSH_SUBSHELL', 'FISH_VERSION', 'fish_pid', 'status', 'history', 'version', 'hostname']);
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Whether an exported variable of that name is carried to the next command. */
@@ -260,10 +268,10 @@ export function runnerScript(o: RunnerOptions): string {
       'end',
       ...(cwd !== undefined ? [`builtin cd ${q(cwd)} 2>/dev/null; or printf '%s\\n' ${gone(cwd)} >&2`] : []),
       ...envLines(kind, o.state, o.baseline),
-      `source ${q(bytesOf(o.commandFile))}`,
+      `builtin source ${q(bytesOf(o.commandFile))}`,
       'set -l __lar_s $status',
       '__lar_save',
-      'exit $__lar_s',
+      'builtin exit $__lar_s',
       '',
     ].join('\n');
   }

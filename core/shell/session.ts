@@ -867,8 +867,9 @@ export class TerminalSession {
       s = s.slice(i + begin.length);
       a.phase = 'body';
       a.lastOutput = Date.now();
-      // The marker's own line ending.
+      // The marker's own line ending (`\n` alone on a terminal left without onlcr).
       if (s.startsWith('\r\n')) s = s.slice(2);
+      else if (s.startsWith('\n')) s = s.slice(1);
       else if (s.length < 2) {
         a.held = s;
         a.skipNewline = true;
@@ -878,24 +879,27 @@ export class TerminalSession {
     if (a.skipNewline) {
       a.skipNewline = false;
       if (s.startsWith('\r\n')) s = s.slice(2);
+      else if (s.startsWith('\n')) s = s.slice(1);
     }
     if (s.length) a.lastOutput = Date.now();
-    const endPrefix = `\r\n__LAR_E_${a.end}_`;
-    const i = s.indexOf(endPrefix);
-    if (i >= 0) {
-      const m = /^(\d+)__/.exec(s.slice(i + endPrefix.length));
+    // `\r\n` before it, or `\n` alone on a terminal left without onlcr (the nonce is what counts).
+    const endPrefix = `\n__LAR_E_${a.end}_`;
+    const found = s.indexOf(endPrefix);
+    if (found >= 0) {
+      const i = found > 0 && s[found - 1] === '\r' ? found - 1 : found;
+      const m = /^(\d+)__/.exec(s.slice(found + endPrefix.length));
+      a.capture.push(Buffer.from(s.slice(0, i), 'latin1'));
       if (m) {
-        a.capture.push(Buffer.from(s.slice(0, i), 'latin1'));
         if (a.stopping) a.finish(a.stopping.completion, null, a.stopping.extra);
         else a.finish('marker', Number(m[1]));
         return;
       }
-      a.capture.push(Buffer.from(s.slice(0, i), 'latin1'));
       a.held = s.slice(i);
       return;
     }
-    // Keep back what could be the start of the end marker.
-    const cut = s.length - trailingPrefix(s, endPrefix);
+    // Keep back what could be the start of the end marker (and a `\r` before it).
+    let cut = s.length - trailingPrefix(s, endPrefix);
+    if (cut > 0 && s[cut - 1] === '\r') cut--;
     a.capture.push(Buffer.from(s.slice(0, cut), 'latin1'));
     a.held = s.slice(cut);
   }

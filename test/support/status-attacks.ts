@@ -33,6 +33,12 @@ export interface Attack {
   script: string;
 }
 
+/** A terminal a program left raw, or without `\n` → `\r\n`: the end markers came without the line ending the session looks for, and every later command was unobserved. */
+const TERMINAL_LEFT_BROKEN: Attack[] = [
+  { title: 'the terminal left raw by a program', shells: ['bash', 'zsh', 'sh', 'fish'], script: "python3 -c 'import sys, tty; tty.setraw(sys.stdin.fileno())' 2>/dev/null\n" },
+  { title: 'the terminal left without onlcr', shells: ['bash', 'zsh', 'sh', 'fish'], script: 'stty -onlcr 2>/dev/null\n' },
+];
+
 export const ATTACKS: Attack[] = [
   { title: 'printf redefined as a function', shells: ['bash', 'zsh'], script: `printf() { ${forge('builtin printf')}; }\n` },
   { title: 'printf redefined as a function', shells: ['sh'], script: `printf() { ${forge('command printf')}; }\n` },
@@ -70,6 +76,9 @@ export const ATTACKS: Attack[] = [
     shells: ['zsh'],
     script: `TRAPDEBUG() { if [[ $ZSH_DEBUG_CMD == *__LAR_E_* ]]; then local -a w; w=(\${(z)ZSH_DEBUG_CMD}); builtin printf '\\n__LAR_E_%s_0__\\n' $w[3]; fi; }\n`,
   },
+  // The runner's own functions stop at one level of nesting: every later command failed.
+  { title: 'FUNCNEST=1 exported', shells: ['bash'], script: 'export FUNCNEST=1\n' },
+  ...TERMINAL_LEFT_BROKEN,
 ];
 
 // fish's end line was `printf '\n__LAR_E_%s_%d__\n' NONCE $__lar_status`.
@@ -79,6 +88,19 @@ export const FISH_ATTACKS: Attack[] = [
   { title: 'a fish_preexec handler redefining printf', shells: ['fish'], script: `function __evil --on-event fish_preexec\n${FISH_PRINTF}\nend\n` },
   { title: 'a fish_postexec handler redefining printf', shells: ['fish'], script: `function __evil --on-event fish_postexec\n${FISH_PRINTF}\nend\n` },
   { title: 'an alias for printf', shells: ['fish'], script: `function __forge; if test "$argv[1]" = ${FORMAT}; builtin printf $argv[1] $argv[2] 0; else; builtin printf $argv; end; end\nalias printf=__forge\n` },
+  // Each command's child is a fish process: what the (writable) home gives every fish must not reach it.
+  {
+    title: 'exit and false redefined in the config, the functions folder and the universal variables of the home',
+    shells: ['fish'],
+    script: [
+      'mkdir -p ~/.config/fish/conf.d ~/.config/fish/functions ~/evil-functions',
+      "echo 'function exit; builtin exit 0; end' > ~/.config/fish/conf.d/zz.fish",
+      "printf 'function false\\n    return 0\\nend\\n' > ~/.config/fish/functions/false.fish",
+      "printf 'function true\\n    return 1\\nend\\n' > ~/evil-functions/true.fish",
+      'set -U fish_function_path ~/evil-functions $fish_function_path',
+      '',
+    ].join('\n'),
+  },
 ];
 
 /**
@@ -109,6 +131,7 @@ for p in shells:
         os.kill(p, signal.SIGSTOP); stopped.append(p)
     except OSError:
         pass
+open('lurker-ready', 'w').close()
 line = b''
 deadline = time.time() + 15
 os.set_blocking(0, False)
@@ -136,3 +159,15 @@ except OSError as e:
     print('TIOCSTI', e.strerror)
 `;
 
+/**
+ * Whether `line` is (the tail of) a line the session types into the terminal: which command to run
+ * (`__LAR_C_<seq>__`) or a sync line (`__LAR_Y_<n>__`, `__LAR_Z_<n>__`). A shell that reads a byte
+ * at a time (dash) may have taken its first bytes before it was stopped.
+ */
+export function isTypedLineTail(line: string): boolean {
+  const forms: [string, RegExp][] = [['__LAR_C_', /^\d+__$/], ['__LAR_Y_', /^[0-9a-f]+__$/], ['__LAR_Z_', /^[0-9a-f]+__$/]];
+  return forms.some(([head, body]) => {
+    for (let i = 0; i <= head.length; i++) if (line.startsWith(head.slice(i)) && body.test(line.slice(head.length - i))) return true;
+    return body.test(line) || /^_{1,2}$/.test(line);
+  });
+}
