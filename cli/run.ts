@@ -1,30 +1,24 @@
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
 import { runAgent, type AgentEvent, type AgentResult } from '../core/agent/loop';
+import { endNotes, LATER_TITLE, LATER_WHY, openRun } from '../core/agent/run-setup';
 import { groupAdvantages } from '../core/rewards/advantages';
 import { verifyTrajectoryText } from '../core/verifier/verify';
 import { fileResolver } from '../core/workflow/resolve';
-import { createToolExecutor } from '../core/tools/executor';
 import { newRunId } from '../core/agent/run-id';
-import { DEFAULT_RULE_FILES, readRules } from '../core/agent/rules';
-import { ensureLarDir } from '../core/workspace/lar-layout';
-import { combineRedactors, secretRedactor } from '../core/secrets/redact';
-import { ModelClient, redact } from '../core/model/client';
+import { DEFAULT_RULE_FILES } from '../core/agent/rules';
+import { groupDir as groupFolder, LAR_DIR, outputDir, trajectoryFile } from '../core/workspace/lar-layout';
+import { ModelClient } from '../core/model/client';
 import type { ToolFormatSetting } from '../core/model/formats';
-import { pickShell, TerminalSession } from '../core/shell/session';
-import { RunSandbox } from '../core/sandbox/run';
-import { describeTallies } from '../core/sandbox/proxy';
 import { describeSandbox, type SandboxSetting } from '../core/sandbox/plan';
-import { createHash } from 'node:crypto';
 import { loadNodePty } from '../core/shell/process';
-import { NodeWorkspaceFs } from '../core/workspace/fs';
 import type { Workflow } from '../core/schema/workflow';
 import type { WorkflowRef } from '../core/schema/trajectory';
 import type { Style } from './report-format';
 import { signed } from '../core/verifier/checks';
 import { maskEndpoint } from '../core/model/endpoint';
-import { describeLaterChanges } from '../core/sandbox/later-changes';
 
 export interface RunArgs {
   task: string;
@@ -88,14 +82,14 @@ export async function runFromCli(a: RunArgs, io: Io, st: Style, signal?: AbortSi
   const rollouts = a.rollouts ?? 1;
   if (rollouts === 1) {
     const runId = newRunId();
-    const trajectoryPath = resolve(a.out ?? join(workspace, '.lar', 'runs', `${runId}.lar.jsonl`));
+    const trajectoryPath = resolve(a.out ?? trajectoryFile(workspace, runId));
     io.err(`lar run: ${modelName} at ${maskEndpoint(a.endpoint)}, workflow ${a.workflow.id}, ${await windowLine(client, signal)}, trajectory ${trajectoryPath}`);
-    const r = await runOnce(a, { client, modelName, apiKey, workspace, trajectoryPath, runId, outputDir: join(workspace, '.lar', 'output', runId) }, io, st, '', signal);
+    const r = await runOnce(a, { client, modelName, apiKey, workspace, trajectoryPath, runId, outputDir: outputDir(workspace, runId) }, io, st, '', signal);
     return r.endReason === 'submitted' ? 0 : 1;
   }
 
   const groupId = newRunId().replace(/^run-/, 'group-');
-  const groupDir = resolve(a.out ?? join(workspace, '.lar', 'runs', groupId));
+  const groupDir = resolve(a.out ?? groupFolder(workspace, groupId));
   mkdirSync(groupDir, { recursive: true });
   io.err(`lar run: ${rollouts} rollouts of one task with ${modelName} at ${maskEndpoint(a.endpoint)}, workflow ${a.workflow.id}, group ${groupDir}`);
   const files: string[] = [];
@@ -110,7 +104,7 @@ export async function runFromCli(a: RunArgs, io: Io, st: Style, signal?: AbortSi
       let r: AgentResult;
       try {
         // The copy's own output folder (its .lar), so its sandbox sees its files and nothing of the group's.
-        r = await runOnce(a, { client, modelName, apiKey, workspace: copy, trajectoryPath, runId: `${groupId}-${k}`, outputDir: join(copy, '.lar', 'output', `rollout-${k}`), hidden: [workspace, groupDir] }, io, st, `[${k}] `, signal);
+        r = await runOnce(a, { client, modelName, apiKey, workspace: copy, trajectoryPath, runId: `${groupId}-${k}`, outputDir: outputDir(copy, `rollout-${k}`), hidden: [workspace, groupDir] }, io, st, `[${k}] `, signal);
         if (!sameDigest(trajectoryPath, r.digest)) {
           rows.push(`rollout ${k}: left out: its trajectory changed after the run (it is not the file this run wrote)`);
           continue;
@@ -159,28 +153,63 @@ interface Rollout {
 }
 
 async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string, signal?: AbortSignal): Promise<AgentResult> {
-  ensureLarDir(r.workspace);
-  mkdirSync(r.outputDir, { recursive: true });
-  const shell = pickShell(process.env);
-  const sandbox = await RunSandbox.open({ workspace: r.workspace, workflow: a.workflow, setting: a.sandbox ?? 'auto', breakHardLinks: a.breakHardLinks === true, hostEnv: process.env, shell, outputDir: r.outputDir, ...(r.hidden ? { hidden: r.hidden } : {}) });
+  const run = await openRun({
+    workspace: r.workspace,
+    workflow: a.workflow,
+    sandbox: a.sandbox ?? 'auto',
+    breakHardLinks: a.breakHardLinks === true,
+    hostEnv: process.env,
+    ...(r.apiKey ? { apiKey: r.apiKey } : {}),
+    rules: a.rules ?? DEFAULT_RULE_FILES,
+    runId: r.runId,
+    trajectoryPath: r.trajectoryPath,
+    outputDir: r.outputDir,
+    ...(r.hidden ? { hidden: r.hidden } : {}),
+  });
+  const { sandbox, rules } = run;
   if (!sandbox.plan.confined) {
     if (!warnedUnconfined || sandbox.refusal) io.err(`lar run: ${prefix}${sandbox.refusal ? `commands will not run: ${sandbox.refusal}` : `commands are NOT confined: ${sandbox.summary.reason}${sandbox.plan.fix ? `\n  fix: ${sandbox.plan.fix}` : ''}`}`);
     warnedUnconfined = true;
   } else if (!prefix) io.err(`lar run: ${describeSandbox(sandbox.summary)}`);
-  const setup = sandbox.terminal();
-  const rules = readRules(r.workspace, a.rules ?? DEFAULT_RULE_FILES);
   for (const p of rules.problems) io.err(`lar run: ${prefix}rules: ${p}`);
   if (rules.files.length && !prefix) io.err(`lar run: rules in force: ${rules.files.map((f) => f.path).join(', ')}`);
-  const terminal = new TerminalSession({ cwd: r.workspace, outputDir: r.outputDir, shell, ...setup });
-  // Commands inherit the environment: tokens they print are masked before the trajectory and the model see them.
-  // The host's secrets: a sandboxed command does not have them, but a file it reads may hold one.
-  const redactAll = combineRedactors((t) => redact(t, r.apiKey), secretRedactor(process.env));
+  try {
+    const result = await runAgent({
+      ...run.agentOptions,
+      task: a.task,
+      workflow: a.workflow,
+      workflowRef: a.workflowRef,
+      model: r.client,
+      modelInfo: { name: r.modelName, endpoint: maskEndpoint(a.endpoint) },
+      approve: (req) => {
+        io.err(`lar run: ${prefix}${req.tool} needs approval (${req.reason}): ${a.yes ? 'approved (--yes)' : 'rejected (use --yes to approve such calls)'}`);
+        return Promise.resolve(a.yes);
+      },
+      enforcement: a.enforcement,
+      ...(a.toolFormat ? { toolFormat: a.toolFormat } : {}),
+      onEvent: printer(io, st, prefix),
+      limits: { ...(a.maxSteps !== undefined ? { maxSteps: a.maxSteps } : {}), ...(a.maxRepeatedFailures !== undefined ? { maxRepeatedFailures: a.maxRepeatedFailures } : {}) },
+      ...(signal ? { signal } : {}),
+    });
+    const s = result.summary;
+    io.out(`\n${prefix}${st.bold('run ended')}: ${result.endReason}${result.detail ? ` (${result.detail})` : ''}\n`);
+    io.out(`${prefix}outcome ${s.outcome.reward} · return ${s.return.toFixed(3)} · ${s.steps} steps · ${r.trajectoryPath}\n`);
+    return result;
+  } finally {
+    for (const n of endNotes(await run.close())) {
+      if (n.kind !== 'later') io.err(`lar run: ${prefix}${n.text}`);
+      else io.out(`\n${prefix}${st.bold(LATER_TITLE)} ${LATER_WHY}:\n${(n.detail ?? '').replace(/^/gm, `${prefix}  `)}\n`);
+    }
+  }
+}
+
+/** How `lar run` prints a run's events: prose and steps (rollouts their steps only), never reasoning or the window's fill. */
+function printer(io: Io, st: Style, prefix: string): (e: AgentEvent) => void {
   let atLineStart = true;
-  const onEvent = (e: AgentEvent) => {
-    // Reasoning, the window's fill and a retracted stream are the chat's; the terminal shows prose and steps.
+  return (e) => {
     if (e.kind === 'reasoning' || e.kind === 'context' || e.kind === 'retract' || e.kind === 'header' || e.kind === 'message' || e.kind === 'end') return;
     if (e.kind === 'text') {
-      // Rollouts print their steps only: interleaved prose from N runs reads badly.
+      // Interleaved prose from N runs reads badly.
       if (prefix) return;
       io.out(e.delta.replace(/\n/g, '\n  '));
       atLineStart = e.delta.endsWith('\n');
@@ -201,48 +230,6 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
       io.out(st.dim(`${prefix}context compacted (${c.reason === 'context_error' ? 'the server refused a request as too long' : 'the window filled'}): ${c.tokensBefore} → ${c.tokensAfter} of ${c.window} tokens; ${c.elided} results elided, ${c.summarized} turns summarized${c.summaryBy ? ` by the ${c.summaryBy}` : ''}\n`));
     }
   };
-  try {
-    const result = await runAgent({
-      task: a.task,
-      workflow: a.workflow,
-      workflowRef: a.workflowRef,
-      model: r.client,
-      modelInfo: { name: r.modelName, endpoint: maskEndpoint(a.endpoint) },
-      workspace: r.workspace,
-      trajectoryPath: r.trajectoryPath,
-      execute: createToolExecutor({ fs: new NodeWorkspaceFs(r.workspace, sandbox.readOnlyPaths), terminal, limits: sandbox.limits, check: { command: a.workflow.outcome.command, run: (s) => sandbox.checkNow(s) }, ...(sandbox.refusal ? { refuseCommands: sandbox.refusal } : {}) }),
-      runOutcomeCheck: (s) => sandbox.outcome(() => terminal.close(), s),
-      sandbox: sandbox.summary,
-      approve: (req) => {
-        io.err(`lar run: ${prefix}${req.tool} needs approval (${req.reason}): ${a.yes ? 'approved (--yes)' : 'rejected (use --yes to approve such calls)'}`);
-        return Promise.resolve(a.yes);
-      },
-      enforcement: a.enforcement,
-      ...(a.toolFormat ? { toolFormat: a.toolFormat } : {}),
-      rules,
-      onEvent,
-      redact: redactAll,
-      runId: r.runId,
-      limits: { ...(a.maxSteps !== undefined ? { maxSteps: a.maxSteps } : {}), ...(a.maxRepeatedFailures !== undefined ? { maxRepeatedFailures: a.maxRepeatedFailures } : {}) },
-      ...(signal ? { signal } : {}),
-    });
-    const s = result.summary;
-    io.out(`\n${prefix}${st.bold('run ended')}: ${result.endReason}${result.detail ? ` (${result.detail})` : ''}\n`);
-    io.out(`${prefix}outcome ${s.outcome.reward} · return ${s.return.toFixed(3)} · ${s.steps} steps · ${r.trajectoryPath}\n`);
-    return result;
-  } finally {
-    // Every process gone before anything is put back (one still dying could race the restore).
-    await terminal.close();
-    const end = await sandbox.dispose();
-    if (end.restored.length) io.err(`lar run: ${prefix}put back what the run changed in protected paths: ${end.restored.join(', ')}`);
-    if (end.quarantinedRepositories.length) io.err(`lar run: ${prefix}moved the git repositories the run created to .lar/quarantine (their config would run outside the sandbox): ${end.quarantinedRepositories.join(', ')}`);
-    if (end.network?.length) io.err(`lar run: ${prefix}network through the allowlist: ${describeTallies(end.network)}`);
-    if (end.error) io.err(`lar run: ${prefix}the protected paths could not all be put back: ${end.error}`);
-    if (end.later?.length) {
-      io.out(`\n${prefix}${st.bold('changed files that run later')} (your tools may execute them outside the sandbox: read the diffs before you commit):\n`);
-      io.out(`${describeLaterChanges(end.later).replace(/^/gm, `${prefix}  `)}\n`);
-    }
-  }
 }
 
 let warnedUnconfined = false;
@@ -269,6 +256,6 @@ function copyWorkspace(from: string, to: string, group: string): void {
   cpSync(from, to, {
     recursive: true,
     verbatimSymlinks: true,
-    filter: (src) => relative(from, src) !== '.lar' && src !== group && !src.startsWith(`${group}${sep}`),
+    filter: (src) => relative(from, src) !== LAR_DIR && src !== group && !src.startsWith(`${group}${sep}`),
   });
 }

@@ -17,12 +17,11 @@ import { restoreLine, transcriptOf } from '../chat/transcript';
 import { Checkpoints } from '../checkpoints/checkpoints';
 import { RestoreEvent as RestoreEventSchema, type RestoreEvent } from '../../core/schema/trajectory';
 import { z } from 'zod';
-import { ensureLarDir } from '../../core/workspace/lar-layout';
+import { ensureLarDir, trajectoryFile } from '../../core/workspace/lar-layout';
 import { runAgent, stripNewRunNote, systemFor, toolSpecs, type AgentEvent } from '../../core/agent/loop';
-import { RunSandbox, type EndReport } from '../../core/sandbox/run';
+import type { RunSandbox } from '../../core/sandbox/run';
+import { endNotes, openRun, type OpenRun } from '../../core/agent/run-setup';
 import { describeSandbox, type SandboxSummary } from '../../core/sandbox/plan';
-import { pickShell } from '../../core/shell/session';
-import { createToolExecutor } from '../../core/tools/executor';
 import { newRunId } from '../../core/agent/run-id';
 import { ModelError, redact } from '../../core/model/client';
 import { loadWorkflowRef } from '../../core/workflow/resolve';
@@ -42,7 +41,6 @@ import { linkTarget } from '../chat/links';
 import { AgentTerminal } from './terminal';
 import { VscodeWorkspaceFs } from './vscode-fs';
 import { maskEndpoint } from '../../core/model/endpoint';
-import { describeLaterChanges } from '../../core/sandbox/later-changes';
 
 /** What the chat shows of a step never carries the key (a command or its output could echo it). */
 function redactCard(card: StepCard, mask: (text: string) => string): StepCard {
@@ -531,8 +529,7 @@ export class AgentSession implements vscode.Disposable {
     const signal = running.ac.signal;
     this.post({ type: 'state', running: true });
     void vscode.commands.executeCommand('setContext', 'lean4Agentic.agentRunning', true);
-    let terminal: AgentTerminal | undefined;
-    let sandbox: RunSandbox | undefined;
+    let run: OpenRun | undefined;
     let apiKey: string | undefined;
     let mask: (text: string) => string = (t) => redact(t, apiKey);
     try {
@@ -596,25 +593,37 @@ export class AgentSession implements vscode.Disposable {
         }
       }
       ensureLarDir(ws);
-      const trajectoryPath = join(ws, '.lar', 'runs', `${runId}.lar.jsonl`);
+      const trajectoryPath = trajectoryFile(ws, runId);
       const trajectoryUri = vscode.Uri.file(trajectoryPath);
       this.lastTrajectory = trajectoryUri;
       this.cleared = false;
       void this.context.workspaceState.update(CHAT_KEY, basename(trajectoryPath));
       this.warnIfNoPty();
-      const outputDir = join(ws, '.lar', 'output', runId);
       const store = config.checkpoints ? await this.checkpoints.store(ws) : undefined;
       const restores = this.restores;
-      const shell = pickShell(process.env);
-      sandbox = await RunSandbox.open({ workspace: ws, workflow, setting: config.sandbox, breakHardLinks: config.breakHardLinks, hostEnv: process.env, shell, outputDir });
-      this.warnIfUnconfined(sandbox);
-      this.onSandbox(sandbox.summary);
-      const setup = sandbox.terminal();
-      const box = sandbox;
-      terminal = new AgentTerminal(
-        { cwd: ws, outputDir, shell, ...setup },
-        box.plan.confined ? describeSandbox(box.summary) : 'unconfined',
-      );
+      let written: FileChange | undefined;
+      const onWrite = (path: string, before: string | undefined, after: string) => {
+        written = this.changes.add(path, before, after);
+      };
+      run = await openRun({
+        workspace: ws,
+        workflow,
+        sandbox: config.sandbox,
+        breakHardLinks: config.breakHardLinks,
+        hostEnv: process.env,
+        ...(apiKey ? { apiKey } : {}),
+        rules,
+        runId,
+        trajectoryPath,
+        // Writes go through WorkspaceEdit (undoable, open editors follow); the terminal is mirrored in the editor.
+        makeFs: (readOnly) => new VscodeWorkspaceFs(ws, onWrite, readOnly),
+        makeTerminal: (options, box) => new AgentTerminal(options, box.plan.confined ? describeSandbox(box.summary) : 'unconfined'),
+      });
+      const box = run.sandbox;
+      const terminal = run.terminal as AgentTerminal;
+      mask = run.redact;
+      this.warnIfUnconfined(box);
+      this.onSandbox(box.summary);
       running.terminal = terminal;
       this.post({
         type: 'runStarted',
@@ -646,10 +655,6 @@ export class AgentSession implements vscode.Disposable {
           this.post({ type: 'approval', id, tool: clip(req.tool, 200), args: mask(shortArgs(req.tool, req.args, 20_000)), reason: clip(req.reason, 1000) });
           void this.reveal();
         });
-      let written: FileChange | undefined;
-      const onWrite = (path: string, before: string | undefined, after: string) => {
-        written = this.changes.add(path, before, after);
-      };
       /** Characters of the current answer's streamed text as the chat received them (masked). */
       let streamedChars = 0;
       /** The running command's output for its live card, sent at most every 150 ms. */
@@ -666,7 +671,7 @@ export class AgentSession implements vscode.Disposable {
           timer = undefined;
           this.post({ type: 'toolOutput', id: clip(id, 200), tail: clip(mask(tail.text), OUTPUT_TAIL), bytes: tail.bytes });
         };
-        const sub = terminal!.onOutput((text) => {
+        const sub = terminal.onOutput((text) => {
           tail.push(text);
           timer ??= setTimeout(flush, 150);
         });
@@ -748,20 +753,15 @@ export class AgentSession implements vscode.Disposable {
       };
       takeUnanswered();
       const result = await runAgent({
+        ...run.agentOptions,
         task,
         workflow,
         workflowRef: config.workflow.startsWith('builtin:') ? config.workflow : workflow,
         model,
         modelInfo: { name: modelName, endpoint: maskEndpoint(config.endpoint) },
-        workspace: ws,
-        trajectoryPath,
-        execute: createToolExecutor({ fs: new VscodeWorkspaceFs(ws, onWrite, box.readOnlyPaths), terminal: terminal.session, limits: box.limits, check: { command: workflow.outcome.command, run: (s) => box.checkNow(s) }, ...(box.refusal ? { refuseCommands: box.refusal } : {}) }),
-        runOutcomeCheck: (s) => box.outcome(() => terminal!.end(), s),
-        sandbox: box.summary,
         approve,
         enforcement: config.enforcement,
         toolFormat: config.toolCallFormat,
-        rules,
         onIdle: 'end',
         nextUserMessage: () => this.queued.shift(),
         ...(store
@@ -783,8 +783,6 @@ export class AgentSession implements vscode.Disposable {
         limits: { maxOutputTokens: config.maxTokens, maxSteps: config.maxSteps, maxRepeatedFailures: config.maxRepeatedFailures, maxTimeMs: config.maxMinutes * 60_000, ...(config.maxRunTokens > 0 ? { maxTokens: config.maxRunTokens } : {}) },
         onEvent,
         signal,
-        redact: mask,
-        runId,
         onStart: (h) => {
           running.interrupt = h.interrupt;
           // Recorded in this run's file now: the next run does not record them again.
@@ -812,20 +810,13 @@ export class AgentSession implements vscode.Disposable {
       this.fail(`The run failed: ${message}`, actionsFor(e));
     } finally {
       for (const resolve of running.approvals.values()) resolve(false);
-      // Every process gone before anything is put back (one still dying could race the restore).
-      await terminal?.end().catch(() => false);
-      terminal?.dispose();
       // The status bar keeps saying how the last run's commands were confined.
-      const end = await sandbox?.dispose().catch((e: unknown): EndReport => ({ restored: [], quarantinedRepositories: [], error: String(e) }));
-      if (end?.restored.length) this.output.warn(`put back what the run changed in protected paths: ${end.restored.join(', ')}`);
-      if (end?.quarantinedRepositories.length) {
-        const text = `Lean4 Agentic moved the git repositories the run created (${end.quarantinedRepositories.join(', ')}) to .lar/quarantine: their config would have run outside the sandbox. Move one back if you trust it.`;
-        this.output.warn(text);
-        void vscode.window.showWarningMessage(text);
+      const end = await run?.close();
+      for (const n of end ? endNotes(end) : []) {
+        this.output[n.level](n.detail ? `${n.text}\n${n.detail}` : n.text);
+        if (n.kind === 'quarantined') void vscode.window.showWarningMessage(`Lean4 Agentic ${n.text}`);
       }
-      if (end?.error) this.output.error(`the protected paths could not all be put back: ${end.error}`);
       if (end?.later?.length) {
-        this.output.warn(`changed files that run later (your tools may execute them outside the sandbox; read the diffs before you commit):\n${describeLaterChanges(end.later)}`);
         const shown = end.later.slice(0, 200);
         this.post({ type: 'laterChanges', files: shown.map((f) => ({ path: clip(f.path, 2000), change: f.change, ...(f.diff ? { diff: clip(f.diff, 40_000) } : {}) })), more: end.later.length - shown.length });
       }

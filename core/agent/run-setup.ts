@@ -1,0 +1,177 @@
+/**
+ * One run's set-up and tear-down, shared by `lar run` and the editor: the
+ * `.lar` paths, the sandbox, the terminal inside it, the rule files, the
+ * redaction of secrets, the tool executor and the outcome check; and at the
+ * end, every process stopped before the protected paths are put back, with
+ * what that did worded once (endNotes). Applications add only how they show
+ * a run (a printer, a chat) and how they ask the user.
+ */
+import { mkdirSync } from 'node:fs';
+import { readRules, type Rules } from './rules';
+import { newRunId } from './run-id';
+import type { AgentOptions } from './loop';
+import { RunSandbox, type EndReport, type RunSandboxOptions } from '../sandbox/run';
+import type { SandboxSetting } from '../sandbox/plan';
+import { describeTallies } from '../sandbox/proxy';
+import { describeLaterChanges } from '../sandbox/later-changes';
+import { pickShell, TerminalSession, type TerminalOptions } from '../shell/session';
+import { createToolExecutor } from '../tools/executor';
+import { NodeWorkspaceFs, type WorkspaceFs } from '../workspace/fs';
+import { ensureLarDir, outputDir as outputDirOf, trajectoryFile } from '../workspace/lar-layout';
+import { combineRedactors, secretRedactor } from '../secrets/redact';
+import { redact } from '../model/client';
+import type { Workflow } from '../schema/workflow';
+
+/** The terminal a run's commands go to: the core's session, or the editor's mirror of it. */
+export interface RunTerminal {
+  readonly session: TerminalSession;
+  /** Ends the shell and everything it started; false when some were still alive after they were killed. */
+  end(): Promise<boolean>;
+  dispose(): void;
+}
+
+export interface RunSetupOptions {
+  workspace: string;
+  workflow: Workflow;
+  sandbox: SandboxSetting;
+  /** Make multiply-linked files their own copies (the user's leave: `--break-hard-links`, lean4Agentic.breakHardLinks). */
+  breakHardLinks?: boolean;
+  hostEnv: NodeJS.ProcessEnv;
+  /** The model server's key: masked wherever it could show. */
+  apiKey?: string;
+  /** Rule files for the system prompt, workspace-relative; or the rules already read (the editor reads them before, for a rebuilt chat). */
+  rules: readonly string[] | Rules;
+  runId?: string;
+  /** Default `.lar/runs/<runId>.lar.jsonl`. */
+  trajectoryPath?: string;
+  /** Default `.lar/output/<runId>`. */
+  outputDir?: string;
+  /** Host folders the sandbox must not see (a rollout's original workspace and group). */
+  hidden?: string[];
+  /** How files are written (the editor's goes through WorkspaceEdit); default the node file system. */
+  makeFs?: (readOnlyPaths: readonly string[]) => WorkspaceFs;
+  /** The terminal (the editor's mirrors it); default a plain session. */
+  makeTerminal?: (options: TerminalOptions, sandbox: RunSandbox) => RunTerminal;
+  /** Test seams of the sandbox. */
+  sandboxOptions?: Partial<RunSandboxOptions>;
+}
+
+/** A run ready to start: what runAgent needs of it, and its end. */
+export interface OpenRun {
+  runId: string;
+  trajectoryPath: string;
+  outputDir: string;
+  sandbox: RunSandbox;
+  terminal: RunTerminal;
+  rules: Rules;
+  /** Masks the key and the host's secret-looking values. */
+  redact: (text: string) => string;
+  /** The parts of runAgent's options that come from the set-up. */
+  agentOptions: Pick<AgentOptions, 'workspace' | 'trajectoryPath' | 'execute' | 'runOutcomeCheck' | 'sandbox' | 'rules' | 'redact' | 'runId'>;
+  /** Stops every process of the run, then puts back what it must not have changed; safe to call twice. */
+  close(): Promise<EndReport>;
+}
+
+const isRules = (r: readonly string[] | Rules): r is Rules => !Array.isArray(r);
+
+const plainTerminal = (options: TerminalOptions): RunTerminal => {
+  const session = new TerminalSession(options);
+  return { session, end: () => session.close(), dispose: () => session.dispose() };
+};
+
+export async function openRun(o: RunSetupOptions): Promise<OpenRun> {
+  ensureLarDir(o.workspace);
+  const runId = o.runId ?? newRunId();
+  const trajectoryPath = o.trajectoryPath ?? trajectoryFile(o.workspace, runId);
+  const outputDir = o.outputDir ?? outputDirOf(o.workspace, runId);
+  mkdirSync(outputDir, { recursive: true });
+  const shell = pickShell(o.hostEnv);
+  const sandbox = await RunSandbox.open({
+    workspace: o.workspace,
+    workflow: o.workflow,
+    setting: o.sandbox,
+    breakHardLinks: o.breakHardLinks === true,
+    hostEnv: o.hostEnv,
+    shell,
+    outputDir,
+    ...(o.hidden ? { hidden: o.hidden } : {}),
+    ...o.sandboxOptions,
+  });
+  let terminal: RunTerminal;
+  try {
+    terminal = (o.makeTerminal ?? plainTerminal)({ cwd: o.workspace, outputDir, shell, ...sandbox.terminal() }, sandbox);
+  } catch (e) {
+    await sandbox.dispose();
+    throw e;
+  }
+  const rules = isRules(o.rules) ? o.rules : readRules(o.workspace, o.rules);
+  // Commands inherit the environment: tokens they print are masked before the trajectory and the model see
+  // them; a sandboxed command does not have the host's secrets, but a file it reads may hold one.
+  const key = o.apiKey;
+  const mask = combineRedactors((t) => redact(t, key), secretRedactor(o.hostEnv));
+  const fs = (o.makeFs ?? ((ro) => new NodeWorkspaceFs(o.workspace, ro)))(sandbox.readOnlyPaths);
+  const execute = createToolExecutor({
+    fs,
+    terminal: terminal.session,
+    limits: sandbox.limits,
+    check: { command: o.workflow.outcome.command, run: (s) => sandbox.checkNow(s) },
+    ...(sandbox.refusal ? { refuseCommands: sandbox.refusal } : {}),
+  });
+  let closing: Promise<EndReport> | undefined;
+  const close = (): Promise<EndReport> => {
+    closing ??= (async () => {
+      // Every process gone before anything is put back (one still dying could race the restore).
+      await terminal.end().catch(() => false);
+      terminal.dispose();
+      return sandbox.dispose().catch((e: unknown): EndReport => ({ restored: [], quarantinedRepositories: [], error: e instanceof Error ? e.message : String(e) }));
+    })();
+    return closing;
+  };
+  return {
+    runId,
+    trajectoryPath,
+    outputDir,
+    sandbox,
+    terminal,
+    rules,
+    redact: mask,
+    agentOptions: {
+      workspace: o.workspace,
+      trajectoryPath,
+      execute,
+      // A process of the run still alive after it was killed could change the workspace under the check: then it does not run.
+      runOutcomeCheck: (s) => sandbox.outcome(() => terminal.end(), s),
+      sandbox: sandbox.summary,
+      rules,
+      redact: mask,
+      runId,
+    },
+    close,
+  };
+}
+
+/** What a run's end did, worded once for every application: each is a line to show at its level. */
+export interface EndNote {
+  level: 'info' | 'warn' | 'error';
+  kind: 'restored' | 'quarantined' | 'network' | 'error' | 'later';
+  text: string;
+  /** Below the line: the diffs of the changed files that run later. */
+  detail?: string;
+}
+
+export const LATER_TITLE = 'changed files that run later';
+export const LATER_WHY = '(your tools may execute them outside the sandbox: read the diffs before you commit)';
+
+export function endNotes(end: EndReport): EndNote[] {
+  const notes: EndNote[] = [];
+  if (end.restored.length) notes.push({ level: 'warn', kind: 'restored', text: `put back what the run changed in protected paths: ${end.restored.join(', ')}` });
+  if (end.quarantinedRepositories.length) {
+    notes.push({ level: 'warn', kind: 'quarantined', text: `moved the git repositories the run created to .lar/quarantine (their config would run outside the sandbox; move one back if you trust it): ${end.quarantinedRepositories.join(', ')}` });
+  }
+  if (end.network?.length) notes.push({ level: 'info', kind: 'network', text: `network through the allowlist: ${describeTallies(end.network)}` });
+  if (end.error) notes.push({ level: 'error', kind: 'error', text: `the protected paths could not all be put back: ${end.error}` });
+  if (end.later?.length) {
+    notes.push({ level: 'warn', kind: 'later', text: `${LATER_TITLE} ${LATER_WHY}:`, detail: describeLaterChanges(end.later) });
+  }
+  return notes;
+}
