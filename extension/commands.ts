@@ -4,18 +4,8 @@ import { TRAJECTORY_LANGUAGE, type LarClient } from './client';
 import { formatNumber } from '../core/protocol/display';
 import { BACKEND_CHOICES, readConfig, writeBackend, type BackendChoice } from './config';
 import type { EditedFiles } from './edits/edited-files';
-import { REVEAL_COMMAND } from './edits/edited-files';
 import type { RunRegistry } from './trajectory/runs';
-import { OPEN_CURRENT_RUN_COMMAND } from './trajectory/status-bar';
-
-export const COMMANDS = {
-  verifyTrajectory: 'lean4Agentic.verifyTrajectory',
-  openCurrentRun: OPEN_CURRENT_RUN_COMMAND,
-  chooseBackend: 'lean4Agentic.chooseBackend',
-  restartServer: 'lean4Agentic.restartServer',
-  clearEditHints: 'lean4Agentic.clearEditHints',
-  revealTrajectoryLine: REVEAL_COMMAND,
-} as const;
+import { COMMANDS } from './command-ids';
 
 export interface CommandDeps {
   client: LarClient;

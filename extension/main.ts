@@ -6,7 +6,8 @@
 import * as vscode from 'vscode';
 import { LarClient } from './client';
 import { CHAT_VIEW_ID, ChatViewProvider } from './chat/view';
-import { AGENT_COMMANDS, registerConnectionCommands } from './agent/connection';
+import { registerConnectionCommands } from './agent/connection';
+import { COMMANDS } from './command-ids';
 import { registerLanguageModels } from './lm/provider';
 import { AgentSession } from './agent/session';
 import { RunDecorations } from './trajectory/run-decorations';
@@ -74,23 +75,23 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ clie
     chat,
     registerChangeDocuments(agent.changes),
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat, { webviewOptions: { retainContextWhenHidden: true } }),
-    vscode.commands.registerCommand(AGENT_COMMANDS.stopAgent, () => agent.stop()),
-    vscode.commands.registerCommand(AGENT_COMMANDS.focusChat, () => chat.focusInput()),
+    vscode.commands.registerCommand(COMMANDS.stopAgent, () => agent.stop()),
+    vscode.commands.registerCommand(COMMANDS.focusChat, () => chat.focusInput()),
     // From a trajectory's "Restore to before step N" lens: only a checkpoint id, a step and a run file name get through.
-    vscode.commands.registerCommand(AGENT_COMMANDS.restoreCheckpoint, async (arg: unknown) => {
+    vscode.commands.registerCommand(COMMANDS.restoreCheckpoint, async (arg: unknown) => {
       const a = RestoreArgs.safeParse(arg);
       if (!a.success) return void vscode.window.showErrorMessage('Lean4 Agentic: that is not a checkpoint to restore.');
       await chat.reveal();
       await agent.restoreCheckpoint(a.data.commit, { ...(a.data.step ? { step: a.data.step } : {}), ...(a.data.run ? { run: a.data.run } : {}) });
     }),
-    vscode.commands.registerCommand(AGENT_COMMANDS.branchFromCheckpoint, async (arg: unknown) => {
+    vscode.commands.registerCommand(COMMANDS.branchFromCheckpoint, async (arg: unknown) => {
       const a = RestoreArgs.safeParse(arg);
       if (!a.success || !a.data.step || !a.data.run) return void vscode.window.showErrorMessage('Lean4 Agentic: that is not a step to branch from.');
       await chat.reveal();
       await agent.branchFrom(a.data.commit, a.data.step, a.data.run);
     }),
     // A recorded run shipped with the extension: the gutter, diagnostics and lenses without any model.
-    vscode.commands.registerCommand('lean4Agentic.openSample', () =>
+    vscode.commands.registerCommand(COMMANDS.openSample, () =>
       vscode.window.showTextDocument(vscode.Uri.file(context.asAbsolutePath('test-fixtures/trajectories/fix-failing-test.lar.jsonl')), { preview: false }),
     ),
     vscode.workspace.onDidChangeConfiguration((e) => {

@@ -5,20 +5,11 @@
  * that could carry it goes through `redact`.
  */
 import * as vscode from 'vscode';
+import { COMMANDS } from '../command-ids';
 import { ModelClient, redact, type ConnectionReport } from '../../core/model/client';
 import { API_KEY_SECRET, readAgentConfig, type AgentConfig } from '../config';
 import { formatTokens } from '../../core/protocol/display';
 import { maskEndpoint } from '../../core/model/endpoint';
-
-export const AGENT_COMMANDS = {
-  setApiKey: 'lean4Agentic.setApiKey',
-  clearApiKey: 'lean4Agentic.clearApiKey',
-  testConnection: 'lean4Agentic.testConnection',
-  stopAgent: 'lean4Agentic.stopAgent',
-  focusChat: 'lean4Agentic.focusChat',
-  restoreCheckpoint: 'lean4Agentic.restoreCheckpoint',
-  branchFromCheckpoint: 'lean4Agentic.branchFromCheckpoint',
-} as const;
 
 export async function readApiKey(secrets: vscode.SecretStorage): Promise<string | undefined> {
   const key = await secrets.get(API_KEY_SECRET);
@@ -125,13 +116,13 @@ export async function testConnection(secrets: vscode.SecretStorage, output: vsco
     ? await vscode.window.showInformationMessage(`Lean4 Agentic: ${text}`, 'Open Endpoint Setting')
     : await vscode.window.showWarningMessage(`Lean4 Agentic: ${text}`, ...buttons);
   if (pick === 'Open Endpoint Setting') await openEndpointSetting();
-  else if (pick === 'Set API Key') await vscode.commands.executeCommand(AGENT_COMMANDS.setApiKey);
+  else if (pick === 'Set API Key') await vscode.commands.executeCommand(COMMANDS.setApiKey);
 }
 
 export function registerConnectionCommands(context: vscode.ExtensionContext, output: vscode.LogOutputChannel): vscode.Disposable[] {
   const { secrets } = context;
   return [
-    vscode.commands.registerCommand(AGENT_COMMANDS.setApiKey, async () => {
+    vscode.commands.registerCommand(COMMANDS.setApiKey, async () => {
       const key = await vscode.window.showInputBox({
         title: 'Lean4 Agentic: API key for the inference server',
         prompt: 'Kept in VS Code SecretStorage; never written to settings, logs or trajectories. Leave empty for a server without a key.',
@@ -148,11 +139,11 @@ export function registerConnectionCommands(context: vscode.ExtensionContext, out
       output.info('the API key was stored in SecretStorage');
       void vscode.window.showInformationMessage('Lean4 Agentic: the API key is stored.');
     }),
-    vscode.commands.registerCommand(AGENT_COMMANDS.clearApiKey, async () => {
+    vscode.commands.registerCommand(COMMANDS.clearApiKey, async () => {
       await secrets.delete(API_KEY_SECRET);
       output.info('the API key was removed from SecretStorage');
       void vscode.window.showInformationMessage('Lean4 Agentic: the API key was cleared.');
     }),
-    vscode.commands.registerCommand(AGENT_COMMANDS.testConnection, () => testConnection(secrets, output)),
+    vscode.commands.registerCommand(COMMANDS.testConnection, () => testConnection(secrets, output)),
   ];
 }

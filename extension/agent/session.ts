@@ -35,8 +35,9 @@ import { FileChanges, type FileChange } from '../checkpoints/file-changes';
 import { loadNodePty } from '../../core/shell/process';
 import { combineRedactors, secretRedactor } from '../../core/secrets/redact';
 import { changeUri } from '../checkpoints/change-documents';
-import { AGENT_COMMANDS, describeSource, modelClientFor, openSetting, readApiKey, settingSource } from './connection';
+import { describeSource, modelClientFor, openSetting, readApiKey, settingSource } from './connection';
 import { createLiveGate } from './live-gate';
+import { COMMANDS } from '../command-ids';
 import { linkTarget } from '../chat/links';
 import { AgentTerminal } from './terminal';
 import { VscodeWorkspaceFs } from './vscode-fs';
@@ -178,8 +179,8 @@ export class AgentSession implements vscode.Disposable {
       }
       case 'action':
         if (msg.action in SETTING_OF) void openSetting(SETTING_OF[msg.action as keyof typeof SETTING_OF]);
-        else if (msg.action === 'testConnection') void vscode.commands.executeCommand(AGENT_COMMANDS.testConnection);
-        else void vscode.commands.executeCommand(AGENT_COMMANDS.setApiKey);
+        else if (msg.action === 'testConnection') void vscode.commands.executeCommand(COMMANDS.testConnection);
+        else void vscode.commands.executeCommand(COMMANDS.setApiKey);
         return;
       case 'openTrajectory':
         if (this.lastTrajectory) void vscode.window.showTextDocument(this.lastTrajectory, { preview: false, viewColumn: vscode.ViewColumn.Beside });

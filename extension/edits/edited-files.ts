@@ -5,13 +5,13 @@
  * Which lines a step changed and how hints move are hints.ts (pure).
  */
 import * as vscode from 'vscode';
+import { COMMANDS } from '../command-ids';
 import type { RewardsParams } from '../../core/protocol/lsp';
 import { ToolCallEvent } from '../../core/schema/trajectory';
 import type { Reward } from '../trajectory/decorations';
 import { applyStep, changedLineRanges, hintHover, hintLabel, hintsForFile, labelLines, shiftHints, type EditHint, type StepRef } from './hints';
 import { fileNameOf } from '../trajectory/runs';
 
-export const REVEAL_COMMAND = 'lean4Agentic.revealTrajectoryLine';
 
 const KINDS = [
   { reward: 1, icon: 'edit-pass', color: 'lean4Agentic.reward.positive' },
@@ -152,9 +152,9 @@ export class EditedFiles implements vscode.Disposable {
       const labelled = labelLines(state.hints);
       for (const h of state.hints) {
         if (h.line >= doc.lineCount) continue;
-        const link = `command:${REVEAL_COMMAND}?${encodeURIComponent(JSON.stringify([h.ref.trajectory, h.ref.trajectoryLine]))}`;
+        const link = `command:${COMMANDS.revealTrajectoryLine}?${encodeURIComponent(JSON.stringify([h.ref.trajectory, h.ref.trajectoryLine]))}`;
         const hover = new vscode.MarkdownString(hintHover(h, fileNameOf(h.ref.trajectory), link));
-        hover.isTrusted = { enabledCommands: [REVEAL_COMMAND] };
+        hover.isTrusted = { enabledCommands: [COMMANDS.revealTrajectoryLine] };
         const range = doc.lineAt(h.line).range;
         const options: vscode.DecorationOptions = { range, hoverMessage: hover };
         if (labelled.has(h.line)) options.renderOptions = { after: { contentText: hintLabel(h) } };

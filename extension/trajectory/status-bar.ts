@@ -1,10 +1,10 @@
 /** The status bar item: backend and the current run's return; a click opens the run's trajectory. */
 import * as vscode from 'vscode';
+import { COMMANDS } from '../command-ids';
 import type { BackendLabel } from '../../core/protocol/lsp';
 import { statusView, withSandbox, type RunRegistry } from './runs';
 import type { SandboxSummary } from '../../core/sandbox/plan';
 
-export const OPEN_CURRENT_RUN_COMMAND = 'lean4Agentic.openCurrentRun';
 
 export class StatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('lean4Agentic.status', vscode.StatusBarAlignment.Left, 50);
@@ -14,7 +14,7 @@ export class StatusBar implements vscode.Disposable {
 
   constructor(private readonly runs: RunRegistry) {
     this.item.name = 'Lean4 Agentic';
-    this.item.command = OPEN_CURRENT_RUN_COMMAND;
+    this.item.command = COMMANDS.openCurrentRun;
     this.refresh();
     this.item.show();
   }

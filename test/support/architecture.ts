@@ -209,3 +209,31 @@ function functionName(node: ts.SignatureDeclaration, owner: string): string {
   const base = own ?? assigned ?? '(anonymous)';
   return owner ? `${owner}.${base}` : base;
 }
+
+/**
+ * Commands: every contributed id is in the table, every table id is
+ * contributed, and each is registered by name from the table
+ * (`registerCommand(COMMANDS.<name>`), never by a string of its own.
+ */
+export function commandProblems(contributed: readonly string[], table: Readonly<Record<string, string>>, sources: readonly string[]): string[] {
+  const out: string[] = [];
+  const ids = new Set(Object.values(table));
+  for (const c of contributed) if (!ids.has(c)) out.push(`${c} is contributed but not in the command table`);
+  for (const [name, id] of Object.entries(table)) {
+    if (!contributed.includes(id)) out.push(`${id} is in the command table but not contributed`);
+    if (!sources.some((s) => s.includes(`registerCommand(COMMANDS.${name},`))) out.push(`${id} has no handler (registerCommand(COMMANDS.${name}, …))`);
+  }
+  for (const s of sources) for (const m of s.matchAll(/registerCommand\(\s*['"`]([^'"`]+)/g)) out.push(`${m[1]} is registered by a string, not from the command table`);
+  return out;
+}
+
+/** Settings: every contributed key is read in the extension's config module and named in the docs (`lean4Agentic.x.y`, the key whole). */
+export function settingProblems(keys: readonly string[], configSource: string, docs: string, readElsewhere: readonly string[] = []): string[] {
+  const out: string[] = [];
+  for (const key of keys) {
+    const short = key.replace(/^lean4Agentic\./, '');
+    if (!readElsewhere.includes(key) && !configSource.includes(`'${short}'`)) out.push(`${key} is never read in extension/config.ts`);
+    if (!docs.includes(key)) out.push(`${key} is not documented`);
+  }
+  return out;
+}
