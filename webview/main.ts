@@ -8,60 +8,18 @@ import { formatReward, formatTokens } from '../core/protocol/display';
 import { StageTimeline } from './timeline';
 import { MarkdownStream, renderMarkdown, type MiniDocument, type RenderHooks } from './markdown';
 
-// The little of the DOM used here (the project compiles without the DOM lib).
-interface El {
-  className: string;
-  textContent: string | null;
-  hidden: boolean;
-  disabled: boolean;
-  value: string;
-  title: string;
-  appendChild(child: unknown): unknown;
-  setAttribute(name: string, value: string): void;
-  addEventListener(type: string, listener: (e: KeyEvent) => void): void;
-  remove(): void;
-  replaceChildren(...nodes: unknown[]): void;
-  focus(): void;
-  replaceWith(...nodes: unknown[]): void;
-  insertBefore(node: unknown, ref: unknown): unknown;
-  closest?(selector: string): El | null;
-  scrollTop: number;
-  readonly scrollHeight: number;
-  readonly clientHeight: number;
-  isConnected?: boolean;
-}
-interface KeyEvent {
-  key?: string;
-  shiftKey?: boolean;
-  isComposing?: boolean;
-  deltaY?: number;
-  button?: number;
-  preventDefault(): void;
-  stopPropagation?(): void;
-  data?: unknown;
-}
-interface Doc {
-  createElement(tag: string): El;
-  createTextNode(text: string): unknown;
-  getElementById(id: string): El | null;
-}
-declare const document: Doc;
-declare const window: {
-  addEventListener(type: 'message', listener: (e: { data: unknown }) => void): void;
-  addEventListener(type: 'keydown', listener: (e: KeyEvent) => void): void;
-};
+/** The webview's handle on the extension (VS Code injects it; one call per page). */
 declare function acquireVsCodeApi(): { postMessage(msg: unknown): void };
-declare const requestAnimationFrame: ((cb: () => void) => number) | undefined;
-declare const ResizeObserver: (new (cb: () => void) => { observe(el: unknown): void }) | undefined;
 
 const vscode = acquireVsCodeApi();
-const $ = (id: string): El => {
+/** The page's element `id`, as the kind of element the page (extension/chat/view.ts) declares it. */
+function $<T extends HTMLElement = HTMLElement>(id: string): T {
   const el = document.getElementById(id);
   if (!el) throw new Error(`missing #${id}`);
-  return el;
-};
+  return el as T;
+}
 const log = $('log');
-const task = $('task');
+const task = $<HTMLTextAreaElement>('task');
 const run = $('run');
 const stop = $('stop');
 const status = $('status');
@@ -77,14 +35,14 @@ const activityText = $('activity-text');
 const counters = $('counters');
 const jump = $('jump');
 const timeline = new StageTimeline();
-const doc = document as unknown as MiniDocument;
+const doc: MiniDocument<HTMLElement> = document;
 
 function send(msg: FromWebview): void {
   const ok = FromWebview.safeParse(msg);
   if (ok.success) vscode.postMessage(ok.data);
 }
 
-function el(tag: string, cls?: string, text?: string): El {
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
   if (text !== undefined) e.textContent = text;
@@ -110,8 +68,9 @@ log.addEventListener('scroll', () => {
 });
 log.addEventListener('wheel', (e) => {
   // Upward, on the log itself (a code block or a command's output scrolls on its own), and only when the log can scroll.
-  const inner = (e as { target?: { closest?(s: string): unknown } }).target?.closest?.('pre, .md table');
-  if ((e.deltaY ?? 0) < 0 && !inner && log.scrollHeight > log.clientHeight) stick = false;
+  const target = e.target as Element | null;
+  const inner = typeof target?.closest === 'function' ? target.closest('pre, .md table') : null;
+  if (e.deltaY < 0 && !inner && log.scrollHeight > log.clientHeight) stick = false;
 });
 jump.addEventListener('click', () => {
   stick = true;
@@ -121,26 +80,26 @@ const inner = $('log-inner');
 if (typeof ResizeObserver === 'function') new ResizeObserver(pin).observe(inner);
 
 /** Adds a finished node (children included) and follows it if the reader is at the bottom. */
-function append(node: El): El {
+function append(node: HTMLElement): HTMLElement {
   inner.appendChild(node);
   pin();
   return node;
 }
 
 /** Links open through the extension (which checks them); code blocks get a Copy button. */
-const hooks: RenderHooks = {
+const hooks: RenderHooks<HTMLElement> = {
   link(a, href) {
-    const el = a as unknown as El;
-    const open = (e: KeyEvent) => {
+    const el = a;
+    const open = (e: Event) => {
       // Stopped here, the webview host's own link handler never sees it: one policy, one opening.
       e.preventDefault();
-      e.stopPropagation?.();
+      e.stopPropagation();
       send({ type: 'openLink', href });
     };
     el.addEventListener('click', open);
     el.addEventListener('auxclick', (e) => {
       e.preventDefault();
-      e.stopPropagation?.();
+      e.stopPropagation();
     });
   },
   codeBlock(head, code) {
@@ -155,10 +114,10 @@ const hooks: RenderHooks = {
     head.appendChild(b);
   },
 };
-const markdown = (text: string): El => renderMarkdown(doc, text, hooks) as unknown as El;
+const markdown = (text: string): HTMLElement => renderMarkdown(doc, text, hooks);
 
 /** A message of the user's, as the chat shows it. */
-function userBubble(text: string, cls = 'msg user'): El {
+function userBubble(text: string, cls = 'msg user'): HTMLElement {
   const u = el('div', cls);
   u.appendChild(markdown(text));
   return u;
@@ -168,11 +127,11 @@ function rewardClass(n: number | undefined): string {
   return n === undefined ? 'badge' : n > 0 ? 'badge pos' : n < 0 ? 'badge neg' : 'badge zero';
 }
 
-let streaming: El | undefined;
+let streaming: HTMLElement | undefined;
 let streamed = '';
 /** The streamed answer: its settled blocks (rendered once), then the open tail (rendered again each frame). */
-let stream: MarkdownStream | undefined;
-let tailNode: El | undefined;
+let stream: MarkdownStream<HTMLElement> | undefined;
+let tailNode: HTMLElement | undefined;
 let frame = false;
 let running = false;
 const schedule = (f: () => void) => (typeof requestAnimationFrame === 'function' ? requestAnimationFrame(f) : setTimeout(f, 16));
@@ -183,7 +142,7 @@ function drawStream(): void {
   if (!streaming || !stream) return;
   const u = stream.update(streamed);
   for (const d of u.done) streaming.insertBefore(d, tailNode ?? null);
-  const tail = u.tail as unknown as El;
+  const tail = u.tail;
   if (tailNode) tailNode.replaceWith(tail);
   else streaming.appendChild(tail);
   tailNode = tail;
@@ -195,12 +154,12 @@ function requestDraw(): void {
   frame = true;
   schedule(drawStream);
 }
-const approvals = new Map<string, El>();
+const approvals = new Map<string, HTMLElement>();
 /** The Resume button of an interrupted run's notice, while it can still be used. */
-let resumeButton: El | undefined;
+let resumeButton: HTMLButtonElement | undefined;
 
 /** The collapsed reasoning of the answer being streamed, and its text. */
-let thinking: El | undefined;
+let thinking: HTMLElement | undefined;
 let thought = '';
 
 function endStream(): void {
@@ -215,7 +174,7 @@ function endStream(): void {
 }
 
 /** The reasoning box of the current answer, made (collapsed, above the answer) on first use. */
-function reasoningBox(): El {
+function reasoningBox(): HTMLElement {
   if (!thinking) {
     thinking = el('details', 'reasoning');
     thinking.appendChild(el('summary', '', 'Thinking'));
@@ -231,8 +190,8 @@ function reasoningBox(): El {
 }
 
 /** The reasoning box's text: set whole (a final answer, a retract) or grown by a delta (appended, not rebuilt). */
-let thoughtText: El | undefined;
-let thoughtSummary: El | undefined;
+let thoughtText: HTMLElement | undefined;
+let thoughtSummary: HTMLElement | undefined;
 
 function showReasoning(text: string, delta?: string): void {
   const box = reasoningBox();
@@ -246,7 +205,7 @@ function showReasoning(text: string, delta?: string): void {
 }
 
 
-function stepCard(c: StepCard): El {
+function stepCard(c: StepCard): HTMLElement {
   const card = el('div', `card${c.blocked ? ' blocked' : ''}`);
   card.setAttribute('role', 'group');
   const head = el('div', 'card-head');
@@ -321,7 +280,7 @@ function drawTimeline(): void {
     if (v.reward === undefined && last) chip.setAttribute('aria-current', 'step');
     return chip;
   });
-  const parts: unknown[] = [];
+  const parts: (string | Node)[] = [];
   chips.forEach((c, i) => {
     if (i) parts.push(el('span', 'arrow', '→'));
     parts.push(c);
@@ -330,7 +289,7 @@ function drawTimeline(): void {
   timelineBar.replaceChildren(...parts);
 }
 
-function historyRow(r: HistoryEntry): El {
+function historyRow(r: HistoryEntry): HTMLElement {
   const b = el('button', 'run-row');
   const when = r.started.replace('T', ' ').slice(0, 16);
   const figures = r.return === undefined ? (r.note ?? '') : `return ${r.return.toFixed(3)} · outcome ${r.outcome ?? 0}`;
@@ -358,7 +317,7 @@ const ACTION_LABEL: Record<ErrorAction, string> = {
   setApiKey: 'Set API Key',
 };
 
-function actionButton(action: ErrorAction): El {
+function actionButton(action: ErrorAction): HTMLElement {
   const label = ACTION_LABEL[action];
   const b = el('button', 'secondary', label);
   b.addEventListener('click', () => send({ type: 'action', action }));
@@ -426,10 +385,10 @@ function tick(): void {
 }
 
 interface LiveCard {
-  el: El;
-  output: El;
-  clock: El;
-  bytes: El;
+  el: HTMLElement;
+  output: HTMLElement;
+  clock: HTMLElement;
+  bytes: HTMLElement;
   started: number;
 }
 const liveCards = new Map<string, LiveCard>();
@@ -665,7 +624,7 @@ function receive(msg: ToWebview): void {
           : msg.state === 'connected'
             ? `● Connected: ${msg.model ?? '?'} · ${msg.endpoint}${msg.window ? ` · ${formatTokens(msg.window.tokens)} context${msg.window.assumed ? ' (assumed)' : ''}` : ''}`
             : `✕ Not connected to ${msg.endpoint}: ${msg.message ?? ''}`;
-      const parts: unknown[] = [el('span', 'conn-text', text)];
+      const parts: (string | Node)[] = [el('span', 'conn-text', text)];
       // Where the endpoint in force is set: a workspace value outranks the user's.
       if (msg.endpointSource && msg.state !== 'checking') parts.push(el('span', 'conn-source', ` (endpoint from ${msg.endpointSource})`));
       if (msg.state === 'failed') {
@@ -784,7 +743,7 @@ task.addEventListener('keydown', (e) => {
 window.addEventListener('keydown', (e) => {
   if (e.key === 'Escape' && running) send({ type: 'stop' });
 });
-showHistory.addEventListener('click', () => setHistoryVisible(history.hidden));
+showHistory.addEventListener('click', () => setHistoryVisible(history.hidden !== false));
 stop.addEventListener('click', () => send({ type: 'stop' }));
 openTrajectory.addEventListener('click', () => send({ type: 'openTrajectory' }));
 newChat.addEventListener('click', () => send({ type: 'newChat' }));

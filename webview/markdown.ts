@@ -21,17 +21,17 @@ export interface MiniElement extends MiniNode {
   textContent: string | null;
   setAttribute(name: string, value: string): void;
 }
-export interface MiniDocument {
-  createElement(tag: string): MiniElement;
+export interface MiniDocument<E extends MiniElement = MiniElement> {
+  createElement(tag: string): E;
   createTextNode(text: string): MiniNode;
 }
 
 /** What the view adds to rendered markdown: behaviour the pure renderer cannot own. */
-export interface RenderHooks {
+export interface RenderHooks<E extends MiniElement = MiniElement> {
   /** A link was made (its href already checked by linkAllowed): wire its click. */
-  link?(a: MiniElement, href: string): void;
+  link?(a: E, href: string): void;
   /** A code block was made: `head` is its title row, `code` the exact text (for a copy button). */
-  codeBlock?(head: MiniElement, code: string): void;
+  codeBlock?(head: E, code: string): void;
 }
 
 /**
@@ -72,7 +72,7 @@ function alignClass(t: Token): string {
   return m ? `align-${m[1]}` : '';
 }
 
-function codeBlock(doc: MiniDocument, text: string, lang: string, highlight: boolean, hooks: RenderHooks): MiniElement {
+function codeBlock<E extends MiniElement>(doc: MiniDocument<E>, text: string, lang: string, highlight: boolean, hooks: RenderHooks<E>): E {
   const wrap = doc.createElement('div');
   wrap.className = 'code-block';
   const head = doc.createElement('div');
@@ -96,7 +96,7 @@ function codeBlock(doc: MiniDocument, text: string, lang: string, highlight: boo
 }
 
 type Span = HighlightSpan;
-function appendSpans(doc: MiniDocument, parent: MiniElement, spans: Span[]): void {
+function appendSpans<E extends MiniElement>(doc: MiniDocument<E>, parent: E, spans: Span[]): void {
   for (const s of spans) {
     if (typeof s === 'string') parent.appendChild(doc.createTextNode(s));
     else {
@@ -109,8 +109,8 @@ function appendSpans(doc: MiniDocument, parent: MiniElement, spans: Span[]): voi
 }
 
 /** Inline tokens (a paragraph's, a heading's, a cell's) into `parent`. */
-function renderInline(doc: MiniDocument, parent: MiniElement, tokens: Token[], hooks: RenderHooks): void {
-  const stack: MiniElement[] = [parent];
+function renderInline<E extends MiniElement>(doc: MiniDocument<E>, parent: E, tokens: Token[], hooks: RenderHooks<E>): void {
+  const stack: E[] = [parent];
   const top = () => stack[stack.length - 1]!;
   for (const t of tokens) {
     switch (t.type) {
@@ -168,8 +168,8 @@ function renderInline(doc: MiniDocument, parent: MiniElement, tokens: Token[], h
 }
 
 /** Block tokens into `root`; `highlight` false leaves code plain (a block still streaming). */
-function renderTokens(doc: MiniDocument, root: MiniElement, tokens: Token[], highlight: boolean, hooks: RenderHooks): void {
-  const stack: MiniElement[] = [root];
+function renderTokens<E extends MiniElement>(doc: MiniDocument<E>, root: E, tokens: Token[], highlight: boolean, hooks: RenderHooks<E>): void {
+  const stack: E[] = [root];
   const top = () => stack[stack.length - 1]!;
   for (const t of tokens) {
     if (t.type === 'inline') {
@@ -206,7 +206,7 @@ function renderTokens(doc: MiniDocument, root: MiniElement, tokens: Token[], hig
   }
 }
 
-export function renderMarkdown(doc: MiniDocument, text: string, hooks: RenderHooks = {}): MiniElement {
+export function renderMarkdown<E extends MiniElement>(doc: MiniDocument<E>, text: string, hooks: RenderHooks<E> = {}): E {
   const root = doc.createElement('div');
   root.className = 'md';
   renderTokens(doc, root, md().parse(normalize(text), {}), true, hooks);
@@ -221,16 +221,16 @@ export function renderMarkdown(doc: MiniDocument, text: string, hooks: RenderHoo
  * The finished answer is rendered whole once more (renderMarkdown): that
  * rendering is the authoritative one (reference links defined late, etc.).
  */
-export class MarkdownStream {
+export class MarkdownStream<E extends MiniElement = MiniElement> {
   private committed = 0;
 
   constructor(
-    private readonly doc: MiniDocument,
-    private readonly hooks: RenderHooks = {},
+    private readonly doc: MiniDocument<E>,
+    private readonly hooks: RenderHooks<E> = {},
   ) {}
 
   /** Given all text so far: the blocks that became final (to append once), and the tail (to replace). */
-  update(all: string): { done: MiniElement[]; tail: MiniElement } {
+  update(all: string): { done: E[]; tail: E } {
     const text = normalize(all);
     const rest = text.slice(this.committed);
     const tokens = md().parse(rest, {});
@@ -239,7 +239,7 @@ export class MarkdownStream {
     tokens.forEach((t: Token, i: number) => {
       if (t.level === 0 && t.nesting >= 0 && t.map) starts.push(i);
     });
-    const done: MiniElement[] = [];
+    const done: E[] = [];
     // The last block that begins after a blank line: what comes before it can no longer change (a
     // later line may still turn the block just above it into a heading, or continue it lazily).
     const lines = rest.split('\n');
