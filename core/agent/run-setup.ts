@@ -14,7 +14,8 @@ import { RunSandbox, type EndReport, type RunSandboxOptions } from '../sandbox/r
 import type { SandboxSetting } from '../sandbox/plan';
 import { describeTallies } from '../sandbox/proxy';
 import { describeLaterChanges } from '../sandbox/later-changes';
-import { pickShell, TerminalSession, type TerminalOptions } from '../shell/session';
+import { TerminalSession, type TerminalOptions } from '../shell/session';
+import { pickShell } from '../shell/kinds';
 import { createToolExecutor } from '../tools/executor';
 import { NodeWorkspaceFs, type WorkspaceFs } from '../workspace/fs';
 import { ensureLarDir, outputDir as outputDirOf, trajectoryFile } from '../workspace/lar-layout';

@@ -19,7 +19,7 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TerminalSession, type TerminalOptions } from '../../core/shell/session';
-import { parseState } from '../../core/shell/protocol';
+import { parseState } from '../../core/shell/fifos';
 import { alive } from '../../core/shell/procs';
 import { ATTACKS, FISH_ATTACKS, LURKER, PRINTF_PROGRAM, TYPIST, isTypedLineTail, laterCommandsTellTheTruth } from '../support/status-attacks';
 
