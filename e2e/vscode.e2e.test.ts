@@ -87,7 +87,8 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       // The file on disk was changed (through the editor, so it is saved).
       assert.match(readFileSync(join(ws, 'src', 'sum.js'), 'utf8'), /return a \+ b;/);
 
-      // The terminal shows the command and its output, without our marker lines.
+      // The terminal shows the command and its output, without our marker lines. The last `npm test` is the
+      // outcome command, which runs as the check runs it (no terminal, so node's TAP output): shown all the same.
       const terminal = wb.page.locator('.terminal-wrapper.active .xterm-rows');
       let seen = '';
       const termText = await eventually(
@@ -95,12 +96,21 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
         async () => {
           seen = await terminal.innerText();
           // Only the visible rows are in the DOM: the end of the test run's output.
-          return /node --test test\//.test(seen) && /pass 2/.test(seen) ? seen : undefined;
+          return /# pass 2/.test(seen) && /\[the run ended\]/.test(seen) ? seen : undefined;
         },
         30_000,
         () => `terminal shows: ${JSON.stringify(seen.slice(-800))}`,
       );
       assert.doesNotMatch(termText, /__LAR_|\x1b/);
+      // A page or two up, the command's line, which says how it ran.
+      await wb.page.locator('.terminal-wrapper.active .xterm-helper-textarea').focus();
+      let above = '';
+      for (let page = 0; page < 8 && !/\$ npm test \(run as the outcome check runs it, in a fresh sandbox\)/.test(above); page++) {
+        await wb.page.keyboard.press('Shift+PageUp');
+        above = await terminal.innerText();
+      }
+      assert.match(above, /\$ npm test \(run as the outcome check runs it, in a fresh sandbox\)/, `the command's line: ${JSON.stringify(above.slice(0, 800))}`);
+      assert.doesNotMatch(above, /__LAR_|\x1b/);
       // The terminal is named for the sandbox its commands ran in (the panel's title shows it).
       await eventually('the terminal named for its sandbox', async () => ((await wb.page.getByText(/Lean4 Agentic \(sandboxed, network off, 2 protected paths\)/).count()) > 0 ? true : undefined));
       await wb.screenshot('2-task-chat-and-terminal');

@@ -16,7 +16,7 @@ import { describeTallies } from '../sandbox/proxy';
 import { describeLaterChanges } from '../sandbox/later-changes';
 import { TerminalSession, type TerminalOptions } from '../shell/session';
 import { pickShell } from '../shell/kinds';
-import { createToolExecutor } from '../tools/executor';
+import { createToolExecutor, type CheckMirror } from '../tools/executor';
 import { NodeWorkspaceFs, type WorkspaceFs } from '../workspace/fs';
 import { ensureLarDir, outputDir as outputDirOf, trajectoryFile } from '../workspace/lar-layout';
 import { combineRedactors, secretRedactor } from '../secrets/redact';
@@ -28,6 +28,8 @@ export interface RunTerminal {
   readonly session: TerminalSession;
   /** Ends the shell and everything it started; false when some were still alive after they were killed. */
   end(): Promise<boolean>;
+  /** Shows the outcome command run as the check runs it, which does not go through the shell (the editor's terminal). */
+  readonly checkMirror?: CheckMirror;
   dispose(): void;
 }
 
@@ -115,7 +117,7 @@ export async function openRun(o: RunSetupOptions): Promise<OpenRun> {
     fs,
     terminal: terminal.session,
     limits: sandbox.limits,
-    check: { command: o.workflow.outcome.command, run: (s) => sandbox.checkNow(s) },
+    check: { command: o.workflow.outcome.command, run: (s) => sandbox.checkNow(s), ...(terminal.checkMirror ? { mirror: terminal.checkMirror } : {}) },
     ...(sandbox.refusal ? { refuseCommands: sandbox.refusal } : {}),
   });
   let closing: Promise<EndReport> | undefined;

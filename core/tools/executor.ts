@@ -109,7 +109,13 @@ export interface ExecutorParts {
    * does, not in the agent's shell, where a function, an alias or an exported setting named
    * like it would decide what the stage reward counts as the tests.
    */
-  check?: { command: string; run: (signal?: AbortSignal) => Promise<OutcomeEvent> };
+  check?: { command: string; run: (signal?: AbortSignal) => Promise<OutcomeEvent>; mirror?: CheckMirror };
+}
+
+/** Where the user sees the outcome command run as the check runs it (the editor's terminal): it never goes through the shell. */
+export interface CheckMirror {
+  start(command: string): void;
+  end(output: string, exitCode: number | null): void;
 }
 
 /** What the model reads of the outcome command run as the check runs it (live, and in a chat rebuilt from the file). */
@@ -121,7 +127,9 @@ export function checkObservation(command: string, output: string, completion: st
 /** The outcome command, run as the check runs it (see ExecutorParts.check); the model is told how it ran. */
 async function runAsCheck(check: NonNullable<ExecutorParts['check']>, command: string, ctx: ToolContext): Promise<ToolOutcome> {
   const before = snapshot(ctx.workspace);
+  check.mirror?.start(command);
   const e = await check.run(ctx.signal);
+  check.mirror?.end(e.output ?? '', e.exitCode ?? null);
   const after = before ? snapshot(ctx.workspace) : undefined;
   const files = before && after ? changedBetween(before, after) : [];
   const output = e.output ?? '';

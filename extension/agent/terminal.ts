@@ -9,6 +9,7 @@ import { relative } from 'node:path';
 import * as vscode from 'vscode';
 import { TerminalSession, type RunOptions, type RunResult, type TerminalOptions } from '../../core/shell/session';
 import { MarkerLineFilter, commandBanner } from './marker-filter';
+import type { CheckMirror } from '../../core/tools/executor';
 
 export const TERMINAL_NAME = 'Lean4 Agentic';
 
@@ -154,6 +155,19 @@ export class AgentTerminal implements vscode.Disposable {
   }
 
   private ending = false;
+
+  /** The outcome command, run as the check runs it (a fresh sandbox, not this shell): shown here all the same. */
+  readonly checkMirror: CheckMirror = {
+    start: (command) => {
+      this.ensure().write(commandBanner(command).replace(/\r\n$/, ' \x1b[2m(run as the outcome check runs it, in a fresh sandbox)\x1b[0m\r\n'));
+      this.terminal?.show(true);
+    },
+    end: (output) => {
+      const shown = `${output.replace(/\r?\n/g, '\r\n')}${output && !output.endsWith('\n') ? '\r\n' : ''}`;
+      this.ensure().write(shown);
+      for (const l of this.outputListeners) l(shown);
+    },
+  };
 
   /** Ends the shell and every process of the run, and waits until they are gone (before the outcome check). */
   async end(): Promise<boolean> {
