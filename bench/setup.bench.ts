@@ -12,7 +12,8 @@ import { linkSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { planSandbox } from '../core/sandbox/plan';
-import { hardLinked, scanProtections } from '../core/sandbox/protections';
+import { scanProtections } from '../core/sandbox/protections';
+import { hardLinked } from '../core/sandbox/hard-links';
 import { LaterBaseline } from '../core/sandbox/later-changes';
 import { RunSandbox } from '../core/sandbox/run';
 import { Workflow } from '../core/schema/workflow';

@@ -72,7 +72,6 @@ const OVER: Record<string, number> = {
   'core/model/client.ts': 708,
   'core/model/formats/tagged.ts': 481,
   'core/sandbox/limits.ts': 604,
-  'core/sandbox/plan.ts': 408,
   'core/sandbox/plan.ts#planSandbox': 143,
   'core/sandbox/protections.ts': 496,
   'core/sandbox/run.ts': 490,

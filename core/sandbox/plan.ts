@@ -6,10 +6,9 @@
  * fix it, and whether commands must then be refused.
  */
 import { ensureLarDir } from '../workspace/lar-layout';
-import { existsSync, mkdirSync, readdirSync, realpathSync } from 'node:fs';
-import { entryKind } from '../workspace/path-kind';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { entryKind, realPath as real } from '../workspace/path-kind';
 import { isInside } from '../workspace/fs';
-import { spawnSync } from 'node:child_process';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join, resolve, sep } from 'node:path';
 import { ALWAYS_READ_ONLY, type SandboxSection } from '../schema/workflow';
@@ -19,6 +18,7 @@ import { seccompFile } from './seccomp';
 import { sandboxEnv } from './env';
 import { limitValues } from './limits';
 import { forwarderLauncher, type ProxyEndpoint } from './forwarder';
+import { gitConfigValue, gitMetadata } from './git-metadata';
 
 export type SandboxSetting = 'auto' | 'required' | 'off';
 export const SANDBOX_SETTINGS: readonly SandboxSetting[] = ['auto', 'required', 'off'];
@@ -75,14 +75,6 @@ export interface PlanRequest {
   proxy?: ProxyEndpoint;
 }
 
-
-function real(p: string): string | undefined {
-  try {
-    return realpathSync.native(p);
-  } catch {
-    return undefined;
-  }
-}
 
 /** `p` is `root` or below it (whole segments; paths as the system spells them, real paths here). */
 const inside = (root: string, p: string): boolean => isInside(root, p, false);
@@ -317,69 +309,6 @@ function gitIdentity(workspace: string, env: Readonly<Record<string, string | un
   const email = gitConfigValue(workspace, 'user.email', env);
   return { ...(name ? { name } : {}), ...(email ? { email } : {}) };
 }
-
-/**
- * The workspace-relative paths of git metadata that makes git run programs
- * (config, config.worktree, commondir, hooks), for the repository's own git
- * folder and every one inside it (submodules under modules/, linked worktrees
- * under worktrees/), whether they exist or not (at most 400); and the hooks
- * folder `core.hooksPath` names (husky's `.husky`), when it is in the workspace.
- */
-export function gitMetadata(workspace: string): string[] {
-  const out: string[] = [];
-  const visit = (rel: string, depth: number): void => {
-    for (const name of ['config', 'config.worktree', 'commondir', 'hooks']) out.push(`${rel}/${name}`);
-    if (depth >= 4 || out.length > 400) return;
-    for (const sub of ['modules', 'worktrees']) {
-      let names: string[];
-      try {
-        names = readdirSync(join(workspace, rel, sub));
-      } catch {
-        continue;
-      }
-      for (const m of names) if (entryKind(join(workspace, rel, sub, m)) === 'dir') visit(`${rel}/${sub}/${m}`, depth + 1);
-    }
-  };
-  if (entryKind(join(workspace, '.git')) === 'dir') visit('.git', 0);
-  const root = real(workspace);
-  const add = (p: string, from: string): void => {
-    const abs = resolve(from, p);
-    if (root && inside(root, abs) && abs !== root) out.push(abs.slice(root.length + 1).split(sep).join('/'));
-  };
-  const hooksPath = gitConfigValue(workspace, 'core.hooksPath');
-  if (hooksPath) add(hooksPath, workspace);
-  // Config files git includes (include.path, includeIf.<cond>.path): one in the workspace is config git runs programs from.
-  for (const p of gitIncludes(workspace)) add(p, join(workspace, '.git'));
-  return out;
-}
-
-/** The paths of the config files the repository's git config includes (relative ones are relative to the .git folder), at most 50. */
-function gitIncludes(workspace: string): string[] {
-  try {
-    const r = spawnSync('git', ['-C', workspace, 'config', '--local', '--null', '--get-regexp', '^include(if\\..*)?\\.path$'], { encoding: 'utf8', timeout: 3000 });
-    if (r.status !== 0) return [];
-    return r.stdout
-      .split('\0')
-      .filter(Boolean)
-      .map((kv) => kv.slice(kv.indexOf('\n') + 1))
-      .filter((p) => p && !p.startsWith('~'))
-      .slice(0, 50);
-  } catch {
-    return [];
-  }
-}
-
-/** One value of the workspace's git config, read on the host (`git config` runs nothing); undefined when unset or unreadable. */
-export function gitConfigValue(workspace: string, key: string, env: Readonly<Record<string, string | undefined>> = process.env): string | undefined {
-  try {
-    const r = spawnSync('git', ['-C', workspace, 'config', '--get', key], { encoding: 'utf8', timeout: 3000, env: env });
-    const v = r.status === 0 ? r.stdout.replace(/\n$/, '') : '';
-    return v && !/[\0\n]/.test(v) ? v : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 
 /** bwrap with its arguments, through the seccomp launcher when the filter loads here; `then`, what runs inside before the command (the forwarder's start). */
 function launcherFor(probe: BwrapFound, args: string[], then: string[]): { file: string; args: string[] } {

@@ -8,13 +8,14 @@
  * a fixed list alone. The sandbox mounts each read-only; the run's end puts
  * each back from the snapshot taken before the first step.
  */
-import { chmodSync, copyFileSync, lstatSync, readdirSync, readFileSync, realpathSync, renameSync, utimesSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { globMatch } from '../policy/glob';
 import { ALWAYS_READ_ONLY, type Workflow } from '../schema/workflow';
-import { entryKind } from '../workspace/path-kind';
+import { entryKind, realPath as real } from '../workspace/path-kind';
 import { isInside } from '../workspace/fs';
 import { isHostPath } from './plan';
+import { filesBelow, LIFECYCLE, packageJson, readSmall, referencedScripts, scriptTexts } from './script-refs';
 
 export type ProtectionWhy = 'always' | 'workflow' | 'outcome' | 'path_deny' | 'git' | 'runs_later' | 'hard_link';
 
@@ -91,74 +92,9 @@ const HOOK_NAMES = new Set([
 /** package.json keys whose values hook managers run (simple-git-hooks, husky 4, lint-staged). */
 const PACKAGE_HOOK_KEYS = ['simple-git-hooks', 'husky', 'lint-staged', 'pre-commit', 'gitHooks'];
 
-/** A script named in a hook or a hook manager's configuration: a relative path with a folder or a script's extension. */
-const SCRIPT_REF = /(?:^|[\s'"`=:(),[{};&|/])((?:\.{1,2}\/)?(?:[\w@+.-]+\/)*[\w@+.-]+\.(?:sh|bash|zsh|fish|js|cjs|mjs|ts|cts|mts|py|rb|pl|php|ps1)|\.\.?\/(?:[\w@+.-]+\/)*[\w@+.-]+|(?:[\w@+.-]+\/)+[\w@+.-]+)(?=$|[\s'"`)\],;&|}])/g;
-/** A quoted path with a folder or a script's extension, spaces allowed (`"./my scripts/check"`). */
-const QUOTED_REF = /(["'])((?:[^"'\n/]*\/)+[^"'\n/]+|[^"'\n]+\.(?:sh|bash|zsh|fish|js|cjs|mjs|ts|py|rb|pl))\1/g;
-/** GitLab CI's `include: local:` files, which run as part of the pipeline. */
-const GITLAB_LOCAL = /\blocal:\s*["']?([^"'\s#]+)/g;
-
-const MAX_CONFIG_BYTES = 256 * 1024;
 const MAX_REFERENCED = 200;
 
 const rel = (root: string, abs: string): string => relative(root, abs).split(sep).join('/');
-
-function real(p: string): string | undefined {
-  try {
-    return realpathSync.native(p);
-  } catch {
-    return undefined;
-  }
-}
-
-function readSmall(p: string): string | undefined {
-  try {
-    const st = lstatSync(p);
-    if (!st.isFile() || st.size > MAX_CONFIG_BYTES) return undefined;
-    return readFileSync(p, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-/** The regular files below `dir` (at most `max`, 4 deep), workspace-relative. */
-function filesBelow(root: string, dir: string, max: number): string[] {
-  const out: string[] = [];
-  const walk = (d: string, depth: number): void => {
-    let names: string[];
-    try {
-      names = readdirSync(d);
-    } catch {
-      return;
-    }
-    for (const n of names) {
-      if (out.length >= max) return;
-      const p = join(d, n);
-      const k = entryKind(p);
-      if (k === 'file') out.push(rel(root, p));
-      else if (k === 'dir' && depth < 4) walk(p, depth + 1);
-    }
-  };
-  walk(dir, 0);
-  return out;
-}
-
-/** Workspace files a hook or hook-manager configuration text names (relative to the workspace, or to the file's folder). */
-function referencedScripts(root: string, fromRel: string, text: string): string[] {
-  const out = new Set<string>();
-  const refs = [...text.matchAll(SCRIPT_REF)].map((m) => m[1]!);
-  refs.push(...[...text.matchAll(QUOTED_REF)].map((m) => m[2]!.replace(/^\$\(git rev-parse --show-toplevel\)\//, '')));
-  if (/\.gitlab-ci\.ya?ml$|^\.gitlab\//.test(fromRel)) refs.push(...[...text.matchAll(GITLAB_LOCAL)].map((m) => m[1]!.replace(/^\//, '')));
-  for (const ref of refs) {
-    // What npm installs is the package manager's: listed when changed, not made read-only.
-    if (/(?:^|\/)node_modules\//.test(ref)) continue;
-    for (const base of [root, dirname(join(root, fromRel))]) {
-      const r = real(join(base, ref));
-      if (r && r !== root && isInside(root, r, false) && entryKind(r) === 'file') out.add(rel(root, r));
-    }
-  }
-  return [...out];
-}
 
 /**
  * What runs later: the fixed names that exist, the hooks folder git uses and
@@ -210,38 +146,6 @@ export function runsLater(root: string, hooksPath: string | undefined): Protecti
     next = [];
   }
   return [...found.values()];
-}
-
-/** Scripts npm runs on its own when the user installs (`npm install`, `npm ci`) or packs. */
-const LIFECYCLE = ['preinstall', 'install', 'postinstall', 'prepare', 'preprepare', 'postprepare', 'prepublish', 'prepack', 'postpack'];
-
-function packageJson(root: string): Record<string, unknown> | undefined {
-  const text = readSmall(join(root, 'package.json'));
-  if (text === undefined) return undefined;
-  try {
-    const j = JSON.parse(text) as unknown;
-    return j && typeof j === 'object' && !Array.isArray(j) ? (j as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined; // not JSON: nothing read from it
-  }
-}
-
-/** The texts npm runs for script `name`: its pre- and post- scripts with it, and the scripts they run with `npm run X` (five deep). */
-function scriptTexts(pkg: Record<string, unknown> | undefined, name: string, depth = 0, seen = new Set<string>()): string[] {
-  const scripts = pkg?.scripts;
-  if (!scripts || typeof scripts !== 'object' || depth > 5 || seen.has(name)) return [];
-  seen.add(name);
-  const out: string[] = [];
-  for (const n of [`pre${name}`, name, `post${name}`]) {
-    const t = (scripts as Record<string, unknown>)[n];
-    if (typeof t !== 'string') continue;
-    out.push(t);
-    for (const m of t.matchAll(/\b(?:npm|yarn|pnpm|bun)\s+(?:run(?:-script)?\s+)?(?:--?[\w-]+\s+)*([\w:.@/-]+)/g)) {
-      const next = m[1] === 't' || m[1] === 'tst' ? 'test' : m[1]!;
-      if (next !== 'install' && next !== 'ci' && next !== 'exec') out.push(...scriptTexts(pkg, next, depth + 1, seen));
-    }
-  }
-  return out;
 }
 
 /**
@@ -368,129 +272,4 @@ export function scanProtections(workspace: string, wf: Workflow, gitMeta: readon
 export function addedDenied(workspace: string, wf: Workflow, atStart: ReadonlySet<string>, maxEntries = 50_000): string[] {
   const patterns = wf.policy.paths.deny.filter((d) => d !== '.git' && !d.startsWith('.git/') && d !== '.lar' && !d.startsWith('.lar/'));
   return deniedPaths(real(workspace) ?? workspace, patterns, maxEntries).paths.filter((p) => !atStart.has(p) && ![...atStart].some((q) => atOrBelow(p, q)));
-}
-
-export interface HardLinkLimits {
-  /** Most entries looked at. Default 400 000. */
-  maxEntries?: number;
-  /** Longest the search may take, in ms. Default 8 000. */
-  maxMs?: number;
-  /** Most read-only mounts for them (after folders wholly of them are taken whole). Default 3 000 (their paths go on bwrap's command line). */
-  maxMounts?: number;
-}
-
-export interface HardLinkScan {
-  /** What to mount read-only: files, or folders (outside .git) every file below which is multiply linked. Workspace-relative. */
-  paths: string[];
-  /** Every multiply-linked regular file found, workspace-relative. */
-  files: string[];
-  /** Every entry was looked at in time. */
-  complete: boolean;
-}
-
-/**
- * The workspace's regular files with more than one link (a pnpm store's
- * node_modules, a local `git clone`'s objects): a command writing to one
- * changes the file outside too, whatever the mounts. Paths at or below
- * `skip` (already read-only) are not looked in.
- */
-export function hardLinked(workspace: string, skip: Iterable<string>, limits: HardLinkLimits = {}): HardLinkScan {
-  const first = linkScan(workspace, new Set(skip), limits, undefined);
-  if (!first.complete) return first;
-  // A file whose every link was found here, none in a protected path, leads nowhere outside: a write through one
-  // name changes only another unprotected workspace file (links an earlier run or a `cp -al` made among its own files).
-  const within = new Set<string>();
-  for (const [ino, { names, nlink }] of first.inodes) if (names === nlink) within.add(ino);
-  return within.size ? linkScan(workspace, new Set(skip), limits, within) : first;
-}
-
-function linkScan(workspace: string, skipped: ReadonlySet<string>, limits: HardLinkLimits, within: ReadonlySet<string> | undefined): HardLinkScan & { inodes: Map<string, { names: number; nlink: number }> } {
-  const root = real(workspace) ?? workspace;
-  const maxEntries = limits.maxEntries ?? 400_000;
-  const until = Date.now() + (limits.maxMs ?? 8000);
-  const inodes = new Map<string, { names: number; nlink: number }>();
-  let seen = 0;
-  let complete = true;
-  const files: string[] = [];
-  const folders: string[] = [];
-  const every: string[] = [];
-  /** Returns [regular files below, multiply-linked files below]. */
-  const walk = (dir: string, depth: number): [number, number] => {
-    let entries;
-    try {
-      entries = readdirSync(join(root, dir), { withFileTypes: true });
-    } catch {
-      return [0, 0];
-    }
-    let total = 0;
-    let linked = 0;
-    const mine: string[] = [];
-    const sub: string[] = [];
-    for (const e of entries) {
-      if (++seen > maxEntries || (seen % 1024 === 0 && Date.now() > until)) {
-        complete = false;
-        break;
-      }
-      const p = dir ? `${dir}/${e.name}` : e.name;
-      if (skipped.has(p)) continue;
-      if (e.isDirectory()) {
-        if (depth >= 64) {
-          // Not looked in: the search is not complete (a linked file there would be missed).
-          complete = false;
-          continue;
-        }
-        const before = files.length;
-        const foldersBefore = folders.length;
-        const [t, l] = walk(p, depth + 1);
-        total += t;
-        linked += l;
-        if (t > 0 && t === l && !p.startsWith('.git/') && p !== '.git') {
-          // Every file below is linked: one mount for the folder instead of one per file.
-          files.splice(before);
-          folders.splice(foldersBefore);
-          sub.push(p);
-        }
-      } else if (e.isFile()) {
-        total++;
-        try {
-          const st = lstatSync(join(root, p));
-          const ino = `${st.dev}:${st.ino}`;
-          if (st.nlink > 1 && !within?.has(ino)) {
-            const i = inodes.get(ino);
-            if (i) i.names++;
-            else inodes.set(ino, { names: 1, nlink: st.nlink });
-            linked++;
-            mine.push(p);
-            every.push(p);
-          }
-        } catch {
-          // gone meanwhile
-        }
-      }
-      if (!complete) break;
-    }
-    files.push(...mine);
-    folders.push(...sub);
-    return [total, linked];
-  };
-  walk('', 0);
-  return { paths: [...folders, ...files], files: every, complete, inodes };
-}
-
-/** Makes each file its own copy (same content, mode and times), so writing to it changes nothing outside. */
-export function breakHardLinks(workspace: string, files: readonly string[]): number {
-  const root = real(workspace) ?? workspace;
-  let broken = 0;
-  for (const f of files) {
-    const abs = join(root, f);
-    const st = lstatSync(abs);
-    if (!st.isFile() || st.nlink < 2) continue;
-    const tmp = join(dirname(abs), `.lar-unlink-${process.pid}-${broken}`);
-    copyFileSync(abs, tmp);
-    chmodSync(tmp, st.mode & 0o7777);
-    utimesSync(tmp, st.atime, st.mtime);
-    renameSync(tmp, abs);
-    broken++;
-  }
-  return broken;
 }

@@ -5,7 +5,7 @@
  * has ended, with the protected paths put back, in a fresh sandbox of its own
  * (clean home and environment).
  */
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { mkdir, rename } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
@@ -13,12 +13,14 @@ import type { OutcomeEvent } from '../schema/trajectory';
 import { ALWAYS_READ_ONLY, type Workflow } from '../schema/workflow';
 import { entryKind } from '../workspace/path-kind';
 import { runOutcomeCheck } from '../outcome/check';
-import { gitConfigValue, gitMetadata, planSandbox, type PlanRequest, type SandboxPlan, type SandboxSetting, type SandboxSummary } from './plan';
+import { planSandbox, type PlanRequest, type SandboxPlan, type SandboxSetting, type SandboxSummary } from './plan';
+import { findRepositories, gitConfigValue, gitMetadata, nestedGitMetadata } from './git-metadata';
 import { disposeSnapshot, restoreSnapshot, takeSnapshot, type ProtectedSnapshot, type SnapshotLimits } from './snapshot';
 import type { BwrapProbe } from './bwrap';
 import { limitValues, SandboxLimits, type LimitMechanism } from './limits';
 import { LaterBaseline, type LaterChange } from './later-changes';
-import { addedDenied, breakHardLinks, hardLinked, scanProtections, type HardLinkLimits, type Protection, type ProtectionLimits } from './protections';
+import { addedDenied, scanProtections, type Protection, type ProtectionLimits } from './protections';
+import { breakHardLinks, hardLinked, type HardLinkLimits } from './hard-links';
 import { AllowlistProxy, type Lookup, type ProxyTally } from './proxy';
 import { writeForwarder, type ProxyEndpoint } from './forwarder';
 import { execAllowed, runtimeRoot } from './scratch';
@@ -149,51 +151,6 @@ function realInside(workspace: string, paths: readonly string[]): { path: string
 
 /** What links among `paths` lead to, inside the workspace: protecting `tests -> src/tests` must protect src/tests, where writes land. */
 const linkedTargets = (workspace: string, paths: readonly string[]): string[] => realInside(workspace, paths).filter((x) => x.rel !== x.path).map((x) => x.rel);
-
-/** A git repository in the workspace: where its `.git` is, and what it is (device and inode: a repository moved by the user is the same one). */
-interface Repository {
-  rel: string;
-  id: string;
-}
-
-/** The `.git` folders and files in the workspace (not inside .git, node_modules or .lar; at most 20 000 folders looked at, 12 deep). */
-function findRepositories(workspace: string): Repository[] {
-  const out: Repository[] = [];
-  let budget = 20_000;
-  const walk = (rel: string, depth: number): void => {
-    if (--budget < 0) return;
-    let entries;
-    try {
-      entries = readdirSync(join(workspace, rel), { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      const r = rel ? `${rel}/${e.name}` : e.name;
-      if (e.name === '.git') {
-        try {
-          const st = lstatSync(join(workspace, r));
-          out.push({ rel: r, id: `${st.dev}:${st.ino}` });
-        } catch {
-          // gone meanwhile
-        }
-      } else if (e.isDirectory() && depth < 12 && e.name !== 'node_modules' && e.name !== '.lar') walk(r, depth + 1);
-    }
-  };
-  walk('', 0);
-  return out;
-}
-
-/** What git runs programs from in the repositories below the workspace's top: a `.git` file, or a `.git` folder's config, commondir and hooks (at most 400 paths). */
-function nestedGitMetadata(workspace: string, repositories: readonly Repository[]): string[] {
-  const out: string[] = [];
-  for (const r of repositories) {
-    if (r.rel === '.git') continue;
-    if (entryKind(join(workspace, r.rel)) === 'dir') out.push(...['config', 'config.worktree', 'commondir', 'hooks'].map((f) => `${r.rel}/${f}`));
-    else out.push(r.rel);
-  }
-  return out.slice(0, 400);
-}
 
 export class RunSandbox {
   private constructor(

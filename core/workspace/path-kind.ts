@@ -2,7 +2,7 @@
  * What is at a path, as the checks that decide what to mount, snapshot or run
  * ask it: a value, never a thrown error (a path that is not there is a state).
  */
-import { accessSync, constants, lstatSync, statSync } from 'node:fs';
+import { accessSync, constants, lstatSync, realpathSync, statSync } from 'node:fs';
 
 export type EntryKind = 'dir' | 'file' | 'link' | 'other';
 
@@ -11,6 +11,15 @@ export function entryKind(p: string): EntryKind | undefined {
   try {
     const st = lstatSync(p);
     return st.isSymbolicLink() ? 'link' : st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other';
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where a path really is (links resolved, as the system spells it); undefined when it cannot be resolved. */
+export function realPath(p: string): string | undefined {
+  try {
+    return realpathSync.native(p);
   } catch {
     return undefined;
   }

@@ -12,7 +12,7 @@ import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, rea
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { RunSandbox } from '../../../core/sandbox/run';
-import { gitMetadata } from '../../../core/sandbox/plan';
+import { gitMetadata } from '../../../core/sandbox/git-metadata';
 import { outcomeReach, runsLater, scanProtections } from '../../../core/sandbox/protections';
 import { describeLaterChanges, LaterBaseline } from '../../../core/sandbox/later-changes';
 import { Workflow, type WorkflowInput } from '../../../core/schema/workflow';
