@@ -6,8 +6,9 @@
  * allows it (run.ts).
  */
 import { chmodSync, copyFileSync, lstatSync, readdirSync, renameSync, utimesSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { realPath as real } from '../workspace/path-kind';
+import { isInside } from '../workspace/fs';
 
 export interface HardLinkLimits {
   /** Most entries looked at. Default 400 000. */
@@ -31,16 +32,36 @@ export interface HardLinkScan {
  * The workspace's regular files with more than one link (a pnpm store's
  * node_modules, a local `git clone`'s objects): a command writing to one
  * changes the file outside too, whatever the mounts. Paths at or below
- * `skip` (already read-only) are not looked in.
+ * `skip` (already read-only), and at or below where they really are, are not
+ * looked in.
  */
 export function hardLinked(workspace: string, skip: Iterable<string>, limits: HardLinkLimits = {}): HardLinkScan {
-  const first = linkScan(workspace, new Set(skip), limits, undefined);
+  const skipped = withRealPaths(workspace, skip);
+  const first = linkScan(workspace, skipped, limits, undefined);
   if (!first.complete) return first;
   // A file whose every link was found here, none in a protected path, leads nowhere outside: a write through one
   // name changes only another unprotected workspace file (links an earlier run or a `cp -al` made among its own files).
+  // A name in a protected path was not looked at, so a file with one is never counted whole.
   const within = new Set<string>();
   for (const [ino, { names, nlink }] of first.inodes) if (names === nlink) within.add(ino);
-  return within.size ? linkScan(workspace, new Set(skip), limits, within) : first;
+  return within.size ? linkScan(workspace, skipped, limits, within) : first;
+}
+
+/**
+ * Workspace-relative `paths` and, for those that lead elsewhere in the workspace (a protected
+ * `eslint.config.js -> tools/x.js`, `test -> spec`, a path below a linked folder), where they
+ * really are: what the sandbox mounts read-only is the real path, so a hard link's other name
+ * there is a name in a protected path.
+ */
+function withRealPaths(workspace: string, paths: Iterable<string>): Set<string> {
+  const root = real(workspace) ?? workspace;
+  const out = new Set<string>();
+  for (const p of paths) {
+    out.add(p);
+    const r = real(join(root, p));
+    if (r && r !== root && isInside(root, r, false)) out.add(relative(root, r).split(sep).join('/'));
+  }
+  return out;
 }
 
 function linkScan(workspace: string, skipped: ReadonlySet<string>, limits: HardLinkLimits, within: ReadonlySet<string> | undefined): HardLinkScan & { inodes: Map<string, { names: number; nlink: number }> } {

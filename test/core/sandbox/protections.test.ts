@@ -342,6 +342,34 @@ describe('no write reaches outside the workspace through a hard link', { skip },
     }
   });
 
+  test('a hard link to where a protected link leads (a file or into a folder) is read-only: the protection is by real path, not by name', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'lar-links-real-'));
+    try {
+      const ws = join(base, 'ws');
+      const home = join(base, 'home');
+      mkdirSync(home);
+      write(ws, { 'tools/x.js': 'export default [];\n', 'spec/a.test.js': 'assert(sum(1, 2) === 3);\n', 'src/app.js': '1\n' });
+      // eslint.config.js (loaded by the editor) and the protected `test` are links: what is mounted read-only is where they lead.
+      symlinkSync('tools/x.js', join(ws, 'eslint.config.js'));
+      symlinkSync('spec', join(ws, 'test'));
+      linkSync(join(ws, 'tools', 'x.js'), join(ws, 'src', 'y.js'));
+      linkSync(join(ws, 'spec', 'a.test.js'), join(ws, 'src', 'fixture.js'));
+      const r = await openRun(ws, workflow({ sandbox: { protected: ['test'] } }), home, 'required');
+      const linked = (r.sandbox.summary.protections ?? []).filter((p) => p.why === 'hard_link').map((p) => p.path).sort();
+      assert.deepEqual(linked, ['src/fixture.js', 'src/y.js']);
+      for (const c of [`echo 'require("child_process").execSync("id")' >> src/y.js`, 'echo "assert(true)" > src/fixture.js']) {
+        assert.match((await r.run(`${c}; echo rc=$?`)).output, readOnly, c);
+      }
+      assert.match((await r.run('echo 2 > src/app.js; echo rc=$?')).output, /rc=0/);
+      r.terminal.dispose();
+      await r.sandbox.dispose();
+      assert.equal(readFileSync(join(ws, 'tools', 'x.js'), 'utf8'), 'export default [];\n');
+      assert.equal(readFileSync(join(ws, 'spec', 'a.test.js'), 'utf8'), 'assert(sum(1, 2) === 3);\n');
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
   test('past the bound the run is refused with the fix; with the user\'s leave each linked file becomes its own copy', async () => {
     const { base, ws, home, store } = pnpm();
     try {
