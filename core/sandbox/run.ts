@@ -192,13 +192,15 @@ export class RunSandbox {
     // finds and runs `git status`, which runs what their config names; their `.git` file, config and hooks are
     // read-only like the workspace's own.
     const nested = nestedGitMetadata(opts.workspace, repositories);
-    // A linked worktree's `.git` is a file: git still reads core.hooksPath (and includes) through it, and the
-    // folder it names in the workspace is mounted like any other read-only path.
-    const own = git === 'dir' || git === 'file' ? gitMetadata(opts.workspace) : [];
+    // A linked worktree's, a submodule checkout's or a --separate-git-dir's `.git` is a file (or a link): git still
+    // reads core.hooksPath (and includes) through it, and the git folder it names, when in the workspace, has its
+    // config, commondir and hooks mounted like any other read-only path (planSandbox pins only a `.git` folder's).
+    const linked = git === 'file' || git === 'link';
+    const own = git === 'dir' || linked ? gitMetadata(opts.workspace) : [];
     const meta = [...own, ...nested];
     // What else the run may not change: files its path deny patterns reach, and what the user's tools run later.
-    const scan = scanProtections(opts.workspace, opts.workflow, meta, git === 'dir' || git === 'file' ? gitConfigValue(opts.workspace, 'core.hooksPath') : undefined, opts.protectionLimits);
-    const extra = [...scan.protections.filter((p) => p.why === 'path_deny' || p.why === 'runs_later' || p.why === 'outcome').map((p) => p.path), ...nested, ...(git === 'file' ? own : [])];
+    const scan = scanProtections(opts.workspace, opts.workflow, meta, git === 'dir' || linked ? gitConfigValue(opts.workspace, 'core.hooksPath') : undefined, opts.protectionLimits);
+    const extra = [...scan.protections.filter((p) => p.why === 'path_deny' || p.why === 'runs_later' || p.why === 'outcome').map((p) => p.path), ...nested, ...(linked ? own : [])];
     const planWith = (readOnly: readonly string[]): SandboxPlan =>
       planSandbox({ workspace: opts.workspace, section: opts.workflow.sandbox, setting: opts.setting, hostEnv: opts.hostEnv, shell: opts.shell, alsoReadable: [opts.outputDir, shellDir], readOnly: realInside(opts.workspace, readOnly).map((x) => x.abs), ...common(opts, meta, shellDir) });
     let plan = planWith(extra);
@@ -216,7 +218,7 @@ export class RunSandbox {
     }
     // Kept as they were, whatever the run does, and put back at its end: the protected paths, the
     // git metadata the user's git runs programs from, what runs later, and what links among them lead to.
-    const named = [...opts.workflow.sandbox.protected, ...(git === 'dir' ? meta : git === undefined ? GIT_METADATA : git === 'file' ? ['.git'] : []), ...extra, ...scan.absent, ...scan.restoreOnly];
+    const named = [...opts.workflow.sandbox.protected, ...(git === 'dir' ? meta : git === undefined ? GIT_METADATA : linked ? ['.git'] : []), ...extra, ...scan.absent, ...scan.restoreOnly];
     const kept = [...new Set([...named, ...linkedTargets(opts.workspace, named)])];
     let snapshot: ProtectedSnapshot | undefined;
     try {

