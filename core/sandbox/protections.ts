@@ -15,7 +15,7 @@ import { ALWAYS_READ_ONLY, type Workflow } from '../schema/workflow';
 import { entryKind, realPath as real } from '../workspace/path-kind';
 import { isInside } from '../workspace/fs';
 import { isHostPath } from './plan';
-import { filesBelow, LIFECYCLE, packageJson, readSmall, referencedScripts, scriptTexts } from './script-refs';
+import { filesBelow, followBudget, LIFECYCLE, packageJson, readFollowed, referencedScripts, scriptTexts } from './script-refs';
 
 export type ProtectionWhy = 'always' | 'workflow' | 'outcome' | 'path_deny' | 'git' | 'runs_later' | 'hard_link';
 
@@ -102,7 +102,8 @@ const rel = (root: string, abs: string): string => relative(root, abs).split(sep
  * files — the folder above it, and every script the hooks and the hook
  * managers' configuration name (followed two levels down, at most 200).
  */
-export function runsLater(root: string, hooksPath: string | undefined): Protection[] {
+export function runsLater(root: string, hooksPath: string | undefined, bounded?: string[]): Protection[] {
+  const budget = followBudget();
   const found = new Map<string, Protection>();
   const add = (path: string, note?: string): void => {
     if (!found.has(path)) found.set(path, { path, why: 'runs_later', ...(note ? { note } : {}) });
@@ -128,7 +129,7 @@ export function runsLater(root: string, hooksPath: string | undefined): Protecti
   const seen = new Set<string>(sources);
   const follow = (from: string, text: string): string[] => {
     const next: string[] = [];
-    for (const s of referencedScripts(root, from, text)) {
+    for (const s of referencedScripts(root, from, text, budget)) {
       if (seen.has(s) || found.size >= MAX_REFERENCED) continue;
       seen.add(s);
       add(s, `named by ${from}`);
@@ -139,12 +140,13 @@ export function runsLater(root: string, hooksPath: string | undefined): Protecti
   let next = pkgRefs ? follow('package.json', pkgRefs) : [];
   for (let level = 0; level < 3; level++) {
     for (const s of sources) {
-      const text = readSmall(join(root, s));
+      const text = readFollowed(budget, join(root, s));
       if (text !== undefined) next.push(...follow(s, text));
     }
     sources = next;
     next = [];
   }
+  if (budget.spent) bounded?.push('the texts that name what runs later are too many or too large to read whole in time: scripts they name may not be protected');
   return [...found.values()];
 }
 
@@ -166,13 +168,14 @@ export function outcomeReach(root: string, wf: Workflow): Protection[] {
     const name = verb === 'run' || verb === 'run-script' ? words[i + 2] : verb === 't' || verb === 'tst' ? 'test' : verb;
     if (name) texts = [...texts, ...scriptTexts(packageJson(root), name).map((text) => ({ from: `package.json's ${name} script`, at: 'package.json', text }))];
   }
+  const budget = followBudget();
   for (let level = 0; level < 3 && texts.length; level++) {
     const next: { from: string; at: string; text: string }[] = [];
     for (const { from, at, text } of texts) {
-      for (const s of referencedScripts(root, at, text)) {
+      for (const s of referencedScripts(root, at, text, budget)) {
         if (found.has(s) || found.size >= MAX_REFERENCED) continue;
         found.set(s, { path: s, why: 'outcome', note: `run by ${from}` });
-        const body = readSmall(join(root, s));
+        const body = readFollowed(budget, join(root, s));
         if (body !== undefined) next.push({ from: s, at: s, text: body });
       }
     }
@@ -244,7 +247,7 @@ export function scanProtections(workspace: string, wf: Workflow, gitMeta: readon
   // A workflow grants one of these by naming it, or a path inside it, in sandbox.writable (workspace-relative).
   const grants = wf.sandbox.writable.filter((w) => !isHostPath(w)).map((w) => w.replace(/^\.\//, '').replace(/\/+$/, ''));
   const granted = (p: string): boolean => grants.some((g) => atOrBelow(p, g) || atOrBelow(g, p));
-  for (const p of runsLater(root, hooksPath)) if (!granted(p.path)) put(p);
+  for (const p of runsLater(root, hooksPath, bounded)) if (!granted(p.path)) put(p);
   const absent = RUNS_LATER.filter((p) => !all.has(p) && !granted(p) && entryKind(join(root, p)) === undefined);
   // Write-deny patterns bind commands too (not .git: git must commit; its metadata is protected above).
   const patterns = wf.policy.paths.deny.filter((d) => d !== '.git' && !d.startsWith('.git/') && d !== '.lar' && !d.startsWith('.lar/'));

@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { RunSandbox } from '../../../core/sandbox/run';
 import { gitMetadata } from '../../../core/sandbox/git-metadata';
 import { outcomeReach, runsLater, scanProtections } from '../../../core/sandbox/protections';
@@ -843,5 +844,51 @@ test('the follower finds scripts named from the top of the repository, with spac
     assert.ok(!found.includes('src/app.js') && !found.some((p) => p.startsWith('node_modules/')), found.join(', '));
   } finally {
     rmSync(base, { recursive: true, force: true });
+  }
+});
+
+/**
+ * runsLater and outcomeReach over `base`, in a worker thread: the search is synchronous, so a
+ * slow one there leaves this thread free for the test's timeout to fail it (and end the worker).
+ */
+function followInWorker(base: string, signal: AbortSignal): Promise<{ later: string[]; reach: string[] }> {
+  const code = `
+    const { parentPort, workerData: d } = require('node:worker_threads');
+    const { runsLater, outcomeReach } = require(d.module);
+    parentPort.postMessage({ later: runsLater(d.base, undefined).map((p) => p.path), reach: outcomeReach(d.base, d.wf).map((p) => p.path) });`;
+  const worker = new Worker(code, { eval: true, workerData: { module: join(__dirname, '../../../core/sandbox/protections.js'), base, wf: workflow() } });
+  signal.addEventListener('abort', () => void worker.terminate());
+  return new Promise((resolve, reject) => {
+    worker.once('message', (m: { later: string[]; reach: string[] }) => {
+      void worker.terminate();
+      resolve(m);
+    });
+    worker.once('error', reject);
+  });
+}
+
+test('the follower reads a 256 KiB hook, package.json or outcome script made to be slow to search at once, and still finds what it names after', { timeout: 20_000 }, async (t) => {
+  // Each was quadratic or worse for a pattern searched through the text: the run's start (synchronous) waited minutes.
+  const size = 256 * 1024 - 1024;
+  const shapes: Record<string, string> = {
+    'folders without end': ` ${'a/'.repeat(size / 2)}*`,
+    'quotes that never close': `"${'a/'.repeat(300)}\n`.repeat(size / 602),
+    'a root prefix that never closes': `"$(${'a'.repeat(size)})/x"`,
+    'dot folders': './'.repeat(size / 2),
+    'options without end': `npm ${'--a '.repeat(size / 4)}`,
+  };
+  for (const [shape, junk] of Object.entries(shapes)) {
+    const base = mkdtempSync(join(tmpdir(), 'lar-follow-slow-'));
+    try {
+      const text = `${junk.slice(0, size)}\n./scripts/x.sh\n`;
+      // package.json holds two scripts, each half as long (a larger file is not read).
+      const half = `${junk.slice(0, size / 2 - 2048)}\n./scripts/x.sh\n`;
+      write(base, { '.husky/pre-commit': text, 'scripts/x.sh': 'echo\n', 'package.json': JSON.stringify({ scripts: { postinstall: half, test: half } }) });
+      const found = await followInWorker(base, t.signal);
+      assert.ok(found.later.includes('scripts/x.sh'), shape);
+      assert.ok(found.reach.includes('scripts/x.sh'), shape);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
   }
 });
