@@ -49,8 +49,11 @@ export interface ProtectionLimits {
 /**
  * Run on their own by the user's tools, later, outside the sandbox: hook
  * managers (husky, lefthook, pre-commit, simple-git-hooks, lint-staged),
- * direnv, mise, dev containers, CI workflows, JetBrains run configurations,
- * submodule settings. `.vscode` and git's own metadata are protected apart.
+ * agents' hooks and MCP servers, direnv, mise, dev containers, CI workflows,
+ * editors' run configurations and exrc files, submodule settings. `.vscode`
+ * and git's own metadata are protected apart. In the order the follower
+ * reads them (runsLater): what runs at the user's next commit or prompt
+ * first, editors last.
  */
 export const RUNS_LATER: readonly string[] = [
   '.husky', '.lefthook', '.githooks', '.git-hooks',
@@ -61,14 +64,16 @@ export const RUNS_LATER: readonly string[] = [
   'simple-git-hooks.json', 'simple-git-hooks.js', 'simple-git-hooks.cjs', 'simple-git-hooks.mjs',
   '.lintstagedrc', '.lintstagedrc.json', '.lintstagedrc.yaml', '.lintstagedrc.yml', '.lintstagedrc.js', '.lintstagedrc.cjs', '.lintstagedrc.mjs',
   'lint-staged.config.js', 'lint-staged.config.cjs', 'lint-staged.config.mjs',
+  // Agents that run hooks and start MCP servers from the workspace's configuration as the user works.
+  '.mcp.json', '.claude', '.cursor', '.continue', '.gemini', '.kilocode', '.opencode', 'opencode.json',
   // direnv: .envrc and what its source_env loads (a .env it loads with dotenv: see runsLater).
   '.envrc', '.envrc.local', 'mise.toml', '.mise.toml', 'mise.local.toml', '.mise.local.toml', '.mise', '.config/mise', '.config/mise.toml',
-  '.devcontainer', '.devcontainer.json', '.github/workflows', '.github/actions', '.gitlab-ci.yml', '.gitlab', '.idea', '.gitmodules',
-  // Other CI services, which run these with the project's secrets.
+  '.devcontainer', '.devcontainer.json',
+  // CI services, which run these with the project's secrets.
+  '.github/workflows', '.github/actions', '.gitlab-ci.yml', '.gitlab',
   '.circleci', 'Jenkinsfile', '.travis.yml', 'azure-pipelines.yml', '.azure-pipelines', '.buildkite', 'bitbucket-pipelines.yml', '.drone.yml', '.woodpecker', '.woodpecker.yml',
-  // Editors and agents that start programs from the workspace's configuration (MCP servers, hooks, language servers, exrc).
-  '.mcp.json', '.claude', '.cursor', '.continue', '.gemini', '.kilocode', '.opencode', 'opencode.json', '.zed', '.helix',
-  '.nvim.lua', '.nvimrc', '.exrc', '.dir-locals.el', '.dir-locals-2.el',
+  // Editors that start programs from the workspace's configuration (run configurations, language servers, exrc), submodules.
+  '.idea', '.gitmodules', '.zed', '.helix', '.nvim.lua', '.nvimrc', '.exrc', '.dir-locals.el', '.dir-locals-2.el',
 ];
 
 /**
@@ -81,6 +86,16 @@ export const LOADED_CONFIGS: readonly string[] = [
   ...['eslint.config', 'prettier.config', '.prettierrc', 'stylelint.config', '.stylelintrc', 'commitlint.config', '.commitlintrc'].flatMap((b) => ['js', 'cjs', 'mjs', 'ts', 'cts', 'mts'].map((e) => `${b}.${e}`)),
   '.eslintrc.js', '.eslintrc.cjs',
 ];
+
+const LOADED = new Set(LOADED_CONFIGS);
+
+/**
+ * What the follower does not read for the scripts it names, though it is protected itself:
+ * JetBrains' `.idea` (its XML names the files the user has open, the project's folders) and
+ * XML anywhere, the linter and formatter configs (a `project: './tsconfig.json'` is not code
+ * that runs), and what direnv loads as variables.
+ */
+const NOT_FOLLOWED = (p: string): boolean => p === '.idea' || p.startsWith('.idea/') || p.endsWith('.xml') || LOADED.has(basename(p)) || /(?:^|\/)\.env(?:\.[\w-]+)?$/.test(p);
 
 /** Names git runs as hooks: a folder holding files so named is a hooks folder. */
 const HOOK_NAMES = new Set([
@@ -96,11 +111,18 @@ const MAX_REFERENCED = 200;
 
 const rel = (root: string, abs: string): string => relative(root, abs).split(sep).join('/');
 
+/** Most scripts one source (a hooks folder, package.json, each of RUNS_LATER) adds, so that none crowds out the rest. */
+const MAX_REFERENCED_PER_SOURCE = 50;
+
 /**
  * What runs later: the fixed names that exist, the hooks folder git uses and
  * — for husky's `_` dispatcher, or any hooks folder inside a folder of hook
- * files — the folder above it, and every script the hooks and the hook
- * managers' configuration name (followed two levels down, at most 200).
+ * files — the folder above it, and every script the hooks, the hook
+ * managers', agents', CI's and editors' configuration name (followed two
+ * levels down). The sources are read in order — the hooks git runs,
+ * package.json's hook managers and lifecycle scripts, then RUNS_LATER's order
+ * (hook managers, agents, direnv and dev containers, CI, editors) — each
+ * adding at most 50 scripts, 200 in all; not what NOT_FOLLOWED names.
  */
 export function runsLater(root: string, hooksPath: string | undefined, bounded?: string[]): Protection[] {
   const budget = followBudget();
@@ -111,41 +133,64 @@ export function runsLater(root: string, hooksPath: string | undefined, bounded?:
   for (const p of [...RUNS_LATER, ...LOADED_CONFIGS]) if (entryKind(join(root, p)) !== undefined) add(p);
   // direnv loads these into the user's shell (dotenv, dotenv_if_exists): a variable such as LD_PRELOAD or NODE_OPTIONS there is code.
   if (found.has('.envrc')) for (const p of ['.env', '.env.local']) if (entryKind(join(root, p)) !== undefined) add(p, 'loaded by .envrc (direnv)');
+  // The hooks git runs (protected as git metadata): .git/hooks, or the folder core.hooksPath names.
+  const hookFolders = ['.git/hooks'];
   const hooksAbs = hooksPath === undefined ? undefined : isAbsolute(hooksPath) ? hooksPath : join(root, hooksPath);
   if (hooksAbs && isInside(root, hooksAbs, false) && hooksAbs !== root) {
     const abs = hooksAbs;
     const parent = dirname(abs);
+    hookFolders.push(rel(root, abs));
     // husky ≥ 9: core.hooksPath is .husky/_, whose stubs run the hook files one folder up.
     const upward = basename(abs) === '_' || filesBelow(root, parent, 200).some((f) => dirname(join(root, f)) === parent && HOOK_NAMES.has(basename(f)));
-    if (upward && parent !== root && isInside(root, parent, false)) add(rel(root, parent), `the folder of the hooks git runs (core.hooksPath ${hooksPath})`);
+    if (upward && parent !== root && isInside(root, parent, false)) {
+      add(rel(root, parent), `the folder of the hooks git runs (core.hooksPath ${hooksPath})`);
+      hookFolders.push(rel(root, parent));
+    }
   }
-  // The scripts the hooks and the hook managers' configuration call.
-  let sources: string[] = [];
-  for (const p of found.keys()) sources.push(...(entryKind(join(root, p)) === 'dir' ? filesBelow(root, join(root, p), 200) : [p]));
+  // Where the follower starts, in order; each source's files are read, then what they name, two levels down.
+  const filesOf = (p: string): string[] => (entryKind(join(root, p)) === 'dir' ? filesBelow(root, join(root, p), 200) : [p]).filter((f) => !NOT_FOLLOWED(f) && !f.endsWith('.sample'));
   const pkg = packageJson(root);
   // Hook managers' settings, and the lifecycle scripts npm runs by itself on install.
   let pkgRefs = pkg ? PACKAGE_HOOK_KEYS.filter((k) => pkg[k] !== undefined).map((k) => JSON.stringify(pkg[k])).join('\n') : '';
   for (const name of LIFECYCLE) pkgRefs += `\n${scriptTexts(pkg, name).join('\n')}`;
-  const seen = new Set<string>(sources);
-  const follow = (from: string, text: string): string[] => {
-    const next: string[] = [];
-    for (const s of referencedScripts(root, from, text, budget)) {
-      if (seen.has(s) || found.size >= MAX_REFERENCED) continue;
-      seen.add(s);
-      add(s, `named by ${from}`);
-      next.push(s);
+  const sources: { name: string; files: string[]; text?: string }[] = [
+    ...[...new Set(hookFolders)].map((name) => ({ name, files: filesOf(name) })),
+    { name: 'package.json', files: [], text: pkgRefs },
+    ...RUNS_LATER.filter((p) => found.has(p) && !NOT_FOLLOWED(p) && !hookFolders.includes(p)).map((name) => ({ name, files: filesOf(name) })),
+  ];
+  const seen = new Set<string>(sources.flatMap((s) => s.files));
+  let referenced = 0;
+  const crowded = new Set<string>();
+  for (const source of sources) {
+    let added = 0;
+    const follow = (from: string, text: string): string[] => {
+      const next: string[] = [];
+      for (const s of referencedScripts(root, from, text, budget)) {
+        if (seen.has(s)) continue;
+        if (added >= MAX_REFERENCED_PER_SOURCE || referenced >= MAX_REFERENCED) {
+          crowded.add(source.name);
+          break;
+        }
+        seen.add(s);
+        add(s, `named by ${from}`);
+        added++;
+        referenced++;
+        if (!NOT_FOLLOWED(s)) next.push(s);
+      }
+      return next;
+    };
+    let next = source.text ? follow(source.name, source.text) : [];
+    let files = source.files;
+    for (let level = 0; level < 3; level++) {
+      for (const f of files) {
+        const text = readFollowed(budget, join(root, f));
+        if (text !== undefined) next.push(...follow(f, text));
+      }
+      files = next;
+      next = [];
     }
-    return next;
-  };
-  let next = pkgRefs ? follow('package.json', pkgRefs) : [];
-  for (let level = 0; level < 3; level++) {
-    for (const s of sources) {
-      const text = readFollowed(budget, join(root, s));
-      if (text !== undefined) next.push(...follow(s, text));
-    }
-    sources = next;
-    next = [];
   }
+  if (crowded.size) bounded?.push(`${[...crowded].join(', ')} name${crowded.size === 1 ? 's' : ''} more scripts than are followed (${MAX_REFERENCED_PER_SOURCE} a source, ${MAX_REFERENCED} in all): the first ones found are protected`);
   if (budget.spent) bounded?.push('the texts that name what runs later are too many or too large to read whole in time: scripts they name may not be protected');
   return [...found.values()];
 }

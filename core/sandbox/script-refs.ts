@@ -57,12 +57,13 @@ export function readFollowed(budget: FollowBudget, p: string): string | undefine
 
 const rel = (root: string, abs: string): string => relative(root, abs).split(sep).join('/');
 
-/** A regular file is there (following links); false for anything else, without throwing for a missing one. */
-function isFileNoThrow(p: string): boolean {
+/** The mode of the regular file at `p` (following links); undefined for anything else, without throwing for a missing one. */
+function fileMode(p: string): number | undefined {
   try {
-    return statSync(p, { throwIfNoEntry: false })?.isFile() ?? false;
+    const st = statSync(p, { throwIfNoEntry: false });
+    return st?.isFile() ? st.mode : undefined;
   } catch {
-    return false; // a file where a folder is named (ENOTDIR), a loop of links
+    return undefined; // a file where a folder is named (ENOTDIR), a loop of links
   }
 }
 
@@ -100,30 +101,56 @@ export function filesBelow(root: string, dir: string, max: number): string[] {
 }
 
 /**
+ * Programs that run, or load, the file named after them (`sh tools/check`, `. ./env`,
+ * direnv's `source_env`): that file need not be executable to be code.
+ */
+const INTERPRETERS = new Set([
+  'sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'source', '.', 'node', 'deno', 'bun', 'tsx', 'ts-node', 'python', 'python2', 'python3',
+  'ruby', 'perl', 'php', 'pwsh', 'source_env', 'source_env_if_exists', 'dotenv', 'dotenv_if_exists',
+]);
+
+/**
  * The paths a text names that may be scripts: a word or quoted string (a quoted one may hold
  * spaces), stripped of what leads it to the top of the repository, that has a script's
- * extension or names a folder. Linear in the text.
+ * extension or names a folder; each with whether an interpreter names it (the word before
+ * it, options skipped, is one). Linear in the text.
  */
-function pathWords(text: string): string[] {
-  const out = new Set<string>();
-  const consider = (word: string, quoted: boolean): void => {
+function pathWords(text: string): Map<string, boolean> {
+  const out = new Map<string, boolean>();
+  const consider = (word: string, quoted: boolean, interpreted: boolean): void => {
     if (word.length > MAX_WORD) return;
     const w = word.replace(ROOT_PREFIX, '');
     if (!w || w.endsWith('/') || (!quoted && !PATH_WORD.test(w))) return;
-    if (SCRIPT_EXT.test(w) || w.includes('/')) out.add(w);
+    if (SCRIPT_EXT.test(w) || w.includes('/')) out.set(w, interpreted || out.get(w) === true);
   };
-  for (const word of text.split(WORD_DELIMITERS)) consider(word, false);
-  for (const m of text.matchAll(QUOTED)) consider(m[2]!, true);
-  return [...out];
+  let command = '';
+  for (const word of text.split(WORD_DELIMITERS)) {
+    if (!word) continue;
+    consider(word, false, INTERPRETERS.has(command));
+    if (!word.startsWith('-')) command = word;
+  }
+  for (const m of text.matchAll(QUOTED)) {
+    const before = text.slice(Math.max(0, m.index - 64), m.index).split(WORD_DELIMITERS).filter((w) => w && !w.startsWith('-'));
+    consider(m[2]!, true, INTERPRETERS.has(before[before.length - 1] ?? ''));
+  }
+  return out;
 }
 
-/** Workspace files a hook or hook-manager configuration text names (relative to the workspace, or to the file's folder). */
+/**
+ * Workspace files a hook or hook-manager configuration text names (relative to the workspace, or
+ * to the file's folder) that are code: a script's extension, an executable file (a script run
+ * by its path must be one), a file an interpreter is given, or GitLab CI's local include. Not
+ * a data file a step reads (`data/train.csv`, `./fixtures/input.json`) nor a bare path that
+ * is not executable.
+ */
 export function referencedScripts(root: string, fromRel: string, text: string, budget: FollowBudget): string[] {
   const out = new Set<string>();
   const refs = pathWords(text);
-  if (/\.gitlab-ci\.ya?ml$|^\.gitlab\//.test(fromRel)) refs.push(...[...text.matchAll(GITLAB_LOCAL)].map((m) => m[1]!.replace(/^\//, '')));
-  if (refs.length > MAX_WORDS_LOOKED_UP) budget.spent = true;
-  for (const ref of refs.slice(0, MAX_WORDS_LOOKED_UP)) {
+  if (/\.gitlab-ci\.ya?ml$|^\.gitlab\//.test(fromRel)) for (const m of text.matchAll(GITLAB_LOCAL)) refs.set(m[1]!.replace(/^\//, ''), true);
+  if (refs.size > MAX_WORDS_LOOKED_UP) budget.spent = true;
+  let n = 0;
+  for (const [ref, interpreted] of refs) {
+    if (++n > MAX_WORDS_LOOKED_UP) break;
     // What npm installs is the package manager's: listed when changed, not made read-only.
     if (/(?:^|\/)node_modules\//.test(ref)) continue;
     for (const base of new Set([root, dirname(join(root, fromRel))])) {
@@ -133,7 +160,8 @@ export function referencedScripts(root: string, fromRel: string, text: string, b
       }
       const p = join(base, ref);
       // Most words name nothing: asked without a thrown error first (a throw costs ~50 µs, 40 000 words 8 s).
-      if (!isFileNoThrow(p)) continue;
+      const mode = fileMode(p);
+      if (mode === undefined || !(interpreted || SCRIPT_EXT.test(ref) || (mode & 0o111) !== 0)) continue;
       const r = real(p);
       if (r && r !== root && isInside(root, r, false) && entryKind(r) === 'file') out.add(rel(root, r));
     }

@@ -839,6 +839,8 @@ test('the follower finds scripts named from the top of the repository, with spac
       'node_modules/.bin/lint-staged': '#!/bin/sh\n',
       'src/app.js': '1\n',
     });
+    // Run by their paths, without an extension: executable, as they must be to run.
+    for (const f of ['tools/check-all', 'bin/verify', 'ci/run-tests']) chmodSync(join(base, f), 0o755);
     const found = runsLater(base, undefined).map((p) => p.path).sort();
     for (const p of ['tools/check-all', 'my scripts/lint.sh', 'bin/verify', 'ci/jobs.yml', 'ci/more.yml', 'ci/run-tests']) assert.ok(found.includes(p), `${p} in ${found.join(', ')}`);
     assert.ok(!found.includes('src/app.js') && !found.some((p) => p.startsWith('node_modules/')), found.join(', '));
@@ -890,5 +892,62 @@ test('the follower reads a 256 KiB hook, package.json or outcome script made to 
     } finally {
       rmSync(base, { recursive: true, force: true });
     }
+  }
+});
+
+test('the follower leaves ordinary work writable: what .idea, XML files and linter configs name, data a CI step reads, a path that is not a script', () => {
+  const base = mkdtempSync(join(tmpdir(), 'lar-follow-scope-'));
+  try {
+    write(base, {
+      // JetBrains' workspace state names the files the user has open: not scripts.
+      '.idea/workspace.xml': '<entry file="file://$PROJECT_DIR$/src/App.tsx" />\n<option name="ENV_FILE" value="config/settings.json" />\n<option name="x" value="src/App.tsx" />\n',
+      'src/App.tsx': 'export {};\n',
+      'config/settings.json': '{}\n',
+      // A linter config is read-only itself; what it names (a tsconfig, and what that names) is not code that runs.
+      'eslint.config.mjs': "export default [{ languageOptions: { parserOptions: { project: './tsconfig.json' } } }];\n",
+      'tsconfig.json': '{ "files": ["./src/index.ts"] }\n',
+      'src/index.ts': 'export {};\n',
+      // A CI step names its script (code) and its data (not), and a bare path that is not executable.
+      '.github/workflows/train.yml': 'jobs:\n  t:\n    steps:\n      - run: python scripts/train.py data/train.csv ./fixtures/input.json\n      - run: bin/report docs/guide\n',
+      'scripts/train.py': 'print(1)\n',
+      'data/train.csv': 'a,b\n',
+      'fixtures/input.json': '{}\n',
+      'bin/report': 'echo report\n',
+      'docs/guide': 'text\n',
+      // Run by an interpreter, an extensionless script need not be executable.
+      '.husky/pre-commit': 'sh tools/check\n',
+      'tools/check': 'echo check\n',
+    });
+    chmodSync(join(base, 'bin', 'report'), 0o755);
+    const found = runsLater(base, undefined).map((p) => p.path);
+    for (const p of ['src/App.tsx', 'config/settings.json', 'tsconfig.json', 'src/index.ts', 'data/train.csv', 'fixtures/input.json', 'docs/guide']) assert.ok(!found.includes(p), `${p} stays writable; found ${found.join(', ')}`);
+    for (const p of ['.idea', 'eslint.config.mjs', '.github/workflows', 'scripts/train.py', 'bin/report', 'tools/check']) assert.ok(found.includes(p), `${p} is protected; found ${found.join(', ')}`);
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test('the follower reads hooks and agents\' configuration first, and no source crowds out another', () => {
+  const base = mkdtempSync(join(tmpdir(), 'lar-follow-order-'));
+  try {
+    const files: Record<string, string> = {
+      '.claude/settings.json': '{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"node tools/claude-stop.js"}]}]}}\n',
+      'tools/claude-stop.js': '1\n',
+      // One CI workflow naming 250 scripts, read before another CI service's.
+      '.github/workflows/many.yml': Array.from({ length: 250 }, (_, i) => `      - run: ./ci/step-${i}.sh\n`).join(''),
+      '.gitlab-ci.yml': 'lint:\n  script: ./ci/lint.sh\n',
+      'ci/lint.sh': 'true\n',
+    };
+    for (let i = 0; i < 250; i++) files[`ci/step-${i}.sh`] = 'true\n';
+    write(base, files);
+    const bounded: string[] = [];
+    const found = new Map(runsLater(base, undefined, bounded).map((p) => [p.path, p]));
+    assert.equal(found.get('tools/claude-stop.js')?.note, 'named by .claude/settings.json');
+    assert.equal(found.get('ci/lint.sh')?.note, 'named by .gitlab-ci.yml');
+    const steps = [...found.keys()].filter((p) => p.startsWith('ci/step-')).length;
+    assert.ok(steps > 0 && steps < 200, `one source does not take the whole budget: ${steps} of its 250 scripts`);
+    assert.match(bounded.join('\n'), /\.github\/workflows/, 'the bound is said');
+  } finally {
+    rmSync(base, { recursive: true, force: true });
   }
 });
