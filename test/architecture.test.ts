@@ -73,7 +73,6 @@ const OVER: Record<string, number> = {
   'core/model/formats/tagged.ts': 481,
   'core/sandbox/limits.ts': 604,
   'core/sandbox/plan.ts#planSandbox': 143,
-  'core/sandbox/protections.ts': 496,
   'core/sandbox/run.ts': 490,
   'core/shell/session.ts': 959,
   'core/shell/session.ts#TerminalSession.run': 120,
