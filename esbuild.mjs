@@ -16,7 +16,14 @@ const targets = [
   { entryPoints: ['extension/main.ts'], outfile: 'dist/extension.js' },
   { entryPoints: ['server/main.ts'], outfile: 'dist/server.js' },
   // The chat view's script: a browser bundle loaded by the webview (strict CSP, nonce).
-  { entryPoints: ['webview/main.ts'], outfile: 'dist/chat.js', platform: 'browser', format: 'iife', target: 'es2022', define: {} },
+  {
+    entryPoints: ['webview/main.ts'],
+    outfile: 'dist/chat.js',
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+    define: {},
+  },
 ];
 
 const common = {
@@ -41,7 +48,10 @@ const writeSchemas = async () => {
   const { mkdirSync, writeFileSync } = await import('node:fs');
   mkdirSync('dist/schemas', { recursive: true });
   for (const which of ['workflow', 'header', 'event']) {
-    writeFileSync(`dist/schemas/${which}.schema.json`, execFileSync(process.execPath, ['dist/lar.js', 'schema', which]));
+    writeFileSync(
+      `dist/schemas/${which}.schema.json`,
+      execFileSync(process.execPath, ['dist/lar.js', 'schema', which]),
+    );
   }
 };
 if (watch) {

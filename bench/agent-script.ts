@@ -15,7 +15,8 @@ const FILES_PER_DIR = 8;
 const EDITED = 'src/core/m0.js';
 const TEST_COMMAND = 'sh test.sh';
 
-const sourcePath = (i: number): string => `src/${DIRS[i % DIRS.length]}/m${Math.floor(i / DIRS.length) % FILES_PER_DIR}.js`;
+const sourcePath = (i: number): string =>
+  `src/${DIRS[i % DIRS.length]}/m${Math.floor(i / DIRS.length) % FILES_PER_DIR}.js`;
 
 /** 40 source files of 60 lines, a test script and a README, in a fresh temp folder. */
 export function benchWorkspace(): string {
@@ -23,7 +24,13 @@ export function benchWorkspace(): string {
   for (const d of DIRS) {
     mkdirSync(join(dir, 'src', d), { recursive: true });
     for (let f = 0; f < FILES_PER_DIR; f++) {
-      const lines = [`const mode = 'A';`, ...Array.from({ length: 59 }, (_, i) => `function ${d}${f}_${i}(value${i % 10}) { return value${i % 10} * ${i}; }`)];
+      const lines = [
+        `const mode = 'A';`,
+        ...Array.from(
+          { length: 59 },
+          (_, i) => `function ${d}${f}_${i}(value${i % 10}) { return value${i % 10} * ${i}; }`,
+        ),
+      ];
       writeFileSync(join(dir, 'src', d, `m${f}.js`), `${lines.join('\n')}\n`);
     }
   }
@@ -54,7 +61,10 @@ export function scriptedCalls(steps: number): ScriptedToolCall[] {
       read(),
       read(),
       { name: 'search', arguments: { pattern: `value${k % 10}`, path: 'src/util' } },
-      { name: 'edit_file', arguments: { path: EDITED, search: `const mode = '${from}';`, replace: `const mode = '${to}';` } },
+      {
+        name: 'edit_file',
+        arguments: { path: EDITED, search: `const mode = '${from}';`, replace: `const mode = '${to}';` },
+      },
       { name: 'enter_stage', arguments: { stage: 'verify' } },
       { name: 'run_command', arguments: { command: TEST_COMMAND } },
       read(),
@@ -75,5 +85,8 @@ export function scriptedCalls(steps: number): ScriptedToolCall[] {
 
 /** One call per turn; every fourth turn also says something, as models do. */
 export function scriptedTurns(steps: number): ScriptedTurn[] {
-  return scriptedCalls(steps).map((call, i) => ({ ...(i % 4 === 0 ? { content: `Step ${i + 1}: next I call ${call.name}.` } : {}), toolCalls: [call] }));
+  return scriptedCalls(steps).map((call, i) => ({
+    ...(i % 4 === 0 ? { content: `Step ${i + 1}: next I call ${call.name}.` } : {}),
+    toolCalls: [call],
+  }));
 }

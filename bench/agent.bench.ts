@@ -35,11 +35,12 @@ const WARMUP_STEPS = 60;
 /** Modules patched in place to time the parts; `import * as` would give copies, the default import is the module. */
 const fsModule = nodeFs as { fsyncSync: (fd: number) => void };
 
-
 function startModelServer(script: ScriptedTurn[]): Promise<{ url: string; child: ChildProcess }> {
   const child = fork(join(__dirname, 'model-server-process.js'), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   return new Promise((done, fail) => {
-    child.once('message', (m: { url?: string; error?: string }) => (m.url ? done({ url: m.url, child }) : fail(new Error(m.error))));
+    child.once('message', (m: { url?: string; error?: string }) =>
+      m.url ? done({ url: m.url, child }) : fail(new Error(m.error)),
+    );
     child.once('exit', (code) => fail(new Error(`the model server process exited (${code})`)));
     child.send({ script });
   });
@@ -48,7 +49,12 @@ function startModelServer(script: ScriptedTurn[]): Promise<{ url: string; child:
 async function oneRun(steps: number): Promise<StepTimes[]> {
   const ws = benchWorkspace();
   const timer = new StepTimer();
-  const terminal = new TerminalSession({ cwd: ws, env: { ...process.env, SHELL: '/bin/bash' }, shell: '/bin/bash', outputDir: join(ws, '.lar', 'output') });
+  const terminal = new TerminalSession({
+    cwd: ws,
+    env: { ...process.env, SHELL: '/bin/bash' },
+    shell: '/bin/bash',
+    outputDir: join(ws, '.lar', 'output'),
+  });
   let server: ChildProcess | undefined;
   const restore: (() => void)[] = [];
   try {
@@ -115,7 +121,9 @@ async function oneRun(steps: number): Promise<StepTimes[]> {
     const stepEvents = events.filter((e): e is Extract<AgentEvent, { kind: 'step' }> => e.kind === 'step');
     const notOk = stepEvents.filter((e) => e.event.status !== 'ok' || e.gate.decision !== 'allow');
     if (result.endReason !== 'submitted' || stepEvents.length !== steps || notOk.length) {
-      throw new Error(`the scripted run went wrong: ${result.endReason} ${result.detail ?? ''}, ${stepEvents.length} steps, ${notOk.length} not ok (${notOk.map((e) => `${e.event.tool}: ${e.gate.reason}`).join('; ')})`);
+      throw new Error(
+        `the scripted run went wrong: ${result.endReason} ${result.detail ?? ''}, ${stepEvents.length} steps, ${notOk.length} not ok (${notOk.map((e) => `${e.event.tool}: ${e.gate.reason}`).join('; ')})`,
+      );
     }
     return timer.steps();
   } finally {
@@ -143,7 +151,9 @@ async function main(): Promise<void> {
     const s = await oneRun(STEPS);
     steps.push(...s);
     const o = summarize(s.map((x) => x.overhead));
-    console.log(`run ${r + 1}: ${s.length} steps, overhead p50 ${o.p50.toFixed(2)} ms, p95 ${o.p95.toFixed(2)} ms, mean ${o.mean.toFixed(2)} ms`);
+    console.log(
+      `run ${r + 1}: ${s.length} steps, overhead p50 ${o.p50.toFixed(2)} ms, p95 ${o.p95.toFixed(2)} ms, mean ${o.mean.toFixed(2)} ms`,
+    );
   }
   const rep: Report = {
     steps,
@@ -154,13 +164,16 @@ async function main(): Promise<void> {
     commandSteps: steps.filter((s) => s.tool_name === 'run_command'),
   };
   writeSection(resolve(__dirname, '../../docs/performance.md'), 'agent', section(rep, load));
-  console.log(`overhead per step: p50 ${rep.overhead.p50.toFixed(2)} ms, p95 ${rep.overhead.p95.toFixed(2)} ms, mean ${rep.overhead.mean.toFixed(2)} ms`);
+  console.log(
+    `overhead per step: p50 ${rep.overhead.p50.toFixed(2)} ms, p95 ${rep.overhead.p95.toFixed(2)} ms, mean ${rep.overhead.mean.toFixed(2)} ms`,
+  );
   console.log('figures written to docs/performance.md');
 }
 
 function section(rep: Report, load: string): string {
   const f = (x: number) => x.toFixed(2);
-  const row = (name: string, s: Summary, note = '') => `| ${name} | ${f(s.p50)} | ${f(s.p95)} | ${f(s.mean)} | ${note} |`;
+  const row = (name: string, s: Summary, note = '') =>
+    `| ${name} | ${f(s.p50)} | ${f(s.p95)} | ${f(s.mean)} | ${note} |`;
   const part = (k: keyof StepTimes) => summarize(rep.steps.map((s) => s[k] as number));
   const named = ['gate', 'verify', 'write', 'context', 'events'] as const;
   const other = summarize(rep.steps.map((s) => s.overhead - named.reduce((n, k) => n + s[k], 0)));
@@ -168,7 +181,11 @@ function section(rep: Report, load: string): string {
   const scan = summarize(cmd.map((s) => s.tool - s.command));
   const o = rep.overhead;
   const verdict =
-    o.p95 <= 5 ? 'met (p50, p95 and mean)' : o.p50 <= 5 && o.mean <= 5 ? `met at the median and on average; not at p95 (${f(o.p95)} ms)` : 'not met';
+    o.p95 <= 5
+      ? 'met (p50, p95 and mean)'
+      : o.p50 <= 5 && o.mean <= 5
+        ? `met at the median and on average; not at p95 (${f(o.p95)} ms)`
+        : 'not met';
   return [
     `Measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()} (${load}); ${MEASURED_RUNS} runs of ${STEPS} steps (${rep.steps.length} steps) after a ${WARMUP_STEPS}-step warm-up run, one tool call per model turn, ${cmd.length / MEASURED_RUNS} of them run_command per run.`,
     '',
@@ -177,7 +194,11 @@ function section(rep: Report, load: string): string {
     row('**agent overhead** = step − model call − tool', rep.overhead, 'the figure with the 5 ms target'),
     row('· gate (VerifierState.gate)', part('gate')),
     row('· verifier append (VerifierState.append)', part('verify')),
-    row('· trajectory write: JSON, redaction, write, fsync', part('write'), `fsync alone: p50 ${f(part('fsync').p50)}, p95 ${f(part('fsync').p95)}, mean ${f(part('fsync').mean)}`),
+    row(
+      '· trajectory write: JSON, redaction, write, fsync',
+      part('write'),
+      `fsync alone: p50 ${f(part('fsync').p50)}, p95 ${f(part('fsync').p95)}, mean ${f(part('fsync').mean)}`,
+    ),
     row('· context: render and size the request (Conversation.render, TokenMeter)', part('context')),
     row('· event delivery (onEvent)', part('events')),
     row('· the rest of the loop', other, 'message and observation building, promise hops, GC'),

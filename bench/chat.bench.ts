@@ -64,7 +64,8 @@ async function checkpointBench() {
   try {
     for (let d = 0; d < 40; d++) {
       mkdirSync(join(ws, 'src', `m${d}`), { recursive: true });
-      for (let f = 0; f < 50; f++) writeFileSync(join(ws, 'src', `m${d}`, `f${f}.ts`), `export const v${d}_${f} = ${d * f};\n`.repeat(20));
+      for (let f = 0; f < 50; f++)
+        writeFileSync(join(ws, 'src', `m${d}`, `f${f}.ts`), `export const v${d}_${f} = ${d * f};\n`.repeat(20));
     }
     const store = await CheckpointStore.open({ storage: join(root, 'storage'), workspace: ws });
     if (!(store instanceof CheckpointStore)) throw new Error(store.unavailable);

@@ -46,7 +46,12 @@ async function sandboxStartup(dir: string, box: RunSandbox): Promise<Summary> {
   const times: number[] = [];
   for (let i = 0; i < 5 + STARTS; i++) {
     // A new session each time: bwrap, the namespaces and mounts, the shell's execute-only copy, bash, its first marker.
-    const t = new TerminalSession({ cwd: dir, shell: SHELL, outputDir: join(dir, '.lar', 'output', 'starts'), ...box.terminal() });
+    const t = new TerminalSession({
+      cwd: dir,
+      shell: SHELL,
+      outputDir: join(dir, '.lar', 'output', 'starts'),
+      ...box.terminal(),
+    });
     const t0 = performance.now();
     await t.start();
     times.push(performance.now() - t0);
@@ -60,11 +65,25 @@ const STARTS = 40;
 async function main(): Promise<void> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'lar-command-bench-')));
   const env = { ...process.env, SHELL };
-  const plan = planSandbox({ workspace: dir, section: SandboxSection.parse({}), setting: 'required', hostEnv: process.env, shell: SHELL });
-  if (!plan.confined) throw new Error(`the sandbox cannot start here (npm run setup installs bubblewrap): ${plan.summary.reason}`);
+  const plan = planSandbox({
+    workspace: dir,
+    section: SandboxSection.parse({}),
+    setting: 'required',
+    hostEnv: process.env,
+    shell: SHELL,
+  });
+  if (!plan.confined)
+    throw new Error(`the sandbox cannot start here (npm run setup installs bubblewrap): ${plan.summary.reason}`);
   // As a run has it: the run's sandbox, its shell copy and command files on a tmpfs, the logs under .lar.
   const outputDir = join(dir, '.lar', 'output', 'bench');
-  const box = await RunSandbox.open({ workspace: dir, workflow: defaultWorkflow(), setting: 'required', hostEnv: process.env, shell: SHELL, outputDir });
+  const box = await RunSandbox.open({
+    workspace: dir,
+    workflow: defaultWorkflow(),
+    setting: 'required',
+    hostEnv: process.env,
+    shell: SHELL,
+    outputDir,
+  });
   const terminal = new TerminalSession({ cwd: dir, shell: SHELL, outputDir, ...box.terminal() });
   const bare = new TerminalSession({ cwd: dir, env, shell: SHELL, outputDir: join(dir, 'output') });
   let tmux: TmuxHarness | undefined;
@@ -95,13 +114,15 @@ async function main(): Promise<void> {
         const t0 = performance.now();
         const r = await terminal.run(command, options);
         ours.push(performance.now() - t0);
-        if (r.output !== 'hi\n' || r.exitCode !== 0) throw new Error(`TerminalSession: ${JSON.stringify(r.output)} exit ${r.exitCode}`);
+        if (r.output !== 'hi\n' || r.exitCode !== 0)
+          throw new Error(`TerminalSession: ${JSON.stringify(r.output)} exit ${r.exitCode}`);
       };
       const timeBare = async (): Promise<void> => {
         const t0 = performance.now();
         const r = await bare.run(command, options);
         plain.push(performance.now() - t0);
-        if (r.output !== 'hi\n' || r.exitCode !== 0) throw new Error(`TerminalSession (no sandbox): ${JSON.stringify(r.output)} exit ${r.exitCode}`);
+        if (r.output !== 'hi\n' || r.exitCode !== 0)
+          throw new Error(`TerminalSession (no sandbox): ${JSON.stringify(r.output)} exit ${r.exitCode}`);
       };
       const timeTmux = async (): Promise<void> => {
         const t0 = performance.now();
@@ -121,7 +142,12 @@ async function main(): Promise<void> {
           await timeOurs();
         }
       }
-      pairs.push({ command: label, ours: summarize(ours.slice(WARMUP)), bare: summarize(plain.slice(WARMUP)), tmux: summarize(theirs.slice(WARMUP)) });
+      pairs.push({
+        command: label,
+        ours: summarize(ours.slice(WARMUP)),
+        bare: summarize(plain.slice(WARMUP)),
+        tmux: summarize(theirs.slice(WARMUP)),
+      });
     }
     report(pairs, await sandboxStartup(dir, box), load);
   } finally {
@@ -136,7 +162,10 @@ function report(pairs: Pair[], startup: Summary, load: string): void {
     (p) =>
       `| ${p.command} | ${f(p.ours.p50)} / ${f(p.ours.p95)} | ${f(p.bare.p50)} / ${f(p.bare.p95)} | ${f(p.tmux.p50)} / ${f(p.tmux.p95)} | ${(p.tmux.p50 / p.ours.p50).toFixed(1)}× | ${(p.tmux.p95 / p.ours.p95).toFixed(1)}× | ${(p.ours.p50 / p.bare.p50).toFixed(2)} |`,
   );
-  for (const p of pairs) console.log(`${p.command}: sandboxed p50 ${f(p.ours.p50)} ms p95 ${f(p.ours.p95)} ms; no sandbox p50 ${f(p.bare.p50)} ms; tmux p50 ${f(p.tmux.p50)} ms p95 ${f(p.tmux.p95)} ms; ${(p.tmux.p50 / p.ours.p50).toFixed(1)}× at the median`);
+  for (const p of pairs)
+    console.log(
+      `${p.command}: sandboxed p50 ${f(p.ours.p50)} ms p95 ${f(p.ours.p95)} ms; no sandbox p50 ${f(p.bare.p50)} ms; tmux p50 ${f(p.tmux.p50)} ms p95 ${f(p.tmux.p95)} ms; ${(p.tmux.p50 / p.ours.p50).toFixed(1)}× at the median`,
+    );
   console.log(`sandboxed shell start-up: p50 ${f(startup.p50)} ms, p95 ${f(startup.p95)} ms`);
   const plainEcho = pairs.filter((p) => !p.command.includes('cwd'));
   const worst = Math.min(...plainEcho.map((p) => p.tmux.p50 / p.ours.p50));
@@ -157,7 +186,9 @@ function report(pairs: Pair[], startup: Summary, load: string): void {
 
 function tmuxVersion(): string {
   try {
-    return execFileSync('/usr/bin/tmux', ['-V'], { encoding: 'utf8' }).trim().replace(/^tmux /, '');
+    return execFileSync('/usr/bin/tmux', ['-V'], { encoding: 'utf8' })
+      .trim()
+      .replace(/^tmux /, '');
   } catch {
     return 'unknown';
   }

@@ -16,7 +16,12 @@ import { join, resolve } from 'node:path';
 import { runAgent, type AgentEvent, type ToolExecutor } from '../core/agent/loop';
 import { ModelClient } from '../core/model/client';
 import type { TextFormatId } from '../core/model/formats';
-import { ScriptedModelServer, countPromptTokens, type ChatRequestBody, type ScriptedToolCall } from '../testkit/scripted-server';
+import {
+  ScriptedModelServer,
+  countPromptTokens,
+  type ChatRequestBody,
+  type ScriptedToolCall,
+} from '../testkit/scripted-server';
 import { textOf } from '../testkit/text';
 import type { CompactionEvent } from '../core/schema/trajectory';
 import { defaultWorkflow } from '../core/workflow/load';
@@ -28,7 +33,28 @@ const STEPS = 200;
 
 /** Deterministic text that looks like what tools return: code and log lines. */
 function output(bytes: number, seed: number): string {
-  const words = ['const', 'value', 'return', 'import', 'export', 'function', 'if', 'else', 'await', 'error', 'test', 'src/lib/util.ts', '=>', '{', '}', '(', ')', ';', '42', 'ok'];
+  const words = [
+    'const',
+    'value',
+    'return',
+    'import',
+    'export',
+    'function',
+    'if',
+    'else',
+    'await',
+    'error',
+    'test',
+    'src/lib/util.ts',
+    '=>',
+    '{',
+    '}',
+    '(',
+    ')',
+    ';',
+    '42',
+    'ok',
+  ];
   let x = seed * 2654435761;
   const out: string[] = [];
   let n = 0;
@@ -57,7 +83,15 @@ interface Seen {
 /** The prompt as a Qwen-style template lays it out, for measuring the shared prefix. */
 function rendered(body: ChatRequestBody): string {
   const head = body.tools?.length ? `<tools>${JSON.stringify(body.tools)}</tools>` : '';
-  return head + (body.messages ?? []).map((m) => `<|im_start|>${m.role}\n${typeof m.content === 'string' ? m.content : ''}${m.tool_calls ? JSON.stringify(m.tool_calls) : ''}<|im_end|>\n`).join('');
+  return (
+    head +
+    (body.messages ?? [])
+      .map(
+        (m) =>
+          `<|im_start|>${m.role}\n${typeof m.content === 'string' ? m.content : ''}${m.tool_calls ? JSON.stringify(m.tool_calls) : ''}<|im_end|>\n`,
+      )
+      .join('')
+  );
 }
 
 function sharedPrefix(a: string, b: string): number {
@@ -81,13 +115,22 @@ async function oneRun(format: 'native' | TextFormatId) {
       const seen = { prompt: rendered(body), tokens: countPromptTokens(body), max: body.max_tokens ?? 0 };
       if (textOf(body.messages?.[0]?.content).startsWith('You write the working notes')) {
         summaryRequests.push(seen);
-        return { content: '## Task\n- keep the tests passing\n## Plan\n- read, edit, test\n## What was tried\n- read the library files\n## Files changed\n- none\n## Current stage\n- explore\n## What failed\n- nothing' };
+        return {
+          content:
+            '## Task\n- keep the tests passing\n## Plan\n- read, edit, test\n## What was tried\n- read the library files\n## Files changed\n- none\n## Current stage\n- explore\n## What failed\n- nothing',
+        };
       }
       agentRequests.push(seen);
       const i = step++;
       const call: ScriptedToolCall =
-        i % 5 === 4 ? { name: 'run_command', arguments: { command: `npm test -- --grep case${i}` } } : i % 7 === 3 ? { name: 'search', arguments: { pattern: `value${i}` } } : { name: 'read_file', arguments: { path: `src/file${i % 40}.ts` } };
-      return format === 'native' ? { toolCalls: [call], ...(i % 4 === 0 ? { content: `Looking at step ${i}.` } : {}) } : { toolCalls: [call], toolCallsAsText: format };
+        i % 5 === 4
+          ? { name: 'run_command', arguments: { command: `npm test -- --grep case${i}` } }
+          : i % 7 === 3
+            ? { name: 'search', arguments: { pattern: `value${i}` } }
+            : { name: 'read_file', arguments: { path: `src/file${i % 40}.ts` } };
+      return format === 'native'
+        ? { toolCalls: [call], ...(i % 4 === 0 ? { content: `Looking at step ${i}.` } : {}) }
+        : { toolCalls: [call], toolCallsAsText: format };
     },
   });
   const endpoint = await server.start();
@@ -95,7 +138,11 @@ async function oneRun(format: 'native' | TextFormatId) {
   let calls = 0;
   const execute: ToolExecutor = () => {
     const size = SIZES[calls % SIZES.length]!;
-    return Promise.resolve({ status: 'ok', result: { exitCode: 0, completion: 'marker' }, observation: output(size, calls++) });
+    return Promise.resolve({
+      status: 'ok',
+      result: { exitCode: 0, completion: 'marker' },
+      observation: output(size, calls++),
+    });
   };
   try {
     const wf = defaultWorkflow();
@@ -104,7 +151,12 @@ async function oneRun(format: 'native' | TextFormatId) {
       task: 'Keep the tests passing while reading through the library',
       workflow: wf,
       workflowRef: 'builtin:default-coding',
-      model: new ModelClient({ endpoint, model: 'LAR-9B', retries: 0, toolFormat: format === 'native' ? 'auto' : format }),
+      model: new ModelClient({
+        endpoint,
+        model: 'LAR-9B',
+        retries: 0,
+        toolFormat: format === 'native' ? 'auto' : format,
+      }),
       modelInfo: { name: 'LAR-9B', endpoint },
       workspace: ws,
       trajectoryPath: join(ws, 'bench.lar.jsonl'),
@@ -117,7 +169,10 @@ async function oneRun(format: 'native' | TextFormatId) {
       limits: { maxSteps: STEPS },
     });
     const wall = performance.now() - t0;
-    if (result.summary.steps !== STEPS) throw new Error(`the run went wrong: ${result.endReason} ${result.detail ?? ''} after ${result.summary.steps} steps`);
+    if (result.summary.steps !== STEPS)
+      throw new Error(
+        `the run went wrong: ${result.endReason} ${result.detail ?? ''} after ${result.summary.steps} steps`,
+      );
     const boundaries = new Set(compactions.map((c) => c.beforeRequest));
     const between: number[] = [];
     const across: number[] = [];
@@ -129,7 +184,10 @@ async function oneRun(format: 'native' | TextFormatId) {
       if (!boundaries.has(i) && shared === agentRequests[i - 1]!.prompt.length) whole++;
     }
     const fits = agentRequests.every((r) => r.tokens + r.max <= WINDOW);
-    const refused = server.requests.filter((q) => q.path === '/v1/chat/completions').length - agentRequests.length - summaryRequests.length;
+    const refused =
+      server.requests.filter((q) => q.path === '/v1/chat/completions').length -
+      agentRequests.length -
+      summaryRequests.length;
     return { format, agentRequests, summaryRequests, compactions, between, across, whole, fits, refused, wall };
   } finally {
     await server.stop();

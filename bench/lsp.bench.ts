@@ -34,7 +34,11 @@ async function main(): Promise<void> {
     const uri = pathToFileURL(join(dir, `open-${i}.lar.jsonl`)).toString();
     const t0 = performance.now();
     const rewards = client.nextRewards();
-    await client.next(uri, () => client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'lar-trajectory', version: 1, text: text10k } }));
+    await client.next(uri, () =>
+      client.connection.sendNotification('textDocument/didOpen', {
+        textDocument: { uri, languageId: 'lar-trajectory', version: 1, text: text10k },
+      }),
+    );
     open.push(performance.now() - t0);
     await rewards; // let the rewards notification go out before the next document
     await client.connection.sendNotification('textDocument/didClose', { textDocument: { uri } });
@@ -48,7 +52,9 @@ async function main(): Promise<void> {
   const uri = pathToFileURL(file).toString();
   const extra = generateTrajectory(1_000).trimEnd().split('\n').slice(1, 601);
   // The server has not seen this run: the first append makes it catch up from the file.
-  await client.next(uri, () => client.connection.sendNotification('lar/appendStep', { uri, text: lines10k.at(-1)!, line: lines10k.length + 5 }));
+  await client.next(uri, () =>
+    client.connection.sendNotification('lar/appendStep', { uri, text: lines10k.at(-1)!, line: lines10k.length + 5 }),
+  );
   const appends: number[] = [];
   const rewards: number[] = [];
   let line = lines10k.length;
@@ -79,8 +85,12 @@ async function main(): Promise<void> {
 
   const f = (x: number) => x.toFixed(1);
   console.log(`didOpen 10k → diagnostics: median ${f(pct(open, 50))} ms, p95 ${f(pct(open, 95))} ms`);
-  console.log(`live append on 10k → ${diagnosticsCount} diagnostics: p50 ${f(pct(appends, 50))} ms, p95 ${f(pct(appends, 95))} ms; → lar/rewards p50 ${f(pct(rewards, 50))} ms, p95 ${f(pct(rewards, 95))} ms`);
-  console.log(`100k steps: didOpen → diagnostics ${f(open100k)} ms, RSS ${f(before)} → ${f(after)} MB (peak ${f(peak)} MB)`);
+  console.log(
+    `live append on 10k → ${diagnosticsCount} diagnostics: p50 ${f(pct(appends, 50))} ms, p95 ${f(pct(appends, 95))} ms; → lar/rewards p50 ${f(pct(rewards, 50))} ms, p95 ${f(pct(rewards, 95))} ms`,
+  );
+  console.log(
+    `100k steps: didOpen → diagnostics ${f(open100k)} ms, RSS ${f(before)} → ${f(after)} MB (peak ${f(peak)} MB)`,
+  );
   writeSection(
     resolve(__dirname, '../../docs/performance.md'),
     'lsp',

@@ -65,14 +65,24 @@ function memorySampler(): { stop(): Pick<Figures, 'rssPeakMb' | 'heapPeakMb' | '
     stop() {
       clearInterval(timer);
       sample();
-      return { rssPeakMb: (peak.rss - base.rss) / MB, heapPeakMb: (peak.heap - base.heapUsed) / MB, buffersPeakMb: (peak.buffers - base.arrayBuffers) / MB, baselineRssMb: base.rss / MB };
+      return {
+        rssPeakMb: (peak.rss - base.rss) / MB,
+        heapPeakMb: (peak.heap - base.heapUsed) / MB,
+        buffersPeakMb: (peak.buffers - base.arrayBuffers) / MB,
+        baselineRssMb: base.rss / MB,
+      };
     },
   };
 }
 
 async function throughSession(command: string): Promise<Figures> {
   const dir = mkdtempSync(join(tmpdir(), 'lar-output-bench-'));
-  const terminal = new TerminalSession({ cwd: dir, env: { ...process.env, SHELL: '/bin/bash' }, shell: '/bin/bash', outputDir: dir });
+  const terminal = new TerminalSession({
+    cwd: dir,
+    env: { ...process.env, SHELL: '/bin/bash' },
+    shell: '/bin/bash',
+    outputDir: dir,
+  });
   try {
     await terminal.start();
     global.gc?.();
@@ -104,7 +114,14 @@ function throughBarePty(command: string): Promise<Figures> {
   global.gc?.();
   const sampler = memorySampler();
   const t0 = performance.now();
-  const p = pty.spawn('/bin/bash', ['-c', command], { name: 'xterm-256color', cols: 120, rows: 30, cwd: tmpdir(), env: process.env, encoding: null });
+  const p = pty.spawn('/bin/bash', ['-c', command], {
+    name: 'xterm-256color',
+    cols: 120,
+    rows: 30,
+    cwd: tmpdir(),
+    env: process.env,
+    encoding: null,
+  });
   let bytes = 0;
   p.onData((d: string | Buffer) => (bytes += d.length));
   return new Promise((done, fail) => {
@@ -116,7 +133,10 @@ function throughBarePty(command: string): Promise<Figures> {
       clearTimeout(guard);
       const wallMs = performance.now() - t0;
       // The last reads can follow the exit; they are counted but not timed, which favours this baseline.
-      setTimeout(() => done({ wallMs, ptyBytes: bytes, maxRssMb: process.resourceUsage().maxRSS / 1024, ...sampler.stop() }), 500);
+      setTimeout(
+        () => done({ wallMs, ptyBytes: bytes, maxRssMb: process.resourceUsage().maxRSS / 1024, ...sampler.stop() }),
+        500,
+      );
     });
   });
 }
@@ -128,8 +148,10 @@ function table(rows: { c: Case; f: Figures }[]): string {
       c.name,
       c.reader === 'session' ? 'TerminalSession.run' : 'bare node-pty, bytes counted',
       `${(f.wallMs / 1000).toFixed(2)} s`,
-      `${((f.ptyBytes / MB) / (f.wallMs / 1000)).toFixed(0)} MB/s`,
-      f.savedBytes === undefined ? '—' : `${f.savedBytes.toLocaleString('en-US')} of ${f.ptyBytes.toLocaleString('en-US')}`,
+      `${(f.ptyBytes / MB / (f.wallMs / 1000)).toFixed(0)} MB/s`,
+      f.savedBytes === undefined
+        ? '—'
+        : `${f.savedBytes.toLocaleString('en-US')} of ${f.ptyBytes.toLocaleString('en-US')}`,
       f.excerptBytes === undefined ? '—' : `${f.excerptBytes.toLocaleString('en-US')} B`,
       `${mb(f.rssPeakMb)} / ${mb(f.heapPeakMb)} / ${mb(f.buffersPeakMb)}`,
       mb(f.maxRssMb),
@@ -154,13 +176,31 @@ async function main(): Promise<void> {
   const rows: { c: Case; f: Figures }[] = [];
   CASES.forEach((c, i) => {
     // The machine is shared: each case runs REPEAT times, the median wall time and the largest memory growth reported.
-    const runs = Array.from({ length: REPEAT }, () => JSON.parse(execFileSync(process.execPath, ['--expose-gc', __filename, '--case', String(i)], { encoding: 'utf8', maxBuffer: 1 << 20 })) as Figures);
+    const runs = Array.from(
+      { length: REPEAT },
+      () =>
+        JSON.parse(
+          execFileSync(process.execPath, ['--expose-gc', __filename, '--case', String(i)], {
+            encoding: 'utf8',
+            maxBuffer: 1 << 20,
+          }),
+        ) as Figures,
+    );
     const median = [...runs].sort((a, b) => a.wallMs - b.wallMs)[Math.floor(REPEAT / 2)]!;
     const worst = (k: 'rssPeakMb' | 'heapPeakMb' | 'buffersPeakMb' | 'maxRssMb') => Math.max(...runs.map((r) => r[k]));
-    const f: Figures = { ...median, rssPeakMb: worst('rssPeakMb'), heapPeakMb: worst('heapPeakMb'), buffersPeakMb: worst('buffersPeakMb'), maxRssMb: worst('maxRssMb') };
-    if (c.reader === 'session' && runs.some((r) => r.savedBytes !== r.ptyBytes)) f.savedBytes = Math.min(...runs.map((r) => r.savedBytes ?? 0));
+    const f: Figures = {
+      ...median,
+      rssPeakMb: worst('rssPeakMb'),
+      heapPeakMb: worst('heapPeakMb'),
+      buffersPeakMb: worst('buffersPeakMb'),
+      maxRssMb: worst('maxRssMb'),
+    };
+    if (c.reader === 'session' && runs.some((r) => r.savedBytes !== r.ptyBytes))
+      f.savedBytes = Math.min(...runs.map((r) => r.savedBytes ?? 0));
     rows.push({ c, f });
-    console.log(`${c.name}, ${c.reader}: ${runs.map((r) => (r.wallMs / 1000).toFixed(2)).join(' / ')} s, RSS +${f.rssPeakMb.toFixed(1)} MB, heap +${f.heapPeakMb.toFixed(1)} MB, saved ${f.savedBytes ?? '—'} of ${f.ptyBytes}`);
+    console.log(
+      `${c.name}, ${c.reader}: ${runs.map((r) => (r.wallMs / 1000).toFixed(2)).join(' / ')} s, RSS +${f.rssPeakMb.toFixed(1)} MB, heap +${f.heapPeakMb.toFixed(1)} MB, saved ${f.savedBytes ?? '—'} of ${f.ptyBytes}`,
+    );
   });
   const sessions = rows.filter((r) => r.c.reader === 'session');
   const complete = sessions.every((r) => r.f.savedBytes === r.f.ptyBytes && r.f.completion === 'marker');

@@ -67,13 +67,30 @@ async function main(): Promise<void> {
     const parts: Record<string, number[]> = { protections: [], hardLinks: [], later: [] };
     for (let i = 0; i < RUNS + 3; i++) {
       let t0 = performance.now();
-      const plan = planSandbox({ workspace: ws, section: defaultWorkflow().sandbox, setting: 'required', hostEnv: process.env, shell: '/bin/bash' });
-      if (!plan.confined) throw new Error(`the sandbox cannot start here (npm run setup installs bubblewrap): ${plan.summary.reason}`);
+      const plan = planSandbox({
+        workspace: ws,
+        section: defaultWorkflow().sandbox,
+        setting: 'required',
+        hostEnv: process.env,
+        shell: '/bin/bash',
+      });
+      if (!plan.confined)
+        throw new Error(`the sandbox cannot start here (npm run setup installs bubblewrap): ${plan.summary.reason}`);
       const tPlan = performance.now() - t0;
       const times: Record<string, number> = {};
-      for (const [name, wf] of [['default', defaultWorkflow()], ['custom', custom]] as const) {
+      for (const [name, wf] of [
+        ['default', defaultWorkflow()],
+        ['custom', custom],
+      ] as const) {
         t0 = performance.now();
-        const box = await RunSandbox.open({ workspace: ws, workflow: wf, setting: 'required', hostEnv: process.env, shell: '/bin/bash', outputDir: join(ws, '.lar', 'output', `b${i}`) });
+        const box = await RunSandbox.open({
+          workspace: ws,
+          workflow: wf,
+          setting: 'required',
+          hostEnv: process.env,
+          shell: '/bin/bash',
+          outputDir: join(ws, '.lar', 'output', `b${i}`),
+        });
         times[name] = performance.now() - t0;
         await box.dispose();
       }
@@ -81,10 +98,16 @@ async function main(): Promise<void> {
       const scan = scanProtections(ws, custom, [], '.husky/_');
       const tScan = performance.now() - t0;
       t0 = performance.now();
-      hardLinked(ws, scan.protections.map((p) => p.path));
+      hardLinked(
+        ws,
+        scan.protections.map((p) => p.path),
+      );
       const tLinks = performance.now() - t0;
       t0 = performance.now();
-      LaterBaseline.take(ws, scan.protections.map((p) => p.path));
+      LaterBaseline.take(
+        ws,
+        scan.protections.map((p) => p.path),
+      );
       const tLater = performance.now() - t0;
       if (i < 3) continue;
       plans.push(tPlan);
@@ -95,7 +118,8 @@ async function main(): Promise<void> {
       parts.later!.push(tLater);
     }
     const s = (xs: number[]) => summarize(xs);
-    const row = (label: string, xs: number[]) => `| ${label} | ${s(xs).p50.toFixed(1)} | ${s(xs).p95.toFixed(1)} | ${(s(xs).p50 / s(plans).p50).toFixed(1)}× |`;
+    const row = (label: string, xs: number[]) =>
+      `| ${label} | ${s(xs).p50.toFixed(1)} | ${s(xs).p95.toFixed(1)} | ${(s(xs).p50 / s(plans).p50).toFixed(1)}× |`;
     const section = [
       `Measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}; ${load}. ${RUNS} rounds, interleaved; a workspace of ${FILES} source files in 40 folders, a git repository with husky hooks, a 200-file pnpm-style node_modules linked to a store outside.`,
       '',
@@ -103,7 +127,10 @@ async function main(): Promise<void> {
       '|---|---|---|---|',
       row('`planSandbox` alone (bwrap probed once, mounts)', plans),
       row('`RunSandbox.open`, default workflow (node_modules protected whole)', opens.default!),
-      row('`RunSandbox.open`, a workflow that leaves node_modules to the run (its 200 linked files searched and mounted)', opens.custom!),
+      row(
+        '`RunSandbox.open`, a workflow that leaves node_modules to the run (its 200 linked files searched and mounted)',
+        opens.custom!,
+      ),
       row('of which: what runs later and the deny patterns (`scanProtections`)', parts.protections!),
       row('of which: the hard-link search', parts.hardLinks!),
       row('of which: the baseline of files that run later', parts.later!),

@@ -18,7 +18,13 @@ export function percentile(sorted: readonly number[], p: number): number {
 export function summarize(values: readonly number[]): Summary {
   const sorted = [...values].sort((a, b) => a - b);
   const sum = sorted.reduce((s, x) => s + x, 0);
-  return { n: sorted.length, p50: percentile(sorted, 50), p95: percentile(sorted, 95), mean: sum / (sorted.length || 1), max: sorted.at(-1) ?? NaN };
+  return {
+    n: sorted.length,
+    p50: percentile(sorted, 50),
+    p95: percentile(sorted, 95),
+    mean: sum / (sorted.length || 1),
+    max: sorted.at(-1) ?? NaN,
+  };
 }
 
 /** The machine is shared with other work; the load when a benchmark starts says how quiet it was. */

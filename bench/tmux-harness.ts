@@ -26,17 +26,48 @@ export class TmuxHarness {
   private constructor(readonly socket: string) {}
 
   /** Starts a tmux server on its own socket running `shell` in `cwd`, with the pane logged to `logPath`. */
-  static async start(opts: { shell: string; cwd: string; logPath: string; env: NodeJS.ProcessEnv }): Promise<TmuxHarness> {
+  static async start(opts: {
+    shell: string;
+    cwd: string;
+    logPath: string;
+    env: NodeJS.ProcessEnv;
+  }): Promise<TmuxHarness> {
     const h = new TmuxHarness(`lar-bench-${process.pid}-${randomBytes(4).toString('hex')}`);
     const env: NodeJS.ProcessEnv = { ...opts.env, SHELL: opts.shell };
     // Inside the pane TMUX names this server, so the plain `tmux wait -S done` there reaches it.
     delete env.TMUX;
-    await run(TMUX, [
-      '-L', h.socket, '-f', '/dev/null',
-      'new-session', '-d', '-s', SESSION, '-x', '160', '-y', '40', '-c', opts.cwd, opts.shell, ';',
-      'set-option', '-t', SESSION, 'history-limit', '50000', ';',
-      'pipe-pane', '-t', SESSION, `cat > ${shellQuote(opts.logPath)}`,
-    ], { env });
+    await run(
+      TMUX,
+      [
+        '-L',
+        h.socket,
+        '-f',
+        '/dev/null',
+        'new-session',
+        '-d',
+        '-s',
+        SESSION,
+        '-x',
+        '160',
+        '-y',
+        '40',
+        '-c',
+        opts.cwd,
+        opts.shell,
+        ';',
+        'set-option',
+        '-t',
+        SESSION,
+        'history-limit',
+        '50000',
+        ';',
+        'pipe-pane',
+        '-t',
+        SESSION,
+        `cat > ${shellQuote(opts.logPath)}`,
+      ],
+      { env },
+    );
     // The shell is ready once it has run one command.
     await h.run('true');
     return h;

@@ -56,7 +56,9 @@ function measure(steps: number): Figures {
   // Warm the append and gate paths up on a throwaway state first, so the
   // percentiles describe steady state and not the JIT's first calls.
   const warm = new VerifierState(defaultWorkflow());
-  const warmEvents = parseTrajectory(generateTrajectory(5000)).lines.flatMap<TrajectoryEvent>((l) => (l.kind === 'event' ? [l.event] : []));
+  const warmEvents = parseTrajectory(generateTrajectory(5000)).lines.flatMap<TrajectoryEvent>((l) =>
+    l.kind === 'event' ? [l.event] : [],
+  );
   warmEvents.forEach((e, i) => {
     if (e.type === 'tool_call') warm.gate({ tool: e.tool, args: e.args });
     warm.append(e, i + 2);
@@ -113,10 +115,15 @@ function main(): void {
   }
   const figures: Figures[] = [];
   for (const size of SIZES) {
-    const out = execFileSync(process.execPath, [__filename, '--size', String(size)], { encoding: 'utf8', maxBuffer: 1 << 20 });
+    const out = execFileSync(process.execPath, [__filename, '--size', String(size)], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+    });
     const f = JSON.parse(out) as Figures;
     figures.push(f);
-    console.log(`${size} steps: ${Math.round(f.throughput)} steps/s, append p99 ${(f.appendP99 * 1000).toFixed(1)} µs, gate p99 ${(f.gateP99 * 1000).toFixed(1)} µs, peak RSS ${f.peakRssMb.toFixed(0)} MB`);
+    console.log(
+      `${size} steps: ${Math.round(f.throughput)} steps/s, append p99 ${(f.appendP99 * 1000).toFixed(1)} µs, gate p99 ${(f.gateP99 * 1000).toFixed(1)} µs, peak RSS ${f.peakRssMb.toFixed(0)} MB`,
+    );
   }
   const section = [
     `Measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}.`,

@@ -14,7 +14,9 @@ export async function openBackend(name: 'lean', notice: (message: string) => voi
   } catch (e) {
     lean.dispose();
     if (!(e instanceof LeanUnavailableError)) throw e;
-    notice(`lar: the ${name} backend is unavailable: ${e.message}\nlar: using the builtin backend (the same definitions, in TypeScript).`);
+    notice(
+      `lar: the ${name} backend is unavailable: ${e.message}\nlar: using the builtin backend (the same definitions, in TypeScript).`,
+    );
     return new BuiltinBackend();
   }
 }

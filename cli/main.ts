@@ -15,7 +15,12 @@ import { checkDigest, type DigestCheck } from '../core/agent/run-digests';
 import { MAX_TRAJECTORY_BYTES, readBoundedBytes } from '../core/workspace/bounded-read';
 import { runFromCli } from './run';
 import { JSON_SCHEMAS } from '../core/schema/json-schema';
-import { createConnection, ProposedFeatures, StreamMessageReader, StreamMessageWriter } from 'vscode-languageserver/node';
+import {
+  createConnection,
+  ProposedFeatures,
+  StreamMessageReader,
+  StreamMessageWriter,
+} from 'vscode-languageserver/node';
 import { startServer } from '../server/server';
 import packageJson from '../package.json';
 
@@ -77,7 +82,25 @@ interface Flags {
   switches: Set<string>;
 }
 
-const VALUE_FLAGS = new Set(['--workflow', '--backend', '--out', '--format', '--task', '--endpoint', '--model', '--workspace', '--enforcement', '--max-steps', '--tool-format', '--context-length', '--thinking', '--rules', '--rollouts', '--max-repeated-failures', '--sandbox']);
+const VALUE_FLAGS = new Set([
+  '--workflow',
+  '--backend',
+  '--out',
+  '--format',
+  '--task',
+  '--endpoint',
+  '--model',
+  '--workspace',
+  '--enforcement',
+  '--max-steps',
+  '--tool-format',
+  '--context-length',
+  '--thinking',
+  '--rules',
+  '--rollouts',
+  '--max-repeated-failures',
+  '--sandbox',
+]);
 const SWITCHES = new Set(['--json', '--no-color', '--help', '-h', '--stdio', '--yes', '--break-hard-links']);
 
 function parseFlags(args: string[]): Flags {
@@ -149,7 +172,9 @@ async function cmdVerify(flags: Flags, io: Io): Promise<number> {
   if (flags.switches.has('--json')) io.out(JSON.stringify({ ...report, integrity }, null, 2));
   else io.out(formatReport(file, report, io.color ? COLOR : PLAIN));
   if (integrity.state === 'changed') {
-    io.err(`lar verify: ${file} changed after its run ended (${integrity.recorded.ended}): it held ${integrity.recorded.bytes} bytes with sha-256 ${integrity.recorded.digest}, it now holds ${integrity.bytes} with ${integrity.now}. Its rewards are not the run's.`);
+    io.err(
+      `lar verify: ${file} changed after its run ended (${integrity.recorded.ended}): it held ${integrity.recorded.bytes} bytes with sha-256 ${integrity.recorded.digest}, it now holds ${integrity.bytes} with ${integrity.now}. Its rewards are not the run's.`,
+    );
     return 1;
   }
   return report.lineErrors.length > 0 || report.fatal !== undefined ? 1 : 0;
@@ -182,31 +207,44 @@ async function cmdAdvantages(flags: Flags, io: Io): Promise<number> {
   }
   let lines: string;
   try {
-    lines = groupAdvantages(reports).map((r) => JSON.stringify(r)).join('\n') + '\n';
+    lines =
+      groupAdvantages(reports)
+        .map((r) => JSON.stringify(r))
+        .join('\n') + '\n';
   } catch (e) {
     io.err(`lar advantages: ${(e as Error).message}`);
     return 1;
   }
   writeFileSync(out, lines);
-  io.err(`wrote ${reports.length} line${reports.length === 1 ? '' : 's'} to ${out}${malformed ? ` (${malformed} malformed line${malformed === 1 ? '' : 's'} skipped)` : ''}${leftOut ? ` (${leftOut} trajectory${leftOut === 1 ? '' : 'ies'} changed after its run ended left out)` : ''}`);
+  io.err(
+    `wrote ${reports.length} line${reports.length === 1 ? '' : 's'} to ${out}${malformed ? ` (${malformed} malformed line${malformed === 1 ? '' : 's'} skipped)` : ''}${leftOut ? ` (${leftOut} trajectory${leftOut === 1 ? '' : 'ies'} changed after its run ended left out)` : ''}`,
+  );
   return malformed || leftOut ? 1 : 0;
 }
 
 async function cmdExport(flags: Flags, io: Io): Promise<number> {
   const format = flags.values.get('--format');
-  if (format !== 'atif') throw new UsageError(format === undefined ? 'lar export needs --format atif' : `unknown export format "${format}" (supported: atif)`);
+  if (format !== 'atif')
+    throw new UsageError(
+      format === undefined ? 'lar export needs --format atif' : `unknown export format "${format}" (supported: atif)`,
+    );
   if (flags.positional.length !== 1) throw new UsageError('lar export takes exactly one trajectory file');
   const file = flags.positional[0]!;
   const integrity = integrityOf(file);
   if (integrity.state === 'changed') {
-    io.err(`lar export: ${file} changed after its run ended (${integrity.recorded.ended}): it is not the run's record, and is not exported`);
+    io.err(
+      `lar export: ${file} changed after its run ended (${integrity.recorded.ended}): it is not the run's record, and is not exported`,
+    );
     return 1;
   }
   const report = await withBackend(flags, io, (b) => verifyFile(file, flags, b));
   const parsed = parseTrajectory(readText(file));
   for (const e of report.lineErrors) io.err(`${file}:${e.line}:${e.column}: ${e.message} (line not exported)`);
   if (report.fatal) io.err(`${file}: exported without verifier results: ${report.fatal}`);
-  const doc = exportAtif(parsed, report, { agentVersion: packageJson.version, fallbackId: basename(file).replace(/\.lar\.jsonl$/, '') });
+  const doc = exportAtif(parsed, report, {
+    agentVersion: packageJson.version,
+    fallbackId: basename(file).replace(/\.lar\.jsonl$/, ''),
+  });
   const text = JSON.stringify(doc, null, 2) + '\n';
   const out = flags.values.get('--out');
   if (out) {
@@ -220,11 +258,15 @@ async function cmdExport(flags: Flags, io: Io): Promise<number> {
 
 function cmdWorkflow(flags: Flags, io: Io): number {
   const [sub, file, ...rest] = flags.positional;
-  if (sub !== 'check' || file === undefined || rest.length) throw new UsageError('usage: lar workflow check FILE.larflow.json');
+  if (sub !== 'check' || file === undefined || rest.length)
+    throw new UsageError('usage: lar workflow check FILE.larflow.json');
   const text = readText(file);
   const load = loadWorkflowText(text);
   for (const p of load.problems) io.out(formatProblem(file, text, p));
-  if (load.ok) io.out(`${file}: workflow "${load.workflow.id}" is well-formed (${load.workflow.stages.length} stages${load.problems.length ? `, ${load.problems.length} warning${load.problems.length === 1 ? '' : 's'}` : ''})`);
+  if (load.ok)
+    io.out(
+      `${file}: workflow "${load.workflow.id}" is well-formed (${load.workflow.stages.length} stages${load.problems.length ? `, ${load.problems.length} warning${load.problems.length === 1 ? '' : 's'}` : ''})`,
+    );
   return load.ok ? 0 : 1;
 }
 
@@ -237,19 +279,33 @@ async function cmdRun(flags: Flags, io: Io): Promise<number> {
   const enforcement = flags.values.get('--enforcement') ?? 'block';
   if (enforcement !== 'block' && enforcement !== 'warn') throw new UsageError('--enforcement must be block or warn');
   const toolFormat = flags.values.get('--tool-format');
-  if (toolFormat !== undefined && !(TOOL_FORMATS as readonly string[]).includes(toolFormat)) throw new UsageError(`--tool-format must be one of ${TOOL_FORMATS.join(', ')}`);
+  if (toolFormat !== undefined && !(TOOL_FORMATS as readonly string[]).includes(toolFormat))
+    throw new UsageError(`--tool-format must be one of ${TOOL_FORMATS.join(', ')}`);
   const contextLength = flags.values.get('--context-length');
-  if (contextLength !== undefined && !(/^[0-9]+$/.test(contextLength) && (Number(contextLength) === 0 || Number(contextLength) >= 1024) && Number(contextLength) <= 10_000_000)) throw new UsageError('--context-length must be 0 (ask the server) or a number of tokens from 1024 to 10000000');
+  if (
+    contextLength !== undefined &&
+    !(
+      /^[0-9]+$/.test(contextLength) &&
+      (Number(contextLength) === 0 || Number(contextLength) >= 1024) &&
+      Number(contextLength) <= 10_000_000
+    )
+  )
+    throw new UsageError('--context-length must be 0 (ask the server) or a number of tokens from 1024 to 10000000');
   const thinking = flags.values.get('--thinking');
-  if (thinking !== undefined && thinking !== 'auto' && thinking !== 'on' && thinking !== 'off') throw new UsageError('--thinking must be auto, on or off');
+  if (thinking !== undefined && thinking !== 'auto' && thinking !== 'on' && thinking !== 'off')
+    throw new UsageError('--thinking must be auto, on or off');
   const maxSteps = flags.values.get('--max-steps');
-  if (maxSteps !== undefined && !/^[1-9][0-9]*$/.test(maxSteps)) throw new UsageError('--max-steps must be a positive integer');
+  if (maxSteps !== undefined && !/^[1-9][0-9]*$/.test(maxSteps))
+    throw new UsageError('--max-steps must be a positive integer');
   const maxRepeats = flags.values.get('--max-repeated-failures');
-  if (maxRepeats !== undefined && !(/^[0-9]+$/.test(maxRepeats) && Number(maxRepeats) >= 2)) throw new UsageError('--max-repeated-failures must be an integer of at least 2');
+  if (maxRepeats !== undefined && !(/^[0-9]+$/.test(maxRepeats) && Number(maxRepeats) >= 2))
+    throw new UsageError('--max-repeated-failures must be an integer of at least 2');
   const rollouts = flags.values.get('--rollouts');
-  if (rollouts !== undefined && !(/^[1-9][0-9]*$/.test(rollouts) && Number(rollouts) <= 64)) throw new UsageError('--rollouts must be an integer from 1 to 64');
+  if (rollouts !== undefined && !(/^[1-9][0-9]*$/.test(rollouts) && Number(rollouts) <= 64))
+    throw new UsageError('--rollouts must be an integer from 1 to 64');
   const sandbox = flags.values.get('--sandbox') ?? 'auto';
-  if (sandbox !== 'auto' && sandbox !== 'required' && sandbox !== 'off') throw new UsageError('--sandbox must be auto, required or off');
+  if (sandbox !== 'auto' && sandbox !== 'required' && sandbox !== 'off')
+    throw new UsageError('--sandbox must be auto, required or off');
   const out = flags.values.get('--out');
   const model = flags.values.get('--model');
   const ac = new AbortController();
@@ -258,7 +314,7 @@ async function cmdRun(flags: Flags, io: Io): Promise<number> {
     {
       task,
       endpoint: flags.values.get('--endpoint') ?? process.env.LAR_ENDPOINT ?? 'http://127.0.0.1:30000/v1',
-      ...(model ?? process.env.LAR_MODEL ? { model: (model ?? process.env.LAR_MODEL)! } : {}),
+      ...((model ?? process.env.LAR_MODEL) ? { model: (model ?? process.env.LAR_MODEL)! } : {}),
       workspace: flags.values.get('--workspace') ?? process.cwd(),
       ...(out ? { out } : {}),
       workflow: wf.workflow,
@@ -271,7 +327,14 @@ async function cmdRun(flags: Flags, io: Io): Promise<number> {
       ...(toolFormat ? { toolFormat: toolFormat as ToolFormatSetting } : {}),
       ...(contextLength ? { contextLength: Number(contextLength) } : {}),
       ...(thinking ? { thinking: thinking } : {}),
-      ...(flags.values.has('--rules') ? { rules: (flags.values.get('--rules') ?? '').split(',').map((r) => r.trim()).filter(Boolean) } : {}),
+      ...(flags.values.has('--rules')
+        ? {
+            rules: (flags.values.get('--rules') ?? '')
+              .split(',')
+              .map((r) => r.trim())
+              .filter(Boolean),
+          }
+        : {}),
       ...(rollouts ? { rollouts: Number(rollouts) } : {}),
       sandbox,
     },
@@ -284,7 +347,11 @@ async function cmdRun(flags: Flags, io: Io): Promise<number> {
 /** Runs the language server on stdio until the client closes it; resolves with its exit code. */
 async function cmdLsp(flags: Flags): Promise<number> {
   if (!flags.switches.has('--stdio') || flags.positional.length) throw new UsageError('usage: lar lsp --stdio');
-  const connection = createConnection(ProposedFeatures.all, new StreamMessageReader(process.stdin), new StreamMessageWriter(process.stdout));
+  const connection = createConnection(
+    ProposedFeatures.all,
+    new StreamMessageReader(process.stdin),
+    new StreamMessageWriter(process.stdout),
+  );
   startServer(connection);
   return new Promise<number>((resolve) => connection.onExit(() => resolve(0)));
 }

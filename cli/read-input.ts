@@ -7,6 +7,12 @@ export function readText(file: string): string {
     return readBoundedText(file, MAX_TRAJECTORY_BYTES);
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
-    throw new UsageError(err.code === 'ENOENT' ? `${file}: no such file` : err.name === 'FileRefusedError' ? err.message : `${file}: ${err.message}`);
+    throw new UsageError(
+      err.code === 'ENOENT'
+        ? `${file}: no such file`
+        : err.name === 'FileRefusedError'
+          ? err.message
+          : `${file}: ${err.message}`,
+    );
   }
 }

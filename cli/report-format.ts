@@ -14,7 +14,6 @@ const paint = (code: number) => (s: string) => `\u001b[${code}m${s}\u001b[0m`;
 export const COLOR: Style = { good: paint(32), bad: paint(31), warn: paint(33), dim: paint(2), bold: paint(1) };
 export const PLAIN: Style = { good: (s) => s, bad: (s) => s, warn: (s) => s, dim: (s) => s, bold: (s) => s };
 
-
 /** The signed reward, right-aligned to `width`, coloured by sign. */
 function rewardText(r: number, st: Style, width = 0): string {
   const s = padStart(signed(r), width);
@@ -36,9 +35,11 @@ export function formatReport(file: string, report: TrajectoryReport, st: Style):
   const out: string[] = [];
   out.push(st.bold(file));
   if (report.header) out.push(`task: ${report.header.task}`);
-  if (report.workflow) out.push(`workflow: ${report.workflow.id} (${report.workflowSource})   backend: ${report.backend}`);
+  if (report.workflow)
+    out.push(`workflow: ${report.workflow.id} (${report.workflowSource})   backend: ${report.backend}`);
   for (const e of report.lineErrors) out.push(st.bad(`malformed: ${formatLineError(e, file)}`));
-  for (const p of report.workflowProblems) out.push((p.severity === 'error' ? st.bad : st.warn)(`workflow ${p.severity}: ${p.message} [${p.code}]`));
+  for (const p of report.workflowProblems)
+    out.push((p.severity === 'error' ? st.bad : st.warn)(`workflow ${p.severity}: ${p.message} [${p.code}]`));
   if (report.fatal) {
     out.push(st.bad(`cannot verify: ${report.fatal}`));
     return out.join('\n');
@@ -52,7 +53,11 @@ export function formatReport(file: string, report: TrajectoryReport, st: Style):
     toolW = Math.max(toolW, (s.tool ?? s.type).length);
   }
   out.push('');
-  out.push(st.dim(`${padStart('line', 5)}  ${padStart('step', 4)}  ${pad('stage', stageW)}  ${pad('tool', toolW)}  reward  failed checks`));
+  out.push(
+    st.dim(
+      `${padStart('line', 5)}  ${padStart('step', 4)}  ${pad('stage', stageW)}  ${pad('tool', toolW)}  reward  failed checks`,
+    ),
+  );
   for (const s of calls) {
     const failed = s.verdicts.filter((v) => !v.ok);
     const head = `${padStart(String(s.line), 5)}  ${padStart(s.step === undefined ? '' : String(s.step), 4)}  ${pad(s.stage ?? '(ended)', stageW)}  ${pad(s.tool ?? s.type, toolW)}  ${s.toolReward === undefined ? '      ' : rewardText(s.toolReward, st, 6)}`;
@@ -69,7 +74,9 @@ export function formatReport(file: string, report: TrajectoryReport, st: Style):
   for (const v of summary.stages) {
     const failed = v.verdicts.filter((x) => !x.ok);
     const lines = v.endLine === undefined ? `lines ${v.startLine}–end` : `lines ${v.startLine}–${v.endLine}`;
-    out.push(`  ${pad(v.stage, stageW)}  ${pad(lines, 15)}  steps ${padStart(`${v.steps}/${v.budget}`, 7)}  ${rewardText(v.reward, st)}${failed.length ? `  ${failed.map((x) => describe(x, st)).join('; ')}` : ''}`);
+    out.push(
+      `  ${pad(v.stage, stageW)}  ${pad(lines, 15)}  steps ${padStart(`${v.steps}/${v.budget}`, 7)}  ${rewardText(v.reward, st)}${failed.length ? `  ${failed.map((x) => describe(x, st)).join('; ')}` : ''}`,
+    );
   }
   if (summary.stages.length === 0) out.push('  (none)');
   out.push('');

@@ -78,20 +78,34 @@ export async function runFromCli(a: RunArgs, io: Io, st: Style, signal?: AbortSi
     return 1;
   }
   const np = loadNodePty();
-  if ('error' in np) io.err(`lar run: node-pty cannot be loaded (${np.error}): commands run over pipes, without a terminal (commands that read input get end-of-file)`);
+  if ('error' in np)
+    io.err(
+      `lar run: node-pty cannot be loaded (${np.error}): commands run over pipes, without a terminal (commands that read input get end-of-file)`,
+    );
   const rollouts = a.rollouts ?? 1;
   if (rollouts === 1) {
     const runId = newRunId();
     const trajectoryPath = resolve(a.out ?? trajectoryFile(workspace, runId));
-    io.err(`lar run: ${modelName} at ${maskEndpoint(a.endpoint)}, workflow ${a.workflow.id}, ${await windowLine(client, signal)}, trajectory ${trajectoryPath}`);
-    const r = await runOnce(a, { client, modelName, apiKey, workspace, trajectoryPath, runId, outputDir: outputDir(workspace, runId) }, io, st, '', signal);
+    io.err(
+      `lar run: ${modelName} at ${maskEndpoint(a.endpoint)}, workflow ${a.workflow.id}, ${await windowLine(client, signal)}, trajectory ${trajectoryPath}`,
+    );
+    const r = await runOnce(
+      a,
+      { client, modelName, apiKey, workspace, trajectoryPath, runId, outputDir: outputDir(workspace, runId) },
+      io,
+      st,
+      '',
+      signal,
+    );
     return r.endReason === 'submitted' ? 0 : 1;
   }
 
   const groupId = newRunId().replace(/^run-/, 'group-');
   const groupDir = resolve(a.out ?? groupFolder(workspace, groupId));
   mkdirSync(groupDir, { recursive: true });
-  io.err(`lar run: ${rollouts} rollouts of one task with ${modelName} at ${maskEndpoint(a.endpoint)}, workflow ${a.workflow.id}, group ${groupDir}`);
+  io.err(
+    `lar run: ${rollouts} rollouts of one task with ${modelName} at ${maskEndpoint(a.endpoint)}, workflow ${a.workflow.id}, group ${groupDir}`,
+  );
   const files: string[] = [];
   const digests = new Map<string, string | undefined>();
   const rows: string[] = [];
@@ -104,7 +118,23 @@ export async function runFromCli(a: RunArgs, io: Io, st: Style, signal?: AbortSi
       let r: AgentResult;
       try {
         // The copy's own output folder (its .lar), so its sandbox sees its files and nothing of the group's.
-        r = await runOnce(a, { client, modelName, apiKey, workspace: copy, trajectoryPath, runId: `${groupId}-${k}`, outputDir: outputDir(copy, `rollout-${k}`), hidden: [workspace, groupDir] }, io, st, `[${k}] `, signal);
+        r = await runOnce(
+          a,
+          {
+            client,
+            modelName,
+            apiKey,
+            workspace: copy,
+            trajectoryPath,
+            runId: `${groupId}-${k}`,
+            outputDir: outputDir(copy, `rollout-${k}`),
+            hidden: [workspace, groupDir],
+          },
+          io,
+          st,
+          `[${k}] `,
+          signal,
+        );
         if (!sameDigest(trajectoryPath, r.digest)) {
           rows.push(`rollout ${k}: left out: its trajectory changed after the run (it is not the file this run wrote)`);
           continue;
@@ -114,7 +144,9 @@ export async function runFromCli(a: RunArgs, io: Io, st: Style, signal?: AbortSi
         rows.push(`rollout ${k}: failed (${e instanceof Error ? e.message : String(e)})`);
         continue;
       }
-      rows.push(`rollout ${k}: ${r.endReason}, outcome ${r.summary.outcome.reward}, return ${r.summary.return.toFixed(3)}, ${r.summary.steps} steps`);
+      rows.push(
+        `rollout ${k}: ${r.endReason}, outcome ${r.summary.outcome.reward}, return ${r.summary.return.toFixed(3)}, ${r.summary.steps} steps`,
+      );
       // A stopped rollout is not a sample of the policy: it stays on disk but out of the group.
       if (r.endReason !== 'cancelled') {
         files.push(trajectoryPath);
@@ -130,12 +162,22 @@ export async function runFromCli(a: RunArgs, io: Io, st: Style, signal?: AbortSi
     files.splice(files.indexOf(f), 1);
     rows.push(`${relative(groupDir, f)}: left out: it changed after its run ended`);
   }
-  const reports = files.map((f) => ({ source: f, report: verifyTrajectoryText(readFileSync(f, 'utf8'), { resolve: fileResolver(f) }) }));
+  const reports = files.map((f) => ({
+    source: f,
+    report: verifyTrajectoryText(readFileSync(f, 'utf8'), { resolve: fileResolver(f) }),
+  }));
   const advantagesPath = join(groupDir, 'advantages.jsonl');
   if (reports.length) {
-    writeFileSync(advantagesPath, groupAdvantages(reports).map((r) => JSON.stringify(r)).join('\n') + '\n');
+    writeFileSync(
+      advantagesPath,
+      groupAdvantages(reports)
+        .map((r) => JSON.stringify(r))
+        .join('\n') + '\n',
+    );
   }
-  io.out(`\n${st.bold('group')}: ${files.length} of ${rollouts} rollouts in the group${signal?.aborted ? ' (stopped)' : ''}\n  ${rows.join('\n  ')}\n`);
+  io.out(
+    `\n${st.bold('group')}: ${files.length} of ${rollouts} rollouts in the group${signal?.aborted ? ' (stopped)' : ''}\n  ${rows.join('\n  ')}\n`,
+  );
   if (reports.length) io.out(`advantages: ${advantagesPath}\n`);
   return !signal?.aborted && files.length === rollouts ? 0 : 1;
 }
@@ -152,7 +194,14 @@ interface Rollout {
   hidden?: string[];
 }
 
-async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string, signal?: AbortSignal): Promise<AgentResult> {
+async function runOnce(
+  a: RunArgs,
+  r: Rollout,
+  io: Io,
+  st: Style,
+  prefix: string,
+  signal?: AbortSignal,
+): Promise<AgentResult> {
   const run = await openRun({
     workspace: r.workspace,
     workflow: a.workflow,
@@ -168,7 +217,10 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
   });
   const { sandbox, rules } = run;
   if (!sandbox.plan.confined) {
-    if (!warnedUnconfined || sandbox.refusal) io.err(`lar run: ${prefix}${sandbox.refusal ? `commands will not run: ${sandbox.refusal}` : `commands are NOT confined: ${sandbox.summary.reason}${sandbox.plan.fix ? `\n  fix: ${sandbox.plan.fix}` : ''}`}`);
+    if (!warnedUnconfined || sandbox.refusal)
+      io.err(
+        `lar run: ${prefix}${sandbox.refusal ? `commands will not run: ${sandbox.refusal}` : `commands are NOT confined: ${sandbox.summary.reason}${sandbox.plan.fix ? `\n  fix: ${sandbox.plan.fix}` : ''}`}`,
+      );
     warnedUnconfined = true;
   } else if (!prefix) io.err(`lar run: ${describeSandbox(sandbox.summary)}`);
   for (const p of rules.problems) io.err(`lar run: ${prefix}rules: ${p}`);
@@ -182,23 +234,31 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
       model: r.client,
       modelInfo: { name: r.modelName, endpoint: maskEndpoint(a.endpoint) },
       approve: (req) => {
-        io.err(`lar run: ${prefix}${req.tool} needs approval (${req.reason}): ${a.yes ? 'approved (--yes)' : 'rejected (use --yes to approve such calls)'}`);
+        io.err(
+          `lar run: ${prefix}${req.tool} needs approval (${req.reason}): ${a.yes ? 'approved (--yes)' : 'rejected (use --yes to approve such calls)'}`,
+        );
         return Promise.resolve(a.yes);
       },
       enforcement: a.enforcement,
       ...(a.toolFormat ? { toolFormat: a.toolFormat } : {}),
       onEvent: printer(io, st, prefix),
-      limits: { ...(a.maxSteps !== undefined ? { maxSteps: a.maxSteps } : {}), ...(a.maxRepeatedFailures !== undefined ? { maxRepeatedFailures: a.maxRepeatedFailures } : {}) },
+      limits: {
+        ...(a.maxSteps !== undefined ? { maxSteps: a.maxSteps } : {}),
+        ...(a.maxRepeatedFailures !== undefined ? { maxRepeatedFailures: a.maxRepeatedFailures } : {}),
+      },
       ...(signal ? { signal } : {}),
     });
     const s = result.summary;
     io.out(`\n${prefix}${st.bold('run ended')}: ${result.endReason}${result.detail ? ` (${result.detail})` : ''}\n`);
-    io.out(`${prefix}outcome ${s.outcome.reward} · return ${s.return.toFixed(3)} · ${s.steps} steps · ${r.trajectoryPath}\n`);
+    io.out(
+      `${prefix}outcome ${s.outcome.reward} · return ${s.return.toFixed(3)} · ${s.steps} steps · ${r.trajectoryPath}\n`,
+    );
     return result;
   } finally {
     for (const n of endNotes(await run.close())) {
       if (n.kind !== 'later') io.err(`lar run: ${prefix}${n.text}`);
-      else io.out(`\n${prefix}${st.bold(LATER_TITLE)} ${LATER_WHY}:\n${(n.detail ?? '').replace(/^/gm, `${prefix}  `)}\n`);
+      else
+        io.out(`\n${prefix}${st.bold(LATER_TITLE)} ${LATER_WHY}:\n${(n.detail ?? '').replace(/^/gm, `${prefix}  `)}\n`);
     }
   }
 }
@@ -207,7 +267,15 @@ async function runOnce(a: RunArgs, r: Rollout, io: Io, st: Style, prefix: string
 function printer(io: Io, st: Style, prefix: string): (e: AgentEvent) => void {
   let atLineStart = true;
   return (e) => {
-    if (e.kind === 'reasoning' || e.kind === 'context' || e.kind === 'retract' || e.kind === 'header' || e.kind === 'message' || e.kind === 'end') return;
+    if (
+      e.kind === 'reasoning' ||
+      e.kind === 'context' ||
+      e.kind === 'retract' ||
+      e.kind === 'header' ||
+      e.kind === 'message' ||
+      e.kind === 'end'
+    )
+      return;
     if (e.kind === 'text') {
       // Interleaved prose from N runs reads badly.
       if (prefix) return;
@@ -221,13 +289,20 @@ function printer(io: Io, st: Style, prefix: string): (e: AgentEvent) => void {
       const rw = e.result.toolReward ?? 0;
       const mark = rw > 0 ? st.good(signed(rw)) : rw < 0 ? st.bad(signed(rw)) : st.warn(signed(rw));
       const failed = e.result.verdicts.filter((v) => !v.ok).map((v) => `${v.check}: ${v.reason}`);
-      io.out(`${prefix}${mark} [${e.result.stage ?? '—'}] ${e.event.tool} ${st.dim(JSON.stringify(e.event.args)?.slice(0, 100) ?? '')} → ${e.event.status}${failed.length ? `\n     ${failed.join('\n     ')}` : ''}\n`);
-      if (e.result.stageVisit) io.out(st.bold(`${prefix}   stage ${e.result.stageVisit.stage}: ${signed(e.result.stageVisit.reward)}\n`));
+      io.out(
+        `${prefix}${mark} [${e.result.stage ?? '—'}] ${e.event.tool} ${st.dim(JSON.stringify(e.event.args)?.slice(0, 100) ?? '')} → ${e.event.status}${failed.length ? `\n     ${failed.join('\n     ')}` : ''}\n`,
+      );
+      if (e.result.stageVisit)
+        io.out(st.bold(`${prefix}   stage ${e.result.stageVisit.stage}: ${signed(e.result.stageVisit.reward)}\n`));
     } else if (e.kind === 'outcome') {
       io.out(st.bold(`${prefix}outcome check: ${e.event.command} → exit ${e.event.exitCode}\n`));
     } else if (e.kind === 'compaction') {
       const c = e.event;
-      io.out(st.dim(`${prefix}context compacted (${c.reason === 'context_error' ? 'the server refused a request as too long' : 'the window filled'}): ${c.tokensBefore} → ${c.tokensAfter} of ${c.window} tokens; ${c.elided} results elided, ${c.summarized} turns summarized${c.summaryBy ? ` by the ${c.summaryBy}` : ''}\n`));
+      io.out(
+        st.dim(
+          `${prefix}context compacted (${c.reason === 'context_error' ? 'the server refused a request as too long' : 'the window filled'}): ${c.tokensBefore} → ${c.tokensAfter} of ${c.window} tokens; ${c.elided} results elided, ${c.summarized} turns summarized${c.summaryBy ? ` by the ${c.summaryBy}` : ''}\n`,
+        ),
+      );
     }
   };
 }
@@ -238,14 +313,21 @@ let warnedUnconfined = false;
 async function windowLine(client: ModelClient, signal?: AbortSignal): Promise<string> {
   const w = await client.contextWindow(signal).catch(() => undefined);
   if (!w) return 'context window unknown';
-  const from = w.source === 'setting' ? '--context-length' : w.source === 'default' ? 'assumed: the server does not say; set --context-length' : 'from the server';
+  const from =
+    w.source === 'setting'
+      ? '--context-length'
+      : w.source === 'default'
+        ? 'assumed: the server does not say; set --context-length'
+        : 'from the server';
   return `context window ${w.tokens} tokens (${from})`;
 }
 
 /** Whether the file holds exactly what its writer wrote (sha-256 of the whole file). */
 function sameDigest(path: string, digest: string | undefined): boolean {
   try {
-    return digest !== undefined && digest !== '' && createHash('sha256').update(readFileSync(path)).digest('hex') === digest;
+    return (
+      digest !== undefined && digest !== '' && createHash('sha256').update(readFileSync(path)).digest('hex') === digest
+    );
   } catch {
     return false;
   }

@@ -73,10 +73,17 @@ export class CodeServer {
     const extensionsDir = join(opts.dataDir, 'extensions');
     mkdirSync(join(userData, 'User'), { recursive: true });
     mkdirSync(extensionsDir, { recursive: true });
-    writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify({ ...DEFAULT_SETTINGS, ...opts.settings }, null, 2));
+    writeFileSync(
+      join(userData, 'User', 'settings.json'),
+      JSON.stringify({ ...DEFAULT_SETTINGS, ...opts.settings }, null, 2),
+    );
     const common = ['--user-data-dir', userData, '--extensions-dir', extensionsDir];
     for (const vsix of opts.extensions ?? []) {
-      execFileSync(cmd.node, [cmd.script, ...common, '--install-extension', vsix, '--force'], { stdio: 'pipe', timeout: 120_000, env: { ...process.env, NODE_TEST_CONTEXT: undefined } });
+      execFileSync(cmd.node, [cmd.script, ...common, '--install-extension', vsix, '--force'], {
+        stdio: 'pipe',
+        timeout: 120_000,
+        env: { ...process.env, NODE_TEST_CONTEXT: undefined },
+      });
     }
     const port = opts.port ?? (await freePort());
     const child = spawn(
@@ -84,13 +91,16 @@ export class CodeServer {
       [
         cmd.script,
         ...common,
-        '--auth', 'none',
-        '--bind-addr', `127.0.0.1:${port}`,
+        '--auth',
+        'none',
+        '--bind-addr',
+        `127.0.0.1:${port}`,
         '--disable-telemetry',
         '--disable-update-check',
         '--disable-workspace-trust',
         '--disable-getting-started-override',
-        '--reconnection-grace-time', '5',
+        '--reconnection-grace-time',
+        '5',
       ],
       {
         detached: true, // its own process group: stop() ends the extension hosts and terminals too
@@ -152,7 +162,10 @@ export class CodeServer {
       return;
     }
     killGroup(pid, 'SIGTERM');
-    const killed = await Promise.race([this.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5000))]);
+    const killed = await Promise.race([
+      this.exited.then(() => true),
+      new Promise<boolean>((r) => setTimeout(() => r(false), 5000)),
+    ]);
     // Extension hosts and terminals may linger after the main process: the group goes either way.
     killGroup(pid, 'SIGKILL');
     if (!killed) await this.exited;

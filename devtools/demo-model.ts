@@ -14,25 +14,50 @@ export const DEMO_SCRIPT: ScriptedTurn[] = [
   {
     content:
       '(Scripted demo model: no inference server is connected, so this replays a recorded run. Set `lean4Agentic.endpoint` to use a real model.)\n\nFirst I will read the failing test.',
-    reasoning: 'The task is a failing test. Read the test first, then the code it calls; edits wait for the edit stage.',
+    reasoning:
+      'The task is a failing test. Read the test first, then the code it calls; edits wait for the edit stage.',
     toolCalls: [{ name: 'read_file', arguments: { path: 'test/sum.test.js' } }],
   },
-  { content: 'The test expects `sum(2, 3)` to be 5. Now the code it calls.', toolCalls: [{ name: 'read_file', arguments: { path: 'src/sum.js' } }] },
+  {
+    content: 'The test expects `sum(2, 3)` to be 5. Now the code it calls.',
+    toolCalls: [{ name: 'read_file', arguments: { path: 'src/sum.js' } }],
+  },
   {
     content: '`sum` subtracts. I will fix it straight away.',
-    toolCalls: [{ name: 'edit_file', arguments: { path: 'src/sum.js', search: 'return a - b;', replace: 'return a + b;' } }],
+    toolCalls: [
+      { name: 'edit_file', arguments: { path: 'src/sum.js', search: 'return a - b;', replace: 'return a + b;' } },
+    ],
   },
-  { content: 'The verifier blocked that: edits belong to the edit stage. Entering it.', toolCalls: [{ name: 'enter_stage', arguments: { stage: 'edit', reason: 'found the bug: sum subtracts' } }] },
-  { content: 'Fixing the operator.', toolCalls: [{ name: 'edit_file', arguments: { path: 'src/sum.js', search: 'a - b', replace: 'a + b' } }] },
-  { content: 'Now I will prove it with the tests.', toolCalls: [{ name: 'enter_stage', arguments: { stage: 'verify' } }] },
+  {
+    content: 'The verifier blocked that: edits belong to the edit stage. Entering it.',
+    toolCalls: [{ name: 'enter_stage', arguments: { stage: 'edit', reason: 'found the bug: sum subtracts' } }],
+  },
+  {
+    content: 'Fixing the operator.',
+    toolCalls: [{ name: 'edit_file', arguments: { path: 'src/sum.js', search: 'a - b', replace: 'a + b' } }],
+  },
+  {
+    content: 'Now I will prove it with the tests.',
+    toolCalls: [{ name: 'enter_stage', arguments: { stage: 'verify' } }],
+  },
   { content: 'Running the tests.', toolCalls: [{ name: 'run_command', arguments: { command: 'npm test' } }] },
-  { content: 'Both tests pass. Submitting.', toolCalls: [{ name: 'submit', arguments: { summary: 'sum now adds its arguments; npm test passes' } }] },
+  {
+    content: 'Both tests pass. Submitting.',
+    toolCalls: [{ name: 'submit', arguments: { summary: 'sum now adds its arguments; npm test passes' } }],
+  },
   { content: 'Done: `sum` adds, and `npm test` passes.' },
 ];
 
 export function startDemoModel(port = 0): Promise<{ server: ScriptedModelServer; endpoint: string }> {
   // Served like a real one: its window reported at /v1/models, its reasoning apart from the answer (SGLang's
   // field), and Test Connection's probe answered with the call it asks for, as a tool-calling model does.
-  const server = new ScriptedModelServer({ script: DEMO_SCRIPT, models: [DEMO_MODEL], contextLength: 32_768, whenDone: 'repeat', restartPerConversation: true, answerProbe: true });
+  const server = new ScriptedModelServer({
+    script: DEMO_SCRIPT,
+    models: [DEMO_MODEL],
+    contextLength: 32_768,
+    whenDone: 'repeat',
+    restartPerConversation: true,
+    answerProbe: true,
+  });
   return server.start(port).then((endpoint) => ({ server, endpoint }));
 }

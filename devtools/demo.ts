@@ -36,7 +36,10 @@ export function prepareDemoWorkspace(dir: string, settings: Record<string, unkno
 }
 
 function vsixPath(): string {
-  const { name, version } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+  const { name, version } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+    name: string;
+    version: string;
+  };
   return join(REPO_ROOT, 'out', 'vsix', `${name}-linux-x64-${version}.vsix`);
 }
 
@@ -44,21 +47,35 @@ async function main(argv: string[]): Promise<number> {
   const check = argv.includes('--check') || !process.stdin.isTTY;
 
   say('1/4 verifying a recorded agent run with the lar CLI');
-  execFileSync(process.execPath, [join(REPO_ROOT, 'dist', 'lar.js'), 'verify', join(REPO_ROOT, 'test-fixtures', 'trajectories', 'fix-failing-test.lar.jsonl')], { stdio: 'inherit' });
+  execFileSync(
+    process.execPath,
+    [
+      join(REPO_ROOT, 'dist', 'lar.js'),
+      'verify',
+      join(REPO_ROOT, 'test-fixtures', 'trajectories', 'fix-failing-test.lar.jsonl'),
+    ],
+    { stdio: 'inherit' },
+  );
 
   if (!codeServerCommand()) {
     say('code-server is not installed: run `npm run setup` first (it installs code-server and the Debian packages).');
     return 1;
   }
   say('2/4 packaging the extension (VSIX for linux-x64)');
-  execFileSync(process.execPath, [join(REPO_ROOT, 'out', 'devtools', 'package.js'), '--target', 'linux-x64'], { stdio: 'inherit' });
+  execFileSync(process.execPath, [join(REPO_ROOT, 'out', 'devtools', 'package.js'), '--target', 'linux-x64'], {
+    stdio: 'inherit',
+  });
 
   const root = join(cacheDir(), 'demo');
   const workspace = join(root, 'workspace');
   const realEndpoint = process.env.LAR_ENDPOINT;
   const model = realEndpoint ? undefined : await startDemoModel();
   const endpoint = realEndpoint ?? model!.endpoint;
-  say(realEndpoint ? `3/4 model: the server at ${maskEndpoint(endpoint)}${process.env.LAR_MODEL ? ` (${process.env.LAR_MODEL})` : ''}` : `3/4 model: the scripted demo model at ${endpoint} (set LAR_ENDPOINT and LAR_MODEL to use a real server)`);
+  say(
+    realEndpoint
+      ? `3/4 model: the server at ${maskEndpoint(endpoint)}${process.env.LAR_MODEL ? ` (${process.env.LAR_MODEL})` : ''}`
+      : `3/4 model: the scripted demo model at ${endpoint} (set LAR_ENDPOINT and LAR_MODEL to use a real server)`,
+  );
   prepareDemoWorkspace(workspace, {
     'lean4Agentic.endpoint': endpoint,
     'lean4Agentic.model': realEndpoint ? (process.env.LAR_MODEL ?? '') : DEMO_MODEL,
@@ -97,9 +114,13 @@ async function main(argv: string[]): Promise<number> {
     const page = await fetch(url);
     if (!page.ok) throw new Error(`code-server answered ${page.status} for the workbench`);
     say(`installed ${installed.join(', ')}`);
-    process.stdout.write(`\n  Open ${url}\n  in a browser: the Lean4 Agentic view is in the activity bar. Ask it to make npm test pass.\n\n`);
+    process.stdout.write(
+      `\n  Open ${url}\n  in a browser: the Lean4 Agentic view is in the activity bar. Ask it to make npm test pass.\n\n`,
+    );
     if (check) {
-      say('checked: the workbench is served with the extension installed. Not a terminal (or --check): stopping. Run `npm run demo` in a terminal to keep it running.');
+      say(
+        'checked: the workbench is served with the extension installed. Not a terminal (or --check): stopping. Run `npm run demo` in a terminal to keep it running.',
+      );
       return 0;
     }
     say('running; Ctrl+C stops it.');

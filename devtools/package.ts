@@ -28,7 +28,8 @@ const PTY_BINARY_LINE = '!node_modules/node-pty/build/Release/pty.node';
 /** The .vscodeignore for a target: the repository's one with the node-pty binary line swapped. */
 export function ignoreFileFor(target: Target, base: string): string {
   const lines = base.split('\n');
-  if (!lines.includes(PTY_BINARY_LINE)) throw new Error(`.vscodeignore has no "${PTY_BINARY_LINE}" line to swap per platform`);
+  if (!lines.includes(PTY_BINARY_LINE))
+    throw new Error(`.vscodeignore has no "${PTY_BINARY_LINE}" line to swap per platform`);
   switch (target) {
     case 'linux-x64':
       return base;
@@ -46,10 +47,12 @@ function unavailable(target: Target): string | undefined {
   if (target === 'linux-x64') {
     const bin = join(pty, 'build', 'Release', 'pty.node');
     if (!existsSync(bin)) return 'node-pty was not built (run npm ci)';
-    if (!(process.platform === 'linux' && process.arch === 'x64')) return `the node-pty binary here was built for ${process.platform}-${process.arch}`;
+    if (!(process.platform === 'linux' && process.arch === 'x64'))
+      return `the node-pty binary here was built for ${process.platform}-${process.arch}`;
     return undefined;
   }
-  if (target.startsWith('darwin-') && !existsSync(join(pty, 'prebuilds', target, 'pty.node'))) return `node-pty ships no ${target} prebuild in this version`;
+  if (target.startsWith('darwin-') && !existsSync(join(pty, 'prebuilds', target, 'pty.node')))
+    return `node-pty ships no ${target} prebuild in this version`;
   return undefined;
 }
 
@@ -73,7 +76,10 @@ function main(argv: string[]): number {
     }
   }
   const targets = wanted.length ? wanted : [...TARGETS];
-  const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+  const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+    name: string;
+    version: string;
+  };
   const base = readFileSync(join(REPO_ROOT, '.vscodeignore'), 'utf8');
 
   execFileSync(process.execPath, ['esbuild.mjs', '--production'], { cwd: REPO_ROOT, stdio: 'inherit' });
@@ -91,12 +97,29 @@ function main(argv: string[]): number {
     writeFileSync(ignore, ignoreFileFor(target, base));
     const file = join(outDir, `${manifest.name}-${target}-${manifest.version}.vsix`);
     rmSync(file, { force: true });
-    execFileSync(process.execPath, [vsce, 'package', '--target', target, '--ignoreFile', ignore, '--out', file, '--allow-missing-repository', '--no-rewrite-relative-links'], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    execFileSync(
+      process.execPath,
+      [
+        vsce,
+        'package',
+        '--target',
+        target,
+        '--ignoreFile',
+        ignore,
+        '--out',
+        file,
+        '--allow-missing-repository',
+        '--no-rewrite-relative-links',
+      ],
+      {
+        cwd: REPO_ROOT,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     const kb = Math.round(statSync(file).size / 1024);
-    process.stdout.write(`package: ${target}: ${relative(process.cwd(), file)} (${kb} KB)${target === 'linux-arm64' ? ' — without node-pty: commands use the child-process fallback' : ''}\n`);
+    process.stdout.write(
+      `package: ${target}: ${relative(process.cwd(), file)} (${kb} KB)${target === 'linux-arm64' ? ' — without node-pty: commands use the child-process fallback' : ''}\n`,
+    );
   }
   return failed ? 1 : 0;
 }

@@ -40,6 +40,8 @@ export function codeServerCommand(): { node: string; script: string } | undefine
 }
 
 export function chromiumPath(): string | undefined {
-  const candidates = [process.env.LAR_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => !!p);
+  const candidates = [process.env.LAR_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter(
+    (p): p is string => !!p,
+  );
   return candidates.find((p) => existsSync(p));
 }

@@ -13,7 +13,9 @@ import { REPO_ROOT } from './paths';
 
 const rounds = Number(process.argv[2] ?? 20);
 if (!Number.isSafeInteger(rounds) || rounds < 1) {
-  process.stderr.write(`usage: npm run test:properties [-- ROUNDS] (a positive whole number, got ${process.argv[2]})\n`);
+  process.stderr.write(
+    `usage: npm run test:properties [-- ROUNDS] (a positive whole number, got ${process.argv[2]})\n`,
+  );
   process.exit(2);
 }
 const testDir = join(REPO_ROOT, 'test');
@@ -23,16 +25,25 @@ const suites = readdirSync(testDir)
 process.stdout.write(`${suites.length} property suites, ${rounds} rounds\n`);
 for (let i = 1; i <= rounds; i++) {
   const seed = randomBytes(4).readUInt32BE(0);
-  const r = spawnSync(process.execPath, ['--require', join(REPO_ROOT, 'out', 'test', 'support', 'private-tmp.js'), '--test', ...suites], {
-    cwd: REPO_ROOT,
-    encoding: 'utf8',
-    env: { ...process.env, LAR_PROPERTY_SEED: String(seed) },
-    maxBuffer: 256 * 1024 * 1024,
-  });
+  const r = spawnSync(
+    process.execPath,
+    ['--require', join(REPO_ROOT, 'out', 'test', 'support', 'private-tmp.js'), '--test', ...suites],
+    {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, LAR_PROPERTY_SEED: String(seed) },
+      maxBuffer: 256 * 1024 * 1024,
+    },
+  );
   const count = (what: string): string => new RegExp(`^# ${what} (\\d+)`, 'm').exec(r.stdout)?.[1] ?? '?';
   process.stdout.write(`round ${i}: seed ${seed}, ${count('pass')} passed, ${count('fail')} failed\n`);
   if (r.status !== 0) {
-    process.stdout.write(r.stdout.split('\n').filter((l) => /^not ok|^\s+error:|Counterexample|seed:/.test(l)).join('\n') + '\n');
+    process.stdout.write(
+      r.stdout
+        .split('\n')
+        .filter((l) => /^not ok|^\s+error:|Counterexample|seed:/.test(l))
+        .join('\n') + '\n',
+    );
     process.stdout.write(`round ${i} failed: replay with LAR_PROPERTY_SEED=${seed} npm run test:unit\n`);
     process.exit(1);
   }

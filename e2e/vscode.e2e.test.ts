@@ -39,16 +39,30 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       const chat = await wb.openChat();
       const conn = chat.locator('#connection.conn.connected');
       await conn.waitFor({ timeout: 30_000 });
-      assert.match(await conn.innerText(), new RegExp(`Connected: ${DEMO_MODEL} · ${endpoint.replace(/[.]/g, '\\.')} · 32k context`));
+      assert.match(
+        await conn.innerText(),
+        new RegExp(`Connected: ${DEMO_MODEL} · ${endpoint.replace(/[.]/g, '\\.')} · 32k context`),
+      );
       await wb.screenshot('1-first-run');
       // The webview's security: a strict CSP with a nonce, and nothing loaded from the network.
       const csp = await chat.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
       assert.match(csp ?? '', /default-src 'none'/);
       assert.match(csp ?? '', /script-src 'nonce-[A-Za-z0-9+/=]{16,}'/);
       // The only origin besides the nonce is VS Code's own for webview resources (webview.cspSource).
-      assert.doesNotMatch((csp ?? '').replace(/https:\/\/\*\.vscode-cdn\.net/g, ''), /unsafe-inline|unsafe-eval|https?:|\*/);
-      const sources = await chat.locator('script[src], link[href], img[src]').evaluateAll((els) => els.map((e) => e.getAttribute('src') ?? e.getAttribute('href') ?? ''));
-      assert.ok(sources.length >= 2 && sources.every((u) => !/^https?:\/\/(?!.*vscode-cdn|.*vscode-resource)/.test(u) || /vscode-resource|vscode-cdn/.test(u)), sources.join('\n'));
+      assert.doesNotMatch(
+        (csp ?? '').replace(/https:\/\/\*\.vscode-cdn\.net/g, ''),
+        /unsafe-inline|unsafe-eval|https?:|\*/,
+      );
+      const sources = await chat
+        .locator('script[src], link[href], img[src]')
+        .evaluateAll((els) => els.map((e) => e.getAttribute('src') ?? e.getAttribute('href') ?? ''));
+      assert.ok(
+        sources.length >= 2 &&
+          sources.every(
+            (u) => !/^https?:\/\/(?!.*vscode-cdn|.*vscode-resource)/.test(u) || /vscode-resource|vscode-cdn/.test(u),
+          ),
+        sources.join('\n'),
+      );
       assert.deepEqual(wb.pageErrors, []);
     } finally {
       await wb.close();
@@ -68,7 +82,10 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
 
       // The chat: the model's words, a card per call with its reward, the blocked premature edit, the outcome.
       const assistant = await chat.locator('.msg.assistant').allInnerTexts();
-      assert.ok(assistant.some((t) => t.includes('Scripted demo model')), 'the demo model says it is a script');
+      assert.ok(
+        assistant.some((t) => t.includes('Scripted demo model')),
+        'the demo model says it is a script',
+      );
       // Its reasoning, collapsed above the answer; the context in use out of the window the server reports.
       const thinking = chat.locator('details.reasoning');
       assert.equal(await thinking.count(), 1);
@@ -82,7 +99,10 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       assert.match(await chat.locator('.end').innerText(), /outcome 1 · return 1\.\d{3} · 8 steps/);
       assert.match(await chat.locator('#timeline').innerText(), /explore[\s\S]*edit[\s\S]*verify/);
       // The run's commands were confined (the default), and the chat says so under the task.
-      assert.match(await chat.locator('.sandbox-note').innerText(), /^Commands: sandboxed \(bubblewrap [\d.]+; network off, 2 protected paths\)$/);
+      assert.match(
+        await chat.locator('.sandbox-note').innerText(),
+        /^Commands: sandboxed \(bubblewrap [\d.]+; network off, 2 protected paths\)$/,
+      );
 
       // The file on disk was changed (through the editor, so it is saved).
       assert.match(readFileSync(join(ws, 'src', 'sum.js'), 'utf8'), /return a \+ b;/);
@@ -105,14 +125,26 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       // A page or two up, the command's line, which says how it ran.
       await wb.page.locator('.terminal-wrapper.active .xterm-helper-textarea').focus();
       let above = '';
-      for (let page = 0; page < 8 && !/\$ npm test \(run as the outcome check runs it, in a fresh sandbox\)/.test(above); page++) {
+      for (
+        let page = 0;
+        page < 8 && !/\$ npm test \(run as the outcome check runs it, in a fresh sandbox\)/.test(above);
+        page++
+      ) {
         await wb.page.keyboard.press('Shift+PageUp');
         above = await terminal.innerText();
       }
-      assert.match(above, /\$ npm test \(run as the outcome check runs it, in a fresh sandbox\)/, `the command's line: ${JSON.stringify(above.slice(0, 800))}`);
+      assert.match(
+        above,
+        /\$ npm test \(run as the outcome check runs it, in a fresh sandbox\)/,
+        `the command's line: ${JSON.stringify(above.slice(0, 800))}`,
+      );
       assert.doesNotMatch(above, /__LAR_|\x1b/);
       // The terminal is named for the sandbox its commands ran in (the panel's title shows it).
-      await eventually('the terminal named for its sandbox', async () => ((await wb.page.getByText(/Lean4 Agentic \(sandboxed, network off, 2 protected paths\)/).count()) > 0 ? true : undefined));
+      await eventually('the terminal named for its sandbox', async () =>
+        (await wb.page.getByText(/Lean4 Agentic \(sandboxed, network off, 2 protected paths\)/).count()) > 0
+          ? true
+          : undefined,
+      );
       await wb.screenshot('2-task-chat-and-terminal');
 
       // The edited file: the changed line is marked in the gutter.
@@ -133,7 +165,10 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
         const rows = await wb.problems();
         return rows.some((r) => r.includes('tool.permitted')) ? rows : undefined;
       });
-      assert.ok(problems.some((r) => /edit_file is not permitted in stage "explore"/.test(r)), problems.join('\n'));
+      assert.ok(
+        problems.some((r) => /edit_file is not permitted in stage "explore"/.test(r)),
+        problems.join('\n'),
+      );
 
       // The status bar: the run's return, and that its commands were sandboxed.
       const status = wb.page.locator('.statusbar-item', { hasText: /lar builtin · R 1\.\d{3}[\s\S]*sandboxed/ });
@@ -161,19 +196,35 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       await chat.locator('#show-history').click();
       const row = chat.locator('#history button.run-row').first();
       await row.waitFor({ timeout: 30_000 });
-      assert.match(await row.innerText(), /Make npm test pass\.[\s\S]*submitted · 8 steps · return 1\.\d{3} · outcome 1/);
+      assert.match(
+        await row.innerText(),
+        /Make npm test pass\.[\s\S]*submitted · 8 steps · return 1\.\d{3} · outcome 1/,
+      );
       await wb.screenshot('2-task-history');
 
       // Restore to here: the workspace before the edit, shown as a diff first, confirmed, then undoable.
       await chat.locator('#show-history').click();
-      await chat.locator('.card', { hasText: 'edit_file' }).filter({ hasNot: chat.locator('.blocked') }).locator('button', { hasText: 'Restore to here' }).last().click();
-      await wb.page.getByText(/Restore before step \d+/).first().waitFor({ timeout: 30_000 });
+      await chat
+        .locator('.card', { hasText: 'edit_file' })
+        .filter({ hasNot: chat.locator('.blocked') })
+        .locator('button', { hasText: 'Restore to here' })
+        .last()
+        .click();
+      await wb.page
+        .getByText(/Restore before step \d+/)
+        .first()
+        .waitFor({ timeout: 30_000 });
       const dialog = wb.page.locator('.monaco-dialog-box');
       await dialog.waitFor({ timeout: 30_000 });
-      assert.match(await dialog.innerText(), /Restore the workspace to how it was before step \d+[\s\S]*Changed back: src\/sum\.js/);
+      assert.match(
+        await dialog.innerText(),
+        /Restore the workspace to how it was before step \d+[\s\S]*Changed back: src\/sum\.js/,
+      );
       await wb.screenshot('8-restore-diff-and-confirm');
       await dialog.getByRole('button', { name: 'Restore' }).click();
-      await eventually('src/sum.js as it was', () => (/return a - b;/.test(readFileSync(join(ws, 'src', 'sum.js'), 'utf8')) ? true : undefined));
+      await eventually('src/sum.js as it was', () =>
+        /return a - b;/.test(readFileSync(join(ws, 'src', 'sum.js'), 'utf8')) ? true : undefined,
+      );
       const restored = chat.locator('.restored-checkpoint');
       await restored.waitFor({ timeout: 30_000 });
       assert.match(await restored.innerText(), /Workspace restored to before step \d+[\s\S]*1 file \(1 changed back/);
@@ -181,7 +232,9 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       await wb.screenshot('8-restored');
       await restored.getByRole('button', { name: 'Undo' }).click();
       await wb.page.locator('.monaco-dialog-box').getByRole('button', { name: 'Restore' }).click();
-      await eventually('the fix back after Undo', () => (/return a \+ b;/.test(readFileSync(join(ws, 'src', 'sum.js'), 'utf8')) ? true : undefined));
+      await eventually('the fix back after Undo', () =>
+        /return a \+ b;/.test(readFileSync(join(ws, 'src', 'sum.js'), 'utf8')) ? true : undefined,
+      );
       assert.deepEqual(wb.pageErrors, []);
     } finally {
       await wb.close();
@@ -192,7 +245,10 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
   test('approval: a command that needs approval waits for the user; rejected, the model is told and carries on', async () => {
     const script: ScriptedTurn[] = [
       { content: 'Looking around.', toolCalls: [{ name: 'read_file', arguments: { path: 'package.json' } }] },
-      { content: 'Cleaning the build folder first.', toolCalls: [{ name: 'run_command', arguments: { command: 'rm -rf build' } }] },
+      {
+        content: 'Cleaning the build folder first.',
+        toolCalls: [{ name: 'run_command', arguments: { command: 'rm -rf build' } }],
+      },
       { content: 'Understood, I will leave it.', toolCalls: [{ name: 'list_files', arguments: { path: '.' } }] },
       { content: 'Nothing more to do here.' },
     ];
@@ -214,10 +270,13 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       assert.match(await chat.locator('.card', { hasText: 'rm -rf build' }).innerText(), /denied/);
       // What the model was told, as the server received it.
       const told = server.requests
-        .flatMap((r) => ((r.body as { messages?: { role: string; content?: unknown }[] } | null)?.messages ?? []))
+        .flatMap((r) => (r.body as { messages?: { role: string; content?: unknown }[] } | null)?.messages ?? [])
         .filter((m) => m.role === 'tool')
         .map((m) => String(m.content));
-      assert.ok(told.some((t) => /rejected this call/.test(t)), told.join('\n'));
+      assert.ok(
+        told.some((t) => /rejected this call/.test(t)),
+        told.join('\n'),
+      );
       await wb.screenshot('3-approval-rejected');
     } finally {
       await wb.close();
@@ -228,7 +287,9 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
   test('a small window: the chat shows the context in use and each compaction; the run completes and its trajectory says so', async () => {
     // A model served with an 8k window that reads a 60 KB log again and again before fixing the bug.
     const plan: ScriptedTurn[] = [
-      ...Array.from({ length: 6 }, () => ({ toolCalls: [{ name: 'read_file', arguments: { path: 'logs/build.log' } }] })),
+      ...Array.from({ length: 6 }, () => ({
+        toolCalls: [{ name: 'read_file', arguments: { path: 'logs/build.log' } }],
+      })),
       { toolCalls: [{ name: 'read_file', arguments: { path: 'src/sum.js' } }] },
       { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'edit' } }] },
       { toolCalls: [{ name: 'edit_file', arguments: { path: 'src/sum.js', search: 'a - b', replace: 'a + b' } }] },
@@ -244,13 +305,22 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       script: [],
       respond: (body) =>
         textOf(body.messages?.[0]?.content).startsWith('You write the working notes')
-          ? { content: '## Task\n- make npm test pass\n## Plan\n- fix src/sum.js\n## What was tried\n- read the build log\n## Files changed\n- none\n## Current stage\n- explore\n## What failed\n- nothing' }
+          ? {
+              content:
+                '## Task\n- make npm test pass\n## Plan\n- fix src/sum.js\n## What was tried\n- read the build log\n## Files changed\n- none\n## Current stage\n- explore\n## What failed\n- nothing',
+            }
           : plan[Math.min(step++, plan.length - 1)]!,
     });
     const endpoint = await server.start();
     const ws = suite.workspace('small-window', settingsFor(endpoint));
     mkdirSync(join(ws, 'logs'));
-    writeFileSync(join(ws, 'logs', 'build.log'), Array.from({ length: 900 }, (_, i) => `[build ${i}] compiling module_${i % 97}.ts ok (${(i * 7) % 1000} ms)`).join('\n'));
+    writeFileSync(
+      join(ws, 'logs', 'build.log'),
+      Array.from(
+        { length: 900 },
+        (_, i) => `[build ${i}] compiling module_${i % 97}.ts ok (${(i * 7) % 1000} ms)`,
+      ).join('\n'),
+    );
     const wb = await suite.open(ws);
     try {
       const chat = await wb.openChat();
@@ -260,12 +330,21 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       await chat.locator('.end').waitFor({ timeout: 120_000 });
       assert.match(await chat.locator('.end').innerText(), /Run ended: submitted[\s\S]*outcome 1/);
       assert.ok((await chat.locator('.compaction').count()) >= 1, 'the chat says when the conversation was compacted');
-      assert.match(await chat.locator('.compaction').first().innerText(), /Context compacted to fit the model's 8,192-token window/);
+      assert.match(
+        await chat.locator('.compaction').first().innerText(),
+        /Context compacted to fit the model's 8,192-token window/,
+      );
       assert.match(await chat.locator('#context').innerText(), /^\d+(\.\d)?k \/ 8k$/);
       await wb.screenshot('6-small-window');
       const runs = join(ws, '.lar', 'runs');
-      const lines = readFileSync(join(runs, readdirSync(runs)[0]!), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string });
-      assert.ok(lines.some((l) => l.type === 'compaction'), 'the compactions are in the trajectory');
+      const lines = readFileSync(join(runs, readdirSync(runs)[0]!), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string });
+      assert.ok(
+        lines.some((l) => l.type === 'compaction'),
+        'the compactions are in the trajectory',
+      );
     } finally {
       await wb.close();
       await server.stop();
@@ -352,7 +431,11 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       const top = await chat.locator('#log').evaluate((el) => el.scrollTop);
       await live.locator('.live-output', { hasText: 'tick 5' }).waitFor({ timeout: 30_000 });
       // Its clock runs: five ticks a second apart are at least 4 s.
-      await eventually('the live card clock', async () => (/^([4-9]|\d\d+) s$/.test(await live.locator('.clock').innerText()) ? true : undefined), 10_000);
+      await eventually(
+        'the live card clock',
+        async () => (/^([4-9]|\d\d+) s$/.test(await live.locator('.clock').innerText()) ? true : undefined),
+        10_000,
+      );
       const after = await chat.locator('#log').evaluate((el) => el.scrollTop);
       assert.ok(Math.abs(after - top) < 5, `the log stayed at ${top}, not pulled to ${after}`);
       await chat.locator('#jump').waitFor({ timeout: 5_000 });
@@ -362,10 +445,18 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       assert.equal(await live.count(), 0);
       assert.match(await chat.locator('.card', { hasText: 'run_command' }).innerText(), /\d+\.\d s/);
       assert.match(await chat.locator('#counters').innerText(), /^1 step · [\d.]+k? tokens · \d+ s$/);
-      const asked = server.requests.filter((q) => q.path === '/v1/chat/completions').map((q) => q.body as { messages?: { role: string; content?: unknown }[] });
+      const asked = server.requests
+        .filter((q) => q.path === '/v1/chat/completions')
+        .map((q) => q.body as { messages?: { role: string; content?: unknown }[] });
       const followUp = asked[2]!.messages!.map((m) => textOf(m.content));
-      assert.ok(followUp.some((c) => c === 'What does src/sum.js do?'), 'the first question is in the follow-up request');
-      assert.ok(followUp.some((c) => c.includes('It **subtracts** instead of adding')), 'so is the answer');
+      assert.ok(
+        followUp.some((c) => c === 'What does src/sum.js do?'),
+        'the first question is in the follow-up request',
+      );
+      assert.ok(
+        followUp.some((c) => c.includes('It **subtracts** instead of adding')),
+        'so is the answer',
+      );
       await wb.screenshot('7-chat-follow-up');
       assert.deepEqual(wb.pageErrors, []);
     } finally {
@@ -391,14 +482,24 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       await chat.locator('.card', { hasText: 'read_file' }).waitFor({ timeout: 60_000 });
       await wb.reload();
       const runs = join(ws, '.lar', 'runs');
-      const file = await eventually('the run file ended', () => {
-        const f = readdirSync(runs).find((n) => n.endsWith('.lar.jsonl'));
-        if (!f) return undefined;
-        const last = readFileSync(join(runs, f), 'utf8').trimEnd().split('\n').at(-1)!;
-        return /"type":"end"/.test(last) ? f : undefined;
-      }, 60_000);
-      const lines = readFileSync(join(runs, file), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as { type: string; tool?: string; reason?: string; detail?: string });
-      assert.deepEqual(lines.map((l) => l.type), ['header', 'message', 'message', 'tool_call', 'end']);
+      const file = await eventually(
+        'the run file ended',
+        () => {
+          const f = readdirSync(runs).find((n) => n.endsWith('.lar.jsonl'));
+          if (!f) return undefined;
+          const last = readFileSync(join(runs, f), 'utf8').trimEnd().split('\n').at(-1)!;
+          return /"type":"end"/.test(last) ? f : undefined;
+        },
+        60_000,
+      );
+      const lines = readFileSync(join(runs, file), 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; tool?: string; reason?: string; detail?: string });
+      assert.deepEqual(
+        lines.map((l) => l.type),
+        ['header', 'message', 'message', 'tool_call', 'end'],
+      );
       assert.equal(lines.at(-1)!.reason, 'interrupted');
       assert.match(lines.at(-1)!.detail ?? '', /reloaded during the run/);
       const chat2 = await wb.openChat();
@@ -412,14 +513,34 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       await notice.locator('button', { hasText: 'Resume' }).click();
       await chat2.locator('.answered').waitFor({ timeout: 60_000 });
       assert.match(await chat2.locator('.msg.assistant').last().innerText(), /Resumed: I had read src\/sum\.js/);
-      const resumed = (server.requests.filter((q) => q.path === '/v1/chat/completions').at(-1)!.body as { messages: { role: string; content?: unknown }[] }).messages;
-      const call = resumed.find((m) => m.role === 'assistant' && /Reading first\./.test(String(m.content))) as { tool_calls?: { id: string; function: { name: string } }[] } | undefined;
-      assert.equal(call?.tool_calls?.[0]?.function.name, 'read_file', 'the resumed run has the earlier answer and its call');
-      assert.ok(resumed.some((m) => m.role === 'tool' && (m as { tool_call_id?: string }).tool_call_id === call.tool_calls![0]!.id), 'and a result for that call');
+      const resumed = (
+        server.requests.filter((q) => q.path === '/v1/chat/completions').at(-1)!.body as {
+          messages: { role: string; content?: unknown }[];
+        }
+      ).messages;
+      const call = resumed.find((m) => m.role === 'assistant' && /Reading first\./.test(String(m.content))) as
+        { tool_calls?: { id: string; function: { name: string } }[] } | undefined;
+      assert.equal(
+        call?.tool_calls?.[0]?.function.name,
+        'read_file',
+        'the resumed run has the earlier answer and its call',
+      );
+      assert.ok(
+        resumed.some(
+          (m) => m.role === 'tool' && (m as { tool_call_id?: string }).tool_call_id === call.tool_calls![0]!.id,
+        ),
+        'and a result for that call',
+      );
       assert.match(String(resumed.at(-1)!.content), /interrupted\. Continue the task from where you stopped/);
-      const second = readdirSync(runs).filter((n) => n.endsWith('.lar.jsonl')).sort().at(-1)!;
+      const second = readdirSync(runs)
+        .filter((n) => n.endsWith('.lar.jsonl'))
+        .sort()
+        .at(-1)!;
       assert.notEqual(second, file, 'Resume is a new run');
-      assert.deepEqual((JSON.parse(readFileSync(join(runs, second), 'utf8').split('\n')[0]!) as { thread?: unknown }).thread, { id: file.replace(/\.lar\.jsonl$/, ''), turn: 2, previous: file });
+      assert.deepEqual(
+        (JSON.parse(readFileSync(join(runs, second), 'utf8').split('\n')[0]!) as { thread?: unknown }).thread,
+        { id: file.replace(/\.lar\.jsonl$/, ''), turn: 2, previous: file },
+      );
       await wb.screenshot('6-reload-resumed');
       await chat2.locator('#show-history').click();
       const row = chat2.locator('#history button.run-row').first();
@@ -464,10 +585,15 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       await chat.locator('.end').first().waitFor({ timeout: 120_000 });
       assert.match(await chat.locator('.end').first().innerText(), /Run ended: submitted[\s\S]*outcome 0/);
       const status = wb.page.locator('.statusbar-item', { hasText: /lar builtin · R / }).first();
-      await eventually('the failed run in the status bar', async () => (/R \d(\.\d+)? \(outcome failed\)/.test(await status.innerText()) ? true : undefined));
+      await eventually('the failed run in the status bar', async () =>
+        /R \d(\.\d+)? \(outcome failed\)/.test(await status.innerText()) ? true : undefined,
+      );
       await wb.screenshot('9-status-failed');
       const problemsAfterFailure = await wb.problems();
-      assert.ok(problemsAfterFailure.some((r) => /outcome/.test(r)), problemsAfterFailure.join('\n'));
+      assert.ok(
+        problemsAfterFailure.some((r) => /outcome/.test(r)),
+        problemsAfterFailure.join('\n'),
+      );
 
       await wb.send(chat, 'That still fails: fix it.');
       await chat.locator('.end').nth(1).waitFor({ timeout: 120_000 });
@@ -499,7 +625,10 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       script: [
         call('read_file', { path: 'src/sum.js' }),
         call('enter_stage', { stage: 'edit' }),
-        { content: 'Multiplying.', toolCalls: [{ name: 'edit_file', arguments: { path: 'src/sum.js', search: 'a - b', replace: 'a * b' } }] },
+        {
+          content: 'Multiplying.',
+          toolCalls: [{ name: 'edit_file', arguments: { path: 'src/sum.js', search: 'a - b', replace: 'a * b' } }],
+        },
         { content: 'Edited.' },
         { content: 'Addition then.' },
       ],
@@ -519,7 +648,11 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       await dialog.getByRole('button', { name: 'Restore' }).click();
       await chat.locator('.restored-note', { hasText: 'Branched from before step 3' }).waitFor({ timeout: 30_000 });
       assert.match(readFileSync(join(ws, 'src', 'sum.js'), 'utf8'), /a - b/, 'the workspace is back before the edit');
-      assert.equal(await chat.locator('.card', { hasText: 'edit_file' }).count(), 0, 'the chat shows the run only up to the branch');
+      assert.equal(
+        await chat.locator('.card', { hasText: 'edit_file' }).count(),
+        0,
+        'the chat shows the run only up to the branch',
+      );
       await wb.screenshot('10-branched');
       // A reload before the next message: the branch comes back.
       await wb.reload();
@@ -528,12 +661,23 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       await wb.send(chat, 'Try addition instead.');
       await chat.locator('.answered').last().waitFor({ timeout: 60_000 });
       assert.match(await chat.locator('.msg.assistant').last().innerText(), /Addition then\./);
-      const sent = (server.requests.filter((q) => q.path === '/v1/chat/completions').at(-1)!.body as { messages: { role: string; content?: unknown; tool_calls?: { function: { name: string } }[] }[] }).messages;
+      const sent = (
+        server.requests.filter((q) => q.path === '/v1/chat/completions').at(-1)!.body as {
+          messages: { role: string; content?: unknown; tool_calls?: { function: { name: string } }[] }[];
+        }
+      ).messages;
       const called = sent.flatMap((m) => m.tool_calls?.map((c) => c.function.name) ?? []);
       assert.deepEqual(called, ['read_file', 'enter_stage'], 'the model goes on from before the edit');
-      assert.match(String(sent.at(-1)!.content), /^Try addition instead\.\n\n\[Lean4 Agentic: before this message the user restored the workspace to how it was before step 3/);
-      const runs = readdirSync(join(ws, '.lar', 'runs')).filter((f) => f.endsWith('.lar.jsonl')).sort();
-      const header = JSON.parse(readFileSync(join(ws, '.lar', 'runs', runs.at(-1)!), 'utf8').split('\n')[0]!) as { thread?: { previous?: string; step?: number } };
+      assert.match(
+        String(sent.at(-1)!.content),
+        /^Try addition instead\.\n\n\[Lean4 Agentic: before this message the user restored the workspace to how it was before step 3/,
+      );
+      const runs = readdirSync(join(ws, '.lar', 'runs'))
+        .filter((f) => f.endsWith('.lar.jsonl'))
+        .sort();
+      const header = JSON.parse(readFileSync(join(ws, '.lar', 'runs', runs.at(-1)!), 'utf8').split('\n')[0]!) as {
+        thread?: { previous?: string; step?: number };
+      };
       assert.deepEqual([header.thread?.previous, header.thread?.step], [runs[0], 3]);
       await wb.screenshot('10-branch-continued');
     } finally {
@@ -543,18 +687,32 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
   });
 
   test('a recorded trajectory shows diagnostics, code lenses and gutter icons without any model', async () => {
-    const ws = suite.workspace('recorded', { 'lean4Agentic.endpoint': 'http://127.0.0.1:9/v1' }, join(REPO_ROOT, 'test-fixtures', 'trajectories'));
+    const ws = suite.workspace(
+      'recorded',
+      { 'lean4Agentic.endpoint': 'http://127.0.0.1:9/v1' },
+      join(REPO_ROOT, 'test-fixtures', 'trajectories'),
+    );
     const file = readdirSync(ws).find((f) => f.endsWith('.lar.jsonl'))!;
     const wb = await suite.open(ws);
     try {
       await wb.openFile(file, file);
       const editor = wb.editor(file);
-      await eventually('gutter icons', async () => ((await editor.locator('.glyph-margin-widgets .cgmr').count()) > 0 ? true : undefined));
-      await eventually('code lenses', async () => ((await editor.locator('.codelens-decoration').count()) > 0 ? true : undefined));
+      await eventually('gutter icons', async () =>
+        (await editor.locator('.glyph-margin-widgets .cgmr').count()) > 0 ? true : undefined,
+      );
+      await eventually('code lenses', async () =>
+        (await editor.locator('.codelens-decoration').count()) > 0 ? true : undefined,
+      );
       const lenses = await editor.locator('.codelens-decoration').allInnerTexts();
-      assert.ok(lenses.some((l) => /explore/.test(l)), lenses.join(' | '));
+      assert.ok(
+        lenses.some((l) => /explore/.test(l)),
+        lenses.join(' | '),
+      );
       const problems = await wb.problems();
-      assert.ok(problems.some((r) => /tool\.|stage\.|outcome|return/.test(r)), problems.join('\n'));
+      assert.ok(
+        problems.some((r) => /tool\.|stage\.|outcome|return/.test(r)),
+        problems.join('\n'),
+      );
       await wb.screenshot('4-recorded-trajectory');
     } finally {
       await wb.close();
@@ -568,7 +726,10 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       const chat = await wb.openChat();
       const conn = chat.locator('#connection.conn.failed');
       await conn.waitFor({ timeout: 30_000 });
-      assert.match(await conn.innerText(), /Not connected to http:\/\/127\.0\.0\.1:9\/v1: .*(cannot reach|refused|unreachable)/i);
+      assert.match(
+        await conn.innerText(),
+        /Not connected to http:\/\/127\.0\.0\.1:9\/v1: .*(cannot reach|refused|unreachable)/i,
+      );
       // The value in force comes from the workspace's settings, and the chat says so (the fix must be made there).
       assert.match(await conn.innerText(), /endpoint from Workspace settings/);
       await wb.send(chat, 'Make npm test pass.');
@@ -578,7 +739,11 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       assert.equal(await chat.locator('#run').isDisabled(), false, 'the chat is ready for another try');
       assert.equal(await chat.locator('#log .error').count(), 1, 'said once');
       const runsDir = join(ws, '.lar', 'runs');
-      assert.deepEqual(existsSync(runsDir) ? readdirSync(runsDir) : [], [], 'a run that never reached the model leaves no empty trajectory');
+      assert.deepEqual(
+        existsSync(runsDir) ? readdirSync(runsDir) : [],
+        [],
+        'a run that never reached the model leaves no empty trajectory',
+      );
       await wb.screenshot('5-endpoint-down');
       await error.getByRole('button', { name: 'Open Endpoint Setting' }).click();
       await wb.page.locator('.settings-editor').waitFor({ timeout: 30_000 });
@@ -588,8 +753,12 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
         async () => {
           settingsText = await wb.page.locator('.settings-editor').innerText();
           // The tab whose value wins: its input holds the workspace's endpoint, not the user's default.
-          const values = await wb.page.locator('.settings-editor input').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value));
-          return /Lean4 Agentic: Endpoint/.test(settingsText) && values.some((v) => v.includes('127.0.0.1:9/v1')) ? true : undefined;
+          const values = await wb.page
+            .locator('.settings-editor input')
+            .evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value));
+          return /Lean4 Agentic: Endpoint/.test(settingsText) && values.some((v) => v.includes('127.0.0.1:9/v1'))
+            ? true
+            : undefined;
         },
         30_000,
         () => `the settings editor shows: ${JSON.stringify(settingsText.slice(0, 800))}`,

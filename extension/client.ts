@@ -97,10 +97,12 @@ export class LarClient implements vscode.Disposable {
       if (e.newState === State.Running) {
         this.starts++;
         this.setState(true);
-      }
-      else if (e.newState === State.Stopped && this.client === client) this.setState(false, this.problem ?? 'the language server stopped');
+      } else if (e.newState === State.Stopped && this.client === client)
+        this.setState(false, this.problem ?? 'the language server stopped');
     });
-    this.output.info(`starting the language server ${module} (backend ${init.backend}${init.leanPath ? `, leanPath ${init.leanPath}` : ''})`);
+    this.output.info(
+      `starting the language server ${module} (backend ${init.backend}${init.leanPath ? `, leanPath ${init.leanPath}` : ''})`,
+    );
     try {
       this.problem = undefined;
       await client.start();
@@ -140,19 +142,22 @@ export class LarClient implements vscode.Disposable {
   private receiveRewards(raw: unknown): void {
     const parsed = RewardsParams.safeParse(raw);
     if (!parsed.success) {
-      const uri = typeof raw === 'object' && raw !== null && 'uri' in raw ? ` for ${String((raw).uri)}` : '';
+      const uri = typeof raw === 'object' && raw !== null && 'uri' in raw ? ` for ${String(raw.uri)}` : '';
       this.output.warn(`ignored a malformed ${RewardsMethod} notification${uri}:\n${z.prettifyError(parsed.error)}`);
       return;
     }
     try {
       this.events.onRewards(parsed.data);
     } catch (err) {
-      this.output.error(`drawing ${RewardsMethod} for ${parsed.data.uri}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      this.output.error(
+        `drawing ${RewardsMethod} for ${parsed.data.uri}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+      );
     }
   }
 
   private requireClient(): LanguageClient {
-    if (!this.client || this.client.state !== State.Running) throw new Error(this.problem ?? 'the Lean4 Agentic language server is not running');
+    if (!this.client || this.client.state !== State.Running)
+      throw new Error(this.problem ?? 'the Lean4 Agentic language server is not running');
     return this.client;
   }
 

@@ -47,7 +47,9 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       }
       const doc = await vscode.workspace.openTextDocument(uri);
       if (doc.languageId !== TRAJECTORY_LANGUAGE) {
-        void vscode.window.showInformationMessage(`Lean4 Agentic: ${vscode.workspace.asRelativePath(uri)} is not a trajectory (*.lar.jsonl).`);
+        void vscode.window.showInformationMessage(
+          `Lean4 Agentic: ${vscode.workspace.asRelativePath(uri)} is not a trajectory (*.lar.jsonl).`,
+        );
         return;
       }
       try {
@@ -63,19 +65,26 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
           );
         }
       } catch (err) {
-        void vscode.window.showErrorMessage(`Lean4 Agentic: could not verify ${vscode.workspace.asRelativePath(uri)}: ${message(err)}`);
+        void vscode.window.showErrorMessage(
+          `Lean4 Agentic: could not verify ${vscode.workspace.asRelativePath(uri)}: ${message(err)}`,
+        );
       }
     }),
     vscode.commands.registerCommand(COMMANDS.openCurrentRun, async () => {
       const run = runs.current();
       if (!run) {
-        void vscode.window.showInformationMessage('Lean4 Agentic: no run yet. Open a trajectory (*.lar.jsonl) or start the agent.');
+        void vscode.window.showInformationMessage(
+          'Lean4 Agentic: no run yet. Open a trajectory (*.lar.jsonl) or start the agent.',
+        );
         return;
       }
       const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(run.uri));
       // The last line with a reward: where a live run is now.
       const last = run.lines.reduce((max, l) => Math.max(max, l.line), 0);
-      await vscode.window.showTextDocument(doc, { preview: false, selection: doc.lineAt(Math.min(last, doc.lineCount - 1)).range });
+      await vscode.window.showTextDocument(doc, {
+        preview: false,
+        selection: doc.lineAt(Math.min(last, doc.lineCount - 1)).range,
+      });
     }),
     vscode.commands.registerCommand(COMMANDS.chooseBackend, async () => {
       const current = readConfig().backend;
@@ -92,7 +101,9 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       // The configuration listener restarts the server with the new setting.
       await writeBackend(picked.choice);
       if (!vscode.workspace.isTrusted && picked.choice !== 'builtin') {
-        void vscode.window.showWarningMessage('Lean4 Agentic: this workspace is in Restricted Mode, so the builtin backend stays in use until you trust it.');
+        void vscode.window.showWarningMessage(
+          'Lean4 Agentic: this workspace is in Restricted Mode, so the builtin backend stays in use until you trust it.',
+        );
       }
     }),
     vscode.commands.registerCommand(COMMANDS.restartServer, () => client.restart()),

@@ -49,12 +49,18 @@ export function initializationOptions(config: Config, trusted: boolean): ServerO
   // the server leaves those schema errors to it instead of reporting them twice.
   const common = { workflowSchemaByClient: true, problems: config.problems };
   if (!trusted) return { ...common, backend: 'builtin' };
-  return config.leanPath ? { ...common, leanPath: config.leanPath, backend: config.backend } : { ...common, backend: config.backend };
+  return config.leanPath
+    ? { ...common, leanPath: config.leanPath, backend: config.backend }
+    : { ...common, backend: config.backend };
 }
 
 /** Settings that only take effect when the server restarts. */
 export function affectsServer(e: vscode.ConfigurationChangeEvent): boolean {
-  return e.affectsConfiguration(`${SECTION}.backend`) || e.affectsConfiguration(`${SECTION}.leanPath`) || e.affectsConfiguration(`${SECTION}.problems`);
+  return (
+    e.affectsConfiguration(`${SECTION}.backend`) ||
+    e.affectsConfiguration(`${SECTION}.leanPath`) ||
+    e.affectsConfiguration(`${SECTION}.problems`)
+  );
 }
 
 export function affectsGutter(e: vscode.ConfigurationChangeEvent): boolean {
@@ -104,7 +110,9 @@ export interface AgentConfig {
 export const API_KEY_SECRET = 'lean4Agentic.apiKey';
 
 function stringList(v: unknown, fallback: string[]): string[] {
-  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x.trim() !== '').slice(0, 20) : fallback;
+  return Array.isArray(v)
+    ? v.filter((x): x is string => typeof x === 'string' && x.trim() !== '').slice(0, 20)
+    : fallback;
 }
 
 /** The context length setting: 0 (ask the server), else at least 1024 tokens (less cannot hold a run; lar run refuses it). */
@@ -140,7 +148,8 @@ export function readAgentConfig(): AgentConfig {
   return {
     endpoint: trustedEndpoint(c),
     model: c.get<string>('model', '').trim(),
-    temperature: typeof temperature === 'number' && Number.isFinite(temperature) ? Math.min(Math.max(temperature, 0), 2) : 0.2,
+    temperature:
+      typeof temperature === 'number' && Number.isFinite(temperature) ? Math.min(Math.max(temperature, 0), 2) : 0.2,
     maxTokens: Math.round(positive(c.get<number>('maxTokens'), 4096)),
     requestTimeoutMs: Math.max(1000, positive(c.get<number>('requestTimeoutMs'), 60_000)),
     toolCallFormat: toolFormatSetting(c.get<string>('toolCallFormat')),

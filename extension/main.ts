@@ -23,7 +23,13 @@ import { RunRegistry } from './trajectory/runs';
 import { StatusBar } from './trajectory/status-bar';
 
 /** The arguments of the restore command (from a code lens of the language server). */
-const RestoreArgs = z.object({ commit: CheckpointId, step: z.number().int().positive().optional(), run: z.string().regex(RUN_FILE).optional() }).strict();
+const RestoreArgs = z
+  .object({
+    commit: CheckpointId,
+    step: z.number().int().positive().optional(),
+    run: z.string().regex(RUN_FILE).optional(),
+  })
+  .strict();
 
 let client: LarClient | undefined;
 
@@ -31,7 +37,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ clie
   const output = vscode.window.createOutputChannel('Lean4 Agentic', { log: true });
   let config = readConfig();
   const runs = new RunRegistry();
-  const gutter = new TrajectoryGutter(context, { enabled: () => config.gutterEnabled, debounceMs: () => config.debounceMs });
+  const gutter = new TrajectoryGutter(context, {
+    enabled: () => config.gutterEnabled,
+    debounceMs: () => config.debounceMs,
+  });
   const editedFiles = new EditedFiles(context, () => config.editedFilesEnabled, output);
   const status = new StatusBar(runs);
 
@@ -41,7 +50,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ clie
       const whole = runs.update(params);
       status.refresh();
       gutter.update(whole);
-      editedFiles.update(whole).catch((err: unknown) => output.error(`edited-file hints for ${params.uri}: ${String(err)}`));
+      editedFiles
+        .update(whole)
+        .catch((err: unknown) => output.error(`edited-file hints for ${params.uri}: ${String(err)}`));
     },
     onBackend(label) {
       status.setBackend(label);
@@ -74,7 +85,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ clie
     agent,
     chat,
     registerChangeDocuments(agent.changes),
-    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat, { webviewOptions: { retainContextWhenHidden: true } }),
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat, {
+      webviewOptions: { retainContextWhenHidden: true },
+    }),
     vscode.commands.registerCommand(COMMANDS.stopAgent, () => agent.stop()),
     vscode.commands.registerCommand(COMMANDS.focusChat, () => chat.focusInput()),
     // From a trajectory's "Restore to before step N" lens: only a checkpoint id, a step and a run file name get through.
@@ -82,17 +95,24 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ clie
       const a = RestoreArgs.safeParse(arg);
       if (!a.success) return void vscode.window.showErrorMessage('Lean4 Agentic: that is not a checkpoint to restore.');
       await chat.reveal();
-      await agent.restoreCheckpoint(a.data.commit, { ...(a.data.step ? { step: a.data.step } : {}), ...(a.data.run ? { run: a.data.run } : {}) });
+      await agent.restoreCheckpoint(a.data.commit, {
+        ...(a.data.step ? { step: a.data.step } : {}),
+        ...(a.data.run ? { run: a.data.run } : {}),
+      });
     }),
     vscode.commands.registerCommand(COMMANDS.branchFromCheckpoint, async (arg: unknown) => {
       const a = RestoreArgs.safeParse(arg);
-      if (!a.success || !a.data.step || !a.data.run) return void vscode.window.showErrorMessage('Lean4 Agentic: that is not a step to branch from.');
+      if (!a.success || !a.data.step || !a.data.run)
+        return void vscode.window.showErrorMessage('Lean4 Agentic: that is not a step to branch from.');
       await chat.reveal();
       await agent.branchFrom(a.data.commit, a.data.step, a.data.run);
     }),
     // A recorded run shipped with the extension: the gutter, diagnostics and lenses without any model.
     vscode.commands.registerCommand(COMMANDS.openSample, () =>
-      vscode.window.showTextDocument(vscode.Uri.file(context.asAbsolutePath('test-fixtures/trajectories/fix-failing-test.lar.jsonl')), { preview: false }),
+      vscode.window.showTextDocument(
+        vscode.Uri.file(context.asAbsolutePath('test-fixtures/trajectories/fix-failing-test.lar.jsonl')),
+        { preview: false },
+      ),
     ),
     vscode.workspace.onDidChangeConfiguration((e) => {
       config = readConfig();

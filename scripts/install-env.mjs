@@ -45,7 +45,15 @@ export const OUTER_NPM_SETTINGS = new Set([
 ]);
 
 /** Variables an outer npm (or a test runner) sets for the process it starts, besides `npm_config_*`. */
-const OUTER_VARIABLES = new Set(['INIT_CWD', 'NODE', 'COLOR', 'NODE_TEST_CONTEXT', 'NODE_CHANNEL_FD', 'NODE_UNIQUE_ID', '_']);
+const OUTER_VARIABLES = new Set([
+  'INIT_CWD',
+  'NODE',
+  'COLOR',
+  'NODE_TEST_CONTEXT',
+  'NODE_CHANNEL_FD',
+  'NODE_UNIQUE_ID',
+  '_',
+]);
 
 /** Whether an environment variable is one the outer npm set for its script, not the user's. */
 export function fromOuterNpm(name) {

@@ -18,7 +18,11 @@ for (const [pkg, lock] of [
   const dir = mkdtempSync(join(tmpdir(), 'lar-lock-'));
   try {
     writeFileSync(join(dir, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
-    const r = spawnSync('npm', ['install', '--package-lock-only', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'inherit', env: installEnv(process.env) });
+    const r = spawnSync('npm', ['install', '--package-lock-only', '--ignore-scripts', '--no-audit', '--no-fund'], {
+      cwd: dir,
+      stdio: 'inherit',
+      env: installEnv(process.env),
+    });
     if (r.status !== 0) throw new Error(`npm install --package-lock-only exited with ${r.status ?? r.signal}`);
     copyFileSync(join(dir, 'package-lock.json'), fileURLToPath(lock));
     process.stdout.write(`wrote ${fileURLToPath(lock)}\n`);

@@ -42,7 +42,9 @@ function installed(pkg) {
 
 function debianPackages() {
   if (spawnSync('dpkg-query', ['--version']).status !== 0) {
-    log(`not a Debian-like system: install these yourself if missing: ${DEBIAN_PACKAGES.join(', ')} (Chromium as /usr/bin/chromium or set LAR_CHROMIUM)`);
+    log(
+      `not a Debian-like system: install these yourself if missing: ${DEBIAN_PACKAGES.join(', ')} (Chromium as /usr/bin/chromium or set LAR_CHROMIUM)`,
+    );
     return;
   }
   const missing = DEBIAN_PACKAGES.filter((p) => !installed(p));
@@ -53,11 +55,14 @@ function debianPackages() {
   const root = process.getuid?.() === 0;
   const sudo = root ? [] : ['sudo', '-n'];
   if (!root && spawnSync('sudo', ['-n', 'true']).status !== 0) {
-    throw new Error(`these Debian packages are missing and sudo needs a password: ${missing.join(' ')}\n  run: sudo apt-get update && sudo apt-get install -y ${missing.join(' ')}\n  then run this again`);
+    throw new Error(
+      `these Debian packages are missing and sudo needs a password: ${missing.join(' ')}\n  run: sudo apt-get update && sudo apt-get install -y ${missing.join(' ')}\n  then run this again`,
+    );
   }
   log(`installing Debian packages: ${missing.join(' ')}`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const apt = (args) => (sudo.length ? run(sudo[0], [...sudo.slice(1), 'apt-get', ...args], { env }) : run('apt-get', args, { env }));
+  const apt = (args) =>
+    sudo.length ? run(sudo[0], [...sudo.slice(1), 'apt-get', ...args], { env }) : run('apt-get', args, { env });
   apt(['update', '-qq']);
   apt(['install', '-y', '-qq', '--no-install-recommends', ...missing]);
 }

@@ -9,7 +9,11 @@ import type { LineEntry, TrajectoryModel } from './trajectory-model';
 /** `lar (builtin)` or `lar (lean)`: every diagnostic says which backend decided. */
 export type DiagnosticSource = `lar (${'builtin' | 'lean'})`;
 
-const SEVERITY = { error: DiagnosticSeverity.Error, warning: DiagnosticSeverity.Warning, info: DiagnosticSeverity.Information } as const;
+const SEVERITY = {
+  error: DiagnosticSeverity.Error,
+  warning: DiagnosticSeverity.Warning,
+  info: DiagnosticSeverity.Information,
+} as const;
 
 /** The range of the JSON value at `path` on line `line` (0-based), or the whole line. */
 export function rangeOf(text: string, line: number, path: JsonPath | undefined): Range {
@@ -21,9 +25,20 @@ export function rangeOf(text: string, line: number, path: JsonPath | undefined):
   return { start: { line, character: span.start }, end: { line, character: span.end } };
 }
 
-
-function verdictDiagnostic(entry: LineEntry, line: number, v: Verdict, source: DiagnosticSource, fallback: JsonPath): Diagnostic {
-  const d = Diagnostic.create(rangeOf(entry.text, line, v.path ?? fallback), v.reason, SEVERITY[CHECKS[v.check].severity], v.check, source);
+function verdictDiagnostic(
+  entry: LineEntry,
+  line: number,
+  v: Verdict,
+  source: DiagnosticSource,
+  fallback: JsonPath,
+): Diagnostic {
+  const d = Diagnostic.create(
+    rangeOf(entry.text, line, v.path ?? fallback),
+    v.reason,
+    SEVERITY[CHECKS[v.check].severity],
+    v.check,
+    source,
+  );
   return d;
 }
 
@@ -41,7 +56,13 @@ export function lineDiagnostics(entry: LineEntry, line: number, source: Diagnost
     const e = p.error;
     return [
       Diagnostic.create(
-        { start: { line, character: e.column - 1 }, end: { line, character: Math.min(Math.max(e.endColumn - 1, e.column), Math.max(entry.text.length, e.column)) } },
+        {
+          start: { line, character: e.column - 1 },
+          end: {
+            line,
+            character: Math.min(Math.max(e.endColumn - 1, e.column), Math.max(entry.text.length, e.column)),
+          },
+        },
         e.message,
         DiagnosticSeverity.Error,
         'trajectory.malformed',
@@ -56,13 +77,24 @@ export function lineDiagnostics(entry: LineEntry, line: number, source: Diagnost
   // blocked, already listed (the reward is the same either way; the Problems panel lists it once).
   const status = p.kind === 'event' && p.event.type === 'tool_call' ? p.event.status : undefined;
   const notRun = status === 'blocked' || status === 'denied';
-  for (const v of r.verdicts) if (!v.ok && !(notRun && v.check === 'tool.succeeded')) out.push(verdictDiagnostic(entry, line, v, source, ['tool']));
+  for (const v of r.verdicts)
+    if (!v.ok && !(notRun && v.check === 'tool.succeeded'))
+      out.push(verdictDiagnostic(entry, line, v, source, ['tool']));
   const visit = r.stageVisit;
   if (visit) {
     for (const v of visit.verdicts) if (!v.ok) out.push(verdictDiagnostic(entry, line, v, source, STAGE_PATH));
     // A visit that scored +1 needs no entry in the Problems panel: its code lens
     // and hover say so. One that did not gets its summary next to the reasons.
-    if (visit.reward < 1) out.push(Diagnostic.create(rangeOf(entry.text, line, STAGE_PATH), visitLabel(visit), DiagnosticSeverity.Information, 'stage.summary', source));
+    if (visit.reward < 1)
+      out.push(
+        Diagnostic.create(
+          rangeOf(entry.text, line, STAGE_PATH),
+          visitLabel(visit),
+          DiagnosticSeverity.Information,
+          'stage.summary',
+          source,
+        ),
+      );
   }
   return out;
 }
@@ -80,7 +112,16 @@ export function runDiagnostics(model: TrajectoryModel, source: DiagnosticSource)
   if (headerLine < 0) headerLine = 0;
   const headerText = lines[headerLine]?.text ?? '';
   for (const p of ctx.workflowProblems) out.push(workflowProblemOnHeader(p, headerText, headerLine, source));
-  if (ctx.fatal) out.push(Diagnostic.create(rangeOf(headerText, headerLine, ['workflow']), `cannot verify: ${ctx.fatal}`, DiagnosticSeverity.Error, 'trajectory.workflow', source));
+  if (ctx.fatal)
+    out.push(
+      Diagnostic.create(
+        rangeOf(headerText, headerLine, ['workflow']),
+        `cannot verify: ${ctx.fatal}`,
+        DiagnosticSeverity.Error,
+        'trajectory.workflow',
+        source,
+      ),
+    );
   const summary = model.summary();
   if (!summary) return out;
 
@@ -97,14 +138,36 @@ export function runDiagnostics(model: TrajectoryModel, source: DiagnosticSource)
     if (ended && summary.steps === 0) {
       // It never got as far as a tool call (the server was down, the user stopped it at once): no stage to score.
       const detail = last?.kind === 'event' && last.event.type === 'end' ? last.event.detail : undefined;
-      out.push(Diagnostic.create(rangeOf(entry.text, lastEvent, ['type']), `the run ended before any tool call${detail ? `: ${detail}` : ''}`, DiagnosticSeverity.Information, 'run.no_steps', source));
+      out.push(
+        Diagnostic.create(
+          rangeOf(entry.text, lastEvent, ['type']),
+          `the run ended before any tool call${detail ? `: ${detail}` : ''}`,
+          DiagnosticSeverity.Information,
+          'run.no_steps',
+          source,
+        ),
+      );
     } else if (ended) {
       // The run is over: the visit it stopped in is scored like any other.
       for (const v of open.verdicts) if (!v.ok) out.push(verdictDiagnostic(entry, lastEvent, v, source, ['type']));
-      out.push(Diagnostic.create(rangeOf(entry.text, lastEvent, ['type']), `${visitLabel(open)} (the run stopped in it)`, DiagnosticSeverity.Information, 'stage.summary', source));
+      out.push(
+        Diagnostic.create(
+          rangeOf(entry.text, lastEvent, ['type']),
+          `${visitLabel(open)} (the run stopped in it)`,
+          DiagnosticSeverity.Information,
+          'stage.summary',
+          source,
+        ),
+      );
     } else {
       out.push(
-        Diagnostic.create(rangeOf(entry.text, lastEvent, ['tool']), `stage "${open.stage}" in progress: ${open.steps}/${open.budget} steps`, DiagnosticSeverity.Information, 'stage.progress', source),
+        Diagnostic.create(
+          rangeOf(entry.text, lastEvent, ['tool']),
+          `stage "${open.stage}" in progress: ${open.steps}/${open.budget} steps`,
+          DiagnosticSeverity.Information,
+          'stage.progress',
+          source,
+        ),
       );
     }
   }
@@ -112,18 +175,41 @@ export function runDiagnostics(model: TrajectoryModel, source: DiagnosticSource)
   if (at >= 0 && (summary.ended || ended)) {
     const failed = summary.outcome.verdicts.find((v) => !v.ok);
     const text = `outcome ${summary.outcome.reward}${failed ? ` (${failed.reason})` : ''} · return ${summary.return.toFixed(3)} = ${summary.outcome.reward} + ${summary.alpha}·${summary.stageRewards.mean.toFixed(3)} + ${summary.beta}·${summary.toolRewards.mean.toFixed(3)}`;
-    out.push(Diagnostic.create(rangeOf(lines[at]!.text, at, outcomeLine >= 0 ? ['exitCode'] : ['type']), text, DiagnosticSeverity.Information, 'outcome.summary', source));
+    out.push(
+      Diagnostic.create(
+        rangeOf(lines[at]!.text, at, outcomeLine >= 0 ? ['exitCode'] : ['type']),
+        text,
+        DiagnosticSeverity.Information,
+        'outcome.summary',
+        source,
+      ),
+    );
   }
   return out;
 }
 
-function workflowProblemOnHeader(p: LocatedProblem, headerText: string, line: number, source: DiagnosticSource): Diagnostic {
+function workflowProblemOnHeader(
+  p: LocatedProblem,
+  headerText: string,
+  line: number,
+  source: DiagnosticSource,
+): Diagnostic {
   const path = p.path.length && p.path[0] === 'workflow' ? p.path : ['workflow', ...p.path];
-  return Diagnostic.create(rangeOf(headerText, line, path), p.message, p.severity === 'error' ? DiagnosticSeverity.Error : DiagnosticSeverity.Warning, p.code, source);
+  return Diagnostic.create(
+    rangeOf(headerText, line, path),
+    p.message,
+    p.severity === 'error' ? DiagnosticSeverity.Error : DiagnosticSeverity.Warning,
+    p.code,
+    source,
+  );
 }
 
 /** Diagnostics of a workflow document (`*.larflow.json`), from its located problems. */
-export function workflowDiagnostics(text: string, problems: readonly LocatedProblem[], source: DiagnosticSource): Diagnostic[] {
+export function workflowDiagnostics(
+  text: string,
+  problems: readonly LocatedProblem[],
+  source: DiagnosticSource,
+): Diagnostic[] {
   return problems.map((p) => {
     const start = p.start ?? 0;
     const end = p.end ?? start + 1;

@@ -2,7 +2,11 @@ import { RUN_FILE } from '../core/schema/trajectory';
 import { Command, DocumentSymbol, type CodeLens, SymbolKind, type Hover, type Range } from 'vscode-languageserver';
 import { signed } from '../core/verifier/checks';
 import type { StageVisitResult } from '../core/verifier/state';
-import type { BackendLabel, LineRewardInput as LineReward, RewardsParamsInput as RewardsParams } from '../core/protocol/lsp';
+import type {
+  BackendLabel,
+  LineRewardInput as LineReward,
+  RewardsParamsInput as RewardsParams,
+} from '../core/protocol/lsp';
 import { rangeOf } from './diagnostics';
 import type { TrajectoryModel } from './trajectory-model';
 
@@ -17,12 +21,21 @@ export function hoverAt(model: TrajectoryModel, line: number, source: string): H
   const entry = model.lines[line];
   if (!entry) return undefined;
   const p = entry.parsed;
-  if (p.kind === 'malformed') return { contents: { kind: 'markdown', value: `**Malformed line** — ${p.error.message}\n\n_${source}_` } };
+  if (p.kind === 'malformed')
+    return { contents: { kind: 'markdown', value: `**Malformed line** — ${p.error.message}\n\n_${source}_` } };
   if (p.kind === 'header') {
     const s = model.summary();
     const ctx = model.context;
-    const lines = [`**Trajectory** — ${p.header.task}`, '', `workflow: \`${ctx.workflow?.id ?? '—'}\` (${ctx.workflowSource ?? ctx.fatal ?? ''})`];
-    if (s) lines.push(`return **${s.return.toFixed(3)}** = outcome ${s.outcome.reward} + ${s.alpha}·mean(stage) ${s.stageRewards.mean.toFixed(3)} + ${s.beta}·mean(tool) ${s.toolRewards.mean.toFixed(3)}`, `${s.steps} steps, ${s.stages.length} stage visits`);
+    const lines = [
+      `**Trajectory** — ${p.header.task}`,
+      '',
+      `workflow: \`${ctx.workflow?.id ?? '—'}\` (${ctx.workflowSource ?? ctx.fatal ?? ''})`,
+    ];
+    if (s)
+      lines.push(
+        `return **${s.return.toFixed(3)}** = outcome ${s.outcome.reward} + ${s.alpha}·mean(stage) ${s.stageRewards.mean.toFixed(3)} + ${s.beta}·mean(tool) ${s.toolRewards.mean.toFixed(3)}`,
+        `${s.steps} steps, ${s.stages.length} stage visits`,
+      );
     lines.push('', `_${source}_`);
     return { contents: { kind: 'markdown', value: lines.join('\n') } };
   }
@@ -36,7 +49,9 @@ export function hoverAt(model: TrajectoryModel, line: number, source: string): H
   }
   const visit = visitOf(model, r.visit);
   if (r.stage !== undefined) {
-    md.push(`stage \`${r.stage}\` (visit ${(r.visit ?? 0) + 1})${visit ? ` · stage reward ${signed(visit.reward)}${visit.endLine === undefined && !model.endReason ? ' so far' : ''}` : ''}`);
+    md.push(
+      `stage \`${r.stage}\` (visit ${(r.visit ?? 0) + 1})${visit ? ` · stage reward ${signed(visit.reward)}${visit.endLine === undefined && !model.endReason ? ' so far' : ''}` : ''}`,
+    );
   } else {
     md.push('after the run ended');
   }
@@ -46,11 +61,22 @@ export function hoverAt(model: TrajectoryModel, line: number, source: string): H
   }
   if (r.stageVisit) {
     const sv = r.stageVisit;
-    md.push('', `**Stage visit ended:** \`${sv.stage}\` · reward **${signed(sv.reward)}** · ${sv.steps}/${sv.budget} steps`, '', '| | check | reason |', '|---|---|---|');
+    md.push(
+      '',
+      `**Stage visit ended:** \`${sv.stage}\` · reward **${signed(sv.reward)}** · ${sv.steps}/${sv.budget} steps`,
+      '',
+      '| | check | reason |',
+      '|---|---|---|',
+    );
     for (const v of sv.verdicts) md.push(`| ${mark(v.ok)} | \`${v.check}\` | ${escapeCell(v.reason)} |`);
   }
   const s = model.summary();
-  md.push('', `running return ${r.runningReturn.toFixed(3)}${s?.ended ? ` · final return ${s.return.toFixed(3)} (outcome ${s.outcome.reward})` : ''}`, '', `_${source}_`);
+  md.push(
+    '',
+    `running return ${r.runningReturn.toFixed(3)}${s?.ended ? ` · final return ${s.return.toFixed(3)} (outcome ${s.outcome.reward})` : ''}`,
+    '',
+    `_${source}_`,
+  );
   const range: Range = rangeOf(entry.text, line, undefined);
   return { contents: { kind: 'markdown', value: md.join('\n') }, range };
 }
@@ -74,19 +100,29 @@ export function codeLenses(model: TrajectoryModel, file?: string): CodeLens[] {
     if (p.kind !== 'event' || p.event.type !== 'tool_call' || !p.event.checkpoint) return;
     const step = entry.result?.step;
     const range = { start: { line: i, character: 0 }, end: { line: i, character: 0 } };
-    const args = { commit: p.event.checkpoint, ...(step ? { step } : {}), ...(file && RUN_FILE.test(file) ? { run: file } : {}) };
+    const args = {
+      commit: p.event.checkpoint,
+      ...(step ? { step } : {}),
+      ...(file && RUN_FILE.test(file) ? { run: file } : {}),
+    };
     restores.push({ range, command: Command.create(`↺ Restore to before step ${step ?? '?'}`, RESTORE_COMMAND, args) });
     if (step && args.run) restores.push({ range, command: Command.create('⑂ Branch from here', BRANCH_COMMAND, args) });
   });
-  return [...restores, ...s.stages.map((v) => {
-    // startLine is 1-based and is the line that opened the visit (the header for the first).
-    const line = Math.max(0, v.startLine - 1);
-    const open = v.endLine === undefined;
-    // A visit still open in a run that has stopped did not end by a move: say how the run stopped.
-    const stopped = open ? model.endReason : undefined;
-    const title = `${v.stage} · ${open ? (stopped ? `${stopped === 'submitted' ? 'ended' : stopped} · reward ${signed(v.reward)}` : 'in progress') : `reward ${signed(v.reward)}`} · ${v.steps}/${v.budget} steps`;
-    return { range: { start: { line, character: 0 }, end: { line, character: 0 } }, command: Command.create(title, '') };
-  })];
+  return [
+    ...restores,
+    ...s.stages.map((v) => {
+      // startLine is 1-based and is the line that opened the visit (the header for the first).
+      const line = Math.max(0, v.startLine - 1);
+      const open = v.endLine === undefined;
+      // A visit still open in a run that has stopped did not end by a move: say how the run stopped.
+      const stopped = open ? model.endReason : undefined;
+      const title = `${v.stage} · ${open ? (stopped ? `${stopped === 'submitted' ? 'ended' : stopped} · reward ${signed(v.reward)}` : 'in progress') : `reward ${signed(v.reward)}`} · ${v.steps}/${v.budget} steps`;
+      return {
+        range: { start: { line, character: 0 }, end: { line, character: 0 } },
+        command: Command.create(title, ''),
+      };
+    }),
+  ];
 }
 
 /** Outline: stages (one per visit) with their steps. */
@@ -98,15 +134,33 @@ export function documentSymbols(model: TrajectoryModel): DocumentSymbol[] {
   return s.stages.map((v) => {
     const start = Math.max(0, v.startLine - 1);
     const end = v.endLine === undefined ? last : v.endLine - 1;
-    const range: Range = { start: { line: start, character: 0 }, end: { line: end, character: lines[end]?.text.length ?? 0 } };
+    const range: Range = {
+      start: { line: start, character: 0 },
+      end: { line: end, character: lines[end]?.text.length ?? 0 },
+    };
     const children: DocumentSymbol[] = [];
     for (let i = start; i <= end; i++) {
       const r = lines[i]?.result;
       if (!r || r.type !== 'tool_call' || r.visit !== v.visit) continue;
       const lineRange: Range = { start: { line: i, character: 0 }, end: { line: i, character: lines[i]!.text.length } };
-      children.push(DocumentSymbol.create(`${r.step}. ${r.tool}`, `reward ${signed(r.toolReward ?? 0)}`, SymbolKind.Event, lineRange, lineRange));
+      children.push(
+        DocumentSymbol.create(
+          `${r.step}. ${r.tool}`,
+          `reward ${signed(r.toolReward ?? 0)}`,
+          SymbolKind.Event,
+          lineRange,
+          lineRange,
+        ),
+      );
     }
-    return DocumentSymbol.create(v.stage, `visit ${v.visit + 1} · reward ${signed(v.reward)}${v.endLine === undefined ? (model.endReason ? ` (${model.endReason})` : ' (open)') : ''}`, SymbolKind.Namespace, range, { start: range.start, end: { line: start, character: lines[start]?.text.length ?? 0 } }, children);
+    return DocumentSymbol.create(
+      v.stage,
+      `visit ${v.visit + 1} · reward ${signed(v.reward)}${v.endLine === undefined ? (model.endReason ? ` (${model.endReason})` : ' (open)') : ''}`,
+      SymbolKind.Namespace,
+      range,
+      { start: range.start, end: { line: start, character: lines[start]?.text.length ?? 0 } },
+      children,
+    );
   });
 }
 
@@ -137,7 +191,13 @@ export function lineReward(model: TrajectoryModel, line: number): LineReward | u
 }
 
 /** The `lar/rewards` notification for a document: every line, or only `from` onwards. */
-export function rewardsParams(model: TrajectoryModel, uri: string, backend: BackendLabel, version: number | undefined, from = 0): RewardsParams {
+export function rewardsParams(
+  model: TrajectoryModel,
+  uri: string,
+  backend: BackendLabel,
+  version: number | undefined,
+  from = 0,
+): RewardsParams {
   const lines: LineReward[] = [];
   for (let i = from; i < model.lineCount; i++) {
     const r = lineReward(model, i);
@@ -154,19 +214,29 @@ export function rewardsParams(model: TrajectoryModel, uri: string, backend: Back
     lines,
     // A partial update carries only the visits that can have changed: those
     // ending at or after the first changed line, and the open one.
-    stages: (s?.stages ?? []).filter((v) => from === 0 || v.endLine === undefined || v.endLine - 1 >= from).map((v) => ({
-      stage: v.stage,
-      visit: v.visit,
-      startLine: Math.max(0, v.startLine - 1),
-      ...(v.endLine !== undefined ? { endLine: v.endLine - 1 } : {}),
-      steps: v.steps,
-      budget: v.budget,
-      reward: v.reward,
-    })),
+    stages: (s?.stages ?? [])
+      .filter((v) => from === 0 || v.endLine === undefined || v.endLine - 1 >= from)
+      .map((v) => ({
+        stage: v.stage,
+        visit: v.visit,
+        startLine: Math.max(0, v.startLine - 1),
+        ...(v.endLine !== undefined ? { endLine: v.endLine - 1 } : {}),
+        steps: v.steps,
+        budget: v.budget,
+        reward: v.reward,
+      })),
   };
   if (version !== undefined) params.version = version;
   const stopped = model.endReason;
-  if (s) params.summary = { return: s.return, outcome: s.outcome.reward, steps: s.steps, ended: s.ended, ...(stopped ? { endReason: stopped } : {}), ...(s.finalStage !== undefined ? { finalStage: s.finalStage } : {}) };
+  if (s)
+    params.summary = {
+      return: s.return,
+      outcome: s.outcome.reward,
+      steps: s.steps,
+      ended: s.ended,
+      ...(stopped ? { endReason: stopped } : {}),
+      ...(s.finalStage !== undefined ? { finalStage: s.finalStage } : {}),
+    };
   if (ctx.fatal !== undefined) params.fatal = ctx.fatal;
   return params;
 }

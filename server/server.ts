@@ -32,7 +32,6 @@ import { lineDiagnostics, runDiagnostics, workflowDiagnostics, type DiagnosticSo
 import { codeLenses, documentSymbols, hoverAt, rewardsParams } from './presentation';
 import { TrajectoryModel } from './trajectory-model';
 
-
 interface Run {
   model: TrajectoryModel;
   /** Every line's diagnostics, in line order; rebuilt from the first changed line on. */
@@ -42,7 +41,8 @@ interface Run {
   version: number | undefined;
 }
 
-const isTrajectory = (uri: string, languageId?: string) => languageId === 'lar-trajectory' || uri.endsWith('.lar.jsonl');
+const isTrajectory = (uri: string, languageId?: string) =>
+  languageId === 'lar-trajectory' || uri.endsWith('.lar.jsonl');
 const isWorkflow = (uri: string, languageId?: string) => languageId === 'lar-workflow' || uri.endsWith('.larflow.json');
 
 function pathOf(uri: string): string | undefined {
@@ -83,7 +83,12 @@ export function startServer(connection: Connection): void {
     let run = runs.get(uri);
     if (!run) {
       const path = pathOf(uri);
-      run = { model: new TrajectoryModel(path ? { resolve: fileResolver(path) } : {}), lineDiags: [], lineStart: [], version: undefined };
+      run = {
+        model: new TrajectoryModel(path ? { resolve: fileResolver(path) } : {}),
+        lineDiags: [],
+        lineStart: [],
+        version: undefined,
+      };
       runs.set(uri, run);
     }
     return run;
@@ -97,8 +102,14 @@ export function startServer(connection: Connection): void {
     const diagnostics = run.lineDiags.concat(runDiagnostics(model, src));
     // The smaller message first, so neither waits behind the other: a live
     // append's rewards are one line, a full document's rewards outweigh its diagnostics.
-    const rewards = () => void connection.sendNotification(RewardsMethod, rewardsParams(model, uri, label, run.version, from));
-    const diags = () => void connection.sendDiagnostics({ uri, diagnostics, ...(run.version !== undefined ? { version: run.version } : {}) });
+    const rewards = () =>
+      void connection.sendNotification(RewardsMethod, rewardsParams(model, uri, label, run.version, from));
+    const diags = () =>
+      void connection.sendDiagnostics({
+        uri,
+        diagnostics,
+        ...(run.version !== undefined ? { version: run.version } : {}),
+      });
     if (from > 0) {
       rewards();
       diags();
@@ -138,7 +149,10 @@ export function startServer(connection: Connection): void {
           .catch((e: Error) => {
             lean?.dispose();
             lean = undefined;
-            setLabel({ backend: 'builtin', reason: `the Lean checker failed (${e.message}); the builtin verifier decides` });
+            setLabel({
+              backend: 'builtin',
+              reason: `the Lean checker failed (${e.message}); the builtin verifier decides`,
+            });
             for (const [u, r] of runs) publish(u, r, 0);
           });
       }, 200),
@@ -148,15 +162,22 @@ export function startServer(connection: Connection): void {
   function checkWorkflowDocument(doc: TextDocument): void {
     const text = doc.getText();
     const load = loadWorkflowText(text);
-    const problems = options.workflowSchemaByClient ? load.problems.filter((p) => p.code !== 'workflow.schema') : load.problems;
-    void connection.sendDiagnostics({ uri: doc.uri, version: doc.version, diagnostics: workflowDiagnostics(text, problems, 'lar (builtin)') });
+    const problems = options.workflowSchemaByClient
+      ? load.problems.filter((p) => p.code !== 'workflow.schema')
+      : load.problems;
+    void connection.sendDiagnostics({
+      uri: doc.uri,
+      version: doc.version,
+      diagnostics: workflowDiagnostics(text, problems, 'lar (builtin)'),
+    });
   }
 
   let options = ServerOptions.parse({});
 
   connection.onInitialize((params: InitializeParams): InitializeResult => {
     const given = ServerOptions.safeParse(params.initializationOptions ?? {});
-    if (!given.success) connection.console.error(`lar: ignoring bad initialization options: ${given.error.issues[0]?.message}`);
+    if (!given.success)
+      connection.console.error(`lar: ignoring bad initialization options: ${given.error.issues[0]?.message}`);
     options = given.success ? given.data : options;
     // An empty path is no path (settings default to "").
     if (options.leanPath !== undefined && options.leanPath.trim() === '') delete options.leanPath;
@@ -240,14 +261,20 @@ export function startServer(connection: Connection): void {
     const path = pathOf(uri);
     const onDisk = path ? readIfFile(path) : undefined;
     if (onDisk !== undefined) update(uri, onDisk, undefined);
-    else connection.console.error(`lar: ${AppendStepMethod} line ${line} does not follow line ${have} of ${uri}, and the file cannot be read`);
+    else
+      connection.console.error(
+        `lar: ${AppendStepMethod} line ${line} does not follow line ${have} of ${uri}, and the file cannot be read`,
+      );
   });
 
   connection.onRequest(CheckToolCallMethod, (raw: unknown): CheckToolCallResult => {
     const { uri, call } = CheckToolCallParams.parse(raw);
     const run = runs.get(uri);
     const state = run?.model.liveState;
-    if (!state) throw new Error(`no verified run for ${uri}${run?.model.context.fatal ? `: ${run.model.context.fatal}` : ' (open it or send lar/appendStep first)'}`);
+    if (!state)
+      throw new Error(
+        `no verified run for ${uri}${run?.model.context.fatal ? `: ${run.model.context.fatal}` : ' (open it or send lar/appendStep first)'}`,
+      );
     const gate = state.gate(call);
     const result: CheckToolCallResult = {
       decision: gate.decision,
@@ -255,7 +282,14 @@ export function startServer(connection: Connection): void {
       toolReward: gate.toolReward,
       verdicts: gate.verdicts,
       // The gate answers from the live state in this process: the builtin verifier decides it.
-      backend: label.backend === 'lean' ? { backend: 'builtin', reason: 'the gate runs on the live state (builtin) so the agent never waits on the Lean process; the Lean checker re-judges each step after it runs' } : label,
+      backend:
+        label.backend === 'lean'
+          ? {
+              backend: 'builtin',
+              reason:
+                'the gate runs on the live state (builtin) so the agent never waits on the Lean process; the Lean checker re-judges each step after it runs',
+            }
+          : label,
     };
     if (gate.askPattern !== undefined) result.askPattern = gate.askPattern;
     if (state.currentStage !== undefined) result.stage = state.currentStage;
@@ -271,7 +305,11 @@ export function startServer(connection: Connection): void {
     runs.delete(uri);
     update(uri, text, doc?.version);
     const s = runs.get(uri)!.model.summary();
-    return { backend: label, summary: s ? { return: s.return, outcome: s.outcome.reward, steps: s.steps } : null, fatal: runs.get(uri)!.model.context.fatal ?? null };
+    return {
+      backend: label,
+      summary: s ? { return: s.return, outcome: s.outcome.reward, steps: s.steps } : null,
+      fatal: runs.get(uri)!.model.context.fatal ?? null,
+    };
   });
 
   connection.onHover(({ textDocument, position }) => {

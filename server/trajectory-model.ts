@@ -81,7 +81,13 @@ export class TrajectoryModel {
   }
 
   /** The parsed header, the workflow in use and where it came from. */
-  get context(): { header?: Header; workflow?: Workflow; workflowSource?: string; workflowProblems: LocatedProblem[]; fatal?: string } {
+  get context(): {
+    header?: Header;
+    workflow?: Workflow;
+    workflowSource?: string;
+    workflowProblems: LocatedProblem[];
+    fatal?: string;
+  } {
     return {
       workflowProblems: this.workflowProblems,
       ...(this.header ? { header: this.header } : {}),

@@ -18,9 +18,14 @@ export function logWorkspace(prefix: string): { ws: string; workflow: string } {
   writeFileSync(join(ws, 'sum.js'), 'module.exports = (a, b) => a - b;\n');
   writeFileSync(join(ws, 'test.js'), "if (require('./sum')(2, 3) !== 5) process.exit(1);\nconsole.log('PASS');\n");
   const lines: string[] = [];
-  for (let i = 0; lines.join('\n').length < 60_000; i++) lines.push(`[build ${String(i).padStart(5, '0')}] compiling module_${i % 97}.ts … ok (${(i * 7) % 1000} ms), cache ${i % 3 ? 'hit' : 'miss'} for src/feature_${i % 31}/index.ts`);
+  for (let i = 0; lines.join('\n').length < 60_000; i++)
+    lines.push(
+      `[build ${String(i).padStart(5, '0')}] compiling module_${i % 97}.ts … ok (${(i * 7) % 1000} ms), cache ${i % 3 ? 'hit' : 'miss'} for src/feature_${i % 31}/index.ts`,
+    );
   writeFileSync(join(ws, 'build.log'), `${lines.join('\n')}\n`);
-  const wf = JSON.parse(readFileSync(resolve(root, 'core/workflow/default-coding.larflow.json'), 'utf8')) as { outcome: { command: string } };
+  const wf = JSON.parse(readFileSync(resolve(root, 'core/workflow/default-coding.larflow.json'), 'utf8')) as {
+    outcome: { command: string };
+  };
   wf.outcome.command = 'node test.js';
   const workflow = join(ws, 'fix.larflow.json');
   writeFileSync(workflow, JSON.stringify(wf));
@@ -60,7 +65,12 @@ export interface LongTask {
  */
 export function longTaskModel(reads: number, format: 'native' | TextFormatId = 'native'): LongTask {
   const plan: ScriptedToolCall[] = [];
-  for (let i = 0; i < reads; i++) plan.push(i % 3 === 2 ? { name: 'search', arguments: { pattern: `module_${i}`, path: 'build.log' } } : { name: 'read_file', arguments: { path: 'build.log' } });
+  for (let i = 0; i < reads; i++)
+    plan.push(
+      i % 3 === 2
+        ? { name: 'search', arguments: { pattern: `module_${i}`, path: 'build.log' } }
+        : { name: 'read_file', arguments: { path: 'build.log' } },
+    );
   plan.push(
     { name: 'read_file', arguments: { path: 'sum.js' } },
     { name: 'enter_stage', arguments: { stage: 'edit' } },
@@ -93,13 +103,18 @@ export function longTaskModel(reads: number, format: 'native' | TextFormatId = '
  * with those names, in their order. A prompt that did not list them would
  * leave it unable to edit anything.
  */
-export function promptReadingModel(): { respond: (body: ChatRequestBody) => ScriptedTurn; found: Record<string, string[]> } {
+export function promptReadingModel(): {
+  respond: (body: ChatRequestBody) => ScriptedTurn;
+  found: Record<string, string[]>;
+} {
   const found: Record<string, string[]> = {};
   let step = 0;
   const paramsOf = (system: string, tool: string): string[] => {
     for (const line of system.split('\n')) {
       if (!line.startsWith('{"type": "function"')) continue;
-      const t = JSON.parse(line) as { function: { name: string; parameters?: { properties?: Record<string, unknown> } } };
+      const t = JSON.parse(line) as {
+        function: { name: string; parameters?: { properties?: Record<string, unknown> } };
+      };
       if (t.function.name === tool) return Object.keys(t.function.parameters?.properties ?? {});
     }
     return [];

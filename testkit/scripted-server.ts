@@ -172,7 +172,10 @@ export class ScriptedModelServer {
   }
 
   private error(res: ServerResponse, status: number, message: string, type: string): void {
-    const body = this.opts.errorShape === 'nested' ? { error: { message, type, code: status } } : { object: 'error', message, type, code: status };
+    const body =
+      this.opts.errorShape === 'nested'
+        ? { error: { message, type, code: status } }
+        : { object: 'error', message, type, code: status };
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   }
 
@@ -182,7 +185,10 @@ export class ScriptedModelServer {
 
   /** A refusal in the flavor's body shape (vLLM nests it; SGLang keeps the flat form). */
   private refuse(res: ServerResponse, status: number, message: string, param: string | null = null): void {
-    const body = this.flavor === 'vllm' ? { error: { message, type: 'BadRequestError', param, code: status } } : { object: 'error', message, type: 'BadRequestError', param: null, code: status };
+    const body =
+      this.flavor === 'vllm'
+        ? { error: { message, type: 'BadRequestError', param, code: status } }
+        : { object: 'error', message, type: 'BadRequestError', param: null, code: status };
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   }
 
@@ -191,7 +197,11 @@ export class ScriptedModelServer {
     const L = this.opts.contextLength;
     if (!L) return undefined;
     if (this.flavor === 'vllm') {
-      if (maxTokens !== undefined && maxTokens > L) return { message: `max_tokens=${maxTokens} cannot be greater than max_model_len=${L}. Please request fewer output tokens. (parameter=max_tokens, value=${maxTokens})`, param: 'max_tokens' };
+      if (maxTokens !== undefined && maxTokens > L)
+        return {
+          message: `max_tokens=${maxTokens} cannot be greater than max_model_len=${L}. Please request fewer output tokens. (parameter=max_tokens, value=${maxTokens})`,
+          param: 'max_tokens',
+        };
       const out = maxTokens ?? 0;
       if (prompt + out > L) {
         return {
@@ -201,7 +211,11 @@ export class ScriptedModelServer {
       }
       return undefined;
     }
-    if (prompt >= L) return { message: `The input (${prompt} tokens) is longer than the model's context length (${L} tokens).`, param: 'input' };
+    if (prompt >= L)
+      return {
+        message: `The input (${prompt} tokens) is longer than the model's context length (${L} tokens).`,
+        param: 'input',
+      };
     if (maxTokens !== undefined && prompt + maxTokens > L) {
       return {
         message: `Requested token count exceeds the model's maximum context length of ${L} tokens. You requested a total of ${prompt + maxTokens} tokens: ${prompt} tokens from the input messages and ${maxTokens} tokens for the completion. Please reduce the number of tokens in the input messages or the completion to fit within the limit.`,
@@ -230,29 +244,65 @@ export class ScriptedModelServer {
     const report = this.opts.reportWindow ?? 'models';
     if (req.method === 'GET' && path === '/v1/models') {
       const owned = this.flavor === 'vllm' ? 'vllm' : 'sglang';
-      res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({ object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: owned, root: id, parent: null, ...(this.opts.contextLength && report === 'models' ? { max_model_len: this.opts.contextLength } : {}) })) }),
-      );
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(
+          JSON.stringify({
+            object: 'list',
+            data: models.map((id) => ({
+              id,
+              object: 'model',
+              created: 0,
+              owned_by: owned,
+              root: id,
+              parent: null,
+              ...(this.opts.contextLength && report === 'models' ? { max_model_len: this.opts.contextLength } : {}),
+            })),
+          }),
+        );
       return;
     }
     if (req.method === 'GET' && (path === '/server_info' || path === '/get_server_info') && this.flavor === 'sglang') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ model_path: models[0], context_length: report === 'server_info' ? (this.opts.contextLength ?? null) : null, version: '0.5.x-scripted' }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(
+          JSON.stringify({
+            model_path: models[0],
+            context_length: report === 'server_info' ? (this.opts.contextLength ?? null) : null,
+            version: '0.5.x-scripted',
+          }),
+        );
       return;
     }
     if (req.method === 'POST' && (path === '/tokenize' || (path === '/v1/tokenize' && this.flavor === 'sglang'))) {
       if (this.opts.noTokenize) return this.error(res, 404, `no route ${req.method} ${path}`, 'NotFoundError');
       const b = (body ?? {}) as ChatRequestBody & { prompt?: string };
-      const count = Array.isArray(b.messages) ? countPromptTokens(b) : countPromptTokens({ messages: [{ role: '', content: b.prompt ?? '' }] }) - 6;
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ count, max_model_len: this.opts.contextLength ?? 32768, tokens: [], token_strs: null }));
+      const count = Array.isArray(b.messages)
+        ? countPromptTokens(b)
+        : countPromptTokens({ messages: [{ role: '', content: b.prompt ?? '' }] }) - 6;
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ count, max_model_len: this.opts.contextLength ?? 32768, tokens: [], token_strs: null }));
       return;
     }
-    if (req.method !== 'POST' || path !== '/v1/chat/completions') return this.error(res, 404, `no route ${req.method} ${path}`, 'NotFoundError');
+    if (req.method !== 'POST' || path !== '/v1/chat/completions')
+      return this.error(res, 404, `no route ${req.method} ${path}`, 'NotFoundError');
     const request = (body ?? {}) as { model?: string; stream?: boolean };
-    if (!request.model || !models.includes(request.model)) return this.error(res, 404, `The model \`${request.model}\` does not exist.`, 'NotFoundError');
+    if (!request.model || !models.includes(request.model))
+      return this.error(res, 404, `The model \`${request.model}\` does not exist.`, 'NotFoundError');
 
     const chat = (body ?? {}) as ChatRequestBody;
-    if (chat.tools?.length && this.opts.noToolParser && this.flavor === 'vllm' && (chat.tool_choice ?? 'auto') !== 'none') {
-      return this.refuse(res, 400, '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set');
+    if (
+      chat.tools?.length &&
+      this.opts.noToolParser &&
+      this.flavor === 'vllm' &&
+      (chat.tool_choice ?? 'auto') !== 'none'
+    ) {
+      return this.refuse(
+        res,
+        400,
+        '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+      );
     }
     const promptTokens = countPromptTokens(chat);
     if (this.opts.enforceWindow) {
@@ -261,7 +311,8 @@ export class ScriptedModelServer {
     }
     const script = this.opts.script;
     const messages = chat.messages;
-    if (this.opts.restartPerConversation && Array.isArray(messages) && !messages.some((m) => m?.role === 'assistant')) this.turn = 0;
+    if (this.opts.restartPerConversation && Array.isArray(messages) && !messages.some((m) => m?.role === 'assistant'))
+      this.turn = 0;
     let turn: ScriptedTurn | undefined;
     const probe = this.opts.answerProbe && isProbe(chat);
     if (probe) turn = { toolCalls: [{ name: 'ping', arguments: { echo: 'lar' } }] };
@@ -273,7 +324,13 @@ export class ScriptedModelServer {
     }
     if (!turn) return this.error(res, 500, 'the script has no more turns', 'InternalServerError');
     // A server with no parser (SGLang) passes every call through as text.
-    if (this.opts.noToolParser && (turn.kind === undefined || turn.kind === 'reply') && turn.toolCalls?.length && !turn.toolCallsAsText) turn = { ...turn, toolCallsAsText: true };
+    if (
+      this.opts.noToolParser &&
+      (turn.kind === undefined || turn.kind === 'reply') &&
+      turn.toolCalls?.length &&
+      !turn.toolCallsAsText
+    )
+      turn = { ...turn, toolCallsAsText: true };
     this.lastPromptTokens = promptTokens;
 
     if (turn.kind === 'http_error') {
@@ -288,9 +345,10 @@ export class ScriptedModelServer {
   private lastPromptTokens = 0;
 
   private whole(res: ServerResponse, model: string, turn: ScriptedTurn): void {
-    if (turn.kind !== undefined && turn.kind !== 'reply') return this.error(res, 500, `turn "${turn.kind}" needs a streaming request`, 'InternalServerError');
+    if (turn.kind !== undefined && turn.kind !== 'reply')
+      return this.error(res, 500, `turn "${turn.kind}" needs a streaming request`, 'InternalServerError');
     const { content, toolCalls } = render(turn);
-    const reasoning = (turn).reasoningInContent ? undefined : (turn).reasoning;
+    const reasoning = turn.reasoningInContent ? undefined : turn.reasoning;
     const field = this.flavor === 'vllm' ? 'reasoning' : 'reasoning_content';
     res.writeHead(200, { 'content-type': 'application/json' }).end(
       JSON.stringify({
@@ -298,21 +356,52 @@ export class ScriptedModelServer {
         object: 'chat.completion',
         created: Math.floor(Date.now() / 1000),
         model,
-        choices: [{ index: 0, message: { role: 'assistant', content, ...(reasoning ? { [field]: reasoning } : {}), ...(toolCalls.length ? { tool_calls: toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.args } })) } : {}) }, finish_reason: toolCalls.length ? 'tool_calls' : 'stop' }],
-        usage: { prompt_tokens: this.lastPromptTokens, completion_tokens: 10, total_tokens: this.lastPromptTokens + 10 },
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: 'assistant',
+              content,
+              ...(reasoning ? { [field]: reasoning } : {}),
+              ...(toolCalls.length
+                ? {
+                    tool_calls: toolCalls.map((c) => ({
+                      id: c.id,
+                      type: 'function',
+                      function: { name: c.name, arguments: c.args },
+                    })),
+                  }
+                : {}),
+            },
+            finish_reason: toolCalls.length ? 'tool_calls' : 'stop',
+          },
+        ],
+        usage: {
+          prompt_tokens: this.lastPromptTokens,
+          completion_tokens: 10,
+          total_tokens: this.lastPromptTokens + 10,
+        },
       }),
     );
   }
 
-  private async stream(res: ServerResponse, model: string, turn: ScriptedTurn, maxTokens: number | undefined): Promise<void> {
+  private async stream(
+    res: ServerResponse,
+    model: string,
+    turn: ScriptedTurn,
+    maxTokens: number | undefined,
+  ): Promise<void> {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     const id = `chatcmpl-${this.turn}`;
     const created = Math.floor(Date.now() / 1000);
-    const send = (chunk: object) => res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, ...chunk })}\n\n`);
-    const delta = (d: object, finish: string | null = null) => send({ choices: [{ index: 0, delta: d, logprobs: null, finish_reason: finish }] });
+    const send = (chunk: object) =>
+      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, ...chunk })}\n\n`);
+    const delta = (d: object, finish: string | null = null) =>
+      send({ choices: [{ index: 0, delta: d, logprobs: null, finish_reason: finish }] });
 
     send({ choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] });
-    const prefix = turn.kind === 'reply' || turn.kind === undefined ? undefined : 'after' in turn ? turn.after : undefined;
+    const prefix =
+      turn.kind === 'reply' || turn.kind === undefined ? undefined : 'after' in turn ? turn.after : undefined;
     if (turn.kind !== undefined && turn.kind !== 'reply') {
       if (prefix) delta({ content: prefix });
       switch (turn.kind) {
@@ -342,7 +431,9 @@ export class ScriptedModelServer {
     const size = reply.fragment ?? 7;
     const { content, toolCalls } = render(reply);
     const vllm = this.flavor === 'vllm';
-    if (reply.reasoning && !reply.reasoningInContent) for (const piece of fragments(reply.reasoning, size)) delta(vllm ? { reasoning: piece } : { reasoning_content: piece });
+    if (reply.reasoning && !reply.reasoningInContent)
+      for (const piece of fragments(reply.reasoning, size))
+        delta(vllm ? { reasoning: piece } : { reasoning_content: piece });
     // A reply past max_tokens is cut there, as a server stops generating (finish_reason "length").
     const cap = maxTokens !== undefined ? maxTokens * 3 : Infinity;
     const shown = content.length > cap ? content.slice(0, cap) : content;
@@ -350,7 +441,14 @@ export class ScriptedModelServer {
     for (const piece of fragments(shown, size)) delta({ content: piece });
     if (cut) {
       delta({}, 'length');
-      send({ choices: [], usage: { prompt_tokens: this.lastPromptTokens, completion_tokens: Math.ceil(shown.length / 3), total_tokens: 0 } });
+      send({
+        choices: [],
+        usage: {
+          prompt_tokens: this.lastPromptTokens,
+          completion_tokens: Math.ceil(shown.length / 3),
+          total_tokens: 0,
+        },
+      });
       return void res.end('data: [DONE]\n\n');
     }
     toolCalls.forEach((c, i) => {
@@ -359,13 +457,25 @@ export class ScriptedModelServer {
       pieces.forEach((piece, j) => {
         const last = i === toolCalls.length - 1 && j === pieces.length - 1;
         // vLLM puts finish_reason on the last delta; SGLang sends it in a chunk of its own.
-        delta({ tool_calls: [{ index: i, id: null, type: null, function: { name: null, arguments: piece } }] }, last && vllm ? 'tool_calls' : null);
+        delta(
+          { tool_calls: [{ index: i, id: null, type: null, function: { name: null, arguments: piece } }] },
+          last && vllm ? 'tool_calls' : null,
+        );
       });
       if (i === toolCalls.length - 1 && (pieces.length === 0 || !vllm)) delta({}, 'tool_calls');
     });
     if (toolCalls.length === 0) delta({}, 'stop');
-    const completion = Math.ceil(((reply.reasoning ?? '').length + content.length + toolCalls.reduce((n, c) => n + c.args.length, 0)) / 4);
-    send({ choices: [], usage: { prompt_tokens: this.lastPromptTokens, completion_tokens: completion, total_tokens: this.lastPromptTokens + completion } });
+    const completion = Math.ceil(
+      ((reply.reasoning ?? '').length + content.length + toolCalls.reduce((n, c) => n + c.args.length, 0)) / 4,
+    );
+    send({
+      choices: [],
+      usage: {
+        prompt_tokens: this.lastPromptTokens,
+        completion_tokens: completion,
+        total_tokens: this.lastPromptTokens + completion,
+      },
+    });
     res.end('data: [DONE]\n\n');
   }
 }
@@ -378,15 +488,23 @@ function render(turn: ReplyTurn): { content: string; toolCalls: { id: string; na
   }));
   let content = turn.content ?? '';
   if (turn.reasoningInContent && turn.reasoning) {
-    content = turn.reasoningInContent === 'tags' ? `<think>\n${turn.reasoning}\n</think>\n\n${content}` : `${turn.reasoning}\n</think>\n\n${content}`;
+    content =
+      turn.reasoningInContent === 'tags'
+        ? `<think>\n${turn.reasoning}\n</think>\n\n${content}`
+        : `${turn.reasoning}\n</think>\n\n${content}`;
   }
   if (turn.toolCallsAsText) {
     if (turn.toolCallsAsText === true) {
-      const text = calls.map((c) => `<tool_call>\n{"name": ${JSON.stringify(c.name)}, "arguments": ${c.args}}\n</tool_call>`).join('\n');
+      const text = calls
+        .map((c) => `<tool_call>\n{"name": ${JSON.stringify(c.name)}, "arguments": ${c.args}}\n</tool_call>`)
+        .join('\n');
       return { content: [content, text].filter(Boolean).join('\n'), toolCalls: [] };
     }
     // Written in the family's own form, as its template taught it.
-    const written = FORMATS[turn.toolCallsAsText].assistantContent(content, calls.map((c) => ({ name: c.name, args: safeParse(c.args) })));
+    const written = FORMATS[turn.toolCallsAsText].assistantContent(
+      content,
+      calls.map((c) => ({ name: c.name, args: safeParse(c.args) })),
+    );
     return { content: written, toolCalls: [] };
   }
   return { content, toolCalls: calls };

@@ -4,5 +4,9 @@
  * String(): that reads parts as "[object Object]" and hides what came.
  */
 export function textOf(content: unknown): string {
-  return typeof content === 'string' ? content : content === undefined || content === null ? '' : JSON.stringify(content);
+  return typeof content === 'string'
+    ? content
+    : content === undefined || content === null
+      ? ''
+      : JSON.stringify(content);
 }

@@ -134,7 +134,8 @@ let stream: MarkdownStream<HTMLElement> | undefined;
 let tailNode: HTMLElement | undefined;
 let frame = false;
 let running = false;
-const schedule = (f: () => void) => (typeof requestAnimationFrame === 'function' ? requestAnimationFrame(f) : setTimeout(f, 16));
+const schedule = (f: () => void) =>
+  typeof requestAnimationFrame === 'function' ? requestAnimationFrame(f) : setTimeout(f, 16);
 
 /** Draws what streamed since the last frame (at most once a frame, however many deltas came). */
 function drawStream(): void {
@@ -204,7 +205,6 @@ function showReasoning(text: string, delta?: string): void {
   thoughtSummary.textContent = `Thinking (${text.length.toLocaleString()} characters)`;
 }
 
-
 function stepCard(c: StepCard): HTMLElement {
   const card = el('div', `card${c.blocked ? ' blocked' : ''}`);
   card.setAttribute('role', 'group');
@@ -217,7 +217,8 @@ function stepCard(c: StepCard): HTMLElement {
   if (c.stage) head.appendChild(el('span', 'stage', c.stage));
   if (c.step) head.appendChild(el('span', 'num', `#${c.step}`));
   // Only calls that took a while say how long: a quick read is not news.
-  if (c.durationMs !== undefined && c.durationMs >= 1000) head.appendChild(el('span', 'num', `${(c.durationMs / 1000).toFixed(1)} s`));
+  if (c.durationMs !== undefined && c.durationMs >= 1000)
+    head.appendChild(el('span', 'num', `${(c.durationMs / 1000).toFixed(1)} s`));
   card.appendChild(head);
   card.appendChild(el('code', 'args', c.args));
   if (c.failed.length) {
@@ -245,12 +246,15 @@ function stepCard(c: StepCard): HTMLElement {
     const restore = el('button', 'secondary small', 'Restore to here');
     restore.title = `Put the workspace back as it was before this step${c.step ? ` (#${c.step})` : ''}: the diff is shown first`;
     const run = c.run ? { run: c.run } : {};
-    restore.addEventListener('click', () => send({ type: 'restoreCheckpoint', commit, ...(c.step ? { step: c.step } : {}), ...run }));
+    restore.addEventListener('click', () =>
+      send({ type: 'restoreCheckpoint', commit, ...(c.step ? { step: c.step } : {}), ...run }),
+    );
     row.appendChild(restore);
     if (c.step) {
       const step = c.step;
       const branch = el('button', 'secondary small', 'Branch from here');
-      branch.title = 'Go back to before this step, the workspace and the conversation, and continue from there in a new run';
+      branch.title =
+        'Go back to before this step, the workspace and the conversation, and continue from there in a new run';
       branch.addEventListener('click', () => send({ type: 'branchFrom', commit, step, ...run }));
       row.appendChild(branch);
     }
@@ -258,7 +262,9 @@ function stepCard(c: StepCard): HTMLElement {
   if (c.change || c.checkpoint) card.appendChild(row);
   if (c.stageVisit) {
     const s = el('div', 'stage-change');
-    s.appendChild(el('span', rewardClass(Math.sign(c.stageVisit.reward)), formatReward(Number(c.stageVisit.reward.toFixed(3)))));
+    s.appendChild(
+      el('span', rewardClass(Math.sign(c.stageVisit.reward)), formatReward(Number(c.stageVisit.reward.toFixed(3)))),
+    );
     s.appendChild(document.createTextNode(` stage ${c.stageVisit.stage} closed`));
     card.appendChild(s);
   }
@@ -269,9 +275,13 @@ function drawTimeline(): void {
   timelineBar.hidden = timeline.visits.length === 0;
   const chips = timeline.visits.map((v, i) => {
     const last = i === timeline.visits.length - 1;
-    const chip = el('span', `chip ${v.reward === undefined ? 'open' : rewardClass(Math.sign(v.reward)).replace('badge ', '')}`);
+    const chip = el(
+      'span',
+      `chip ${v.reward === undefined ? 'open' : rewardClass(Math.sign(v.reward)).replace('badge ', '')}`,
+    );
     chip.appendChild(document.createTextNode(v.stage));
-    if (v.reward !== undefined) chip.appendChild(el('span', 'chip-reward', ` ${formatReward(Number(v.reward.toFixed(3)))}`));
+    if (v.reward !== undefined)
+      chip.appendChild(el('span', 'chip-reward', ` ${formatReward(Number(v.reward.toFixed(3)))}`));
     chip.setAttribute('role', 'listitem');
     chip.setAttribute(
       'aria-label',
@@ -376,7 +386,8 @@ function tick(): void {
   activityText.textContent = current ? `${current.text} · ${elapsed(Date.now() - current.since)}` : '';
   drawCounters();
   for (const c of liveCards.values()) c.clock.textContent = elapsed(Date.now() - c.started);
-  const live = current !== undefined || liveCards.size > 0 || (run_ !== undefined && run_.ended === undefined && running);
+  const live =
+    current !== undefined || liveCards.size > 0 || (run_ !== undefined && run_.ended === undefined && running);
   if (live && !ticker) ticker = setInterval(tick, 1000);
   if (!live && ticker) {
     clearInterval(ticker);
@@ -446,14 +457,23 @@ function receive(msg: ToWebview): void {
       const box = el('div', 'later-changes');
       box.setAttribute('role', 'status');
       const n = msg.files.length + msg.more;
-      box.appendChild(el('div', 'title', `${n} changed file${n === 1 ? '' : 's'} that run later: your tools (make, npm, git hooks, a shell) may execute ${n === 1 ? 'it' : 'them'} outside the sandbox. Read the ${n === 1 ? 'diff' : 'diffs'} before you commit.`));
+      box.appendChild(
+        el(
+          'div',
+          'title',
+          `${n} changed file${n === 1 ? '' : 's'} that run later: your tools (make, npm, git hooks, a shell) may execute ${n === 1 ? 'it' : 'them'} outside the sandbox. Read the ${n === 1 ? 'diff' : 'diffs'} before you commit.`,
+        ),
+      );
       for (const f of msg.files) {
         const d = el('details', 'later-file');
         d.appendChild(el('summary', '', `${f.change} ${f.path}`));
-        d.appendChild(el('pre', 'diff', f.diff ?? (f.change === 'removed' ? '(removed)' : '(too large to show: open the file)')));
+        d.appendChild(
+          el('pre', 'diff', f.diff ?? (f.change === 'removed' ? '(removed)' : '(too large to show: open the file)')),
+        );
         box.appendChild(d);
       }
-      if (msg.more) box.appendChild(el('div', '', `… and ${msg.more} more (lar run and the output channel list them all)`));
+      if (msg.more)
+        box.appendChild(el('div', '', `… and ${msg.more} more (lar run and the output channel list them all)`));
       append(box);
       return;
     }
@@ -626,7 +646,8 @@ function receive(msg: ToWebview): void {
             : `✕ Not connected to ${msg.endpoint}: ${msg.message ?? ''}`;
       const parts: (string | Node)[] = [el('span', 'conn-text', text)];
       // Where the endpoint in force is set: a workspace value outranks the user's.
-      if (msg.endpointSource && msg.state !== 'checking') parts.push(el('span', 'conn-source', ` (endpoint from ${msg.endpointSource})`));
+      if (msg.endpointSource && msg.state !== 'checking')
+        parts.push(el('span', 'conn-source', ` (endpoint from ${msg.endpointSource})`));
       if (msg.state === 'failed') {
         const row = el('div', 'row');
         for (const a of msg.actions) row.appendChild(actionButton(a));
@@ -639,7 +660,11 @@ function receive(msg: ToWebview): void {
       return;
     }
     case 'history': {
-      const heading = el('div', 'title', msg.runs.length ? `Past runs (${msg.runs.length}, newest first)` : 'No runs recorded in this workspace yet.');
+      const heading = el(
+        'div',
+        'title',
+        msg.runs.length ? `Past runs (${msg.runs.length}, newest first)` : 'No runs recorded in this workspace yet.',
+      );
       const list = el('div', 'runs');
       list.setAttribute('role', 'list');
       for (const r of msg.runs) {
@@ -673,14 +698,21 @@ function receive(msg: ToWebview): void {
     }
     case 'approvalDone': {
       const box = approvals.get(msg.id);
-      if (box) box.replaceChildren(el('div', msg.approved ? 'why ok' : 'why no', msg.approved ? 'Approved.' : 'Rejected.'));
+      if (box)
+        box.replaceChildren(el('div', msg.approved ? 'why ok' : 'why no', msg.approved ? 'Approved.' : 'Rejected.'));
       approvals.delete(msg.id);
       return;
     }
     case 'outcome': {
       endStream();
       const o = el('div', `outcome ${msg.passed ? 'pass' : 'fail'}`);
-      o.appendChild(el('div', 'title', `Outcome check: ${msg.command} → ${msg.exitCode === null ? 'no exit code' : `exit ${msg.exitCode}`} (${msg.passed ? 'passed' : 'failed'})`));
+      o.appendChild(
+        el(
+          'div',
+          'title',
+          `Outcome check: ${msg.command} → ${msg.exitCode === null ? 'no exit code' : `exit ${msg.exitCode}`} (${msg.passed ? 'passed' : 'failed'})`,
+        ),
+      );
       if (msg.excerpt) o.appendChild(el('pre', 'excerpt', msg.excerpt));
       append(o);
       return;
@@ -696,14 +728,22 @@ function receive(msg: ToWebview): void {
       }
       if (msg.reason === 'answered') {
         // A question answered is not a failed task: the turn is the user's.
-        append(el('div', 'answered', 'Answered. Send a follow-up to continue this conversation, or New to start over.'));
+        append(
+          el('div', 'answered', 'Answered. Send a follow-up to continue this conversation, or New to start over.'),
+        );
         return;
       }
       const e = el('div', 'end');
       const text = `Run ended: ${msg.reason}${msg.detail ? ` (${msg.detail})` : ''}`;
       e.appendChild(el('div', 'title', text));
       if (msg.summary) {
-        e.appendChild(el('div', 'summary', `outcome ${msg.summary.outcome} · return ${msg.summary.return.toFixed(3)} · ${msg.summary.steps} steps`));
+        e.appendChild(
+          el(
+            'div',
+            'summary',
+            `outcome ${msg.summary.outcome} · return ${msg.summary.return.toFixed(3)} · ${msg.summary.steps} steps`,
+          ),
+        );
       }
       append(e);
       return;

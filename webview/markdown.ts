@@ -64,7 +64,25 @@ function normalize(text: string): string {
   return text.replace(/\r\n?/g, '\n');
 }
 
-const BLOCK_TAGS = new Set(['p', 'blockquote', 'ul', 'ol', 'li', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'table', 'thead', 'tbody', 'tr', 'th', 'td']);
+const BLOCK_TAGS = new Set([
+  'p',
+  'blockquote',
+  'ul',
+  'ol',
+  'li',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'table',
+  'thead',
+  'tbody',
+  'tr',
+  'th',
+  'td',
+]);
 const INLINE_TAGS: Record<string, string> = { strong_open: 'strong', em_open: 'em', s_open: 's' };
 
 function alignClass(t: Token): string {
@@ -72,7 +90,13 @@ function alignClass(t: Token): string {
   return m ? `align-${m[1]}` : '';
 }
 
-function codeBlock<E extends MiniElement>(doc: MiniDocument<E>, text: string, lang: string, highlight: boolean, hooks: RenderHooks<E>): E {
+function codeBlock<E extends MiniElement>(
+  doc: MiniDocument<E>,
+  text: string,
+  lang: string,
+  highlight: boolean,
+  hooks: RenderHooks<E>,
+): E {
   const wrap = doc.createElement('div');
   wrap.className = 'code-block';
   const head = doc.createElement('div');
@@ -109,7 +133,12 @@ function appendSpans<E extends MiniElement>(doc: MiniDocument<E>, parent: E, spa
 }
 
 /** Inline tokens (a paragraph's, a heading's, a cell's) into `parent`. */
-function renderInline<E extends MiniElement>(doc: MiniDocument<E>, parent: E, tokens: Token[], hooks: RenderHooks<E>): void {
+function renderInline<E extends MiniElement>(
+  doc: MiniDocument<E>,
+  parent: E,
+  tokens: Token[],
+  hooks: RenderHooks<E>,
+): void {
   const stack: E[] = [parent];
   const top = () => stack[stack.length - 1]!;
   for (const t of tokens) {
@@ -168,7 +197,13 @@ function renderInline<E extends MiniElement>(doc: MiniDocument<E>, parent: E, to
 }
 
 /** Block tokens into `root`; `highlight` false leaves code plain (a block still streaming). */
-function renderTokens<E extends MiniElement>(doc: MiniDocument<E>, root: E, tokens: Token[], highlight: boolean, hooks: RenderHooks<E>): void {
+function renderTokens<E extends MiniElement>(
+  doc: MiniDocument<E>,
+  root: E,
+  tokens: Token[],
+  highlight: boolean,
+  hooks: RenderHooks<E>,
+): void {
   const stack: E[] = [root];
   const top = () => stack[stack.length - 1]!;
   for (const t of tokens) {
@@ -206,7 +241,11 @@ function renderTokens<E extends MiniElement>(doc: MiniDocument<E>, root: E, toke
   }
 }
 
-export function renderMarkdown<E extends MiniElement>(doc: MiniDocument<E>, text: string, hooks: RenderHooks<E> = {}): E {
+export function renderMarkdown<E extends MiniElement>(
+  doc: MiniDocument<E>,
+  text: string,
+  hooks: RenderHooks<E> = {},
+): E {
   const root = doc.createElement('div');
   root.className = 'md';
   renderTokens(doc, root, md().parse(normalize(text), {}), true, hooks);

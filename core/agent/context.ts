@@ -42,7 +42,10 @@ function marginFor(window: number): number {
 }
 
 export function budgetFor(window: number, maxOutputTokens?: number, head = 0): Budget {
-  const wanted = maxOutputTokens && maxOutputTokens > 0 ? maxOutputTokens : Math.min(8192, Math.max(MIN_ANSWER, Math.floor(window / 4)));
+  const wanted =
+    maxOutputTokens && maxOutputTokens > 0
+      ? maxOutputTokens
+      : Math.min(8192, Math.max(MIN_ANSWER, Math.floor(window / 4)));
   const margin = marginFor(window);
   const room = window - margin - head;
   const reserve = Math.max(MIN_ANSWER, Math.min(wanted, Math.floor(window / 2), Math.floor(room * 0.75)));
@@ -89,7 +92,10 @@ export interface CompactOptions {
   window: number;
   reason: CompactionEvent['reason'];
   /** Asks the model for the note; undefined when it could not write one. */
-  summarize: (messages: ChatCompletionMessageParam[], maxTokens: number) => Promise<{ text: string; tokens?: number } | undefined>;
+  summarize: (
+    messages: ChatCompletionMessageParam[],
+    maxTokens: number,
+  ) => Promise<{ text: string; tokens?: number } | undefined>;
   /** What the host knows for certain (stage, files changed, failing calls), appended to the note. */
   facts: () => string;
   /** Which compaction of the run this is (1, 2, …). */
@@ -132,13 +138,24 @@ export async function compact(conv: Conversation, o: CompactOptions): Promise<Co
     });
   }
   tokens = size();
-  const out: Compaction = { reason: o.reason, window: o.window, tokensBefore, tokensAfter: tokens, elided, summarized: 0 };
+  const out: Compaction = {
+    reason: o.reason,
+    window: o.window,
+    tokensBefore,
+    tokensAfter: tokens,
+    elided,
+    summarized: 0,
+  };
   if (tokens > o.target) {
     // Stage 2: the older turns become a note; the recent turns that fit beside the system prompt,
     // the task and the note stay as they are.
     const maxTokens = Math.min(2048, Math.max(256, Math.floor(o.window / 8)));
     const fixed = o.meter.estimate(conv.headOf(o.format), o.format === 'native' ? o.tools : undefined);
-    const cut = keepFrom(conv, o, Math.floor((o.target - fixed - maxTokens - o.meter.estimateText(o.facts()) - 100) * 0.9));
+    const cut = keepFrom(
+      conv,
+      o,
+      Math.floor((o.target - fixed - maxTokens - o.meter.estimateText(o.facts()) - 100) * 0.9),
+    );
     if (cut > 2) {
       const older = conv.turns.slice(2, cut);
       const room = o.window - maxTokens - marginFor(o.window) - 600;
@@ -146,7 +163,8 @@ export async function compact(conv: Conversation, o: CompactOptions): Promise<Co
       let note: { text: string; tokens?: number } | undefined;
       // A model call for a note pays only when there is much to stand for (what elided results held
       // counts: the note is where it survives); a few turns get the host's, as does a run that asked lately.
-      const worth = (o.modelNote ?? true) && older.reduce((n, t) => n + o.meter.estimateText(turnText(t, true)), 0) >= o.target / 4;
+      const worth =
+        (o.modelNote ?? true) && older.reduce((n, t) => n + o.meter.estimateText(turnText(t, true)), 0) >= o.target / 4;
       try {
         note = worth ? await o.summarize(request, maxTokens) : undefined;
       } catch {
@@ -155,7 +173,10 @@ export async function compact(conv: Conversation, o: CompactOptions): Promise<Co
       const written = note?.text.trim();
       // The user's latest message, when it is among the turns replaced, is kept word for word: it is what the model is working on.
       const latestUser = [...conv.turns].reverse().find((t) => t.kind === 'user');
-      const pinned = latestUser && older.includes(latestUser) && latestUser.kind === 'user' ? `The user's latest message, word for word:\n${capText(latestUser.text, Math.floor(maxTokens / 2), o.meter, '')}` : '';
+      const pinned =
+        latestUser && older.includes(latestUser) && latestUser.kind === 'user'
+          ? `The user's latest message, word for word:\n${capText(latestUser.text, Math.floor(maxTokens / 2), o.meter, '')}`
+          : '';
       const text = [
         `[The conversation so far, summarized to fit the model's context window (compaction ${o.ordinal} of this run). ${older.length} earlier turns were replaced by this note; the turns after it are as they were.]`,
         capText(written ? written : hostNote(older, maxTokens, o.meter), maxTokens, o.meter, ''),
@@ -232,7 +253,14 @@ function turnText(t: Turn, originals = false): string {
 const SUMMARY_SYSTEM =
   'You write the working notes of a coding agent whose conversation no longer fits its context window. The notes replace the older part of the conversation: from now on the agent sees only them and its most recent turns. Be exact: file paths, commands, error messages, numbers. Do not call tools.';
 
-const SUMMARY_HEADINGS = ['## Task', '## Plan', '## What was tried', '## Files changed', '## Current stage', '## What failed'];
+const SUMMARY_HEADINGS = [
+  '## Task',
+  '## Plan',
+  '## What was tried',
+  '## Files changed',
+  '## Current stage',
+  '## What failed',
+];
 
 /** The request for the note: the older turns as a plain transcript, cut to fit `room` tokens. */
 export function summaryRequest(older: readonly Turn[], meter: TokenMeter, room: number): ChatCompletionMessageParam[] {
@@ -246,7 +274,8 @@ export function summaryRequest(older: readonly Turn[], meter: TokenMeter, room: 
         break;
       case 'results':
         // The summarizer reads what the results held, not their stubs.
-        for (const r of t.results) lines.push(`RESULT OF ${r.name}:\n${capText(r.original ?? r.content, perResult, meter, '')}`);
+        for (const r of t.results)
+          lines.push(`RESULT OF ${r.name}:\n${capText(r.original ?? r.content, perResult, meter, '')}`);
         break;
       case 'summary':
         lines.push(`EARLIER NOTES:\n${t.text}`);
@@ -272,7 +301,9 @@ export function summaryRequest(older: readonly Turn[], meter: TokenMeter, room: 
  */
 function hostNote(older: readonly Turn[], maxTokens: number, meter: TokenMeter): string {
   const earlier = older.flatMap((t) => (t.kind === 'summary' ? [notesOf(t.text)] : []));
-  const calls = older.flatMap((t) => (t.kind === 'assistant' ? t.calls.map((c) => `- ${c.name} ${clip(JSON.stringify(c.args ?? {}), 160)}`) : []));
+  const calls = older.flatMap((t) =>
+    t.kind === 'assistant' ? t.calls.map((c) => `- ${c.name} ${clip(JSON.stringify(c.args ?? {}), 160)}`) : [],
+  );
   const said = older.flatMap((t) => (t.kind === 'assistant' && t.text ? [`- ${clip(t.text, 200)}`] : []));
   const newer = [
     '## What was tried since (as the host recorded it)',
@@ -296,7 +327,9 @@ function clip(s: string, n: number): string {
 }
 
 function shrinkResults(conv: Conversation, o: CompactOptions, tokens: number, size: () => number): number {
-  const results = conv.turns.flatMap((t) => (t.kind === 'results' ? t.results.map((r, k) => ({ t, k, r })) : [])).filter((x) => !x.r.elided);
+  const results = conv.turns
+    .flatMap((t) => (t.kind === 'results' ? t.results.map((r, k) => ({ t, k, r })) : []))
+    .filter((x) => !x.r.elided);
   results.sort((a, b) => b.r.content.length - a.r.content.length);
   for (const { t, k, r } of results) {
     if (tokens <= o.target) break;

@@ -52,7 +52,10 @@ export class Conversation {
    * turns are the same objects from request to request (and the meter counts
    * each once).
    */
-  private readonly cache = new WeakMap<Turn, { format: WireFormat; thought: boolean; messages: ChatCompletionMessageParam[] }>();
+  private readonly cache = new WeakMap<
+    Turn,
+    { format: WireFormat; thought: boolean; messages: ChatCompletionMessageParam[] }
+  >();
   private head: { format: WireFormat; note: Turn | undefined; messages: ChatCompletionMessageParam[] } | undefined;
 
   constructor(
@@ -75,7 +78,8 @@ export class Conversation {
   /** The user's messages at the end that the model has not answered (oldest first); the task is not among them. */
   unanswered(): string[] {
     const out: string[] = [];
-    for (let i = this.list.length - 1; i > 1 && this.list[i]!.kind === 'user'; i--) out.unshift((this.list[i] as { text: string }).text);
+    for (let i = this.list.length - 1; i > 1 && this.list[i]!.kind === 'user'; i--)
+      out.unshift((this.list[i] as { text: string }).text);
     return out;
   }
 
@@ -96,14 +100,21 @@ export class Conversation {
   setResult(turn: Turn, index: number, content: string, elided: boolean): void {
     if (turn.kind !== 'results' || !turn.results[index]) throw new Error('setResult: not a result of that turn');
     const was = turn.results[index];
-    turn.results[index] = { ...was, content, ...(elided ? { elided: true } : {}), original: was.original ?? was.content };
+    turn.results[index] = {
+      ...was,
+      content,
+      ...(elided ? { elided: true } : {}),
+      original: was.original ?? was.content,
+    };
     this.cache.delete(turn);
   }
 
   /** The system prompt and the task as `format` carries them, without a compaction's note: what every request starts with. */
   headOf(format: WireFormat): ChatCompletionMessageParam[] {
     const f = format === 'native' ? undefined : FORMATS[format];
-    const head = f ? f.prompt((this.list[0] as { text: string }).text, (this.list[1] as { text: string }).text, this.tools) : { system: (this.list[0] as { text: string }).text, task: (this.list[1] as { text: string }).text };
+    const head = f
+      ? f.prompt((this.list[0] as { text: string }).text, (this.list[1] as { text: string }).text, this.tools)
+      : { system: (this.list[0] as { text: string }).text, task: (this.list[1] as { text: string }).text };
     return [
       { role: 'system', content: head.system },
       { role: 'user', content: head.task },
@@ -133,7 +144,9 @@ export class Conversation {
     const note = this.list[2]?.kind === 'summary' ? this.list[2] : undefined;
     if (this.head?.format !== format || this.head.note !== note) {
       const [system, task] = this.headOf(format);
-      const first = note ? `${task!.content as string}\n\n${(note as { text: string }).text}` : (task!.content as string);
+      const first = note
+        ? `${task!.content as string}\n\n${(note as { text: string }).text}`
+        : (task!.content as string);
       this.head = { format, note, messages: [system!, { role: 'user', content: first }] };
     }
     const out: ChatCompletionMessageParam[] = [...this.head.messages];
@@ -147,14 +160,19 @@ export class Conversation {
       if (i < (note ? 3 : 2)) return;
       const thought = i > lastQuery;
       let c = this.cache.get(t);
-      if (!c || c.format !== format || c.thought !== thought) this.cache.set(t, (c = { format, thought, messages: renderTurn(t, f, thought) }));
+      if (!c || c.format !== format || c.thought !== thought)
+        this.cache.set(t, (c = { format, thought, messages: renderTurn(t, f, thought) }));
       out.push(...c.messages);
     });
     return out;
   }
 }
 
-function renderTurn(t: Turn, f: (typeof FORMATS)[keyof typeof FORMATS] | undefined, thought: boolean): ChatCompletionMessageParam[] {
+function renderTurn(
+  t: Turn,
+  f: (typeof FORMATS)[keyof typeof FORMATS] | undefined,
+  thought: boolean,
+): ChatCompletionMessageParam[] {
   switch (t.kind) {
     case 'system':
     case 'task':
@@ -167,11 +185,28 @@ function renderTurn(t: Turn, f: (typeof FORMATS)[keyof typeof FORMATS] | undefin
           {
             role: 'assistant',
             content: t.text || (t.calls.length ? null : ''),
-            ...(t.calls.length ? { tool_calls: t.calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.malformed ? '{}' : JSON.stringify(c.args ?? {}) } })) } : {}),
+            ...(t.calls.length
+              ? {
+                  tool_calls: t.calls.map((c) => ({
+                    id: c.id,
+                    type: 'function' as const,
+                    function: { name: c.name, arguments: c.malformed ? '{}' : JSON.stringify(c.args ?? {}) },
+                  })),
+                }
+              : {}),
           },
         ];
       }
-      return [{ role: 'assistant', content: f.assistantContent(t.text, t.calls.map((c) => ({ name: c.name, args: c.malformed ? {} : c.args })), thought ? t.reasoning : undefined) }];
+      return [
+        {
+          role: 'assistant',
+          content: f.assistantContent(
+            t.text,
+            t.calls.map((c) => ({ name: c.name, args: c.malformed ? {} : c.args })),
+            thought ? t.reasoning : undefined,
+          ),
+        },
+      ];
     case 'results':
       if (!f) return t.results.map((r) => ({ role: 'tool' as const, tool_call_id: r.callId, content: r.content }));
       return f.resultMessages(t.results).map(toParam);

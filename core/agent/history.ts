@@ -13,7 +13,6 @@ import { RUN_FILE } from '../schema/trajectory';
 
 export const RUNS_DIR = join('.lar', 'runs');
 
-
 /** How a run ended; `unfinished`: no end line (the editor stopped mid-run). */
 export type RunStatus = EndEvent['reason'] | 'unfinished';
 const RUN_STATUSES: readonly RunStatus[] = [...EndEvent.shape.reason.options, 'unfinished'];
@@ -75,7 +74,15 @@ export async function listRuns(workspace: string, opts: ListRunsOptions = {}): P
   files.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.name < b.name ? 1 : -1));
   const out: RunEntry[] = [];
   for (const f of files.slice(0, opts.limit ?? 30)) {
-    out.push(await describeRun(f.path, f.name, f.size, new Date(f.mtimeMs).toISOString(), opts.maxVerifyBytes ?? 8 * 1024 * 1024));
+    out.push(
+      await describeRun(
+        f.path,
+        f.name,
+        f.size,
+        new Date(f.mtimeMs).toISOString(),
+        opts.maxVerifyBytes ?? 8 * 1024 * 1024,
+      ),
+    );
   }
   return out;
 }
@@ -86,7 +93,13 @@ export async function describeRunFile(path: string, maxVerifyBytes = 8 * 1024 * 
   return describeRun(path, basename(path), s.size, new Date(s.mtimeMs).toISOString(), maxVerifyBytes);
 }
 
-async function describeRun(path: string, name: string, size: number, mtime: string, maxVerifyBytes: number): Promise<RunEntry> {
+async function describeRun(
+  path: string,
+  name: string,
+  size: number,
+  mtime: string,
+  maxVerifyBytes: number,
+): Promise<RunEntry> {
   const entry: RunEntry = { file: name, task: '', started: mtime, status: 'unfinished', steps: 0 };
   let text: string;
   try {
@@ -103,13 +116,24 @@ async function describeRun(path: string, name: string, size: number, mtime: stri
     if (model && typeof model.name === 'string') entry.model = model.name;
   }
   // How it ended is on its last line, read even when the file is too large to verify for a list.
-  const tail = size > maxVerifyBytes ? await readSlice(path, Math.max(0, size - 64 * 1024), size).catch(() => '') : text;
+  const tail =
+    size > maxVerifyBytes ? await readSlice(path, Math.max(0, size - 64 * 1024), size).catch(() => '') : text;
   const last = parseObject(lastLine(tail));
-  if (last?.type === 'end' && typeof last.reason === 'string' && (RUN_STATUSES as readonly string[]).includes(last.reason)) entry.status = last.reason as RunStatus;
+  if (
+    last?.type === 'end' &&
+    typeof last.reason === 'string' &&
+    (RUN_STATUSES as readonly string[]).includes(last.reason)
+  )
+    entry.status = last.reason as RunStatus;
   if (size > maxVerifyBytes) return { ...entry, note: `${Math.round(size / 1e6)} MB: open it to verify` };
   const report = verifyTrajectoryText(text, { resolve: fileResolver(path) });
   if (!report.summary) return { ...entry, note: report.fatal ?? 'not verifiable' };
-  return { ...entry, steps: report.summary.steps, return: report.summary.return, outcome: report.summary.outcome.reward };
+  return {
+    ...entry,
+    steps: report.summary.steps,
+    return: report.summary.return,
+    outcome: report.summary.outcome.reward,
+  };
 }
 
 /** At most 64 KB of a file from `position` (the start of a run for its header, the end for its last line). */
@@ -155,8 +179,14 @@ export async function markInterruptedRuns(workspace: string, olderThanMs: number
       const header = parseObject((await readSlice(f.path, 0, f.size)).split('\n')[0] ?? '');
       const started = typeof header?.started === 'string' ? Date.parse(header.started) : f.mtimeMs;
       // Both old and quiet: a run that outlived its limit (a long approval wait, a slow command) still writes.
-      if (!(now - (Number.isFinite(started) ? started : f.mtimeMs) > olderThanMs) || !(now - f.mtimeMs > olderThanMs)) continue;
-      const end = { type: 'end', reason: 'interrupted', detail: 'the editor stopped during the run (found unfinished when it started again)', at: new Date(now).toISOString() };
+      if (!(now - (Number.isFinite(started) ? started : f.mtimeMs) > olderThanMs) || !(now - f.mtimeMs > olderThanMs))
+        continue;
+      const end = {
+        type: 'end',
+        reason: 'interrupted',
+        detail: 'the editor stopped during the run (found unfinished when it started again)',
+        at: new Date(now).toISOString(),
+      };
       // A file cut inside a line keeps its broken line; the end goes on a line of its own.
       await appendFile(f.path, `${text.endsWith('\n') ? '' : '\n'}${JSON.stringify(end)}\n`);
       marked.push(f.name);

@@ -6,10 +6,28 @@ import { StreamView } from '../model/stream-view';
 import { TokenMeter } from '../model/tokens';
 import { toolDefinitions } from '../schema/tool-definitions';
 import { isToolName, ToolArgs } from '../schema/tools';
-import type { CallStatus, CompactionEvent, Header, OutcomeEvent, RestoreEvent, SandboxRecord, ToolCallEvent, ToolResult, WorkflowRef } from '../schema/trajectory';
+import type {
+  CallStatus,
+  CompactionEvent,
+  Header,
+  OutcomeEvent,
+  RestoreEvent,
+  SandboxRecord,
+  ToolCallEvent,
+  ToolResult,
+  WorkflowRef,
+} from '../schema/trajectory';
 import { transitionsFrom, type Workflow } from '../schema/workflow';
 import { CHECKS } from '../verifier/checks';
-import { callKey, changedFiles, VerifierState, type GateResult, type ProposedCall, type StepResult, type TrajectorySummary } from '../verifier/state';
+import {
+  callKey,
+  changedFiles,
+  VerifierState,
+  type GateResult,
+  type ProposedCall,
+  type StepResult,
+  type TrajectorySummary,
+} from '../verifier/state';
 import type { ToolExecutor } from '../tools/types';
 
 export type { ToolExecutor };
@@ -34,7 +52,11 @@ export interface AgentModel {
   /** The model's context window (ModelClient asks the server); absent: the default is assumed. */
   contextWindow?(signal?: AbortSignal): Promise<ContextWindow>;
   /** Exact prompt tokens of a request where the server can count them. */
-  countTokens?(messages: ChatCompletionMessageParam[], tools?: ChatCompletionTool[], signal?: AbortSignal): Promise<number | undefined>;
+  countTokens?(
+    messages: ChatCompletionMessageParam[],
+    tools?: ChatCompletionTool[],
+    signal?: AbortSignal,
+  ): Promise<number | undefined>;
   /** A refusal said what the window is. */
   learnWindow?(tokens: number): void;
   /** Whether the model's template opens `<think>` in the prompt (answers then hold only the closing tag). */
@@ -43,7 +65,6 @@ export interface AgentModel {
 
 /** Decides whether a call may run; by default the run's own builtin verifier state. */
 export type AgentGate = (call: ProposedCall) => Promise<GateResult>;
-
 
 export type AgentEvent =
   /** The header, line 1, written when the run starts. */
@@ -208,8 +229,18 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
   // down here fails the first request instead, with the file already written.
   let window: ContextWindow = opts.limits?.contextWindow
     ? { tokens: opts.limits.contextWindow, source: 'setting' }
-    : ((await opts.model.contextWindow?.(opts.signal).catch(() => undefined)) ?? { tokens: DEFAULT_CONTEXT_WINDOW, source: 'default' });
-  const limits = { maxSteps: 200, maxTimeMs: 3_600_000, maxTokens: Infinity, maxIdleTurns: 3, maxRepeatedFailures: 3, ...opts.limits };
+    : ((await opts.model.contextWindow?.(opts.signal).catch(() => undefined)) ?? {
+        tokens: DEFAULT_CONTEXT_WINDOW,
+        source: 'default',
+      });
+  const limits = {
+    maxSteps: 200,
+    maxTimeMs: 3_600_000,
+    maxTokens: Infinity,
+    maxIdleTurns: 3,
+    maxRepeatedFailures: 3,
+    ...opts.limits,
+  };
   const maxRepeats = Math.max(2, Math.floor(limits.maxRepeatedFailures));
   const header: Header = {
     lar: 1,
@@ -245,7 +276,11 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
   // A follow-up: the user's next message in the conversation the chat already has.
   // Each run is verified on its own, from the workflow's start stage: the model is told, or it would go on in the stage it last entered.
   const lastRestore = opts.restored?.[opts.restored.length - 1];
-  if (opts.conversation) conversation.push({ kind: 'user', text: `${opts.task}\n\n${lastRestore ? `${restoreNote(lastRestore)}\n` : ''}${newRunNote(wf)}` });
+  if (opts.conversation)
+    conversation.push({
+      kind: 'user',
+      text: `${opts.task}\n\n${lastRestore ? `${restoreNote(lastRestore)}\n` : ''}${newRunNote(wf)}`,
+    });
   const meter = new TokenMeter();
   /** The system prompt and the tools as the current format carries them: what every request starts with. */
   const headTokens = () => meter.estimate(conversation.headOf(format), format === 'native' ? tools : undefined);
@@ -281,7 +316,9 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
   const settle = (why: string) => {
     if (!pending) return;
     const done = new Set(pending.results.map((r) => r.callId));
-    const rest = pending.calls.filter((c) => !done.has(c.id)).map((c) => ({ callId: c.id, name: c.name || 'tool', content: `Not run: ${why} before this call.` }));
+    const rest = pending.calls
+      .filter((c) => !done.has(c.id))
+      .map((c) => ({ callId: c.id, name: c.name || 'tool', content: `Not run: ${why} before this call.` }));
     conversation.push({ kind: 'results', results: [...pending.results, ...rest] });
     pending = undefined;
   };
@@ -292,7 +329,14 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     writer.close();
     // Kept outside the workspace, so lar verify can tell a record changed after the run ended.
     if (writer.digest) recordDigest(opts.trajectoryPath, writer.digest);
-    return { trajectoryPath: opts.trajectoryPath, ...(writer.digest ? { digest: writer.digest } : {}), summary: state.summary(), endReason: reason, ...(detail ? { detail } : {}), conversation };
+    return {
+      trajectoryPath: opts.trajectoryPath,
+      ...(writer.digest ? { digest: writer.digest } : {}),
+      summary: state.summary(),
+      endReason: reason,
+      ...(detail ? { detail } : {}),
+      conversation,
+    };
   };
 
   /** Makes the conversation fit `target` tokens and records it; false when nothing was left to make smaller. */
@@ -309,9 +353,16 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
       modelNote: state.steps - notedAt >= NOTE_EVERY,
       facts: () => hostFacts(state, wf, touched, recentFailures),
       summarize: async (messages, maxTokens) => {
-        const r = await opts.model.complete({ messages, format, maxTokens, ...(opts.signal ? { signal: opts.signal } : {}) });
+        const r = await opts.model.complete({
+          messages,
+          format,
+          maxTokens,
+          ...(opts.signal ? { signal: opts.signal } : {}),
+        });
         tokens += r.usage?.completion_tokens ?? 0;
-        return r.text.trim() ? { text: r.text, ...(r.usage?.completion_tokens !== undefined ? { tokens: r.usage.completion_tokens } : {}) } : undefined;
+        return r.text.trim()
+          ? { text: r.text, ...(r.usage?.completion_tokens !== undefined ? { tokens: r.usage.completion_tokens } : {}) }
+          : undefined;
       },
     });
     if (c.summaryBy === 'model') notedAt = state.steps;
@@ -328,7 +379,8 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     for (;;) {
       if (opts.signal?.aborted) return finish('cancelled', 'the user stopped the run');
       if (state.steps >= limits.maxSteps) return finish('limit', `the step limit (${limits.maxSteps}) was reached`);
-      if (Date.now() - started > limits.maxTimeMs) return finish('limit', `the time limit (${Math.round(limits.maxTimeMs / 1000)} s) was reached`);
+      if (Date.now() - started > limits.maxTimeMs)
+        return finish('limit', `the time limit (${Math.round(limits.maxTimeMs / 1000)} s) was reached`);
       if (tokens > limits.maxTokens) return finish('limit', `the token limit (${limits.maxTokens}) was reached`);
 
       // What the user typed meanwhile reaches the model now, in order.
@@ -357,13 +409,17 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
       }
       const answer = answerBudget(budget, estimate);
       if (answer < MIN_ANSWER) {
-        return finish('error', `the conversation does not fit the model's context window (${window.tokens} tokens) even compacted: its ${estimate} prompt tokens leave ${Math.max(0, answer)} for an answer. Serve the model with a longer context (vLLM --max-model-len, SGLang --context-length) or shorten the task`);
+        return finish(
+          'error',
+          `the conversation does not fit the model's context window (${window.tokens} tokens) even compacted: its ${estimate} prompt tokens leave ${Math.max(0, answer)} for an answer. Serve the model with a longer context (vLLM --max-model-len, SGLang --context-length) or shorten the task`,
+        );
       }
 
       let reply: ModelReply;
       const view = new StreamView({ promptOpensThinking: opts.model.opensThinking?.() ?? false });
       const show = (pieces: ReturnType<StreamView['push']>) => {
-        for (const p of pieces) emit(p.kind === 'retract' ? { kind: 'retract', text: p.text } : { kind: p.kind, delta: p.delta });
+        for (const p of pieces)
+          emit(p.kind === 'retract' ? { kind: 'retract', text: p.text } : { kind: p.kind, delta: p.delta });
       };
       emit({ kind: 'request' });
       try {
@@ -398,7 +454,10 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
             compactedAt = conversation.turns.length;
             continue;
           }
-          return finish('error', `${e.message}. The server refused the request as too long ${refusals} time(s) in a row, compacting each time; the window is now taken to be ${window.tokens} tokens, too small for the system prompt, the task and the latest turn. Serve the model with a longer context (vLLM --max-model-len, SGLang --context-length) or shorten the task.`);
+          return finish(
+            'error',
+            `${e.message}. The server refused the request as too long ${refusals} time(s) in a row, compacting each time; the window is now taken to be ${window.tokens} tokens, too small for the system prompt, the task and the latest turn. Serve the model with a longer context (vLLM --max-model-len, SGLang --context-length) or shorten the task.`,
+          );
         }
         if (e instanceof ModelError && e.kind === 'no_tool_parser' && setting === 'auto' && format === 'native') {
           // The server takes no tools in the API: the model is told about them in its own family's text form instead.
@@ -406,7 +465,12 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
           budget = budgetFor(window.tokens, limits.maxOutputTokens, headTokens());
           const smallNow = tooSmall(window.tokens, headTokens());
           if (smallNow) return finish('error', smallNow);
-          const m = writer.append({ type: 'message', role: 'system', content: `The server cannot parse tool calls (${e.message}); the run carries them as text in the ${format} format from here on.`, at: new Date().toISOString() });
+          const m = writer.append({
+            type: 'message',
+            role: 'system',
+            content: `The server cannot parse tool calls (${e.message}); the run carries them as text in the ${format} format from here on.`,
+            at: new Date().toISOString(),
+          });
           emit({ kind: 'message', ...m });
           continue;
         }
@@ -415,21 +479,47 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
       refusals = 0;
       if (reply.usage?.prompt_tokens) meter.observe(messages, sent, reply.usage.prompt_tokens);
       tokens += reply.usage?.completion_tokens ?? 0;
-      emit({ kind: 'context', used: reply.usage?.prompt_tokens ?? estimate, window: window.tokens, source: window.source, completionTokens: tokens });
+      emit({
+        kind: 'context',
+        used: reply.usage?.prompt_tokens ?? estimate,
+        window: window.tokens,
+        source: window.source,
+        completionTokens: tokens,
+      });
       if (reply.text || reply.reasoning) {
-        const m = writer.append({ type: 'message', role: 'assistant', content: reply.text, ...(reply.reasoning ? { reasoning: reply.reasoning } : {}), at: new Date().toISOString() });
+        const m = writer.append({
+          type: 'message',
+          role: 'assistant',
+          content: reply.text,
+          ...(reply.reasoning ? { reasoning: reply.reasoning } : {}),
+          at: new Date().toISOString(),
+        });
         emit({ kind: 'message', ...m });
       }
       // Text calls get run-unique ids (the server gave them none); the conversation keys results by them.
       const calls = reply.toolCalls.map((c) => (c.via === 'text' ? { ...c, id: newCallId() } : c));
-      const turnCalls: TurnCall[] = calls.map((c) => ({ id: c.id, name: c.name, args: c.args, ...(c.argsError !== undefined ? { malformed: true } : {}) }));
-      conversation.push({ kind: 'assistant', text: reply.text, calls: turnCalls, ...(reply.reasoning ? { reasoning: reply.reasoning } : {}) });
+      const turnCalls: TurnCall[] = calls.map((c) => ({
+        id: c.id,
+        name: c.name,
+        args: c.args,
+        ...(c.argsError !== undefined ? { malformed: true } : {}),
+      }));
+      conversation.push({
+        kind: 'assistant',
+        text: reply.text,
+        calls: turnCalls,
+        ...(reply.reasoning ? { reasoning: reply.reasoning } : {}),
+      });
 
       if (calls.length === 0) {
         // A chat: the model answered; the turn is the user's (a question answered is not a failed task).
         if (opts.onIdle === 'end') return finish('answered');
-        if (++idleTurns >= limits.maxIdleTurns) return finish('error', `the model answered ${idleTurns} times in a row without calling a tool`);
-        conversation.push({ kind: 'user', text: 'Continue by calling a tool. The run ends only with submit from a terminal stage.' });
+        if (++idleTurns >= limits.maxIdleTurns)
+          return finish('error', `the model answered ${idleTurns} times in a row without calling a tool`);
+        conversation.push({
+          kind: 'user',
+          text: 'Continue by calling a tool. The run ends only with submit from a terminal stage.',
+        });
         continue;
       }
       idleTurns = 0;
@@ -445,7 +535,12 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
         const stepped = await step(call);
         const { submitted, loop } = stepped;
         // What a command printed or a file held may carry a secret: the model gets it masked, as the trajectory does.
-        const observation = capText(redact(stepped.observation), resultCap, meter, 'read_file with startLine/endLine, or a narrower command, shows the rest');
+        const observation = capText(
+          redact(stepped.observation),
+          resultCap,
+          meter,
+          'read_file with startLine/endLine, or a narrower command, shows the rest',
+        );
         results.push({ callId: call.id, name: call.name || 'tool', content: observation });
         // A model that keeps making the same failing call would burn the whole step budget.
         if (loop) return finish('limit', loop);
@@ -471,7 +566,10 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
 
   /** Gates, runs (or not) and records one tool call; returns what the model reads, and why the run must stop if it must. */
   async function step(call: ModelToolCall): Promise<{ observation: string; submitted: boolean; loop?: string }> {
-    const proposed: ProposedCall = call.argsError !== undefined ? { tool: call.name, args: call.args, argsError: call.argsError } : { tool: call.name, args: call.args };
+    const proposed: ProposedCall =
+      call.argsError !== undefined
+        ? { tool: call.name, args: call.args, argsError: call.argsError }
+        : { tool: call.name, args: call.args };
     const verdict = await gate(proposed);
     const t0 = Date.now();
     let status: CallStatus;
@@ -487,10 +585,22 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     if (verdict.decision === 'block' && ((opts.enforcement ?? 'block') === 'block' || unsafe)) {
       status = 'blocked';
       observation = `Blocked by the workflow verifier, not run: ${unsafe?.reason ?? verdict.reason}`;
-    } else if (approvalReason(verdict) !== undefined && !(await (opts.approve?.({ tool: call.name, args: copyOf(call.args), reason: approvalReason(verdict)!, ...(verdict.askPattern ? { pattern: verdict.askPattern } : {}) }) ?? Promise.resolve(false)))) {
+    } else if (
+      approvalReason(verdict) !== undefined &&
+      !(await (opts.approve?.({
+        tool: call.name,
+        args: copyOf(call.args),
+        reason: approvalReason(verdict)!,
+        ...(verdict.askPattern ? { pattern: verdict.askPattern } : {}),
+      }) ?? Promise.resolve(false)))
+    ) {
       status = 'denied';
       observation = `The user rejected this call at the approval prompt (${verdict.reason}). Do something else.`;
-    } else if (!isToolName(call.name) || call.argsError !== undefined || !ToolArgs[call.name].safeParse(call.args).success) {
+    } else if (
+      !isToolName(call.name) ||
+      call.argsError !== undefined ||
+      !ToolArgs[call.name].safeParse(call.args).success
+    ) {
       // Only reachable with enforcement "warn": such a call cannot run at all.
       status = 'error';
       observation = `Not run: ${verdict.verdicts.find((v) => !v.ok)?.reason ?? 'the call is malformed'}`;
@@ -504,9 +614,15 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
       submitted = true;
       observation = 'Submitted. The workflow outcome check runs now.';
     } else {
-      if (MAY_CHANGE_FILES.has(call.name) && opts.checkpoint) checkpoint = await opts.checkpoint({ id: call.id, tool: call.name, step: state.steps + 1 }).catch(() => undefined);
+      if (MAY_CHANGE_FILES.has(call.name) && opts.checkpoint)
+        checkpoint = await opts
+          .checkpoint({ id: call.id, tool: call.name, step: state.steps + 1 })
+          .catch(() => undefined);
       emit({ kind: 'toolStart', id: call.id, tool: call.name, args: copyOf(call.args) });
-      const outcome = await opts.execute(call.name, call.args as Record<string, unknown>, { workspace: opts.workspace, ...(opts.signal ? { signal: opts.signal } : {}) });
+      const outcome = await opts.execute(call.name, call.args as Record<string, unknown>, {
+        workspace: opts.workspace,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      });
       status = outcome.status;
       result = outcome.result;
       observation = outcome.observation;
@@ -517,7 +633,9 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
       id: call.id,
       tool: call.name,
       args: call.args,
-      ...(call.argsError !== undefined ? { argsError: call.argsError, ...(call.argsText !== undefined ? { argsText: call.argsText } : {}) } : {}),
+      ...(call.argsError !== undefined
+        ? { argsError: call.argsError, ...(call.argsText !== undefined ? { argsText: call.argsText } : {}) }
+        : {}),
       ...(call.repairs?.length ? { repairs: call.repairs } : {}),
       ...(call.via === 'text' ? { via: 'text' as const } : {}),
       reply: replies,
@@ -534,7 +652,9 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
     for (const f of changedFiles(event)) touched.add(f);
     const failure = stepResult.verdicts.find((v) => v.check === 'tool.succeeded' && !v.ok);
     if (failure || status === 'blocked') {
-      recentFailures.push(redact(`${describeCall(call)} (${status === 'blocked' ? 'blocked' : failure!.reason})`.slice(0, 400)));
+      recentFailures.push(
+        redact(`${describeCall(call)} (${status === 'blocked' ? 'blocked' : failure!.reason})`.slice(0, 400)),
+      );
       if (recentFailures.length > 5) recentFailures.shift();
     }
     const repeat = failures.observe(event, stepResult, call.argsText);
@@ -557,11 +677,19 @@ export class RepeatedFailures {
   constructor(private readonly max: number) {}
 
   /** After a step: how often this call has now failed in a row of no changes, what the model is told, whether the run must stop. */
-  observe(event: ToolCallEvent, step: StepResult, argsText?: string): { times: number; warning: string; stop: boolean } {
+  observe(
+    event: ToolCallEvent,
+    step: StepResult,
+    argsText?: string,
+  ): { times: number; warning: string; stop: boolean } {
     if (changedFiles(event).length) this.counts.clear();
-    if (!step.verdicts.some((v) => v.check === 'tool.succeeded' && !v.ok)) return { times: 0, warning: '', stop: false };
+    if (!step.verdicts.some((v) => v.check === 'tool.succeeded' && !v.ok))
+      return { times: 0, warning: '', stop: false };
     // Malformed arguments are all `null` to the verifier; here only the same text is the same call.
-    const key = event.argsError !== undefined ? `${callKey(event.tool, null)}\u0000${argsText ?? event.argsError}` : callKey(event.tool, event.args);
+    const key =
+      event.argsError !== undefined
+        ? `${callKey(event.tool, null)}\u0000${argsText ?? event.argsError}`
+        : callKey(event.tool, event.args);
     const times = (this.counts.get(key) ?? 0) + 1;
     this.counts.set(key, times);
     if (times >= this.max) return { times, warning: '', stop: true };
@@ -589,8 +717,11 @@ export function enteredStage(wf: Workflow, target: string): string {
 /** What the verifier made of a step, told to the model after the call's own result so it can correct course. */
 export function verifierFeedback(step: StepResult, stageChanged: boolean): string {
   const failed = step.verdicts.filter((v) => !v.ok && v.check !== 'tool.succeeded');
-  const notes = failed.length ? `\nVerifier: ${failed.map((v) => `${v.check} (${CHECKS[v.check].severity}): ${v.reason}`).join('; ')}` : '';
-  const moved = step.stageVisit && stageChanged ? `\nStage "${step.stageVisit.stage}" scored ${step.stageVisit.reward}.` : '';
+  const notes = failed.length
+    ? `\nVerifier: ${failed.map((v) => `${v.check} (${CHECKS[v.check].severity}): ${v.reason}`).join('; ')}`
+    : '';
+  const moved =
+    step.stageVisit && stageChanged ? `\nStage "${step.stageVisit.stage}" scored ${step.stageVisit.reward}.` : '';
   return `${notes}${moved}`;
 }
 
@@ -616,8 +747,15 @@ export const MAY_CHANGE_FILES: ReadonlySet<string> = new Set(['run_command', 'wr
 
 /** Told to the model when the user put the workspace back before this message. */
 export function restoreNote(r: RestoreEvent): string {
-  if (r.undo) return '[Lean4 Agentic: before this message the user undid a restore: the workspace is back as it was before that restore.]';
-  const what = [r.reverted.length ? `${r.reverted.length} changed back` : '', r.deleted.length ? `${r.deleted.length} deleted` : '', r.restored.length ? `${r.restored.length} brought back` : ''].filter(Boolean).join(', ');
+  if (r.undo)
+    return '[Lean4 Agentic: before this message the user undid a restore: the workspace is back as it was before that restore.]';
+  const what = [
+    r.reverted.length ? `${r.reverted.length} changed back` : '',
+    r.deleted.length ? `${r.deleted.length} deleted` : '',
+    r.restored.length ? `${r.restored.length} brought back` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
   return `[Lean4 Agentic: before this message the user restored the workspace to how it was before step ${r.step ?? '?'}${r.run ? ` of ${r.run}` : ''}${what ? ` (files: ${what})` : ''}: what was done after that point is undone on disk.]`;
 }
 
@@ -640,7 +778,8 @@ function describeCall(c: ModelToolCall): string {
 function approvalReason(v: GateResult): string | undefined {
   if (v.decision === 'ask') return v.reason;
   if (v.decision !== 'block') return undefined;
-  if (v.askPattern !== undefined) return `the command matches the approval pattern "${v.askPattern}"; it runs only if the user approves`;
+  if (v.askPattern !== undefined)
+    return `the command matches the approval pattern "${v.askPattern}"; it runs only if the user approves`;
   return v.askReason;
 }
 
@@ -653,7 +792,12 @@ function copyOf(args: unknown): unknown {
 }
 
 /** What the host knows for certain about the run so far, for a compaction's note. */
-function hostFacts(state: VerifierState, wf: Workflow, touched: ReadonlySet<string>, failed: readonly string[]): string {
+function hostFacts(
+  state: VerifierState,
+  wf: Workflow,
+  touched: ReadonlySet<string>,
+  failed: readonly string[],
+): string {
   const s = state.summary();
   const files = [...touched].sort();
   const stage = state.currentStage;

@@ -14,7 +14,15 @@ import type { ToolSpec } from '../model/formats';
 import { verifyTrajectoryText, type TrajectoryReport, type WorkflowResolver } from '../verifier/verify';
 import type { StepResult } from '../verifier/state';
 import { Conversation, type Turn, type TurnCall, type TurnResult } from './conversation';
-import { enteredStage, newRunNote, outcomeLine, RepeatedFailures, restoreNote, SAFETY_CHECKS, verifierFeedback } from './loop';
+import {
+  enteredStage,
+  newRunNote,
+  outcomeLine,
+  RepeatedFailures,
+  restoreNote,
+  SAFETY_CHECKS,
+  verifierFeedback,
+} from './loop';
 import { checkObservation, commandObservation } from '../tools/executor';
 import type { Workflow } from '../schema/workflow';
 import { RUN_FILE } from '../schema/trajectory';
@@ -71,7 +79,9 @@ export function branchCheckpoint(run: RecordedRun, step: number): { commit: stri
   for (const { event } of run.events.slice(cut)) {
     if (event.type === 'tool_call' && event.checkpoint) return { commit: event.checkpoint };
   }
-  return { error: `no checkpoint was taken from step ${step} of ${run.file} on (checkpoints are taken before calls that may change files)` };
+  return {
+    error: `no checkpoint was taken from step ${step} of ${run.file} on (checkpoints are taken before calls that may change files)`,
+  };
 }
 
 /** The most runs a restored chat reaches back, the largest trajectory it reads, and the most it reads in all. */
@@ -143,7 +153,8 @@ export function readThread(runsDir: string, newest: string, resolve?: WorkflowRe
 }
 
 /** A rebuilt result whose text the trajectory does not keep (file tools record what they did, not what they read). */
-export const NOT_RECORDED = '[This result is not kept in the trajectory the chat was restored from: the call succeeded; make it again if you need what it returned.]';
+export const NOT_RECORDED =
+  '[This result is not kept in the trajectory the chat was restored from: the call succeeded; make it again if you need what it returned.]';
 
 /**
  * What the model read back for a recorded call, as the loop wrote it where
@@ -156,7 +167,10 @@ export function recordedResult(e: ToolCallEvent, step: StepResult | undefined, w
   let base: string;
   switch (e.status) {
     case 'blocked': {
-      const why = failing.find((v) => SAFETY_CHECKS.has(v.check)) ?? failing.find((v) => v.check !== 'tool.not_repeated') ?? failing[0];
+      const why =
+        failing.find((v) => SAFETY_CHECKS.has(v.check)) ??
+        failing.find((v) => v.check !== 'tool.not_repeated') ??
+        failing[0];
       base = `Blocked by the workflow verifier, not run${why ? `: ${why.reason}` : ''}`;
       break;
     }
@@ -167,14 +181,32 @@ export function recordedResult(e: ToolCallEvent, step: StepResult | undefined, w
       const stage = (e.args as { stage?: unknown } | null)?.stage;
       const command = (e.args as { command?: unknown } | null)?.command;
       const error = e.result?.error || undefined;
-      if (e.tool === 'enter_stage' && e.status === 'ok' && typeof stage === 'string' && wf) base = enteredStage(wf, stage);
+      if (e.tool === 'enter_stage' && e.status === 'ok' && typeof stage === 'string' && wf)
+        base = enteredStage(wf, stage);
       else if (e.tool === 'submit' && e.status === 'ok') base = 'Submitted. The workflow outcome check runs now.';
       else if (error !== undefined) base = e.tool === 'run_command' ? `Not run: ${error}` : `Error: ${error}`;
       else if (e.tool === 'run_command' && typeof command === 'string') {
         // As the loop showed it: the command, its output as recorded, how it ended, what it changed.
         base = e.result?.ranAsCheck
-          ? checkObservation(command, e.result.output ?? '', e.result.completion, e.result.exitCode, e.result.filesChanged ?? [])
-          : commandObservation(command, e.result?.output ?? '', { completion: e.result?.completion, exitCode: e.result?.exitCode, waitingForInput: e.result?.waitingForInput, shellRestarted: e.result?.shellRestarted, killed: e.result?.killed }, e.result?.filesChanged ?? []);
+          ? checkObservation(
+              command,
+              e.result.output ?? '',
+              e.result.completion,
+              e.result.exitCode,
+              e.result.filesChanged ?? [],
+            )
+          : commandObservation(
+              command,
+              e.result?.output ?? '',
+              {
+                completion: e.result?.completion,
+                exitCode: e.result?.exitCode,
+                waitingForInput: e.result?.waitingForInput,
+                shellRestarted: e.result?.shellRestarted,
+                killed: e.result?.killed,
+              },
+              e.result?.filesChanged ?? [],
+            );
       } else base = e.result?.output || (e.status === 'ok' ? NOT_RECORDED : `The call ended with status ${e.status}.`);
     }
   }
@@ -191,7 +223,11 @@ export function recordedResult(e: ToolCallEvent, step: StepResult | undefined, w
  * turns it replaced, as it did in the run. Calls the model made together
  * without a word between them are one turn.
  */
-export function rebuildConversation(runs: readonly RecordedRun[], system: string, tools: readonly ToolSpec[]): Conversation {
+export function rebuildConversation(
+  runs: readonly RecordedRun[],
+  system: string,
+  tools: readonly ToolSpec[],
+): Conversation {
   const first = runs[0];
   if (!first) throw new Error('rebuildConversation: no runs');
   let conv = new Conversation(system, first.header.task, tools);
@@ -234,7 +270,12 @@ export function rebuildConversation(runs: readonly RecordedRun[], system: string
             conv.push({ kind: 'user', text: event.content });
           } else if (event.role === 'assistant') {
             close();
-            open = { kind: 'assistant', text: event.content, calls: [], ...(event.reasoning ? { reasoning: event.reasoning } : {}) };
+            open = {
+              kind: 'assistant',
+              text: event.content,
+              calls: [],
+              ...(event.reasoning ? { reasoning: event.reasoning } : {}),
+            };
             conv.push(open);
           }
           break;
@@ -248,10 +289,19 @@ export function rebuildConversation(runs: readonly RecordedRun[], system: string
           openReply = event.reply;
           // A call recorded without an id gets one unique in the conversation.
           const id = event.id ?? `call_r${r}_l${line}`;
-          const call: TurnCall = { id, name: event.tool, args: event.args, ...(event.argsError !== undefined ? { malformed: true } : {}) };
+          const call: TurnCall = {
+            id,
+            name: event.tool,
+            args: event.args,
+            ...(event.argsError !== undefined ? { malformed: true } : {}),
+          };
           open.calls.push(call);
           const repeat = step ? repeats.observe(event, step, event.argsText) : undefined;
-          results.push({ callId: id, name: event.tool || 'tool', content: `${recordedResult(event, step, run.report.workflow)}${repeat?.warning ?? ''}` });
+          results.push({
+            callId: id,
+            name: event.tool || 'tool',
+            content: `${recordedResult(event, step, run.report.workflow)}${repeat?.warning ?? ''}`,
+          });
           break;
         }
         case 'compaction': {
@@ -269,7 +319,11 @@ export function rebuildConversation(runs: readonly RecordedRun[], system: string
           break;
         case 'outcome': {
           const last = results[results.length - 1];
-          if (last) results[results.length - 1] = { ...last, content: `${last.content}${outcomeLine(event, run.report.summary?.outcome.reward === 1)}` };
+          if (last)
+            results[results.length - 1] = {
+              ...last,
+              content: `${last.content}${outcomeLine(event, run.report.summary?.outcome.reward === 1)}`,
+            };
           break;
         }
         case 'end':
@@ -285,7 +339,11 @@ export function rebuildConversation(runs: readonly RecordedRun[], system: string
 export function threadOf(runs: readonly RecordedRun[]): { id: string; turn: number; previous: string } | undefined {
   const last = runs[runs.length - 1];
   if (!last) return undefined;
-  return { id: last.header.thread?.id ?? last.file.replace(/\.lar\.jsonl$/, ''), turn: last.header.thread?.turn ?? runs.length, previous: last.file };
+  return {
+    id: last.header.thread?.id ?? last.file.replace(/\.lar\.jsonl$/, ''),
+    turn: last.header.thread?.turn ?? runs.length,
+    previous: last.file,
+  };
 }
 
 /** Whether a run stopped without finishing its work: the editor closed or crashed during it. */

@@ -58,7 +58,11 @@ export function readRules(workspace: string, names: readonly string[] = DEFAULT_
       if (text) out.files.push({ path: rel, text });
     } catch (e) {
       // Named as the user wrote it, not by the path it resolved to.
-      out.problems.push(e instanceof FileRefusedError ? e.message.split(real).join(rel) : `${rel} cannot be read: ${(e as Error).message}`);
+      out.problems.push(
+        e instanceof FileRefusedError
+          ? e.message.split(real).join(rel)
+          : `${rel} cannot be read: ${(e as Error).message}`,
+      );
     }
   }
   return out;

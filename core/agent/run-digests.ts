@@ -15,15 +15,24 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { MAX_TRAJECTORY_BYTES, readBoundedBytes } from '../workspace/bounded-read';
 
-const Recorded = z.object({ digest: z.string().regex(/^[0-9a-f]{64}$/), bytes: z.number().int().nonnegative(), ended: z.string(), path: z.string() });
+const Recorded = z.object({
+  digest: z.string().regex(/^[0-9a-f]{64}$/),
+  bytes: z.number().int().nonnegative(),
+  ended: z.string(),
+  path: z.string(),
+});
 type Recorded = z.infer<typeof Recorded>;
 
-export type DigestCheck = { state: 'unrecorded' } | { state: 'unchanged'; recorded: Recorded } | { state: 'changed'; recorded: Recorded; now: string; bytes: number };
+export type DigestCheck =
+  | { state: 'unrecorded' }
+  | { state: 'unchanged'; recorded: Recorded }
+  | { state: 'changed'; recorded: Recorded; now: string; bytes: number };
 
 /** Where the records are (LAR_STATE_DIR for tests and for users who keep state elsewhere). */
 export function stateDir(env: Readonly<Record<string, string | undefined>> = process.env): string {
   if (env.LAR_STATE_DIR) return resolve(env.LAR_STATE_DIR);
-  const xdg = env.XDG_STATE_HOME && env.XDG_STATE_HOME.startsWith('/') ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
+  const xdg =
+    env.XDG_STATE_HOME && env.XDG_STATE_HOME.startsWith('/') ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
   return join(xdg, 'lean4-agentic');
 }
 
@@ -39,7 +48,8 @@ function headerOf(text: Buffer): string {
 function headerKey(header: string): string {
   try {
     const h = JSON.parse(header) as { id?: unknown; started?: unknown; task?: unknown };
-    if (typeof h.started === 'string') return JSON.stringify([h.id ?? null, h.started, typeof h.task === 'string' ? h.task : null]);
+    if (typeof h.started === 'string')
+      return JSON.stringify([h.id ?? null, h.started, typeof h.task === 'string' ? h.task : null]);
   } catch {
     // not JSON: the line as it is
   }
@@ -57,7 +67,11 @@ function keysFor(path: string, header: string): string[] {
 }
 
 /** Records what the finished trajectory at `path` holds (its digest, as the writer computed it). Never throws: a record that cannot be kept is a record less. */
-export function recordDigest(path: string, digest: string, env: Readonly<Record<string, string | undefined>> = process.env): void {
+export function recordDigest(
+  path: string,
+  digest: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): void {
   try {
     const text = readBoundedBytes(path, MAX_TRAJECTORY_BYTES);
     const dir = join(stateDir(env), 'digests');
@@ -74,7 +88,11 @@ export function recordDigest(path: string, digest: string, env: Readonly<Record<
 }
 
 /** Whether the trajectory `text` (read from `path`) still holds what its run ended with. */
-export function checkDigest(path: string, text: Buffer, env: Readonly<Record<string, string | undefined>> = process.env): DigestCheck {
+export function checkDigest(
+  path: string,
+  text: Buffer,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): DigestCheck {
   const dir = join(stateDir(env), 'digests');
   for (const key of keysFor(path, headerOf(text))) {
     let recorded: Recorded;
@@ -84,7 +102,9 @@ export function checkDigest(path: string, text: Buffer, env: Readonly<Record<str
       continue;
     }
     const now = sha(text);
-    return now === recorded.digest ? { state: 'unchanged', recorded } : { state: 'changed', recorded, now, bytes: text.length };
+    return now === recorded.digest
+      ? { state: 'unchanged', recorded }
+      : { state: 'changed', recorded, now, bytes: text.length };
   }
   return { state: 'unrecorded' };
 }

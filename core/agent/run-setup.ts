@@ -70,7 +70,10 @@ export interface OpenRun {
   /** Masks the key and the host's secret-looking values. */
   redact: (text: string) => string;
   /** The parts of runAgent's options that come from the set-up. */
-  agentOptions: Pick<AgentOptions, 'workspace' | 'trajectoryPath' | 'execute' | 'runOutcomeCheck' | 'sandbox' | 'rules' | 'redact' | 'runId'>;
+  agentOptions: Pick<
+    AgentOptions,
+    'workspace' | 'trajectoryPath' | 'execute' | 'runOutcomeCheck' | 'sandbox' | 'rules' | 'redact' | 'runId'
+  >;
   /** Stops every process of the run, then puts back what it must not have changed; safe to call twice. */
   close(): Promise<EndReport>;
 }
@@ -102,7 +105,10 @@ export async function openRun(o: RunSetupOptions): Promise<OpenRun> {
   });
   let terminal: RunTerminal;
   try {
-    terminal = (o.makeTerminal ?? plainTerminal)({ cwd: o.workspace, outputDir, shell, ...sandbox.terminal() }, sandbox);
+    terminal = (o.makeTerminal ?? plainTerminal)(
+      { cwd: o.workspace, outputDir, shell, ...sandbox.terminal() },
+      sandbox,
+    );
   } catch (e) {
     await sandbox.dispose();
     throw e;
@@ -117,7 +123,11 @@ export async function openRun(o: RunSetupOptions): Promise<OpenRun> {
     fs,
     terminal: terminal.session,
     limits: sandbox.limits,
-    check: { command: o.workflow.outcome.command, run: (s) => sandbox.checkNow(s), ...(terminal.checkMirror ? { mirror: terminal.checkMirror } : {}) },
+    check: {
+      command: o.workflow.outcome.command,
+      run: (s) => sandbox.checkNow(s),
+      ...(terminal.checkMirror ? { mirror: terminal.checkMirror } : {}),
+    },
     ...(sandbox.refusal ? { refuseCommands: sandbox.refusal } : {}),
   });
   let closing: Promise<EndReport> | undefined;
@@ -126,7 +136,13 @@ export async function openRun(o: RunSetupOptions): Promise<OpenRun> {
       // Every process gone before anything is put back (one still dying could race the restore).
       await terminal.end().catch(() => false);
       terminal.dispose();
-      return sandbox.dispose().catch((e: unknown): EndReport => ({ restored: [], quarantinedRepositories: [], error: e instanceof Error ? e.message : String(e) }));
+      return sandbox
+        .dispose()
+        .catch((e: unknown): EndReport => ({
+          restored: [],
+          quarantinedRepositories: [],
+          error: e instanceof Error ? e.message : String(e),
+        }));
     })();
     return closing;
   };
@@ -167,14 +183,34 @@ export const LATER_WHY = '(your tools may execute them outside the sandbox: read
 
 export function endNotes(end: EndReport): EndNote[] {
   const notes: EndNote[] = [];
-  if (end.restored.length) notes.push({ level: 'warn', kind: 'restored', text: `put back what the run changed in protected paths: ${end.restored.join(', ')}` });
+  if (end.restored.length)
+    notes.push({
+      level: 'warn',
+      kind: 'restored',
+      text: `put back what the run changed in protected paths: ${end.restored.join(', ')}`,
+    });
   if (end.quarantinedRepositories.length) {
-    notes.push({ level: 'warn', kind: 'quarantined', text: `moved the git repositories the run created to .lar/quarantine (their config would run outside the sandbox; move one back if you trust it): ${end.quarantinedRepositories.join(', ')}` });
+    notes.push({
+      level: 'warn',
+      kind: 'quarantined',
+      text: `moved the git repositories the run created to .lar/quarantine (their config would run outside the sandbox; move one back if you trust it): ${end.quarantinedRepositories.join(', ')}`,
+    });
   }
-  if (end.network?.length) notes.push({ level: 'info', kind: 'network', text: `network through the allowlist: ${describeTallies(end.network)}` });
-  if (end.error) notes.push({ level: 'error', kind: 'error', text: `the protected paths could not all be put back: ${end.error}` });
+  if (end.network?.length)
+    notes.push({
+      level: 'info',
+      kind: 'network',
+      text: `network through the allowlist: ${describeTallies(end.network)}`,
+    });
+  if (end.error)
+    notes.push({ level: 'error', kind: 'error', text: `the protected paths could not all be put back: ${end.error}` });
   if (end.later?.length) {
-    notes.push({ level: 'warn', kind: 'later', text: `${LATER_TITLE} ${LATER_WHY}:`, detail: describeLaterChanges(end.later) });
+    notes.push({
+      level: 'warn',
+      kind: 'later',
+      text: `${LATER_TITLE} ${LATER_WHY}:`,
+      detail: describeLaterChanges(end.later),
+    });
   }
   return notes;
 }

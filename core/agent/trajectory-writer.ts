@@ -68,7 +68,12 @@ export class TrajectoryWriter {
     if (changed) {
       // Another writer (a second process, or a command the agent ran) changed the file:
       // its lines and ours would interleave. Say so at the end of the file and stop.
-      const end: TrajectoryEvent = { type: 'end', reason: 'error', detail: `the trajectory was changed by another writer (${changed}); the run stopped so its record is not mixed with other writes`, at: new Date().toISOString() };
+      const end: TrajectoryEvent = {
+        type: 'end',
+        reason: 'error',
+        detail: `the trajectory was changed by another writer (${changed}); the run stopped so its record is not mixed with other writes`,
+        at: new Date().toISOString(),
+      };
       const lead = fstatSync(this.fd).size > 0 ? '\n' : '';
       writeSync(this.fd, `${lead}${JSON.stringify(end)}\n`);
       fsyncSync(this.fd);
@@ -92,7 +97,8 @@ export class TrajectoryWriter {
   private changedBySomeoneElse(): string | undefined {
     const st = fstatSync(this.fd!, { bigint: true });
     if (Number(st.size) !== this.bytes) return `${st.size} bytes on disk, ${this.bytes} written by this run`;
-    if (this.last && st.ctimeNs !== this.last.ctimeNs) return 'it was written to or touched since the last line, though its size is the same';
+    if (this.last && st.ctimeNs !== this.last.ctimeNs)
+      return 'it was written to or touched since the last line, though its size is the same';
     let at;
     try {
       at = lstatSync(this.path, { bigint: true });

@@ -79,7 +79,11 @@ const CONFIG = [
 
 /** Always left out: dependencies, and the run records that say what happened (a restore must not rewrite them). */
 const ALWAYS_EXCLUDED = ['node_modules/', '/.lar/'];
-const ALWAYS_EXCLUDED_SPECS = [':(exclude,top,literal).lar', ':(exclude,top,glob)**/node_modules/**', ':(exclude,top,literal)node_modules'];
+const ALWAYS_EXCLUDED_SPECS = [
+  ':(exclude,top,literal).lar',
+  ':(exclude,top,glob)**/node_modules/**',
+  ':(exclude,top,literal)node_modules',
+];
 
 /** A commit of this store, as the API takes one (never anything git could read as an option or a range). */
 function commitId(c: string): string {
@@ -115,7 +119,13 @@ export class CheckpointStore {
     } catch {
       // No repository, or no excludes.
     }
-    const store = new CheckpointStore(dir, workspace, opts.git ?? 'git', opts.maxFileBytes ?? 5 * 1024 * 1024, userExcludes);
+    const store = new CheckpointStore(
+      dir,
+      workspace,
+      opts.git ?? 'git',
+      opts.maxFileBytes ?? 5 * 1024 * 1024,
+      userExcludes,
+    );
     try {
       await store.init();
     } catch (e) {
@@ -149,16 +159,30 @@ export class CheckpointStore {
     };
   }
 
-  private run(args: string[], opts: { worktree?: boolean; env?: NodeJS.ProcessEnv; input?: string; allowFail?: boolean } = {}): Promise<{ stdout: Buffer; code: number; stderr: string }> {
+  private run(
+    args: string[],
+    opts: { worktree?: boolean; env?: NodeJS.ProcessEnv; input?: string; allowFail?: boolean } = {},
+  ): Promise<{ stdout: Buffer; code: number; stderr: string }> {
     return new Promise((resolve, reject) => {
       const child = execFile(
         this.git,
         [...CONFIG, ...args],
         // In the workspace (pathspecs are relative to it); GIT_DIR is explicit, so nothing is discovered from here.
-        { env: { ...this.env(opts.worktree ?? true), ...opts.env }, cwd: (opts.worktree ?? true) ? this.workspace : this.dir, encoding: 'buffer', maxBuffer: 256 * 1024 * 1024, windowsHide: true },
+        {
+          env: { ...this.env(opts.worktree ?? true), ...opts.env },
+          cwd: (opts.worktree ?? true) ? this.workspace : this.dir,
+          encoding: 'buffer',
+          maxBuffer: 256 * 1024 * 1024,
+          windowsHide: true,
+        },
         (err, stdout, stderr) => {
-          const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : -1) : 0;
-          if (err && !opts.allowFail) reject(new Error(`git ${args[0]} failed: ${stderr.toString().trim() || err.message}`));
+          const code = err
+            ? typeof (err as { code?: unknown }).code === 'number'
+              ? (err as { code: number }).code
+              : -1
+            : 0;
+          if (err && !opts.allowFail)
+            reject(new Error(`git ${args[0]} failed: ${stderr.toString().trim() || err.message}`));
           else resolve({ stdout, code, stderr: stderr.toString() });
         },
       );
@@ -200,7 +224,8 @@ export class CheckpointStore {
       } catch {
         // Released meanwhile.
       }
-      if (Date.now() > deadline) throw new Error(`the checkpoint store is busy (${path} held by another window for a minute)`);
+      if (Date.now() > deadline)
+        throw new Error(`the checkpoint store is busy (${path} held by another window for a minute)`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }
@@ -210,7 +235,10 @@ export class CheckpointStore {
     if (!existsSync(join(this.dir, 'git', 'HEAD'))) {
       // Without a work tree in the environment: nothing points the store at the workspace but each call.
       await this.run(['init', '-q', '--bare', '--template='], { worktree: false });
-      writeFileSync(join(this.dir, 'meta.json'), JSON.stringify({ workspace: this.workspace, createdAt: new Date().toISOString() }, null, 2));
+      writeFileSync(
+        join(this.dir, 'meta.json'),
+        JSON.stringify({ workspace: this.workspace, createdAt: new Date().toISOString() }, null, 2),
+      );
     }
     mkdirSync(join(this.dir, 'git', 'info'), { recursive: true });
     // Bytes round-trip as they are: no eol conversion, no ident, no filters, whatever the workspace's .gitattributes say.
@@ -228,7 +256,11 @@ export class CheckpointStore {
 
   /** What every add and listing covers: the whole workspace but what is left out, as literal pathspecs (any file name). */
   private specList(): string[] {
-    return [':(top)', ...ALWAYS_EXCLUDED_SPECS, ...[...this.skipped, ...this.nested].map((p) => `:(exclude,top,literal)${p}`)];
+    return [
+      ':(top)',
+      ...ALWAYS_EXCLUDED_SPECS,
+      ...[...this.skipped, ...this.nested].map((p) => `:(exclude,top,literal)${p}`),
+    ];
   }
 
   private pathspecs(): string {
@@ -257,7 +289,10 @@ export class CheckpointStore {
   /** Takes paths out of the index (they were captured before they were left out). */
   private async forget(paths: string[]): Promise<void> {
     if (!paths.length) return;
-    await this.run(['rm', '--cached', '-f', '-q', '-r', '--ignore-unmatch', '--pathspec-from-file=-', '--pathspec-file-nul'], { input: `${paths.map((p) => `:(top,literal)${p}`).join('\0')}\0` });
+    await this.run(
+      ['rm', '--cached', '-f', '-q', '-r', '--ignore-unmatch', '--pathspec-from-file=-', '--pathspec-file-nul'],
+      { input: `${paths.map((p) => `:(top,literal)${p}`).join('\0')}\0` },
+    );
   }
 
   /** Nested repositories became gitlinks: they are left out (and listed). */
@@ -275,9 +310,13 @@ export class CheckpointStore {
   private async capture(): Promise<string> {
     await this.capSizes();
     // --ignore-errors: an unreadable file is skipped (and said), not the whole snapshot; anything else is an error.
-    const add = await this.run(['add', '-A', '--ignore-errors', '--pathspec-from-file=-', '--pathspec-file-nul'], { input: this.pathspecs(), allowFail: true });
+    const add = await this.run(['add', '-A', '--ignore-errors', '--pathspec-from-file=-', '--pathspec-file-nul'], {
+      input: this.pathspecs(),
+      allowFail: true,
+    });
     // (It also exits 1 to say that an excluded path is ignored anyway: that is not a failure.)
-    if (add.code !== 0 && /fatal:|index\.lock/.test(add.stderr)) throw new Error(`git add failed: ${add.stderr.trim().split('\n').slice(0, 3).join(' ')}`);
+    if (add.code !== 0 && /fatal:|index\.lock/.test(add.stderr))
+      throw new Error(`git add failed: ${add.stderr.trim().split('\n').slice(0, 3).join(' ')}`);
     await this.dropGitlinks();
     return (await this.run(['write-tree'])).stdout.toString().trim();
   }
@@ -288,7 +327,13 @@ export class CheckpointStore {
   }
 
   private async snapshotNow(ref: string, message: string): Promise<Checkpoint> {
-    if (!/^[A-Za-z0-9][A-Za-z0-9._/-]{0,200}$/.test(ref) || ref.includes('..') || ref.endsWith('/') || ref.endsWith('.lock')) throw new Error(`not a checkpoint name: ${ref}`);
+    if (
+      !/^[A-Za-z0-9][A-Za-z0-9._/-]{0,200}$/.test(ref) ||
+      ref.includes('..') ||
+      ref.endsWith('/') ||
+      ref.endsWith('.lock')
+    )
+      throw new Error(`not a checkpoint name: ${ref}`);
     const t0 = Date.now();
     const tree = await this.capture();
     const full = `refs/lar/${ref}`;
@@ -301,8 +346,19 @@ export class CheckpointStore {
   }
 
   private async changesBetween(from: string, to: string): Promise<CheckpointChange[]> {
-    const out = await this.run(['diff-tree', '-r', '-z', '--no-renames', '--name-status', commitId(from), commitId(to)]);
-    const parts = out.stdout.toString('utf8').split('\0').filter((x) => x !== '');
+    const out = await this.run([
+      'diff-tree',
+      '-r',
+      '-z',
+      '--no-renames',
+      '--name-status',
+      commitId(from),
+      commitId(to),
+    ]);
+    const parts = out.stdout
+      .toString('utf8')
+      .split('\0')
+      .filter((x) => x !== '');
     const changes: CheckpointChange[] = [];
     for (let i = 0; i + 1 < parts.length; i += 2) {
       const status = parts[i]!;
@@ -359,7 +415,10 @@ export class CheckpointStore {
    */
   prune(maxAgeMs: number, now = Date.now()): Promise<number> {
     return this.serial(async () => {
-      const out = await this.run(['for-each-ref', '--format=%(refname) %(committerdate:unix)', 'refs/lar/runs', 'refs/lar/restores'], { worktree: false });
+      const out = await this.run(
+        ['for-each-ref', '--format=%(refname) %(committerdate:unix)', 'refs/lar/runs', 'refs/lar/restores'],
+        { worktree: false },
+      );
       const old = out.stdout
         .toString()
         .split('\n')
@@ -378,7 +437,8 @@ export class CheckpointStore {
   /** Whether `commit` is a commit of this store (else a clear error, not git's). */
   private async exists(commit: string): Promise<void> {
     const r = await this.run(['cat-file', '-t', commitId(commit)], { allowFail: true });
-    if (r.code !== 0 || r.stdout.toString().trim() !== 'commit') throw new Error(`no checkpoint ${commit.slice(0, 12)} in this workspace's store`);
+    if (r.code !== 0 || r.stdout.toString().trim() !== 'commit')
+      throw new Error(`no checkpoint ${commit.slice(0, 12)} in this workspace's store`);
   }
 
   /** A file's content at a checkpoint, or undefined when it did not exist there. */

@@ -71,22 +71,33 @@ export const AtifStep = z
   .superRefine((step, ctx) => {
     if (step.source !== 'agent') {
       for (const f of AGENT_ONLY) {
-        if (step[f] !== undefined) ctx.addIssue({ code: 'custom', path: [f], message: `"${f}" is only allowed on agent steps` });
+        if (step[f] !== undefined)
+          ctx.addIssue({ code: 'custom', path: [f], message: `"${f}" is only allowed on agent steps` });
       }
     }
     if (step.source === 'agent' && step.llm_call_count === 0) {
       for (const f of ['metrics', 'reasoning_content'] as const) {
-        if (step[f] !== undefined) ctx.addIssue({ code: 'custom', path: [f], message: `"${f}" must be absent when llm_call_count is 0` });
+        if (step[f] !== undefined)
+          ctx.addIssue({ code: 'custom', path: [f], message: `"${f}" must be absent when llm_call_count is 0` });
       }
     }
     const ids = new Set<string>();
     for (const [i, c] of (step.tool_calls ?? []).entries()) {
-      if (ids.has(c.tool_call_id)) ctx.addIssue({ code: 'custom', path: ['tool_calls', i, 'tool_call_id'], message: `duplicate tool_call_id "${c.tool_call_id}"` });
+      if (ids.has(c.tool_call_id))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tool_calls', i, 'tool_call_id'],
+          message: `duplicate tool_call_id "${c.tool_call_id}"`,
+        });
       ids.add(c.tool_call_id);
     }
     for (const [i, r] of (step.observation?.results ?? []).entries()) {
       if (r.source_call_id != null && !ids.has(r.source_call_id)) {
-        ctx.addIssue({ code: 'custom', path: ['observation', 'results', i, 'source_call_id'], message: `"${r.source_call_id}" is not a tool_call_id of this step` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['observation', 'results', i, 'source_call_id'],
+          message: `"${r.source_call_id}" is not a tool_call_id of this step`,
+        });
       }
     }
   });
@@ -120,7 +131,12 @@ export const AtifTrajectory = z
   })
   .superRefine((t, ctx) => {
     t.steps.forEach((s, i) => {
-      if (s.step_id !== i + 1) ctx.addIssue({ code: 'custom', path: ['steps', i, 'step_id'], message: `expected ${i + 1} (sequential from 1), got ${s.step_id}` });
+      if (s.step_id !== i + 1)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['steps', i, 'step_id'],
+          message: `expected ${i + 1} (sequential from 1), got ${s.step_id}`,
+        });
     });
   });
 

@@ -12,7 +12,10 @@ export interface AtifOptions {
   fallbackId: string;
 }
 
-type AgentStep = AtifStep & { tool_calls: NonNullable<AtifStep['tool_calls']>; observation: NonNullable<AtifStep['observation']> };
+type AgentStep = AtifStep & {
+  tool_calls: NonNullable<AtifStep['tool_calls']>;
+  observation: NonNullable<AtifStep['observation']>;
+};
 
 function failedChecks(r: StepResult): { check: string; reason: string }[] {
   return r.verdicts.filter((v) => !v.ok).map((v) => ({ check: v.check, reason: v.reason }));
@@ -48,7 +51,13 @@ export function exportAtif(parsed: ParsedTrajectory, report: TrajectoryReport, o
       extra: { lar: { line, calls: [] } },
     }) as AgentStep;
 
-  if (header) push({ source: 'user', message: header.task, ...(header.started ? { timestamp: header.started } : {}), extra: { lar: { line: parsed.headerLine, kind: 'task' } } });
+  if (header)
+    push({
+      source: 'user',
+      message: header.task,
+      ...(header.started ? { timestamp: header.started } : {}),
+      extra: { lar: { line: parsed.headerLine, kind: 'task' } },
+    });
 
   for (const line of parsed.lines) {
     if (line.kind !== 'event') continue;
@@ -63,7 +72,12 @@ export function exportAtif(parsed: ParsedTrajectory, report: TrajectoryReport, o
         } else if (e.role === 'user' && steps.length === 1 && steps[0]!.message === e.content) {
           // The task already opened the document as its first user step.
         } else {
-          push({ source: e.role, message: e.content, ...(e.at ? { timestamp: e.at } : {}), extra: { lar: { line: line.line } } });
+          push({
+            source: e.role,
+            message: e.content,
+            ...(e.at ? { timestamp: e.at } : {}),
+            extra: { lar: { line: line.line } },
+          });
         }
         break;
       case 'tool_call': {
@@ -81,7 +95,9 @@ export function exportAtif(parsed: ParsedTrajectory, report: TrajectoryReport, o
           source: 'system',
           message: `Outcome check \`${e.command}\` exited ${e.exitCode ?? 'without an exit code'}${e.completion ? ` (${e.completion})` : ''}.`,
           ...(e.at ? { timestamp: e.at } : {}),
-          ...(e.output !== undefined ? { observation: { results: [{ source_call_id: null, content: e.output }] } } : {}),
+          ...(e.output !== undefined
+            ? { observation: { results: [{ source_call_id: null, content: e.output }] } }
+            : {}),
           extra: { lar: { line: line.line, exitCode: e.exitCode, failedChecks: r ? failedChecks(r) : [] } },
         });
         break;
@@ -129,7 +145,8 @@ export function exportAtif(parsed: ParsedTrajectory, report: TrajectoryReport, o
     },
     steps,
     final_metrics: { total_steps: steps.length },
-    notes: 'Exported by lar (Lean4 Agentic). Verifier results are in extra.lar: per tool call on observation results, per model turn on steps, per run at the root; see docs/rewards.md.',
+    notes:
+      'Exported by lar (Lean4 Agentic). Verifier results are in extra.lar: per tool call on observation results, per model turn on steps, per run at the root; see docs/rewards.md.',
     extra: {
       lar: {
         version: 1,
@@ -144,7 +161,16 @@ export function exportAtif(parsed: ParsedTrajectory, report: TrajectoryReport, o
               beta: summary.beta,
               toolRewardMean: summary.toolRewards.mean,
               stageRewardMean: summary.stageRewards.mean,
-              stages: summary.stages.map((v) => ({ stage: v.stage, visit: v.visit, reward: v.reward, steps: v.steps, budget: v.budget, startLine: v.startLine, endLine: v.endLine ?? null, failedChecks: v.verdicts.filter((x) => !x.ok).map((x) => ({ check: x.check, reason: x.reason })) })),
+              stages: summary.stages.map((v) => ({
+                stage: v.stage,
+                visit: v.visit,
+                reward: v.reward,
+                steps: v.steps,
+                budget: v.budget,
+                startLine: v.startLine,
+                endLine: v.endLine ?? null,
+                failedChecks: v.verdicts.filter((x) => !x.ok).map((x) => ({ check: x.check, reason: x.reason })),
+              })),
               outcomeChecks: summary.outcome.verdicts.map((v) => ({ check: v.check, ok: v.ok, reason: v.reason })),
             }
           : {}),

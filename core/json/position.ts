@@ -77,7 +77,9 @@ class Scanner {
         const word = ['true', 'false', 'null'].find((w) => this.text.startsWith(w, this.pos));
         if (word === undefined) {
           if (c === '') this.fail('unexpected end of line: expected a JSON value');
-          this.fail(`unexpected ${describe(c)}: expected a JSON value (object, array, string, number, true, false or null)`);
+          this.fail(
+            `unexpected ${describe(c)}: expected a JSON value (object, array, string, number, true, false or null)`,
+          );
         }
         this.pos += word.length;
       }
@@ -115,7 +117,8 @@ class Scanner {
     const key = this.string();
     container.key = key;
     this.ws();
-    if (this.peek() !== ':') this.fail(`unexpected ${describe(this.peek())}: expected ':' after the member name "${key}"`);
+    if (this.peek() !== ':')
+      this.fail(`unexpected ${describe(this.peek())}: expected ':' after the member name "${key}"`);
     this.pos++;
     this.ws();
     return onMember !== undefined && onMember(key, this.pos);
@@ -126,7 +129,7 @@ class Scanner {
     const t = this.text;
     for (;;) {
       const c = t[this.pos];
-      if (c === undefined) this.fail('unterminated string: expected a closing \'"\'');
+      if (c === undefined) this.fail("unterminated string: expected a closing '\"'");
       if (c === '"') break;
       if (c === '\\') {
         const e = t[this.pos + 1];
@@ -140,7 +143,9 @@ class Scanner {
         }
         if (e === undefined || !'"\\/bfnrt'.includes(e)) {
           this.pos++;
-          this.fail(`bad escape ${describe(e ?? '')} in a string: expected one of \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX`);
+          this.fail(
+            `bad escape ${describe(e ?? '')} in a string: expected one of \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX`,
+          );
         }
         this.pos += 2;
         continue;
@@ -181,7 +186,8 @@ export function findJsonSyntaxError(text: string): JsonSyntaxError | undefined {
   try {
     s.value();
     s.ws();
-    if (s.pos < text.length) s.fail(`unexpected ${describe(s.peek())} after the JSON value: expected the end of the line`);
+    if (s.pos < text.length)
+      s.fail(`unexpected ${describe(s.peek())} after the JSON value: expected the end of the line`);
     return undefined;
   } catch (e) {
     if (e instanceof ScanError) return { offset: e.offset, message: e.message };

@@ -102,7 +102,12 @@ export class ModelServerError extends Error {
 export function errorOf(body: unknown, status?: number): ModelServerError | undefined {
   if (typeof body !== 'object' || body === null) return undefined;
   const b = body as Record<string, unknown>;
-  const inner = typeof b.error === 'object' && b.error !== null ? (b.error as Record<string, unknown>) : b.object === 'error' ? b : undefined;
+  const inner =
+    typeof b.error === 'object' && b.error !== null
+      ? (b.error as Record<string, unknown>)
+      : b.object === 'error'
+        ? b
+        : undefined;
   if (!inner) {
     if (typeof b.error === 'string') return new ModelServerError(b.error, status, undefined, body);
     return undefined;
@@ -111,7 +116,12 @@ export function errorOf(body: unknown, status?: number): ModelServerError | unde
   const code = inner.code ?? inner.type;
   const st = typeof inner.code === 'number' ? inner.code : status;
   // Not String(code): an object from the wire with a "toString" member that is not a function makes that throw.
-  const codeText = code === undefined || code === null ? undefined : typeof code === 'string' || typeof code === 'number' || typeof code === 'boolean' ? String(code) : JSON.stringify(code);
+  const codeText =
+    code === undefined || code === null
+      ? undefined
+      : typeof code === 'string' || typeof code === 'number' || typeof code === 'boolean'
+        ? String(code)
+        : JSON.stringify(code);
   return new ModelServerError(message, st, codeText, body);
 }
 
@@ -165,7 +175,12 @@ export class CompletionAssembler {
         choice.endedInCall = false;
       }
       // One of the two names per delta: a server that sends both (a renaming in progress) means the same text.
-      const reasoning = typeof d?.reasoning_content === 'string' && d.reasoning_content ? d.reasoning_content : typeof d?.reasoning === 'string' ? d.reasoning : '';
+      const reasoning =
+        typeof d?.reasoning_content === 'string' && d.reasoning_content
+          ? d.reasoning_content
+          : typeof d?.reasoning === 'string'
+            ? d.reasoning
+            : '';
       if (reasoning) choice.reasoning.push(reasoning);
       for (const t of Array.isArray(d?.tool_calls) ? d.tool_calls : []) {
         if (!isObject(t)) continue;
@@ -186,7 +201,11 @@ export class CompletionAssembler {
 
   private choice(index: number): PartialChoice {
     let c = this.choices.get(index);
-    if (!c) this.choices.set(index, (c = { index, content: [], reasoning: [], calls: new Map(), finishReason: null, endedInCall: false }));
+    if (!c)
+      this.choices.set(
+        index,
+        (c = { index, content: [], reasoning: [], calls: new Map(), finishReason: null, endedInCall: false }),
+      );
     return c;
   }
 
@@ -217,7 +236,13 @@ export class CompletionAssembler {
 /** A finished tool call; a server that sent no id gets a stable one from its position. */
 function finishCall(p: PartialCall, choice: number): AssembledToolCall {
   const argumentsText = p.args.join('');
-  const call: AssembledToolCall = { index: p.index, id: p.id ?? `call_${choice}_${p.index}`, name: p.name ?? '', argumentsText, args: null };
+  const call: AssembledToolCall = {
+    index: p.index,
+    id: p.id ?? `call_${choice}_${p.index}`,
+    name: p.name ?? '',
+    argumentsText,
+    args: null,
+  };
   const parsed = parseArguments(argumentsText);
   if ('error' in parsed) call.argsError = parsed.error;
   else call.args = parsed.value;
@@ -232,6 +257,8 @@ export function parseArguments(text: string): { value: unknown } | { error: stri
   try {
     return { value: JSON.parse(text) };
   } catch (e) {
-    return { error: `${(e as Error).message} in ${JSON.stringify(text.length > 200 ? `${text.slice(0, 200)}…` : text)}` };
+    return {
+      error: `${(e as Error).message} in ${JSON.stringify(text.length > 200 ? `${text.slice(0, 200)}…` : text)}`,
+    };
   }
 }

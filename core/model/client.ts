@@ -1,7 +1,25 @@
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import { CompletionAssembler, ModelServerError, errorOf, type AssembledCompletion, type StreamChunk, type Usage } from './assemble';
-import { FORMATS, findTextCalls, guessFormat, isTextFormat, SERVER_PARSERS, type RepairId, type TextFormatId, type ToolFormatSetting, type ToolSpec, type WireFormat } from './formats';
+import {
+  CompletionAssembler,
+  ModelServerError,
+  errorOf,
+  type AssembledCompletion,
+  type StreamChunk,
+  type Usage,
+} from './assemble';
+import {
+  FORMATS,
+  findTextCalls,
+  guessFormat,
+  isTextFormat,
+  SERVER_PARSERS,
+  type RepairId,
+  type TextFormatId,
+  type ToolFormatSetting,
+  type ToolSpec,
+  type WireFormat,
+} from './formats';
 import { parseLenientJson } from './formats/json-repair';
 import { uniqueRepairs } from './formats/repairs';
 import { splitThinking } from './reasoning';
@@ -72,7 +90,12 @@ export class ModelError extends Error {
   }
 
   get retryable(): boolean {
-    return this.kind === 'rate_limited' || this.kind === 'server_error' || this.kind === 'unreachable' || this.kind === 'dropped';
+    return (
+      this.kind === 'rate_limited' ||
+      this.kind === 'server_error' ||
+      this.kind === 'unreachable' ||
+      this.kind === 'dropped'
+    );
   }
 }
 
@@ -220,7 +243,12 @@ export class ModelClient {
 
   constructor(private readonly opts: ModelClientOptions) {
     // Retries are ours (we must not retry once text has streamed); the client's are off.
-    this.openai = new OpenAI({ apiKey: opts.apiKey || 'none', baseURL: opts.endpoint, maxRetries: 0, timeout: opts.requestTimeoutMs ?? 60_000 });
+    this.openai = new OpenAI({
+      apiKey: opts.apiKey || 'none',
+      baseURL: opts.endpoint,
+      maxRetries: 0,
+      timeout: opts.requestTimeoutMs ?? 60_000,
+    });
     this.model = opts.model;
   }
 
@@ -230,36 +258,79 @@ export class ModelClient {
     const where = maskEndpoint(this.opts.endpoint);
     const server = `${what} at ${where}`;
     const key = this.opts.apiKey;
-    if (e instanceof OpenAI.APIUserAbortError || (e instanceof Error && e.name === 'AbortError')) return new ModelError('cancelled', 'the request was cancelled');
-    if (e instanceof OpenAI.APIConnectionTimeoutError) return new ModelError('stalled', `${server} did not start answering within ${(this.opts.requestTimeoutMs ?? 60_000) / 1000} s. ${STUCK}`);
+    if (e instanceof OpenAI.APIUserAbortError || (e instanceof Error && e.name === 'AbortError'))
+      return new ModelError('cancelled', 'the request was cancelled');
+    if (e instanceof OpenAI.APIConnectionTimeoutError)
+      return new ModelError(
+        'stalled',
+        `${server} did not start answering within ${(this.opts.requestTimeoutMs ?? 60_000) / 1000} s. ${STUCK}`,
+      );
     if (e instanceof OpenAI.APIConnectionError) {
-      return new ModelError('unreachable', `cannot reach ${server}: ${redact(causeOf(e), key)}. Is the server running (e.g. SGLang: python -m sglang.launch_server --model-path … --port 30000 --tool-call-parser …)? Check the endpoint setting.`);
+      return new ModelError(
+        'unreachable',
+        `cannot reach ${server}: ${redact(causeOf(e), key)}. Is the server running (e.g. SGLang: python -m sglang.launch_server --model-path … --port 30000 --tool-call-parser …)? Check the endpoint setting.`,
+      );
     }
     if (e instanceof OpenAI.APIError || e instanceof ModelServerError) {
       const status = e.status as number | undefined;
       const message = tidy(redact(e.message, key), status);
-      if (status === 401 || status === 403) return new ModelError('unauthorized', `${server} refused the API key (${status}): ${message}. Set the key with the "Set API Key" command (lar run: the LAR_API_KEY environment variable).`, status);
-      if (status === 404) return new ModelError('model_not_found', `${server} does not serve ${this.model ? `"${this.model}"` : 'that model'} (404): ${message}. Pick one of the served models in the model setting (lar run: --model), or leave it empty for the first one.`, status);
-      if (status === 429) return new ModelError('rate_limited', `${server} is busy (429): ${message}. Wait a moment, then send the task again.`, status);
+      if (status === 401 || status === 403)
+        return new ModelError(
+          'unauthorized',
+          `${server} refused the API key (${status}): ${message}. Set the key with the "Set API Key" command (lar run: the LAR_API_KEY environment variable).`,
+          status,
+        );
+      if (status === 404)
+        return new ModelError(
+          'model_not_found',
+          `${server} does not serve ${this.model ? `"${this.model}"` : 'that model'} (404): ${message}. Pick one of the served models in the model setting (lar run: --model), or leave it empty for the first one.`,
+          status,
+        );
+      if (status === 429)
+        return new ModelError(
+          'rate_limited',
+          `${server} is busy (429): ${message}. Wait a moment, then send the task again.`,
+          status,
+        );
       if ((status === 400 || status === 413) && CONTEXT_OVERFLOW.test(e.message)) {
         const context = readOverflow(e.message);
-        return new ModelError('context_length', `${server} refused the request as longer than the model's context window (${status}): ${message}`, status, context);
+        return new ModelError(
+          'context_length',
+          `${server} refused the request as longer than the model's context window (${status}): ${message}`,
+          status,
+          context,
+        );
       }
       if (status === 400 && VLLM_NO_PARSER.test(e.message)) {
-        return new ModelError('no_tool_parser', `${server} cannot return tool calls: ${message}. Start vLLM with --enable-auto-tool-choice --tool-call-parser <parser>, or SGLang with --tool-call-parser <parser>; or set the tool-call format to the model family's text format (${guessFormat(this.model ?? '') ? `"${guessFormat(this.model ?? '')}"` : 'e.g. "hermes"'}).`, status);
+        return new ModelError(
+          'no_tool_parser',
+          `${server} cannot return tool calls: ${message}. Start vLLM with --enable-auto-tool-choice --tool-call-parser <parser>, or SGLang with --tool-call-parser <parser>; or set the tool-call format to the model family's text format (${guessFormat(this.model ?? '') ? `"${guessFormat(this.model ?? '')}"` : 'e.g. "hermes"'}).`,
+          status,
+        );
       }
-      if (status !== undefined && status >= 500) return new ModelError('server_error', `${server} failed (${status}): ${message}. ${SERVER_LOG}`, status);
-      if (status === undefined) return new ModelError('server_error', `${server} reported an error: ${message}. ${SERVER_LOG}`);
+      if (status !== undefined && status >= 500)
+        return new ModelError('server_error', `${server} failed (${status}): ${message}. ${SERVER_LOG}`, status);
+      if (status === undefined)
+        return new ModelError('server_error', `${server} reported an error: ${message}. ${SERVER_LOG}`);
       return new ModelError('bad_request', `${server} rejected the request (${status}): ${message}`, status);
     }
     if (e instanceof TypeError && /terminated|other side closed|socket/i.test(e.message + causeOf(e))) {
-      return new ModelError('dropped', `the connection to ${server} dropped mid-answer (${redact(causeOf(e) || e.message, key)}); the partial answer was discarded. ${SERVER_LOG}`);
+      return new ModelError(
+        'dropped',
+        `the connection to ${server} dropped mid-answer (${redact(causeOf(e) || e.message, key)}); the partial answer was discarded. ${SERVER_LOG}`,
+      );
     }
     // The openai client's SSE parser: an event whose data is not JSON.
     if (e instanceof SyntaxError && /server-sent event/i.test(e.message)) {
-      return new ModelError('server_error', `${server} sent a malformed stream (an event that is not JSON); the answer was discarded. The server, or a proxy in front of it, garbles its events. ${SERVER_LOG}`);
+      return new ModelError(
+        'server_error',
+        `${server} sent a malformed stream (an event that is not JSON); the answer was discarded. The server, or a proxy in front of it, garbles its events. ${SERVER_LOG}`,
+      );
     }
-    return new ModelError('server_error', `unexpected failure talking to ${server}: ${redact(e instanceof Error ? e.message : String(e), key)}`);
+    return new ModelError(
+      'server_error',
+      `unexpected failure talking to ${server}: ${redact(e instanceof Error ? e.message : String(e), key)}`,
+    );
   }
 
   /** Model ids the server serves. */
@@ -274,7 +345,11 @@ export class ModelClient {
       for await (const m of this.openai.models.list(signal ? { signal } : undefined)) {
         // Not in the OpenAI schema: vLLM's and SGLang's model cards add it.
         const length = (m as { max_model_len?: unknown }).max_model_len;
-        models.push(typeof length === 'number' && Number.isInteger(length) && length > 0 ? { id: m.id, contextLength: length } : { id: m.id });
+        models.push(
+          typeof length === 'number' && Number.isInteger(length) && length > 0
+            ? { id: m.id, contextLength: length }
+            : { id: m.id },
+        );
       }
       return models;
     } catch (e) {
@@ -286,7 +361,11 @@ export class ModelClient {
   async resolveModel(signal?: AbortSignal, served?: readonly ServedModel[]): Promise<string> {
     if (this.model) return this.model;
     const ids = served ? served.map((m) => m.id) : await this.listModels(signal);
-    if (!ids.length) throw new ModelError('model_not_found', `the inference server at ${maskEndpoint(this.opts.endpoint)} lists no models`);
+    if (!ids.length)
+      throw new ModelError(
+        'model_not_found',
+        `the inference server at ${maskEndpoint(this.opts.endpoint)} lists no models`,
+      );
     this.model = ids[0]!;
     return this.model;
   }
@@ -297,14 +376,23 @@ export class ModelClient {
    * parser on the server, a model that does not call tools).
    */
   async testConnection(signal?: AbortSignal): Promise<ConnectionReport> {
-    const report: ConnectionReport = { endpoint: maskEndpoint(this.opts.endpoint), ok: false, models: [], toolCalls: 'none', problems: [] };
+    const report: ConnectionReport = {
+      endpoint: maskEndpoint(this.opts.endpoint),
+      ok: false,
+      models: [],
+      toolCalls: 'none',
+      problems: [],
+    };
     try {
       // One listing serves the models, the model and its window.
       const served = await this.servedModels(signal);
       report.models = served.map((m) => m.id);
       report.model = await this.resolveModel(signal, served);
       if (!report.models.includes(report.model)) {
-        throw new ModelError('model_not_found', `the server does not serve "${report.model}" (it serves: ${report.models.join(', ') || 'nothing'})`);
+        throw new ModelError(
+          'model_not_found',
+          `the server does not serve "${report.model}" (it serves: ${report.models.join(', ') || 'nothing'})`,
+        );
       }
       report.contextWindow = await this.contextWindow(signal, served);
       const setting = this.opts.toolFormat ?? 'auto';
@@ -326,7 +414,8 @@ export class ModelClient {
         // vLLM without a tool parser refuses tools in the API: what a text format would do.
         report.problems.push(`${err.message}.`);
         reply = await probe(family);
-        if (setting === 'auto') report.problems.push(`With "auto", runs switch to the ${family} text format by themselves on this server.`);
+        if (setting === 'auto')
+          report.problems.push(`With "auto", runs switch to the ${family} text format by themselves on this server.`);
       }
       report.reasoning = reply.reasoning.length > 0;
       const ping = reply.toolCalls.find((c) => c.name === 'ping');
@@ -337,7 +426,11 @@ export class ModelClient {
         report.toolCalls = 'text';
         if (ping.format) report.textFormat = ping.format;
         const written = ping.format ?? family;
-        report.suggestedFormat = isTextFormat(setting) ? setting : written === 'qwen3_5' && family === 'qwen3_coder' ? family : written;
+        report.suggestedFormat = isTextFormat(setting)
+          ? setting
+          : written === 'qwen3_5' && family === 'qwen3_coder'
+            ? family
+            : written;
         const parser = SERVER_PARSERS[written];
         if (!isTextFormat(setting)) {
           report.problems.push(
@@ -345,11 +438,15 @@ export class ModelClient {
           );
         }
       } else {
-        report.problems.push(`the model answered without calling the probe tool${reply.text ? ` ("${reply.text.slice(0, 80)}")` : ''}: it may not support tool calls`);
+        report.problems.push(
+          `the model answered without calling the probe tool${reply.text ? ` ("${reply.text.slice(0, 80)}")` : ''}: it may not support tool calls`,
+        );
         report.suggestedFormat = family;
       }
       if (report.contextWindow.source === 'default') {
-        report.problems.push(`the server does not say how long the model's context window is: ${DEFAULT_CONTEXT_WINDOW} tokens are assumed until a refusal says otherwise. Set the context length setting (lar run: --context-length) to the server's --max-model-len / --context-length.`);
+        report.problems.push(
+          `the server does not say how long the model's context window is: ${DEFAULT_CONTEXT_WINDOW} tokens are assumed until a refusal says otherwise. Set the context length setting (lar run: --context-length) to the server's --max-model-len / --context-length.`,
+        );
       }
       report.ok = report.toolCalls !== 'none';
     } catch (e) {
@@ -368,16 +465,23 @@ export class ModelClient {
    * has just fetched it.
    */
   async contextWindow(signal?: AbortSignal, served?: readonly ServedModel[]): Promise<ContextWindow> {
-    if (this.opts.contextLength && this.opts.contextLength > 0) return { tokens: this.opts.contextLength, source: 'setting' };
+    if (this.opts.contextLength && this.opts.contextLength > 0)
+      return { tokens: this.opts.contextLength, source: 'setting' };
     if (this.window) return this.window;
     const listing = served ?? (await this.servedModels(signal));
     const model = await this.resolveModel(signal, listing);
     const card = listing.find((m) => m.id === model);
     if (card?.contextLength) return (this.window = { tokens: card.contextLength, source: 'server' });
     for (const path of ['/server_info', '/get_server_info']) {
-      const info = (await this.rootJson('GET', path, undefined, signal)).body as { context_length?: unknown; max_req_input_len?: unknown } | undefined;
+      const info = (await this.rootJson('GET', path, undefined, signal)).body as
+        { context_length?: unknown; max_req_input_len?: unknown } | undefined;
       // `context_length` is set only when SGLang was started with --context-length; the scheduler's input bound always is.
-      const n = typeof info?.context_length === 'number' ? info.context_length : typeof info?.max_req_input_len === 'number' ? info.max_req_input_len + 1 : undefined;
+      const n =
+        typeof info?.context_length === 'number'
+          ? info.context_length
+          : typeof info?.max_req_input_len === 'number'
+            ? info.max_req_input_len + 1
+            : undefined;
       if (n !== undefined && Number.isInteger(n) && n > 0) return (this.window = { tokens: n, source: 'server_info' });
     }
     return (this.window = { tokens: DEFAULT_CONTEXT_WINDOW, source: 'default' });
@@ -403,10 +507,20 @@ export class ModelClient {
    * tokenizer count them (`POST /tokenize` with the messages, vLLM and
    * SGLang), or undefined where the server has no such endpoint (asked once).
    */
-  async countTokens(messages: ChatCompletionMessageParam[], tools?: ChatCompletionTool[], signal?: AbortSignal): Promise<number | undefined> {
+  async countTokens(
+    messages: ChatCompletionMessageParam[],
+    tools?: ChatCompletionTool[],
+    signal?: AbortSignal,
+  ): Promise<number | undefined> {
     if (this.noTokenize) return undefined;
     const model = await this.resolveModel(signal);
-    const body = { model, messages, add_generation_prompt: true, ...(tools?.length ? { tools } : {}), ...this.templateKwargs() };
+    const body = {
+      model,
+      messages,
+      add_generation_prompt: true,
+      ...(tools?.length ? { tools } : {}),
+      ...this.templateKwargs(),
+    };
     const r = await this.rootJson('POST', '/tokenize', body, signal);
     const count = (r.body as { count?: unknown } | undefined)?.count;
     if (typeof count === 'number' && Number.isInteger(count) && count >= 0) return count;
@@ -416,13 +530,21 @@ export class ModelClient {
   }
 
   /** A JSON answer from the server's root (beside /v1): its status, and its body when it is JSON and not an error. */
-  private async rootJson(method: 'GET' | 'POST', path: string, body: unknown, signal?: AbortSignal): Promise<{ status?: number; body?: unknown }> {
+  private async rootJson(
+    method: 'GET' | 'POST',
+    path: string,
+    body: unknown,
+    signal?: AbortSignal,
+  ): Promise<{ status?: number; body?: unknown }> {
     const root = this.opts.endpoint.replace(/\/+$/, '').replace(/\/v1$/, '');
     const timeout = AbortSignal.timeout(Math.min(this.opts.requestTimeoutMs ?? 60_000, 10_000));
     try {
       const res = await fetch(`${root}${path}`, {
         method,
-        headers: { 'content-type': 'application/json', ...(this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {}) },
+        headers: {
+          'content-type': 'application/json',
+          ...(this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {}),
+        },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       });
@@ -455,14 +577,20 @@ export class ModelClient {
       } catch (e) {
         const err = this.classify(e);
         if (!err.retryable || streamed || attempt > retries || req.signal?.aborted) {
-          throw attempt > 1 && err.retryable ? new ModelError(err.kind, `after ${attempt} attempts: ${err.message}`, err.status) : err;
+          throw attempt > 1 && err.retryable
+            ? new ModelError(err.kind, `after ${attempt} attempts: ${err.message}`, err.status)
+            : err;
         }
         await sleep(backoff(this.opts.backoffMs ?? 500, attempt), req.signal);
       }
     }
   }
 
-  private async once(model: string, req: CompleteRequest, onFirstText: () => void): Promise<Omit<ModelReply, 'attempts'>> {
+  private async once(
+    model: string,
+    req: CompleteRequest,
+    onFirstText: () => void,
+  ): Promise<Omit<ModelReply, 'attempts'>> {
     const idle = new AbortController();
     const signal = req.signal ? AbortSignal.any([req.signal, idle.signal]) : idle.signal;
     const idleMs = this.opts.idleTimeoutMs ?? 60_000;
@@ -519,7 +647,10 @@ export class ModelClient {
       if (stalled) throw stalledError();
       // An `error` object sent inside the stream surfaces as an APIError without a status.
       const inStream =
-        e instanceof OpenAI.APIError && !(e instanceof OpenAI.APIConnectionError) && !(e instanceof OpenAI.APIUserAbortError) && e.status === undefined
+        e instanceof OpenAI.APIError &&
+        !(e instanceof OpenAI.APIConnectionError) &&
+        !(e instanceof OpenAI.APIUserAbortError) &&
+        e.status === undefined
           ? errorOf((e as { error?: unknown }).error ?? { error: e.message })
           : undefined;
       throw this.classify(inStream ?? e);
@@ -531,9 +662,18 @@ export class ModelClient {
     if (req.signal?.aborted) throw new ModelError('cancelled', 'the request was cancelled');
     const done = assembler.result();
     if (!assembler.finished) {
-      throw new ModelError('dropped', `the answer from the inference server at ${maskEndpoint(this.opts.endpoint)} ended without a finish reason: the stream was cut short and the partial answer was discarded. ${SERVER_LOG}`);
+      throw new ModelError(
+        'dropped',
+        `the answer from the inference server at ${maskEndpoint(this.opts.endpoint)} ended without a finish reason: the stream was cut short and the partial answer was discarded. ${SERVER_LOG}`,
+      );
     }
-    return toReply(model, done, format, (req.tools ?? []).map((t) => (t as { function: ToolSpec }).function), this.opensThinking());
+    return toReply(
+      model,
+      done,
+      format,
+      (req.tools ?? []).map((t) => (t as { function: ToolSpec }).function),
+      this.opensThinking(),
+    );
   }
 }
 
@@ -544,15 +684,26 @@ export function wireFormatOf(setting: ToolFormatSetting | undefined): WireFormat
 
 const PROBE_TOOL: ChatCompletionTool = {
   type: 'function',
-  function: { name: 'ping', description: 'Answers pong.', parameters: { type: 'object', properties: { echo: { type: 'string' } }, required: ['echo'] } },
+  function: {
+    name: 'ping',
+    description: 'Answers pong.',
+    parameters: { type: 'object', properties: { echo: { type: 'string' } }, required: ['echo'] },
+  },
 };
 
 function PROBE_MESSAGES(format: WireFormat): ChatCompletionMessageParam[] {
   const system = 'You are a connection probe. Answer only by calling the ping tool.';
   const user = 'Call ping with {"echo": "lar"}.';
-  if (format === 'native') return [{ role: 'system', content: system }, { role: 'user', content: user }];
+  if (format === 'native')
+    return [
+      { role: 'system', content: system },
+      { role: 'user', content: user },
+    ];
   const p = FORMATS[format].prompt(system, user, [(PROBE_TOOL as { function: ToolSpec }).function]);
-  return [{ role: 'system', content: p.system }, { role: 'user', content: p.task }];
+  return [
+    { role: 'system', content: p.system },
+    { role: 'user', content: p.task },
+  ];
 }
 
 /**
@@ -562,11 +713,27 @@ function PROBE_MESSAGES(format: WireFormat): ChatCompletionMessageParam[] {
  * inside reasoning). A text call identical to a native one is the same call
  * reported twice (a server parser bug) and runs once.
  */
-function toReply(model: string, done: AssembledCompletion, format: WireFormat, tools: readonly ToolSpec[], promptOpensThinking: boolean): Omit<ModelReply, 'attempts'> {
-  const choice = done.choices[0] ?? { content: '', reasoning: '', toolCalls: [], finishReason: null, endedInCall: false };
-  const toolCalls: ModelToolCall[] = choice.toolCalls.map((c) => nativeCall(c.id, c.name, c.argumentsText, c.args, c.argsError));
+function toReply(
+  model: string,
+  done: AssembledCompletion,
+  format: WireFormat,
+  tools: readonly ToolSpec[],
+  promptOpensThinking: boolean,
+): Omit<ModelReply, 'attempts'> {
+  const choice = done.choices[0] ?? {
+    content: '',
+    reasoning: '',
+    toolCalls: [],
+    finishReason: null,
+    endedInCall: false,
+  };
+  const toolCalls: ModelToolCall[] = choice.toolCalls.map((c) =>
+    nativeCall(c.id, c.name, c.argumentsText, c.args, c.argsError),
+  );
   // A server that sent reasoning apart ran a reasoning parser: the content is the answer, tags and all.
-  const split = choice.reasoning.trim() ? { text: choice.content, reasoning: '' } : splitThinking(choice.content, { promptOpensThinking });
+  const split = choice.reasoning.trim()
+    ? { text: choice.content, reasoning: '' }
+    : splitThinking(choice.content, { promptOpensThinking });
   let text = split.text;
   const reasoning = [choice.reasoning.trim(), split.reasoning].filter(Boolean);
   const found = findTextCalls(text, tools, format === 'native' ? undefined : format);
@@ -605,25 +772,47 @@ function toReply(model: string, done: AssembledCompletion, format: WireFormat, t
     // half-written; nor a native call the stream stopped inside (a server's parser may have closed it).
     const lastNative = [...toolCalls].reverse().find((c) => c.via === 'native');
     for (const c of toolCalls) {
-      const cut = c.via === 'native' ? c === lastNative && choice.endedInCall : c.repairs?.some((r) => r === 'missing_close_tag' || r === 'unclosed_json');
+      const cut =
+        c.via === 'native'
+          ? c === lastNative && choice.endedInCall
+          : c.repairs?.some((r) => r === 'missing_close_tag' || r === 'unclosed_json');
       if (c.argsError === undefined && cut) {
-        c.argsError = 'the answer was cut off at its token limit (finish_reason "length") in the middle of this call, so it was not run; make the call again, smaller (e.g. write a long file in parts)';
+        c.argsError =
+          'the answer was cut off at its token limit (finish_reason "length") in the middle of this call, so it was not run; make the call again, smaller (e.g. write a long file in parts)';
         c.argsText = JSON.stringify(c.args);
         c.args = null;
       }
     }
   }
-  const reply: Omit<ModelReply, 'attempts'> = { model, text, reasoning: reasoning.join('\n\n'), toolCalls, finishReason: choice.finishReason };
+  const reply: Omit<ModelReply, 'attempts'> = {
+    model,
+    text,
+    reasoning: reasoning.join('\n\n'),
+    toolCalls,
+    finishReason: choice.finishReason,
+  };
   if (done.usage) reply.usage = done.usage;
   return reply;
 }
 
 /** A native call; arguments that are not strict JSON get the repair layer, a JSON string holding the object is unwrapped. */
-function nativeCall(id: string, name: string, argumentsText: string, args: unknown, argsError: string | undefined): ModelToolCall {
+function nativeCall(
+  id: string,
+  name: string,
+  argumentsText: string,
+  args: unknown,
+  argsError: string | undefined,
+): ModelToolCall {
   if (argsError !== undefined) {
     const lenient = parseLenientJson(argumentsText);
     if (!lenient.ok) return { id, name, args, argsError, argsText: argumentsText, via: 'native' };
-    return unwrapString({ id, name, args: lenient.value, via: 'native', ...(lenient.repairs.length ? { repairs: lenient.repairs } : {}) });
+    return unwrapString({
+      id,
+      name,
+      args: lenient.value,
+      via: 'native',
+      ...(lenient.repairs.length ? { repairs: lenient.repairs } : {}),
+    });
   }
   return unwrapString({ id, name, args, via: 'native' });
 }
@@ -632,7 +821,11 @@ function unwrapString(call: ModelToolCall): ModelToolCall {
   if (typeof call.args !== 'string') return call;
   const inner = parseLenientJson(call.args);
   if (!inner.ok || typeof inner.value !== 'object' || inner.value === null) return call;
-  return { ...call, args: inner.value, repairs: uniqueRepairs([...(call.repairs ?? []), 'arguments_as_string', ...inner.repairs]) };
+  return {
+    ...call,
+    args: inner.value,
+    repairs: uniqueRepairs([...(call.repairs ?? []), 'arguments_as_string', ...inner.repairs]),
+  };
 }
 
 /** The same arguments (parsed JSON), in any key order, with scalars compared as their text (`"60"` is `60`: one server typed it, the other did not). */
@@ -641,7 +834,10 @@ function sameArgs(a: unknown, b: unknown): boolean {
 }
 
 function canonical(v: unknown): string {
-  if (typeof v !== 'object' || v === null) return JSON.stringify(typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : 'null');
+  if (typeof v !== 'object' || v === null)
+    return JSON.stringify(
+      typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : 'null',
+    );
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   return `{${Object.keys(v)
     .sort()
@@ -667,12 +863,13 @@ function contentOf(chunk: StreamChunk): string {
 /** What to do about a server that failed: its log says why. */
 const SERVER_LOG = "Check the inference server's log, then send the task again.";
 /** What to do about a server that stopped answering. */
-const STUCK = 'The server may be overloaded or stuck: check its log, then send the task again (a slow but healthy server needs a longer request timeout setting).';
-
+const STUCK =
+  'The server may be overloaded or stuck: check its log, then send the task again (a slow but healthy server needs a longer request timeout setting).';
 
 /** A server's message inside ours: without the status the openai client puts first, nor a final period. */
 function tidy(message: string, status: number | undefined): string {
-  const bare = status !== undefined && message.startsWith(`${status} `) ? message.slice(String(status).length + 1) : message;
+  const bare =
+    status !== undefined && message.startsWith(`${status} `) ? message.slice(String(status).length + 1) : message;
   return bare.trim().replace(/\.+$/, '');
 }
 
@@ -682,7 +879,7 @@ function causeOf(e: unknown): string {
   if (!(c instanceof Error)) return e instanceof Error ? e.message : '';
   while ((c as { cause?: unknown }).cause instanceof Error) c = (c as { cause: Error }).cause;
   // Connecting to every address of a name fails as one AggregateError with an empty message.
-  const first = c instanceof AggregateError && c.errors[0] instanceof Error ? (c.errors[0]) : undefined;
+  const first = c instanceof AggregateError && c.errors[0] instanceof Error ? c.errors[0] : undefined;
   const code = (c as { code?: unknown }).code ?? (first as { code?: unknown } | undefined)?.code;
   const message = (c as Error).message || first?.message || '';
   if (typeof code !== 'string' || message.includes(code)) return message || 'no details';

@@ -26,7 +26,8 @@ export function maskEndpoint(endpoint: string): string {
   let query = '';
   if (u.search) {
     const parts: string[] = [];
-    for (const [k, v] of u.searchParams) parts.push(`${encodeURIComponent(k)}=${SECRET_PARAM.test(k) ? '***' : encodeURIComponent(v)}`);
+    for (const [k, v] of u.searchParams)
+      parts.push(`${encodeURIComponent(k)}=${SECRET_PARAM.test(k) ? '***' : encodeURIComponent(v)}`);
     query = `?${parts.join('&')}`;
   }
   return `${u.protocol}//${auth}${u.host}${u.pathname}${query}${u.hash}`;
@@ -39,6 +40,8 @@ export function maskUrlsIn(text: string): string {
       // user:password@ (or a lone token@) after a scheme.
       .replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi, '$1***@')
       // A query parameter of a URL, but those known to be harmless.
-      .replace(/([?&]([^\s=&#]+)=)[^\s&#)\]'"<>]*/g, (all: string, head: string, name: string) => (SHOWN_PARAM.test(name) ? all : `${head}***`))
+      .replace(/([?&]([^\s=&#]+)=)[^\s&#)\]'"<>]*/g, (all: string, head: string, name: string) =>
+        SHOWN_PARAM.test(name) ? all : `${head}***`,
+      )
   );
 }

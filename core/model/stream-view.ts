@@ -47,7 +47,17 @@ const THINKS: Block[] = [
  * Markers that say nothing to a reader: a stray closing tag (a slip), and
  * Harmony's framing around the final answer and its preambles.
  */
-const DROPPED = ['</tool_call>', '</function>', '<|start|>assistant', '<|channel|>final<|message|>', '<|channel|>commentary<|message|>', '<|channel|>commentary', '<|end|>', '<|return|>', '<|constrain|>json<|message|>'];
+const DROPPED = [
+  '</tool_call>',
+  '</function>',
+  '<|start|>assistant',
+  '<|channel|>final<|message|>',
+  '<|channel|>commentary<|message|>',
+  '<|channel|>commentary',
+  '<|end|>',
+  '<|return|>',
+  '<|constrain|>json<|message|>',
+];
 
 const FENCE = '```';
 

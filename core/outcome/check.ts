@@ -22,14 +22,22 @@ export interface OutcomeSpawn {
   keepEnv?: boolean;
 }
 
-export function runOutcomeCheck(check: OutcomeCheck, workspace: string, signal?: AbortSignal, baseEnv: NodeJS.ProcessEnv = process.env, how: OutcomeSpawn = {}): Promise<OutcomeEvent> {
+export function runOutcomeCheck(
+  check: OutcomeCheck,
+  workspace: string,
+  signal?: AbortSignal,
+  baseEnv: NodeJS.ProcessEnv = process.env,
+  how: OutcomeSpawn = {},
+): Promise<OutcomeEvent> {
   const env: NodeJS.ProcessEnv = {};
   if (how.keepEnv) Object.assign(env, baseEnv);
   else for (const k of KEPT_ENV) if (baseEnv[k] !== undefined) env[k] = baseEnv[k];
   env.CI = 'true';
   const started = Date.now();
   return new Promise((resolve) => {
-    const [file, args] = how.launcher ? [how.launcher.file, [...how.launcher.args, '/bin/sh', '-c', check.command]] : ['/bin/sh', ['-c', check.command]];
+    const [file, args] = how.launcher
+      ? [how.launcher.file, [...how.launcher.args, '/bin/sh', '-c', check.command]]
+      : ['/bin/sh', ['-c', check.command]];
     const child = spawn(file, args, { cwd: workspace, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     // The head and the tail: a test runner prints its summary last, however long its output.
     const HALF = 512 * 1024;
@@ -69,7 +77,10 @@ export function runOutcomeCheck(check: OutcomeCheck, workspace: string, signal?:
       clearTimeout(timer);
       // The same head-and-tail cap as command output, so the model and the trajectory see one format.
       const omitted = size - headSize - tail.length;
-      const full = Buffer.concat(head).toString('utf8') + (omitted > 0 ? `\n… ${omitted} bytes not kept …\n` : '') + tail.toString('utf8');
+      const full =
+        Buffer.concat(head).toString('utf8') +
+        (omitted > 0 ? `\n… ${omitted} bytes not kept …\n` : '') +
+        tail.toString('utf8');
       const output = capOutput(full, { maxBytes: 8000 }).text;
       const testsRan = timedOut ? undefined : testsRanFrom(full);
       resolve({

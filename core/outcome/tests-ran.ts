@@ -8,7 +8,7 @@
 function sum(text: string, re: RegExp): number | undefined {
   const g = new RegExp(re.source, re.flags.includes('g') ? re.flags : `${re.flags}g`);
   let total: number | undefined;
-  for (let m: RegExpExecArray | null; (m = g.exec(text)); ) total = (total ?? 0) + Number(m[1]);
+  for (let m: RegExpExecArray | null; (m = g.exec(text));) total = (total ?? 0) + Number(m[1]);
   return total;
 }
 
@@ -29,7 +29,8 @@ export function testsRanFrom(output: string): number | undefined {
   if (/No test files found/.test(text)) return 0;
   // Mocha: "  2 passing", "  1 failing", "  1 pending".
   const passing = sum(text, /^\s*(\d+) passing\b/m);
-  if (passing !== undefined) return passing + (sum(text, /^\s*(\d+) failing\b/m) ?? 0) + (sum(text, /^\s*(\d+) pending\b/m) ?? 0);
+  if (passing !== undefined)
+    return passing + (sum(text, /^\s*(\d+) failing\b/m) ?? 0) + (sum(text, /^\s*(\d+) pending\b/m) ?? 0);
   // pytest: "collected 3 items"; "no tests ran".
   const pytest = sum(text, /^collected (\d+) items?\b/m);
   if (pytest !== undefined) return pytest;

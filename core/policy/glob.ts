@@ -58,7 +58,9 @@ const SURROGATE = /[\uD800-\uDFFF]/;
  * points first.
  */
 function generalMatch(pattern: string, text: string): boolean {
-  return SURROGATE.test(pattern) || SURROGATE.test(text) ? matchSeq(Array.from(pattern), Array.from(text)) : matchSeq(pattern, text);
+  return SURROGATE.test(pattern) || SURROGATE.test(text)
+    ? matchSeq(Array.from(pattern), Array.from(text))
+    : matchSeq(pattern, text);
 }
 
 function matchSeq(pattern: ArrayLike<string>, text: ArrayLike<string>): boolean {

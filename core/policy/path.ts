@@ -17,9 +17,12 @@ export function normalizeWorkspacePath(path: string): PathVerdict {
 /** The definition in docs/rewards.md, step by step; `normalizeWorkspacePath` is this with a fast path. */
 export function normalizeByParts(path: string): PathVerdict {
   const p = path.replace(/\\/g, '/');
-  if (p.startsWith('/')) return { ok: false, reason: `"${path}" is an absolute path; paths must be relative to the workspace` };
-  if (p.startsWith('~')) return { ok: false, reason: `"${path}" starts with "~" (the home folder), which is outside the workspace` };
-  if (/^[A-Za-z]:/.test(p)) return { ok: false, reason: `"${path}" names a drive; paths must be relative to the workspace` };
+  if (p.startsWith('/'))
+    return { ok: false, reason: `"${path}" is an absolute path; paths must be relative to the workspace` };
+  if (p.startsWith('~'))
+    return { ok: false, reason: `"${path}" starts with "~" (the home folder), which is outside the workspace` };
+  if (/^[A-Za-z]:/.test(p))
+    return { ok: false, reason: `"${path}" names a drive; paths must be relative to the workspace` };
   const out: string[] = [];
   for (const seg of p.split('/')) {
     if (seg === '' || seg === '.') continue;

@@ -16,7 +16,14 @@ const Reward = z.union([z.literal(-1), z.literal(0), z.literal(1)]);
 const short = (max: number) => z.string().max(max);
 
 /** What a button under an error does: open the setting at fault, test the connection, or set the key. */
-export const ErrorAction = z.enum(['openSettings', 'openEndpointSetting', 'openModelSetting', 'openWorkflowSetting', 'testConnection', 'setApiKey']);
+export const ErrorAction = z.enum([
+  'openSettings',
+  'openEndpointSetting',
+  'openModelSetting',
+  'openWorkflowSetting',
+  'testConnection',
+  'setApiKey',
+]);
 export type ErrorAction = z.infer<typeof ErrorAction>;
 
 /** Webview → extension. */
@@ -24,7 +31,9 @@ export const FromWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready') }).strict(),
   z.object({ type: z.literal('start'), task: z.string().trim().min(1).max(20_000) }).strict(),
   z.object({ type: z.literal('stop') }).strict(),
-  z.object({ type: z.literal('approve'), id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/), approved: z.boolean() }).strict(),
+  z
+    .object({ type: z.literal('approve'), id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/), approved: z.boolean() })
+    .strict(),
   z.object({ type: z.literal('action'), action: ErrorAction }).strict(),
   z.object({ type: z.literal('openTrajectory') }).strict(),
   z.object({ type: z.literal('newChat') }).strict(),
@@ -37,9 +46,23 @@ export const FromWebview = z.discriminatedUnion('type', [
   /** Open a recorded run's trajectory (by file name in .lar/runs, nothing else). */
   z.object({ type: z.literal('openRun'), file: z.string().regex(RUN_FILE) }).strict(),
   /** Put the workspace back to a checkpoint (a step's, or the snapshot before a restore: Undo). */
-  z.object({ type: z.literal('restoreCheckpoint'), commit: CheckpointId, step: z.number().int().positive().optional(), run: z.string().regex(RUN_FILE).optional() }).strict(),
+  z
+    .object({
+      type: z.literal('restoreCheckpoint'),
+      commit: CheckpointId,
+      step: z.number().int().positive().optional(),
+      run: z.string().regex(RUN_FILE).optional(),
+    })
+    .strict(),
   /** Go back to before a step, workspace and conversation, and continue from there in a new run (Branch from here). */
-  z.object({ type: z.literal('branchFrom'), commit: CheckpointId, step: z.number().int().positive(), run: z.string().regex(RUN_FILE).optional() }).strict(),
+  z
+    .object({
+      type: z.literal('branchFrom'),
+      commit: CheckpointId,
+      step: z.number().int().positive(),
+      run: z.string().regex(RUN_FILE).optional(),
+    })
+    .strict(),
   /** Continue an interrupted run (named by its file in .lar/runs) in a new run of the same chat. */
   z.object({ type: z.literal('resume'), file: z.string().regex(RUN_FILE) }).strict(),
   /** Copy a code block's text (the extension writes the clipboard: it works in every host). */
@@ -78,35 +101,39 @@ export type StepCard = z.infer<typeof StepCard>;
 /** How a recorded run ended; `unfinished`: the file has no end line (the editor stopped mid-run). */
 export const RunStatus = z.enum([...EndEvent.shape.reason.options, 'unfinished']);
 
-export const HistoryEntry = z.object({
-  file: z.string().regex(RUN_FILE),
-  task: short(300),
-  started: short(40),
-  model: short(300).optional(),
-  status: RunStatus,
-  steps: z.number().int().nonnegative(),
-  return: z.number().optional(),
-  outcome: z.number().optional(),
-  note: short(500).optional(),
-}).strict();
+export const HistoryEntry = z
+  .object({
+    file: z.string().regex(RUN_FILE),
+    task: short(300),
+    started: short(40),
+    model: short(300).optional(),
+    status: RunStatus,
+    steps: z.number().int().nonnegative(),
+    return: z.number().optional(),
+    outcome: z.number().optional(),
+    note: short(500).optional(),
+  })
+  .strict();
 export type HistoryEntry = z.infer<typeof HistoryEntry>;
 
 /** Extension → webview. */
 export const ToWebview = z.discriminatedUnion('type', [
-  z.object({
-    type: z.literal('runStarted'),
-    task: short(20_000),
-    model: short(300),
-    endpoint: short(1000),
-    trajectory: short(2000),
-    sandbox: z.object({ confined: z.boolean(), text: short(2000) }).strict(),
-    /** The workspace's rule files in the system prompt. */
-    rules: z.array(short(500)).max(20).optional(),
-    /** The task is a message already shown (typed during the run before). */
-    shown: z.boolean().optional(),
-    /** The run continues an interrupted one (Resume). */
-    resumed: z.boolean().optional(),
-  }).strict(),
+  z
+    .object({
+      type: z.literal('runStarted'),
+      task: short(20_000),
+      model: short(300),
+      endpoint: short(1000),
+      trajectory: short(2000),
+      sandbox: z.object({ confined: z.boolean(), text: short(2000) }).strict(),
+      /** The workspace's rule files in the system prompt. */
+      rules: z.array(short(500)).max(20).optional(),
+      /** The task is a message already shown (typed during the run before). */
+      shown: z.boolean().optional(),
+      /** The run continues an interrupted one (Resume). */
+      resumed: z.boolean().optional(),
+    })
+    .strict(),
   z.object({ type: z.literal('text'), delta: short(100_000) }).strict(),
   /** Streamed reasoning, shown collapsed above the answer. */
   z.object({ type: z.literal('reasoning'), delta: short(100_000) }).strict(),
@@ -114,26 +141,59 @@ export const ToWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('retract'), chars: z.number().int().nonnegative() }).strict(),
   z.object({ type: z.literal('assistant'), text: short(200_000), reasoning: short(200_000).optional() }).strict(),
   /** How full the model's window is: prompt tokens of the last request out of the window; and the run's completion tokens. */
-  z.object({ type: z.literal('context'), used: z.number().int().nonnegative(), window: z.number().int().positive(), assumed: z.boolean(), completionTokens: z.number().int().nonnegative().optional() }).strict(),
+  z
+    .object({
+      type: z.literal('context'),
+      used: z.number().int().nonnegative(),
+      window: z.number().int().positive(),
+      assumed: z.boolean(),
+      completionTokens: z.number().int().nonnegative().optional(),
+    })
+    .strict(),
   /** A request to the model went out: the chat shows that it waits, until the answer streams. */
   z.object({ type: z.literal('waiting') }).strict(),
   /** A tool call started: a live card until its step arrives. */
   z.object({ type: z.literal('toolStarted'), id: short(200), tool: short(200), args: short(400) }).strict(),
   /** The latest output of a running command (its tail, not a delta: the newest replaces the one before). */
-  z.object({ type: z.literal('toolOutput'), id: short(200), tail: short(OUTPUT_TAIL), bytes: z.number().int().nonnegative() }).strict(),
+  z
+    .object({
+      type: z.literal('toolOutput'),
+      id: short(200),
+      tail: short(OUTPUT_TAIL),
+      bytes: z.number().int().nonnegative(),
+    })
+    .strict(),
   /** The conversation was compacted to fit the window. */
   z.object({ type: z.literal('compaction'), text: short(2000) }).strict(),
   z.object({ type: z.literal('step'), card: StepCard }).strict(),
   // The whole command, up to the largest a call may be shown: an approval is for exactly what runs.
-  z.object({ type: z.literal('approval'), id: z.string().max(64), tool: short(200), args: short(20_000), reason: short(1000) }).strict(),
+  z
+    .object({
+      type: z.literal('approval'),
+      id: z.string().max(64),
+      tool: short(200),
+      args: short(20_000),
+      reason: short(1000),
+    })
+    .strict(),
   z.object({ type: z.literal('approvalDone'), id: z.string().max(64), approved: z.boolean() }).strict(),
-  z.object({ type: z.literal('outcome'), command: short(2000), exitCode: z.number().int().nullable(), passed: z.boolean(), excerpt: short(2000) }).strict(),
-  z.object({
-    type: z.literal('end'),
-    reason: short(40),
-    detail: short(2000).optional(),
-    summary: z.object({ return: z.number(), outcome: z.number(), steps: z.number().int().nonnegative() }).optional(),
-  }).strict(),
+  z
+    .object({
+      type: z.literal('outcome'),
+      command: short(2000),
+      exitCode: z.number().int().nullable(),
+      passed: z.boolean(),
+      excerpt: short(2000),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('end'),
+      reason: short(40),
+      detail: short(2000).optional(),
+      summary: z.object({ return: z.number(), outcome: z.number(), steps: z.number().int().nonnegative() }).optional(),
+    })
+    .strict(),
   z.object({ type: z.literal('error'), message: short(4000), actions: z.array(ErrorAction).max(3) }).strict(),
   z.object({ type: z.literal('state'), running: z.boolean() }).strict(),
   z.object({ type: z.literal('clear') }).strict(),
@@ -143,7 +203,17 @@ export const ToWebview = z.discriminatedUnion('type', [
   z
     .object({
       type: z.literal('laterChanges'),
-      files: z.array(z.object({ path: short(2000), change: z.enum(['changed', 'added', 'removed']), diff: short(40_000).optional() }).strict()).max(200),
+      files: z
+        .array(
+          z
+            .object({
+              path: short(2000),
+              change: z.enum(['changed', 'added', 'removed']),
+              diff: short(40_000).optional(),
+            })
+            .strict(),
+        )
+        .max(200),
       more: z.number().int().nonnegative(),
     })
     .strict(),
@@ -152,25 +222,34 @@ export const ToWebview = z.discriminatedUnion('type', [
   /** A message of the user's, as recorded (a restored chat). */
   z.object({ type: z.literal('userMessage'), text: short(20_000) }).strict(),
   /** The chat's last run was cut short: say so and offer Resume. */
-  z.object({ type: z.literal('interrupted'), file: z.string().regex(RUN_FILE), text: short(2000), resumable: z.boolean() }).strict(),
+  z
+    .object({
+      type: z.literal('interrupted'),
+      file: z.string().regex(RUN_FILE),
+      text: short(2000),
+      resumable: z.boolean(),
+    })
+    .strict(),
   /** A message typed during a run, held for the agent's next turn. */
   z.object({ type: z.literal('queued'), text: short(20_000) }).strict(),
   /** Put the cursor in the task input (the focus command). */
   z.object({ type: z.literal('focusInput') }).strict(),
   z.object({ type: z.literal('history'), runs: z.array(HistoryEntry).max(100) }).strict(),
   /** Whether the inference server answers, shown above the chat; the latest replaces the one before. */
-  z.object({
-    type: z.literal('connection'),
-    state: z.enum(['checking', 'connected', 'failed']),
-    endpoint: short(1000),
-    /** Where the endpoint in force is set (Workspace settings, User settings, the default). */
-    endpointSource: short(100).optional(),
-    model: short(300).optional(),
-    /** The model's context window, and whether it is only assumed (the server does not say). */
-    window: z.object({ tokens: z.number().int().positive(), assumed: z.boolean() }).strict().optional(),
-    message: short(2000).optional(),
-    actions: z.array(ErrorAction).max(3),
-  }).strict(),
+  z
+    .object({
+      type: z.literal('connection'),
+      state: z.enum(['checking', 'connected', 'failed']),
+      endpoint: short(1000),
+      /** Where the endpoint in force is set (Workspace settings, User settings, the default). */
+      endpointSource: short(100).optional(),
+      model: short(300).optional(),
+      /** The model's context window, and whether it is only assumed (the server does not say). */
+      window: z.object({ tokens: z.number().int().positive(), assumed: z.boolean() }).strict().optional(),
+      message: short(2000).optional(),
+      actions: z.array(ErrorAction).max(3),
+    })
+    .strict(),
 ]);
 export type ToWebview = z.infer<typeof ToWebview>;
 

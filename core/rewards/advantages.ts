@@ -74,11 +74,14 @@ export function groupAdvantages(group: readonly RolloutInput[]): RolloutAdvantag
   if (group.length === 0) throw new Error('a group needs at least one trajectory');
   const tasks = new Set<string>();
   for (const { source, report } of group) {
-    if (!report.summary || !report.workflow) throw new Error(`${source}: cannot be verified${report.fatal ? `: ${report.fatal}` : ''}`);
+    if (!report.summary || !report.workflow)
+      throw new Error(`${source}: cannot be verified${report.fatal ? `: ${report.fatal}` : ''}`);
     tasks.add(report.header?.task ?? '');
   }
   if (tasks.size > 1) {
-    throw new Error(`the trajectories are not rollouts of one task (${tasks.size} different tasks: ${[...tasks].map((t) => JSON.stringify(t.slice(0, 60))).join(', ')})`);
+    throw new Error(
+      `the trajectories are not rollouts of one task (${tasks.size} different tasks: ${[...tasks].map((t) => JSON.stringify(t.slice(0, 60))).join(', ')})`,
+    );
   }
 
   const outcomes = meanStd(group.map((g) => g.report.summary!.outcome.reward));
@@ -96,7 +99,12 @@ export function groupAdvantages(group: readonly RolloutInput[]): RolloutAdvantag
     const { alpha, beta } = summary;
     const outcomeAdvantage = (summary.outcome.reward - outcomes.mean) / (outcomes.std + EPSILON);
     const visits = new Map(summary.stages.map((v) => [v.visit, v]));
-    const stages = summary.stages.map((v) => ({ stage: v.stage, visit: v.visit, reward: v.reward, advantage: stageNorm(v.stage, v.reward) }));
+    const stages = summary.stages.map((v) => ({
+      stage: v.stage,
+      visit: v.visit,
+      reward: v.reward,
+      advantage: stageNorm(v.stage, v.reward),
+    }));
     const steps: StepAdvantage[] = [];
     for (const s of report.steps) {
       if (s.toolReward === undefined || s.step === undefined) continue;

@@ -55,7 +55,12 @@ export type BwrapProbe = BwrapFound | BwrapMissing;
 /** $LAR_BWRAP when set (a bubblewrap elsewhere; a path that is none means none), else bwrap on PATH, else in the usual places. */
 export function findBwrap(env: Readonly<Record<string, string | undefined>> = process.env): string | undefined {
   if (env.LAR_BWRAP) return isExecutableFile(env.LAR_BWRAP) ? env.LAR_BWRAP : undefined;
-  const dirs = [...(env.PATH ?? '').split(delimiter).filter((d) => d.startsWith('/')), '/usr/bin', '/bin', '/usr/local/bin'];
+  const dirs = [
+    ...(env.PATH ?? '').split(delimiter).filter((d) => d.startsWith('/')),
+    '/usr/bin',
+    '/bin',
+    '/usr/local/bin',
+  ];
   for (const d of dirs) {
     const p = join(d, 'bwrap');
     if (isExecutableFile(p)) return p;
@@ -90,7 +95,14 @@ const probed = new Map<string, BwrapProbe>();
  * (per bwrap path): a short sandbox is started with the flags real ones use.
  */
 export function probeBwrap(path: string | undefined = findBwrap()): BwrapProbe {
-  if (!path) return { ok: false, reason: process.env.LAR_BWRAP ? `LAR_BWRAP (${process.env.LAR_BWRAP}) is not an executable` : 'bubblewrap (bwrap) is not installed', fix: INSTALL_FIX };
+  if (!path)
+    return {
+      ok: false,
+      reason: process.env.LAR_BWRAP
+        ? `LAR_BWRAP (${process.env.LAR_BWRAP}) is not an executable`
+        : 'bubblewrap (bwrap) is not installed',
+      fix: INSTALL_FIX,
+    };
   const cached = probed.get(path);
   if (cached) return cached;
   const result = probeUncached(path);
@@ -104,13 +116,27 @@ function probeUncached(path: string): BwrapProbe {
   const base = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
   let last = '';
   for (const disableUserns of [true, false]) {
-    const r = spawnSync(path, [...isolationArgs('none', disableUserns), ...base, '--', '/bin/sh', '-c', 'exit 0'], { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe'] });
-    if (r.status === 0) return { ok: true, path, version, disableUserns, seccomp: seccompWorks(path, disableUserns, base), tmpfsSize: atLeast(version, [0, 5]) };
+    const r = spawnSync(path, [...isolationArgs('none', disableUserns), ...base, '--', '/bin/sh', '-c', 'exit 0'], {
+      encoding: 'utf8',
+      timeout: 10_000,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    if (r.status === 0)
+      return {
+        ok: true,
+        path,
+        version,
+        disableUserns,
+        seccomp: seccompWorks(path, disableUserns, base),
+        tmpfsSize: atLeast(version, [0, 5]),
+      };
     last = (r.error?.message ?? r.stderr ?? '').trim().split('\n')[0] ?? '';
     // An old bwrap that does not know the flag: try once more without it.
     if (!/disable-userns|Unknown option/i.test(last)) break;
   }
-  const userns = /user namespace|uid map|setting up uid|Operation not permitted|Permission denied|No space left/i.test(last);
+  const userns = /user namespace|uid map|setting up uid|Operation not permitted|Permission denied|No space left/i.test(
+    last,
+  );
   return {
     ok: false,
     reason: `bubblewrap ${version} (${path}) cannot start a sandbox here: ${last || 'it failed without saying why'}`,
@@ -131,7 +157,11 @@ function seccompWorks(path: string, disableUserns: boolean, base: string[]): boo
   const filter = seccompFile();
   if (!filter) return false;
   const l = seccompLauncher(path, filter);
-  const r = spawnSync(l.file, [...l.args, ...isolationArgs('none', disableUserns), ...base, '--', '/bin/sh', '-c', 'exit 0'], { timeout: 10_000, stdio: 'ignore' });
+  const r = spawnSync(
+    l.file,
+    [...l.args, ...isolationArgs('none', disableUserns), ...base, '--', '/bin/sh', '-c', 'exit 0'],
+    { timeout: 10_000, stdio: 'ignore' },
+  );
   return r.status === 0;
 }
 
@@ -175,8 +205,21 @@ export interface Mounts {
 
 /** The bwrap arguments before `--` and the command. Order matters: later mounts land on earlier ones. */
 export function bwrapArgs(m: Mounts): string[] {
-  const a: string[] = [...isolationArgs(m.network, m.disableUserns), '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
-  const tmpfs = (d: string, kind: 'scratch' | 'home' | 'hidden'): string[] => [...(m.tmp !== undefined ? ['--size', String(tmpfsSize(d, m.tmp, kind))] : []), '--tmpfs', d];
+  const a: string[] = [
+    ...isolationArgs(m.network, m.disableUserns),
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+  ];
+  const tmpfs = (d: string, kind: 'scratch' | 'home' | 'hidden'): string[] => [
+    ...(m.tmp !== undefined ? ['--size', String(tmpfsSize(d, m.tmp, kind))] : []),
+    '--tmpfs',
+    d,
+  ];
   // Private scratch and run-time folders: sockets in /run (a container engine's, the session bus,
   // a keyring or an ssh agent) would reach out of any file system rule.
   for (const d of ['/tmp', '/var/tmp', '/run', '/dev/shm']) a.push(...tmpfs(d, 'scratch'));

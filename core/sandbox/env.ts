@@ -11,9 +11,34 @@ import { proxyEnv } from './forwarder';
  * secrets; a proxy variable may carry a password, so none is taken).
  */
 const TAKEN = [
-  'PATH', 'USER', 'LOGNAME', 'LANG', 'LANGUAGE', 'TZ', 'COLORTERM', 'NO_COLOR', 'FORCE_COLOR',
-  'JAVA_HOME', 'GOROOT', 'GOPATH', 'GOBIN', 'CARGO_HOME', 'RUSTUP_HOME', 'RUSTUP_TOOLCHAIN', 'VIRTUAL_ENV', 'CONDA_PREFIX', 'CONDA_DEFAULT_ENV',
-  'PYENV_ROOT', 'PYENV_VERSION', 'NVM_DIR', 'NVM_BIN', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'NODE_EXTRA_CA_CERTS', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE',
+  'PATH',
+  'USER',
+  'LOGNAME',
+  'LANG',
+  'LANGUAGE',
+  'TZ',
+  'COLORTERM',
+  'NO_COLOR',
+  'FORCE_COLOR',
+  'JAVA_HOME',
+  'GOROOT',
+  'GOPATH',
+  'GOBIN',
+  'CARGO_HOME',
+  'RUSTUP_HOME',
+  'RUSTUP_TOOLCHAIN',
+  'VIRTUAL_ENV',
+  'CONDA_PREFIX',
+  'CONDA_DEFAULT_ENV',
+  'PYENV_ROOT',
+  'PYENV_VERSION',
+  'NVM_DIR',
+  'NVM_BIN',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'NODE_EXTRA_CA_CERTS',
+  'REQUESTS_CA_BUNDLE',
+  'CURL_CA_BUNDLE',
 ];
 
 export interface SandboxEnvOptions {

@@ -97,7 +97,9 @@ export function writeForwarder(path: string): void {
 export function forwarderLauncher(p: ProxyEndpoint): string[] {
   const script =
     'r=$(ELECTRON_RUN_AS_NODE=1 "$1" "$2" start "$3" "$4" </dev/null 2>&1); ' +
-    '[ "$r" = ok ] || echo "lar: the sandbox' + "'" + 's network forwarder did not start ($r): the allowlisted hosts are not reachable" >&2; ' +
+    '[ "$r" = ok ] || echo "lar: the sandbox' +
+    "'" +
+    's network forwarder did not start ($r): the allowlisted hosts are not reachable" >&2; ' +
     'shift 4; exec "$@"';
   return ['/bin/sh', '-c', script, 'lar-network', p.node, p.forwarder, p.socket, String(FORWARDER_PORT)];
 }

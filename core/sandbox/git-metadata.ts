@@ -68,7 +68,12 @@ export function gitMetadata(workspace: string, dotGit = '.git'): string[] {
 
 /** Workspace-relative `abs` (a real path) when it is in the workspace and not its top. */
 function relInside(root: string, abs: string | undefined): string | undefined {
-  return abs && inside(root, abs) && abs !== root ? abs.slice(root.length + 1).split(sep).join('/') : undefined;
+  return abs && inside(root, abs) && abs !== root
+    ? abs
+        .slice(root.length + 1)
+        .split(sep)
+        .join('/')
+    : undefined;
 }
 
 /**
@@ -105,7 +110,18 @@ function linkedPath(file: string, from: string, prefix = ''): string | undefined
  */
 function gitConfigPaths(gitDir: string, workTree: string): string[] {
   try {
-    const r = spawnSync('git', [`--git-dir=${gitDir}`, 'config', '--null', '--show-origin', '--get-regexp', '^(core\\.hookspath|include(if\\..*)?\\.path)$'], { cwd: workTree, encoding: 'utf8', timeout: 3000, env: gitEnv(process.env) });
+    const r = spawnSync(
+      'git',
+      [
+        `--git-dir=${gitDir}`,
+        'config',
+        '--null',
+        '--show-origin',
+        '--get-regexp',
+        '^(core\\.hookspath|include(if\\..*)?\\.path)$',
+      ],
+      { cwd: workTree, encoding: 'utf8', timeout: 3000, env: gitEnv(process.env) },
+    );
     if (r.status !== 0) return [];
     const out: string[] = [];
     const fields = r.stdout.split('\0');
@@ -134,12 +150,21 @@ function gitEnv(env: Readonly<Record<string, string | undefined>>): Record<strin
   for (const [k, v] of Object.entries(env)) if (!GIT_LOCATING.test(k)) out[k] = v;
   return out;
 }
-const GIT_LOCATING = /^GIT_(?:DIR|WORK_TREE|COMMON_DIR|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|NAMESPACE|CEILING_DIRECTORIES|DISCOVERY_ACROSS_FILESYSTEM|PREFIX|CONFIG|CONFIG_PARAMETERS|CONFIG_COUNT|CONFIG_KEY_\d+|CONFIG_VALUE_\d+)$/;
+const GIT_LOCATING =
+  /^GIT_(?:DIR|WORK_TREE|COMMON_DIR|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|NAMESPACE|CEILING_DIRECTORIES|DISCOVERY_ACROSS_FILESYSTEM|PREFIX|CONFIG|CONFIG_PARAMETERS|CONFIG_COUNT|CONFIG_KEY_\d+|CONFIG_VALUE_\d+)$/;
 
 /** One value of the workspace's git config, read on the host (`git config` runs nothing); undefined when unset or unreadable. */
-export function gitConfigValue(workspace: string, key: string, env: Readonly<Record<string, string | undefined>> = process.env): string | undefined {
+export function gitConfigValue(
+  workspace: string,
+  key: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string | undefined {
   try {
-    const r = spawnSync('git', ['-C', workspace, 'config', '--get', key], { encoding: 'utf8', timeout: 3000, env: gitEnv(env) });
+    const r = spawnSync('git', ['-C', workspace, 'config', '--get', key], {
+      encoding: 'utf8',
+      timeout: 3000,
+      env: gitEnv(env),
+    });
     const v = r.status === 0 ? r.stdout.replace(/\n$/, '') : '';
     return v && !/[\0\n]/.test(v) ? v : undefined;
   } catch {

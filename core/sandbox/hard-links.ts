@@ -64,7 +64,12 @@ function withRealPaths(workspace: string, paths: Iterable<string>): Set<string> 
   return out;
 }
 
-function linkScan(workspace: string, skipped: ReadonlySet<string>, limits: HardLinkLimits, within: ReadonlySet<string> | undefined): HardLinkScan & { inodes: Map<string, { names: number; nlink: number }> } {
+function linkScan(
+  workspace: string,
+  skipped: ReadonlySet<string>,
+  limits: HardLinkLimits,
+  within: ReadonlySet<string> | undefined,
+): HardLinkScan & { inodes: Map<string, { names: number; nlink: number }> } {
   const root = real(workspace) ?? workspace;
   const maxEntries = limits.maxEntries ?? 400_000;
   const until = Date.now() + (limits.maxMs ?? 8000);

@@ -23,10 +23,48 @@ export interface LaterChange {
 
 /** Build and task files that run code when the user builds, tests or installs. */
 const RUN_FILES = new Set([
-  'Makefile', 'makefile', 'GNUmakefile', 'package.json', 'justfile', 'Justfile', '.justfile', 'Taskfile.yml', 'Taskfile.yaml', 'Rakefile', 'Gemfile',
-  'noxfile.py', 'tox.ini', 'setup.py', 'setup.cfg', 'pyproject.toml', 'conftest.py', 'build.gradle', 'build.gradle.kts', 'settings.gradle', 'settings.gradle.kts',
-  'gradlew', 'pom.xml', 'build.rs', 'Cargo.toml', 'CMakeLists.txt', 'meson.build', 'Dockerfile', 'Containerfile', 'docker-compose.yml', 'docker-compose.yaml',
-  'compose.yml', 'compose.yaml', '.npmrc', '.yarnrc', '.yarnrc.yml', '.pnpmfile.cjs', 'deno.json', 'bunfig.toml', 'flake.nix', 'shell.nix', 'default.nix',
+  'Makefile',
+  'makefile',
+  'GNUmakefile',
+  'package.json',
+  'justfile',
+  'Justfile',
+  '.justfile',
+  'Taskfile.yml',
+  'Taskfile.yaml',
+  'Rakefile',
+  'Gemfile',
+  'noxfile.py',
+  'tox.ini',
+  'setup.py',
+  'setup.cfg',
+  'pyproject.toml',
+  'conftest.py',
+  'build.gradle',
+  'build.gradle.kts',
+  'settings.gradle',
+  'settings.gradle.kts',
+  'gradlew',
+  'pom.xml',
+  'build.rs',
+  'Cargo.toml',
+  'CMakeLists.txt',
+  'meson.build',
+  'Dockerfile',
+  'Containerfile',
+  'docker-compose.yml',
+  'docker-compose.yaml',
+  'compose.yml',
+  'compose.yaml',
+  '.npmrc',
+  '.yarnrc',
+  '.yarnrc.yml',
+  '.pnpmfile.cjs',
+  'deno.json',
+  'bunfig.toml',
+  'flake.nix',
+  'shell.nix',
+  'default.nix',
 ]);
 const RUN_CONFIG = /^(?:\.?(?:eslint|prettier|stylelint|commitlint)(?:\.config|rc)|\.eslintrc)\.[cm]?[jt]s$/;
 const RUN_EXTENSIONS = /\.(?:sh|bash|zsh|fish|ksh|ps1|bat|cmd|mk|command)$/;
@@ -85,7 +123,11 @@ function candidates(workspace: string, skip: ReadonlySet<string>): Map<string, C
           const st = lstatSync(join(workspace, p));
           const inBin = dir.endsWith('node_modules/.bin');
           if (st.isSymbolicLink() ? inBin || mayRun(e.name, 0) : inBin || mayRun(e.name, st.mode)) {
-            out.set(p, { size: st.size, mode: st.mode & 0o7777, ...(st.isSymbolicLink() ? { link: readlinkSync(join(workspace, p)) } : {}) });
+            out.set(p, {
+              size: st.size,
+              mode: st.mode & 0o7777,
+              ...(st.isSymbolicLink() ? { link: readlinkSync(join(workspace, p)) } : {}),
+            });
           }
         } catch {
           // gone meanwhile
@@ -97,7 +139,11 @@ function candidates(workspace: string, skip: ReadonlySet<string>): Map<string, C
     try {
       const st = lstatSync(join(workspace, p));
       if (st.isSymbolicLink() || (st.isFile() && (always || (st.mode & 0o111) !== 0))) {
-        out.set(p, { size: st.size, mode: st.mode & 0o7777, ...(st.isSymbolicLink() ? { link: readlinkSync(join(workspace, p)) } : {}) });
+        out.set(p, {
+          size: st.size,
+          mode: st.mode & 0o7777,
+          ...(st.isSymbolicLink() ? { link: readlinkSync(join(workspace, p)) } : {}),
+        });
       }
     } catch {
       // not there
@@ -133,7 +179,10 @@ function read(workspace: string, p: string, c: Candidate, budget: { bytes: numbe
   } catch {
     return undefined;
   }
-  const hash = createHash('sha256').update(`${c.mode.toString(8)}\0`).update(content).digest('hex');
+  const hash = createHash('sha256')
+    .update(`${c.mode.toString(8)}\0`)
+    .update(content)
+    .digest('hex');
   const size = content.length;
   if (size > MAX_KEPT_BYTES || budget.bytes + size > MAX_TOTAL_BYTES) return { hash };
   budget.bytes += size;
@@ -148,8 +197,19 @@ function unifiedDiff(path: string, before: Buffer | undefined, after: Buffer | u
     const b = join(dir, 'b');
     writeFileSync(a, before ?? '');
     writeFileSync(b, after ?? '');
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', LC_ALL: 'C' };
-    const r = spawnSync('git', ['diff', '--no-index', '--no-color', '--no-ext-diff', '--no-textconv', '--', a, b], { encoding: 'utf8', env, timeout: 10_000, maxBuffer: 16 * 1024 * 1024 });
+    const env = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: dir,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      LC_ALL: 'C',
+    };
+    const r = spawnSync('git', ['diff', '--no-index', '--no-color', '--no-ext-diff', '--no-textconv', '--', a, b], {
+      encoding: 'utf8',
+      env,
+      timeout: 10_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
     if (r.error || (r.status !== 0 && r.status !== 1)) return undefined;
     const name = path.replace(/\n/g, '\\n');
     const lines = r.stdout
@@ -194,7 +254,10 @@ export class LaterBaseline {
       if (was && is && was.hash === is.hash) continue;
       if (!was && !is) continue;
       const change: LaterChange['change'] = !was ? 'added' : !is ? 'removed' : 'changed';
-      const diff = (was ? was.content !== undefined : true) && (is ? is.content !== undefined : true) ? unifiedDiff(p, was?.content, is?.content) : undefined;
+      const diff =
+        (was ? was.content !== undefined : true) && (is ? is.content !== undefined : true)
+          ? unifiedDiff(p, was?.content, is?.content)
+          : undefined;
       out.push({ path: p, change, ...(diff ? { diff } : {}) });
     }
     return out;
@@ -203,5 +266,7 @@ export class LaterBaseline {
 
 /** The list as lar run prints it and the chat shows it. */
 export function describeLaterChanges(changes: readonly LaterChange[]): string {
-  return changes.map((c) => `${c.change} ${c.path}${c.diff ? `\n${c.diff}` : c.change === 'removed' ? '' : ' (too large to show)'}`).join('\n\n');
+  return changes
+    .map((c) => `${c.change} ${c.path}${c.diff ? `\n${c.diff}` : c.change === 'removed' ? '' : ' (too large to show)'}`)
+    .join('\n\n');
 }

@@ -51,7 +51,17 @@
  * reached"). The cgroup is removed when the sandbox is disposed.
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { totalmem } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -79,7 +89,12 @@ export function parseSize(s: string): number {
 
 /** Bytes for people: "512 MiB", "8 GiB", "1.5 GiB". */
 export function formatSize(bytes: number): string {
-  for (const [unit, size] of [['TiB', 1024 * GiB], ['GiB', GiB], ['MiB', MiB], ['KiB', KiB]] as const) {
+  for (const [unit, size] of [
+    ['TiB', 1024 * GiB],
+    ['GiB', GiB],
+    ['MiB', MiB],
+    ['KiB', KiB],
+  ] as const) {
     if (bytes >= size) return `${Number((bytes / size).toFixed(1))} ${unit}`;
   }
   return `${bytes} bytes`;
@@ -127,7 +142,10 @@ interface Cgroup {
 }
 
 /** The cgroup mounts of this machine, from /proc/self/mountinfo: v2's, and v1's by controller. */
-function cgroupMounts(mountinfo?: string): { v2?: { at: string; root: string }; v1: Map<string, { at: string; root: string }> } {
+function cgroupMounts(mountinfo?: string): {
+  v2?: { at: string; root: string };
+  v1: Map<string, { at: string; root: string }>;
+} {
   const v1 = new Map<string, { at: string; root: string }>();
   let v2: { at: string; root: string } | undefined;
   let text: string;
@@ -136,7 +154,8 @@ function cgroupMounts(mountinfo?: string): { v2?: { at: string; root: string }; 
   } catch {
     return { v1 };
   }
-  const unescape = (s: string): string => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+  const unescape = (s: string): string =>
+    s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
   for (const line of text.split('\n')) {
     const [left, right] = line.split(' - ');
     if (!left || !right) continue;
@@ -145,7 +164,9 @@ function cgroupMounts(mountinfo?: string): { v2?: { at: string; root: string }; 
     const root = unescape(f[3] ?? '/');
     const at = unescape(f[4] ?? '');
     if (fstype === 'cgroup2') v2 ??= { at, root };
-    else if (fstype === 'cgroup') for (const o of (superOpts ?? '').split(',')) if (o === 'memory' || o === 'pids') if (!v1.has(o)) v1.set(o, { at, root });
+    else if (fstype === 'cgroup')
+      for (const o of (superOpts ?? '').split(','))
+        if (o === 'memory' || o === 'pids') if (!v1.has(o)) v1.set(o, { at, root });
   }
   return { ...(v2 ? { v2 } : {}), v1 };
 }
@@ -170,7 +191,10 @@ function ownCgroups(text?: string): Map<string, string> {
 
 /** The folder of cgroup `path` under a mount whose root is `root`. */
 function folderOf(mount: { at: string; root: string }, path: string): string {
-  const rel = mount.root !== '/' && (path === mount.root || path.startsWith(`${mount.root}/`)) ? path.slice(mount.root.length) : path;
+  const rel =
+    mount.root !== '/' && (path === mount.root || path.startsWith(`${mount.root}/`))
+      ? path.slice(mount.root.length)
+      : path;
   return join(mount.at, rel);
 }
 
@@ -247,7 +271,11 @@ function removeDir(dir: string | undefined): void {
   }
 }
 
-function tryV2(values: LimitValues, mounts: ReturnType<typeof cgroupMounts>, own: Map<string, string>): Cgroup | undefined {
+function tryV2(
+  values: LimitValues,
+  mounts: ReturnType<typeof cgroupMounts>,
+  own: Map<string, string>,
+): Cgroup | undefined {
   const path = own.get('0');
   if (!mounts.v2 || path === undefined) return undefined;
   const parent = folderOf(mounts.v2, path);
@@ -266,7 +294,11 @@ function tryV2(values: LimitValues, mounts: ReturnType<typeof cgroupMounts>, own
   }
 }
 
-function tryV1(values: LimitValues, mounts: ReturnType<typeof cgroupMounts>, own: Map<string, string>): Cgroup | undefined {
+function tryV1(
+  values: LimitValues,
+  mounts: ReturnType<typeof cgroupMounts>,
+  own: Map<string, string>,
+): Cgroup | undefined {
   const mem = mounts.v1.get('memory');
   const pids = mounts.v1.get('pids');
   const memPath = own.get('memory');
@@ -281,7 +313,8 @@ function tryV1(values: LimitValues, mounts: ReturnType<typeof cgroupMounts>, own
   try {
     writeFileSync(join(memDir, 'memory.limit_in_bytes'), String(values.memory));
     // Swap counted too (memory + swap ≤ the limit), where the kernel accounts it.
-    if (existsSync(join(memDir, 'memory.memsw.limit_in_bytes'))) writeFileSync(join(memDir, 'memory.memsw.limit_in_bytes'), String(values.memory));
+    if (existsSync(join(memDir, 'memory.memsw.limit_in_bytes')))
+      writeFileSync(join(memDir, 'memory.memsw.limit_in_bytes'), String(values.memory));
     writeFileSync(join(pidsDir, 'pids.max'), String(values.tasks));
     return { memory: memDir, pids: pidsDir };
   } catch {
@@ -320,12 +353,27 @@ function probeSystemd(): Systemd | null {
   const check = 'd=/sys/fs/cgroup$(sed -n "s/^0:://p" /proc/self/cgroup); cat "$d/memory.max" "$d/pids.max"';
   for (const user of process.getuid?.() === 0 ? [true, false] : [true]) {
     for (const extra of [['-p', 'OOMPolicy=continue'], []]) {
-      const r = spawnSync(run, [...(user ? ['--user'] : []), '--scope', '--quiet', '--collect', ...scopeProperties(memory, 77, extra), '--', '/bin/sh', '-c', check], {
-        encoding: 'utf8',
-        timeout: 5000,
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
-      });
-      if (r.status === 0 && r.stdout.split('\n').slice(0, 2).join(' ') === `${memory} 77`) return (systemdProbe = { run, user, env, extra });
+      const r = spawnSync(
+        run,
+        [
+          ...(user ? ['--user'] : []),
+          '--scope',
+          '--quiet',
+          '--collect',
+          ...scopeProperties(memory, 77, extra),
+          '--',
+          '/bin/sh',
+          '-c',
+          check,
+        ],
+        {
+          encoding: 'utf8',
+          timeout: 5000,
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+        },
+      );
+      if (r.status === 0 && r.stdout.split('\n').slice(0, 2).join(' ') === `${memory} 77`)
+        return (systemdProbe = { run, user, env, extra });
       // No manager answers: other properties will not help.
       if (r.status !== 0 && /bus|connect|Host is down|not been booted/i.test(r.stderr ?? '')) break;
     }
@@ -475,11 +523,23 @@ export class SandboxLimits {
     const rlimits =
       this.mechanism === 'rlimit'
         ? // One option per ulimit (dash takes one); RLIMIT_NPROC is -u in bash, -p in dash.
-          lower('-d', Math.ceil(this.values.memory / KiB)) + (process.getuid?.() === 0 ? '' : lower('-u', this.values.tasks, '-p'))
+          lower('-d', Math.ceil(this.values.memory / KiB)) +
+          (process.getuid?.() === 0 ? '' : lower('-u', this.values.tasks, '-p'))
         : '';
     const enter =
       'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ 2>/dev/null > "$1" || { echo "lar: the sandbox cannot enter its cgroup ($1)" >&2; exit 125; }; shift; n=$((n - 1)); done; ';
-    return { file: '/bin/sh', args: ['-c', `${enter}${rlimits}exec "$@"`, 'lar-limits', String(procs.length), ...procs, launcher.file, ...launcher.args] };
+    return {
+      file: '/bin/sh',
+      args: [
+        '-c',
+        `${enter}${rlimits}exec "$@"`,
+        'lar-limits',
+        String(procs.length),
+        ...procs,
+        launcher.file,
+        ...launcher.args,
+      ],
+    };
   }
 
   /** The cgroup in force: the one made here, or the scope systemd made (found from the shell). */
@@ -498,7 +558,9 @@ export class SandboxLimits {
 
   private oomKills(g: Cgroup | undefined): number {
     if (!g?.memory) return 0;
-    return this.mechanism === 'cgroup-v1' ? counter(join(g.memory, 'memory.oom_control'), 'oom_kill') : counter(join(g.memory, 'memory.events'), 'oom_kill');
+    return this.mechanism === 'cgroup-v1'
+      ? counter(join(g.memory, 'memory.oom_control'), 'oom_kill')
+      : counter(join(g.memory, 'memory.events'), 'oom_kill');
   }
 
   /**
@@ -509,13 +571,18 @@ export class SandboxLimits {
   private killStrays(g: Cgroup, shellPid: number): number {
     const procsFile = join(g.pids ?? g.memory!, 'cgroup.procs');
     const keep = new Set<number>();
-    for (let p: number | undefined = shellPid; p !== undefined && p > 1 && !keep.has(p); p = procInfo(p)?.ppid) keep.add(p);
+    for (let p: number | undefined = shellPid; p !== undefined && p > 1 && !keep.has(p); p = procInfo(p)?.ppid)
+      keep.add(p);
     const stopped = new Set<number>();
     // Until every one is really stopped: one that was inside fork() when SIGSTOP came still makes
     // its child (found on the next pass). Stopped ones fork no more; then all are killed at once.
     const deadline = Date.now() + 2000;
     for (;;) {
-      const fresh = (read(procsFile) ?? '').split('\n').filter(Boolean).map(Number).filter((p) => !keep.has(p) && !stopped.has(p));
+      const fresh = (read(procsFile) ?? '')
+        .split('\n')
+        .filter(Boolean)
+        .map(Number)
+        .filter((p) => !keep.has(p) && !stopped.has(p));
       for (const p of fresh) {
         try {
           process.kill(p, 'SIGSTOP');
@@ -570,10 +637,13 @@ export class SandboxLimits {
         clearInterval(timer);
         this.checkTasks(shellPid);
         const said: string[] = [];
-        if (this.oomKills(this.groups(shellPid())) > oomBefore) said.push(`the sandbox's memory limit (${formatSize(this.values.memory)}) was reached`);
+        if (this.oomKills(this.groups(shellPid())) > oomBefore)
+          said.push(`the sandbox's memory limit (${formatSize(this.values.memory)}) was reached`);
         if (this.killedAtTaskLimit) {
           const n = this.killedAtTaskLimit;
-          said.push(`the sandbox's task limit (${this.values.tasks} processes and threads) was reached: ${n === 1 ? '1 process left running was' : `${n} processes left running were`} killed`);
+          said.push(
+            `the sandbox's task limit (${this.values.tasks} processes and threads) was reached: ${n === 1 ? '1 process left running was' : `${n} processes left running were`} killed`,
+          );
           this.killedAtTaskLimit = 0;
         }
         return said.length ? said.join('; ') : undefined;

@@ -75,7 +75,6 @@ export interface PlanRequest {
   proxy?: ProxyEndpoint;
 }
 
-
 /** `p` is `root` or below it (whole segments; paths as the system spells them, real paths here). */
 const inside = (root: string, p: string): boolean => isInside(root, p, false);
 
@@ -98,7 +97,11 @@ export function expandHostPath(p: string, home: string): string {
  * folders their programs link into (pipx's and pnpm's). Credentials known to
  * live in the folders made readable stay hidden (CREDENTIAL_FILES).
  */
-function toolFoldersUnder(home: string, path: string | undefined, env: Readonly<Record<string, string | undefined>>): string[] {
+function toolFoldersUnder(
+  home: string,
+  path: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): string[] {
   const out = new Set<string>();
   const add = (p: string | undefined): void => {
     const r = p && real(p);
@@ -126,14 +129,36 @@ function toolFoldersUnder(home: string, path: string | undefined, env: Readonly<
     for (const c of COMPANIONS[top] ?? []) add(join(home, c));
   }
   // Toolchains named by their own variables (passed into the sandbox by sandboxEnv).
-  for (const k of ['RUSTUP_HOME', 'CARGO_HOME', 'JAVA_HOME', 'GOROOT', 'PYENV_ROOT', 'NVM_DIR', 'VIRTUAL_ENV', 'CONDA_PREFIX']) add(env[k]);
+  for (const k of [
+    'RUSTUP_HOME',
+    'CARGO_HOME',
+    'JAVA_HOME',
+    'GOROOT',
+    'PYENV_ROOT',
+    'NVM_DIR',
+    'VIRTUAL_ENV',
+    'CONDA_PREFIX',
+  ])
+    add(env[k]);
   return [...out];
 }
 
 /** Folders under home that hold more than tools: only the PATH entry itself is made readable. */
 const SHARED_TOPS = new Set(['.local', '.config', '.cache', '.var', 'snap', 'Library']);
 /** Never made readable, whatever PATH says. */
-const SECRET_TOPS = new Set(['.ssh', '.gnupg', '.aws', '.azure', '.kube', '.docker', '.password-store', '.netrc', '.pki', '.mozilla', '.thunderbird']);
+const SECRET_TOPS = new Set([
+  '.ssh',
+  '.gnupg',
+  '.aws',
+  '.azure',
+  '.kube',
+  '.docker',
+  '.password-store',
+  '.netrc',
+  '.pki',
+  '.mozilla',
+  '.thunderbird',
+]);
 /** A tool folder whose programs need another one. */
 const COMPANIONS: Record<string, string[]> = { '.cargo': ['.rustup'] };
 
@@ -156,7 +181,14 @@ function linkTargets(dir: string): string[] {
 }
 
 /** Secrets inside tool folders that toolFoldersUnder makes readable. */
-export const CREDENTIAL_FILES = ['.cargo/credentials', '.cargo/credentials.toml', '.npmrc', '.pypirc', '.netrc', '.docker/config.json'];
+export const CREDENTIAL_FILES = [
+  '.cargo/credentials',
+  '.cargo/credentials.toml',
+  '.npmrc',
+  '.pypirc',
+  '.netrc',
+  '.docker/config.json',
+];
 
 export function planSandbox(req: PlanRequest): SandboxPlan {
   const platform = req.platform ?? process.platform;
@@ -169,7 +201,9 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
   });
   if (req.setting === 'off') {
     return unconfined(
-      required ? 'the sandbox is off, but the workflow requires it' : 'the sandbox is off (lean4Agentic.sandbox / --sandbox off)',
+      required
+        ? 'the sandbox is off, but the workflow requires it'
+        : 'the sandbox is off (lean4Agentic.sandbox / --sandbox off)',
       required ? 'set lean4Agentic.sandbox (or lar run --sandbox) to auto or required' : undefined,
     );
   }
@@ -245,11 +279,17 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
   // A read-only mount inside a folder the run may rename is escaped by renaming the folder and making
   // a new one in its place (`mv src src.old; mkdir src`): every folder above one is pinned, as a mount
   // point cannot be renamed or removed.
-  for (const p of new Set(readOnly)) for (let d = dirname(p); d !== workspace && inside(workspace, d); d = dirname(d)) pinned.push(d);
+  for (const p of new Set(readOnly))
+    for (let d = dirname(p); d !== workspace && inside(workspace, d); d = dirname(d)) pinned.push(d);
 
   const proxy = req.section.network === 'allowlist' ? req.proxy : undefined;
   const readable: string[] = [];
-  for (const p of [...toolFoldersUnder(home, req.hostEnv.PATH, req.hostEnv), ...req.section.readable.map((x) => expandHostPath(x, home)), ...(req.alsoReadable ?? []), ...(proxy ? nodeFolder(proxy.node, home) : [])]) {
+  for (const p of [
+    ...toolFoldersUnder(home, req.hostEnv.PATH, req.hostEnv),
+    ...req.section.readable.map((x) => expandHostPath(x, home)),
+    ...(req.alsoReadable ?? []),
+    ...(proxy ? nodeFolder(proxy.node, home) : []),
+  ]) {
     const r = real(p);
     // Neither inside the workspace (it is there already) nor holding it (the projects next to it would show).
     if (r && !inside(workspace, r) && !inside(r, workspace)) readable.push(r);
@@ -267,7 +307,10 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
     if (r && r !== workspace && !inside(r, workspace)) hiddenDirs.push(r);
   }
   const granted = (p: string): boolean => readable.some((r) => inside(r, p)) || writable.some((w) => inside(w, p));
-  for (const p of [...CREDENTIAL_FILES.map((f) => join(home, f)).filter(granted), ...req.section.hidden.map((x) => expandHostPath(x, home))]) {
+  for (const p of [
+    ...CREDENTIAL_FILES.map((f) => join(home, f)).filter(granted),
+    ...req.section.hidden.map((x) => expandHostPath(x, home)),
+  ]) {
     const r = real(p);
     if (!r) continue;
     if (entryKind(r) === 'dir') hiddenDirs.push(r);
@@ -295,15 +338,31 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
   };
   return {
     confined: true,
-    summary: { confined: true, tool: `bubblewrap ${probe.version}`, network: req.section.network, ...(req.section.network === 'allowlist' ? { hosts: [...req.section.hosts] } : {}), protected: [...req.section.protected], required },
+    summary: {
+      confined: true,
+      tool: `bubblewrap ${probe.version}`,
+      network: req.section.network,
+      ...(req.section.network === 'allowlist' ? { hosts: [...req.section.hosts] } : {}),
+      protected: [...req.section.protected],
+      required,
+    },
     launcher: launcherFor(probe, [...bwrapArgs(mounts), '--'], proxy ? forwarderLauncher(proxy) : []),
-    env: sandboxEnv({ host: req.hostEnv, home, shell: req.shell, identity: gitIdentity(workspace, req.hostEnv), proxy: proxy !== undefined }),
+    env: sandboxEnv({
+      host: req.hostEnv,
+      home,
+      shell: req.shell,
+      identity: gitIdentity(workspace, req.hostEnv),
+      proxy: proxy !== undefined,
+    }),
     mounts,
   };
 }
 
 /** The user's git identity (global config, read on the host: ~/.gitconfig is not in the sandbox), for commits made inside. */
-function gitIdentity(workspace: string, env: Readonly<Record<string, string | undefined>>): { name?: string; email?: string } {
+function gitIdentity(
+  workspace: string,
+  env: Readonly<Record<string, string | undefined>>,
+): { name?: string; email?: string } {
   // As git would pick it for this repository (its own config, includeIf rules, the user's).
   const name = gitConfigValue(workspace, 'user.name', env);
   const email = gitConfigValue(workspace, 'user.email', env);
@@ -331,7 +390,13 @@ function nodeFolder(node: string, home: string): string[] {
 /** One line for the chat, the status bar and the terminal's name. */
 export function describeSandbox(s: SandboxSummary): string {
   if (!s.confined) return `unconfined: ${s.reason ?? 'no sandbox'}`;
-  const parts = [s.network === 'host' ? 'host network' : s.network === 'allowlist' ? `network: ${s.hosts?.length ?? 0} allowed host${s.hosts?.length === 1 ? '' : 's'}` : 'network off'];
+  const parts = [
+    s.network === 'host'
+      ? 'host network'
+      : s.network === 'allowlist'
+        ? `network: ${s.hosts?.length ?? 0} allowed host${s.hosts?.length === 1 ? '' : 's'}`
+        : 'network off',
+  ];
   if (s.protected?.length) parts.push(`${s.protected.length} protected path${s.protected.length === 1 ? '' : 's'}`);
   return `sandboxed (${s.tool ?? 'bubblewrap'}; ${parts.join(', ')})`;
 }

@@ -15,7 +15,15 @@ import { ALWAYS_READ_ONLY, type Workflow } from '../schema/workflow';
 import { entryKind, realPath as real } from '../workspace/path-kind';
 import { isInside } from '../workspace/fs';
 import { isHostPath } from './plan';
-import { filesBelow, followBudget, LIFECYCLE, packageJson, readFollowed, referencedScripts, scriptTexts } from './script-refs';
+import {
+  filesBelow,
+  followBudget,
+  LIFECYCLE,
+  packageJson,
+  readFollowed,
+  referencedScripts,
+  scriptTexts,
+} from './script-refs';
 
 export type ProtectionWhy = 'always' | 'workflow' | 'outcome' | 'path_deny' | 'git' | 'runs_later' | 'hard_link';
 
@@ -56,24 +64,89 @@ export interface ProtectionLimits {
  * first, editors last.
  */
 export const RUNS_LATER: readonly string[] = [
-  '.husky', '.lefthook', '.githooks', '.git-hooks',
-  'lefthook.yml', '.lefthook.yml', 'lefthook.yaml', '.lefthook.yaml', 'lefthook.json', '.lefthook.json', 'lefthook.toml', '.lefthook.toml',
-  'lefthook-local.yml', '.lefthook-local.yml', 'lefthook-local.yaml', '.lefthook-local.yaml',
-  '.pre-commit-config.yaml', '.pre-commit-config.yml', '.pre-commit-hooks.yaml',
-  '.simple-git-hooks.json', '.simple-git-hooks.js', '.simple-git-hooks.cjs', '.simple-git-hooks.mjs',
-  'simple-git-hooks.json', 'simple-git-hooks.js', 'simple-git-hooks.cjs', 'simple-git-hooks.mjs',
-  '.lintstagedrc', '.lintstagedrc.json', '.lintstagedrc.yaml', '.lintstagedrc.yml', '.lintstagedrc.js', '.lintstagedrc.cjs', '.lintstagedrc.mjs',
-  'lint-staged.config.js', 'lint-staged.config.cjs', 'lint-staged.config.mjs',
+  '.husky',
+  '.lefthook',
+  '.githooks',
+  '.git-hooks',
+  'lefthook.yml',
+  '.lefthook.yml',
+  'lefthook.yaml',
+  '.lefthook.yaml',
+  'lefthook.json',
+  '.lefthook.json',
+  'lefthook.toml',
+  '.lefthook.toml',
+  'lefthook-local.yml',
+  '.lefthook-local.yml',
+  'lefthook-local.yaml',
+  '.lefthook-local.yaml',
+  '.pre-commit-config.yaml',
+  '.pre-commit-config.yml',
+  '.pre-commit-hooks.yaml',
+  '.simple-git-hooks.json',
+  '.simple-git-hooks.js',
+  '.simple-git-hooks.cjs',
+  '.simple-git-hooks.mjs',
+  'simple-git-hooks.json',
+  'simple-git-hooks.js',
+  'simple-git-hooks.cjs',
+  'simple-git-hooks.mjs',
+  '.lintstagedrc',
+  '.lintstagedrc.json',
+  '.lintstagedrc.yaml',
+  '.lintstagedrc.yml',
+  '.lintstagedrc.js',
+  '.lintstagedrc.cjs',
+  '.lintstagedrc.mjs',
+  'lint-staged.config.js',
+  'lint-staged.config.cjs',
+  'lint-staged.config.mjs',
   // Agents that run hooks and start MCP servers from the workspace's configuration as the user works.
-  '.mcp.json', '.claude', '.cursor', '.continue', '.gemini', '.kilocode', '.opencode', 'opencode.json',
+  '.mcp.json',
+  '.claude',
+  '.cursor',
+  '.continue',
+  '.gemini',
+  '.kilocode',
+  '.opencode',
+  'opencode.json',
   // direnv: .envrc and what its source_env loads (a .env it loads with dotenv: see runsLater).
-  '.envrc', '.envrc.local', 'mise.toml', '.mise.toml', 'mise.local.toml', '.mise.local.toml', '.mise', '.config/mise', '.config/mise.toml',
-  '.devcontainer', '.devcontainer.json',
+  '.envrc',
+  '.envrc.local',
+  'mise.toml',
+  '.mise.toml',
+  'mise.local.toml',
+  '.mise.local.toml',
+  '.mise',
+  '.config/mise',
+  '.config/mise.toml',
+  '.devcontainer',
+  '.devcontainer.json',
   // CI services, which run these with the project's secrets.
-  '.github/workflows', '.github/actions', '.gitlab-ci.yml', '.gitlab',
-  '.circleci', 'Jenkinsfile', '.travis.yml', 'azure-pipelines.yml', '.azure-pipelines', '.buildkite', 'bitbucket-pipelines.yml', '.drone.yml', '.woodpecker', '.woodpecker.yml',
+  '.github/workflows',
+  '.github/actions',
+  '.gitlab-ci.yml',
+  '.gitlab',
+  '.circleci',
+  'Jenkinsfile',
+  '.travis.yml',
+  'azure-pipelines.yml',
+  '.azure-pipelines',
+  '.buildkite',
+  'bitbucket-pipelines.yml',
+  '.drone.yml',
+  '.woodpecker',
+  '.woodpecker.yml',
   // Editors that start programs from the workspace's configuration (run configurations, language servers, exrc), submodules.
-  '.idea', '.gitmodules', '.zed', '.helix', '.nvim.lua', '.nvimrc', '.exrc', '.dir-locals.el', '.dir-locals-2.el',
+  '.idea',
+  '.gitmodules',
+  '.zed',
+  '.helix',
+  '.nvim.lua',
+  '.nvimrc',
+  '.exrc',
+  '.dir-locals.el',
+  '.dir-locals-2.el',
 ];
 
 /**
@@ -83,8 +156,17 @@ export const RUNS_LATER: readonly string[] = [
  * up; a new one is listed with the changed files that run later).
  */
 export const LOADED_CONFIGS: readonly string[] = [
-  ...['eslint.config', 'prettier.config', '.prettierrc', 'stylelint.config', '.stylelintrc', 'commitlint.config', '.commitlintrc'].flatMap((b) => ['js', 'cjs', 'mjs', 'ts', 'cts', 'mts'].map((e) => `${b}.${e}`)),
-  '.eslintrc.js', '.eslintrc.cjs',
+  ...[
+    'eslint.config',
+    'prettier.config',
+    '.prettierrc',
+    'stylelint.config',
+    '.stylelintrc',
+    'commitlint.config',
+    '.commitlintrc',
+  ].flatMap((b) => ['js', 'cjs', 'mjs', 'ts', 'cts', 'mts'].map((e) => `${b}.${e}`)),
+  '.eslintrc.js',
+  '.eslintrc.cjs',
 ];
 
 const LOADED = new Set(LOADED_CONFIGS);
@@ -95,13 +177,37 @@ const LOADED = new Set(LOADED_CONFIGS);
  * XML anywhere, the linter and formatter configs (a `project: './tsconfig.json'` is not code
  * that runs), and what direnv loads as variables.
  */
-const NOT_FOLLOWED = (p: string): boolean => p === '.idea' || p.startsWith('.idea/') || p.endsWith('.xml') || LOADED.has(basename(p)) || /(?:^|\/)\.env(?:\.[\w-]+)?$/.test(p);
+const NOT_FOLLOWED = (p: string): boolean =>
+  p === '.idea' ||
+  p.startsWith('.idea/') ||
+  p.endsWith('.xml') ||
+  LOADED.has(basename(p)) ||
+  /(?:^|\/)\.env(?:\.[\w-]+)?$/.test(p);
 
 /** Names git runs as hooks: a folder holding files so named is a hooks folder. */
 const HOOK_NAMES = new Set([
-  'applypatch-msg', 'pre-applypatch', 'post-applypatch', 'pre-commit', 'pre-merge-commit', 'prepare-commit-msg', 'commit-msg', 'post-commit',
-  'pre-rebase', 'post-checkout', 'post-merge', 'pre-push', 'pre-receive', 'update', 'post-receive', 'post-update', 'push-to-checkout',
-  'pre-auto-gc', 'post-rewrite', 'sendemail-validate', 'fsmonitor-watchman', 'reference-transaction',
+  'applypatch-msg',
+  'pre-applypatch',
+  'post-applypatch',
+  'pre-commit',
+  'pre-merge-commit',
+  'prepare-commit-msg',
+  'commit-msg',
+  'post-commit',
+  'pre-rebase',
+  'post-checkout',
+  'post-merge',
+  'pre-push',
+  'pre-receive',
+  'update',
+  'post-receive',
+  'post-update',
+  'push-to-checkout',
+  'pre-auto-gc',
+  'post-rewrite',
+  'sendemail-validate',
+  'fsmonitor-watchman',
+  'reference-transaction',
 ]);
 
 /** package.json keys whose values hook managers run (simple-git-hooks, husky 4, lint-staged). */
@@ -132,7 +238,9 @@ export function runsLater(root: string, hooksPath: string | undefined, bounded?:
   };
   for (const p of [...RUNS_LATER, ...LOADED_CONFIGS]) if (entryKind(join(root, p)) !== undefined) add(p);
   // direnv loads these into the user's shell (dotenv, dotenv_if_exists): a variable such as LD_PRELOAD or NODE_OPTIONS there is code.
-  if (found.has('.envrc')) for (const p of ['.env', '.env.local']) if (entryKind(join(root, p)) !== undefined) add(p, 'loaded by .envrc (direnv)');
+  if (found.has('.envrc'))
+    for (const p of ['.env', '.env.local'])
+      if (entryKind(join(root, p)) !== undefined) add(p, 'loaded by .envrc (direnv)');
   // The hooks git runs (protected as git metadata): .git/hooks, or the folder core.hooksPath names.
   const hookFolders = ['.git/hooks'];
   const hooksAbs = hooksPath === undefined ? undefined : isAbsolute(hooksPath) ? hooksPath : join(root, hooksPath);
@@ -141,22 +249,34 @@ export function runsLater(root: string, hooksPath: string | undefined, bounded?:
     const parent = dirname(abs);
     hookFolders.push(rel(root, abs));
     // husky ≥ 9: core.hooksPath is .husky/_, whose stubs run the hook files one folder up.
-    const upward = basename(abs) === '_' || filesBelow(root, parent, 200).some((f) => dirname(join(root, f)) === parent && HOOK_NAMES.has(basename(f)));
+    const upward =
+      basename(abs) === '_' ||
+      filesBelow(root, parent, 200).some((f) => dirname(join(root, f)) === parent && HOOK_NAMES.has(basename(f)));
     if (upward && parent !== root && isInside(root, parent, false)) {
       add(rel(root, parent), `the folder of the hooks git runs (core.hooksPath ${hooksPath})`);
       hookFolders.push(rel(root, parent));
     }
   }
   // Where the follower starts, in order; each source's files are read, then what they name, two levels down.
-  const filesOf = (p: string): string[] => (entryKind(join(root, p)) === 'dir' ? filesBelow(root, join(root, p), 200) : [p]).filter((f) => !NOT_FOLLOWED(f) && !f.endsWith('.sample'));
+  const filesOf = (p: string): string[] =>
+    (entryKind(join(root, p)) === 'dir' ? filesBelow(root, join(root, p), 200) : [p]).filter(
+      (f) => !NOT_FOLLOWED(f) && !f.endsWith('.sample'),
+    );
   const pkg = packageJson(root);
   // Hook managers' settings, and the lifecycle scripts npm runs by itself on install.
-  let pkgRefs = pkg ? PACKAGE_HOOK_KEYS.filter((k) => pkg[k] !== undefined).map((k) => JSON.stringify(pkg[k])).join('\n') : '';
+  let pkgRefs = pkg
+    ? PACKAGE_HOOK_KEYS.filter((k) => pkg[k] !== undefined)
+        .map((k) => JSON.stringify(pkg[k]))
+        .join('\n')
+    : '';
   for (const name of LIFECYCLE) pkgRefs += `\n${scriptTexts(pkg, name).join('\n')}`;
   const sources: { name: string; files: string[]; text?: string }[] = [
     ...[...new Set(hookFolders)].map((name) => ({ name, files: filesOf(name) })),
     { name: 'package.json', files: [], text: pkgRefs },
-    ...RUNS_LATER.filter((p) => found.has(p) && !NOT_FOLLOWED(p) && !hookFolders.includes(p)).map((name) => ({ name, files: filesOf(name) })),
+    ...RUNS_LATER.filter((p) => found.has(p) && !NOT_FOLLOWED(p) && !hookFolders.includes(p)).map((name) => ({
+      name,
+      files: filesOf(name),
+    })),
   ];
   const seen = new Set<string>(sources.flatMap((s) => s.files));
   let referenced = 0;
@@ -190,8 +310,14 @@ export function runsLater(root: string, hooksPath: string | undefined, bounded?:
       next = [];
     }
   }
-  if (crowded.size) bounded?.push(`${[...crowded].join(', ')} name${crowded.size === 1 ? 's' : ''} more scripts than are followed (${MAX_REFERENCED_PER_SOURCE} a source, ${MAX_REFERENCED} in all): the first ones found are protected`);
-  if (budget.spent) bounded?.push('the texts that name what runs later are too many or too large to read whole in time: scripts they name may not be protected');
+  if (crowded.size)
+    bounded?.push(
+      `${[...crowded].join(', ')} name${crowded.size === 1 ? 's' : ''} more scripts than are followed (${MAX_REFERENCED_PER_SOURCE} a source, ${MAX_REFERENCED} in all): the first ones found are protected`,
+    );
+  if (budget.spent)
+    bounded?.push(
+      'the texts that name what runs later are too many or too large to read whole in time: scripts they name may not be protected',
+    );
   return [...found.values()];
 }
 
@@ -204,14 +330,26 @@ export function outcomeReach(root: string, wf: Workflow): Protection[] {
   const found = new Map<string, Protection>();
   const words = wf.outcome.command.split(/[\s;&|()`]+/).filter(Boolean);
   let i = 0;
-  while (i < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!) || words[i] === 'env' || words[i] === 'exec')) i++;
+  while (i < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!) || words[i] === 'env' || words[i] === 'exec'))
+    i++;
   const runner = words[i];
   // `at`: the file a text is in (its references are read from its folder too); the workspace's top for the command and package.json.
-  let texts: { from: string; at: string; text: string }[] = [{ from: 'the outcome command', at: 'package.json', text: wf.outcome.command }];
+  let texts: { from: string; at: string; text: string }[] = [
+    { from: 'the outcome command', at: 'package.json', text: wf.outcome.command },
+  ];
   if (runner === 'npm' || runner === 'yarn' || runner === 'pnpm' || runner === 'bun') {
     const verb = words[i + 1];
-    const name = verb === 'run' || verb === 'run-script' ? words[i + 2] : verb === 't' || verb === 'tst' ? 'test' : verb;
-    if (name) texts = [...texts, ...scriptTexts(packageJson(root), name).map((text) => ({ from: `package.json's ${name} script`, at: 'package.json', text }))];
+    const name =
+      verb === 'run' || verb === 'run-script' ? words[i + 2] : verb === 't' || verb === 'tst' ? 'test' : verb;
+    if (name)
+      texts = [
+        ...texts,
+        ...scriptTexts(packageJson(root), name).map((text) => ({
+          from: `package.json's ${name} script`,
+          at: 'package.json',
+          text,
+        })),
+      ];
   }
   const budget = followBudget();
   for (let level = 0; level < 3 && texts.length; level++) {
@@ -240,7 +378,11 @@ function covers(pattern: string, d: string): boolean {
  * commit; its metadata is protected apart), `.lar` and `node_modules` are not
  * looked in.
  */
-function deniedPaths(root: string, patterns: readonly string[], maxEntries: number): { paths: string[]; complete: boolean } {
+function deniedPaths(
+  root: string,
+  patterns: readonly string[],
+  maxEntries: number,
+): { paths: string[]; complete: boolean } {
   const out: string[] = [];
   if (!patterns.length) return { paths: out, complete: true };
   let budget = maxEntries;
@@ -276,7 +418,13 @@ const atOrBelow = (p: string, q: string): boolean => p === q || p.startsWith(`${
  * Everything a run may not change, with why. `gitMeta` is gitMetadata(workspace)
  * (it asked git for core.hooksPath, whose value is `hooksPath`).
  */
-export function scanProtections(workspace: string, wf: Workflow, gitMeta: readonly string[], hooksPath: string | undefined, limits: ProtectionLimits = {}): ProtectionScan {
+export function scanProtections(
+  workspace: string,
+  wf: Workflow,
+  gitMeta: readonly string[],
+  hooksPath: string | undefined,
+  limits: ProtectionLimits = {},
+): ProtectionScan {
   const root = real(workspace) ?? workspace;
   const bounded: string[] = [];
   const all = new Map<string, Protection>();
@@ -290,14 +438,21 @@ export function scanProtections(workspace: string, wf: Workflow, gitMeta: readon
   for (const p of gitMeta) put({ path: p, why: 'git' });
   for (const p of outcomeReach(root, wf)) put(p);
   // A workflow grants one of these by naming it, or a path inside it, in sandbox.writable (workspace-relative).
-  const grants = wf.sandbox.writable.filter((w) => !isHostPath(w)).map((w) => w.replace(/^\.\//, '').replace(/\/+$/, ''));
+  const grants = wf.sandbox.writable
+    .filter((w) => !isHostPath(w))
+    .map((w) => w.replace(/^\.\//, '').replace(/\/+$/, ''));
   const granted = (p: string): boolean => grants.some((g) => atOrBelow(p, g) || atOrBelow(g, p));
   for (const p of runsLater(root, hooksPath, bounded)) if (!granted(p.path)) put(p);
   const absent = RUNS_LATER.filter((p) => !all.has(p) && !granted(p) && entryKind(join(root, p)) === undefined);
   // Write-deny patterns bind commands too (not .git: git must commit; its metadata is protected above).
-  const patterns = wf.policy.paths.deny.filter((d) => d !== '.git' && !d.startsWith('.git/') && d !== '.lar' && !d.startsWith('.lar/'));
+  const patterns = wf.policy.paths.deny.filter(
+    (d) => d !== '.git' && !d.startsWith('.git/') && d !== '.lar' && !d.startsWith('.lar/'),
+  );
   const denied = deniedPaths(root, patterns, limits.maxEntries ?? 50_000);
-  if (!denied.complete) bounded.push(`the workspace has more than ${limits.maxEntries ?? 50_000} entries: files matching the workflow's path deny patterns were looked for only among the first ones`);
+  if (!denied.complete)
+    bounded.push(
+      `the workspace has more than ${limits.maxEntries ?? 50_000} entries: files matching the workflow's path deny patterns were looked for only among the first ones`,
+    );
   // Below a path already kept (looked up by its folders, not by scanning every kept path).
   const keptAbove = (p: string): boolean => {
     for (let i = p.indexOf('/'); i >= 0; i = p.indexOf('/', i + 1)) if (all.has(p.slice(0, i))) return true;
@@ -309,7 +464,9 @@ export function scanProtections(workspace: string, wf: Workflow, gitMeta: readon
   const max = limits.maxPaths ?? 2000;
   if (protections.length > max) {
     // The earlier reasons first: a read-only mount each; the rest are put back at the end from the snapshot.
-    bounded.push(`${protections.length - max} paths matching the workflow's path deny patterns are not read-only in the sandbox (more than ${max}): they are put back before the outcome check`);
+    bounded.push(
+      `${protections.length - max} paths matching the workflow's path deny patterns are not read-only in the sandbox (more than ${max}): they are put back before the outcome check`,
+    );
     restoreOnly = protections.slice(max).map((p) => p.path);
     protections = protections.slice(0, max);
   }
@@ -317,7 +474,16 @@ export function scanProtections(workspace: string, wf: Workflow, gitMeta: readon
 }
 
 /** The files that match the deny patterns now and did not at the start (a run's additions), workspace-relative. */
-export function addedDenied(workspace: string, wf: Workflow, atStart: ReadonlySet<string>, maxEntries = 50_000): string[] {
-  const patterns = wf.policy.paths.deny.filter((d) => d !== '.git' && !d.startsWith('.git/') && d !== '.lar' && !d.startsWith('.lar/'));
-  return deniedPaths(real(workspace) ?? workspace, patterns, maxEntries).paths.filter((p) => !atStart.has(p) && ![...atStart].some((q) => atOrBelow(p, q)));
+export function addedDenied(
+  workspace: string,
+  wf: Workflow,
+  atStart: ReadonlySet<string>,
+  maxEntries = 50_000,
+): string[] {
+  const patterns = wf.policy.paths.deny.filter(
+    (d) => d !== '.git' && !d.startsWith('.git/') && d !== '.lar' && !d.startsWith('.lar/'),
+  );
+  return deniedPaths(real(workspace) ?? workspace, patterns, maxEntries).paths.filter(
+    (p) => !atStart.has(p) && ![...atStart].some((q) => atOrBelow(p, q)),
+  );
 }

@@ -33,7 +33,14 @@
  * decision is counted by host and port, allowed or not (`tallies`).
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { createServer, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { connect, isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { HOST_GATEWAY, parseHostEntry, type HostEntry } from '../schema/workflow';
@@ -52,7 +59,8 @@ function v4Class(n: number): AddressClass {
   if (a === 0) return 'unspecified';
   if (a === 127) return 'loopback';
   if (a === 169 && b === 254) return 'link-local';
-  if (a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127)) return 'private';
+  if (a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127))
+    return 'private';
   if (a >= 224 && a <= 239) return 'multicast';
   if (a >= 240) return 'reserved';
   return 'public';
@@ -88,7 +96,11 @@ export function addressClass(ip: string): AddressClass {
 /** The entry of `entries` that lets a client reach `host` (canonical: lower-case, an address without brackets) on `port`. */
 export function allowingEntry(entries: readonly HostEntry[], host: string, port: number): HostEntry | undefined {
   const h = host.toLowerCase().replace(/\.$/, '');
-  return entries.find((e) => (e.port === undefined ? port === 443 || port === 80 : port === e.port) && (e.wildcard ? h.endsWith(`.${e.host}`) : h === e.host));
+  return entries.find(
+    (e) =>
+      (e.port === undefined ? port === 443 || port === 80 : port === e.port) &&
+      (e.wildcard ? h.endsWith(`.${e.host}`) : h === e.host),
+  );
 }
 
 /** A host as a client names it (`Example.ORG`, `[::1]`, `0x7f.1`), in the one form entries are compared with; undefined when it is none. */
@@ -217,10 +229,21 @@ export class AllowlistProxy {
     } catch (e) {
       found = [];
       if ((e as NodeJS.ErrnoException).code !== 'ENOTFOUND') {
-        return { ok: false, status: 502, reason: `${host} could not be resolved`, message: `lar: ${host} is in the allowlist, but could not be resolved on the host: ${(e as Error).message}` };
+        return {
+          ok: false,
+          status: 502,
+          reason: `${host} could not be resolved`,
+          message: `lar: ${host} is in the allowlist, but could not be resolved on the host: ${(e as Error).message}`,
+        };
       }
     }
-    if (!found.length) return { ok: false, status: 502, reason: `${host} could not be resolved`, message: `lar: ${host} is in the allowlist, but the host's resolver does not know it.` };
+    if (!found.length)
+      return {
+        ok: false,
+        status: 502,
+        reason: `${host} could not be resolved`,
+        message: `lar: ${host} is in the allowlist, but the host's resolver does not know it.`,
+      };
     const reachable = entry.wildcard ? ['public'] : ['public', 'private'];
     const addresses = found.map((a) => a.address).filter((a) => reachable.includes(addressClass(a)));
     if (addresses.length) return { ok: true, addresses };
@@ -262,14 +285,23 @@ export class AllowlistProxy {
   private admit(): Decision | undefined {
     const max = this.opts.maxConnections ?? 128;
     if (this.active < max) return undefined;
-    return { ok: false, status: 503, reason: 'too many connections at once', message: `lar: the sandbox's network proxy holds ${max} connections at once; try again when some have ended.` };
+    return {
+      ok: false,
+      status: 503,
+      reason: 'too many connections at once',
+      message: `lar: the sandbox's network proxy holds ${max} connections at once; try again when some have ended.`,
+    };
   }
 
   /**
    * The connection onward to `host`:`port` when the allowlist admits it (counted either way), with
    * its idle timeout set ('timeout' is the caller's to act on); else `refuse` has been told why.
    */
-  private async onward(host: string, port: number, refuse: (status: number, reason: string, message: string) => void): Promise<Socket | undefined> {
+  private async onward(
+    host: string,
+    port: number,
+    refuse: (status: number, reason: string, message: string) => void,
+  ): Promise<Socket | undefined> {
     let d = await this.decide(host, port);
     if (d.ok) d = this.admit() ?? d;
     this.count(host, port, d);
@@ -280,7 +312,11 @@ export class AllowlistProxy {
       upstream = await this.open(d.addresses, port);
     } catch (e) {
       this.active--;
-      return void refuse(502, `${host}:${port} did not answer`, `lar: ${host}:${port} is allowed, but could not be reached: ${(e as Error).message}`);
+      return void refuse(
+        502,
+        `${host}:${port} did not answer`,
+        `lar: ${host}:${port} is allowed, but could not be reached: ${(e as Error).message}`,
+      );
     }
     this.track(upstream);
     upstream.once('close', () => this.active--);
@@ -293,8 +329,16 @@ export class AllowlistProxy {
     const m = /^(\[[^\]]+\]|[^:[\]]+):([0-9]{1,5})$/.exec(req.url ?? '');
     const host = m ? canonicalHost(m[1]!) : undefined;
     const port = m ? Number(m[2]) : 0;
-    if (!host || !(port >= 1 && port <= 65535)) return refuseRaw(client, 400, 'CONNECT takes host:port', `lar: the proxy takes CONNECT host:port, not "${req.url}".`);
-    const upstream = await this.onward(host, port, (status, reason, message) => refuseRaw(client, status, reason, message));
+    if (!host || !(port >= 1 && port <= 65535))
+      return refuseRaw(
+        client,
+        400,
+        'CONNECT takes host:port',
+        `lar: the proxy takes CONNECT host:port, not "${req.url}".`,
+      );
+    const upstream = await this.onward(host, port, (status, reason, message) =>
+      refuseRaw(client, status, reason, message),
+    );
     if (!upstream) return;
     const end = (): void => {
       client.destroy();
@@ -318,20 +362,37 @@ export class AllowlistProxy {
       url = undefined;
     }
     if (!url || url.protocol !== 'http:') {
-      return refuse(res, 400, 'an absolute http URL is expected', `lar: this is the sandbox's network proxy: ask it for an absolute http:// URL (or CONNECT host:port for https), not "${req.url}".`);
+      return refuse(
+        res,
+        400,
+        'an absolute http URL is expected',
+        `lar: this is the sandbox's network proxy: ask it for an absolute http:// URL (or CONNECT host:port for https), not "${req.url}".`,
+      );
     }
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
     const port = url.port ? Number(url.port) : 80;
     const upstream = await this.onward(host, port, (status, reason, message) => refuse(res, status, reason, message));
     if (!upstream) return;
     upstream.on('timeout', () => upstream.destroy());
-    const onward = httpRequest({ method: req.method, path: `${url.pathname}${url.search}`, headers: hopByHopRemoved(req.headers, req.rawHeaders), createConnection: () => upstream, setHost: false });
+    const onward = httpRequest({
+      method: req.method,
+      path: `${url.pathname}${url.search}`,
+      headers: hopByHopRemoved(req.headers, req.rawHeaders),
+      createConnection: () => upstream,
+      setHost: false,
+    });
     onward.on('response', (r) => {
       res.writeHead(r.statusCode ?? 502, r.statusMessage, hopByHopRemoved(r.headers, r.rawHeaders));
       r.pipe(res);
     });
     onward.on('error', (e) => {
-      if (!res.headersSent) refuse(res, 502, `${host}:${port} failed`, `lar: ${host}:${port} is allowed, but the request failed: ${e.message}`);
+      if (!res.headersSent)
+        refuse(
+          res,
+          502,
+          `${host}:${port} failed`,
+          `lar: ${host}:${port} is allowed, but the request failed: ${e.message}`,
+        );
       else res.destroy();
     });
     res.on('close', () => upstream.destroy());
@@ -341,7 +402,17 @@ export class AllowlistProxy {
 
 /** Headers for one hop only (RFC 9110 7.6.1), and those the Connection header names, are not passed on. */
 function hopByHopRemoved(headers: IncomingMessage['headers'], raw: string[]): OutgoingHttpHeaders {
-  const drop = new Set(['connection', 'proxy-connection', 'keep-alive', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+  const drop = new Set([
+    'connection',
+    'proxy-connection',
+    'keep-alive',
+    'proxy-authorization',
+    'proxy-authenticate',
+    'te',
+    'trailer',
+    'transfer-encoding',
+    'upgrade',
+  ]);
   for (const n of String(headers.connection ?? '').split(',')) drop.add(n.trim().toLowerCase());
   const out: OutgoingHttpHeaders = {};
   // From the raw list, to keep each name as the client wrote it.
@@ -359,14 +430,20 @@ const phrase = (s: string): string => s.replace(/[^\x20-\x7e]/g, '?');
 
 function refuse(res: ServerResponse, status: number, reason: string, message: string): void {
   const body = `${message}\n`;
-  res.writeHead(status, phrase(reason), { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+  res.writeHead(status, phrase(reason), {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    Connection: 'close',
+  });
   res.end(body);
 }
 
 /** The same on a CONNECT's bare socket; then it is closed. */
 function refuseRaw(client: Duplex, status: number, reason: string, message: string): void {
   const body = `${message}\n`;
-  client.end(`HTTP/1.1 ${status} ${phrase(reason)}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  client.end(
+    `HTTP/1.1 ${status} ${phrase(reason)}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** One line for the end of a run: what the allowlist's proxy let through and what it refused, by host. */

@@ -15,7 +15,13 @@ import { entryKind } from '../workspace/path-kind';
 import { runOutcomeCheck } from '../outcome/check';
 import { planSandbox, type PlanRequest, type SandboxPlan, type SandboxSetting, type SandboxSummary } from './plan';
 import { findRepositories, gitConfigValue, gitMetadata, nestedGitMetadata } from './git-metadata';
-import { disposeSnapshot, restoreSnapshot, takeSnapshot, type ProtectedSnapshot, type SnapshotLimits } from './snapshot';
+import {
+  disposeSnapshot,
+  restoreSnapshot,
+  takeSnapshot,
+  type ProtectedSnapshot,
+  type SnapshotLimits,
+} from './snapshot';
 import type { BwrapProbe } from './bwrap';
 import { limitValues, SandboxLimits, type LimitMechanism } from './limits';
 import { LaterBaseline, type LaterChange } from './later-changes';
@@ -73,7 +79,13 @@ export interface TerminalSetup {
 /** What both of a run's sandboxes (the terminal's, the outcome check's) share from the options (and the run's scratch folder, where an allowlist's proxy is). */
 function common(o: RunSandboxOptions, gitMetadata: readonly string[], shellDir?: string): Partial<PlanRequest> {
   const proxy = proxyEndpoint(o, shellDir);
-  return { gitMetadata, ...(o.hidden ? { hiddenDirs: o.hidden } : {}), ...(o.probe ? { probe: o.probe } : {}), ...(o.home ? { home: o.home } : {}), ...(proxy ? { proxy } : {}) };
+  return {
+    gitMetadata,
+    ...(o.hidden ? { hiddenDirs: o.hidden } : {}),
+    ...(o.probe ? { probe: o.probe } : {}),
+    ...(o.home ? { home: o.home } : {}),
+    ...(proxy ? { proxy } : {}),
+  };
 }
 
 /**
@@ -102,13 +114,23 @@ export interface EndReport {
 }
 
 /** What the sandbox does about the workspace's multiply-linked files: mount them read-only, or break them when allowed; past the bound, refuse. */
-function hardLinksFor(opts: RunSandboxOptions, protections: readonly Protection[]): { mounted: string[]; broken: number } {
-  const found = hardLinked(opts.workspace, protections.map((p) => p.path), opts.hardLinkLimits);
+function hardLinksFor(
+  opts: RunSandboxOptions,
+  protections: readonly Protection[],
+): { mounted: string[]; broken: number } {
+  const found = hardLinked(
+    opts.workspace,
+    protections.map((p) => p.path),
+    opts.hardLinkLimits,
+  );
   if (!found.files.length) return { mounted: [], broken: 0 };
   const maxMounts = opts.hardLinkLimits?.maxMounts ?? 3000;
-  if (opts.breakHardLinks && found.complete) return { mounted: [], broken: breakHardLinks(opts.workspace, found.files) };
+  if (opts.breakHardLinks && found.complete)
+    return { mounted: [], broken: breakHardLinks(opts.workspace, found.files) };
   if (found.complete && found.paths.length <= maxMounts) return { mounted: found.paths, broken: 0 };
-  const what = found.complete ? `${found.files.length} files with more than one link (${found.paths.length} places to mount read-only, more than ${maxMounts})` : 'too many entries to look through for files with more than one link in time';
+  const what = found.complete
+    ? `${found.files.length} files with more than one link (${found.paths.length} places to mount read-only, more than ${maxMounts})`
+    : 'too many entries to look through for files with more than one link in time';
   throw new HardLinksError(
     `the workspace has ${what}, e.g. ${found.files.slice(0, 3).join(', ') || 'in a folder not yet looked at'}: a command writing to one would change the file outside the workspace too (a pnpm store, the repository a local clone came from). ` +
       (found.complete
@@ -150,7 +172,10 @@ function realInside(workspace: string, paths: readonly string[]): { path: string
 }
 
 /** What links among `paths` lead to, inside the workspace: protecting `tests -> src/tests` must protect src/tests, where writes land. */
-const linkedTargets = (workspace: string, paths: readonly string[]): string[] => realInside(workspace, paths).filter((x) => x.rel !== x.path).map((x) => x.rel);
+const linkedTargets = (workspace: string, paths: readonly string[]): string[] =>
+  realInside(workspace, paths)
+    .filter((x) => x.rel !== x.path)
+    .map((x) => x.rel);
 
 export class RunSandbox {
   private constructor(
@@ -170,7 +195,10 @@ export class RunSandbox {
   ) {
     // Made with the sandbox's plan, before anything runs in it; recorded in the header with the plan.
     if (plan.confined) {
-      this.limits = SandboxLimits.open(limitValues(opts.workflow.sandbox.limits), opts.limitMechanisms ? { mechanisms: opts.limitMechanisms } : {});
+      this.limits = SandboxLimits.open(
+        limitValues(opts.workflow.sandbox.limits),
+        opts.limitMechanisms ? { mechanisms: opts.limitMechanisms } : {},
+      );
       plan.summary.limits = this.limits.record;
     }
   }
@@ -199,10 +227,31 @@ export class RunSandbox {
     const own = git === 'dir' || linked ? gitMetadata(opts.workspace) : [];
     const meta = [...own, ...nested];
     // What else the run may not change: files its path deny patterns reach, and what the user's tools run later.
-    const scan = scanProtections(opts.workspace, opts.workflow, meta, git === 'dir' || linked ? gitConfigValue(opts.workspace, 'core.hooksPath') : undefined, opts.protectionLimits);
-    const extra = [...scan.protections.filter((p) => p.why === 'path_deny' || p.why === 'runs_later' || p.why === 'outcome').map((p) => p.path), ...nested, ...(linked ? own : [])];
+    const scan = scanProtections(
+      opts.workspace,
+      opts.workflow,
+      meta,
+      git === 'dir' || linked ? gitConfigValue(opts.workspace, 'core.hooksPath') : undefined,
+      opts.protectionLimits,
+    );
+    const extra = [
+      ...scan.protections
+        .filter((p) => p.why === 'path_deny' || p.why === 'runs_later' || p.why === 'outcome')
+        .map((p) => p.path),
+      ...nested,
+      ...(linked ? own : []),
+    ];
     const planWith = (readOnly: readonly string[]): SandboxPlan =>
-      planSandbox({ workspace: opts.workspace, section: opts.workflow.sandbox, setting: opts.setting, hostEnv: opts.hostEnv, shell: opts.shell, alsoReadable: [opts.outputDir, shellDir], readOnly: realInside(opts.workspace, readOnly).map((x) => x.abs), ...common(opts, meta, shellDir) });
+      planSandbox({
+        workspace: opts.workspace,
+        section: opts.workflow.sandbox,
+        setting: opts.setting,
+        hostEnv: opts.hostEnv,
+        shell: opts.shell,
+        alsoReadable: [opts.outputDir, shellDir],
+        readOnly: realInside(opts.workspace, readOnly).map((x) => x.abs),
+        ...common(opts, meta, shellDir),
+      });
     let plan = planWith(extra);
     // A write through a hard link lands outside (a pnpm store, the repository a local clone came from): in the
     // sandbox each such file is read-only, or its own copy when the user allows it.
@@ -218,7 +267,13 @@ export class RunSandbox {
     }
     // Kept as they were, whatever the run does, and put back at its end: the protected paths, the
     // git metadata the user's git runs programs from, what runs later, and what links among them lead to.
-    const named = [...opts.workflow.sandbox.protected, ...(git === 'dir' ? meta : git === undefined ? GIT_METADATA : linked ? ['.git'] : []), ...extra, ...scan.absent, ...scan.restoreOnly];
+    const named = [
+      ...opts.workflow.sandbox.protected,
+      ...(git === 'dir' ? meta : git === undefined ? GIT_METADATA : linked ? ['.git'] : []),
+      ...extra,
+      ...scan.absent,
+      ...scan.restoreOnly,
+    ];
     const kept = [...new Set([...named, ...linkedTargets(opts.workspace, named)])];
     let snapshot: ProtectedSnapshot | undefined;
     try {
@@ -233,7 +288,11 @@ export class RunSandbox {
       try {
         mkdirSync(dirname(endpoint.socket));
         writeForwarder(endpoint.forwarder);
-        proxy = await AllowlistProxy.start({ hosts: opts.workflow.sandbox.hosts, socketPath: endpoint.socket, ...(opts.lookup ? { lookup: opts.lookup } : {}) });
+        proxy = await AllowlistProxy.start({
+          hosts: opts.workflow.sandbox.hosts,
+          socketPath: endpoint.socket,
+          ...(opts.lookup ? { lookup: opts.lookup } : {}),
+        });
       } catch (e) {
         if (snapshot) await disposeSnapshot(snapshot);
         rmSync(shellDir, { recursive: true, force: true });
@@ -242,13 +301,25 @@ export class RunSandbox {
     }
     const readOnlyPaths = [...new Set([...ALWAYS_READ_ONLY, '.git/modules', ...kept])];
     const copyShell = plan.confined && execAllowed(shellDir);
-    const box = new RunSandbox(plan, opts, snapshot, shellDir, copyShell, meta, readOnlyPaths, new Set(repositories.map((r) => r.id)));
+    const box = new RunSandbox(
+      plan,
+      opts,
+      snapshot,
+      shellDir,
+      copyShell,
+      meta,
+      readOnlyPaths,
+      new Set(repositories.map((r) => r.id)),
+    );
     box.protections = [...scan.protections, ...links.mounted.map((path): Protection => ({ path, why: 'hard_link' }))];
     box.extraReadOnly = [...extra, ...links.mounted];
     box.restoreOnly = new Set(scan.restoreOnly);
     box.hardLinksBroken = links.broken;
     // What the user's tools may run later but the run may change: compared at its end (EndReport.later).
-    box.later = LaterBaseline.take(opts.workspace, box.protections.map((p) => p.path));
+    box.later = LaterBaseline.take(
+      opts.workspace,
+      box.protections.map((p) => p.path),
+    );
     box.denied = scan.denied;
     box.bounded = scan.bounded;
     box.proxy = proxy;
@@ -277,7 +348,9 @@ export class RunSandbox {
     const shown = this.protections.slice(0, MAX_RECORDED);
     return {
       ...this.plan.summary,
-      ...(shown.length ? { protections: shown.map((p) => ({ path: p.path, why: p.why, ...(p.note ? { note: p.note } : {}) })) } : {}),
+      ...(shown.length
+        ? { protections: shown.map((p) => ({ path: p.path, why: p.why, ...(p.note ? { note: p.note } : {}) })) }
+        : {}),
       ...(this.protections.length > shown.length ? { protectionsOmitted: this.protections.length - shown.length } : {}),
       ...(this.bounded.length ? { protectionsBounded: [...this.bounded] } : {}),
       ...(this.hardLinksBroken ? { hardLinksBroken: this.hardLinksBroken } : {}),
@@ -287,7 +360,9 @@ export class RunSandbox {
   /** Set when commands must not run at all (the sandbox is required and there is none). */
   get refusal(): string | undefined {
     if (this.plan.confined || !this.plan.refuseCommands) return undefined;
-    const why = this.plan.summary.required ? 'the sandbox is required and commands cannot be confined here' : 'commands cannot run here';
+    const why = this.plan.summary.required
+      ? 'the sandbox is required and commands cannot be confined here'
+      : 'commands cannot run here';
     return `${why} (${this.plan.summary.reason})${this.plan.fix ? `; ${this.plan.fix}` : ''}`;
   }
 
@@ -295,7 +370,12 @@ export class RunSandbox {
   terminal(): TerminalSetup {
     if (this.plan.confined) {
       const copy = this.shellDir && this.copyShell ? { shellCopyDir: this.shellDir } : {};
-      return { env: this.plan.env, launcher: this.limits ? this.limits.wrap(this.plan.launcher) : this.plan.launcher, ...copy, ...(this.shellDir ? { scriptDir: this.shellDir } : {}) };
+      return {
+        env: this.plan.env,
+        launcher: this.limits ? this.limits.wrap(this.plan.launcher) : this.plan.launcher,
+        ...copy,
+        ...(this.shellDir ? { scriptDir: this.shellDir } : {}),
+      };
     }
     return { env: { ...this.opts.hostEnv, LAR_API_KEY: undefined } };
   }
@@ -352,15 +432,37 @@ export class RunSandbox {
     if (this.plan.confined) {
       // A fresh plan: what exists now (restored paths included) is mounted read-only.
       const net = this.proxy ? proxyEndpoint(this.opts, this.shellDir) : undefined;
-      const fresh = planSandbox({ workspace: this.opts.workspace, section: this.opts.workflow.sandbox, setting: 'required', hostEnv: this.opts.hostEnv, shell: '/bin/sh', readOnly: realInside(this.opts.workspace, this.extraReadOnly).map((x) => x.abs), ...(net ? { alsoReadable: [dirname(net.socket)] } : {}), ...common(this.opts, this.gitMeta, this.proxy && this.shellDir) });
+      const fresh = planSandbox({
+        workspace: this.opts.workspace,
+        section: this.opts.workflow.sandbox,
+        setting: 'required',
+        hostEnv: this.opts.hostEnv,
+        shell: '/bin/sh',
+        readOnly: realInside(this.opts.workspace, this.extraReadOnly).map((x) => x.abs),
+        ...(net ? { alsoReadable: [dirname(net.socket)] } : {}),
+        ...common(this.opts, this.gitMeta, this.proxy && this.shellDir),
+      });
       if (!fresh.confined) {
-        event = { type: 'outcome', command: check.command, exitCode: null, completion: 'unobserved', output: `the outcome check did not run: its sandbox could not start (${fresh.summary.reason})`, at: new Date().toISOString() };
+        event = {
+          type: 'outcome',
+          command: check.command,
+          exitCode: null,
+          completion: 'unobserved',
+          output: `the outcome check did not run: its sandbox could not start (${fresh.summary.reason})`,
+          at: new Date().toISOString(),
+        };
       } else {
         const env = { ...fresh.env, CI: 'true' };
         // Bounded as the run's sandbox was, in a cgroup of its own.
-        const bounds = SandboxLimits.open(limitValues(this.opts.workflow.sandbox.limits), this.opts.limitMechanisms ? { mechanisms: this.opts.limitMechanisms } : {});
+        const bounds = SandboxLimits.open(
+          limitValues(this.opts.workflow.sandbox.limits),
+          this.opts.limitMechanisms ? { mechanisms: this.opts.limitMechanisms } : {},
+        );
         try {
-          event = await runOutcomeCheck(check, this.opts.workspace, signal, env, { launcher: bounds.wrap(fresh.launcher), keepEnv: true });
+          event = await runOutcomeCheck(check, this.opts.workspace, signal, env, {
+            launcher: bounds.wrap(fresh.launcher),
+            keepEnv: true,
+          });
         } finally {
           await bounds.dispose();
         }
@@ -391,12 +493,20 @@ export class RunSandbox {
       const report: EndReport = { restored: [], quarantinedRepositories: [] };
       if (this.snapshot) {
         try {
-          report.restored = await restoreSnapshot(this.opts.workspace, this.snapshot, this.opts.snapshotLimits, { onlyAbsent: this.plan.confined, always: this.restoreOnly });
+          report.restored = await restoreSnapshot(this.opts.workspace, this.snapshot, this.opts.snapshotLimits, {
+            onlyAbsent: this.plan.confined,
+            always: this.restoreOnly,
+          });
         } catch (e) {
           report.error = (e as Error).message;
         }
       }
-      const quarantine = join(this.opts.workspace, '.lar', 'quarantine', new Date().toISOString().replace(/[:.]/g, '-'));
+      const quarantine = join(
+        this.opts.workspace,
+        '.lar',
+        'quarantine',
+        new Date().toISOString().replace(/[:.]/g, '-'),
+      );
       // Files the workflow's path deny patterns reach that the run added: moved away, as the file tools could not have written them.
       for (const p of addedDenied(this.opts.workspace, this.opts.workflow, this.denied)) {
         const to = join(quarantine, p);

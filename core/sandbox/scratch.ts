@@ -16,7 +16,10 @@ import { isAbsolute, join } from 'node:path';
 export function runtimeRoot(env: NodeJS.ProcessEnv = process.env, mounts?: string): string {
   // Where both tmpfs are noexec (Docker's /dev/shm, a hardened /tmp): the user's runtime folder or, last, a
   // folder of ours in the cache; without an executable copy the shell would be dumpable (docs/reliability.md).
-  const cache = join(env.LAR_CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'lean4-agentic'), 'run');
+  const cache = join(
+    env.LAR_CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'lean4-agentic'),
+    'run',
+  );
   for (const d of ['/dev/shm', tmpdir(), env.XDG_RUNTIME_DIR, cache]) {
     if (!d || !isAbsolute(d)) continue;
     try {

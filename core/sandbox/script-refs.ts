@@ -105,8 +105,30 @@ export function filesBelow(root: string, dir: string, max: number): string[] {
  * direnv's `source_env`): that file need not be executable to be code.
  */
 const INTERPRETERS = new Set([
-  'sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'source', '.', 'node', 'deno', 'bun', 'tsx', 'ts-node', 'python', 'python2', 'python3',
-  'ruby', 'perl', 'php', 'pwsh', 'source_env', 'source_env_if_exists', 'dotenv', 'dotenv_if_exists',
+  'sh',
+  'bash',
+  'zsh',
+  'dash',
+  'ksh',
+  'fish',
+  'source',
+  '.',
+  'node',
+  'deno',
+  'bun',
+  'tsx',
+  'ts-node',
+  'python',
+  'python2',
+  'python3',
+  'ruby',
+  'perl',
+  'php',
+  'pwsh',
+  'source_env',
+  'source_env_if_exists',
+  'dotenv',
+  'dotenv_if_exists',
 ]);
 
 /**
@@ -130,7 +152,10 @@ function pathWords(text: string): Map<string, boolean> {
     if (!word.startsWith('-')) command = word;
   }
   for (const m of text.matchAll(QUOTED)) {
-    const before = text.slice(Math.max(0, m.index - 64), m.index).split(WORD_DELIMITERS).filter((w) => w && !w.startsWith('-'));
+    const before = text
+      .slice(Math.max(0, m.index - 64), m.index)
+      .split(WORD_DELIMITERS)
+      .filter((w) => w && !w.startsWith('-'));
     consider(m[2]!, true, INTERPRETERS.has(before[before.length - 1] ?? ''));
   }
   return out;
@@ -146,7 +171,8 @@ function pathWords(text: string): Map<string, boolean> {
 export function referencedScripts(root: string, fromRel: string, text: string, budget: FollowBudget): string[] {
   const out = new Set<string>();
   const refs = pathWords(text);
-  if (/\.gitlab-ci\.ya?ml$|^\.gitlab\//.test(fromRel)) for (const m of text.matchAll(GITLAB_LOCAL)) refs.set(m[1]!.replace(/^\//, ''), true);
+  if (/\.gitlab-ci\.ya?ml$|^\.gitlab\//.test(fromRel))
+    for (const m of text.matchAll(GITLAB_LOCAL)) refs.set(m[1]!.replace(/^\//, ''), true);
   if (refs.size > MAX_WORDS_LOOKED_UP) budget.spent = true;
   let n = 0;
   for (const [ref, interpreted] of refs) {
@@ -170,7 +196,17 @@ export function referencedScripts(root: string, fromRel: string, text: string, b
 }
 
 /** Scripts npm runs on its own when the user installs (`npm install`, `npm ci`) or packs. */
-export const LIFECYCLE = ['preinstall', 'install', 'postinstall', 'prepare', 'preprepare', 'postprepare', 'prepublish', 'prepack', 'postpack'];
+export const LIFECYCLE = [
+  'preinstall',
+  'install',
+  'postinstall',
+  'prepare',
+  'preprepare',
+  'postprepare',
+  'prepublish',
+  'prepack',
+  'postpack',
+];
 
 /** The workspace's package.json, when it is a JSON object. */
 export function packageJson(root: string): Record<string, unknown> | undefined {
@@ -185,7 +221,12 @@ export function packageJson(root: string): Record<string, unknown> | undefined {
 }
 
 /** The texts npm runs for script `name`: its pre- and post- scripts with it, and the scripts they run with `npm run X` (five deep). */
-export function scriptTexts(pkg: Record<string, unknown> | undefined, name: string, depth = 0, seen = new Set<string>()): string[] {
+export function scriptTexts(
+  pkg: Record<string, unknown> | undefined,
+  name: string,
+  depth = 0,
+  seen = new Set<string>(),
+): string[] {
   const scripts = pkg?.scripts;
   if (!scripts || typeof scripts !== 'object' || depth > 5 || seen.has(name)) return [];
   seen.add(name);

@@ -39,7 +39,12 @@ export interface ProtectedSnapshot {
 }
 
 /** One line per entry below `abs`: kind, mode, and a hash of the content (files) or the target (links). */
-async function manifestOf(abs: string, budget: { bytes: number; entries: number }, limits: Required<SnapshotLimits>, rel: string): Promise<string | null> {
+async function manifestOf(
+  abs: string,
+  budget: { bytes: number; entries: number },
+  limits: Required<SnapshotLimits>,
+  rel: string,
+): Promise<string | null> {
   let st;
   try {
     st = await lstat(abs);
@@ -49,7 +54,10 @@ async function manifestOf(abs: string, budget: { bytes: number; entries: number 
   }
   const lines: string[] = [];
   const walk = async (p: string, name: string, s: Awaited<ReturnType<typeof lstat>>): Promise<void> => {
-    if (++budget.entries > limits.maxEntries) throw new SnapshotTooLargeError(`the protected path "${rel}" has more than ${limits.maxEntries} entries: name narrower protected paths in the workflow's sandbox section`);
+    if (++budget.entries > limits.maxEntries)
+      throw new SnapshotTooLargeError(
+        `the protected path "${rel}" has more than ${limits.maxEntries} entries: name narrower protected paths in the workflow's sandbox section`,
+      );
     const mode = (Number(s.mode) & 0o7777).toString(8);
     if (s.isSymbolicLink()) lines.push(`l ${mode} ${name} -> ${await readlink(p)}`);
     else if (s.isDirectory()) {
@@ -58,7 +66,10 @@ async function manifestOf(abs: string, budget: { bytes: number; entries: number 
       for (const n of names) await walk(join(p, n), `${name}/${n}`, await lstat(join(p, n)));
     } else if (s.isFile()) {
       budget.bytes += Number(s.size);
-      if (budget.bytes > limits.maxBytes) throw new SnapshotTooLargeError(`the protected paths hold more than ${limits.maxBytes} bytes (at "${rel}"): name narrower protected paths in the workflow's sandbox section`);
+      if (budget.bytes > limits.maxBytes)
+        throw new SnapshotTooLargeError(
+          `the protected paths hold more than ${limits.maxBytes} bytes (at "${rel}"): name narrower protected paths in the workflow's sandbox section`,
+        );
       lines.push(`f ${mode} ${name} ${await hashFile(p)}`);
     } else lines.push(`o ${mode} ${name}`);
   };
@@ -100,10 +111,17 @@ async function below(workspace: string, rel: string): Promise<{ abs: string; blo
   return { abs: join(workspace, rel) };
 }
 
-const defaults = (l: SnapshotLimits): Required<SnapshotLimits> => ({ maxBytes: l.maxBytes ?? 2 * 1024 ** 3, maxEntries: l.maxEntries ?? 250_000 });
+const defaults = (l: SnapshotLimits): Required<SnapshotLimits> => ({
+  maxBytes: l.maxBytes ?? 2 * 1024 ** 3,
+  maxEntries: l.maxEntries ?? 250_000,
+});
 
 /** Snapshot the protected paths of `workspace` (already checked to be inside it). */
-export async function takeSnapshot(workspace: string, paths: readonly string[], limits: SnapshotLimits = {}): Promise<ProtectedSnapshot> {
+export async function takeSnapshot(
+  workspace: string,
+  paths: readonly string[],
+  limits: SnapshotLimits = {},
+): Promise<ProtectedSnapshot> {
   const l = defaults(limits);
   const dir = await mkdtemp(join(tmpdir(), 'lar-protected-'));
   const budget = { bytes: 0, entries: 0 };
@@ -111,7 +129,10 @@ export async function takeSnapshot(workspace: string, paths: readonly string[], 
   try {
     for (const [i, rel] of paths.entries()) {
       const way = await below(workspace, rel);
-      if (way.blocked === 'link') throw new Error(`the protected path "${rel}" is reached through a symbolic link: protect the folder it leads to, or remove the link`);
+      if (way.blocked === 'link')
+        throw new Error(
+          `the protected path "${rel}" is reached through a symbolic link: protect the folder it leads to, or remove the link`,
+        );
       const abs = way.abs;
       const manifest = way.blocked ? null : await manifestOf(abs, budget, l, rel);
       if (manifest === null) {
@@ -119,9 +140,16 @@ export async function takeSnapshot(workspace: string, paths: readonly string[], 
         continue;
       }
       const copy = join(dir, String(i));
-      await cp(abs, copy, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true, errorOnExist: true, force: false });
+      await cp(abs, copy, {
+        recursive: true,
+        verbatimSymlinks: true,
+        preserveTimestamps: true,
+        errorOnExist: true,
+        force: false,
+      });
       // What was copied is what the manifest says (a file changed meanwhile would make them differ).
-      if ((await manifestOf(copy, { bytes: 0, entries: 0 }, l, rel)) !== manifest) throw new Error(`the protected path "${rel}" changed while it was being copied; start the run again`);
+      if ((await manifestOf(copy, { bytes: 0, entries: 0 }, l, rel)) !== manifest)
+        throw new Error(`the protected path "${rel}" changed while it was being copied; start the run again`);
       entries.push({ rel, manifest, copy });
     }
   } catch (e) {
@@ -135,7 +163,12 @@ export async function takeSnapshot(workspace: string, paths: readonly string[], 
  * Put every protected path back as the snapshot has it; returns the paths
  * that had to be restored (changed, removed or added during the run).
  */
-export async function restoreSnapshot(workspace: string, snap: ProtectedSnapshot, limits: SnapshotLimits = {}, opts: { onlyAbsent?: boolean; always?: ReadonlySet<string> } = {}): Promise<string[]> {
+export async function restoreSnapshot(
+  workspace: string,
+  snap: ProtectedSnapshot,
+  limits: SnapshotLimits = {},
+  opts: { onlyAbsent?: boolean; always?: ReadonlySet<string> } = {},
+): Promise<string[]> {
   const l = defaults(limits);
   const restored: string[] = [];
   for (const e of snap.entries) {
@@ -145,7 +178,10 @@ export async function restoreSnapshot(workspace: string, snap: ProtectedSnapshot
     const way = await below(workspace, e.rel);
     // Still nothing there: a file in place of a folder on the way is not this path.
     if (way.blocked === 'file' && e.manifest === null) continue;
-    if (way.blocked) throw new RestoreError(`a folder on the way to the protected path "${e.rel}" was replaced by a ${way.blocked === 'link' ? 'symbolic link' : 'file'} during the run; it could not be restored`);
+    if (way.blocked)
+      throw new RestoreError(
+        `a folder on the way to the protected path "${e.rel}" was replaced by a ${way.blocked === 'link' ? 'symbolic link' : 'file'} during the run; it could not be restored`,
+      );
     const abs = way.abs;
     let now: string | null;
     try {

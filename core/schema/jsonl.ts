@@ -64,16 +64,31 @@ export function parseLine(text: string, line: number, first: boolean): ParsedLin
   const type = (value as { type?: unknown }).type;
   if (first) {
     if (type !== 'header') {
-      return malformed(text, line, ...spanOf(text, ['type']), 'expected the header on the first line: {"lar": 1, "type": "header", "task": …, "workflow": …, "started": …}');
+      return malformed(
+        text,
+        line,
+        ...spanOf(text, ['type']),
+        'expected the header on the first line: {"lar": 1, "type": "header", "task": …, "workflow": …, "started": …}',
+      );
     }
     const r = Header.safeParse(value);
     return r.success ? { kind: 'header', line, text, header: r.data } : fromZod(text, line, r.error, 'header');
   }
   if (type === 'header') {
-    return malformed(text, line, ...spanOf(text, ['type']), 'a header is only allowed on the first line of a trajectory');
+    return malformed(
+      text,
+      line,
+      ...spanOf(text, ['type']),
+      'a header is only allowed on the first line of a trajectory',
+    );
   }
   if (typeof type !== 'string' || !EVENT_TYPES.includes(type)) {
-    return malformed(text, line, ...spanOf(text, ['type']), `"type": expected one of ${EVENT_TYPES.map((t) => `"${t}"`).join(', ')}`);
+    return malformed(
+      text,
+      line,
+      ...spanOf(text, ['type']),
+      `"type": expected one of ${EVENT_TYPES.map((t) => `"${t}"`).join(', ')}`,
+    );
   }
   const r = TrajectoryEvent.safeParse(value);
   return r.success ? { kind: 'event', line, text, event: r.data } : fromZod(text, line, r.error, `${type} event`);
@@ -84,7 +99,14 @@ function spanOf(text: string, path: JsonPath): [number, number] {
   return [s.start, s.end];
 }
 
-function malformed(text: string, line: number, start: number, end: number, message: string, path?: JsonPath): ParsedLine {
+function malformed(
+  text: string,
+  line: number,
+  start: number,
+  end: number,
+  message: string,
+  path?: JsonPath,
+): ParsedLine {
   const error: LineError = { line, column: start + 1, endColumn: Math.max(end, start + 1) + 1, message };
   if (path) error.path = path;
   return { kind: 'malformed', line, text, error };
@@ -94,7 +116,10 @@ function fromZod(text: string, line: number, error: z.ZodError, what: string): P
   const issue = error.issues[0]!;
   const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
   const where = path.length ? `"${path.join('.')}": ` : '';
-  const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more problem${error.issues.length > 2 ? 's' : ''})` : '';
+  const more =
+    error.issues.length > 1
+      ? ` (and ${error.issues.length - 1} more problem${error.issues.length > 2 ? 's' : ''})`
+      : '';
   return malformed(text, line, ...spanOf(text, path), `bad ${what}: ${where}${issue.message}${more}`, path);
 }
 

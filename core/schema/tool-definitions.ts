@@ -14,7 +14,10 @@ export interface FunctionToolDefinition {
 export function toolDefinitions(names: readonly ToolName[] = TOOL_NAMES): FunctionToolDefinition[] {
   return names.map((name) => {
     const { $schema: _ignored, ...parameters } = z.toJSONSchema(ToolArgs[name]) as Record<string, unknown>;
-    return { type: 'function', function: { name, description: TOOL_DESCRIPTIONS[name], parameters: withoutSafeIntegerBound(parameters) } };
+    return {
+      type: 'function',
+      function: { name, description: TOOL_DESCRIPTIONS[name], parameters: withoutSafeIntegerBound(parameters) },
+    };
   });
 }
 

@@ -54,7 +54,15 @@ export const SandboxRecord = z.object({
    * What the run could not change, and why (core/sandbox/protections.ts): always read-only, the workflow's
    * protected paths, its path deny patterns, git's metadata, what the user's tools run later. At most 300.
    */
-  protections: z.array(z.object({ path: z.string(), why: z.enum(['always', 'workflow', 'outcome', 'path_deny', 'git', 'runs_later', 'hard_link']), note: z.string().optional() })).optional(),
+  protections: z
+    .array(
+      z.object({
+        path: z.string(),
+        why: z.enum(['always', 'workflow', 'outcome', 'path_deny', 'git', 'runs_later', 'hard_link']),
+        note: z.string().optional(),
+      }),
+    )
+    .optional(),
   /** Protections left out of `protections` (more than 300). */
   protectionsOmitted: z.number().int().positive().optional(),
   /** What a bound left unprotected, a sentence each. */
@@ -83,7 +91,14 @@ export const Header = z.object({
    * `step`: a branch — the conversation continues from `previous` only as it was before that
    * step (Branch from here), the workspace restored to that step's checkpoint.
    */
-  thread: z.object({ id: z.string().min(1), turn: z.number().int().positive(), previous: z.string().optional(), step: z.number().int().positive().optional() }).optional(),
+  thread: z
+    .object({
+      id: z.string().min(1),
+      turn: z.number().int().positive(),
+      previous: z.string().optional(),
+      step: z.number().int().positive().optional(),
+    })
+    .optional(),
   /** Limits of the run that shape what the model was told (a chat restored from the file tells it the same). */
   limits: z.object({ maxRepeatedFailures: z.number().int().min(2).optional() }).optional(),
 });
@@ -244,7 +259,10 @@ export const RestoreEvent = z.object({
   /** The checkpoint the workspace was put back to, and the step and run it was taken before. */
   checkpoint: CheckpointId,
   step: z.number().int().positive().optional(),
-  run: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.lar\.jsonl$/).optional(),
+  run: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.lar\.jsonl$/)
+    .optional(),
   /** The restore undid the one before it (Undo): the workspace is back as it was before that. */
   undo: z.literal(true).optional(),
   /** The snapshot of the workspace just before the restore: restoring it undoes this one. */
@@ -272,7 +290,14 @@ export const EndEvent = z.object({
 });
 export type EndEvent = z.infer<typeof EndEvent>;
 
-export const TrajectoryEvent = z.discriminatedUnion('type', [ToolCallEvent, MessageEvent, OutcomeEvent, CompactionEvent, RestoreEvent, EndEvent]);
+export const TrajectoryEvent = z.discriminatedUnion('type', [
+  ToolCallEvent,
+  MessageEvent,
+  OutcomeEvent,
+  CompactionEvent,
+  RestoreEvent,
+  EndEvent,
+]);
 export type TrajectoryEvent = z.infer<typeof TrajectoryEvent>;
 
 /**

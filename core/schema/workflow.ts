@@ -91,17 +91,25 @@ export const PathPolicy = z.strictObject({
 export const WorkspacePath = z.string().min(1, 'a path must not be empty');
 
 /** A path on the host: absolute, or under the user's home as `~/…`. */
-export const HostPath = z.string().regex(/^(\/|~(\/|$))/, 'a host path is absolute ("/…") or in the home folder ("~/…")');
+export const HostPath = z
+  .string()
+  .regex(/^(\/|~(\/|$))/, 'a host path is absolute ("/…") or in the home folder ("~/…")');
 
 /** A size: a whole number of bytes, or of K, M, G or T (powers of 1024), as a string: "512M", "8G". */
-export const Size = z.string().regex(/^[1-9][0-9]*[KMGT]?$/, 'a size is a whole number followed by K, M, G or T (powers of 1024), e.g. "512M" or "8G"');
+export const Size = z
+  .string()
+  .regex(
+    /^[1-9][0-9]*[KMGT]?$/,
+    'a size is a whole number followed by K, M, G or T (powers of 1024), e.g. "512M" or "8G"',
+  );
 
 /** Bytes of a Size; NaN for what is not one. */
 export const sizeBytes = (s: string): number => {
   const m = /^([1-9][0-9]*)([KMGT]?)$/.exec(s);
   return m ? Number(m[1]) * 2 ** { '': 0, K: 10, M: 20, G: 30, T: 40 }[m[2] as '' | 'K' | 'M' | 'G' | 'T'] : NaN;
 };
-const sizeAtLeast = (least: number, text: string) => Size.refine((s) => !(sizeBytes(s) < least), `must be at least ${text}`);
+const sizeAtLeast = (least: number, text: string) =>
+  Size.refine((s) => !(sizeBytes(s) < least), `must be at least ${text}`);
 
 /**
  * Bounds on the sandbox (core/sandbox/limits.ts); what is left out gets the
@@ -148,23 +156,32 @@ const NAME = new RegExp(`^(?=.{1,253}$)${LABEL}(?:\\.${LABEL})*$`);
  */
 export function parseHostEntry(s: string): HostEntry | string {
   const m = /^(\*\.)?(\[[0-9A-Fa-f:.]+\]|[^:[\]]+)(?::([0-9]{1,5}))?$/.exec(s);
-  if (!m) return `"${s}" is not a host: write a name ("registry.npmjs.org"), "*." and a domain ("*.pypi.org") or an address ("10.0.0.5", "[fd00::5]"), with an optional ":port"`;
+  if (!m)
+    return `"${s}" is not a host: write a name ("registry.npmjs.org"), "*." and a domain ("*.pypi.org") or an address ("10.0.0.5", "[fd00::5]"), with an optional ":port"`;
   const port = m[3] === undefined ? undefined : Number(m[3]);
   if (port !== undefined && !(port >= 1 && port <= 65535)) return `"${s}": a port is 1 to 65535`;
   const raw = m[2]!;
   const ipv4 = /^[0-9]+(\.[0-9]+){3}$/.test(raw);
-  if (ipv4 && raw.split('.').some((o) => Number(o) > 255 || (o.length > 1 && o.startsWith('0')))) return `"${s}": an IPv4 address is four numbers 0 to 255`;
+  if (ipv4 && raw.split('.').some((o) => Number(o) > 255 || (o.length > 1 && o.startsWith('0'))))
+    return `"${s}": an IPv4 address is four numbers 0 to 255`;
   const ip = ipv4 || raw.startsWith('[');
-  if (!ip && (!NAME.test(raw) || /^[0-9]+$/.test(raw.slice(raw.lastIndexOf('.') + 1)))) return `"${s}": a host name is letters, digits and "-" in labels separated by ".", not ending in a number`;
+  if (!ip && (!NAME.test(raw) || /^[0-9]+$/.test(raw.slice(raw.lastIndexOf('.') + 1))))
+    return `"${s}": a host name is letters, digits and "-" in labels separated by ".", not ending in a number`;
   if (m[1] && ip) return `"${s}": a wildcard takes a domain, not an address`;
-  if (m[1] && !raw.includes('.')) return `"${s}": a wildcard covers the subdomains of one domain ("*.example.org"), not a whole top-level domain`;
+  if (m[1] && !raw.includes('.'))
+    return `"${s}": a wildcard covers the subdomains of one domain ("*.example.org"), not a whole top-level domain`;
   let host: string;
   try {
     host = new URL(`http://${raw}`).hostname;
   } catch {
     return `"${s}" is not a host name or an address`;
   }
-  return { host: host.replace(/^\[(.*)\]$/, '$1'), ...(port !== undefined ? { port } : {}), wildcard: m[1] !== undefined, ip };
+  return {
+    host: host.replace(/^\[(.*)\]$/, '$1'),
+    ...(port !== undefined ? { port } : {}),
+    wildcard: m[1] !== undefined,
+    ip,
+  };
 }
 
 /** An entry of `sandbox.hosts` as written (parseHostEntry). */
@@ -218,10 +235,35 @@ export type SandboxSection = z.infer<typeof SandboxSection>;
  * outcome check to the run.
  */
 export const DEFAULT_PROTECTED: readonly string[] = [
-  'test', 'tests', '__tests__', 'spec', 'package.json', 'package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock',
-  'pnpm-lock.yaml', '.npmrc', 'node_modules', 'jest.config.js', 'jest.config.cjs', 'jest.config.mjs', 'jest.config.ts', 'jest.config.json',
-  'vitest.config.js', 'vitest.config.mjs', 'vitest.config.ts', 'vite.config.js', 'vite.config.mjs', 'vite.config.ts', '.mocharc.js', '.mocharc.cjs',
-  '.mocharc.json', '.mocharc.yml', '.mocharc.yaml', 'babel.config.js', '.babelrc',
+  'test',
+  'tests',
+  '__tests__',
+  'spec',
+  'package.json',
+  'package-lock.json',
+  'npm-shrinkwrap.json',
+  'yarn.lock',
+  'pnpm-lock.yaml',
+  '.npmrc',
+  'node_modules',
+  'jest.config.js',
+  'jest.config.cjs',
+  'jest.config.mjs',
+  'jest.config.ts',
+  'jest.config.json',
+  'vitest.config.js',
+  'vitest.config.mjs',
+  'vitest.config.ts',
+  'vite.config.js',
+  'vite.config.mjs',
+  'vite.config.ts',
+  '.mocharc.js',
+  '.mocharc.cjs',
+  '.mocharc.json',
+  '.mocharc.yml',
+  '.mocharc.yaml',
+  'babel.config.js',
+  '.babelrc',
 ];
 
 /**

@@ -34,7 +34,8 @@ export const KNOWN_SECRET_NAMES: ReadonlySet<string> = new Set([
  * about it, not the secret (SSH_AUTH_SOCK, GNUPG_PRIVATE_DIR, TOKEN_FILE,
  * AUTH_MODE): masking those would only blank ordinary paths and words.
  */
-const NOT_SECRET_SUFFIX = /_(?:SOCK|SOCKET|DIR|PATH|FILE|HOST|PORT|MODE|TYPE|METHOD|PROVIDER|ALGORITHM|TTL|TIMEOUT|EXPIRY)$/i;
+const NOT_SECRET_SUFFIX =
+  /_(?:SOCK|SOCKET|DIR|PATH|FILE|HOST|PORT|MODE|TYPE|METHOD|PROVIDER|ALGORITHM|TTL|TIMEOUT|EXPIRY)$/i;
 
 /** Values shorter than this are not masked: `1`, `true` or `dev` would blank ordinary output. */
 export const MIN_SECRET_LENGTH = 8;
@@ -77,7 +78,8 @@ export function secretRedactor(env: Environment, mask = SECRET_MASK): (text: str
   if (needles.length === 0) return (text) => text;
   return (text) => {
     const found: [start: number, end: number][] = [];
-    for (const n of needles) for (let i = text.indexOf(n); i !== -1; i = text.indexOf(n, i + 1)) found.push([i, i + n.length]);
+    for (const n of needles)
+      for (let i = text.indexOf(n); i !== -1; i = text.indexOf(n, i + 1)) found.push([i, i + n.length]);
     if (found.length === 0) return text;
     found.sort((a, b) => a[0] - b[0]);
     let out = '';

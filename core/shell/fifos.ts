@@ -5,7 +5,18 @@
  * waiting; and the channel the nonces reach the shell by.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { chmodSync, closeSync, constants, mkdirSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readSync,
+  rmSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { carriedName, nonce } from './protocol';
@@ -126,8 +137,15 @@ export class FifoFolder {
   makeNow(count: number, withChannel = false): { channel?: { path: string; fd: number }; names: string[] } {
     const names = Array.from({ length: count }, () => nonce());
     const channel = withChannel ? join(this.fifos, `ch-${nonce()}`) : undefined;
-    execFileSync('mkfifo', ['-m', '600', ...names.map((n) => this.pathOf(n)), ...(channel ? [channel] : [])], { stdio: 'ignore' });
-    return { names, ...(channel ? { channel: { path: channel, fd: openSync(channel, constants.O_RDWR | constants.O_NONBLOCK) } } : {}) };
+    execFileSync('mkfifo', ['-m', '600', ...names.map((n) => this.pathOf(n)), ...(channel ? [channel] : [])], {
+      stdio: 'ignore',
+    });
+    return {
+      names,
+      ...(channel
+        ? { channel: { path: channel, fd: openSync(channel, constants.O_RDWR | constants.O_NONBLOCK) } }
+        : {}),
+    };
   }
 
   /** Names made ahead, for later commands. */
@@ -141,7 +159,8 @@ export class FifoFolder {
     this.filling = new Promise<void>((resolve) => {
       execFile('mkfifo', ['-m', '600', ...names.map((n) => this.pathOf(n))], (err) => {
         this.filling = undefined;
-        if (this.disposed) this.remove(); // made while the folder was being removed
+        if (this.disposed)
+          this.remove(); // made while the folder was being removed
         else if (!err) this.pool.push(...names);
         resolve();
       });

@@ -17,7 +17,9 @@ const POSIX_SHELLS = /^(sh|dash|ash|ksh|ksh93|mksh|oksh|pdksh|yash|posh)$/;
  * value for them as for sh would not be safe, so they are not used.
  */
 export function shellKind(shell: string): ShellKind | undefined {
-  const b = basename(shell).replace(/\.exe$/, '').replace(/[-.\d]+$/, '');
+  const b = basename(shell)
+    .replace(/\.exe$/, '')
+    .replace(/[-.\d]+$/, '');
   if (b === 'bash') return 'bash';
   if (b === 'zsh') return 'zsh';
   if (b === 'fish') return 'fish';
@@ -48,7 +50,9 @@ export function commandScript(command: string, kind: ShellKind, dir?: string): s
   if (dir === undefined) return body;
   const q = (v: string): string => shellQuote(v, dialectOf(kind));
   const where = q(dir);
-  const moved = q(`lar: ${dir} is not the folder that was checked (it was replaced, e.g. by a symbolic link, after the check); the command did not run`);
+  const moved = q(
+    `lar: ${dir} is not the folder that was checked (it was replaced, e.g. by a symbolic link, after the check); the command did not run`,
+  );
   if (kind === 'fish') {
     return (
       `function __lar_command\n${body}end\n` +

@@ -11,7 +11,8 @@
 // CSI: ESC [ (or 8-bit 0x9B) params, intermediates, final byte.
 const CSI = '(?:\\u001b\\[|\\u009b)[\\u0030-\\u003f]*[\\u0020-\\u002f]*[\\u0040-\\u007e]';
 // OSC, DCS, SOS, PM, APC: a string ended by BEL or ST (ESC \ or 0x9C); an unterminated one runs to the end.
-const STRING_SEQ = '(?:\\u001b[\\]PX^_]|[\\u0090\\u009d\\u0098\\u009e\\u009f])[\\s\\S]*?(?:\\u0007|\\u001b\\\\|\\u009c|$)';
+const STRING_SEQ =
+  '(?:\\u001b[\\]PX^_]|[\\u0090\\u009d\\u0098\\u009e\\u009f])[\\s\\S]*?(?:\\u0007|\\u001b\\\\|\\u009c|$)';
 // Charset selections and other ESC + intermediate + final forms: ESC ( B, ESC ) 0, ESC # 8, ESC % G ...
 const ESC_INTERMEDIATE = '\\u001b[\\u0020-\\u002f]+[\\u0030-\\u007e]?';
 // Two-character escapes (ESC 7, ESC =, ESC M, ESC c ...) and a lone ESC.
@@ -24,11 +25,7 @@ const CONTROLS = /[\u0000-\u0007\u000b\u000c\u000e-\u001f\u007f-\u009f]/g;
 export function stripTerminal(text: string): string {
   const noEsc = text.replace(ESCAPES, '').replace(CONTROLS, '');
   if (!noEsc.includes('\r') && !noEsc.includes('\b')) return noEsc;
-  return noEsc
-    .replace(/\r+\n/g, '\n')
-    .split('\n')
-    .map(overwriteLine)
-    .join('\n');
+  return noEsc.replace(/\r+\n/g, '\n').split('\n').map(overwriteLine).join('\n');
 }
 
 /** What a terminal shows for one line written with carriage returns and backspaces. */
@@ -60,7 +57,8 @@ export interface BinaryCheck {
  * `sampleBytes` from the head and the tail.
  */
 export function looksBinary(data: Uint8Array, sampleBytes = 64 * 1024): BinaryCheck {
-  const parts = data.length <= 2 * sampleBytes ? [data] : [data.subarray(0, sampleBytes), data.subarray(data.length - sampleBytes)];
+  const parts =
+    data.length <= 2 * sampleBytes ? [data] : [data.subarray(0, sampleBytes), data.subarray(data.length - sampleBytes)];
   let nul = 0;
   let invalid = 0;
   let stray = 0;
@@ -81,7 +79,10 @@ export function looksBinary(data: Uint8Array, sampleBytes = 64 * 1024): BinaryCh
 
 /** The one line the model sees instead of binary output. */
 export function binarySummary(check: BinaryCheck, savedAt?: string): string {
-  const why = [check.nulBytes ? `${check.nulBytes} NUL bytes` : '', check.invalidUtf8 ? `${check.invalidUtf8} invalid UTF-8 sequences` : '']
+  const why = [
+    check.nulBytes ? `${check.nulBytes} NUL bytes` : '',
+    check.invalidUtf8 ? `${check.invalidUtf8} invalid UTF-8 sequences` : '',
+  ]
     .filter(Boolean)
     .join(', ');
   return `[binary output: ${check.bytes} bytes not shown${why ? ` (${why} in the sampled part)` : ''}${savedAt ? `; full output saved at ${savedAt}` : ''}]`;
@@ -149,10 +150,14 @@ function tailBytes(s: string, budget: number): string {
 export function capOutput(text: string, options: CapOptions = {}): Capped {
   const maxBytes = Math.max(0, Math.floor(options.maxBytes ?? DEFAULT_CAP.maxBytes));
   const maxLines = Math.max(0, Math.floor(options.maxLines ?? DEFAULT_CAP.maxLines));
-  const frac = Math.min(1, Math.max(0, Number.isFinite(options.headFraction) ? options.headFraction! : DEFAULT_CAP.headFraction));
+  const frac = Math.min(
+    1,
+    Math.max(0, Number.isFinite(options.headFraction) ? options.headFraction! : DEFAULT_CAP.headFraction),
+  );
   const lines = text.split('\n');
   const totalBytes = utf8Length(text);
-  if (lines.length <= maxLines && totalBytes <= maxBytes) return { text, truncated: false, omittedLines: 0, omittedBytes: 0 };
+  if (lines.length <= maxLines && totalBytes <= maxBytes)
+    return { text, truncated: false, omittedLines: 0, omittedBytes: 0 };
 
   const headLineBudget = Math.floor(maxLines * frac);
   const tailLineBudget = maxLines - headLineBudget;
@@ -190,7 +195,12 @@ export function capOutput(text: string, options: CapOptions = {}): Capped {
   const keptBytes = utf8Length(head) + utf8Length(tail);
   const omittedBytes = Math.max(0, totalBytes - keptBytes);
   const omittedLines = Math.max(0, lines.length - headLines - tailLines);
-  return { text: head + omissionMarker(omittedLines, omittedBytes) + tail, truncated: true, omittedLines, omittedBytes };
+  return {
+    text: head + omissionMarker(omittedLines, omittedBytes) + tail,
+    truncated: true,
+    omittedLines,
+    omittedBytes,
+  };
 }
 
 export interface ModelTextOptions extends CapOptions {
@@ -203,7 +213,13 @@ export function toModelText(raw: Uint8Array | string, options: ModelTextOptions 
   const bytes = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
   const check = looksBinary(bytes);
   if (check.binary) {
-    return { text: binarySummary(check, options.savedAt), truncated: true, omittedLines: 0, omittedBytes: bytes.length, binary: true };
+    return {
+      text: binarySummary(check, options.savedAt),
+      truncated: true,
+      omittedLines: 0,
+      omittedBytes: bytes.length,
+      binary: true,
+    };
   }
   const text = stripTerminal(typeof raw === 'string' ? raw : new TextDecoder('utf-8').decode(raw));
   return { ...capOutput(text, options), binary: false };

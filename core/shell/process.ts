@@ -65,7 +65,10 @@ function ensureSpawnHelperExecutable(): void {
   if (process.platform !== 'darwin') return;
   try {
     const dir = dirname(require.resolve('node-pty/package.json'));
-    for (const helper of [join(dir, 'prebuilds', `darwin-${process.arch}`, 'spawn-helper'), join(dir, 'build', 'Release', 'spawn-helper')]) {
+    for (const helper of [
+      join(dir, 'prebuilds', `darwin-${process.arch}`, 'spawn-helper'),
+      join(dir, 'build', 'Release', 'spawn-helper'),
+    ]) {
       if (existsSync(helper) && (statSync(helper).mode & 0o111) === 0) chmodSync(helper, 0o755);
     }
   } catch {
@@ -144,6 +147,7 @@ function spawnPiped(opts: SpawnOptions): ShellProcess {
       child.stdout.on('data', (b: Buffer) => l(crlf(b)));
       child.stderr.on('data', (b: Buffer) => l(crlf(b)));
     },
-    onExit: (l) => void child.once('exit', (code, signal) => l(code ?? 128 + (signal ? (osConstants.signals[signal] ?? 0) : 1))),
+    onExit: (l) =>
+      void child.once('exit', (code, signal) => l(code ?? 128 + (signal ? (osConstants.signals[signal] ?? 0) : 1))),
   };
 }

@@ -23,7 +23,14 @@ function parseStat(pid: number): ProcInfo | undefined {
   try {
     const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const rest = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    return { pid, state: rest[0]!, ppid: Number(rest[1]), pgrp: Number(rest[2]), session: Number(rest[3]), tpgid: Number(rest[5]) };
+    return {
+      pid,
+      state: rest[0]!,
+      ppid: Number(rest[1]),
+      pgrp: Number(rest[2]),
+      session: Number(rest[3]),
+      tpgid: Number(rest[5]),
+    };
   } catch {
     return undefined;
   }
@@ -46,7 +53,14 @@ export function listProcesses(): ProcInfo[] {
       .split('\n')
       .map((l) => l.trim().split(/\s+/))
       .filter((f) => f.length >= 6)
-      .map((f) => ({ pid: Number(f[0]), ppid: Number(f[1]), pgrp: Number(f[2]), session: Number(f[3]), tpgid: Number(f[4]), state: f[5]! }));
+      .map((f) => ({
+        pid: Number(f[0]),
+        ppid: Number(f[1]),
+        pgrp: Number(f[2]),
+        session: Number(f[3]),
+        tpgid: Number(f[4]),
+        state: f[5]!,
+      }));
   } catch {
     return [];
   }
@@ -122,7 +136,11 @@ export interface KillOptions {
  * then kill all that was stopped, whatever happened on the way (a process
  * left stopped would hold the workspace forever), and what `find` lists then.
  */
-function stopThenKill(first: number[], find: () => number[], send: (pids: Iterable<number>, signal: NodeJS.Signals) => void): void {
+function stopThenKill(
+  first: number[],
+  find: () => number[],
+  send: (pids: Iterable<number>, signal: NodeJS.Signals) => void,
+): void {
   const stopped = new Set<number>();
   const stop = (pids: number[]): void => {
     for (const pid of pids) {
@@ -160,7 +178,11 @@ function stopThenKill(first: number[], find: () => number[], send: (pids: Iterab
  */
 export function killTree(root: number, options: KillOptions = {}): void {
   const list = options.list ?? listProcesses;
-  stopThenKill([-root, root], () => sessionProcesses(root, list()), (pids, signal) => killAll(pids, signal, options.signal));
+  stopThenKill(
+    [-root, root],
+    () => sessionProcesses(root, list()),
+    (pids, signal) => killAll(pids, signal, options.signal),
+  );
 }
 
 /**
@@ -223,7 +245,12 @@ export function linkOf(path: string): string | undefined {
 }
 
 /** Syscalls that wait on descriptors they do not name in a register: select, poll and their p- forms. */
-const POLL_SYSCALLS: Partial<Record<string, number[]>> = { x64: [7, 23, 270, 271], arm64: [72, 73], riscv64: [72, 73], loong64: [72, 73] };
+const POLL_SYSCALLS: Partial<Record<string, number[]>> = {
+  x64: [7, 23, 270, 271],
+  arm64: [72, 73],
+  riscv64: [72, 73],
+  loong64: [72, 73],
+};
 
 /**
  * Whether `pid` is blocked reading `tty` or, with `polling`, waits in select
@@ -254,7 +281,10 @@ export function waitingOnTerminal(shellPid: number): boolean | undefined {
   const tty = linkOf(`/proc/${shellPid}/fd/0`);
   if (!shell || !tty) return undefined;
   const fg = shell.tpgid > 0 ? shell.tpgid : shellPid;
-  const candidates = fg === shellPid ? [shellPid] : [shellPid, ...sessionProcesses(shellPid)].filter((pid) => parseStat(pid)?.pgrp === fg);
+  const candidates =
+    fg === shellPid
+      ? [shellPid]
+      : [shellPid, ...sessionProcesses(shellPid)].filter((pid) => parseStat(pid)?.pgrp === fg);
   let known = false;
   for (const pid of candidates) {
     const on = onTerminal(pid, tty, false);

@@ -70,7 +70,8 @@ export interface ParentPaths {
   piped: boolean;
 }
 
-export const runnerPath = (p: Pick<ParentPaths, 'runnerDir' | 'tag'>, kind: ProtocolKind, seq: number): string => join(p.runnerDir, `run-${p.tag}-${seq}.${kind === 'fish' ? 'fish' : 'sh'}`);
+export const runnerPath = (p: Pick<ParentPaths, 'runnerDir' | 'tag'>, kind: ProtocolKind, seq: number): string =>
+  join(p.runnerDir, `run-${p.tag}-${seq}.${kind === 'fish' ? 'fish' : 'sh'}`);
 
 /**
  * The shell's own script, sourced once at start: its settings, the two
@@ -161,20 +162,35 @@ function posixParentScript(kind: Exclude<ProtocolKind, 'fish'>, p: ParentPaths):
   // (a Ctrl-D a job left unread, a terminal a program left returning end-of-file) it is put right.
   const failed = p.piped ? 'exit 0' : `${q(STTY)} sane -echo 4<&- 5>&- 2>/dev/null`;
   return [
-    ...(kind === 'bash' ? ['trap - DEBUG ERR RETURN', 'shopt -u extdebug 2>/dev/null', 'set +o functrace +o errtrace +o history', 'unset -f command_not_found_handle', 'unset PROMPT_COMMAND'] : []),
-    ...(kind === 'zsh' ? ['trap - DEBUG ZERR 2>/dev/null', 'unfunction TRAPDEBUG TRAPZERR TRAPEXIT command_not_found_handler 2>/dev/null', 'precmd_functions=() preexec_functions=()', 'unsetopt err_exit err_return 2>/dev/null'] : []),
+    ...(kind === 'bash'
+      ? [
+          'trap - DEBUG ERR RETURN',
+          'shopt -u extdebug 2>/dev/null',
+          'set +o functrace +o errtrace +o history',
+          'unset -f command_not_found_handle',
+          'unset PROMPT_COMMAND',
+        ]
+      : []),
+    ...(kind === 'zsh'
+      ? [
+          'trap - DEBUG ZERR 2>/dev/null',
+          'unfunction TRAPDEBUG TRAPZERR TRAPEXIT command_not_found_handler 2>/dev/null',
+          'precmd_functions=() preexec_functions=()',
+          'unsetopt err_exit err_return 2>/dev/null',
+        ]
+      : []),
     'set +e +u',
     // A read a signal cut short (a Ctrl-C meant for the child, one a leftover process sends) is read again.
-    "__lar_get() { while :; do IFS=' ' read -r __lar_1 __lar_2 __lar_3 __lar_4 <&4; __lar_r=$?; if [ $__lar_r -eq 0 ]; then [ \"$__lar_1 $__lar_2\" = \"$1 $2\" ] && return 0; elif [ $__lar_r -le 128 ]; then return 1; fi; done; }",
+    '__lar_get() { while :; do IFS=\' \' read -r __lar_1 __lar_2 __lar_3 __lar_4 <&4; __lar_r=$?; if [ $__lar_r -eq 0 ]; then [ "$__lar_1 $__lar_2" = "$1 $2" ] && return 0; elif [ $__lar_r -le 128 ]; then return 1; fi; done; }',
     '__lar_run() {',
     '  __lar_get "$1" b || return 1',
-    "  printf '__LAR_B_%s__\\n' \"$__lar_3\" >&5",
+    '  printf \'__LAR_B_%s__\\n\' "$__lar_3" >&5',
     `  ${child}`,
     '  set -- "$1" "$?"',
     // The terminal as it was before the command: one it left raw or without `onlcr` ends no later command's markers.
     ...(p.piped ? [] : [`  ${q(STTY)} "$__lar_tty" 4<&- 5>&- 2>/dev/null`]),
     '  __lar_get "$1" e || return 1',
-    "  printf '\\n__LAR_E_%s_%d__\\n' \"$__lar_3\" \"$2\" >&5",
+    '  printf \'\\n__LAR_E_%s_%d__\\n\' "$__lar_3" "$2" >&5',
     '}',
     // The shell's own output goes nowhere (bash prints a newline when a job dies of SIGINT): only
     // its markers, on 5, reach the terminal, and the child gets the terminal back as its output.
@@ -186,11 +202,11 @@ function posixParentScript(kind: Exclude<ProtocolKind, 'fish'>, p: ParentPaths):
     'while :; do',
     '  if IFS= read -r __lar_l; then',
     '    case $__lar_l in',
-    "      __LAR_[CYZ]_*__) __lar_m=${__lar_l#__LAR_?_}; __lar_m=${__lar_m%__}",
+    '      __LAR_[CYZ]_*__) __lar_m=${__lar_l#__LAR_?_}; __lar_m=${__lar_m%__}',
     "        case $__lar_m in ''|*[!0-9a-f]*) continue;; esac",
     '        case $__lar_l in',
-    "          __LAR_C_*) case $__lar_m in *[!0-9]*) ;; *) __lar_run \"$__lar_m\";; esac;;",
-    "          __LAR_Y_*) printf '__LAR_S_%s__\\n' \"$__lar_m\" >&5;;",
+    '          __LAR_C_*) case $__lar_m in *[!0-9]*) ;; *) __lar_run "$__lar_m";; esac;;',
+    '          __LAR_Y_*) printf \'__LAR_S_%s__\\n\' "$__lar_m" >&5;;',
     `          __LAR_Z_*) ${q(STTY)} sane -echo 4<&- 5>&- 2>/dev/null; printf '__LAR_S_%s__\\n' "$__lar_m" >&5;;`,
     '        esac;;',
     '    esac',
@@ -202,11 +218,33 @@ function posixParentScript(kind: Exclude<ProtocolKind, 'fish'>, p: ParentPaths):
 }
 
 /** Names a command's exported environment never carries: the shells' own (set by each shell or read-only in one). */
-const NOT_CARRIED = new Set(['_', 'PWD', 'OLDPWD', 'SHLVL', 'SHELLOPTS', 'BASHOPTS', 'BASH_VERSINFO', 'FUNCNEST', 'BASH_COMPAT', 'EUID', 'UID', 'PPID', 'BASHPID', 'ZSH_SUBSHELL', 'FISH_VERSION', 'fish_pid', 'status', 'history', 'version', 'hostname']);
+const NOT_CARRIED = new Set([
+  '_',
+  'PWD',
+  'OLDPWD',
+  'SHLVL',
+  'SHELLOPTS',
+  'BASHOPTS',
+  'BASH_VERSINFO',
+  'FUNCNEST',
+  'BASH_COMPAT',
+  'EUID',
+  'UID',
+  'PPID',
+  'BASHPID',
+  'ZSH_SUBSHELL',
+  'FISH_VERSION',
+  'fish_pid',
+  'status',
+  'history',
+  'version',
+  'hostname',
+]);
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Whether an exported variable of that name is carried to the next command. */
-export const carriedName = (name: string): boolean => NAME.test(name) && !NOT_CARRIED.has(name) && !name.startsWith('__lar_');
+export const carriedName = (name: string): boolean =>
+  NAME.test(name) && !NOT_CARRIED.has(name) && !name.startsWith('__lar_');
 
 export interface CarriedState {
   /** The folder the last command ended in (bytes as latin1). */
@@ -238,7 +276,8 @@ function envLines(kind: ProtocolKind, state: CarriedState, baseline: Map<string,
   if (!state.env) return [];
   const q = (v: string): string => shellQuote(v, dialect(kind));
   const lines: string[] = [];
-  for (const name of baseline?.keys() ?? []) if (carriedName(name) && !state.env.has(name)) lines.push(kind === 'fish' ? `set -e ${name}` : `unset -v ${name}`);
+  for (const name of baseline?.keys() ?? [])
+    if (carriedName(name) && !state.env.has(name)) lines.push(kind === 'fish' ? `set -e ${name}` : `unset -v ${name}`);
   for (const [name, value] of state.env) {
     if (!carriedName(name) || baseline?.get(name) === value) continue;
     lines.push(kind === 'fish' ? `set -gx ${name} ${q(value)}` : `export ${name}=${q(value)}`);
@@ -259,12 +298,17 @@ export function runnerScript(o: RunnerOptions): string {
   const { kind } = o;
   const q = (v: string): string => shellQuote(v, dialect(kind));
   const cwd = !o.ownFolder && o.state.cwd !== undefined && o.state.cwd !== bytesOf(o.home) ? o.state.cwd : undefined;
-  const gone = (dir: string): string => q(`lar: the folder ${dir} that the last command ended in cannot be entered; this command runs in ${bytesOf(o.home)}`);
+  const gone = (dir: string): string =>
+    q(
+      `lar: the folder ${dir} that the last command ended in cannot be entered; this command runs in ${bytesOf(o.home)}`,
+    );
   const fifo = `${bytesOf(o.fifoDir)}/st-`;
   if (kind === 'fish') {
     return [
       "set -g __lar_f ''",
-      ...(o.save ? ['string match -qr \'^[0-9a-f]{16}$\' -- "$__lar_k"; and set -g __lar_f ' + q(fifo) + '$__lar_k'] : []),
+      ...(o.save
+        ? ['string match -qr \'^[0-9a-f]{16}$\' -- "$__lar_k"; and set -g __lar_f ' + q(fifo) + '$__lar_k']
+        : []),
       'set -e __lar_k',
       'function __lar_save',
       '    test -n "$__lar_f"; or return 0',
@@ -285,7 +329,11 @@ export function runnerScript(o: RunnerOptions): string {
   return [
     'set --',
     '__lar_f=',
-    ...(o.save ? [`case \${__lar_k-} in ????????????????) case $__lar_k in *[!0-9a-f]*) ;; *) __lar_f=${q(fifo)}$__lar_k;; esac;; esac`] : []),
+    ...(o.save
+      ? [
+          `case \${__lar_k-} in ????????????????) case $__lar_k in *[!0-9a-f]*) ;; *) __lar_f=${q(fifo)}$__lar_k;; esac;; esac`,
+        ]
+      : []),
     'unset __lar_k',
     `__lar_save() { { set +x; } 2>/dev/null; [ -n "$__lar_f" ] || return 0; { ${pwd}; printf '\\0'; ${q(ENV)} -0 && printf 'LAR_END\\0'; } >"$__lar_f" 2>/dev/null; __lar_f=; }`,
     'trap __lar_save EXIT',

@@ -31,7 +31,8 @@ export class ShellTextError extends Error {
  * rather than silently changing the value.
  */
 export function shellQuote(value: string, dialect: QuoteDialect = 'posix'): string {
-  if (value.includes('\0')) throw new ShellTextError(`a NUL character cannot be passed to a shell: ${JSON.stringify(value.slice(0, 80))}`);
+  if (value.includes('\0'))
+    throw new ShellTextError(`a NUL character cannot be passed to a shell: ${JSON.stringify(value.slice(0, 80))}`);
   if (dialect === 'fish') return `'${value.replace(/[\\']/g, '\\$&')}'`;
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
@@ -55,6 +56,8 @@ export function assertTypable(value: string, what: string, dialect: QuoteDialect
   const m = TERMINAL_ACTION.exec(value) ?? (dialect === 'fish' ? /\t/.exec(value) : null);
   if (m) {
     const code = m[0].charCodeAt(0).toString(16).padStart(2, '0');
-    throw new ShellTextError(`${what} has a control character (0x${code}) that a terminal would act on instead of reading: ${JSON.stringify(value.slice(0, 120))}`);
+    throw new ShellTextError(
+      `${what} has a control character (0x${code}) that a terminal would act on instead of reading: ${JSON.stringify(value.slice(0, 120))}`,
+    );
   }
 }

@@ -29,12 +29,36 @@
  * `marker` carries an exit code; the others have exitCode null.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, copyFileSync, mkdirSync, openSync, realpathSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  copyFileSync,
+  mkdirSync,
+  openSync,
+  realpathSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { basename, join } from 'node:path';
 import { loadNodePty, spawnShell, type ShellMode, type ShellProcess } from './process';
 import { Completion, ToolResult } from '../schema/trajectory';
 import { CapOptions, capOutput, looksBinary, binarySummary, omissionMarker, stripTerminal } from './output';
-import { alive, holdsTerminal, ignoresSignal, jobWaitingOnTerminal, killAll, killJob, killTree, linkOf, listProcesses, procInfo, sessionProcesses, waitingOnTerminal } from './procs';
+import {
+  alive,
+  holdsTerminal,
+  ignoresSignal,
+  jobWaitingOnTerminal,
+  killAll,
+  killJob,
+  killTree,
+  linkOf,
+  listProcesses,
+  procInfo,
+  sessionProcesses,
+  waitingOnTerminal,
+} from './procs';
 import { assertTypable } from './quote';
 import { commandScript, dialectOf, initLine, pickShell, shellKind, type ShellKind } from './kinds';
 import { nonce, parentScript, runLine, runnerPath, runnerScript, syncLine, type CarriedState } from './protocol';
@@ -123,7 +147,9 @@ export interface RunResult {
 
 export class TerminalBusyError extends Error {
   constructor(running: string) {
-    super(`the terminal is already running a command (${JSON.stringify(running.slice(0, 80))}); commands run one at a time`);
+    super(
+      `the terminal is already running a command (${JSON.stringify(running.slice(0, 80))}); commands run one at a time`,
+    );
     this.name = 'TerminalBusyError';
   }
 }
@@ -278,7 +304,11 @@ export class TerminalSession {
     // is typed on the shell's input line at start: quoting makes it one word, but a control
     // character in it would act on the terminal.
     const scripts = options.scriptDir ?? options.outputDir;
-    assertTypable(scripts, `the ${options.scriptDir ? 'command file' : 'output'} folder ${JSON.stringify(scripts)}`, dialectOf(this.kind));
+    assertTypable(
+      scripts,
+      `the ${options.scriptDir ? 'command file' : 'output'} folder ${JSON.stringify(scripts)}`,
+      dialectOf(this.kind),
+    );
     mkdirSync(options.outputDir, { recursive: true });
     if (options.scriptDir) mkdirSync(options.scriptDir, { recursive: true });
     this.prepareLog();
@@ -339,7 +369,8 @@ export class TerminalSession {
     if (this.kind === 'fish') env.fish_history = '';
     const launcher = this.options.launcher;
     const shellArgs = this.options.shellArgs ?? [];
-    const shellFile = launcher && this.options.shellCopyDir ? this.unreadableCopy(this.options.shellCopyDir) : this.shellPath;
+    const shellFile =
+      launcher && this.options.shellCopyDir ? this.unreadableCopy(this.options.shellCopyDir) : this.shellPath;
     let begun: ReturnType<typeof this.beginShell>;
     try {
       begun = this.beginShell(shellFile);
@@ -415,7 +446,11 @@ export class TerminalSession {
    * Before a shell starts: its channel, the FIFO its baseline goes to, a few
    * state FIFOs ahead, and its script (parentScript), in the private folder.
    */
-  private beginShell(shellFile: string): { channel: { path: string; fd: number }; baseline: StateFifo; script: string } {
+  private beginShell(shellFile: string): {
+    channel: { path: string; fd: number };
+    baseline: StateFifo;
+    script: string;
+  } {
     const base = this.options.scriptDir ?? (this.options.launcher ? this.options.outputDir : undefined);
     this.fifos ??= new FifoFolder(base);
     const made = this.fifos.makeNow(1 + 3, true);
@@ -427,7 +462,15 @@ export class TerminalSession {
     const piped = this.options.mode === 'pipe' || (this.options.mode !== 'pty' && 'error' in loadNodePty());
     writeFileSync(
       script,
-      parentScript(this.kind, { shell: shellFile, channel: channel.path, baseline: baseline.path, runnerDir: this.fifos.dir, tag: this.tag, readyNonce: this.readyNonce, piped }),
+      parentScript(this.kind, {
+        shell: shellFile,
+        channel: channel.path,
+        baseline: baseline.path,
+        runnerDir: this.fifos.dir,
+        tag: this.tag,
+        readyNonce: this.readyNonce,
+        piped,
+      }),
       { mode: 0o600 },
     );
     return { channel, baseline, script };
@@ -510,7 +553,11 @@ export class TerminalSession {
     const started = Date.now();
     const prepared = this.nextLog?.seq === seq ? this.nextLog.fd : undefined;
     this.nextLog = undefined;
-    const capture = new Capture(outputPath, Math.max(64 * 1024, 4 * (this.options.cap?.maxBytes ?? 16 * 1024)), prepared);
+    const capture = new Capture(
+      outputPath,
+      Math.max(64 * 1024, 4 * (this.options.cap?.maxBytes ?? 16 * 1024)),
+      prepared,
+    );
     let finishRun!: (r: RunResult) => void;
     const done = new Promise<RunResult>((resolve) => (finishRun = resolve));
     const timers: NodeJS.Timeout[] = [];
@@ -536,7 +583,15 @@ export class TerminalSession {
         // What the command's child wrote of its folder and exported variables (a whole record only).
         const record = active.state?.close();
         active.state = undefined;
-        if (record && save) this.carried = { ...(record.cwd !== undefined ? { cwd: record.cwd } : this.carried.cwd !== undefined ? { cwd: this.carried.cwd } : {}), env: record.env };
+        if (record && save)
+          this.carried = {
+            ...(record.cwd !== undefined
+              ? { cwd: record.cwd }
+              : this.carried.cwd !== undefined
+                ? { cwd: this.carried.cwd }
+                : {}),
+            env: record.env,
+          };
         if (runner) rmSync(runner, { force: true });
         // The next command's log file is made now, between commands, not while one waits (a file
         // creation costs half a millisecond on some disks, a third of a short command's round trip).
@@ -561,7 +616,16 @@ export class TerminalSession {
       // The child's script, with what earlier commands left (the shell's baseline is known now).
       if (save) active.state = await this.fifos!.take();
       runner = runnerPath({ runnerDir: this.fifos!.dir, tag: this.tag }, this.kind, seq);
-      const text = runnerScript({ kind: this.kind, commandFile: scriptPath, fifoDir: this.fifos!.fifos, home: this.options.cwd, state: this.carried, baseline: this.baseline, save, ownFolder: !save });
+      const text = runnerScript({
+        kind: this.kind,
+        commandFile: scriptPath,
+        fifoDir: this.fifos!.fifos,
+        home: this.options.cwd,
+        state: this.carried,
+        baseline: this.baseline,
+        save,
+        ownFolder: !save,
+      });
       writeFileSync(runner, Buffer.from(text, 'latin1'), { mode: 0o600 });
     } catch (e) {
       active.finish('unobserved', null, { output: `the shell could not start: ${(e as Error).message}` });
@@ -575,9 +639,14 @@ export class TerminalSession {
     // The nonces go to the shell by its channel, the begin one with the name of the state FIFO; the
     // end one is read only once the command's child ended. Records no shell read (of commands
     // interrupted before it got to them) are passed over; should they fill the FIFO, a fresh shell.
-    if (!writeRecords(this.channel.fd, `${seq} b ${active.begin} ${active.state?.name ?? '-'}\n${seq} e ${active.end}\n`)) {
+    if (
+      !writeRecords(this.channel.fd, `${seq} b ${active.begin} ${active.state?.name ?? '-'}\n${seq} e ${active.end}\n`)
+    ) {
       this.killShell();
-      active.finish('unobserved', null, { output: "the shell's channel was full: the shell was restarted and the command did not run", shellRestarted: true });
+      active.finish('unobserved', null, {
+        output: "the shell's channel was full: the shell was restarted and the command did not run",
+        shellRestarted: true,
+      });
       return done;
     }
     // Time the command, not the shell's start.
@@ -653,7 +722,8 @@ export class TerminalSession {
       if ((active.phase as Active['phase']) === 'done' || this.pty !== p) return;
       // A job killed outright could not restore the terminal it changed (a REPL's raw mode:
       // no line ends, no signal keys); bash restores it itself, the others do not.
-      if ((await step()) && (await this.sync(grace, i === steps.length - 1))) return active.finish(completion, null, extra);
+      if ((await step()) && (await this.sync(grace, i === steps.length - 1)))
+        return active.finish(completion, null, extra);
     }
     if ((active.phase as Active['phase']) === 'done') return;
     this.killShell();
@@ -748,7 +818,10 @@ export class TerminalSession {
     }
     const text = chunk.toString('latin1');
     if (this.readyResolve) {
-      if (text.includes(`__LAR_R_${this.readyNonce}__`) || (this.readyBuf += text).includes(`__LAR_R_${this.readyNonce}__`)) {
+      if (
+        text.includes(`__LAR_R_${this.readyNonce}__`) ||
+        (this.readyBuf += text).includes(`__LAR_R_${this.readyNonce}__`)
+      ) {
         this.readyBuf = '';
         this.readyResolve();
       } else this.readyBuf = this.readyBuf.slice(-64);
@@ -765,7 +838,8 @@ export class TerminalSession {
     const a = this.active;
     // Sync markers (of this or an earlier interruption) are never the command's output
     // (fish's line editor also shows the sync line as it reads it).
-    if (a && a.phase !== 'done') this.feed(a, a.stopping ? text.replace(/(\r\n)?__LAR_[SYZ]_[0-9a-f]{16}__(\r\n)?/g, '') : text);
+    if (a && a.phase !== 'done')
+      this.feed(a, a.stopping ? text.replace(/(\r\n)?__LAR_[SYZ]_[0-9a-f]{16}__(\r\n)?/g, '') : text);
     if (synced) this.syncSeen?.();
   }
 
@@ -941,7 +1015,8 @@ function findShell(root: number, launcherFile: string): number | undefined {
   let level = [root];
   for (let depth = 0; depth < 4 && level.length; depth++) {
     const next = all.filter((p) => level.includes(p.ppid));
-    for (const p of next) if (exeOf(p.pid) !== launcherExe && (session === undefined || p.session === session)) return p.pid;
+    for (const p of next)
+      if (exeOf(p.pid) !== launcherExe && (session === undefined || p.session === session)) return p.pid;
     level = next.map((p) => p.pid);
   }
   return undefined;
@@ -956,4 +1031,3 @@ function trailingPrefix(s: string, prefix: string): number {
   for (let k = Math.min(s.length, prefix.length); k > 0; k--) if (s.endsWith(prefix.slice(0, k))) return k;
   return 0;
 }
-

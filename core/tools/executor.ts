@@ -16,7 +16,13 @@ import { normalizeSpaces } from '../policy/command';
 export function commandObservation(
   command: string,
   output: string,
-  end: { completion?: string; exitCode?: number | null; waitingForInput?: boolean; shellRestarted?: boolean; killed?: string },
+  end: {
+    completion?: string;
+    exitCode?: number | null;
+    waitingForInput?: boolean;
+    shellRestarted?: boolean;
+    killed?: string;
+  },
   files: readonly string[] = [],
   fullOutput?: string,
 ): string {
@@ -34,12 +40,18 @@ export function commandObservation(
     ? '\n[the shell was restarted to stop it: processes that earlier commands left running are gone; the folder and exported variables are kept]'
     : '';
   const killed = end.killed ? `\n[killed: ${end.killed}]` : '';
-  const changed = files.length ? `\nfiles changed: ${files.slice(0, 20).join(', ')}${files.length > 20 ? ` and ${files.length - 20} more` : ''}` : '';
+  const changed = files.length
+    ? `\nfiles changed: ${files.slice(0, 20).join(', ')}${files.length > 20 ? ` and ${files.length - 20} more` : ''}`
+    : '';
   const full = fullOutput ? `\nfull output: ${fullOutput} (read_file it for the omitted part)` : '';
   return `$ ${command}\n${output}${output.endsWith('\n') || !output ? '' : '\n'}[${head}]${killed}${restarted}${changed}${full}`;
 }
 
-const notRun = (error: string): ToolOutcome => ({ status: 'error', result: { error }, observation: `Not run: ${error}` });
+const notRun = (error: string): ToolOutcome => ({
+  status: 'error',
+  result: { error },
+  observation: `Not run: ${error}`,
+});
 
 function canonical(path: string): { ok: true; path: string } | { ok: false; error: string } {
   try {
@@ -119,13 +131,24 @@ export interface CheckMirror {
 }
 
 /** What the model reads of the outcome command run as the check runs it (live, and in a chat rebuilt from the file). */
-export function checkObservation(command: string, output: string, completion: string | undefined, exitCode: number | null | undefined, files: readonly string[]): string {
-  const how = "This is the outcome check's own command: it ran as the check runs it, in a fresh shell from the workspace folder with the workflow's environment, not in your terminal (what you set there does not apply).";
+export function checkObservation(
+  command: string,
+  output: string,
+  completion: string | undefined,
+  exitCode: number | null | undefined,
+  files: readonly string[],
+): string {
+  const how =
+    "This is the outcome check's own command: it ran as the check runs it, in a fresh shell from the workspace folder with the workflow's environment, not in your terminal (what you set there does not apply).";
   return `${how}\n${commandObservation(command, output, { completion: completion ?? 'exit', exitCode }, files)}`;
 }
 
 /** The outcome command, run as the check runs it (see ExecutorParts.check); the model is told how it ran. */
-async function runAsCheck(check: NonNullable<ExecutorParts['check']>, command: string, ctx: ToolContext): Promise<ToolOutcome> {
+async function runAsCheck(
+  check: NonNullable<ExecutorParts['check']>,
+  command: string,
+  ctx: ToolContext,
+): Promise<ToolOutcome> {
   const before = snapshot(ctx.workspace);
   check.mirror?.start(command);
   const e = await check.run(ctx.signal);
@@ -156,14 +179,25 @@ async function runAsCheck(check: NonNullable<ExecutorParts['check']>, command: s
 export function createToolExecutor(parts: ExecutorParts): ToolExecutor {
   return async (tool: ToolName, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome> => {
     if (isFileTool(tool)) return runFileTool(parts.fs, tool, args, ctx);
-    if (tool !== 'run_command') return { status: 'error', result: { error: `${tool} is not a workspace tool` }, observation: `${tool} is not a workspace tool` };
+    if (tool !== 'run_command')
+      return {
+        status: 'error',
+        result: { error: `${tool} is not a workspace tool` },
+        observation: `${tool} is not a workspace tool`,
+      };
     // The loop runs only calls whose arguments fit the schema; the executor is also
     // called directly (tests, other hosts), so it checks again what it hands a shell.
-    if (typeof args.command !== 'string' || args.command === '') return notRun('run_command needs a non-empty string "command"');
+    if (typeof args.command !== 'string' || args.command === '')
+      return notRun('run_command needs a non-empty string "command"');
     // Shells drop a NUL and run the rest: `su\0do` would run sudo while the policy saw no `sudo`.
-    if (args.command.includes('\0')) return notRun('the command has a NUL character, which a shell would drop (what runs would differ from what was checked)');
-    if (args.cwd !== undefined && typeof args.cwd !== 'string') return notRun('"cwd" must be a workspace-relative folder');
-    if (args.timeoutMs !== undefined && !(Number.isSafeInteger(args.timeoutMs) && (args.timeoutMs as number) > 0)) return notRun('"timeoutMs" must be a positive whole number of milliseconds');
+    if (args.command.includes('\0'))
+      return notRun(
+        'the command has a NUL character, which a shell would drop (what runs would differ from what was checked)',
+      );
+    if (args.cwd !== undefined && typeof args.cwd !== 'string')
+      return notRun('"cwd" must be a workspace-relative folder');
+    if (args.timeoutMs !== undefined && !(Number.isSafeInteger(args.timeoutMs) && (args.timeoutMs as number) > 0))
+      return notRun('"timeoutMs" must be a positive whole number of milliseconds');
     if (parts.refuseCommands) return notRun(parts.refuseCommands);
     const command = args.command;
     let cwd: string | undefined;
@@ -180,11 +214,13 @@ export function createToolExecutor(parts: ExecutorParts): ToolExecutor {
       const real = canonical(where.value.absolute);
       const root = canonical(ctx.workspace);
       if (!real.ok) return notRun(`the folder "${args.cwd}" cannot be resolved: ${real.error}`);
-      if (!root.ok || !isInside(root.path, real.path, process.platform === 'darwin' || process.platform === 'win32')) return notRun(`"${args.cwd}" leads out of the workspace`);
+      if (!root.ok || !isInside(root.path, real.path, process.platform === 'darwin' || process.platform === 'win32'))
+        return notRun(`"${args.cwd}" leads out of the workspace`);
       // Handed to the terminal as a folder, never as text of the command: it quotes it.
       cwd = real.path;
     }
-    if (parts.check && cwd === undefined && normalizeSpaces(command) === normalizeSpaces(parts.check.command)) return runAsCheck(parts.check, command, ctx);
+    if (parts.check && cwd === undefined && normalizeSpaces(command) === normalizeSpaces(parts.check.command))
+      return runAsCheck(parts.check, command, ctx);
     const before = snapshot(ctx.workspace);
     const watch = parts.limits?.watch(() => parts.terminal.shellPid);
     let killed: string | undefined;
@@ -205,13 +241,34 @@ export function createToolExecutor(parts: ExecutorParts): ToolExecutor {
     // How many tests ran, when the output is a test runner's: the outcome command's own run in
     // a stage counts only when it ran tests (exit condition outcome_ran).
     const testsRan = r.binary ? undefined : testsRanFrom(r.output);
-    const result = { ...toToolResult(r), sandboxed: parts.terminal.launched, ...(testsRan !== undefined ? { testsRan } : {}), ...(killed ? { killed } : {}) };
+    const result = {
+      ...toToolResult(r),
+      sandboxed: parts.terminal.launched,
+      ...(testsRan !== undefined ? { testsRan } : {}),
+      ...(killed ? { killed } : {}),
+    };
     const files = before && after ? changedBetween(before, after) : [];
     if (files.length) result.filesChanged = files;
     const status = r.cancelled ? 'interrupted' : r.completion === 'timeout' ? 'timeout' : 'ok';
     // Where the rest is, when the model saw only the head and tail (and can read it: inside the workspace).
     const saved = relative(ctx.workspace, r.outputPath);
     const full = r.truncated && !saved.startsWith('..') && !isAbsolute(saved) ? saved.split(sep).join('/') : undefined;
-    return { status, result, observation: commandObservation(command, r.output, { completion: r.completion, exitCode: r.exitCode, waitingForInput: r.waitingForInput, shellRestarted: r.shellRestarted, ...(killed ? { killed } : {}) }, files, full) };
+    return {
+      status,
+      result,
+      observation: commandObservation(
+        command,
+        r.output,
+        {
+          completion: r.completion,
+          exitCode: r.exitCode,
+          waitingForInput: r.waitingForInput,
+          shellRestarted: r.shellRestarted,
+          ...(killed ? { killed } : {}),
+        },
+        files,
+        full,
+      ),
+    };
   };
 }

@@ -53,7 +53,8 @@ function str(args: Args, key: string, fallback?: string): string {
 function optInt(args: Args, key: string): number | undefined {
   const v = args[key];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new ArgError(`"${key}" must be a positive whole number`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1)
+    throw new ArgError(`"${key}" must be a positive whole number`);
   return v;
 }
 
@@ -73,12 +74,21 @@ function fail(error: string, result: ToolResult = {}): ToolOutcome {
 }
 
 /** Run one file tool. Never throws. */
-export async function runFileTool(fs: WorkspaceFs, tool: string, args: unknown, ctx: ToolContext): Promise<ToolOutcome> {
+export async function runFileTool(
+  fs: WorkspaceFs,
+  tool: string,
+  args: unknown,
+  ctx: ToolContext,
+): Promise<ToolOutcome> {
   const started = performance.now();
   let out: ToolOutcome;
   try {
     if (ctx.signal?.aborted) {
-      out = { status: 'interrupted', result: { error: 'cancelled before it ran' }, observation: 'Cancelled before it ran.' };
+      out = {
+        status: 'interrupted',
+        result: { error: 'cancelled before it ran' },
+        observation: 'Cancelled before it ran.',
+      };
     } else if (typeof args !== 'object' || args === null || Array.isArray(args)) {
       out = fail(`the arguments of ${tool} must be an object`);
     } else {
@@ -104,7 +114,10 @@ export async function runFileTool(fs: WorkspaceFs, tool: string, args: unknown, 
       }
     }
   } catch (e) {
-    out = e instanceof ArgError ? fail(`invalid arguments: ${e.message}`) : fail(`${tool} failed: ${e instanceof Error ? e.message : String(e)}`);
+    out =
+      e instanceof ArgError
+        ? fail(`invalid arguments: ${e.message}`)
+        : fail(`${tool} failed: ${e instanceof Error ? e.message : String(e)}`);
   }
   out.result.durationMs = Math.max(0, Math.round((performance.now() - started) * 1000) / 1000);
   return out;
@@ -150,10 +163,17 @@ async function readFile(fs: WorkspaceFs, a: Args): Promise<ToolOutcome> {
     .map((l, i) => `${String(start + i).padStart(width)}\t${clip(l, FILE_LIMITS.lineChars)}`)
     .join('\n');
   const notes: string[] = [];
-  if (end < wanted) notes.push(`[shown lines ${start}-${end} of ${total}: at most ${FILE_LIMITS.readLines} lines per call; read on with startLine=${end + 1}]`);
+  if (end < wanted)
+    notes.push(
+      `[shown lines ${start}-${end} of ${total}: at most ${FILE_LIMITS.readLines} lines per call; read on with startLine=${end + 1}]`,
+    );
   else if (endArg !== undefined && endArg > total) notes.push(`[the file ends at line ${total}]`);
-  if (truncated) notes.push(`[the file is ${plural(size, 'byte')}; only its first ${FILE_LIMITS.readBytes} bytes were read]`);
-  const head = start === 1 && end === total && !truncated ? `${path} (${plural(total, 'line')}):` : `${path} (lines ${start}-${end} of ${total}${truncated ? '+' : ''}):`;
+  if (truncated)
+    notes.push(`[the file is ${plural(size, 'byte')}; only its first ${FILE_LIMITS.readBytes} bytes were read]`);
+  const head =
+    start === 1 && end === total && !truncated
+      ? `${path} (${plural(total, 'line')}):`
+      : `${path} (lines ${start}-${end} of ${total}${truncated ? '+' : ''}):`;
   return ok([head, body, ...notes].join('\n'), notes.length ? { outputTruncated: true } : {});
 }
 
@@ -163,9 +183,12 @@ async function writeFile(fs: WorkspaceFs, a: Args): Promise<ToolOutcome> {
   const w = await fs.writeText(path, content);
   if (!w.ok) return fail(w.error);
   const lines = splitLines(content).length;
-  return ok(`${w.value.created ? 'Created' : 'Overwrote'} ${w.value.path} (${plural(lines, 'line')}, ${plural(w.value.bytes, 'byte')}).`, {
-    filesChanged: [w.value.path],
-  });
+  return ok(
+    `${w.value.created ? 'Created' : 'Overwrote'} ${w.value.path} (${plural(lines, 'line')}, ${plural(w.value.bytes, 'byte')}).`,
+    {
+      filesChanged: [w.value.path],
+    },
+  );
 }
 
 /** 1-based line number of a character offset. */
@@ -184,7 +207,9 @@ function occurrences(text: string, needle: string): number[] {
 /** Lines whose text matches the search's first non-blank line, ignoring indentation and spacing. Cheap hints, not a diff. */
 function nearMatches(lines: string[], search: string): number[] {
   const squash = (s: string) => s.replace(/\s+/g, ' ').trim();
-  const first = splitLines(search).map(squash).find((l) => l !== '');
+  const first = splitLines(search)
+    .map(squash)
+    .find((l) => l !== '');
   if (first === undefined) return [];
   const exact: number[] = [];
   const partial: number[] = [];
@@ -206,7 +231,8 @@ async function editFile(fs: WorkspaceFs, a: Args): Promise<ToolOutcome> {
   if (!r.ok) return fail(r.error);
   const { text, binary, truncated, size } = r.value;
   if (binary) return fail(`"${path}" is a binary file; it cannot be edited as text`);
-  if (truncated) return fail(`"${path}" is too large to edit (${plural(size, 'byte')}; the limit is ${FILE_LIMITS.readBytes})`);
+  if (truncated)
+    return fail(`"${path}" is too large to edit (${plural(size, 'byte')}; the limit is ${FILE_LIMITS.readBytes})`);
   let needle = search;
   let replacement = replace;
   let at = occurrences(text, needle);
@@ -238,7 +264,10 @@ async function editFile(fs: WorkspaceFs, a: Args): Promise<ToolOutcome> {
   const firstLine = lineAt(text, offset);
   const oldCount = splitLines(needle).length || 1;
   const newCount = splitLines(replacement).length;
-  if (updated === text) return ok(`No change: the replacement equals the search text in ${path} (line ${firstLine}).`, { filesChanged: [] });
+  if (updated === text)
+    return ok(`No change: the replacement equals the search text in ${path} (line ${firstLine}).`, {
+      filesChanged: [],
+    });
   const w = await fs.writeText(path, updated);
   if (!w.ok) return fail(w.error);
   return ok(
@@ -303,7 +332,11 @@ async function search(fs: WorkspaceFs, a: Args, ctx: ToolContext): Promise<ToolO
   let skippedLarge = 0;
   for (const f of files) {
     if (ctx.signal?.aborted) {
-      return { status: 'interrupted', result: { error: 'cancelled', output: hits.join('\n') }, observation: `Search cancelled after ${plural(total, 'match', 'matches')}.\n${hits.join('\n')}` };
+      return {
+        status: 'interrupted',
+        result: { error: 'cancelled', output: hits.join('\n') },
+        observation: `Search cancelled after ${plural(total, 'match', 'matches')}.\n${hits.join('\n')}`,
+      };
     }
     const r = await fs.readText(f, { maxBytes: FILE_LIMITS.searchFileBytes });
     if (!r.ok) continue; // vanished or refused since it was listed
@@ -321,22 +354,32 @@ async function search(fs: WorkspaceFs, a: Args, ctx: ToolContext): Promise<ToolO
       found = matching(lines);
     } catch (e) {
       if (e instanceof RegexTimeout) {
-        return fail(`the regular expression ${JSON.stringify(pattern)} took longer than ${FILE_LIMITS.searchRegexMs} ms (in ${f}) and was stopped: it backtracks catastrophically. Simplify it (no nested quantifiers like (a+)+), or search for plain text.`);
+        return fail(
+          `the regular expression ${JSON.stringify(pattern)} took longer than ${FILE_LIMITS.searchRegexMs} ms (in ${f}) and was stopped: it backtracks catastrophically. Simplify it (no nested quantifiers like (a+)+), or search for plain text.`,
+        );
       }
       throw e;
     }
     for (const i of found) {
       total++;
-      if (hits.length < FILE_LIMITS.searchMatches) hits.push(`${f}:${i + 1}: ${clip(lines[i]!.trim(), FILE_LIMITS.searchLineChars)}`);
+      if (hits.length < FILE_LIMITS.searchMatches)
+        hits.push(`${f}:${i + 1}: ${clip(lines[i]!.trim(), FILE_LIMITS.searchLineChars)}`);
     }
   }
   const notes: string[] = [];
-  if (total > hits.length) notes.push(`[${total} matches; the first ${hits.length} are shown: narrow the pattern or the path]`);
+  if (total > hits.length)
+    notes.push(`[${total} matches; the first ${hits.length} are shown: narrow the pattern or the path]`);
   if (listTruncated) notes.push(`[only the first ${FILE_LIMITS.searchFiles} files were searched]`);
   if (skippedBinary) notes.push(`[${plural(skippedBinary, 'binary file')} skipped]`);
   if (skippedLarge) notes.push(`[${plural(skippedLarge, 'file')} over ${FILE_LIMITS.searchFileBytes} bytes skipped]`);
-  const head = total === 0 ? `No matches for ${JSON.stringify(pattern)}${useRegex ? ' (regex)' : ''} in ${path === '.' ? 'the workspace' : path}.` : `${plural(total, 'match', 'matches')} for ${JSON.stringify(pattern)}${useRegex ? ' (regex)' : ''}:`;
-  return ok([head, ...hits, ...notes].join('\n'), total > hits.length || listTruncated ? { outputTruncated: true } : {});
+  const head =
+    total === 0
+      ? `No matches for ${JSON.stringify(pattern)}${useRegex ? ' (regex)' : ''} in ${path === '.' ? 'the workspace' : path}.`
+      : `${plural(total, 'match', 'matches')} for ${JSON.stringify(pattern)}${useRegex ? ' (regex)' : ''}:`;
+  return ok(
+    [head, ...hits, ...notes].join('\n'),
+    total > hits.length || listTruncated ? { outputTruncated: true } : {},
+  );
 }
 
 class RegexTimeout extends Error {}
@@ -347,12 +390,21 @@ class RegexTimeout extends Error {}
  * pattern that backtracks catastrophically ends the search with an error
  * instead of freezing the process (in the editor: every extension).
  */
-function compileTimedRegex(pattern: string, budgetMs: number): { matching: (lines: string[]) => number[] } | { error: string } {
+function compileTimedRegex(
+  pattern: string,
+  budgetMs: number,
+): { matching: (lines: string[]) => number[] } | { error: string } {
   const sandbox = createContext({ pattern, lines: [] as string[] });
   try {
-    runInContext('var re = new RegExp(pattern); function scan(ls) { var out = []; for (var i = 0; i < ls.length; i++) if (re.test(ls[i])) out.push(i); return out; }', sandbox, { timeout: budgetMs });
+    runInContext(
+      'var re = new RegExp(pattern); function scan(ls) { var out = []; for (var i = 0; i < ls.length; i++) if (re.test(ls[i])) out.push(i); return out; }',
+      sandbox,
+      { timeout: budgetMs },
+    );
   } catch (e) {
-    return { error: `invalid regular expression ${JSON.stringify(pattern)}: ${e instanceof Error ? e.message : String(e)}` };
+    return {
+      error: `invalid regular expression ${JSON.stringify(pattern)}: ${e instanceof Error ? e.message : String(e)}`,
+    };
   }
   let spent = 0;
   return {
@@ -362,7 +414,9 @@ function compileTimedRegex(pattern: string, budgetMs: number): { matching: (line
       sandbox.lines = lines;
       const t0 = performance.now();
       try {
-        return Array.from(runInContext('scan(lines)', sandbox, { timeout: Math.max(1, Math.ceil(left)) }) as ArrayLike<number>);
+        return Array.from(
+          runInContext('scan(lines)', sandbox, { timeout: Math.max(1, Math.ceil(left)) }) as ArrayLike<number>,
+        );
       } catch (e) {
         if (e instanceof Error && /Script execution timed out/.test(e.message)) throw new RegexTimeout();
         if ((e as { code?: string } | null)?.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') throw new RegexTimeout();

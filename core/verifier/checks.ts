@@ -20,23 +20,63 @@ export const CHECKS = {
   'tool.known': { level: 'tool', severity: 'error', title: 'the tool is one of the agent tools' },
   'tool.args': { level: 'tool', severity: 'error', title: "the arguments match the tool's schema" },
   'tool.permitted': { level: 'tool', severity: 'error', title: 'the tool is permitted in the current stage' },
-  'tool.transition': { level: 'tool', severity: 'error', title: 'enter_stage names a stage reachable by a legal transition' },
+  'tool.transition': {
+    level: 'tool',
+    severity: 'error',
+    title: 'enter_stage names a stage reachable by a legal transition',
+  },
   'tool.submit_terminal': { level: 'tool', severity: 'error', title: 'submit is called from a terminal stage' },
   'tool.command_policy': { level: 'tool', severity: 'error', title: 'the command matches no deny pattern' },
-  'tool.path_policy': { level: 'tool', severity: 'error', title: 'every path stays inside the workspace and off the deny list' },
-  'tool.sandbox_required': { level: 'tool', severity: 'error', title: 'no command runs unconfined where the sandbox is required (by the workflow or the user)' },
+  'tool.path_policy': {
+    level: 'tool',
+    severity: 'error',
+    title: 'every path stays inside the workspace and off the deny list',
+  },
+  'tool.sandbox_required': {
+    level: 'tool',
+    severity: 'error',
+    title: 'no command runs unconfined where the sandbox is required (by the workflow or the user)',
+  },
   'tool.sandboxed': { level: 'tool', severity: 'warning', title: 'the command ran in the OS sandbox' },
   'tool.approved': { level: 'tool', severity: 'warning', title: 'the call was not rejected at the approval prompt' },
   'tool.succeeded': { level: 'tool', severity: 'warning', title: 'the call ran and succeeded' },
-  'tool.not_repeated': { level: 'tool', severity: 'warning', title: 'the call does not repeat a failed call with nothing changed since' },
-  'stage.transition': { level: 'stage', severity: 'error', title: 'the visit ended by a legal transition (or a submit from a terminal stage)' },
-  'stage.closed': { level: 'stage', severity: 'warning', title: 'the visit ended by a transition or a submit, not by the run stopping' },
+  'tool.not_repeated': {
+    level: 'tool',
+    severity: 'warning',
+    title: 'the call does not repeat a failed call with nothing changed since',
+  },
+  'stage.transition': {
+    level: 'stage',
+    severity: 'error',
+    title: 'the visit ended by a legal transition (or a submit from a terminal stage)',
+  },
+  'stage.closed': {
+    level: 'stage',
+    severity: 'warning',
+    title: 'the visit ended by a transition or a submit, not by the run stopping',
+  },
   'stage.budget': { level: 'stage', severity: 'warning', title: "the visit stayed within the stage's step budget" },
-  'stage.exit.tool_succeeded': { level: 'stage', severity: 'warning', title: 'a tool succeeded the required number of times in the visit' },
-  'stage.exit.command_succeeded': { level: 'stage', severity: 'warning', title: 'a matching command succeeded in the visit' },
-  'stage.exit.command_ran': { level: 'stage', severity: 'warning', title: 'a matching command ran to an observed end in the visit' },
+  'stage.exit.tool_succeeded': {
+    level: 'stage',
+    severity: 'warning',
+    title: 'a tool succeeded the required number of times in the visit',
+  },
+  'stage.exit.command_succeeded': {
+    level: 'stage',
+    severity: 'warning',
+    title: 'a matching command succeeded in the visit',
+  },
+  'stage.exit.command_ran': {
+    level: 'stage',
+    severity: 'warning',
+    title: 'a matching command ran to an observed end in the visit',
+  },
   'stage.exit.file_changed': { level: 'stage', severity: 'warning', title: 'a (matching) file changed in the visit' },
-  'stage.exit.outcome_ran': { level: 'stage', severity: 'warning', title: "the workflow's outcome command itself ran its tests in the visit" },
+  'stage.exit.outcome_ran': {
+    level: 'stage',
+    severity: 'warning',
+    title: "the workflow's outcome command itself ran its tests in the visit",
+  },
   'outcome.after_submit': { level: 'outcome', severity: 'error', title: 'the outcome check result follows a submit' },
   'outcome.single': { level: 'outcome', severity: 'error', title: 'the outcome check result is recorded once' },
   'outcome.submitted': { level: 'outcome', severity: 'info', title: 'the run submitted from a terminal stage' },
@@ -59,7 +99,10 @@ export interface Verdict {
 
 /** Passing verdicts with the standard reason are shared: most checks pass, and allocating each is the verifier's main cost. */
 const STANDARD_PASS = Object.fromEntries(
-  (Object.keys(CHECKS) as CheckId[]).map((check) => [check, Object.freeze({ check, ok: true, reason: CHECKS[check].title }) as Verdict]),
+  (Object.keys(CHECKS) as CheckId[]).map((check) => [
+    check,
+    Object.freeze({ check, ok: true, reason: CHECKS[check].title }) as Verdict,
+  ]),
 ) as Record<CheckId, Verdict>;
 
 export function pass(check: CheckId, reason?: string): Verdict {

@@ -1,5 +1,13 @@
 import { ToolArgs, PATH_ARGS, isToolName } from '../schema/tools';
-import { ALWAYS_READ_ONLY, readOnlyPathOf, transitionsFrom, type ExitCondition, type OutcomeCheck, type Stage, type Workflow } from '../schema/workflow';
+import {
+  ALWAYS_READ_ONLY,
+  readOnlyPathOf,
+  transitionsFrom,
+  type ExitCondition,
+  type OutcomeCheck,
+  type Stage,
+  type Workflow,
+} from '../schema/workflow';
 import type { OutcomeEvent, SandboxRecord, ToolCallEvent, TrajectoryEvent } from '../schema/trajectory';
 import { CommandView, compilePatterns, firstMatch, normalizeSpaces, type CompiledPatterns } from '../policy/command';
 import { globMatch } from '../policy/glob';
@@ -128,14 +136,20 @@ function succeeded(e: ToolCallEvent): boolean {
   if (e.status !== 'ok') return false;
   if (e.tool !== 'run_command') return true;
   const r = e.result;
-  return r !== undefined && r.exitCode === 0 && (r.completion === undefined || r.completion === 'marker' || r.completion === 'exit');
+  return (
+    r !== undefined &&
+    r.exitCode === 0 &&
+    (r.completion === undefined || r.completion === 'marker' || r.completion === 'exit')
+  );
 }
 
 /** A command whose end was observed, whatever its exit code. */
 function ranToEnd(e: ToolCallEvent): boolean {
   if (e.status !== 'ok' || e.tool !== 'run_command') return false;
   const r = e.result;
-  return r !== undefined && typeof r.exitCode === 'number' && r.completion !== 'timeout' && r.completion !== 'unobserved';
+  return (
+    r !== undefined && typeof r.exitCode === 'number' && r.completion !== 'timeout' && r.completion !== 'unobserved'
+  );
 }
 
 /**
@@ -327,11 +341,19 @@ export class VerifierState {
     const visit = this.visit;
 
     verdicts.push(
-      visit ? pass('tool.run_open') : fail('tool.run_open', `the run already ended with a submit; no ${tool} call can follow it`, ['tool']),
+      visit
+        ? pass('tool.run_open')
+        : fail('tool.run_open', `the run already ended with a submit; no ${tool} call can follow it`, ['tool']),
     );
 
     if (!isToolName(tool)) {
-      verdicts.push(fail('tool.known', `"${tool}" is not a tool; the tools are run_command, read_file, write_file, edit_file, list_files, search, enter_stage and submit`, ['tool']));
+      verdicts.push(
+        fail(
+          'tool.known',
+          `"${tool}" is not a tool; the tools are run_command, read_file, write_file, edit_file, list_files, search, enter_stage and submit`,
+          ['tool'],
+        ),
+      );
       return { verdicts };
     }
     verdicts.push(pass('tool.known'));
@@ -357,7 +379,11 @@ export class VerifierState {
       verdicts.push(
         visit.stage.tools.includes(tool)
           ? pass('tool.permitted')
-          : fail('tool.permitted', `${tool} is not permitted in stage "${visit.stage.id}" (permitted: ${visit.stage.tools.join(', ') || 'none'})`, ['tool']),
+          : fail(
+              'tool.permitted',
+              `${tool} is not permitted in stage "${visit.stage.id}" (permitted: ${visit.stage.tools.join(', ') || 'none'})`,
+              ['tool'],
+            ),
       );
     }
 
@@ -368,13 +394,29 @@ export class VerifierState {
       const target = a.stage as string;
       const legal = transitionsFrom(wf, visit.stage.id);
       if (!this.stageById.has(target)) {
-        verdicts.push(fail('tool.transition', `there is no stage "${target}" (stages: ${wf.stages.map((s) => s.id).join(', ')})`, ['args', 'stage']));
+        verdicts.push(
+          fail('tool.transition', `there is no stage "${target}" (stages: ${wf.stages.map((s) => s.id).join(', ')})`, [
+            'args',
+            'stage',
+          ]),
+        );
       } else if (!legal.includes(target)) {
         verdicts.push(
-          fail('tool.transition', `"${visit.stage.id}" → "${target}" is not a legal transition (from "${visit.stage.id}": ${legal.join(', ') || 'none'})`, ['args', 'stage']),
+          fail(
+            'tool.transition',
+            `"${visit.stage.id}" → "${target}" is not a legal transition (from "${visit.stage.id}": ${legal.join(', ') || 'none'})`,
+            ['args', 'stage'],
+          ),
         );
       } else {
-        verdicts.push(this.cachedPass('tool.transition', visit.stage, () => `"${visit.stage.id}" → "${target}" is a legal transition`, target));
+        verdicts.push(
+          this.cachedPass(
+            'tool.transition',
+            visit.stage,
+            () => `"${visit.stage.id}" → "${target}" is a legal transition`,
+            target,
+          ),
+        );
       }
     }
 
@@ -382,7 +424,11 @@ export class VerifierState {
       verdicts.push(
         this.terminal.has(visit.stage.id)
           ? pass('tool.submit_terminal')
-          : fail('tool.submit_terminal', `submit from "${visit.stage.id}", which is not a terminal stage (terminal: ${wf.terminal.join(', ')})`, ['tool']),
+          : fail(
+              'tool.submit_terminal',
+              `submit from "${visit.stage.id}", which is not a terminal stage (terminal: ${wf.terminal.join(', ')})`,
+              ['tool'],
+            ),
       );
     }
 
@@ -411,12 +457,19 @@ export class VerifierState {
         }
         const denied = this.policy.paths.find(([, m]) => m(n.normalized));
         if (denied !== undefined) {
-          bad = fail('tool.path_policy', `"${n.normalized}" matches the path deny pattern "${denied[0]}"`, ['args', key]);
+          bad = fail('tool.path_policy', `"${n.normalized}" matches the path deny pattern "${denied[0]}"`, [
+            'args',
+            key,
+          ]);
           break;
         }
         const readOnly = WRITE_TOOLS.has(tool) ? readOnlyPathOf(wf, n.normalized) : undefined;
         if (readOnly !== undefined) {
-          bad = fail('tool.path_policy', `"${n.normalized}" is read-only for the agent ("${readOnly}" is ${ALWAYS_READ_ONLY.includes(readOnly) ? 'always read-only' : "protected by the workflow's sandbox section"}): it can be read, not changed`, ['args', key]);
+          bad = fail(
+            'tool.path_policy',
+            `"${n.normalized}" is read-only for the agent ("${readOnly}" is ${ALWAYS_READ_ONLY.includes(readOnly) ? 'always read-only' : "protected by the workflow's sandbox section"}): it can be read, not changed`,
+            ['args', key],
+          );
           break;
         }
       }
@@ -468,7 +521,10 @@ export class VerifierState {
     verdicts.push(this.repeatVerdict(call));
     const failed = verdicts.find((v) => !v.ok && v.check !== 'tool.not_repeated');
     const toolReward = toolRewardOf(verdicts);
-    if (failed) return askPattern === undefined ? { decision: 'block', verdicts, reason: failed.reason, toolReward } : { decision: 'block', verdicts, reason: failed.reason, toolReward, askPattern };
+    if (failed)
+      return askPattern === undefined
+        ? { decision: 'block', verdicts, reason: failed.reason, toolReward }
+        : { decision: 'block', verdicts, reason: failed.reason, toolReward, askPattern };
     const loop = verdicts.find((v) => !v.ok);
     if (askPattern !== undefined) {
       return {
@@ -498,35 +554,60 @@ export class VerifierState {
   private result(line: number, type: TrajectoryEvent['type'], verdicts: Verdict[]): StepResult {
     const v = this.visit;
     const runningReturn = this.runningReturn();
-    return v ? { line, type, stage: v.stage.id, visit: v.visit, verdicts, runningReturn } : { line, type, verdicts, runningReturn };
+    return v
+      ? { line, type, stage: v.stage.id, visit: v.visit, verdicts, runningReturn }
+      : { line, type, verdicts, runningReturn };
   }
 
   private appendCall(e: ToolCallEvent, line: number): StepResult {
     const step = ++this.stepCount;
     const visitBefore = this.visit;
-    const call: ProposedCall = e.argsError === undefined ? { tool: e.tool, args: e.args } : { tool: e.tool, args: e.args, argsError: e.argsError };
+    const call: ProposedCall =
+      e.argsError === undefined
+        ? { tool: e.tool, args: e.args }
+        : { tool: e.tool, args: e.args, argsError: e.argsError };
     const { verdicts, askPattern } = this.preChecks(call);
     verdicts.push(this.repeatVerdict(call));
     if (askPattern !== undefined) {
       verdicts.push(
         e.status === 'denied'
-          ? fail('tool.approved', `the user rejected the command at the approval prompt (it matches "${askPattern}")`, ['args', 'command'])
-          : this.cachedPass('tool.approved', askPattern, () => `approved (the command matches the approval pattern "${askPattern}")`),
+          ? fail('tool.approved', `the user rejected the command at the approval prompt (it matches "${askPattern}")`, [
+              'args',
+              'command',
+            ])
+          : this.cachedPass(
+              'tool.approved',
+              askPattern,
+              () => `approved (the command matches the approval pattern "${askPattern}")`,
+            ),
       );
     }
     if (e.tool === 'run_command' && ran(e)) {
-      const unconfined = e.result?.sandboxed === false || (e.result?.sandboxed === undefined && this.sandbox?.confined === false);
-      verdicts.push(unconfined ? fail('tool.sandboxed', `the command ran unconfined (${this.sandbox?.reason ?? 'no sandbox'})`, ['result']) : pass('tool.sandboxed'));
+      const unconfined =
+        e.result?.sandboxed === false || (e.result?.sandboxed === undefined && this.sandbox?.confined === false);
+      verdicts.push(
+        unconfined
+          ? fail('tool.sandboxed', `the command ran unconfined (${this.sandbox?.reason ?? 'no sandbox'})`, ['result'])
+          : pass('tool.sandboxed'),
+      );
     }
     const ok = succeeded(e);
-    verdicts.push(ok ? pass('tool.succeeded') : fail('tool.succeeded', failureReason(e), e.status === 'ok' ? ['result'] : ['status']));
+    verdicts.push(
+      ok
+        ? pass('tool.succeeded')
+        : fail('tool.succeeded', failureReason(e), e.status === 'ok' ? ['result'] : ['status']),
+    );
     const toolReward = toolRewardOf(verdicts);
     this.toolSum += toolReward;
 
     const changed = changedFiles(e);
     // A new stage changes what is allowed, as a changed file changes what a call finds:
     // a call blocked in one stage and made again in the next is not a loop.
-    const entered = e.status === 'ok' && e.tool === 'enter_stage' && this.visit !== undefined && this.stageById.has((e.args as { stage?: unknown } | null)?.stage as string);
+    const entered =
+      e.status === 'ok' &&
+      e.tool === 'enter_stage' &&
+      this.visit !== undefined &&
+      this.stageById.has((e.args as { stage?: unknown } | null)?.stage as string);
     if (changed.length || entered) {
       this.changeEpoch++;
       this.failuresInEpoch = 0;
@@ -544,7 +625,13 @@ export class VerifierState {
       if (e.status === 'ok' && e.tool === 'enter_stage') {
         const target = this.stageById.get((e.args as { stage?: unknown } | null)?.stage as string);
         if (target) {
-          stageVisit = this.closeVisit(visit, line, 'transition', (wf) => transitionsFrom(wf, visit.stage.id).includes(target.id), target.id);
+          stageVisit = this.closeVisit(
+            visit,
+            line,
+            'transition',
+            (wf) => transitionsFrom(wf, visit.stage.id).includes(target.id),
+            target.id,
+          );
           this.openVisit(target, line);
         }
       } else if (e.status === 'ok' && e.tool === 'submit') {
@@ -558,7 +645,17 @@ export class VerifierState {
     // an out-of-object property store, and results are kept for the whole run.
     const runningReturn = this.runningReturn();
     const result: StepResult = visitBefore
-      ? { line, type: 'tool_call', step, tool: e.tool, stage: visitBefore.stage.id, visit: visitBefore.visit, verdicts, toolReward, runningReturn }
+      ? {
+          line,
+          type: 'tool_call',
+          step,
+          tool: e.tool,
+          stage: visitBefore.stage.id,
+          visit: visitBefore.visit,
+          verdicts,
+          toolReward,
+          runningReturn,
+        }
       : { line, type: 'tool_call', step, tool: e.tool, verdicts, toolReward, runningReturn };
     if (stageVisit) result.stageVisit = stageVisit;
     return result;
@@ -572,7 +669,8 @@ export class VerifierState {
           if (ok && e.tool === cond.tool) c.count++;
           break;
         case 'file_changed':
-          if (changed.length && (cond.pattern === undefined || changed.some((f) => matchesPath(cond.pattern!, f)))) c.count = 1;
+          if (changed.length && (cond.pattern === undefined || changed.some((f) => matchesPath(cond.pattern!, f))))
+            c.count = 1;
           break;
         case 'command_succeeded':
         case 'command_ran': {
@@ -599,15 +697,29 @@ export class VerifierState {
         case 'tool_succeeded':
           out.push(
             count >= cond.atLeast
-              ? this.cachedPass(id, cond, () => `${cond.tool} succeeded at least ${cond.atLeast} time${cond.atLeast === 1 ? '' : 's'}`)
-              : fail(id, `${cond.tool} succeeded ${count} time${count === 1 ? '' : 's'} in this visit; at least ${cond.atLeast} required`),
+              ? this.cachedPass(
+                  id,
+                  cond,
+                  () => `${cond.tool} succeeded at least ${cond.atLeast} time${cond.atLeast === 1 ? '' : 's'}`,
+                )
+              : fail(
+                  id,
+                  `${cond.tool} succeeded ${count} time${count === 1 ? '' : 's'} in this visit; at least ${cond.atLeast} required`,
+                ),
           );
           break;
         case 'file_changed':
           out.push(
             count
-              ? this.cachedPass(id, cond, () => (cond.pattern ? `a file matching "${cond.pattern}" changed` : 'a file changed'))
-              : fail(id, cond.pattern ? `no file matching "${cond.pattern}" changed in this visit` : 'no file changed in this visit'),
+              ? this.cachedPass(id, cond, () =>
+                  cond.pattern ? `a file matching "${cond.pattern}" changed` : 'a file changed',
+                )
+              : fail(
+                  id,
+                  cond.pattern
+                    ? `no file matching "${cond.pattern}" changed in this visit`
+                    : 'no file changed in this visit',
+                ),
           );
           break;
         case 'command_succeeded':
@@ -652,7 +764,9 @@ export class VerifierState {
         verdicts.push(
           fail(
             'stage.transition',
-            endedBy === 'submit' ? `the run ended by a submit from "${from}", which is not a terminal stage` : `left "${from}" for "${target}", which is not a legal transition`,
+            endedBy === 'submit'
+              ? `the run ended by a submit from "${from}", which is not a terminal stage`
+              : `left "${from}" for "${target}", which is not a legal transition`,
           ),
         );
       }
@@ -667,7 +781,13 @@ export class VerifierState {
     return verdicts;
   }
 
-  private closeVisit(visit: Visit, line: number, endedBy: VisitEnd, legal: (wf: Workflow) => boolean, target?: string): StageVisitResult {
+  private closeVisit(
+    visit: Visit,
+    line: number,
+    endedBy: VisitEnd,
+    legal: (wf: Workflow) => boolean,
+    target?: string,
+  ): StageVisitResult {
     const verdicts = this.scoreVisit(visit, endedBy, legal(this.workflow), target);
     const reward = stageRewardOf(verdicts);
     this.stageSum += reward;
@@ -691,7 +811,13 @@ export class VerifierState {
     if (!this.runEnded) {
       verdicts.push(fail('outcome.after_submit', 'an outcome check result before any submit is ignored', ['type']));
     } else if (this.outcomeEvent) {
-      verdicts.push(fail('outcome.single', `the outcome was already recorded on line ${this.outcomeEvent.line}; this one is ignored`, ['type']));
+      verdicts.push(
+        fail(
+          'outcome.single',
+          `the outcome was already recorded on line ${this.outcomeEvent.line}; this one is ignored`,
+          ['type'],
+        ),
+      );
     } else {
       verdicts.push(pass('outcome.after_submit'), pass('outcome.single'));
       this.outcomeEvent = { event: e, line };
@@ -706,10 +832,20 @@ export class VerifierState {
     if (!rec) return fail('outcome.check_passed', 'no outcome check result was recorded after the submit');
     const e = rec.event;
     if (e.completion === 'timeout' || e.completion === 'unobserved' || e.exitCode === null) {
-      return fail('outcome.check_passed', `the outcome check "${e.command}" did not finish (${e.completion ?? 'no exit code'})`, ['exitCode']);
+      return fail(
+        'outcome.check_passed',
+        `the outcome check "${e.command}" did not finish (${e.completion ?? 'no exit code'})`,
+        ['exitCode'],
+      );
     }
-    if (e.exitCode !== expected) return fail('outcome.check_passed', `"${e.command}" exited ${e.exitCode}; expected ${expected}`, ['exitCode']);
-    if (e.testsRan === 0) return fail('outcome.check_passed', `"${e.command}" exited ${e.exitCode} but ran no tests: a check that runs no tests is not a pass`, ['testsRan']);
+    if (e.exitCode !== expected)
+      return fail('outcome.check_passed', `"${e.command}" exited ${e.exitCode}; expected ${expected}`, ['exitCode']);
+    if (e.testsRan === 0)
+      return fail(
+        'outcome.check_passed',
+        `"${e.command}" exited ${e.exitCode} but ran no tests: a check that runs no tests is not a pass`,
+        ['testsRan'],
+      );
     return pass('outcome.check_passed', `"${e.command}" exited ${e.exitCode} as expected`);
   }
 
@@ -741,7 +877,10 @@ export class VerifierState {
     const outcomeVerdicts: Verdict[] = [
       this.submittedFromTerminal
         ? pass('outcome.submitted')
-        : fail('outcome.submitted', this.runEnded ? 'the run submitted from a stage that is not terminal' : 'the run never submitted'),
+        : fail(
+            'outcome.submitted',
+            this.runEnded ? 'the run submitted from a stage that is not terminal' : 'the run never submitted',
+          ),
     ];
     if (this.runEnded) outcomeVerdicts.push(this.outcomeCheckVerdict());
     const outcomeReward: 0 | 1 = outcomeVerdicts.every((v) => v.ok) && this.runEnded ? 1 : 0;
@@ -782,7 +921,8 @@ function failureReason(e: ToolCallEvent): string {
   const r = e.result;
   switch (e.status) {
     case 'ok':
-      if (r?.completion === 'timeout' || r?.completion === 'unobserved') return `the command's end was not observed (${r.completion}), so it does not count as a success`;
+      if (r?.completion === 'timeout' || r?.completion === 'unobserved')
+        return `the command's end was not observed (${r.completion}), so it does not count as a success`;
       if (r?.exitCode === undefined || r.exitCode === null) return 'the command has no recorded exit code';
       return `the command exited with code ${r.exitCode}`;
     case 'error':

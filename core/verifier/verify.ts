@@ -23,7 +23,6 @@ export interface TrajectoryReport {
   fatal?: string;
 }
 
-
 export interface VerifyOptions {
   /** Use this workflow whatever the header says. */
   workflow?: Workflow;
@@ -37,7 +36,11 @@ export interface EventAt {
 }
 
 /** Batch verification of parsed events: the same as feeding them one by one. */
-export function verifyEvents(workflow: Workflow, events: Iterable<EventAt>, headerLine = 1): { steps: StepResult[]; summary: TrajectorySummary } {
+export function verifyEvents(
+  workflow: Workflow,
+  events: Iterable<EventAt>,
+  headerLine = 1,
+): { steps: StepResult[]; summary: TrajectorySummary } {
   const state = new VerifierState(workflow, headerLine);
   const steps: StepResult[] = [];
   for (const { event, line } of events) steps.push(state.append(event, line));
@@ -55,7 +58,10 @@ export function resolveWorkflow(
     const load = loadWorkflow(ref);
     return load.ok
       ? { workflow: load.workflow, source: 'inline', problems: load.problems }
-      : { error: 'the inline workflow is not well-formed', problems: load.problems.map((p) => ({ ...p, path: ['workflow', ...p.path] })) };
+      : {
+          error: 'the inline workflow is not well-formed',
+          problems: load.problems.map((p) => ({ ...p, path: ['workflow', ...p.path] })),
+        };
   }
   if (ref.startsWith('builtin:')) {
     try {
@@ -64,7 +70,8 @@ export function resolveWorkflow(
       return { error: (e as Error).message, problems: [] };
     }
   }
-  if (!opts.resolve) return { error: `the workflow "${ref}" is a path and no file access was given to resolve it`, problems: [] };
+  if (!opts.resolve)
+    return { error: `the workflow "${ref}" is a path and no file access was given to resolve it`, problems: [] };
   const r = opts.resolve(ref);
   return 'error' in r ? { error: r.error, problems: r.problems ?? [] } : { ...r, problems: [] };
 }
@@ -77,7 +84,12 @@ export function resolveWorkflow(
  * whichever backend decides; an event is garbage as soon as it is judged
  * (holding every parsed event made long files slow).
  */
-function* readTrajectory(text: string, opts: VerifyOptions, report: TrajectoryReport, at: { headerLine: number }): Generator<EventAt> {
+function* readTrajectory(
+  text: string,
+  opts: VerifyOptions,
+  report: TrajectoryReport,
+  at: { headerLine: number },
+): Generator<EventAt> {
   const lines = splitLines(text);
   let i = 0;
   // Up to and including the first non-blank line, which must be the header.
@@ -116,12 +128,17 @@ export function verifyTrajectoryText(text: string, opts: VerifyOptions = {}): Tr
     state ??= new VerifierState(report.workflow!, at.headerLine, report.header?.sandbox);
     report.steps.push(state.append(event, line));
   }
-  if (report.workflow) report.summary = (state ?? new VerifierState(report.workflow, at.headerLine, report.header?.sandbox)).summary();
+  if (report.workflow)
+    report.summary = (state ?? new VerifierState(report.workflow, at.headerLine, report.header?.sandbox)).summary();
   return report;
 }
 
 /** The same with any backend (builtin or Lean): only the judging differs, so malformed lines are reported identically. */
-export async function verifyTrajectoryTextWith(backend: VerifierBackend, text: string, opts: VerifyOptions = {}): Promise<TrajectoryReport> {
+export async function verifyTrajectoryTextWith(
+  backend: VerifierBackend,
+  text: string,
+  opts: VerifyOptions = {},
+): Promise<TrajectoryReport> {
   const report: TrajectoryReport = { backend: backend.name, workflowProblems: [], lineErrors: [], steps: [] };
   const at = { headerLine: 1 };
   let session: VerifierSession | undefined;

@@ -10,8 +10,7 @@ export interface LocatedProblem extends WorkflowProblem {
 }
 
 export type WorkflowLoad =
-  | { ok: true; workflow: Workflow; problems: LocatedProblem[] }
-  | { ok: false; problems: LocatedProblem[] };
+  { ok: true; workflow: Workflow; problems: LocatedProblem[] } | { ok: false; problems: LocatedProblem[] };
 
 /** Validates a workflow value: schema first, then well-formedness. */
 export function loadWorkflow(value: unknown): WorkflowLoad {
@@ -21,7 +20,12 @@ export function loadWorkflow(value: unknown): WorkflowLoad {
       ok: false,
       problems: r.error.issues.map((issue) => {
         const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
-        return { code: 'workflow.schema', severity: 'error' as const, message: `${path.length ? `"${path.join('.')}": ` : ''}${issue.message}`, path };
+        return {
+          code: 'workflow.schema',
+          severity: 'error' as const,
+          message: `${path.length ? `"${path.join('.')}": ` : ''}${issue.message}`,
+          path,
+        };
       }),
     };
   }
@@ -36,14 +40,28 @@ export function loadWorkflowText(text: string): WorkflowLoad {
     value = JSON.parse(text);
   } catch {
     const err = findJsonSyntaxError(text) ?? { offset: 0, message: 'not valid JSON' };
-    return { ok: false, problems: [{ code: 'workflow.json', severity: 'error', message: `invalid JSON: ${err.message}`, path: [], start: err.offset, end: err.offset + 1 }] };
+    return {
+      ok: false,
+      problems: [
+        {
+          code: 'workflow.json',
+          severity: 'error',
+          message: `invalid JSON: ${err.message}`,
+          path: [],
+          start: err.offset,
+          end: err.offset + 1,
+        },
+      ],
+    };
   }
   const load = loadWorkflow(value);
   const locate = (p: LocatedProblem): LocatedProblem => {
     const span = locateJsonValue(text, p.path);
     return span ? { ...p, start: span.start, end: span.end } : p;
   };
-  return load.ok ? { ...load, problems: load.problems.map(locate) } : { ok: false, problems: load.problems.map(locate) };
+  return load.ok
+    ? { ...load, problems: load.problems.map(locate) }
+    : { ok: false, problems: load.problems.map(locate) };
 }
 
 /** Workflows that ship with the project, addressed as `builtin:ID`. */
@@ -53,9 +71,11 @@ export const BUILTIN_WORKFLOWS: Record<string, unknown> = {
 
 export function builtinWorkflow(id: string): Workflow {
   const value = BUILTIN_WORKFLOWS[id];
-  if (value === undefined) throw new Error(`there is no builtin workflow "${id}" (builtin: ${Object.keys(BUILTIN_WORKFLOWS).join(', ')})`);
+  if (value === undefined)
+    throw new Error(`there is no builtin workflow "${id}" (builtin: ${Object.keys(BUILTIN_WORKFLOWS).join(', ')})`);
   const load = loadWorkflow(value);
-  if (!load.ok) throw new Error(`builtin workflow "${id}" is not well-formed: ${load.problems.map((p) => p.message).join('; ')}`);
+  if (!load.ok)
+    throw new Error(`builtin workflow "${id}" is not well-formed: ${load.problems.map((p) => p.message).join('; ')}`);
   return load.workflow;
 }
 

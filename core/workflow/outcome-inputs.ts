@@ -32,7 +32,29 @@ const RUNNER_FILES: Record<string, readonly string[]> = {
 };
 
 /** Test runners whose tests live in a test folder the run could rewrite. */
-const TEST_RUNNERS = new Set(['npm', 'yarn', 'pnpm', 'bun', 'npx', 'pytest', 'py.test', 'jest', 'vitest', 'mocha', 'cargo', 'go', 'tox', 'make', 'node', 'unittest', 'mvn', 'gradle', './gradlew', 'deno', 'dotnet']);
+const TEST_RUNNERS = new Set([
+  'npm',
+  'yarn',
+  'pnpm',
+  'bun',
+  'npx',
+  'pytest',
+  'py.test',
+  'jest',
+  'vitest',
+  'mocha',
+  'cargo',
+  'go',
+  'tox',
+  'make',
+  'node',
+  'unittest',
+  'mvn',
+  'gradle',
+  './gradlew',
+  'deno',
+  'dotnet',
+]);
 /** Words that run the rest of the command line: the runner is after them. */
 const WRAPPERS = new Set(['env', 'exec', 'time', 'nice', 'nohup', 'command', 'timeout', 'xvfb-run', 'dotenv']);
 /** `uv run pytest`, `poetry run pytest`, `pipenv run pytest`, `npx jest`. */
@@ -49,8 +71,10 @@ function words(command: string): string[] {
 
 /** A word that names a workspace file: relative, with a folder or a script's extension, not an option or an assignment. */
 function pathWord(w: string): string | undefined {
-  if (w.startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(w) || /[*?$<>{}]/.test(w) || w.includes('://')) return undefined;
-  if (!w.includes('/') && !/\.(?:js|cjs|mjs|ts|py|sh|bash|rb|pl|php|go|rs|json|toml|ini|cfg|ya?ml)$/.test(w)) return undefined;
+  if (w.startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(w) || /[*?$<>{}]/.test(w) || w.includes('://'))
+    return undefined;
+  if (!w.includes('/') && !/\.(?:js|cjs|mjs|ts|py|sh|bash|rb|pl|php|go|rs|json|toml|ini|cfg|ya?ml)$/.test(w))
+    return undefined;
   // `./...` is go's pattern for every package, not a file.
   if (w.endsWith('...')) return undefined;
   const n = normalizeWorkspacePath(w);
@@ -60,7 +84,8 @@ function pathWord(w: string): string | undefined {
 /** The paths the outcome check reads that the workflow neither keeps read-only nor denies to writes, with why each matters. */
 export function unprotectedOutcomeInputs(wf: Workflow): { path: string; why: string }[] {
   const readOnly = [...ALWAYS_READ_ONLY, ...wf.sandbox.protected].map((p) => p.replace(/\/+$/, ''));
-  const kept = (p: string): boolean => readOnly.some((q) => p === q || p.startsWith(`${q}/`)) || wf.policy.paths.deny.some((d) => globMatch(d, p));
+  const kept = (p: string): boolean =>
+    readOnly.some((q) => p === q || p.startsWith(`${q}/`)) || wf.policy.paths.deny.some((d) => globMatch(d, p));
   // `sh -c "npm test"` runs the quoted line: read that instead.
   const inner = /^\s*(?:ba|z|da)?sh\s+-c\s+(['"])(.*)\1\s*$/.exec(wf.outcome.command)?.[2];
   const ws = words(inner ?? wf.outcome.command);
@@ -69,7 +94,13 @@ export function unprotectedOutcomeInputs(wf: Workflow): { path: string; why: str
   for (;;) {
     const w = ws[i];
     if (w === undefined) break;
-    if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(w) || WRAPPERS.has(w) || /^\d+[smhd]?$/.test(w) || (w.startsWith('-') && i > 0 && WRAPPERS.has(ws[i - 1]!))) i++;
+    if (
+      /^[A-Za-z_][A-Za-z0-9_]*=/.test(w) ||
+      WRAPPERS.has(w) ||
+      /^\d+[smhd]?$/.test(w) ||
+      (w.startsWith('-') && i > 0 && WRAPPERS.has(ws[i - 1]!))
+    )
+      i++;
     else if (w === 'cd') i += 2;
     else if (RUN_VIA.has(w) && ws[i + 1] === 'run') i += 2;
     else break;
@@ -78,15 +109,22 @@ export function unprotectedOutcomeInputs(wf: Workflow): { path: string; why: str
   // `npm --prefix app test`, `cd app && npm test`: the manifest is in that folder.
   const at = ws.indexOf('--prefix');
   const prefix = at >= 0 ? ws[at + 1] : ws[0] === 'cd' ? ws[1] : undefined;
-  const inFolder = (f: string): string => (prefix && prefix !== '.' ? `${prefix.replace(/^\.\//, '').replace(/\/+$/, '')}/${f}` : f);
+  const inFolder = (f: string): string =>
+    prefix && prefix !== '.' ? `${prefix.replace(/^\.\//, '').replace(/\/+$/, '')}/${f}` : f;
   const out = new Map<string, string>();
   const unkept = [...new Set(RUNNER_FILES[runner ?? ''] ?? [])].map(inFolder).filter((f) => !kept(f));
-  if (unkept.length) out.set(unkept.join(', '), `${runner} reads ${unkept.length === 1 ? 'it' : 'them'} before it runs anything`);
+  if (unkept.length)
+    out.set(unkept.join(', '), `${runner} reads ${unkept.length === 1 ? 'it' : 'them'} before it runs anything`);
   for (const w of ws) {
     const p = pathWord(w);
     if (p && !kept(p)) out.set(p, 'the command names it');
   }
-  if (runner && TEST_RUNNERS.has(runner) && !TEST_FOLDERS.some((t) => kept(t)) && ![...out.keys()].some((p) => TEST_FOLDERS.some((t) => p === t || p.startsWith(`${t}/`)))) {
+  if (
+    runner &&
+    TEST_RUNNERS.has(runner) &&
+    !TEST_FOLDERS.some((t) => kept(t)) &&
+    ![...out.keys()].some((p) => TEST_FOLDERS.some((t) => p === t || p.startsWith(`${t}/`)))
+  ) {
     out.set(TEST_FOLDERS.join(', '), 'no test folder is protected, so the tests the check runs can be rewritten');
   }
   return [...out].map(([path, why]) => ({ path, why }));

@@ -9,7 +9,9 @@ import type { Workflow } from '../schema/workflow';
 import { builtinWorkflow, lineColumn, loadWorkflowText, type LocatedProblem } from './load';
 
 /** Resolves a workflow named by path in a header; the CLI and the server read files, the core does not. */
-export type WorkflowResolver = (ref: string) => { workflow: Workflow; source: string } | { error: string; problems?: LocatedProblem[] };
+export type WorkflowResolver = (
+  ref: string,
+) => { workflow: Workflow; source: string } | { error: string; problems?: LocatedProblem[] };
 
 /** Formats a workflow problem as FILE:LINE:COL: message [code]. */
 export function formatProblem(file: string, text: string | undefined, p: LocatedProblem): string {
@@ -18,7 +20,10 @@ export function formatProblem(file: string, text: string | undefined, p: Located
 }
 
 /** Loads a workflow named on the command line or in a header: `builtin:ID` or a path. */
-export function loadWorkflowRef(ref: string, baseDir: string): { workflow: Workflow; source: string } | { error: string; problems: LocatedProblem[] } {
+export function loadWorkflowRef(
+  ref: string,
+  baseDir: string,
+): { workflow: Workflow; source: string } | { error: string; problems: LocatedProblem[] } {
   if (ref.startsWith('builtin:')) {
     try {
       return { workflow: builtinWorkflow(ref.slice('builtin:'.length)), source: ref };
@@ -31,11 +36,17 @@ export function loadWorkflowRef(ref: string, baseDir: string): { workflow: Workf
   try {
     text = readBoundedText(file, MAX_WORKFLOW_BYTES, 'the workflow');
   } catch (e) {
-    return { error: `cannot read the workflow ${ref}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`, problems: [] };
+    return {
+      error: `cannot read the workflow ${ref}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`,
+      problems: [],
+    };
   }
   const load = loadWorkflowText(text);
   if (!load.ok) {
-    return { error: `the workflow ${ref} is not well-formed:\n${load.problems.map((p) => `  ${formatProblem(ref, text, p)}`).join('\n')}`, problems: [] };
+    return {
+      error: `the workflow ${ref} is not well-formed:\n${load.problems.map((p) => `  ${formatProblem(ref, text, p)}`).join('\n')}`,
+      problems: [],
+    };
   }
   return { workflow: load.workflow, source: ref };
 }

@@ -31,13 +31,18 @@ export function readBoundedBytes(path: string, maxBytes: number, what = 'the fil
   try {
     const st = fstatSync(fd);
     if (st.isDirectory()) throw new FileRefusedError(`${what} ${path} is a folder, not a file`);
-    if (!st.isFile()) throw new FileRefusedError(`${what} ${path} is not a regular file (a device, a FIFO or a socket): it is not read`);
-    if (st.size > maxBytes) throw new FileRefusedError(`${what} ${path} is ${st.size} bytes, more than the ${maxBytes} read at most`);
+    if (!st.isFile())
+      throw new FileRefusedError(
+        `${what} ${path} is not a regular file (a device, a FIFO or a socket): it is not read`,
+      );
+    if (st.size > maxBytes)
+      throw new FileRefusedError(`${what} ${path} is ${st.size} bytes, more than the ${maxBytes} read at most`);
     // It may grow while being read: read one byte past the limit to know.
     const buf = Buffer.alloc(Math.min(st.size, maxBytes) + 1);
     let got = 0;
     for (;;) {
-      if (got === buf.length) throw new FileRefusedError(`${what} ${path} grew past the ${maxBytes} bytes read at most while it was read`);
+      if (got === buf.length)
+        throw new FileRefusedError(`${what} ${path} grew past the ${maxBytes} bytes read at most while it was read`);
       const n = readSync(fd, buf, got, buf.length - got, null);
       if (n === 0) break;
       got += n;

@@ -103,7 +103,7 @@ function relativeOf(root: string, abs: string): string {
 }
 
 function errnoCode(e: unknown): string | undefined {
-  return typeof e === 'object' && e !== null && 'code' in e ? String((e).code) : undefined;
+  return typeof e === 'object' && e !== null && 'code' in e ? String(e.code) : undefined;
 }
 
 /** A readable message for a Node file-system error about `path`. */
@@ -199,7 +199,8 @@ export async function confinePath(ws: Workspace, path: string): Promise<FsResult
         if (!isInside(ws.root, abs, ws.caseInsensitive)) return outside('it resolves outside');
         return { ok: true, value: { absolute: abs, relative: relativeOf(ws.root, abs), exists: false } };
       }
-      if (code === 'ENOTDIR') return { ok: false, error: `"${segments.slice(0, i).join('/')}" in "${path}" is a file, not a folder` };
+      if (code === 'ENOTDIR')
+        return { ok: false, error: `"${segments.slice(0, i).join('/')}" in "${path}" is a file, not a folder` };
       return { ok: false, error: describeFsError(e, path) };
     }
     if (st.isSymbolicLink()) {
@@ -208,8 +209,13 @@ export async function confinePath(ws: Workspace, path: string): Promise<FsResult
         real = await fsp.realpath(next);
       } catch (e) {
         const code = errnoCode(e);
-        if (code === 'ENOENT') return { ok: false, error: `"${segments.slice(0, i + 1).join('/')}" is a symbolic link to something that does not exist; refusing to follow it` };
-        if (code === 'ELOOP') return { ok: false, error: `"${segments.slice(0, i + 1).join('/')}" is a symbolic link loop` };
+        if (code === 'ENOENT')
+          return {
+            ok: false,
+            error: `"${segments.slice(0, i + 1).join('/')}" is a symbolic link to something that does not exist; refusing to follow it`,
+          };
+        if (code === 'ELOOP')
+          return { ok: false, error: `"${segments.slice(0, i + 1).join('/')}" is a symbolic link loop` };
         return { ok: false, error: describeFsError(e, path) };
       }
       if (!isInside(ws.root, real, ws.caseInsensitive)) {
@@ -324,15 +330,24 @@ export async function prepareWrite(ws: Workspace, path: string, makeParents = tr
   if (relative === '.') return { ok: false, error: `"${path}" is the workspace folder itself, not a file` };
   // Checked on the real path: a link elsewhere in the workspace leads here too.
   const ro = readOnlyOf(ws, relative);
-  if (ro !== undefined) return { ok: false, error: `"${path}" is read-only for the agent ("${ro}" may be read, not changed)` };
+  if (ro !== undefined)
+    return { ok: false, error: `"${path}" is read-only for the agent ("${ro}" may be read, not changed)` };
   try {
     if (exists) {
       // The real path: confinePath resolved every link, so what is there is the target itself.
       const st = await fsp.lstat(absolute);
       if (st.isDirectory()) return { ok: false, error: `"${path}" is a folder, not a file` };
-      if (!st.isFile()) return { ok: false, error: `"${path}" is not a regular file (a FIFO, a device or a socket): the file tools do not write it` };
+      if (!st.isFile())
+        return {
+          ok: false,
+          error: `"${path}" is not a regular file (a FIFO, a device or a socket): the file tools do not write it`,
+        };
       // Another name of the same file may be outside the workspace: a write here would change it there.
-      if (st.nlink > 1) return { ok: false, error: `"${path}" has ${st.nlink} hard links: writing it would change the file under its other names too (which may be outside the workspace); the file tools do not write it` };
+      if (st.nlink > 1)
+        return {
+          ok: false,
+          error: `"${path}" has ${st.nlink} hard links: writing it would change the file under its other names too (which may be outside the workspace); the file tools do not write it`,
+        };
       return { ok: true, value: { ...c.value, regularFile: true } };
     }
     // The Node writer on Linux makes them itself, folder by folder from the workspace (openBeneath).
@@ -367,7 +382,9 @@ export class NodeWorkspaceFs implements WorkspaceFs {
 
   /** The workspace's real path and case sensitivity, found once. */
   open(): Promise<FsResult<Workspace>> {
-    this.ws ??= openWorkspace(this.workspace).then((r) => (r.ok ? { ok: true, value: { ...r.value, readOnly: this.readOnly } } : r));
+    this.ws ??= openWorkspace(this.workspace).then((r) =>
+      r.ok ? { ok: true, value: { ...r.value, readOnly: this.readOnly } } : r,
+    );
     return this.ws;
   }
 
@@ -383,7 +400,10 @@ export class NodeWorkspaceFs implements WorkspaceFs {
     if (!c.value.exists) return { ok: false, error: `"${path}" does not exist` };
     try {
       const st = await fsp.stat(c.value.absolute);
-      return { ok: true, value: { kind: st.isFile() ? 'file' : st.isDirectory() ? 'dir' : 'other', size: st.size, mtimeMs: st.mtimeMs } };
+      return {
+        ok: true,
+        value: { kind: st.isFile() ? 'file' : st.isDirectory() ? 'dir' : 'other', size: st.size, mtimeMs: st.mtimeMs },
+      };
     } catch (e) {
       return { ok: false, error: describeFsError(e, path) };
     }
@@ -398,8 +418,16 @@ export class NodeWorkspaceFs implements WorkspaceFs {
       fh = await bounded(fsp.open(c.value.absolute, fsConstants.O_RDONLY | NOFOLLOW | NONBLOCK), `opening "${path}"`);
       const st = await fh.stat();
       if (st.isDirectory()) return { ok: false, error: `"${path}" is a folder, not a file` };
-      if (!st.isFile()) return { ok: false, error: `"${path}" is not a regular file (a FIFO, a device or a socket): the file tools do not read it` };
-      if (!(await isWhereChecked(fh, c.value.absolute))) return { ok: false, error: `"${path}" changed while it was being opened (a folder on the way was replaced by a link); try again` };
+      if (!st.isFile())
+        return {
+          ok: false,
+          error: `"${path}" is not a regular file (a FIFO, a device or a socket): the file tools do not read it`,
+        };
+      if (!(await isWhereChecked(fh, c.value.absolute)))
+        return {
+          ok: false,
+          error: `"${path}" changed while it was being opened (a folder on the way was replaced by a link); try again`,
+        };
       const max = Math.min(opts.maxBytes ?? MAX_READ_BYTES, MAX_READ_BYTES);
       const want = Math.min(st.size, max);
       const buf = Buffer.alloc(want);
@@ -411,7 +439,10 @@ export class NodeWorkspaceFs implements WorkspaceFs {
       }
       const bytes = buf.subarray(0, got);
       const binary = bytes.subarray(0, BINARY_SAMPLE).includes(0);
-      return { ok: true, value: { text: binary ? '' : bytes.toString('utf8'), size: st.size, truncated: st.size > got, binary } };
+      return {
+        ok: true,
+        value: { text: binary ? '' : bytes.toString('utf8'), size: st.size, truncated: st.size > got, binary },
+      };
     } catch (e) {
       return { ok: false, error: describeFsError(e, path) };
     } finally {
@@ -426,7 +457,8 @@ export class NodeWorkspaceFs implements WorkspaceFs {
     if (!target.ok) return target;
     const { absolute, relative, exists } = target.value;
     const bytes = Buffer.byteLength(content, 'utf8');
-    if (bytes > MAX_WRITE_BYTES) return { ok: false, error: `the content is ${bytes} bytes; the file tools write at most ${MAX_WRITE_BYTES}` };
+    if (bytes > MAX_WRITE_BYTES)
+      return { ok: false, error: `the content is ${bytes} bytes; the file tools write at most ${MAX_WRITE_BYTES}` };
     // A new file next to the target, then renamed over it: the target's name never points at
     // half a write, and a link or a hard link put there meanwhile is replaced, not written through.
     // On Linux the folder is reached one real folder at a time from the workspace (never through a
@@ -449,12 +481,22 @@ export class NodeWorkspaceFs implements WorkspaceFs {
         at = (n) => nodePath.join(d, n);
       }
       const existing = await fsp.lstat(at(name)).catch(() => undefined);
-      if (existing && (!existing.isFile() || existing.nlink > 1)) return { ok: false, error: `"${path}" changed while it was being written (it is no longer a file with one name); nothing was written` };
+      if (existing && (!existing.isFile() || existing.nlink > 1))
+        return {
+          ok: false,
+          error: `"${path}" changed while it was being written (it is no longer a file with one name); nothing was written`,
+        };
       const mode = existing ? existing.mode & 0o7777 : 0o666;
       temp = at(tempName);
-      fh = await bounded(fsp.open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | NOFOLLOW, mode), `creating "${path}"`);
+      fh = await bounded(
+        fsp.open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | NOFOLLOW, mode),
+        `creating "${path}"`,
+      );
       if (!BENEATH && !(await isWhereChecked(fh, nodePath.join(nodePath.dirname(absolute), tempName)))) {
-        return { ok: false, error: `"${path}" changed while it was being written (a folder on the way was replaced by a link); nothing was written` };
+        return {
+          ok: false,
+          error: `"${path}" changed while it was being written (a folder on the way was replaced by a link); nothing was written`,
+        };
       }
       await bounded(fh.writeFile(content, 'utf8'), `writing "${path}"`);
       if (existing) await fh.chmod(mode);
@@ -464,7 +506,10 @@ export class NodeWorkspaceFs implements WorkspaceFs {
       temp = undefined;
       return { ok: true, value: { path: relative, created: !exists && !existing, bytes } };
     } catch (e) {
-      return { ok: false, error: e instanceof Error && /given up$/.test(e.message) ? e.message : describeFsError(e, path) };
+      return {
+        ok: false,
+        error: e instanceof Error && /given up$/.test(e.message) ? e.message : describeFsError(e, path),
+      };
     } finally {
       await fh?.close().catch(() => undefined);
       if (temp) await fsp.rm(temp, { force: true }).catch(() => undefined);
@@ -510,7 +555,13 @@ export class NodeWorkspaceFs implements WorkspaceFs {
           return undefined;
         }
         const abs = nodePath.join(dir, d.name);
-        const kind: EntryKind = d.isSymbolicLink() ? 'symlink' : d.isDirectory() ? 'dir' : d.isFile() ? 'file' : 'other';
+        const kind: EntryKind = d.isSymbolicLink()
+          ? 'symlink'
+          : d.isDirectory()
+            ? 'dir'
+            : d.isFile()
+              ? 'file'
+              : 'other';
         entries.push({ path: relativeOf(root, abs), kind });
         if (kind === 'dir' && opts.recursive) await walk(abs, false);
       }

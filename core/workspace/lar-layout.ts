@@ -12,7 +12,8 @@ export const LAR_DIR = '.lar';
 export const RUNS_DIR = join(LAR_DIR, 'runs');
 
 /** Where run `runId` writes its trajectory. */
-export const trajectoryFile = (workspace: string, runId: string): string => join(workspace, RUNS_DIR, `${runId}.lar.jsonl`);
+export const trajectoryFile = (workspace: string, runId: string): string =>
+  join(workspace, RUNS_DIR, `${runId}.lar.jsonl`);
 
 /** Where a group of rollouts keeps its trajectories and advantages. */
 export const groupDir = (workspace: string, groupId: string): string => join(workspace, RUNS_DIR, groupId);
@@ -21,7 +22,8 @@ export const groupDir = (workspace: string, groupId: string): string => join(wor
 export const outputDir = (workspace: string, runId: string): string => join(workspace, LAR_DIR, 'output', runId);
 
 /** Where a run's end moves what it must not leave in place (repositories it made, files it added where writes are denied). */
-export const quarantineDir = (workspace: string, at: Date = new Date()): string => join(workspace, LAR_DIR, 'quarantine', at.toISOString().replace(/[:.]/g, '-'));
+export const quarantineDir = (workspace: string, at: Date = new Date()): string =>
+  join(workspace, LAR_DIR, 'quarantine', at.toISOString().replace(/[:.]/g, '-'));
 
 /**
  * The workspace's `.lar` folder (runs, command outputs, quarantine), made
@@ -38,7 +40,9 @@ export function ensureLarDir(workspace: string): string {
     lstatSync(ignore);
   } catch {
     try {
-      writeFileSync(ignore, '# Lean4 Agentic: run records and command outputs (remove this file to track them)\n*\n', { flag: 'wx' });
+      writeFileSync(ignore, '# Lean4 Agentic: run records and command outputs (remove this file to track them)\n*\n', {
+        flag: 'wx',
+      });
     } catch {
       // Made meanwhile, or the folder is not writable: nothing to do.
     }

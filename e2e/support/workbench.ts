@@ -14,7 +14,10 @@ import { REPO_ROOT, chromiumPath, codeServerCommand } from '../../devtools/paths
 export const ARTIFACTS = join(REPO_ROOT, 'out', 'e2e-artifacts');
 
 export function vsixPath(): string {
-  const { name, version } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+  const { name, version } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+    name: string;
+    version: string;
+  };
   return join(REPO_ROOT, 'out', 'vsix', `${name}-linux-x64-${version}.vsix`);
 }
 
@@ -38,11 +41,23 @@ export class Suite {
     const dir = mkdtempSync(join(tmpdir(), 'lar-e2e-'));
     mkdirSync(ARTIFACTS, { recursive: true });
     const logLines: string[] = [];
-    const server = await CodeServer.start({ dataDir: join(dir, 'code-server'), extensions: [vsixPath()], log: (l) => logLines.push(l) });
+    const server = await CodeServer.start({
+      dataDir: join(dir, 'code-server'),
+      extensions: [vsixPath()],
+      log: (l) => logLines.push(l),
+    });
     try {
       const browser = await chromium.launch({
         executablePath: chromiumPath()!,
-        args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-quic',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
       });
       return new Suite(server, browser, dir);
     } catch (e) {
@@ -52,7 +67,11 @@ export class Suite {
   }
 
   /** A copy of the demo repository (or an empty folder) with these workspace settings. */
-  workspace(name: string, settings: Record<string, unknown>, from: string | undefined = join(REPO_ROOT, 'test-fixtures', 'demo-workspace')): string {
+  workspace(
+    name: string,
+    settings: Record<string, unknown>,
+    from: string | undefined = join(REPO_ROOT, 'test-fixtures', 'demo-workspace'),
+  ): string {
     const ws = join(this.dir, 'workspaces', name);
     rmSync(ws, { recursive: true, force: true });
     if (from) cpSync(from, ws, { recursive: true });
@@ -63,7 +82,10 @@ export class Suite {
 
   async open(folder: string): Promise<Workbench> {
     // The clipboard as a user's browser gives it to VS Code (Copy in the chat writes it through the workbench).
-    const page = await this.browser.newPage({ viewport: { width: 1600, height: 1000 }, permissions: ['clipboard-read', 'clipboard-write'] });
+    const page = await this.browser.newPage({
+      viewport: { width: 1600, height: 1000 },
+      permissions: ['clipboard-read', 'clipboard-write'],
+    });
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(this.server.folderUrl(folder));
@@ -139,7 +161,9 @@ export class Workbench {
   }
 
   chat(): FrameLocator {
-    return this.page.frameLocator('iframe.webview.ready[src*="extensionId=lean4-agentic.lean4-agentic"]').frameLocator('iframe#active-frame');
+    return this.page
+      .frameLocator('iframe.webview.ready[src*="extensionId=lean4-agentic.lean4-agentic"]')
+      .frameLocator('iframe#active-frame');
   }
 
   /** Keyboard shortcuts go to the workbench, not to a webview that kept focus. */
@@ -175,7 +199,12 @@ export class Workbench {
   async reload(): Promise<void> {
     await this.page.evaluate('globalThis.larBeforeReload = true');
     await this.runCommand('Developer: Reload Window');
-    await eventually('the reloaded window', async () => ((await this.page.evaluate('globalThis.larBeforeReload !== true').catch(() => false)) ? true : undefined), 60_000);
+    await eventually(
+      'the reloaded window',
+      async () =>
+        (await this.page.evaluate('globalThis.larBeforeReload !== true').catch(() => false)) ? true : undefined,
+      60_000,
+    );
     await this.page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
   }
 
@@ -195,7 +224,12 @@ export class Workbench {
 }
 
 /** Polls until `probe` returns a value (not undefined), or fails saying what was awaited. */
-export async function eventually<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 30_000, lastSeen?: () => string): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 30_000,
+  lastSeen?: () => string,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {

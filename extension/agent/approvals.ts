@@ -22,7 +22,10 @@ export function needsApproval(mode: ApprovalMode, askPattern: string | undefined
 /** The gate's answer with the user's per-tool setting applied on top. */
 export function applyApprovalPolicy(gate: GateResult, tool: string, approvals: Record<string, unknown>): GateResult {
   // A blocked call may still run under enforcement `warn`: it then needs the same approval.
-  if (gate.decision === 'block') return toolMode(approvals, tool) === 'ask' ? { ...gate, askReason: `the setting lean4Agentic.approvals asks before ${tool} runs` } : gate;
+  if (gate.decision === 'block')
+    return toolMode(approvals, tool) === 'ask'
+      ? { ...gate, askReason: `the setting lean4Agentic.approvals asks before ${tool} runs` }
+      : gate;
   if (gate.decision !== 'allow') return gate;
   if (!needsApproval(toolMode(approvals, tool), gate.askPattern)) return gate;
   return { ...gate, decision: 'ask', reason: `the setting lean4Agentic.approvals asks before ${tool} runs` };

@@ -39,12 +39,18 @@ export type SettingSource = 'default' | 'user' | 'workspace' | 'folder';
 /** Where the value in force of a `lean4Agentic.*` setting comes from: the most specific scope that sets it. */
 export function settingSource(key: string): SettingSource {
   const name = key.replace(/^lean4Agentic\./, '');
-  const i = vscode.workspace.getConfiguration('lean4Agentic', vscode.workspace.workspaceFolders?.[0]?.uri).inspect(name);
+  const i = vscode.workspace
+    .getConfiguration('lean4Agentic', vscode.workspace.workspaceFolders?.[0]?.uri)
+    .inspect(name);
   if (!i) return 'default';
   // In Restricted Mode the workspace's values of restricted settings (the endpoint) are not used.
   if (vscode.workspace.isTrusted || !MACHINE_SETTINGS.has(key)) {
     // A folder's own settings are apart from the workspace's only in a .code-workspace (else they are one file).
-    if (i.workspaceFolderValue !== undefined && (vscode.workspace.workspaceFile !== undefined || (vscode.workspace.workspaceFolders?.length ?? 0) > 1)) return 'folder';
+    if (
+      i.workspaceFolderValue !== undefined &&
+      (vscode.workspace.workspaceFile !== undefined || (vscode.workspace.workspaceFolders?.length ?? 0) > 1)
+    )
+      return 'folder';
     if (i.workspaceValue !== undefined || i.workspaceFolderValue !== undefined) return 'workspace';
   }
   if (i.globalValue !== undefined) return 'user';
@@ -73,10 +79,12 @@ export function describeSource(source: SettingSource): string {
  */
 export function openSetting(query: string): Thenable<unknown> {
   const source = query.startsWith('lean4Agentic.') && query !== 'lean4Agentic' ? settingSource(query) : 'default';
-  if (source === 'workspace') return vscode.commands.executeCommand('workbench.action.openWorkspaceSettings', { query });
+  if (source === 'workspace')
+    return vscode.commands.executeCommand('workbench.action.openWorkspaceSettings', { query });
   if (source === 'folder') return vscode.commands.executeCommand('workbench.action.openFolderSettings', { query });
   // openRemoteSettings takes only the options object, openSettings a plain query too.
-  if (vscode.env.remoteName !== undefined && MACHINE_SETTINGS.has(query)) return vscode.commands.executeCommand('workbench.action.openRemoteSettings', { query });
+  if (vscode.env.remoteName !== undefined && MACHINE_SETTINGS.has(query))
+    return vscode.commands.executeCommand('workbench.action.openRemoteSettings', { query });
   return vscode.commands.executeCommand('workbench.action.openSettings', query);
 }
 
@@ -86,8 +94,15 @@ export function openEndpointSetting(): Thenable<unknown> {
 
 /** One sentence for the report of a connection test (the key redacted). */
 export function describeReport(r: ConnectionReport, apiKey: string | undefined): string {
-  const calls = r.toolCalls === 'native' ? 'native tool calls' : r.toolCalls === 'text' ? `tool calls as text (${r.textFormat ?? 'text'})` : 'no tool call came back';
-  const window = r.contextWindow ? `, context window ${formatTokens(r.contextWindow.tokens)} tokens${r.contextWindow.source === 'default' ? ' (assumed)' : r.contextWindow.source === 'setting' ? ' (setting)' : ''}` : '';
+  const calls =
+    r.toolCalls === 'native'
+      ? 'native tool calls'
+      : r.toolCalls === 'text'
+        ? `tool calls as text (${r.textFormat ?? 'text'})`
+        : 'no tool call came back';
+  const window = r.contextWindow
+    ? `, context window ${formatTokens(r.contextWindow.tokens)} tokens${r.contextWindow.source === 'default' ? ' (assumed)' : r.contextWindow.source === 'setting' ? ' (setting)' : ''}`
+    : '';
   const advice = r.suggestedFormat ? ` Suggested tool-call format: "${r.suggestedFormat}".` : '';
   const head = r.ok
     ? `connected to ${r.endpoint}: model ${r.model ?? '?'} (${r.models.length} served), ${calls}${window}${r.reasoning ? ', reasoning sent apart' : ''}.${advice}`
@@ -95,12 +110,15 @@ export function describeReport(r: ConnectionReport, apiKey: string | undefined):
   return redact([head, ...r.problems].join(' '), apiKey);
 }
 
-
 export async function testConnection(secrets: vscode.SecretStorage, output: vscode.LogOutputChannel): Promise<void> {
   const config = readAgentConfig();
   const apiKey = await readApiKey(secrets);
   const report = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Lean4 Agentic: testing ${maskEndpoint(config.endpoint)}…`, cancellable: true },
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: `Lean4 Agentic: testing ${maskEndpoint(config.endpoint)}…`,
+      cancellable: true,
+    },
     (_p, token) => {
       const ac = new AbortController();
       token.onCancellationRequested(() => ac.abort());
@@ -112,20 +130,25 @@ export async function testConnection(secrets: vscode.SecretStorage, output: vsco
   // The walkthrough's step is done when a check passed, not when one was run.
   void vscode.commands.executeCommand('setContext', 'lean4Agentic.connectionOk', report.ok);
   const buttons = ['Open Endpoint Setting', ...(report.error === 'unauthorized' ? ['Set API Key'] : [])];
-  const pick = report.ok && !report.problems.length
-    ? await vscode.window.showInformationMessage(`Lean4 Agentic: ${text}`, 'Open Endpoint Setting')
-    : await vscode.window.showWarningMessage(`Lean4 Agentic: ${text}`, ...buttons);
+  const pick =
+    report.ok && !report.problems.length
+      ? await vscode.window.showInformationMessage(`Lean4 Agentic: ${text}`, 'Open Endpoint Setting')
+      : await vscode.window.showWarningMessage(`Lean4 Agentic: ${text}`, ...buttons);
   if (pick === 'Open Endpoint Setting') await openEndpointSetting();
   else if (pick === 'Set API Key') await vscode.commands.executeCommand(COMMANDS.setApiKey);
 }
 
-export function registerConnectionCommands(context: vscode.ExtensionContext, output: vscode.LogOutputChannel): vscode.Disposable[] {
+export function registerConnectionCommands(
+  context: vscode.ExtensionContext,
+  output: vscode.LogOutputChannel,
+): vscode.Disposable[] {
   const { secrets } = context;
   return [
     vscode.commands.registerCommand(COMMANDS.setApiKey, async () => {
       const key = await vscode.window.showInputBox({
         title: 'Lean4 Agentic: API key for the inference server',
-        prompt: 'Kept in VS Code SecretStorage; never written to settings, logs or trajectories. Leave empty for a server without a key.',
+        prompt:
+          'Kept in VS Code SecretStorage; never written to settings, logs or trajectories. Leave empty for a server without a key.',
         password: true,
         ignoreFocusOut: true,
       });

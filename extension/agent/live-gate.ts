@@ -44,7 +44,13 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 }
 
 export function toGateResult(r: CheckToolCallResult): GateResult {
-  return { decision: r.decision, verdicts: r.verdicts as Verdict[], reason: r.reason, toolReward: r.toolReward, ...(r.askPattern !== undefined ? { askPattern: r.askPattern } : {}) };
+  return {
+    decision: r.decision,
+    verdicts: r.verdicts as Verdict[],
+    reason: r.reason,
+    toolReward: r.toolReward,
+    ...(r.askPattern !== undefined ? { askPattern: r.askPattern } : {}),
+  };
 }
 
 export function createLiveGate(opts: {
@@ -61,12 +67,17 @@ export function createLiveGate(opts: {
   let sent: Promise<void> = Promise.resolve();
   let last: { line: number; text: string } | undefined;
   const down = (what: string, e: unknown) => {
-    if (serverOk) opts.log?.(`${what} failed (${e instanceof Error ? e.message : String(e)}): gating with the builtin verifier until the server is back`);
+    if (serverOk)
+      opts.log?.(
+        `${what} failed (${e instanceof Error ? e.message : String(e)}): gating with the builtin verifier until the server is back`,
+      );
     serverOk = false;
   };
   const send = (line: number, text: string) => {
     if (!server) return;
-    sent = sent.then(() => (serverOk ? server.appendStep({ uri: opts.uri, text, line }) : undefined)).catch((e: unknown) => down('lar/appendStep', e));
+    sent = sent
+      .then(() => (serverOk ? server.appendStep({ uri: opts.uri, text, line }) : undefined))
+      .catch((e: unknown) => down('lar/appendStep', e));
   };
   /**
    * A restarted server knows nothing of the run: the latest line, which does
@@ -100,7 +111,13 @@ export function createLiveGate(opts: {
         await sent;
         if (serverOk) {
           const r = await withTimeout(
-            server.checkToolCall({ uri: opts.uri, call: call.argsError !== undefined ? { tool: call.tool, args: call.args, argsError: call.argsError } : { tool: call.tool, args: call.args } }),
+            server.checkToolCall({
+              uri: opts.uri,
+              call:
+                call.argsError !== undefined
+                  ? { tool: call.tool, args: call.args, argsError: call.argsError }
+                  : { tool: call.tool, args: call.args },
+            }),
             GATE_TIMEOUT_MS,
           );
           g = toGateResult(r);

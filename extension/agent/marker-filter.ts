@@ -36,7 +36,10 @@ const HOLD_MAX = 8192;
 
 function core(line: string): string {
   // What a marker test looks at: no terminator, no carriage returns, no control sequences.
-  return line.replace(/\r?\n$/, '').replace(CONTROL, '').replace(/\r/g, '');
+  return line
+    .replace(/\r?\n$/, '')
+    .replace(CONTROL, '')
+    .replace(/\r/g, '');
 }
 
 /** Whether an unfinished line may still turn into a marker line. */

@@ -30,7 +30,15 @@ import { readAgentConfig } from '../config';
 import { listRuns, markInterruptedRuns, RUNS_DIR } from '../../core/agent/history';
 import { RUN_FILE } from '../../core/schema/trajectory';
 import { OutputTail, toStepCard, shortArgs } from '../chat/cards';
-import { clip, OUTPUT_TAIL, type ErrorAction, type FromWebview, type HistoryEntry, type StepCard, type ToWebview } from '../../core/protocol/chat';
+import {
+  clip,
+  OUTPUT_TAIL,
+  type ErrorAction,
+  type FromWebview,
+  type HistoryEntry,
+  type StepCard,
+  type ToWebview,
+} from '../../core/protocol/chat';
 import { FileChanges, type FileChange } from '../checkpoints/file-changes';
 import { loadNodePty } from '../../core/shell/process';
 import { combineRedactors, secretRedactor } from '../../core/secrets/redact';
@@ -84,11 +92,15 @@ function actionsFor(e: unknown): ErrorAction[] {
 const CHAT_KEY = 'lean4Agentic.chat.latest';
 /** What the chat's next run still has to record (restores) and where it goes on from (a branch): kept over a reload. */
 const PENDING_KEY = 'lean4Agentic.chat.pending';
-const Pending = z.object({ restores: z.array(RestoreEventSchema).max(100), branch: z.object({ run: z.string().regex(RUN_FILE), step: z.number().int().positive() }).optional() });
+const Pending = z.object({
+  restores: z.array(RestoreEventSchema).max(100),
+  branch: z.object({ run: z.string().regex(RUN_FILE), step: z.number().int().positive() }).optional(),
+});
 type Pending = z.infer<typeof Pending>;
 
 /** What Resume tells the model (recorded as the user's message: it is what the user asked for). */
-export const RESUME_MESSAGE = 'The editor closed during your last run, which was interrupted. Continue the task from where you stopped.';
+export const RESUME_MESSAGE =
+  'The editor closed during your last run, which was interrupted. Continue the task from where you stopped.';
 
 /** The chat that run `file` of `runsDir` ends, oldest run first (workflows named by path resolved next to it). */
 function readChat(runsDir: string, file: string): RecordedRun[] {
@@ -98,7 +110,8 @@ function readChat(runsDir: string, file: string): RecordedRun[] {
 /** Opens a link from the chat if linkTarget allows it: web pages outside, workspace files in the editor. */
 async function openLink(href: string): Promise<void> {
   const folder = vscode.workspace.workspaceFolders?.[0];
-  const target = folder?.uri.scheme === 'file' ? linkTarget(href, folder.uri.fsPath) : linkTarget(href, '/nonexistent-workspace');
+  const target =
+    folder?.uri.scheme === 'file' ? linkTarget(href, folder.uri.fsPath) : linkTarget(href, '/nonexistent-workspace');
   if (target.kind === 'refused') {
     void vscode.window.showWarningMessage(`Lean4 Agentic did not open the link: ${target.reason}.`);
     return;
@@ -122,7 +135,16 @@ export class AgentSession implements vscode.Disposable {
    * the run before (each run its own trajectory, linked by `thread` in its
    * header). New Chat ends it.
    */
-  private thread: { id: string; turn: number; conversation?: Conversation; previous: string; restored?: RecordedRun[]; step?: number } | undefined;
+  private thread:
+    | {
+        id: string;
+        turn: number;
+        conversation?: Conversation;
+        previous: string;
+        restored?: RecordedRun[];
+        step?: number;
+      }
+    | undefined;
   /** Messages typed during a run, not yet given to the model. */
   private queued: string[] = [];
   /** A restore or a branch is on its way (a diff, a dialog): no run starts meanwhile. */
@@ -151,7 +173,8 @@ export class AgentSession implements vscode.Disposable {
     this.subs.push(
       this.checkpoints,
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('lean4Agentic.endpoint') || e.affectsConfiguration('lean4Agentic.model')) void this.postConnection();
+        if (e.affectsConfiguration('lean4Agentic.endpoint') || e.affectsConfiguration('lean4Agentic.model'))
+          void this.postConnection();
       }),
       context.secrets.onDidChange(() => void this.postConnection()),
     );
@@ -183,10 +206,19 @@ export class AgentSession implements vscode.Disposable {
         else void vscode.commands.executeCommand(COMMANDS.setApiKey);
         return;
       case 'openTrajectory':
-        if (this.lastTrajectory) void vscode.window.showTextDocument(this.lastTrajectory, { preview: false, viewColumn: vscode.ViewColumn.Beside });
+        if (this.lastTrajectory)
+          void vscode.window.showTextDocument(this.lastTrajectory, {
+            preview: false,
+            viewColumn: vscode.ViewColumn.Beside,
+          });
         return;
       case 'newChat':
-        if (this.running) this.post({ type: 'error', message: 'A run is in progress: stop it before starting a new chat.', actions: [] });
+        if (this.running)
+          this.post({
+            type: 'error',
+            message: 'A run is in progress: stop it before starting a new chat.',
+            actions: [],
+          });
         else {
           this.changes.clear();
           // A reload brings back no chat the user cleared (nor one a restore still on its way would bring).
@@ -206,28 +238,39 @@ export class AgentSession implements vscode.Disposable {
         void this.branchFrom(msg.commit, msg.step, msg.run);
         return;
       case 'restoreCheckpoint':
-        void this.restoreCheckpoint(msg.commit, { ...(msg.step ? { step: msg.step } : {}), ...(msg.run ? { run: msg.run } : {}) });
+        void this.restoreCheckpoint(msg.commit, {
+          ...(msg.step ? { step: msg.step } : {}),
+          ...(msg.run ? { run: msg.run } : {}),
+        });
         return;
       case 'showChange':
-        this.showChange(msg.id).catch((e: unknown) => this.fail(`Could not show the change: ${e instanceof Error ? e.message : String(e)}`));
+        this.showChange(msg.id).catch((e: unknown) =>
+          this.fail(`Could not show the change: ${e instanceof Error ? e.message : String(e)}`),
+        );
         return;
       case 'history':
-        this.postHistory().catch((e: unknown) => this.fail(`Could not list the runs: ${e instanceof Error ? e.message : String(e)}`));
+        this.postHistory().catch((e: unknown) =>
+          this.fail(`Could not list the runs: ${e instanceof Error ? e.message : String(e)}`),
+        );
         return;
       case 'openRun': {
         const folder = vscode.workspace.workspaceFolders?.[0];
         if (!folder || !RUN_FILE.test(msg.file)) return;
         const uri = vscode.Uri.joinPath(folder.uri, ...RUNS_DIR.split(/[\\/]/), msg.file);
-        void vscode.window.showTextDocument(uri, { preview: false, viewColumn: vscode.ViewColumn.Beside }).then(undefined, (e: unknown) => {
-          this.fail(`Could not open ${msg.file}: ${e instanceof Error ? e.message : String(e)}`);
-        });
+        void vscode.window
+          .showTextDocument(uri, { preview: false, viewColumn: vscode.ViewColumn.Beside })
+          .then(undefined, (e: unknown) => {
+            this.fail(`Could not open ${msg.file}: ${e instanceof Error ? e.message : String(e)}`);
+          });
         return;
       }
       case 'copy':
         void vscode.env.clipboard.writeText(msg.text);
         return;
       case 'openLink':
-        void openLink(msg.href).then(undefined, (e: unknown) => this.fail(`Could not open ${clip(msg.href, 200)}: ${e instanceof Error ? e.message : String(e)}`));
+        void openLink(msg.href).then(undefined, (e: unknown) =>
+          this.fail(`Could not open ${clip(msg.href, 200)}: ${e instanceof Error ? e.message : String(e)}`),
+        );
         return;
       case 'checkConnection':
       case 'ready':
@@ -251,7 +294,17 @@ export class AgentSession implements vscode.Disposable {
     try {
       apiKey = await readApiKey(this.context.secrets);
     } catch (e) {
-      if (seq === this.probeSeq) this.post({ type: 'connection', state: 'failed', endpoint, message: clip(`The API key could not be read from the secret storage: ${e instanceof Error ? e.message : String(e)}`, 2000), actions: ['setApiKey'] });
+      if (seq === this.probeSeq)
+        this.post({
+          type: 'connection',
+          state: 'failed',
+          endpoint,
+          message: clip(
+            `The API key could not be read from the secret storage: ${e instanceof Error ? e.message : String(e)}`,
+            2000,
+          ),
+          actions: ['setApiKey'],
+        });
       return;
     }
     const client = modelClientFor(config, apiKey);
@@ -262,16 +315,46 @@ export class AgentSession implements vscode.Disposable {
       const served = await client.servedModels(ac.signal);
       const models = served.map((m) => m.id);
       if (config.model && !models.includes(config.model)) {
-        msg = { type: 'connection', state: 'failed', endpoint, message: clip(`The server does not serve the model "${config.model}" (it serves: ${models.join(', ') || 'nothing'}). Change the model setting or leave it empty.`, 2000), actions: ['openModelSetting'] };
+        msg = {
+          type: 'connection',
+          state: 'failed',
+          endpoint,
+          message: clip(
+            `The server does not serve the model "${config.model}" (it serves: ${models.join(', ') || 'nothing'}). Change the model setting or leave it empty.`,
+            2000,
+          ),
+          actions: ['openModelSetting'],
+        };
       } else if (!models.length) {
-        msg = { type: 'connection', state: 'failed', endpoint, message: 'The server answers but lists no models at /v1/models.', actions: ['openEndpointSetting', 'testConnection'] };
+        msg = {
+          type: 'connection',
+          state: 'failed',
+          endpoint,
+          message: 'The server answers but lists no models at /v1/models.',
+          actions: ['openEndpointSetting', 'testConnection'],
+        };
       } else {
         const window = await client.contextWindow(ac.signal, served).catch(() => undefined);
-        msg = { type: 'connection', state: 'connected', endpoint, model: clip(config.model || models[0]!, 300), ...(window ? { window: { tokens: window.tokens, assumed: window.source === 'default' } } : {}), actions: [] };
+        msg = {
+          type: 'connection',
+          state: 'connected',
+          endpoint,
+          model: clip(config.model || models[0]!, 300),
+          ...(window ? { window: { tokens: window.tokens, assumed: window.source === 'default' } } : {}),
+          actions: [],
+        };
       }
     } catch (e) {
-      const err = ac.signal.aborted ? client.classify(new Error(`no answer from ${maskEndpoint(config.endpoint)} within 10 s`)) : client.classify(e);
-      msg = { type: 'connection', state: 'failed', endpoint, message: clip(redact(err.message, apiKey), 2000), actions: actionsFor(err) };
+      const err = ac.signal.aborted
+        ? client.classify(new Error(`no answer from ${maskEndpoint(config.endpoint)} within 10 s`))
+        : client.classify(e);
+      msg = {
+        type: 'connection',
+        state: 'failed',
+        endpoint,
+        message: clip(redact(err.message, apiKey), 2000),
+        actions: actionsFor(err),
+      };
     } finally {
       clearTimeout(timer);
     }
@@ -286,15 +369,19 @@ export class AgentSession implements vscode.Disposable {
   /** Once per window: commands run unconfined, why, and what would fix it. */
   private warnIfUnconfined(sandbox: RunSandbox): void {
     if (sandbox.plan.confined) return;
-    this.output.warn(`commands are not confined: ${sandbox.summary.reason}${sandbox.plan.fix ? ` (fix: ${sandbox.plan.fix})` : ''}`);
+    this.output.warn(
+      `commands are not confined: ${sandbox.summary.reason}${sandbox.plan.fix ? ` (fix: ${sandbox.plan.fix})` : ''}`,
+    );
     if (this.sandboxWarned && !sandbox.refusal) return;
     this.sandboxWarned = true;
     const text = sandbox.refusal
       ? `Lean4 Agentic: the sandbox is required and cannot start, so the agent will run no commands: ${sandbox.summary.reason}.`
       : `Lean4 Agentic: the agent's commands run unconfined (as in your own terminal), and every step says so: ${sandbox.summary.reason}.`;
-    void vscode.window.showWarningMessage(sandbox.plan.fix ? `${text} Fix: ${sandbox.plan.fix}.` : text, 'Sandbox setting').then((pick) => {
-      if (pick) void vscode.commands.executeCommand('workbench.action.openSettings', 'lean4Agentic.sandbox');
-    });
+    void vscode.window
+      .showWarningMessage(sandbox.plan.fix ? `${text} Fix: ${sandbox.plan.fix}.` : text, 'Sandbox setting')
+      .then((pick) => {
+        if (pick) void vscode.commands.executeCommand('workbench.action.openSettings', 'lean4Agentic.sandbox');
+      });
   }
 
   private warnIfNoPty(): void {
@@ -318,7 +405,8 @@ export class AgentSession implements vscode.Disposable {
     const folder = vscode.workspace.workspaceFolders?.[0];
     if (!folder || folder.uri.scheme !== 'file' || !vscode.workspace.isTrusted) return;
     const marked = await markInterruptedRuns(folder.uri.fsPath, (readAgentConfig().maxMinutes + 5) * 60_000);
-    if (marked.length) this.output.info(`marked ${marked.length} unfinished run(s) as interrupted: ${marked.join(', ')}`);
+    if (marked.length)
+      this.output.info(`marked ${marked.length} unfinished run(s) as interrupted: ${marked.join(', ')}`);
   }
 
   /**
@@ -336,7 +424,9 @@ export class AgentSession implements vscode.Disposable {
     if (!latest || !RUN_FILE.test(latest)) return;
     try {
       const runsDir = join(folder.uri.fsPath, RUNS_DIR);
-      const runs = await new Promise<RecordedRun[]>((resolve) => setImmediate(() => resolve(readChat(runsDir, latest))));
+      const runs = await new Promise<RecordedRun[]>((resolve) =>
+        setImmediate(() => resolve(readChat(runsDir, latest))),
+      );
       const thread = threadOf(runs);
       if (!thread || this.running || this.thread || this.cleared) return;
       // Restores not yet recorded and a branch not yet continued come back too (the same chat only).
@@ -362,7 +452,9 @@ export class AgentSession implements vscode.Disposable {
    */
   async restoreCheckpoint(commit: string, where: { step?: number; run?: string }): Promise<void> {
     if (this.running || this.busy) {
-      this.fail(this.running ? 'A run is in progress: stop it before restoring the workspace.' : `${this.busy} is in progress.`);
+      this.fail(
+        this.running ? 'A run is in progress: stop it before restoring the workspace.' : `${this.busy} is in progress.`,
+      );
       return;
     }
     const folder = vscode.workspace.workspaceFolders?.[0];
@@ -373,14 +465,23 @@ export class AgentSession implements vscode.Disposable {
     this.busy = 'A restore';
     try {
       const undo = where.step === undefined;
-      const event = await this.checkpoints.restore(folder.uri.fsPath, commit, { ...where, ...(undo ? { undo: true } : {}) }, () => !this.running);
+      const event = await this.checkpoints.restore(
+        folder.uri.fsPath,
+        commit,
+        { ...where, ...(undo ? { undo: true } : {}) },
+        () => !this.running,
+      );
       if (event === 'unchanged') {
-        void vscode.window.showInformationMessage(`The workspace is already ${undo ? 'as it was before the last restore' : `as it was before step ${where.step}`}: nothing to restore.`);
+        void vscode.window.showInformationMessage(
+          `The workspace is already ${undo ? 'as it was before the last restore' : `as it was before step ${where.step}`}: nothing to restore.`,
+        );
         return;
       }
       if (!event) return;
       this.restores.push(event);
-      this.savePending(this.thread?.step !== undefined ? { run: this.thread.previous, step: this.thread.step } : undefined);
+      this.savePending(
+        this.thread?.step !== undefined ? { run: this.thread.previous, step: this.thread.step } : undefined,
+      );
       this.post({ type: 'checkpointRestored', text: clip(restoreLine(event), 4000), undo: event.before });
     } catch (e) {
       this.fail(`The workspace was not restored: ${e instanceof Error ? e.message : String(e)}`);
@@ -422,7 +523,10 @@ export class AgentSession implements vscode.Disposable {
         this.fail(`Cannot branch from step ${step}: ${point.error}.`);
         return;
       }
-      if (point.commit !== commit) this.output.info(`branch from step ${step} of ${run}: the workspace goes back to the checkpoint of the reply's first call that could change files (${point.commit.slice(0, 12)})`);
+      if (point.commit !== commit)
+        this.output.info(
+          `branch from step ${step} of ${run}: the workspace goes back to the checkpoint of the reply's first call that could change files (${point.commit.slice(0, 12)})`,
+        );
       const event = await this.checkpoints.restore(folder.uri.fsPath, point.commit, { step, run }, () => !this.running);
       if (!event) return;
       if (event !== 'unchanged') this.restores.push(event);
@@ -434,7 +538,8 @@ export class AgentSession implements vscode.Disposable {
       this.savePending({ run, step });
       this.post({ type: 'clear' });
       for (const m of transcriptOf(runs)) this.post(m);
-      if (event !== 'unchanged') this.post({ type: 'checkpointRestored', text: clip(restoreLine(event), 4000), undo: event.before });
+      if (event !== 'unchanged')
+        this.post({ type: 'checkpointRestored', text: clip(restoreLine(event), 4000), undo: event.before });
       void this.reveal();
     } catch (e) {
       this.fail(`Could not branch: ${e instanceof Error ? e.message : String(e)}`);
@@ -445,7 +550,8 @@ export class AgentSession implements vscode.Disposable {
 
   /** Keeps the restores not yet recorded, and the branch point not yet continued, for a reload. */
   private savePending(branch?: Pending['branch']): void {
-    const value: Pending | undefined = this.restores.length || branch ? { restores: this.restores, ...(branch ? { branch } : {}) } : undefined;
+    const value: Pending | undefined =
+      this.restores.length || branch ? { restores: this.restores, ...(branch ? { branch } : {}) } : undefined;
     void this.context.workspaceState.update(PENDING_KEY, value);
   }
 
@@ -483,11 +589,15 @@ export class AgentSession implements vscode.Disposable {
   private async showChange(id: string): Promise<void> {
     const c = this.changes.get(id);
     if (!c) {
-      this.fail('That change is no longer kept (only the most recent changes are, up to 32 MB): open the file and use the Timeline or source control to compare.');
+      this.fail(
+        'That change is no longer kept (only the most recent changes are, up to 32 MB): open the file and use the Timeline or source control to compare.',
+      );
       return;
     }
     const title = `${c.path} (${c.created ? 'created' : 'changed'} by the agent)`;
-    await vscode.commands.executeCommand('vscode.diff', changeUri(c, 'before'), changeUri(c, 'after'), title, { preview: true });
+    await vscode.commands.executeCommand('vscode.diff', changeUri(c, 'before'), changeUri(c, 'after'), title, {
+      preview: true,
+    });
   }
 
   stop(): void {
@@ -557,7 +667,10 @@ export class AgentSession implements vscode.Disposable {
           return undefined;
         });
         if (served?.length && config.model && !served.some((m) => m.id === config.model)) {
-          this.fail(`The server does not serve the model "${config.model}" (it serves: ${served.map((m) => m.id).join(', ')}). Change the model setting or leave it empty.`, ['openModelSetting']);
+          this.fail(
+            `The server does not serve the model "${config.model}" (it serves: ${served.map((m) => m.id).join(', ')}). Change the model setting or leave it empty.`,
+            ['openModelSetting'],
+          );
           return;
         }
         modelName = await model.resolveModel(signal, served);
@@ -571,7 +684,9 @@ export class AgentSession implements vscode.Disposable {
       for (const p of rules.problems) this.output.warn(`rules: ${p}`);
       const thread = this.thread;
       // A chat read back from its trajectories: the model's context is rebuilt from them, under today's prompt.
-      let conversation = thread?.conversation ?? (thread?.restored ? rebuildConversation(thread.restored, systemFor(workflow, rules), toolSpecs()) : undefined);
+      let conversation =
+        thread?.conversation ??
+        (thread?.restored ? rebuildConversation(thread.restored, systemFor(workflow, rules), toolSpecs()) : undefined);
       /** What the chat shows as this message (the task may carry messages the model never answered, shown already). */
       const typed = task;
       let reasked = false;
@@ -618,7 +733,8 @@ export class AgentSession implements vscode.Disposable {
         trajectoryPath,
         // Writes go through WorkspaceEdit (undoable, open editors follow); the terminal is mirrored in the editor.
         makeFs: (readOnly) => new VscodeWorkspaceFs(ws, onWrite, readOnly),
-        makeTerminal: (options, box) => new AgentTerminal(options, box.plan.confined ? describeSandbox(box.summary) : 'unconfined'),
+        makeTerminal: (options, box) =>
+          new AgentTerminal(options, box.plan.confined ? describeSandbox(box.summary) : 'unconfined'),
       });
       const box = run.sandbox;
       const terminal = run.terminal as AgentTerminal;
@@ -637,7 +753,9 @@ export class AgentSession implements vscode.Disposable {
         ...(opts.queued || reasked ? { shown: true } : {}),
         ...(opts.resume ? { resumed: true } : {}),
       });
-      this.output.info(`agent run ${runId}: ${modelName} at ${maskEndpoint(config.endpoint)}, workflow ${workflow.id}, trajectory ${trajectoryPath}`);
+      this.output.info(
+        `agent run ${runId}: ${modelName} at ${maskEndpoint(config.endpoint)}, workflow ${workflow.id}, trajectory ${trajectoryPath}`,
+      );
 
       // The live run as the server sees it; a shadow verifier decides when it cannot.
       const live = createLiveGate({
@@ -653,7 +771,13 @@ export class AgentSession implements vscode.Disposable {
           if (signal.aborted) return resolve(false);
           const id = `a${++this.approvalSeq}`;
           running.approvals.set(id, resolve);
-          this.post({ type: 'approval', id, tool: clip(req.tool, 200), args: mask(shortArgs(req.tool, req.args, 20_000)), reason: clip(req.reason, 1000) });
+          this.post({
+            type: 'approval',
+            id,
+            tool: clip(req.tool, 200),
+            args: mask(shortArgs(req.tool, req.args, 20_000)),
+            reason: clip(req.reason, 1000),
+          });
           void this.reveal();
         });
       /** Characters of the current answer's streamed text as the chat received them (masked). */
@@ -670,7 +794,12 @@ export class AgentSession implements vscode.Disposable {
         let timer: ReturnType<typeof setTimeout> | undefined;
         const flush = () => {
           timer = undefined;
-          this.post({ type: 'toolOutput', id: clip(id, 200), tail: clip(mask(tail.text), OUTPUT_TAIL), bytes: tail.bytes });
+          this.post({
+            type: 'toolOutput',
+            id: clip(id, 200),
+            tail: clip(mask(tail.text), OUTPUT_TAIL),
+            bytes: tail.bytes,
+          });
         };
         const sub = terminal.onOutput((text) => {
           tail.push(text);
@@ -692,7 +821,12 @@ export class AgentSession implements vscode.Disposable {
             this.post({ type: 'waiting' });
             return;
           case 'toolStart':
-            this.post({ type: 'toolStarted', id: clip(e.id, 200), tool: clip(e.tool, 200), args: mask(shortArgs(e.tool, e.args)) });
+            this.post({
+              type: 'toolStarted',
+              id: clip(e.id, 200),
+              tool: clip(e.tool, 200),
+              args: mask(shortArgs(e.tool, e.args)),
+            });
             if (e.tool === 'run_command') watchOutput(e.id);
             return;
           case 'text': {
@@ -711,14 +845,23 @@ export class AgentSession implements vscode.Disposable {
             return;
           }
           case 'context':
-            this.post({ type: 'context', used: Math.max(0, Math.round(e.used)), window: e.window, assumed: e.source === 'default', completionTokens: Math.max(0, Math.round(e.completionTokens)) });
+            this.post({
+              type: 'context',
+              used: Math.max(0, Math.round(e.used)),
+              window: e.window,
+              assumed: e.source === 'default',
+              completionTokens: Math.max(0, Math.round(e.completionTokens)),
+            });
             return;
           case 'compaction': {
             live.observe(e);
             const c = e.event;
             this.post({
               type: 'compaction',
-              text: clip(`Context compacted to fit the model's ${c.window.toLocaleString()}-token window (${c.reason === 'context_error' ? 'the server refused a request as too long' : 'it was filling'}): ${c.tokensBefore.toLocaleString()} → ${c.tokensAfter.toLocaleString()} tokens; ${c.elided} old results elided, ${c.summarized} turns summarized${c.summaryBy ? ` by the ${c.summaryBy === 'model' ? 'model' : 'host (the model could not)'}` : ''}.`, 2000),
+              text: clip(
+                `Context compacted to fit the model's ${c.window.toLocaleString()}-token window (${c.reason === 'context_error' ? 'the server refused a request as too long' : 'it was filling'}): ${c.tokensBefore.toLocaleString()} → ${c.tokensAfter.toLocaleString()} tokens; ${c.elided} old results elided, ${c.summarized} turns summarized${c.summaryBy ? ` by the ${c.summaryBy === 'model' ? 'model' : 'host (the model could not)'}` : ''}.`,
+                2000,
+              ),
             });
             return;
           }
@@ -726,7 +869,12 @@ export class AgentSession implements vscode.Disposable {
             streamedChars = 0;
             live.observe(e);
             const m = JSON.parse(e.text) as { role?: string; content?: string; reasoning?: string };
-            if (m.role === 'assistant' && typeof m.content === 'string') this.post({ type: 'assistant', text: clip(m.content, 200_000), ...(m.reasoning ? { reasoning: clip(m.reasoning, 200_000) } : {}) });
+            if (m.role === 'assistant' && typeof m.content === 'string')
+              this.post({
+                type: 'assistant',
+                text: clip(m.content, 200_000),
+                ...(m.reasoning ? { reasoning: clip(m.reasoning, 200_000) } : {}),
+              });
             return;
           }
           case 'step': {
@@ -735,7 +883,8 @@ export class AgentSession implements vscode.Disposable {
             live.observe(e);
             const card = redactCard(toStepCard(e.line, e.event, e.result, e.gate), mask);
             // The write a file tool just made is this step's (one tool runs at a time).
-            if (written && e.event.status === 'ok') card.change = { id: written.id, path: clip(written.path, 2000), created: written.created };
+            if (written && e.event.status === 'ok')
+              card.change = { id: written.id, path: clip(written.path, 2000), created: written.created };
             if (e.event.checkpoint) card.checkpoint = e.event.checkpoint;
             card.run = basename(trajectoryPath);
             written = undefined;
@@ -744,7 +893,13 @@ export class AgentSession implements vscode.Disposable {
           }
           case 'outcome':
             live.observe(e);
-            this.post({ type: 'outcome', command: clip(e.event.command, 2000), exitCode: e.event.exitCode ?? null, passed: e.event.exitCode === workflow.outcome.expectExitCode && e.event.testsRan !== 0, excerpt: clip(mask((e.event.output ?? '').trim()), 2000) });
+            this.post({
+              type: 'outcome',
+              command: clip(e.event.command, 2000),
+              exitCode: e.event.exitCode ?? null,
+              passed: e.event.exitCode === workflow.outcome.expectExitCode && e.event.testsRan !== 0,
+              excerpt: clip(mask((e.event.output ?? '').trim()), 2000),
+            });
             return;
           case 'end':
           case 'restore':
@@ -769,9 +924,12 @@ export class AgentSession implements vscode.Disposable {
           ? {
               checkpoint: async (c: { step: number }) => {
                 try {
-                  return (await store.snapshot(`runs/${runId}/steps/${c.step}`, `${runId}: before step ${c.step}`)).commit;
+                  return (await store.snapshot(`runs/${runId}/steps/${c.step}`, `${runId}: before step ${c.step}`))
+                    .commit;
                 } catch (e) {
-                  this.output.warn(`no checkpoint before step ${c.step}: ${e instanceof Error ? e.message : String(e)}`);
+                  this.output.warn(
+                    `no checkpoint before step ${c.step}: ${e instanceof Error ? e.message : String(e)}`,
+                  );
                   return undefined;
                 }
               },
@@ -779,9 +937,20 @@ export class AgentSession implements vscode.Disposable {
           : {}),
         ...(restores.length ? { restored: restores } : {}),
         ...(conversation ? { conversation } : {}),
-        thread: { id: thread?.id ?? runId, turn: (thread?.turn ?? 0) + 1, ...(thread ? { previous: thread.previous } : {}), ...(thread?.step ? { step: thread.step } : {}) },
+        thread: {
+          id: thread?.id ?? runId,
+          turn: (thread?.turn ?? 0) + 1,
+          ...(thread ? { previous: thread.previous } : {}),
+          ...(thread?.step ? { step: thread.step } : {}),
+        },
         gate: live.gate,
-        limits: { maxOutputTokens: config.maxTokens, maxSteps: config.maxSteps, maxRepeatedFailures: config.maxRepeatedFailures, maxTimeMs: config.maxMinutes * 60_000, ...(config.maxRunTokens > 0 ? { maxTokens: config.maxRunTokens } : {}) },
+        limits: {
+          maxOutputTokens: config.maxTokens,
+          maxSteps: config.maxSteps,
+          maxRepeatedFailures: config.maxRepeatedFailures,
+          maxTimeMs: config.maxMinutes * 60_000,
+          ...(config.maxRunTokens > 0 ? { maxTokens: config.maxRunTokens } : {}),
+        },
         onEvent,
         signal,
         onStart: (h) => {
@@ -795,7 +964,12 @@ export class AgentSession implements vscode.Disposable {
       }).finally(endLiveOutput);
       await live.flushed();
       // The next message continues this conversation (what the model did not answer is asked again with it).
-      this.thread = { id: thread?.id ?? runId, turn: (thread?.turn ?? 0) + 1, conversation: result.conversation, previous: basename(trajectoryPath) };
+      this.thread = {
+        id: thread?.id ?? runId,
+        turn: (thread?.turn ?? 0) + 1,
+        conversation: result.conversation,
+        previous: basename(trajectoryPath),
+      };
       const s = result.summary;
       this.post({
         type: 'end',
@@ -803,7 +977,8 @@ export class AgentSession implements vscode.Disposable {
         ...(result.detail ? { detail: clip(mask(result.detail), 2000) } : {}),
         summary: { return: s.return, outcome: s.outcome.reward, steps: s.steps },
       });
-      if (result.endReason === 'error' && result.detail) this.fail(mask(result.detail), ['testConnection', 'openEndpointSetting']);
+      if (result.endReason === 'error' && result.detail)
+        this.fail(mask(result.detail), ['testConnection', 'openEndpointSetting']);
       void this.postHistory();
     } catch (e) {
       const message = mask(e instanceof Error ? e.message : String(e));
@@ -819,7 +994,15 @@ export class AgentSession implements vscode.Disposable {
       }
       if (end?.later?.length) {
         const shown = end.later.slice(0, 200);
-        this.post({ type: 'laterChanges', files: shown.map((f) => ({ path: clip(f.path, 2000), change: f.change, ...(f.diff ? { diff: clip(f.diff, 40_000) } : {}) })), more: end.later.length - shown.length });
+        this.post({
+          type: 'laterChanges',
+          files: shown.map((f) => ({
+            path: clip(f.path, 2000),
+            change: f.change,
+            ...(f.diff ? { diff: clip(f.diff, 40_000) } : {}),
+          })),
+          more: end.later.length - shown.length,
+        });
       }
       this.running = undefined;
       this.post({ type: 'state', running: false });

@@ -60,7 +60,12 @@ class MirrorPty implements vscode.Pseudoterminal {
   open(dims: vscode.TerminalDimensions | undefined): void {
     this.opened = true;
     this.writeEmitter.fire('\x1b[2mThe Lean4 Agentic agent runs its commands here (read-only).\x1b[0m\r\n');
-    if (this.sandbox) this.writeEmitter.fire(this.sandbox.startsWith('unconfined') ? `\x1b[33mCommands are ${this.sandbox}: they run as in your own terminal.\x1b[0m\r\n` : `\x1b[2mCommands are ${this.sandbox}.\x1b[0m\r\n`);
+    if (this.sandbox)
+      this.writeEmitter.fire(
+        this.sandbox.startsWith('unconfined')
+          ? `\x1b[33mCommands are ${this.sandbox}: they run as in your own terminal.\x1b[0m\r\n`
+          : `\x1b[2mCommands are ${this.sandbox}.\x1b[0m\r\n`,
+      );
     for (const s of this.backlog) this.writeEmitter.fire(s);
     this.backlog = [];
     if (dims) this.onResize(dims.columns, dims.rows);
@@ -74,7 +79,9 @@ class MirrorPty implements vscode.Pseudoterminal {
   handleInput(): void {
     if (this.noted) return;
     this.noted = true;
-    this.writeEmitter.fire("\r\n\x1b[33m[this terminal is the agent's and is read-only; stop the run from the chat view]\x1b[0m\r\n");
+    this.writeEmitter.fire(
+      "\r\n\x1b[33m[this terminal is the agent's and is read-only; stop the run from the chat view]\x1b[0m\r\n",
+    );
     setTimeout(() => (this.noted = false), 2000);
   }
 
@@ -124,7 +131,9 @@ export class AgentTerminal implements vscode.Disposable {
         this.filter.restart();
         // Ended on purpose (the run is over): no "fresh one" follows.
         if (this.ending) return;
-        this.pty?.write(`\r\n\x1b[2m[the shell exited with code ${code}; the next command starts a fresh one]\x1b[0m\r\n`);
+        this.pty?.write(
+          `\r\n\x1b[2m[the shell exited with code ${code}; the next command starts a fresh one]\x1b[0m\r\n`,
+        );
       }),
     );
   }
@@ -159,7 +168,12 @@ export class AgentTerminal implements vscode.Disposable {
   /** The outcome command, run as the check runs it (a fresh sandbox, not this shell): shown here all the same. */
   readonly checkMirror: CheckMirror = {
     start: (command) => {
-      this.ensure().write(commandBanner(command).replace(/\r\n$/, ' \x1b[2m(run as the outcome check runs it, in a fresh sandbox)\x1b[0m\r\n'));
+      this.ensure().write(
+        commandBanner(command).replace(
+          /\r\n$/,
+          ' \x1b[2m(run as the outcome check runs it, in a fresh sandbox)\x1b[0m\r\n',
+        ),
+      );
       this.terminal?.show(true);
     },
     end: (output) => {

@@ -60,7 +60,8 @@ export class VscodeWorkspaceFs implements WorkspaceFs {
     const { absolute, relative, exists, regularFile } = target.value;
     const uri = vscode.Uri.file(absolute);
     const bytes = Buffer.byteLength(content, 'utf8');
-    if (bytes > MAX_WRITE_BYTES) return { ok: false, error: `the content is ${bytes} bytes; the file tools write at most ${MAX_WRITE_BYTES}` };
+    if (bytes > MAX_WRITE_BYTES)
+      return { ok: false, error: `the content is ${bytes} bytes; the file tools write at most ${MAX_WRITE_BYTES}` };
     let before: string | undefined;
     try {
       const edit = new vscode.WorkspaceEdit();
@@ -70,11 +71,18 @@ export class VscodeWorkspaceFs implements WorkspaceFs {
         before = doc.getText();
         const whole = new vscode.Range(doc.positionAt(0), doc.positionAt(before.length));
         edit.replace(uri, whole, content, { label: `Lean4 Agentic: write ${relative}`, needsConfirmation: false });
-        if (!(await vscode.workspace.applyEdit(edit))) return { ok: false, error: `the editor refused the change to "${path}"` };
-        if (doc.isDirty && !(await doc.save())) return { ok: false, error: `"${path}" was changed in the editor but could not be saved` };
+        if (!(await vscode.workspace.applyEdit(edit)))
+          return { ok: false, error: `the editor refused the change to "${path}"` };
+        if (doc.isDirty && !(await doc.save()))
+          return { ok: false, error: `"${path}" was changed in the editor but could not be saved` };
       } else {
-        edit.createFile(uri, { overwrite: true, contents: Buffer.from(content, 'utf8') }, { label: `Lean4 Agentic: create ${relative}`, needsConfirmation: false });
-        if (!(await vscode.workspace.applyEdit(edit))) return { ok: false, error: `the editor refused to create "${path}"` };
+        edit.createFile(
+          uri,
+          { overwrite: true, contents: Buffer.from(content, 'utf8') },
+          { label: `Lean4 Agentic: create ${relative}`, needsConfirmation: false },
+        );
+        if (!(await vscode.workspace.applyEdit(edit)))
+          return { ok: false, error: `the editor refused to create "${path}"` };
       }
       this.onWrite?.(relative, before, content);
       return { ok: true, value: { path: relative, created: !exists, bytes } };

@@ -9,7 +9,11 @@ export function shortArgs(tool: string, args: unknown, max = 400): string {
   if (args && typeof args === 'object') {
     const a = args as Record<string, unknown>;
     if (tool === 'run_command' && typeof a.command === 'string') return clip(a.command, max);
-    if (typeof a.path === 'string' && (tool === 'read_file' || tool === 'write_file' || tool === 'edit_file' || tool === 'list_files')) return clip(a.path, max);
+    if (
+      typeof a.path === 'string' &&
+      (tool === 'read_file' || tool === 'write_file' || tool === 'edit_file' || tool === 'list_files')
+    )
+      return clip(a.path, max);
     if (tool === 'enter_stage' && typeof a.stage === 'string') return clip(a.stage, max);
   }
   let json: string;
@@ -30,7 +34,10 @@ export function toStepCard(line: number, event: ToolCallEvent, result: StepResul
     ...(event.result?.durationMs !== undefined ? { durationMs: Math.max(0, Math.round(event.result.durationMs)) } : {}),
     ...(result.step !== undefined ? { step: result.step } : {}),
     tool: clip(event.tool, 200),
-    args: event.argsError !== undefined ? clip(`(arguments not JSON: ${event.argsError})`, 400) : shortArgs(event.tool, event.args),
+    args:
+      event.argsError !== undefined
+        ? clip(`(arguments not JSON: ${event.argsError})`, 400)
+        : shortArgs(event.tool, event.args),
     status: clip(event.status, 40),
     ...(result.toolReward !== undefined ? { toolReward: result.toolReward } : {}),
     ...(result.stage ? { stage: clip(result.stage, 200) } : {}),
@@ -38,7 +45,9 @@ export function toStepCard(line: number, event: ToolCallEvent, result: StepResul
       .filter((v) => !v.ok)
       .slice(0, 50)
       .map((v) => ({ check: clip(v.check, 100), reason: clip(v.reason, 1000) })),
-    ...(result.stageVisit ? { stageVisit: { stage: clip(result.stageVisit.stage, 200), reward: result.stageVisit.reward } } : {}),
+    ...(result.stageVisit
+      ? { stageVisit: { stage: clip(result.stageVisit.stage, 200), reward: result.stageVisit.reward } }
+      : {}),
     ...(text ? { excerpt: clip(text.trim(), 2000) } : {}),
     ...(event.status === 'blocked' || gate.decision === 'block' ? { blocked: true } : {}),
   };

@@ -10,7 +10,8 @@ import { relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isInside } from '../../core/workspace/fs';
 
-export type LinkTarget = { kind: 'web'; url: string } | { kind: 'file'; path: string; line?: number } | { kind: 'refused'; reason: string };
+export type LinkTarget =
+  { kind: 'web'; url: string } | { kind: 'file'; path: string; line?: number } | { kind: 'refused'; reason: string };
 
 function real(path: string): string {
   try {

@@ -14,7 +14,8 @@ import { clip, type ToWebview } from '../../core/protocol/chat';
 
 /** A restore as the chat states it. */
 export function restoreLine(r: RestoreEvent): string {
-  if (r.undo) return `Restore undone: the workspace is back as it was before it (${r.reverted.length + r.deleted.length + r.restored.length} files).`;
+  if (r.undo)
+    return `Restore undone: the workspace is back as it was before it (${r.reverted.length + r.deleted.length + r.restored.length} files).`;
   const n = r.reverted.length + r.deleted.length + r.restored.length;
   return `Workspace restored to before step ${r.step ?? '?'}${r.run ? ` of ${r.run}` : ''}: ${n} file${n === 1 ? '' : 's'} (${r.reverted.length} changed back, ${r.deleted.length} deleted, ${r.restored.length} brought back)${r.leftovers?.length ? `; not put back: ${r.leftovers.join(', ')}` : ''}.`;
 }
@@ -25,7 +26,10 @@ export function transcriptOf(runs: readonly RecordedRun[]): ToWebview[] {
   if (!last) return out;
   out.push({
     type: 'restored',
-    text: clip(`Restored from ${runs.length === 1 ? 'its trajectory' : `the ${runs.length} trajectories of this chat`} (${last.file}).`, 2000),
+    text: clip(
+      `Restored from ${runs.length === 1 ? 'its trajectory' : `the ${runs.length} trajectories of this chat`} (${last.file}).`,
+      2000,
+    ),
   });
   for (const run of runs) {
     for (const { line, event, step } of chatEvents(run)) {
@@ -33,13 +37,22 @@ export function transcriptOf(runs: readonly RecordedRun[]): ToWebview[] {
         case 'message':
           if (event.role === 'user') out.push({ type: 'userMessage', text: clip(event.content, 20_000) });
           else if (event.role === 'assistant' && (event.content || event.reasoning)) {
-            out.push({ type: 'assistant', text: clip(event.content, 200_000), ...(event.reasoning ? { reasoning: clip(event.reasoning, 200_000) } : {}) });
+            out.push({
+              type: 'assistant',
+              text: clip(event.content, 200_000),
+              ...(event.reasoning ? { reasoning: clip(event.reasoning, 200_000) } : {}),
+            });
           }
           break;
         case 'tool_call': {
           if (!step) break;
           // The gate's decision is not recorded; a blocked status says all the card needs.
-          const gate: GateResult = { decision: event.status === 'blocked' ? 'block' : 'allow', verdicts: [], reason: '', toolReward: step.toolReward ?? 0 };
+          const gate: GateResult = {
+            decision: event.status === 'blocked' ? 'block' : 'allow',
+            verdicts: [],
+            reason: '',
+            toolReward: step.toolReward ?? 0,
+          };
           out.push({ type: 'step', card: { ...toStepCard(line, event, step, gate), run: run.file } });
           break;
         }
@@ -53,7 +66,13 @@ export function transcriptOf(runs: readonly RecordedRun[]): ToWebview[] {
           });
           break;
         case 'compaction':
-          out.push({ type: 'compaction', text: clip(`Context compacted to fit the model's ${event.window.toLocaleString()}-token window: ${event.tokensBefore.toLocaleString()} → ${event.tokensAfter.toLocaleString()} tokens.`, 2000) });
+          out.push({
+            type: 'compaction',
+            text: clip(
+              `Context compacted to fit the model's ${event.window.toLocaleString()}-token window: ${event.tokensBefore.toLocaleString()} → ${event.tokensAfter.toLocaleString()} tokens.`,
+              2000,
+            ),
+          });
           break;
         case 'restore':
           out.push({ type: 'compaction', text: clip(restoreLine(event), 2000) });
@@ -72,7 +91,13 @@ export function transcriptOf(runs: readonly RecordedRun[]): ToWebview[] {
     }
   }
   if (last.cutAtStep !== undefined) {
-    out.push({ type: 'restored', text: clip(`Branched from before step ${last.cutAtStep} of ${last.file}: the conversation and the workspace are as they were there. Send a message to go on from that point.`, 2000) });
+    out.push({
+      type: 'restored',
+      text: clip(
+        `Branched from before step ${last.cutAtStep} of ${last.file}: the conversation and the workspace are as they were there. Send a message to go on from that point.`,
+        2000,
+      ),
+    });
   } else if (wasInterrupted(last)) {
     // A run with no end may still be going on in another window: it can be read, not resumed (the
     // next start of the editor marks it interrupted once it is old enough to be dead).

@@ -58,15 +58,14 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     else if (parsed.data.type === 'state') {
       this.running = parsed.data.running;
       // A run that is over has no live cards left to show after a reload.
-      if (!this.running) this.transcript = this.transcript.filter((x) => x.type !== 'toolStarted' && x.type !== 'toolOutput');
+      if (!this.running)
+        this.transcript = this.transcript.filter((x) => x.type !== 'toolStarted' && x.type !== 'toolOutput');
     } else if (parsed.data.type === 'waiting') {
       // Only of use while it lasts.
-    }
-    else if (parsed.data.type === 'connection') this.connection = parsed.data;
+    } else if (parsed.data.type === 'connection') this.connection = parsed.data;
     else if (parsed.data.type === 'history') {
       // A listing, not part of the conversation: asked for again after a reload.
-    }
-    else if (parsed.data.type === 'context') {
+    } else if (parsed.data.type === 'context') {
       // Only the latest figure matters on a reload.
       this.transcript = this.transcript.filter((m) => m.type !== 'context');
       this.transcript.push(parsed.data);
@@ -93,9 +92,15 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     if (m.type === 'step' && m.card.id !== undefined) {
       // The finished card stands for the live one.
       const id = m.card.id;
-      this.transcript = this.transcript.filter((x) => !((x.type === 'toolStarted' || x.type === 'toolOutput') && x.id === id));
+      this.transcript = this.transcript.filter(
+        (x) => !((x.type === 'toolStarted' || x.type === 'toolOutput') && x.id === id),
+      );
     }
-    if ((m.type === 'text' || m.type === 'reasoning') && last?.type === m.type && last.delta.length + m.delta.length <= 100_000) {
+    if (
+      (m.type === 'text' || m.type === 'reasoning') &&
+      last?.type === m.type &&
+      last.delta.length + m.delta.length <= 100_000
+    ) {
       this.transcript[this.transcript.length - 1] = { type: m.type, delta: last.delta + m.delta };
       return;
     }

@@ -34,17 +34,22 @@ export class Checkpoints implements vscode.TextDocumentContentProvider, vscode.D
       p = CheckpointStore.open({ storage: this.context.globalStorageUri.fsPath, workspace });
       this.stores.set(workspace, p);
       // Once a session: checkpoints older than two weeks are forgotten, so the store does not only grow.
-      void p.then((s) => ('unavailable' in s ? 0 : s.prune(RETENTION_MS))).then(
-        (n) => n && this.output.info(`forgot ${n} checkpoint(s) older than 14 days`),
-        (e: unknown) => this.output.warn(`could not prune old checkpoints: ${e instanceof Error ? e.message : String(e)}`),
-      );
+      void p
+        .then((s) => ('unavailable' in s ? 0 : s.prune(RETENTION_MS)))
+        .then(
+          (n) => n && this.output.info(`forgot ${n} checkpoint(s) older than 14 days`),
+          (e: unknown) =>
+            this.output.warn(`could not prune old checkpoints: ${e instanceof Error ? e.message : String(e)}`),
+        );
     }
     const s = await p.catch((e: unknown) => ({ unavailable: e instanceof Error ? e.message : String(e) }));
     if ('unavailable' in s) {
       this.output.warn(`checkpoints are off: ${s.unavailable}`);
       if (!this.warned) {
         this.warned = true;
-        void vscode.window.showWarningMessage(`Lean4 Agentic takes no checkpoints, so steps cannot be restored: ${s.unavailable}`);
+        void vscode.window.showWarningMessage(
+          `Lean4 Agentic takes no checkpoints, so steps cannot be restored: ${s.unavailable}`,
+        );
       }
       this.stores.delete(workspace);
       return undefined;
@@ -71,11 +76,18 @@ export class Checkpoints implements vscode.TextDocumentContentProvider, vscode.D
    * and agreed. Returns what it did, or undefined when nothing was done
    * (cancelled, nothing to change).
    */
-  async restore(workspace: string, commit: string, where: { step?: number; run?: string; undo?: boolean }, stillIdle: () => boolean = () => true): Promise<RestoreEvent | 'unchanged' | undefined> {
+  async restore(
+    workspace: string,
+    commit: string,
+    where: { step?: number; run?: string; undo?: boolean },
+    stillIdle: () => boolean = () => true,
+  ): Promise<RestoreEvent | 'unchanged' | undefined> {
     const store = await this.store(workspace);
     if (!store) return undefined;
     // Unsaved edits would be lost under the restore, or undo it when saved.
-    const dirty = vscode.workspace.textDocuments.filter((d) => d.isDirty && d.uri.scheme === 'file' && isInside(workspace, d.uri.fsPath, false));
+    const dirty = vscode.workspace.textDocuments.filter(
+      (d) => d.isDirty && d.uri.scheme === 'file' && isInside(workspace, d.uri.fsPath, false),
+    );
     if (dirty.length) {
       const pick = await vscode.window.showWarningMessage(
         `${dirty.length} file${dirty.length === 1 ? ' has' : 's have'} unsaved changes in the workspace. Save before the restore?`,
@@ -85,23 +97,38 @@ export class Checkpoints implements vscode.TextDocumentContentProvider, vscode.D
       if (pick !== 'Save and Continue') return undefined;
       for (const d of dirty) await d.save();
     }
-    const target = where.step ? `before step ${where.step}${where.run ? ` of ${where.run}` : ''}` : 'as it was before the last restore';
+    const target = where.step
+      ? `before step ${where.step}${where.run ? ` of ${where.run}` : ''}`
+      : 'as it was before the last restore';
     const { pre, changes } = await store.preview(commit);
     if (!changes.length) return 'unchanged';
     await this.showDiff(workspace, changes, pre.commit, commit, target);
     const list = (kind: CheckpointChange['change'], label: string) => {
       const paths = changes.filter((c) => c.change === kind).map((c) => c.path);
-      return paths.length ? `${label}: ${paths.slice(0, 15).join(', ')}${paths.length > 15 ? ` and ${paths.length - 15} more` : ''}` : '';
+      return paths.length
+        ? `${label}: ${paths.slice(0, 15).join(', ')}${paths.length > 15 ? ` and ${paths.length - 15} more` : ''}`
+        : '';
     };
-    const detail = [list('modified', 'Changed back'), list('deleted', 'Deleted (made after that point)'), list('added', 'Brought back'), 'Files ignored by .gitignore, node_modules, .lar and large files are left alone. Undo is offered in the chat.']
+    const detail = [
+      list('modified', 'Changed back'),
+      list('deleted', 'Deleted (made after that point)'),
+      list('added', 'Brought back'),
+      'Files ignored by .gitignore, node_modules, .lar and large files are left alone. Undo is offered in the chat.',
+    ]
       .filter(Boolean)
       .join('\n');
-    const ok = await vscode.window.showWarningMessage(`Restore the workspace to how it was ${target}? ${changes.length} file${changes.length === 1 ? '' : 's'} change.`, { modal: true, detail }, 'Restore');
+    const ok = await vscode.window.showWarningMessage(
+      `Restore the workspace to how it was ${target}? ${changes.length} file${changes.length === 1 ? '' : 's'} change.`,
+      { modal: true, detail },
+      'Restore',
+    );
     if (ok !== 'Restore') return undefined;
     // A run may have begun while the dialog was open: the files are its now.
     if (!stillIdle()) throw new Error('a run started meanwhile; nothing was restored');
     const r = await store.restore(commit, pre.commit);
-    this.output.info(`restored the workspace to ${commit} (${target}): ${r.changes.length} file(s) in ${r.ms} ms${r.leftovers.length ? `; not put back: ${r.leftovers.join(', ')}` : ''}`);
+    this.output.info(
+      `restored the workspace to ${commit} (${target}): ${r.changes.length} file(s) in ${r.ms} ms${r.leftovers.length ? `; not put back: ${r.leftovers.join(', ')}` : ''}`,
+    );
     return {
       type: 'restore',
       checkpoint: commit,
@@ -118,7 +145,13 @@ export class Checkpoints implements vscode.TextDocumentContentProvider, vscode.D
   }
 
   /** Every file that would change, now against the checkpoint, in one multi-file diff (one diff for a single file). */
-  private async showDiff(workspace: string, changes: CheckpointChange[], now: string, target: string, what: string): Promise<void> {
+  private async showDiff(
+    workspace: string,
+    changes: CheckpointChange[],
+    now: string,
+    target: string,
+    what: string,
+  ): Promise<void> {
     const rows = changes.slice(0, 200).map((c) => {
       const file = vscode.Uri.file(join(workspace, c.path));
       // Left: as it is now (the snapshot just taken), right: as the restore leaves it.

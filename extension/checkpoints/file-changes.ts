@@ -23,7 +23,13 @@ export class FileChanges {
   constructor(private readonly budgetBytes = 32 * 1024 * 1024) {}
 
   add(path: string, before: string | undefined, after: string): FileChange {
-    const change: FileChange = { id: `c${++this.seq}`, path, before: before ?? '', after, created: before === undefined };
+    const change: FileChange = {
+      id: `c${++this.seq}`,
+      path,
+      before: before ?? '',
+      after,
+      created: before === undefined,
+    };
     this.changes.set(change.id, change);
     this.bytes += size(change);
     for (const [id, old] of this.changes) {

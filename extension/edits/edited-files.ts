@@ -9,9 +9,18 @@ import { COMMANDS } from '../command-ids';
 import type { RewardsParams } from '../../core/protocol/lsp';
 import { ToolCallEvent } from '../../core/schema/trajectory';
 import type { Reward } from '../trajectory/decorations';
-import { applyStep, changedLineRanges, hintHover, hintLabel, hintsForFile, labelLines, shiftHints, type EditHint, type StepRef } from './hints';
+import {
+  applyStep,
+  changedLineRanges,
+  hintHover,
+  hintLabel,
+  hintsForFile,
+  labelLines,
+  shiftHints,
+  type EditHint,
+  type StepRef,
+} from './hints';
 import { fileNameOf } from '../trajectory/runs';
-
 
 const KINDS = [
   { reward: 1, icon: 'edit-pass', color: 'lean4Agentic.reward.positive' },
@@ -47,7 +56,11 @@ export class EditedFiles implements vscode.Disposable {
           dark: { gutterIconPath: media(`${k.icon}-dark`) },
           overviewRulerColor: new vscode.ThemeColor(k.color),
           overviewRulerLane: vscode.OverviewRulerLane.Left,
-          after: { color: new vscode.ThemeColor('lean4Agentic.editHint.foreground'), margin: '0 0 0 2em', fontStyle: 'italic' },
+          after: {
+            color: new vscode.ThemeColor('lean4Agentic.editHint.foreground'),
+            margin: '0 0 0 2em',
+            fontStyle: 'italic',
+          },
         }),
       ]),
     );
@@ -126,7 +139,8 @@ export class EditedFiles implements vscode.Disposable {
     } else {
       const lengthAfter = (line: number) => (line < e.document.lineCount ? e.document.lineAt(line).text.length : -1);
       // Changes come last-first, each relative to the document before it: applied in order they compose.
-      for (const c of e.contentChanges) state.hints = shiftHints(state.hints, c, e.contentChanges.length === 1 ? lengthAfter : undefined);
+      for (const c of e.contentChanges)
+        state.hints = shiftHints(state.hints, c, e.contentChanges.length === 1 ? lengthAfter : undefined);
     }
     this.drawFile(key);
   }
@@ -172,7 +186,9 @@ export class EditedFiles implements vscode.Disposable {
     } catch {
       // reported below
     }
-    this.output.warn(`${uri}:${line + 1}: the server reported changed files on a line that is not a tool call; no hint drawn`);
+    this.output.warn(
+      `${uri}:${line + 1}: the server reported changed files on a line that is not a tool call; no hint drawn`,
+    );
     return undefined;
   }
 

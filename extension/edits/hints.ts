@@ -77,7 +77,8 @@ export function changedLineRanges(event: StepEventLike, fileText: string): Chang
   const core = needle.slice(lead).replace(/\n+$/, '');
   if (core.length === 0) return { kind: 'unknown', reason: 'the edit removed text; no line is left to mark' };
   const at = occurrences(text, needle, 2);
-  if (at.length === 0) return { kind: 'unknown', reason: 'the replacement text is no longer in the file (it changed since)' };
+  if (at.length === 0)
+    return { kind: 'unknown', reason: 'the replacement text is no longer in the file (it changed since)' };
   if (at.length > 1) return { kind: 'unknown', reason: 'the replacement text occurs more than once in the file' };
   const start = lineOf(text, at[0]! + lead);
   const end = start + (core.split('\n').length - 1);
@@ -112,7 +113,9 @@ export function applyStep(hints: readonly EditHint[], ref: StepRef, changed: Cha
   const { event: _event, ...bare } = ref;
   const fresh: EditHint[] = [];
   if (changed.kind === 'unknown') fresh.push({ line: 0, ref: bare, precise: false, note: changed.reason });
-  else for (const r of changed.ranges) for (let line = r.start; line <= r.end; line++) fresh.push({ line, ref: bare, precise: true });
+  else
+    for (const r of changed.ranges)
+      for (let line = r.start; line <= r.end; line++) fresh.push({ line, ref: bare, precise: true });
   const taken = new Set(fresh.map((h) => h.line));
   return [...hints.filter((h) => !taken.has(h.line)), ...fresh].sort((a, b) => a.line - b.line);
 }
@@ -173,7 +176,8 @@ export function labelLines(hints: readonly EditHint[]): Set<number> {
   const out = new Set<number>();
   let prev: EditHint | undefined;
   for (const h of sorted) {
-    const same = prev && prev.line === h.line - 1 && prev.ref.trajectory === h.ref.trajectory && prev.ref.step === h.ref.step;
+    const same =
+      prev && prev.line === h.line - 1 && prev.ref.trajectory === h.ref.trajectory && prev.ref.step === h.ref.step;
     if (!same) out.add(h.line);
     prev = h;
   }

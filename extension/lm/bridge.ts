@@ -13,7 +13,16 @@
  */
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { newCallId, toParam } from '../../core/agent/conversation';
-import { DEFAULT_CONTEXT_WINDOW, ModelError, redact, wireFormatOf, type ModelClient, type ModelReply, type ModelToolCall, type ServedModel } from '../../core/model/client';
+import {
+  DEFAULT_CONTEXT_WINDOW,
+  ModelError,
+  redact,
+  wireFormatOf,
+  type ModelClient,
+  type ModelReply,
+  type ModelToolCall,
+  type ServedModel,
+} from '../../core/model/client';
 import { FORMATS, type TextFormatId, type ToolFormatSetting, type ToolSpec } from '../../core/model/formats';
 import { StreamView, type StreamPiece } from '../../core/model/stream-view';
 import { MESSAGE_OVERHEAD, TokenMeter } from '../../core/model/tokens';
@@ -46,7 +55,10 @@ export interface LmToolCall {
   input: object;
 }
 
-type Part = { kind: 'text'; value: string } | { kind: 'call'; call: LmToolCall } | { kind: 'result'; callId: string; text: string };
+type Part =
+  | { kind: 'text'; value: string }
+  | { kind: 'call'; call: LmToolCall }
+  | { kind: 'result'; callId: string; text: string };
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -55,7 +67,8 @@ function isObject(v: unknown): v is Record<string, unknown> {
 function partOf(p: unknown): Part | undefined {
   if (!isObject(p)) return undefined;
   if (typeof p.callId === 'string') {
-    if (typeof p.name === 'string' && isObject(p.input)) return { kind: 'call', call: { callId: p.callId, name: p.name, input: p.input } };
+    if (typeof p.name === 'string' && isObject(p.input))
+      return { kind: 'call', call: { callId: p.callId, name: p.name, input: p.input } };
     if (Array.isArray(p.content)) return { kind: 'result', callId: p.callId, text: p.content.map(textOf).join('') };
     return undefined;
   }
@@ -86,7 +99,15 @@ export function toChatMessages(messages: readonly LmMessage[]): ChatCompletionMe
       out.push({
         role: 'assistant',
         content: text || (calls.length ? null : ''),
-        ...(calls.length ? { tool_calls: calls.map((c) => ({ id: c.callId, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.input) } })) } : {}),
+        ...(calls.length
+          ? {
+              tool_calls: calls.map((c) => ({
+                id: c.callId,
+                type: 'function' as const,
+                function: { name: c.name, arguments: JSON.stringify(c.input) },
+              })),
+            }
+          : {}),
       });
     } else {
       const results = parts.flatMap((p) => (p.kind === 'result' ? [p] : []));
@@ -101,7 +122,11 @@ export function toChatMessages(messages: readonly LmMessage[]): ChatCompletionMe
 export function toChatTools(tools: readonly LmTool[]): ChatCompletionTool[] {
   return tools.map((t) => ({
     type: 'function',
-    function: { name: t.name, description: t.description, parameters: (t.inputSchema ?? { type: 'object', properties: {} }) as Record<string, unknown> },
+    function: {
+      name: t.name,
+      description: t.description,
+      parameters: (t.inputSchema ?? { type: 'object', properties: {} }) as Record<string, unknown>,
+    },
   }));
 }
 
@@ -114,7 +139,12 @@ export function toChatTools(tools: readonly LmTool[]): ChatCompletionTool[] {
  * calls and results in that family's text form. `required` cannot be
  * enforced by the server there: it is asked for.
  */
-export function toTextMessages(messages: readonly LmMessage[], format: TextFormatId, tools: readonly LmTool[], required: boolean): ChatCompletionMessageParam[] {
+export function toTextMessages(
+  messages: readonly LmMessage[],
+  format: TextFormatId,
+  tools: readonly LmTool[],
+  required: boolean,
+): ChatCompletionMessageParam[] {
   const f = FORMATS[format];
   const specs = toChatTools(tools).map((t) => (t as { function: ToolSpec }).function);
   const out: ChatCompletionMessageParam[] = [];
@@ -131,10 +161,20 @@ export function toTextMessages(messages: readonly LmMessage[], format: TextForma
     } else if (m.role === LmRole.Assistant) {
       const made = parts.flatMap((p) => (p.kind === 'call' ? [p.call] : []));
       for (const c of made) calls.set(c.callId, c.name);
-      out.push({ role: 'assistant', content: f.assistantContent(text, made.map((c) => ({ name: c.name, args: c.input }))) });
+      out.push({
+        role: 'assistant',
+        content: f.assistantContent(
+          text,
+          made.map((c) => ({ name: c.name, args: c.input })),
+        ),
+      });
     } else {
       const results = parts.flatMap((p) => (p.kind === 'result' ? [p] : []));
-      if (results.length) for (const r of f.resultMessages(results.map((r) => ({ name: calls.get(r.callId) ?? 'tool', callId: r.callId, content: r.text })))) out.push(toParam(r));
+      if (results.length)
+        for (const r of f.resultMessages(
+          results.map((r) => ({ name: calls.get(r.callId) ?? 'tool', callId: r.callId, content: r.text })),
+        ))
+          out.push(toParam(r));
       if (text || !results.length) {
         firstUser ??= { at: out.length, text };
         out.push({ role: 'user', content: text });
@@ -175,11 +215,17 @@ export interface ChatSink {
  * and what the model wrote, so the user (and the model, on the next turn)
  * can see what went wrong.
  */
-export async function answerChat(client: Pick<ModelClient, 'complete'> & Partial<Pick<ModelClient, 'opensThinking'>>, req: ChatRequest, sink: ChatSink, signal?: AbortSignal): Promise<ModelReply> {
+export async function answerChat(
+  client: Pick<ModelClient, 'complete'> & Partial<Pick<ModelClient, 'opensThinking'>>,
+  req: ChatRequest,
+  sink: ChatSink,
+  signal?: AbortSignal,
+): Promise<ModelReply> {
   const tools = req.tools?.length ? req.tools : undefined;
   const required = tools !== undefined && req.toolMode === LmToolMode.Required;
   const format = wireFormatOf(req.toolFormat);
-  const messages = tools && format !== 'native' ? toTextMessages(req.messages, format, tools, required) : toChatMessages(req.messages);
+  const messages =
+    tools && format !== 'native' ? toTextMessages(req.messages, format, tools, required) : toChatMessages(req.messages);
   const view = new StreamView({ promptOpensThinking: client.opensThinking?.() ?? false });
   let emitted = '';
   const show = (pieces: StreamPiece[]) => {
@@ -203,13 +249,20 @@ export async function answerChat(client: Pick<ModelClient, 'complete'> & Partial
   // prose): what the exact reading of the whole answer kept as prose goes out now. A caller cannot
   // take text back, so where the live guess went another way (a bare </think> after streamed text)
   // what was sent stands.
-  const rest = reply.text.startsWith(emitted) ? reply.text.slice(emitted.length) : reply.text.startsWith(emitted.trimEnd()) ? reply.text.slice(emitted.trimEnd().length).trimStart() : '';
+  const rest = reply.text.startsWith(emitted)
+    ? reply.text.slice(emitted.length)
+    : reply.text.startsWith(emitted.trimEnd())
+      ? reply.text.slice(emitted.trimEnd().length).trimStart()
+      : '';
   if (rest) sink.text(rest);
   const offered = new Set((tools ?? []).map((t) => t.name));
   for (const call of reply.toolCalls) {
     if (call.argsError !== undefined || !call.name || !isObject(call.args)) sink.text(malformedCallNote(call));
     // A call read from text to a tool the caller did not offer goes nowhere: the caller would not know it.
-    else if (call.via === 'text' && !offered.has(call.name)) sink.text(`\n\n[Lean4 Agentic: the model wrote a call to "${call.name}", which is not one of the tools offered; it was not passed on.]\n`);
+    else if (call.via === 'text' && !offered.has(call.name))
+      sink.text(
+        `\n\n[Lean4 Agentic: the model wrote a call to "${call.name}", which is not one of the tools offered; it was not passed on.]\n`,
+      );
     else sink.toolCall({ callId: call.via === 'text' ? newCallId() : call.id, name: call.name, input: call.args });
   }
   return reply;
@@ -230,7 +283,6 @@ export function failureMessage(e: unknown, apiKey: string | undefined): { cancel
   const cancelled = e instanceof ModelError && e.kind === 'cancelled';
   return { cancelled, message: `Lean4 Agentic: ${redact(e instanceof Error ? e.message : String(e), apiKey)}` };
 }
-
 
 /** The shape of `vscode.LanguageModelChatInformation`. */
 export interface LmModelInfo {
@@ -266,7 +318,8 @@ export function modelInformation(served: readonly ServedModel[], o: ModelInfoOpt
   const host = hostOf(o.endpoint);
   const ordered = [...served].sort((a, b) => Number(b.id === o.preferred) - Number(a.id === o.preferred));
   return ordered.map((m) => {
-    const context = o.contextLength && o.contextLength > 0 ? o.contextLength : (m.contextLength ?? DEFAULT_CONTEXT_WINDOW);
+    const context =
+      o.contextLength && o.contextLength > 0 ? o.contextLength : (m.contextLength ?? DEFAULT_CONTEXT_WINDOW);
     const name = m.id.split('/').filter(Boolean).pop() ?? m.id;
     return {
       id: m.id,
@@ -299,7 +352,12 @@ function hostOf(endpoint: string): string {
  */
 export async function listChatModels(
   client: Pick<ModelClient, 'servedModels'>,
-  o: ModelInfoOptions & { silent: boolean; apiKey?: string; signal?: AbortSignal; onQuietFailure?: (message: string) => void },
+  o: ModelInfoOptions & {
+    silent: boolean;
+    apiKey?: string;
+    signal?: AbortSignal;
+    onQuietFailure?: (message: string) => void;
+  },
 ): Promise<LmModelInfo[]> {
   try {
     return modelInformation(await client.servedModels(o.signal), o);

@@ -36,7 +36,10 @@ export class LarChatModelProvider implements vscode.LanguageModelChatProvider, v
     this.changed.fire();
   }
 
-  async provideLanguageModelChatInformation(options: vscode.PrepareLanguageModelChatModelOptions, token: vscode.CancellationToken): Promise<vscode.LanguageModelChatInformation[]> {
+  async provideLanguageModelChatInformation(
+    options: vscode.PrepareLanguageModelChatModelOptions,
+    token: vscode.CancellationToken,
+  ): Promise<vscode.LanguageModelChatInformation[]> {
     const config = readAgentConfig();
     const apiKey = await readApiKey(this.secrets);
     return withSignal(token, (signal) =>
@@ -68,7 +71,12 @@ export class LarChatModelProvider implements vscode.LanguageModelChatProvider, v
       await withSignal(token, (signal) =>
         answerChat(
           client,
-          { messages, ...(options.tools ? { tools: options.tools } : {}), toolMode: options.toolMode, toolFormat: config.toolCallFormat },
+          {
+            messages,
+            ...(options.tools ? { tools: options.tools } : {}),
+            toolMode: options.toolMode,
+            toolFormat: config.toolCallFormat,
+          },
           {
             text: (delta) => progress.report(new vscode.LanguageModelTextPart(delta)),
             toolCall: (c) => progress.report(new vscode.LanguageModelToolCallPart(c.callId, c.name, c.input)),
@@ -84,7 +92,10 @@ export class LarChatModelProvider implements vscode.LanguageModelChatProvider, v
     }
   }
 
-  provideTokenCount(_model: vscode.LanguageModelChatInformation, text: string | vscode.LanguageModelChatRequestMessage): Promise<number> {
+  provideTokenCount(
+    _model: vscode.LanguageModelChatInformation,
+    text: string | vscode.LanguageModelChatRequestMessage,
+  ): Promise<number> {
     // Counted inside the promise, so that a throw reaches VS Code as a rejection.
     return new Promise((resolve) => resolve(estimateTokens(text)));
   }
@@ -95,14 +106,20 @@ export class LarChatModelProvider implements vscode.LanguageModelChatProvider, v
 }
 
 /** Registers the provider and tells VS Code when its model list may have changed. */
-export function registerLanguageModels(context: vscode.ExtensionContext, output: vscode.LogOutputChannel): vscode.Disposable[] {
+export function registerLanguageModels(
+  context: vscode.ExtensionContext,
+  output: vscode.LogOutputChannel,
+): vscode.Disposable[] {
   // Editors built on older VS Code (forks) lack the API; the rest of the extension still works there.
   if (typeof vscode.lm?.registerLanguageModelChatProvider !== 'function') {
-    output.info('this editor has no language-model chat provider API: the LAR models are not offered to other extensions');
+    output.info(
+      'this editor has no language-model chat provider API: the LAR models are not offered to other extensions',
+    );
     return [];
   }
   const provider = new LarChatModelProvider(context.secrets, output);
-  const affects = (e: vscode.ConfigurationChangeEvent) => ['endpoint', 'model', 'maxTokens'].some((k) => e.affectsConfiguration(`${SECTION}.${k}`));
+  const affects = (e: vscode.ConfigurationChangeEvent) =>
+    ['endpoint', 'model', 'maxTokens'].some((k) => e.affectsConfiguration(`${SECTION}.${k}`));
   return [
     provider,
     vscode.lm.registerLanguageModelChatProvider(LM_VENDOR, provider),

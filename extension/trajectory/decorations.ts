@@ -111,7 +111,9 @@ export function hoverFor(l: LineReward, params: RewardsParams, visit?: StageVisi
     case 'outcomeFail': {
       const o = outcome ?? (l.failed.length === 0 ? 1 : 0);
       const what = o === 1 ? 'the run submitted from a terminal stage and the outcome check passed' : 'no success';
-      const ret = params.summary ? ` · return **${formatNumber(params.summary.return)}** over ${params.summary.steps} steps` : '';
+      const ret = params.summary
+        ? ` · return **${formatNumber(params.summary.return)}** over ${params.summary.steps} steps`
+        : '';
       const lines = [`**Outcome ${o}** — ${what}${ret}${failedText(l.failed)}`];
       if (l.stageEnd) lines.push(stageText(l.stageEnd, visit));
       return lines.join('  \n');

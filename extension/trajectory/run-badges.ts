@@ -15,7 +15,9 @@ export function runBadge(r: Pick<RunEntry, 'status' | 'outcome' | 'steps' | 'ret
   const figures = r.return === undefined ? `${r.steps} steps` : `${r.steps} steps, return ${r.return.toFixed(3)}`;
   switch (r.status) {
     case 'submitted':
-      return r.outcome === 1 ? { badge: '✓', tone: 'pass', tooltip: `Submitted, outcome check passed (${figures})` } : { badge: '✗', tone: 'fail', tooltip: `Submitted, outcome check failed (${figures})` };
+      return r.outcome === 1
+        ? { badge: '✓', tone: 'pass', tooltip: `Submitted, outcome check passed (${figures})` }
+        : { badge: '✗', tone: 'fail', tooltip: `Submitted, outcome check failed (${figures})` };
     case 'answered':
       return { badge: '↩', tone: 'none', tooltip: `Answered: the model replied and handed the turn back (${figures})` };
     case 'interrupted':

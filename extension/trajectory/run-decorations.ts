@@ -33,7 +33,14 @@ export class RunDecorations implements vscode.FileDecorationProvider, vscode.Dis
         this.changed.fire(uris);
       }, 500);
     };
-    this.subs.push(watcher, watcher.onDidChange(touch), watcher.onDidCreate(touch), watcher.onDidDelete(touch), this.changed, vscode.window.registerFileDecorationProvider(this));
+    this.subs.push(
+      watcher,
+      watcher.onDidChange(touch),
+      watcher.onDidCreate(touch),
+      watcher.onDidDelete(touch),
+      this.changed,
+      vscode.window.registerFileDecorationProvider(this),
+    );
   }
 
   async provideFileDecoration(uri: vscode.Uri): Promise<vscode.FileDecoration | undefined> {
@@ -52,7 +59,11 @@ export class RunDecorations implements vscode.FileDecorationProvider, vscode.Dis
     try {
       // Large files are marked from their last line alone (no verification): this runs on the extension host.
       const b = runBadge(await describeRunFile(uri.fsPath, 2 * 1024 * 1024));
-      decoration = new vscode.FileDecoration(b.badge, b.tooltip, b.tone === 'none' ? undefined : new vscode.ThemeColor(COLOR[b.tone]));
+      decoration = new vscode.FileDecoration(
+        b.badge,
+        b.tooltip,
+        b.tone === 'none' ? undefined : new vscode.ThemeColor(COLOR[b.tone]),
+      );
     } catch {
       decoration = undefined;
     }

@@ -43,7 +43,13 @@ export class RunRegistry {
     for (const e of this.runs.values()) {
       if (!any || e.seq > any.seq) any = e;
       // Live: verified and no `end` yet (a run that stopped on an error is not live, though it never submitted).
-      if (e.params.summary && !e.params.summary.ended && e.params.summary.endReason === undefined && (!live || e.seq > live.seq)) live = e;
+      if (
+        e.params.summary &&
+        !e.params.summary.ended &&
+        e.params.summary.endReason === undefined &&
+        (!live || e.seq > live.seq)
+      )
+        live = e;
     }
     return (live ?? any)?.params;
   }
@@ -64,7 +70,12 @@ export function mergeRewards(prev: RewardsParams | undefined, next: RewardsParam
   if (next.full !== false || !prev) return { ...next, lines: next.lines.filter(inDoc) };
   const cut = next.from ?? next.lines[0]?.line ?? next.lineCount;
   const kept = prev.lines.filter((l) => l.line < cut && inDoc(l));
-  return { ...next, full: true, lines: [...kept, ...next.lines.filter((l) => l.line >= cut && inDoc(l))], stages: mergeStages(prev.stages, next.stages) };
+  return {
+    ...next,
+    full: true,
+    lines: [...kept, ...next.lines.filter((l) => l.line >= cut && inDoc(l))],
+    stages: mergeStages(prev.stages, next.stages),
+  };
 }
 
 type Visit = RewardsParams['stages'][number];
@@ -79,7 +90,11 @@ function mergeStages(prev: readonly Visit[], next: readonly Visit[]): Visit[] {
 
 /** The last path segment of a URI, decoded. */
 export function fileNameOf(uri: string): string {
-  const last = uri.replace(/[?#].*$/, '').split('/').pop() ?? uri;
+  const last =
+    uri
+      .replace(/[?#].*$/, '')
+      .split('/')
+      .pop() ?? uri;
   try {
     return decodeURIComponent(last);
   } catch {
@@ -128,7 +143,11 @@ export function statusView(run: RewardsParams | undefined, backend?: BackendLabe
   else tip.push('Backend: not known until the server verifies a document.');
   if (!run) {
     tip.push('No run yet: open a trajectory (`*.lar.jsonl`) or start the agent.');
-    return { text: label ? `${BACKEND_ICON[label.backend]} lar ${label.backend}` : '$(checklist) lar', tooltip: tip.join('\n\n'), warning: false };
+    return {
+      text: label ? `${BACKEND_ICON[label.backend]} lar ${label.backend}` : '$(checklist) lar',
+      tooltip: tip.join('\n\n'),
+      warning: false,
+    };
   }
   const name = fileNameOf(run.uri);
   if (run.fatal) {
@@ -138,10 +157,17 @@ export function statusView(run: RewardsParams | undefined, backend?: BackendLabe
   }
   const s = run.summary;
   const ret = s ? ` · R ${formatNumber(s.return)}` : '';
-  const state = !s ? '' : s.endReason ?? (s.ended ? 'submitted' : undefined);
+  const state = !s ? '' : (s.endReason ?? (s.ended ? 'submitted' : undefined));
   // A submitted run whose outcome check failed says so: a return alone reads like a pass.
   // (Only once the run's end is written: between the submit and the outcome check's result it is not known.)
-  const live = s && state === undefined ? ' (live)' : s && state !== 'submitted' ? ` (${state})` : s && s.endReason === 'submitted' && s.outcome !== 1 ? ' (outcome failed)' : '';
+  const live =
+    s && state === undefined
+      ? ' (live)'
+      : s && state !== 'submitted'
+        ? ` (${state})`
+        : s && s.endReason === 'submitted' && s.outcome !== 1
+          ? ' (outcome failed)'
+          : '';
   if (s) {
     const where = s.finalStage !== undefined ? `, stage ${code(s.finalStage)}` : '';
     tip.push(`Current run ${code(name)}: ${state ?? 'live'}, ${s.steps} steps${where}`);
@@ -150,5 +176,9 @@ export function statusView(run: RewardsParams | undefined, backend?: BackendLabe
     tip.push(`Current run ${code(name)}: no steps verified yet`);
   }
   tip.push('Click to open the trajectory.');
-  return { text: `${BACKEND_ICON[run.backend.backend]} lar ${run.backend.backend}${ret}${live}`, tooltip: tip.join('\n\n'), warning: false };
+  return {
+    text: `${BACKEND_ICON[run.backend.backend]} lar ${run.backend.backend}${ret}${live}`,
+    tooltip: tip.join('\n\n'),
+    warning: false,
+  };
 }

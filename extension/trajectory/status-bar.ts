@@ -5,7 +5,6 @@ import type { BackendLabel } from '../../core/protocol/lsp';
 import { statusView, withSandbox, type RunRegistry } from './runs';
 import type { SandboxSummary } from '../../core/sandbox/plan';
 
-
 export class StatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('lean4Agentic.status', vscode.StatusBarAlignment.Left, 50);
   private problem: string | undefined;

@@ -13,7 +13,11 @@ const root = resolve(__dirname, '../../..');
 const lar = resolve(root, 'dist/lar.js');
 const fixture = resolve(root, 'test-fixtures/trajectories/fix-failing-test.lar.jsonl');
 const run = (...args: string[]) => {
-  const r = spawnSync(process.execPath, [lar, ...args], { cwd: root, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+  const r = spawnSync(process.execPath, [lar, ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   return { code: r.status, out: r.stdout, err: r.stderr };
 };
 const tmp = () => mkdtempSync(join(tmpdir(), 'lar-cli-'));
@@ -22,7 +26,10 @@ test('lar verify prints the per-step table, stage rewards, outcome and return', 
   const r = run('verify', fixture);
   assert.equal(r.code, 0, r.err);
   assert.match(r.out, /line\s+step\s+stage\s+tool\s+reward\s+failed checks/);
-  assert.match(r.out, /\n\s+6\s+4\s+explore\s+write_file\s+-1\s+tool\.permitted: write_file is not permitted in stage "explore"/);
+  assert.match(
+    r.out,
+    /\n\s+6\s+4\s+explore\s+write_file\s+-1\s+tool\.permitted: write_file is not permitted in stage "explore"/,
+  );
   assert.match(r.out, /explore\s+lines 1–7\s+steps\s+5\/30\s+\+1/);
   assert.match(r.out, /outcome\s+1/);
   assert.match(r.out, /return\s+1\.694 = 1 \+ 0\.5·mean\(stage\) 1 \+ 0\.25·mean\(tool\) 0\.778/);
@@ -45,7 +52,10 @@ test('lar verify exits 1 with the position of a malformed line and still verifie
   writeFileSync(file, lines.join('\n'));
   const r = run('verify', file);
   assert.equal(r.code, 1);
-  assert.match(r.out, /bad\.lar\.jsonl:4:40: invalid JSON: unexpected '"': expected ',' or '}' after the value of "tool"/);
+  assert.match(
+    r.out,
+    /bad\.lar\.jsonl:4:40: invalid JSON: unexpected '"': expected ',' or '}' after the value of "tool"/,
+  );
   assert.match(r.out, /\n\s+5\s+2\s+explore\s+read_file\s+\+1/);
 });
 
@@ -69,7 +79,10 @@ test('lar advantages writes one line per trajectory', () => {
   const out = join(dir, 'adv.jsonl');
   const r = run('advantages', fixture, fixture, '--out', out);
   assert.equal(r.code, 0, r.err);
-  const lines = readFileSync(out, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as RolloutAdvantages);
+  const lines = readFileSync(out, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as RolloutAdvantages);
   assert.equal(lines.length, 2);
   assert.equal(lines[0]!.steps.length, 9);
   // Identical rollouts: no outcome advantage, and identical step advantages.

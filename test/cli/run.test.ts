@@ -34,7 +34,20 @@ test('lar run drives the agent from the terminal against an OpenAI-compatible se
   });
   const endpoint = await server.start();
   try {
-    const r = await lar(['run', '--task', 'make node test.js pass', '--endpoint', endpoint, '--workspace', ws, '--workflow', join(ws, 'fix.larflow.json')], { LAR_API_KEY: 'sk-test-secret-123456' });
+    const r = await lar(
+      [
+        'run',
+        '--task',
+        'make node test.js pass',
+        '--endpoint',
+        endpoint,
+        '--workspace',
+        ws,
+        '--workflow',
+        join(ws, 'fix.larflow.json'),
+      ],
+      { LAR_API_KEY: 'sk-test-secret-123456' },
+    );
     assert.equal(r.code, 0, r.err + r.out);
     assert.match(r.out, /\+1 \[explore\] read_file/);
     assert.match(r.out, /stage explore: \+1/);
@@ -47,8 +60,14 @@ test('lar run drives the agent from the terminal against an OpenAI-compatible se
     // The header carries the workflow inline, so the file verifies on its own.
     assert.equal(verifyTrajectoryText(text).summary!.outcome.reward, 1);
     // And the sandbox's bounds: how memory and tasks were bounded, and to what.
-    const header = JSON.parse(text.slice(0, text.indexOf('\n'))) as { sandbox?: { confined: boolean; limits?: { mechanism: string; memory: number; tmp: number } } };
-    if (header.sandbox?.confined) assert.ok(header.sandbox.limits && header.sandbox.limits.memory > 0 && header.sandbox.limits.tmp === 2 ** 30, JSON.stringify(header.sandbox));
+    const header = JSON.parse(text.slice(0, text.indexOf('\n'))) as {
+      sandbox?: { confined: boolean; limits?: { mechanism: string; memory: number; tmp: number } };
+    };
+    if (header.sandbox?.confined)
+      assert.ok(
+        header.sandbox.limits && header.sandbox.limits.memory > 0 && header.sandbox.limits.tmp === 2 ** 30,
+        JSON.stringify(header.sandbox),
+      );
   } finally {
     await server.stop();
   }
@@ -84,20 +103,50 @@ test('lar run --rollouts runs a group in copies of the workspace and writes its 
   const server = new ScriptedModelServer({ script: [...fix, ...giveUp] });
   const endpoint = await server.start();
   try {
-    const r = await lar(['run', '--task', 'make node test.js pass', '--endpoint', endpoint, '--workspace', ws, '--workflow', join(ws, 'fix.larflow.json'), '--rollouts', '2'], {});
+    const r = await lar(
+      [
+        'run',
+        '--task',
+        'make node test.js pass',
+        '--endpoint',
+        endpoint,
+        '--workspace',
+        ws,
+        '--workflow',
+        join(ws, 'fix.larflow.json'),
+        '--rollouts',
+        '2',
+      ],
+      {},
+    );
     assert.equal(r.code, 0, r.err + r.out);
     assert.match(r.out, /\[1\] \+1 \[explore\] read_file/);
     assert.match(r.out, /rollout 1: submitted, outcome 1/);
     assert.match(r.out, /rollout 2: submitted, outcome 0/);
-    assert.equal(readFileSync(join(ws, 'sum.js'), 'utf8'), 'module.exports = (a, b) => a - b;\n', 'the workspace itself is left as it was');
+    assert.equal(
+      readFileSync(join(ws, 'sum.js'), 'utf8'),
+      'module.exports = (a, b) => a - b;\n',
+      'the workspace itself is left as it was',
+    );
     const groups = readdirSync(join(ws, '.lar', 'runs'));
     assert.equal(groups.length, 1);
     assert.match(groups[0]!, /^group-/);
     const dir = join(ws, '.lar', 'runs', groups[0]!);
-    assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort(), ['advantages.jsonl', 'rollout-1.lar.jsonl', 'rollout-2.lar.jsonl']);
-    const adv = readFileSync(join(dir, 'advantages.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { source: string; outcomeAdvantage: number });
+    assert.deepEqual(
+      readdirSync(dir)
+        .filter((f) => f.endsWith('.jsonl'))
+        .sort(),
+      ['advantages.jsonl', 'rollout-1.lar.jsonl', 'rollout-2.lar.jsonl'],
+    );
+    const adv = readFileSync(join(dir, 'advantages.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { source: string; outcomeAdvantage: number });
     assert.equal(adv.length, 2);
-    assert.ok(adv[0]!.outcomeAdvantage > 0 && adv[1]!.outcomeAdvantage < 0, `the fixing rollout is advantaged: ${adv.map((a) => a.outcomeAdvantage).join(',')}`);
+    assert.ok(
+      adv[0]!.outcomeAdvantage > 0 && adv[1]!.outcomeAdvantage < 0,
+      `the fixing rollout is advantaged: ${adv.map((a) => a.outcomeAdvantage).join(',')}`,
+    );
     assert.match(adv[0]!.source, /rollout-1\.lar\.jsonl$/);
   } finally {
     await server.stop();
@@ -105,6 +154,8 @@ test('lar run --rollouts runs a group in copies of the workspace and writes its 
 });
 
 test('lar run --rollouts rejects nonsense counts', async () => {
-  for (const n of ['0', '-1', 'two', '65']) assert.equal((await lar(['run', '--task', 'x', '--rollouts', n], {})).code, 2, n);
-  for (const n of ['0', '1', 'x']) assert.equal((await lar(['run', '--task', 'x', '--max-repeated-failures', n], {})).code, 2, n);
+  for (const n of ['0', '-1', 'two', '65'])
+    assert.equal((await lar(['run', '--task', 'x', '--rollouts', n], {})).code, 2, n);
+  for (const n of ['0', '1', 'x'])
+    assert.equal((await lar(['run', '--task', 'x', '--max-repeated-failures', n], {})).code, 2, n);
 });

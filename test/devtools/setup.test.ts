@@ -17,7 +17,12 @@ const ROOT = resolve(__dirname, '..', '..', '..');
 const INSTALL_ENV = join(ROOT, 'scripts', 'install-env.mjs');
 
 interface InstallEnvModule {
-  installEnv(this: void, outer: Record<string, string | undefined>, firstOnPath?: string, platform?: string): Record<string, string>;
+  installEnv(
+    this: void,
+    outer: Record<string, string | undefined>,
+    firstOnPath?: string,
+    platform?: string,
+  ): Record<string, string>;
   OUTER_NPM_SETTINGS: Set<string>;
 }
 const load = (): Promise<InstallEnvModule> => import(pathToFileURL(INSTALL_ENV).href) as Promise<InstallEnvModule>;
@@ -87,9 +92,17 @@ test('installEnv drops what an outer npm set for its script and keeps the userâ€
   assert.equal(env.PATH, '/cache/node24/bin:/home/u/tools/node_modules/.bin:/usr/local/bin:/usr/bin');
   assert.equal(env.Path, 'another variable on POSIX');
   assert.equal(env.npm_config_cache, '/fresh/npm-cache');
-  assert.equal(installEnv({ PATH: 'C:\\p\\node_modules\\.bin;C:\\bin', npm_config_local_prefix: 'C:\\p' }, undefined, 'win32').PATH, 'C:\\bin');
+  assert.equal(
+    installEnv({ PATH: 'C:\\p\\node_modules\\.bin;C:\\bin', npm_config_local_prefix: 'C:\\p' }, undefined, 'win32')
+      .PATH,
+    'C:\\bin',
+  );
   // `npm --prefix /clone run setup` started from ~/tools: npm added /clone's bins, not ~/tools'.
-  const fromElsewhere = { PATH: '/clone/node_modules/.bin:/node_modules/.bin:/home/u/tools/node_modules/.bin:/bin', INIT_CWD: '/home/u/tools', npm_config_local_prefix: '/clone' };
+  const fromElsewhere = {
+    PATH: '/clone/node_modules/.bin:/node_modules/.bin:/home/u/tools/node_modules/.bin:/bin',
+    INIT_CWD: '/home/u/tools',
+    npm_config_local_prefix: '/clone',
+  };
   assert.equal(installEnv(fromElsewhere, undefined, 'linux').PATH, '/home/u/tools/node_modules/.bin:/bin');
 });
 
@@ -102,10 +115,14 @@ test('under a real `npm run`, the environment setup hands an inner install has n
       `import { installEnv } from ${JSON.stringify(pathToFileURL(INSTALL_ENV).href)};\n` +
         `console.log(JSON.stringify({ outer: process.env, inner: installEnv(process.env, '/first/bin') }));\n`,
     );
-    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'probe', version: '1.0.0', private: true, scripts: { probe: 'node probe.mjs' } }));
+    writeFileSync(
+      join(dir, 'package.json'),
+      JSON.stringify({ name: 'probe', version: '1.0.0', private: true, scripts: { probe: 'node probe.mjs' } }),
+    );
     const env: Record<string, string | undefined> = { ...process.env };
     // As a user's shell would have it: no npm run around it (its own cache setting kept, so CI's stays in use).
-    for (const k of Object.keys(env)) if ((/^npm_/i.test(k) && k !== 'npm_config_cache') || k === 'NODE_TEST_CONTEXT') delete env[k];
+    for (const k of Object.keys(env))
+      if ((/^npm_/i.test(k) && k !== 'npm_config_cache') || k === 'NODE_TEST_CONTEXT') delete env[k];
     const r = spawnSync('npm', ['run', '--silent', 'probe'], { cwd: dir, encoding: 'utf8', env });
     assert.equal(r.status, 0, r.stderr);
     const { outer, inner } = JSON.parse(r.stdout) as { outer: Record<string, string>; inner: Record<string, string> };
@@ -115,15 +132,35 @@ test('under a real `npm run`, the environment setup hands an inner install has n
     const { OUTER_NPM_SETTINGS } = await load();
     const npmKeys = Object.keys(inner).filter((k) => /^npm_/i.test(k));
     // What stays is the user's configuration (from ~/.npmrc and the environment), unchanged.
-    const unexpected = npmKeys.filter((k) => !/^npm_config_/i.test(k) || OUTER_NPM_SETTINGS.has(k.slice('npm_config_'.length).toLowerCase()) || inner[k] !== outer[k]);
+    const unexpected = npmKeys.filter(
+      (k) =>
+        !/^npm_config_/i.test(k) ||
+        OUTER_NPM_SETTINGS.has(k.slice('npm_config_'.length).toLowerCase()) ||
+        inner[k] !== outer[k],
+    );
     assert.deepEqual(unexpected, [], 'npm variables of the outer run left for the inner install');
-    for (const k of ['INIT_CWD', 'NODE', 'npm_config_user_agent', 'npm_config_local_prefix', 'npm_config_allow_scripts', 'npm_config_node_gyp', 'npm_lifecycle_event', 'npm_package_json', 'npm_execpath']) {
+    for (const k of [
+      'INIT_CWD',
+      'NODE',
+      'npm_config_user_agent',
+      'npm_config_local_prefix',
+      'npm_config_allow_scripts',
+      'npm_config_node_gyp',
+      'npm_lifecycle_event',
+      'npm_package_json',
+      'npm_execpath',
+    ]) {
       assert.equal(inner[k], undefined, k);
     }
     const path = inner.PATH!.split(':');
     assert.equal(path[0], '/first/bin');
-    assert.deepEqual(path.filter((p) => p === join(dir, 'node_modules', '.bin') || p.endsWith('node-gyp-bin')), []);
-    t.diagnostic(`dropped ${Object.keys(outer).length - Object.keys(inner).length + 1} variables; kept npm settings: ${npmKeys.join(', ') || 'none'}`);
+    assert.deepEqual(
+      path.filter((p) => p === join(dir, 'node_modules', '.bin') || p.endsWith('node-gyp-bin')),
+      [],
+    );
+    t.diagnostic(
+      `dropped ${Object.keys(outer).length - Object.keys(inner).length + 1} variables; kept npm settings: ${npmKeys.join(', ') || 'none'}`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -139,7 +176,15 @@ test('an inner npm started with that environment from inside `npm run` reports t
   try {
     // The inner package's script prints the user agent its npm gives it, as code-server's postinstall reads it.
     mkdirSync(join(dir, 'inner'));
-    writeFileSync(join(dir, 'inner', 'package.json'), JSON.stringify({ name: 'inner', version: '1.0.0', private: true, scripts: { ua: 'node -e "process.stdout.write(String(process.env.npm_config_user_agent))"' } }));
+    writeFileSync(
+      join(dir, 'inner', 'package.json'),
+      JSON.stringify({
+        name: 'inner',
+        version: '1.0.0',
+        private: true,
+        scripts: { ua: 'node -e "process.stdout.write(String(process.env.npm_config_user_agent))"' },
+      }),
+    );
     writeFileSync(
       join(dir, 'inner.mjs'),
       `import { spawnSync } from 'node:child_process';\n` +
@@ -147,10 +192,14 @@ test('an inner npm started with that environment from inside `npm run` reports t
         `const inner = (env) => spawnSync('npm', ['run', '--silent', 'ua'], { cwd: 'inner', encoding: 'utf8', env }).stdout.trim();\n` +
         `console.log(JSON.stringify({ clean: inner(installEnv(process.env, ${JSON.stringify(bin)})), naive: inner({ ...process.env, PATH: ${JSON.stringify(bin)} + ':' + process.env.PATH }) }));\n`,
     );
-    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'ua', version: '1.0.0', private: true, scripts: { inner: 'node inner.mjs' } }));
+    writeFileSync(
+      join(dir, 'package.json'),
+      JSON.stringify({ name: 'ua', version: '1.0.0', private: true, scripts: { inner: 'node inner.mjs' } }),
+    );
     const env: Record<string, string | undefined> = { ...process.env };
     // As a user's shell would have it: no npm run around it (its own cache setting kept, so CI's stays in use).
-    for (const k of Object.keys(env)) if ((/^npm_/i.test(k) && k !== 'npm_config_cache') || k === 'NODE_TEST_CONTEXT') delete env[k];
+    for (const k of Object.keys(env))
+      if ((/^npm_/i.test(k) && k !== 'npm_config_cache') || k === 'NODE_TEST_CONTEXT') delete env[k];
     const r = spawnSync('npm', ['run', '--silent', 'inner'], { cwd: dir, encoding: 'utf8', env });
     assert.equal(r.status, 0, r.stderr);
     const { clean, naive } = JSON.parse(r.stdout) as { clean: string; naive: string };
@@ -194,7 +243,9 @@ test('every program the project runs comes from a Debian package setup installs 
     t.skip('not a Debian-like system');
     return;
   }
-  const { DEBIAN_PACKAGES } = (await import(pathToFileURL(join(ROOT, 'scripts', 'debian-packages.mjs')).href)) as { DEBIAN_PACKAGES: string[] };
+  const { DEBIAN_PACKAGES } = (await import(pathToFileURL(join(ROOT, 'scripts', 'debian-packages.mjs')).href)) as {
+    DEBIAN_PACKAGES: string[];
+  };
   const essential = (pkg: string): boolean => dpkg(['-W', '-f=${Essential}', pkg]) === 'yes';
   const dependsOn = (pkg: string): string[] =>
     (dpkg(['-W', '-f=${Depends},${Pre-Depends}', pkg]) ?? '')
@@ -203,7 +254,8 @@ test('every program the project runs comes from a Debian package setup installs 
       .filter(Boolean);
   const problems: string[] = [];
   for (const [program, pkg] of Object.entries(PROGRAMS)) {
-    if (!essential(pkg) && !DEBIAN_PACKAGES.includes(pkg)) problems.push(`${program}: its package ${pkg} is not in setup's list`);
+    if (!essential(pkg) && !DEBIAN_PACKAGES.includes(pkg))
+      problems.push(`${program}: its package ${pkg} is not in setup's list`);
     const where = spawnSync('sh', ['-c', `command -v ${program}`], { encoding: 'utf8' }).stdout.trim();
     if (!where) {
       problems.push(`${program}: not installed (npm run setup installs ${pkg})`);
@@ -212,16 +264,30 @@ test('every program the project runs comes from a Debian package setup installs 
     // The one on PATH may be a user's own (pyenv's python3); the system's is what setup installs.
     // With merged /usr, dpkg knows a file by the path its package shipped (/bin/ps for /usr/bin/ps).
     const candidates = [where, `/usr/bin/${program}`, `/bin/${program}`].filter((p) => existsSync(p));
-    const paths = [...new Set(candidates.flatMap((p) => [p, realpathSync(p), realpathSync(p).replace(/^\/usr\/bin\//, '/bin/')]))];
-    const owners = paths.flatMap((p) => dpkg(['-S', p])?.split(':')[0]?.split(',').map((o) => o.trim()) ?? []);
+    const paths = [
+      ...new Set(candidates.flatMap((p) => [p, realpathSync(p), realpathSync(p).replace(/^\/usr\/bin\//, '/bin/')])),
+    ];
+    const owners = paths.flatMap(
+      (p) =>
+        dpkg(['-S', p])
+          ?.split(':')[0]
+          ?.split(',')
+          .map((o) => o.trim()) ?? [],
+    );
     const ok = owners.some((o) => o === pkg || essential(o) || dependsOn(pkg).includes(o));
-    if (!ok) problems.push(`${program} (${paths.join(', ')}) belongs to ${owners.join(', ') || 'no package'}, not to ${pkg} or what it depends on`);
+    if (!ok)
+      problems.push(
+        `${program} (${paths.join(', ')}) belongs to ${owners.join(', ') || 'no package'}, not to ${pkg} or what it depends on`,
+      );
   }
   assert.deepEqual(problems, []);
 });
 
 test("code-server's whole dependency tree is pinned: the committed lockfile matches the pinned versions and every package has an integrity hash", async () => {
-  const pins = JSON.parse(readFileSync(join(ROOT, 'scripts', 'code-server.json'), 'utf8')) as { version: string; node: string };
+  const pins = JSON.parse(readFileSync(join(ROOT, 'scripts', 'code-server.json'), 'utf8')) as {
+    version: string;
+    node: string;
+  };
   const { codeServerPackage, nodePackage } = (await import(pathToFileURL(join(ROOT, 'scripts', 'paths.mjs')).href)) as {
     codeServerPackage(this: void): { dependencies: Record<string, string> };
     nodePackage(this: void): { dependencies: Record<string, string> };
@@ -232,26 +298,43 @@ test("code-server's whole dependency tree is pinned: the committed lockfile matc
   assert.deepEqual(nodePackage().dependencies, { node: pins.node });
   const lock = JSON.parse(readFileSync(join(ROOT, 'scripts', 'code-server-lock.json'), 'utf8')) as {
     lockfileVersion: number;
-    packages: Record<string, { version?: string; integrity?: string; dependencies?: Record<string, string>; link?: boolean }>;
+    packages: Record<
+      string,
+      { version?: string; integrity?: string; dependencies?: Record<string, string>; link?: boolean }
+    >;
   };
   assert.ok(lock.lockfileVersion >= 2);
   // npm ci refuses a lockfile that does not match the package.json setup writes.
   assert.deepEqual(lock.packages['']!.dependencies, codeServerPackage().dependencies);
   assert.equal(lock.packages['node_modules/code-server']!.version, pins.version);
   const unpinned = Object.entries(lock.packages).filter(([k, p]) => k !== '' && !p.link && !p.integrity);
-  assert.deepEqual(unpinned.map(([k]) => k), []);
+  assert.deepEqual(
+    unpinned.map(([k]) => k),
+    [],
+  );
   // The Node folder too: the `node` package and its installer.
   const nodeLock = JSON.parse(readFileSync(join(ROOT, 'scripts', 'node-lock.json'), 'utf8')) as typeof lock;
   assert.deepEqual(nodeLock.packages['']!.dependencies, nodePackage().dependencies);
   assert.equal(nodeLock.packages['node_modules/node']!.version, pins.node);
-  assert.deepEqual(Object.entries(nodeLock.packages).filter(([k, p]) => k !== '' && !p.integrity).map(([k]) => k), []);
+  assert.deepEqual(
+    Object.entries(nodeLock.packages)
+      .filter(([k, p]) => k !== '' && !p.integrity)
+      .map(([k]) => k),
+    [],
+  );
 });
 
 test('a relative LAR_CACHE_DIR is refused with a clear error (each process would resolve it against its own folder)', () => {
   const probe = `import(${JSON.stringify(pathToFileURL(join(ROOT, 'scripts', 'paths.mjs')).href)}).then((m) => console.log(m.cacheDir()))`;
-  const bad = spawnSync(process.execPath, ['-e', probe], { encoding: 'utf8', env: { ...process.env, LAR_CACHE_DIR: 'relative/cache' } });
+  const bad = spawnSync(process.execPath, ['-e', probe], {
+    encoding: 'utf8',
+    env: { ...process.env, LAR_CACHE_DIR: 'relative/cache' },
+  });
   assert.notEqual(bad.status, 0);
   assert.match(bad.stderr, /LAR_CACHE_DIR must be an absolute path, got "relative\/cache"/);
-  const good = spawnSync(process.execPath, ['-e', probe], { encoding: 'utf8', env: { ...process.env, LAR_CACHE_DIR: '/abs/cache/' } });
+  const good = spawnSync(process.execPath, ['-e', probe], {
+    encoding: 'utf8',
+    env: { ...process.env, LAR_CACHE_DIR: '/abs/cache/' },
+  });
   assert.equal(good.stdout.trim(), '/abs/cache');
 });

@@ -17,7 +17,10 @@ import { defaultWorkflow } from '../../core/workflow/load';
 function workspace(): string {
   const dir = mkdtempSync(join(tmpdir(), 'lar-agent-'));
   writeFileSync(join(dir, 'sum.js'), 'module.exports = (a, b) => a - b;\n');
-  writeFileSync(join(dir, 'test.js'), "const sum = require('./sum');\nif (sum(2, 3) !== 5) { console.error('FAIL: sum(2, 3) = ' + sum(2, 3)); process.exit(1); }\nconsole.log('PASS');\n");
+  writeFileSync(
+    join(dir, 'test.js'),
+    "const sum = require('./sum');\nif (sum(2, 3) !== 5) { console.error('FAIL: sum(2, 3) = ' + sum(2, 3)); process.exit(1); }\nconsole.log('PASS');\n",
+  );
   return dir;
 }
 
@@ -60,8 +63,18 @@ async function run(script: ScriptedTurn[], extra: Partial<Parameters<typeof runA
 
 test('the verified loop fixes a failing test: the blocked write does not run, each step is on disk, the outcome check passes', async () => {
   const { ws, result, events, server } = await run([
-    { content: 'Let me look at the code.', toolCalls: [{ name: 'list_files', arguments: {} }, { name: 'read_file', arguments: { path: 'sum.js' } }] },
-    { toolCalls: [{ name: 'write_file', arguments: { path: 'sum.js', content: 'module.exports = (a, b) => a + b;\n' } }] },
+    {
+      content: 'Let me look at the code.',
+      toolCalls: [
+        { name: 'list_files', arguments: {} },
+        { name: 'read_file', arguments: { path: 'sum.js' } },
+      ],
+    },
+    {
+      toolCalls: [
+        { name: 'write_file', arguments: { path: 'sum.js', content: 'module.exports = (a, b) => a + b;\n' } },
+      ],
+    },
     { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'edit', reason: 'found it' } }] },
     { toolCalls: [{ name: 'edit_file', arguments: { path: 'sum.js', search: 'a - b', replace: 'a + b' } }] },
     { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'verify' } }] },
@@ -70,7 +83,14 @@ test('the verified loop fixes a failing test: the blocked write does not run, ea
   ]);
   assert.equal(result.endReason, 'submitted');
   assert.equal(result.summary.outcome.reward, 1);
-  assert.deepEqual(result.summary.stages.map((s) => [s.stage, s.reward]), [['explore', 1], ['edit', 1], ['verify', 1]]);
+  assert.deepEqual(
+    result.summary.stages.map((s) => [s.stage, s.reward]),
+    [
+      ['explore', 1],
+      ['edit', 1],
+      ['verify', 1],
+    ],
+  );
   assert.equal(readFileSync(join(ws, 'sum.js'), 'utf8'), 'module.exports = (a, b) => a + b;\n');
 
   const steps = events.filter((e): e is Extract<AgentEvent, { kind: 'step' }> => e.kind === 'step');
@@ -108,7 +128,10 @@ test('approval: a command that needs it runs only when approved, and a rejection
     limits: { maxSteps: 2 },
   });
   assert.deepEqual(asked, ['run_command: git push*']);
-  const denied = events.find((e) => e.kind === 'step' && e.event.tool === 'run_command') as Extract<AgentEvent, { kind: 'step' }>;
+  const denied = events.find((e) => e.kind === 'step' && e.event.tool === 'run_command') as Extract<
+    AgentEvent,
+    { kind: 'step' }
+  >;
   assert.equal(denied.event.status, 'denied');
   assert.equal(denied.result.toolReward, 0);
   assert.match(JSON.stringify(server.requests.at(-1)!.body), /rejected this call at the approval prompt/);
@@ -116,7 +139,9 @@ test('approval: a command that needs it runs only when approved, and a rejection
 });
 
 test('a model failure ends the run cleanly: the trajectory says why and verifies', async () => {
-  const { result } = await run([{ kind: 'http_error', status: 401, body: { object: 'error', message: 'bad key', code: 401 } }]);
+  const { result } = await run([
+    { kind: 'http_error', status: 401, body: { object: 'error', message: 'bad key', code: 401 } },
+  ]);
   assert.equal(result.endReason, 'error');
   assert.match(result.detail!, /refused the API key/);
   const text = readFileSync(result.trajectoryPath, 'utf8');
@@ -127,7 +152,10 @@ test('a model failure ends the run cleanly: the trajectory says why and verifies
 test('the token cap ends the run with the reason, after the turn that crossed it', async () => {
   const { result, events } = await run(
     [
-      { content: 'Reading a lot of things carefully.', toolCalls: [{ name: 'read_file', arguments: { path: 'sum.js' } }] },
+      {
+        content: 'Reading a lot of things carefully.',
+        toolCalls: [{ name: 'read_file', arguments: { path: 'sum.js' } }],
+      },
       { toolCalls: [{ name: 'read_file', arguments: { path: 'test.js' } }] },
     ],
     { limits: { maxTokens: 5 } },
@@ -139,7 +167,10 @@ test('the token cap ends the run with the reason, after the turn that crossed it
 
 test('enforcement warn runs a call the workflow forbids in this stage, but never a command the deny policy forbids', async () => {
   const wf = workflow();
-  const guarded = { ...wf, policy: { ...wf.policy, commands: { ...wf.policy.commands, deny: [...wf.policy.commands.deny, 'touch *canary*'] } } };
+  const guarded = {
+    ...wf,
+    policy: { ...wf.policy, commands: { ...wf.policy.commands, deny: [...wf.policy.commands.deny, 'touch *canary*'] } },
+  };
   const script: ScriptedTurn[] = [
     // Writing in explore breaks the workflow's structure: with warn it runs (and scores −1).
     { toolCalls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'x' } }] },
@@ -147,19 +178,35 @@ test('enforcement warn runs a call the workflow forbids in this stage, but never
     { toolCalls: [{ name: 'run_command', arguments: { command: 'touch canary.txt' } }] },
     { toolCalls: [{ name: 'run_command', arguments: { command: 'echo ok && touch canary2.txt' } }] },
   ];
-  const { ws, events, server } = await run(script, { enforcement: 'warn', workflow: guarded, workflowRef: guarded, limits: { maxSteps: 3 } });
+  const { ws, events, server } = await run(script, {
+    enforcement: 'warn',
+    workflow: guarded,
+    workflowRef: guarded,
+    limits: { maxSteps: 3 },
+  });
   const steps = events.filter((e): e is Extract<AgentEvent, { kind: 'step' }> => e.kind === 'step');
-  assert.deepEqual(steps.map((s) => s.event.status), ['ok', 'blocked', 'blocked']);
+  assert.deepEqual(
+    steps.map((s) => s.event.status),
+    ['ok', 'blocked', 'blocked'],
+  );
   assert.equal(steps[0]!.result.toolReward, -1);
   assert.equal(readFileSync(join(ws, 'notes.txt'), 'utf8'), 'x');
   assert.throws(() => readFileSync(join(ws, 'canary.txt')), 'the denied command did not run');
   assert.throws(() => readFileSync(join(ws, 'canary2.txt')), 'nor did the denied part of a compound command');
-  assert.match(JSON.stringify(server.requests.at(-1)!.body), /Blocked by the workflow verifier, not run: the command matches the deny pattern/, 'the model is told why');
+  assert.match(
+    JSON.stringify(server.requests.at(-1)!.body),
+    /Blocked by the workflow verifier, not run: the command matches the deny pattern/,
+    'the model is told why',
+  );
 });
 
 test('a long command output: the model sees head and tail and where the full output is, and can read it', async () => {
   const ws = workspace();
-  const terminal = new TerminalSession({ cwd: ws, env: { ...process.env }, outputDir: join(ws, '.lar', 'output', 'run-1') });
+  const terminal = new TerminalSession({
+    cwd: ws,
+    env: { ...process.env },
+    outputDir: join(ws, '.lar', 'output', 'run-1'),
+  });
   try {
     const execute = createToolExecutor({ fs: new NodeWorkspaceFs(ws), terminal });
     const r = await execute('run_command', { command: 'seq 1 100000' }, { workspace: ws });
@@ -198,8 +245,14 @@ test('a host going away mid-run ends the trajectory at once, marked interrupted,
   const ws = /trajectory (\S+) is closed/.exec(failure.message)?.[1];
   assert.ok(ws, failure.message);
   const text = readFileSync(ws, 'utf8');
-  const lines = text.trimEnd().split('\n').map((l) => JSON.parse(l) as { type: string; reason?: string; detail?: string; tool?: string });
-  assert.deepEqual(lines.map((l) => l.type), ['header', 'message', 'tool_call', 'end']);
+  const lines = text
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { type: string; reason?: string; detail?: string; tool?: string });
+  assert.deepEqual(
+    lines.map((l) => l.type),
+    ['header', 'message', 'tool_call', 'end'],
+  );
   assert.equal(lines.at(-1)!.reason, 'interrupted');
   assert.match(lines.at(-1)!.detail!, /reloaded during the run/);
   assert.deepEqual(verifyTrajectoryText(text).lineErrors, []);
@@ -222,7 +275,10 @@ test('two writers: a line someone else appends to the trajectory mid-run stops t
   assert.ok(failure instanceof Error && failure.name === 'TrajectoryConflictError', String(failure));
   assert.match(failure.message, /changed by another writer/);
   const file = lastTrajectory!;
-  const lines = readFileSync(file, 'utf8').trimEnd().split('\n').filter((l) => l !== '');
+  const lines = readFileSync(file, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .filter((l) => l !== '');
   assert.equal(lines.at(-2), forged, 'the foreign line is kept where it was written, not overwritten');
   const end = JSON.parse(lines.at(-1)!) as { type: string; reason: string; detail: string };
   assert.deepEqual([end.type, end.reason], ['end', 'error']);
@@ -232,18 +288,26 @@ test('two writers: a line someone else appends to the trajectory mid-run stops t
 test('enforcement warn never skips an approval: a blocked call that matches an ask pattern is asked before it runs anyway', async () => {
   const wf = workflow();
   // explore without run_command: the push is blocked by the stage, and it matches "git push*".
-  const noCommands = { ...wf, stages: wf.stages.map((s) => (s.id === 'explore' ? { ...s, tools: s.tools.filter((t) => t !== 'run_command') } : s)) };
+  const noCommands = {
+    ...wf,
+    stages: wf.stages.map((s) =>
+      s.id === 'explore' ? { ...s, tools: s.tools.filter((t) => t !== 'run_command') } : s,
+    ),
+  };
   const asked: string[] = [];
-  const { events } = await run([{ toolCalls: [{ name: 'run_command', arguments: { command: 'git push origin main' } }] }], {
-    enforcement: 'warn',
-    workflow: noCommands,
-    workflowRef: noCommands,
-    limits: { maxSteps: 1 },
-    approve: (req) => {
-      asked.push(`${req.tool}: ${req.pattern}`);
-      return Promise.resolve(false);
+  const { events } = await run(
+    [{ toolCalls: [{ name: 'run_command', arguments: { command: 'git push origin main' } }] }],
+    {
+      enforcement: 'warn',
+      workflow: noCommands,
+      workflowRef: noCommands,
+      limits: { maxSteps: 1 },
+      approve: (req) => {
+        asked.push(`${req.tool}: ${req.pattern}`);
+        return Promise.resolve(false);
+      },
     },
-  });
+  );
   assert.deepEqual(asked, ['run_command: git push*']);
   const step = events.find((e): e is Extract<AgentEvent, { kind: 'step' }> => e.kind === 'step')!;
   assert.equal(step.event.status, 'denied', 'rejected, so it did not run');

@@ -51,15 +51,27 @@ test('the loop says when it asks the model and when a call starts, before the ca
   const kinds = events.filter((k) => ['request', 'toolStart', 'executing', 'step', 'context'].includes(k));
   assert.deepEqual(kinds, ['request', 'context', 'toolStart', 'executing', 'step', 'request', 'context']);
   assert.deepEqual(startedArgs, { path: 'a.txt' });
-  assert.ok(tokens.length === 2 && tokens[0]! > 0 && tokens[1]! > tokens[0]!, `the run's completion tokens add up: ${tokens.join()}`);
+  assert.ok(
+    tokens.length === 2 && tokens[0]! > 0 && tokens[1]! > tokens[0]!,
+    `the run's completion tokens add up: ${tokens.join()}`,
+  );
 });
 
 test('the output tail: escapes and overwrites applied even when split across chunks, the last lines only, bounded', () => {
   const t = new OutputTail(200, 3);
-  for (const chunk of ['\x1b[3', '2mgreen\x1b[0m\n', 'progress 10%\r', 'progress 99%\rprogress 100%\n', 'a\nb\n', 'c\n']) t.push(chunk);
+  for (const chunk of [
+    '\x1b[3',
+    '2mgreen\x1b[0m\n',
+    'progress 10%\r',
+    'progress 99%\rprogress 100%\n',
+    'a\nb\n',
+    'c\n',
+  ])
+    t.push(chunk);
   assert.equal(t.text, 'a\nb\nc');
   const all = new OutputTail(200, 10);
-  for (const chunk of ['\x1b[3', '2mgreen\x1b[0m\n', 'progress 10%\r', 'progress 99%\rprogress 100%\n']) all.push(chunk);
+  for (const chunk of ['\x1b[3', '2mgreen\x1b[0m\n', 'progress 10%\r', 'progress 99%\rprogress 100%\n'])
+    all.push(chunk);
   assert.equal(all.text, 'green\nprogress 100%');
   const big = new OutputTail(100, 1000);
   for (let i = 0; i < 10_000; i++) big.push(`line ${i}\n`);
@@ -79,7 +91,11 @@ test('links from model text: web pages, files of the workspace (with a line), no
   assert.deepEqual(linkTarget('src/sum.js#L12', ws), { kind: 'file', path: join(ws, 'src', 'sum.js'), line: 12 });
   assert.deepEqual(linkTarget('src/sum.js:7:3', ws), { kind: 'file', path: join(ws, 'src', 'sum.js'), line: 7 });
   assert.deepEqual(linkTarget('./src/sum.js', ws), { kind: 'file', path: join(ws, 'src', 'sum.js') });
-  assert.deepEqual(linkTarget(`${pathToFileURL(join(ws, 'src', 'sum.js')).href}#L3`, ws), { kind: 'file', path: join(ws, 'src', 'sum.js'), line: 3 });
+  assert.deepEqual(linkTarget(`${pathToFileURL(join(ws, 'src', 'sum.js')).href}#L3`, ws), {
+    kind: 'file',
+    path: join(ws, 'src', 'sum.js'),
+    line: 3,
+  });
   for (const bad of [
     'javascript:alert(1)',
     'command:workbench.action.terminal.sendSequence',

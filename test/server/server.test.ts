@@ -13,7 +13,8 @@ import { defaultWorkflowJson, type WorkflowJson } from '../support/workflow-json
 const fixturePath = resolve(root, 'test-fixtures/trajectories/fix-failing-test.lar.jsonl');
 const fixture = readFileSync(fixturePath, 'utf8');
 const uri = (name: string) => pathToFileURL(resolve(root, 'test-fixtures/trajectories', name)).toString();
-const at = (d: Diagnostic) => `${d.range.start.line}:${d.range.start.character}-${d.range.end.line}:${d.range.end.character}`;
+const at = (d: Diagnostic) =>
+  `${d.range.start.line}:${d.range.start.character}-${d.range.end.line}:${d.range.end.character}`;
 const msg = (d: Diagnostic) => (typeof d.message === 'string' ? d.message : d.message.value);
 const byCode = (ds: Diagnostic[], code: string) => ds.filter((d) => d.code === code);
 
@@ -30,7 +31,10 @@ test('open: one diagnostic per failed check, ranged to the value at fault, with 
   const permitted = byCode(diagnostics, 'tool.permitted');
   assert.equal(permitted.length, 1);
   const line5 = fixture.split('\n')[5]!;
-  assert.equal(at(permitted[0]!), `5:${line5.indexOf('"write_file"')}-5:${line5.indexOf('"write_file"') + '"write_file"'.length}`);
+  assert.equal(
+    at(permitted[0]!),
+    `5:${line5.indexOf('"write_file"')}-5:${line5.indexOf('"write_file"') + '"write_file"'.length}`,
+  );
   assert.equal(permitted[0]!.severity, 1); // Error
   assert.equal(permitted[0]!.source, 'lar (builtin)');
   assert.match(msg(permitted[0]!), /write_file is not permitted in stage "explore"/);
@@ -54,14 +58,20 @@ test('an edit in the middle re-verifies from there on: later verdicts change, ea
   lines[6] = lines[6]!.replace('"stage":"edit"', '"stage":"verify"');
   const text = lines.join('\n') + '\n';
   const second = await client.next(u, () =>
-    client.connection.sendNotification('textDocument/didChange', { textDocument: { uri: u, version: 2 }, contentChanges: [{ text }] }),
+    client.connection.sendNotification('textDocument/didChange', {
+      textDocument: { uri: u, version: 2 },
+      contentChanges: [{ text }],
+    }),
   );
   const before6 = (ds: Diagnostic[]) => ds.filter((d) => d.range.start.line < 6);
   assert.deepEqual(before6(second.diagnostics), before6(first.diagnostics));
   // The jump is a violation, and, executed, it moved the run: the later calls are judged in "verify".
   const transition = byCode(second.diagnostics, 'tool.transition');
   assert.equal(transition[0]!.range.start.line, 6);
-  assert.ok(byCode(second.diagnostics, 'tool.permitted').some((d) => d.range.start.line === 7), 'edit_file is not permitted in verify');
+  assert.ok(
+    byCode(second.diagnostics, 'tool.permitted').some((d) => d.range.start.line === 7),
+    'edit_file is not permitted in verify',
+  );
   // The visit it left scored -1: its summary is Information, next to the failed stage check (an Error).
   const summary = byCode(second.diagnostics, 'stage.summary').find((d) => d.range.start.line === 6)!;
   assert.match(msg(summary), /stage "explore" \(visit 1\): reward -1, 5\/30 steps/);
@@ -88,29 +98,58 @@ test('a live run: lar/appendStep adds lines, lar/checkToolCall gates the next ca
   const u = uri('live-run.lar.jsonl');
   const lines = fixture.trimEnd().split('\n');
   for (let i = 0; i < 5; i++) {
-    await client.next(u, () => client.connection.sendNotification('lar/appendStep', { uri: u, text: lines[i]!, line: i + 1 }));
+    await client.next(u, () =>
+      client.connection.sendNotification('lar/appendStep', { uri: u, text: lines[i]!, line: i + 1 }),
+    );
   }
-  const blocked = await client.connection.sendRequest<{ decision: string; reason: string; stage: string; backend: { backend: string } }>('lar/checkToolCall', { uri: u, call: { tool: 'write_file', args: { path: 'src/sum.js', content: '' } } });
+  const blocked = await client.connection.sendRequest<{
+    decision: string;
+    reason: string;
+    stage: string;
+    backend: { backend: string };
+  }>('lar/checkToolCall', { uri: u, call: { tool: 'write_file', args: { path: 'src/sum.js', content: '' } } });
   assert.equal(blocked.decision, 'block');
   assert.match(blocked.reason, /not permitted in stage "explore"/);
   assert.equal(blocked.stage, 'explore');
   assert.equal(blocked.backend.backend, 'builtin');
-  const ask = await client.connection.sendRequest<{ decision: string }>('lar/checkToolCall', { uri: u, call: { tool: 'run_command', args: { command: 'git push origin main' } } });
+  const ask = await client.connection.sendRequest<{ decision: string }>('lar/checkToolCall', {
+    uri: u,
+    call: { tool: 'run_command', args: { command: 'git push origin main' } },
+  });
   assert.equal(ask.decision, 'ask');
 
-  const published = await client.next(u, () => client.connection.sendNotification('lar/appendStep', { uri: u, text: lines[5]!, line: 6 }));
+  const published = await client.next(u, () =>
+    client.connection.sendNotification('lar/appendStep', { uri: u, text: lines[5]!, line: 6 }),
+  );
   assert.equal(byCode(published.diagnostics, 'tool.permitted')[0]!.range.start.line, 5);
-  const rewards = client.notifications.filter((n) => n.method === 'lar/rewards' && (n.params as { uri: string }).uri === u).at(-1)!.params as {
+  const rewards = client.notifications
+    .filter((n) => n.method === 'lar/rewards' && (n.params as { uri: string }).uri === u)
+    .at(-1)!.params as {
     full: boolean;
     lineCount: number;
     lines: { line: number; toolReward: number; failed: string[] }[];
   };
   assert.equal(rewards.full, false);
   assert.equal(rewards.lineCount, 6);
-  assert.deepEqual(rewards.lines, [{ line: 5, kind: 'step', step: 4, tool: 'write_file', stage: 'explore', toolReward: -1, failed: ['tool.permitted', 'tool.succeeded'], status: 'blocked' }]);
+  assert.deepEqual(rewards.lines, [
+    {
+      line: 5,
+      kind: 'step',
+      step: 4,
+      tool: 'write_file',
+      stage: 'explore',
+      toolReward: -1,
+      failed: ['tool.permitted', 'tool.succeeded'],
+      status: 'blocked',
+    },
+  ]);
 
   // A line out of step is not appended blindly.
-  const ds = await client.next(u, () => client.connection.sendNotification('lar/appendStep', { uri: u, text: lines[7]!, line: 9 }).then(() => client.connection.sendNotification('lar/appendStep', { uri: u, text: lines[6]!, line: 7 })));
+  const ds = await client.next(u, () =>
+    client.connection
+      .sendNotification('lar/appendStep', { uri: u, text: lines[7]!, line: 9 })
+      .then(() => client.connection.sendNotification('lar/appendStep', { uri: u, text: lines[6]!, line: 7 })),
+  );
   assert.equal(ds.diagnostics.filter((d) => d.range.start.line >= 7).length, 0, 'the out-of-step line 9 was not taken');
 });
 
@@ -132,28 +171,47 @@ test('a workflow document: every well-formedness problem is a diagnostic at its 
   unreachable.transitions.verify!.pop();
   unreachable.policy.commands.deny.pop();
   unreachable.stages.push({ id: 'orphan', tools: ['read_file'], budget: 1 });
-  const second = await client.open(pathToFileURL('/tmp/y.larflow.json').toString(), JSON.stringify(unreachable, null, 2), 'lar-workflow');
-  assert.deepEqual(second.diagnostics.map((d) => d.code), ['workflow.unreachable_stage']);
+  const second = await client.open(
+    pathToFileURL('/tmp/y.larflow.json').toString(),
+    JSON.stringify(unreachable, null, 2),
+    'lar-workflow',
+  );
+  assert.deepEqual(
+    second.diagnostics.map((d) => d.code),
+    ['workflow.unreachable_stage'],
+  );
 
   const noTerminal = JSON.parse(JSON.stringify(unreachable)) as WorkflowJson;
   noTerminal.stages.pop();
   noTerminal.transitions = { explore: ['edit'], edit: ['explore'], verify: ['edit'] };
-  const third = await client.open(pathToFileURL('/tmp/z.larflow.json').toString(), JSON.stringify(noTerminal, null, 2), 'lar-workflow');
-  assert.ok(third.diagnostics.some((d) => d.code === 'workflow.no_reachable_terminal'), JSON.stringify(third.diagnostics.map((d) => d.code)));
+  const third = await client.open(
+    pathToFileURL('/tmp/z.larflow.json').toString(),
+    JSON.stringify(noTerminal, null, 2),
+    'lar-workflow',
+  );
+  assert.ok(
+    third.diagnostics.some((d) => d.code === 'workflow.no_reachable_terminal'),
+    JSON.stringify(third.diagnostics.map((d) => d.code)),
+  );
   assert.ok(third.diagnostics.every((d) => d.source === 'lar (builtin)'));
 });
 
 test('hover, code lenses and document symbols describe steps and stage visits', async () => {
   const u = uri('hover.lar.jsonl');
   await client.open(u, fixture);
-  const hover = await client.connection.sendRequest<{ contents: { value: string } }>('textDocument/hover', { textDocument: { uri: u }, position: { line: 5, character: 3 } });
+  const hover = await client.connection.sendRequest<{ contents: { value: string } }>('textDocument/hover', {
+    textDocument: { uri: u },
+    position: { line: 5, character: 3 },
+  });
   assert.match(hover.contents.value, /\*\*Step 4\*\* · `write_file` · tool reward \*\*-1\*\*/);
   assert.match(hover.contents.value, /\| ✗ \| `tool.permitted` \|/);
   assert.match(hover.contents.value, /\| ✓ \| `tool.known` \|/);
   assert.match(hover.contents.value, /stage `explore` \(visit 1\) · stage reward \+1/);
   assert.match(hover.contents.value, /running return/);
   assert.match(hover.contents.value, /_lar \(builtin\)/);
-  const lenses = await client.connection.sendRequest<{ range: { start: { line: number } }; command: { title: string } }[]>('textDocument/codeLens', { textDocument: { uri: u } });
+  const lenses = await client.connection.sendRequest<
+    { range: { start: { line: number } }; command: { title: string } }[]
+  >('textDocument/codeLens', { textDocument: { uri: u } });
   assert.deepEqual(
     lenses.map((l) => [l.range.start.line, l.command.title]),
     [
@@ -162,9 +220,18 @@ test('hover, code lenses and document symbols describe steps and stage visits', 
       [8, 'verify · reward +1 · 2/20 steps'],
     ],
   );
-  const symbols = await client.connection.sendRequest<{ name: string; children: { name: string }[] }[]>('textDocument/documentSymbol', { textDocument: { uri: u } });
-  assert.deepEqual(symbols.map((s) => s.name), ['explore', 'edit', 'verify']);
-  assert.deepEqual(symbols[0]!.children.map((c) => c.name), ['1. list_files', '2. read_file', '3. read_file', '4. write_file', '5. enter_stage']);
+  const symbols = await client.connection.sendRequest<{ name: string; children: { name: string }[] }[]>(
+    'textDocument/documentSymbol',
+    { textDocument: { uri: u } },
+  );
+  assert.deepEqual(
+    symbols.map((s) => s.name),
+    ['explore', 'edit', 'verify'],
+  );
+  assert.deepEqual(
+    symbols[0]!.children.map((c) => c.name),
+    ['1. list_files', '2. read_file', '3. read_file', '4. write_file', '5. enter_stage'],
+  );
 });
 
 test('a 10k-step trajectory is verified whole, and an append judges only the new line', async () => {
@@ -176,11 +243,18 @@ test('a 10k-step trajectory is verified whole, and an append judges only the new
   const next = await client.next(u, () =>
     client.connection.sendNotification('textDocument/didChange', {
       textDocument: { uri: u, version: 2 },
-      contentChanges: [{ range: { start: { line: lines.length - 1, character: 0 }, end: { line: lines.length - 1, character: 0 } }, text: lines.at(-1)! + '\n' }],
+      contentChanges: [
+        {
+          range: { start: { line: lines.length - 1, character: 0 }, end: { line: lines.length - 1, character: 0 } },
+          text: lines.at(-1)! + '\n',
+        },
+      ],
     }),
   );
   assert.equal(byCode(next.diagnostics, 'outcome.summary').length, 1);
-  const rewards = client.notifications.filter((n) => n.method === 'lar/rewards' && (n.params as { uri: string }).uri === u).at(-1)!.params as { full: boolean; lines: unknown[] };
+  const rewards = client.notifications
+    .filter((n) => n.method === 'lar/rewards' && (n.params as { uri: string }).uri === u)
+    .at(-1)!.params as { full: boolean; lines: unknown[] };
   assert.equal(rewards.full, false);
   assert.equal(rewards.lines.length, 1);
 });
@@ -195,45 +269,75 @@ test('lar lsp --stdio is the same server for other editors', async () => {
   }
 });
 
-test('with a Lean toolchain the Lean checker decides, and every diagnostic says so', { skip: process.platform === 'win32' && 'POSIX shell scripts' }, async () => {
-  // No Lean can be installed here: a stand-in toolchain whose "lar-verify" speaks
-  // the real protocol (backed by the builtin verifier) exercises the server's Lean path.
-  const { bin } = fakeToolchain();
-  const cache = mkdtempSync(join(tmpdir(), 'lar-cache-'));
-  const lean = await LspClient.start(undefined, { backend: 'auto' }, { ...process.env, LAR_LEAN_PATH: bin, XDG_CACHE_HOME: cache });
-  try {
-    const u = uri('lean.lar.jsonl');
-    await lean.open(u, fixture);
-    // The builtin verdicts come at once; the Lean checker's replace them after a short pause.
-    let published = await lean.nthDiagnostics(u, 2);
-    for (let n = 3; published.diagnostics.some((d) => d.source !== 'lar (lean)') && n < 10; n++) published = await lean.nthDiagnostics(u, n);
-    assert.ok(published.diagnostics.length > 0);
-    assert.ok(published.diagnostics.every((d) => d.source === 'lar (lean)'), JSON.stringify(published.diagnostics.map((d) => d.source)));
-    assert.equal(byCode(published.diagnostics, 'tool.permitted')[0]!.range.start.line, 5);
-    const rewards = lean.notifications.at(-1)!.params as { backend: { backend: string; reason: string } };
-    assert.equal(rewards.backend.backend, 'lean');
-    assert.match(rewards.backend.reason, /^Lean 4\.34\.1 at /);
-  } finally {
-    await lean.stop();
-  }
-});
+test(
+  'with a Lean toolchain the Lean checker decides, and every diagnostic says so',
+  { skip: process.platform === 'win32' && 'POSIX shell scripts' },
+  async () => {
+    // No Lean can be installed here: a stand-in toolchain whose "lar-verify" speaks
+    // the real protocol (backed by the builtin verifier) exercises the server's Lean path.
+    const { bin } = fakeToolchain();
+    const cache = mkdtempSync(join(tmpdir(), 'lar-cache-'));
+    const lean = await LspClient.start(
+      undefined,
+      { backend: 'auto' },
+      { ...process.env, LAR_LEAN_PATH: bin, XDG_CACHE_HOME: cache },
+    );
+    try {
+      const u = uri('lean.lar.jsonl');
+      await lean.open(u, fixture);
+      // The builtin verdicts come at once; the Lean checker's replace them after a short pause.
+      let published = await lean.nthDiagnostics(u, 2);
+      for (let n = 3; published.diagnostics.some((d) => d.source !== 'lar (lean)') && n < 10; n++)
+        published = await lean.nthDiagnostics(u, n);
+      assert.ok(published.diagnostics.length > 0);
+      assert.ok(
+        published.diagnostics.every((d) => d.source === 'lar (lean)'),
+        JSON.stringify(published.diagnostics.map((d) => d.source)),
+      );
+      assert.equal(byCode(published.diagnostics, 'tool.permitted')[0]!.range.start.line, 5);
+      const rewards = lean.notifications.at(-1)!.params as { backend: { backend: string; reason: string } };
+      assert.equal(rewards.backend.backend, 'lean');
+      assert.match(rewards.backend.reason, /^Lean 4\.34\.1 at /);
+    } finally {
+      await lean.stop();
+    }
+  },
+);
 
 test('lar/backend names the backend once chosen; lar/verify verifies again; an empty leanPath is no path', async () => {
-  const c = await LspClient.start(undefined, { backend: 'auto', leanPath: '', workflowSchemaByClient: true }, { ...process.env, PATH: '/usr/bin:/bin', HOME: mkdtempSync(join(tmpdir(), 'lar-home-')) });
+  const c = await LspClient.start(
+    undefined,
+    { backend: 'auto', leanPath: '', workflowSchemaByClient: true },
+    { ...process.env, PATH: '/usr/bin:/bin', HOME: mkdtempSync(join(tmpdir(), 'lar-home-')) },
+  );
   try {
     const u = uri('verify-again.lar.jsonl');
     await c.open(u, fixture);
-    for (let i = 0; i < 100 && !c.notifications.some((n) => n.method === 'lar/backend'); i++) await new Promise((r) => setTimeout(r, 50));
-    const backend = c.notifications.find((n) => n.method === 'lar/backend')!.params as { backend: string; reason: string };
+    for (let i = 0; i < 100 && !c.notifications.some((n) => n.method === 'lar/backend'); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    const backend = c.notifications.find((n) => n.method === 'lar/backend')!.params as {
+      backend: string;
+      reason: string;
+    };
     assert.equal(backend.backend, 'builtin');
     assert.match(backend.reason, /No Lean toolchain found/);
     assert.doesNotMatch(backend.reason, /setting \(.*verify-again/, 'the empty leanPath was not taken for a folder');
-    const result = await c.connection.sendRequest<{ summary: { return: number; outcome: number; steps: number }; fatal: null }>('lar/verify', { uri: u });
-    assert.deepEqual({ ...result.summary, return: Number(result.summary.return.toFixed(3)) }, { return: 1.694, outcome: 1, steps: 9 });
+    const result = await c.connection.sendRequest<{
+      summary: { return: number; outcome: number; steps: number };
+      fatal: null;
+    }>('lar/verify', { uri: u });
+    assert.deepEqual(
+      { ...result.summary, return: Number(result.summary.return.toFixed(3)) },
+      { return: 1.694, outcome: 1, steps: 9 },
+    );
     assert.equal(result.fatal, null);
     await assert.rejects(c.connection.sendRequest('lar/verify', { nope: 1 }));
     // Schema errors of workflow files are left to the client's JSON validation when it says so.
-    const { diagnostics } = await c.open(pathToFileURL('/tmp/schema.larflow.json').toString(), '{"lar": 1, "id": "x", "stages": []}', 'lar-workflow');
+    const { diagnostics } = await c.open(
+      pathToFileURL('/tmp/schema.larflow.json').toString(),
+      '{"lar": 1, "id": "x", "stages": []}',
+      'lar-workflow',
+    );
     assert.deepEqual(diagnostics, []);
   } finally {
     await c.stop();
@@ -244,13 +348,21 @@ test('a live run open in the editor: the gate sees an appended step before the e
   const u = uri('open-live.lar.jsonl');
   const lines = fixture.trimEnd().split('\n');
   await client.open(u, lines.slice(0, 6).join('\n') + '\n');
-  await client.next(u, () => client.connection.sendNotification('lar/appendStep', { uri: u, text: lines[6]!, line: 7 }));
-  const gate = await client.connection.sendRequest<{ decision: string; stage: string }>('lar/checkToolCall', { uri: u, call: { tool: 'edit_file', args: { path: 'src/sum.js', search: 'a - b', replace: 'a + b' } } });
+  await client.next(u, () =>
+    client.connection.sendNotification('lar/appendStep', { uri: u, text: lines[6]!, line: 7 }),
+  );
+  const gate = await client.connection.sendRequest<{ decision: string; stage: string }>('lar/checkToolCall', {
+    uri: u,
+    call: { tool: 'edit_file', args: { path: 'src/sum.js', search: 'a - b', replace: 'a + b' } },
+  });
   assert.equal(gate.stage, 'edit', 'the enter_stage just appended has moved the run');
   assert.equal(gate.decision, 'allow');
   // The editor reloads the file from disk: same text, nothing changes.
   const reloaded = await client.next(u, () =>
-    client.connection.sendNotification('textDocument/didChange', { textDocument: { uri: u, version: 2 }, contentChanges: [{ text: lines.slice(0, 7).join('\n') + '\n' }] }),
+    client.connection.sendNotification('textDocument/didChange', {
+      textDocument: { uri: u, version: 2 },
+      contentChanges: [{ text: lines.slice(0, 7).join('\n') + '\n' }],
+    }),
   );
   assert.equal(reloaded.version, 2);
   assert.equal(byCode(reloaded.diagnostics, 'tool.permitted').length, 1);
@@ -259,7 +371,8 @@ test('a live run open in the editor: the gate sees an appended step before the e
 test('Problems: when a new run begins, an earlier run leaves the panel unless its trajectory is open (or every run is asked for)', async () => {
   const lines = fixture.trimEnd().split('\n');
   const feed = async (c: LspClient, u: string, n: number) => {
-    for (let i = 0; i < n; i++) await c.next(u, () => c.connection.sendNotification('lar/appendStep', { uri: u, text: lines[i]!, line: i + 1 }));
+    for (let i = 0; i < n; i++)
+      await c.next(u, () => c.connection.sendNotification('lar/appendStep', { uri: u, text: lines[i]!, line: i + 1 }));
   };
   const first = uri('problems-first.lar.jsonl');
   const opened = uri('problems-opened.lar.jsonl');
@@ -269,7 +382,11 @@ test('Problems: when a new run begins, an earlier run leaves the panel unless it
   assert.ok((await client.nthDiagnostics(first, before)).diagnostics.length > 0, 'the live run has its problems');
   await client.open(opened, fixture);
   await feed(client, second, 1);
-  assert.deepEqual((await client.nthDiagnostics(first, before + 1)).diagnostics, [], 'the earlier run is cleared when the next begins');
+  assert.deepEqual(
+    (await client.nthDiagnostics(first, before + 1)).diagnostics,
+    [],
+    'the earlier run is cleared when the next begins',
+  );
   const kept = await client.nthDiagnostics(opened, client.published(opened));
   assert.ok(kept.diagnostics.length > 0, 'an open trajectory keeps its problems');
   const all = await LspClient.start(undefined, { backend: 'builtin', problems: 'all' });

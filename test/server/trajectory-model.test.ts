@@ -6,7 +6,13 @@ import { events } from '../support/arbitrary';
 import { generateTrajectory } from '../../bench/generate';
 import { textOf } from '../../testkit/text';
 
-const header = JSON.stringify({ lar: 1, type: 'header', task: 't', workflow: 'builtin:default-coding', started: '2026-11-30T00:00:00Z' });
+const header = JSON.stringify({
+  lar: 1,
+  type: 'header',
+  task: 't',
+  workflow: 'builtin:default-coding',
+  started: '2026-11-30T00:00:00Z',
+});
 
 function snapshot(m: TrajectoryModel) {
   return { lines: m.lines.map((l) => ({ text: l.text, kind: l.parsed.kind, result: l.result })), summary: m.summary() };
@@ -67,11 +73,24 @@ test('an edit at line N of a long run re-verifies from the checkpoint before N, 
 
 test('a header change re-resolves the workflow and verifies everything', () => {
   const model = new TrajectoryModel();
-  const call = JSON.stringify({ type: 'tool_call', tool: 'write_file', args: { path: 'a', content: '' }, status: 'ok' });
+  const call = JSON.stringify({
+    type: 'tool_call',
+    tool: 'write_file',
+    args: { path: 'a', content: '' },
+    status: 'ok',
+  });
   model.setText([header, call].join('\n'));
   assert.equal(model.lines[1]!.result!.toolReward, -1);
   const inline = JSON.parse(header) as Record<string, unknown>;
-  inline.workflow = { lar: 1, id: 'w', stages: [{ id: 's', tools: ['write_file', 'submit'], budget: 5 }], transitions: {}, start: 's', terminal: ['s'], outcome: { command: 'true' } };
+  inline.workflow = {
+    lar: 1,
+    id: 'w',
+    stages: [{ id: 's', tools: ['write_file', 'submit'], budget: 5 }],
+    transitions: {},
+    start: 's',
+    terminal: ['s'],
+    outcome: { command: 'true' },
+  };
   model.setText([JSON.stringify(inline), call].join('\n'));
   assert.equal(model.lastUpdate.from, 0);
   assert.equal(model.lines[1]!.result!.toolReward, 1);
@@ -81,7 +100,14 @@ test('a header change re-resolves the workflow and verifies everything', () => {
 test('a stopped run says how it stopped: the end reason, and lenses and outline no longer say "in progress"', async () => {
   const { codeLenses, documentSymbols } = await import('../../server/presentation.js');
   const m = new TrajectoryModel();
-  const call = JSON.stringify({ type: 'tool_call', id: 'c1', tool: 'read_file', args: { path: 'a' }, status: 'ok', result: {} });
+  const call = JSON.stringify({
+    type: 'tool_call',
+    id: 'c1',
+    tool: 'read_file',
+    args: { path: 'a' },
+    status: 'ok',
+    result: {},
+  });
   m.setText([header, call].join('\n'));
   assert.equal(m.endReason, undefined);
   assert.match(codeLenses(m)[0]!.command!.title, /in progress/);
@@ -94,14 +120,30 @@ test('a stopped run says how it stopped: the end reason, and lenses and outline 
 test('the Problems panel lists a blocked call once, and a run that never made a call has no stage to score', async () => {
   const { lineDiagnostics, runDiagnostics } = await import('../../server/diagnostics.js');
   const m = new TrajectoryModel();
-  const blocked = JSON.stringify({ type: 'tool_call', id: 'c1', tool: 'write_file', args: { path: 'a', content: 'x' }, status: 'blocked', result: {} });
+  const blocked = JSON.stringify({
+    type: 'tool_call',
+    id: 'c1',
+    tool: 'write_file',
+    args: { path: 'a', content: 'x' },
+    status: 'blocked',
+    result: {},
+  });
   m.setText([header, blocked].join('\n'));
   const codes = lineDiagnostics(m.lines[1]!, 1, 'lar (builtin)').map((d) => d.code);
   assert.deepEqual(codes, ['tool.permitted'], 'the blocked call: its reason, not also "it did not run"');
   const empty = new TrajectoryModel();
-  empty.setText([header, JSON.stringify({ type: 'message', role: 'user', content: 't' }), JSON.stringify({ type: 'end', reason: 'error', detail: 'cannot reach the inference server' })].join('\n'));
+  empty.setText(
+    [
+      header,
+      JSON.stringify({ type: 'message', role: 'user', content: 't' }),
+      JSON.stringify({ type: 'end', reason: 'error', detail: 'cannot reach the inference server' }),
+    ].join('\n'),
+  );
   const d = runDiagnostics(empty, 'lar (builtin)');
-  assert.deepEqual(d.map((x) => x.code), ['run.no_steps', 'outcome.summary']);
+  assert.deepEqual(
+    d.map((x) => x.code),
+    ['run.no_steps', 'outcome.summary'],
+  );
   assert.match(textOf(d[0]!.message), /the run ended before any tool call: cannot reach the inference server/);
 });
 
@@ -109,8 +151,23 @@ test('a step taken after a checkpoint has a "Restore to before step N" lens that
   const { codeLenses, RESTORE_COMMAND } = await import('../../server/presentation.js');
   const m = new TrajectoryModel();
   const commit = 'a'.repeat(40);
-  const read = JSON.stringify({ type: 'tool_call', id: 'c1', tool: 'read_file', args: { path: 'a' }, status: 'ok', result: {} });
-  const run = JSON.stringify({ type: 'tool_call', id: 'c2', tool: 'run_command', args: { command: 'npm test' }, status: 'ok', result: { exitCode: 0, completion: 'exit' }, checkpoint: commit });
+  const read = JSON.stringify({
+    type: 'tool_call',
+    id: 'c1',
+    tool: 'read_file',
+    args: { path: 'a' },
+    status: 'ok',
+    result: {},
+  });
+  const run = JSON.stringify({
+    type: 'tool_call',
+    id: 'c2',
+    tool: 'run_command',
+    args: { command: 'npm test' },
+    status: 'ok',
+    result: { exitCode: 0, completion: 'exit' },
+    checkpoint: commit,
+  });
   m.setText([header, read, run].join('\n'));
   const lenses = codeLenses(m, 'run-1.lar.jsonl').filter((l) => l.command?.command === RESTORE_COMMAND);
   assert.equal(lenses.length, 1, 'only the step with a checkpoint');
@@ -118,8 +175,21 @@ test('a step taken after a checkpoint has a "Restore to before step N" lens that
   assert.equal(lenses[0]!.command!.title, '↺ Restore to before step 2');
   assert.deepEqual(lenses[0]!.command!.arguments, [{ commit, step: 2, run: 'run-1.lar.jsonl' }]);
   const { BRANCH_COMMAND } = await import('../../server/presentation.js');
-  assert.deepEqual(codeLenses(m, 'run-1.lar.jsonl').filter((l) => l.command?.command === BRANCH_COMMAND).map((l) => [l.range.start.line, l.command!.title]), [[2, '⑂ Branch from here']]);
-  assert.equal((codeLenses(m, '../etc/x').find((l) => l.command?.command === RESTORE_COMMAND)!.command!.arguments![0] as { run?: string }).run, undefined, 'a file name that is not a run file is not passed on');
+  assert.deepEqual(
+    codeLenses(m, 'run-1.lar.jsonl')
+      .filter((l) => l.command?.command === BRANCH_COMMAND)
+      .map((l) => [l.range.start.line, l.command!.title]),
+    [[2, '⑂ Branch from here']],
+  );
+  assert.equal(
+    (
+      codeLenses(m, '../etc/x').find((l) => l.command?.command === RESTORE_COMMAND)!.command!.arguments![0] as {
+        run?: string;
+      }
+    ).run,
+    undefined,
+    'a file name that is not a run file is not passed on',
+  );
   // A bad checkpoint id makes the line malformed: no lens from it.
   m.setText([header, read, run.replace(commit, '--output=/tmp/x')].join('\n'));
   assert.equal(codeLenses(m).filter((l) => l.command?.command === RESTORE_COMMAND).length, 0);

@@ -21,7 +21,15 @@ import { join } from 'node:path';
 import { TerminalSession, type TerminalOptions } from '../../core/shell/session';
 import { parseState } from '../../core/shell/fifos';
 import { alive } from '../../core/shell/procs';
-import { ATTACKS, FISH_ATTACKS, LURKER, PRINTF_PROGRAM, TYPIST, isTypedLineTail, laterCommandsTellTheTruth } from '../support/status-attacks';
+import {
+  ATTACKS,
+  FISH_ATTACKS,
+  LURKER,
+  PRINTF_PROGRAM,
+  TYPIST,
+  isTypedLineTail,
+  laterCommandsTellTheTruth,
+} from '../support/status-attacks';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'lar-status-')));
 const sessions: TerminalSession[] = [];
@@ -34,10 +42,23 @@ const SHELLS = ['/bin/bash', '/usr/bin/zsh', '/usr/bin/fish', '/bin/sh'].filter(
 const name = (shell: string): string => shell.split('/').pop()!;
 
 /** A fresh workspace with `files`, and a terminal of `shell` in it. */
-function session(shell: string, files: Record<string, string> = {}, extra: Partial<TerminalOptions> = {}): { t: TerminalSession; ws: string } {
+function session(
+  shell: string,
+  files: Record<string, string> = {},
+  extra: Partial<TerminalOptions> = {},
+): { t: TerminalSession; ws: string } {
   const ws = mkdtempSync(join(root, 'ws-'));
   for (const [f, text] of Object.entries(files)) writeFileSync(join(ws, f), text, { mode: 0o755 });
-  const t = new TerminalSession({ cwd: ws, env: { PATH: process.env.PATH, HOME: ws, LANG: 'C.UTF-8', SHELL: shell }, shell, outputDir: join(ws, '.out'), inputIdleMs: 800, graceMs: 800, timeoutMs: 20_000, ...extra });
+  const t = new TerminalSession({
+    cwd: ws,
+    env: { PATH: process.env.PATH, HOME: ws, LANG: 'C.UTF-8', SHELL: shell },
+    shell,
+    outputDir: join(ws, '.out'),
+    inputIdleMs: 800,
+    graceMs: 800,
+    timeoutMs: 20_000,
+    ...extra,
+  });
   sessions.push(t);
   return { t, ws };
 }
@@ -58,7 +79,9 @@ for (const a of [...ATTACKS, ...FISH_ATTACKS]) {
 }
 
 for (const shell of ['/bin/bash', '/bin/sh']) {
-  for (const a of ATTACKS.filter((x) => x.shells.includes(name(shell)) && !/alias|PROMPT_COMMAND|preexec/.test(x.title))) {
+  for (const a of ATTACKS.filter(
+    (x) => x.shells.includes(name(shell)) && !/alias|PROMPT_COMMAND|preexec/.test(x.title),
+  )) {
     test(`pipe mode, ${name(shell)}: a script the command sources, ${a.title}: later commands are recorded as they ended`, async () => {
       const { t } = session(shell, { 'env.sh': a.script, 'printf-program': PRINTF_PROGRAM }, { mode: 'pipe' });
       const r = await t.run('. ./env.sh');
@@ -75,16 +98,22 @@ for (const shell of SHELLS) {
     const r = await t.run('python3 lurker.py </dev/tty >/dev/tty 2>&1 &');
     assert.equal(r.exitCode, 0, r.output);
     // The lurker stops the shell 0.6 s after it started; the next line is typed once it says it has.
-    for (let i = 0; i < 300 && !existsSync(join(ws, 'lurker-ready')); i++) await new Promise((res) => setTimeout(res, 50));
+    for (let i = 0; i < 300 && !existsSync(join(ws, 'lurker-ready')); i++)
+      await new Promise((res) => setTimeout(res, 50));
     assert.ok(existsSync(join(ws, 'lurker-ready')), 'the lurker stopped the shell');
     const stolen = await t.run('false', { timeoutMs: 5000 });
     // Its line was taken: it never ran, so it has no status, and certainly not 0.
-    assert.notEqual(stolen.exitCode, 0, `the command whose line was taken is not recorded as a success: ${stolen.completion} ${stolen.output}`);
+    assert.notEqual(
+      stolen.exitCode,
+      0,
+      `the command whose line was taken is not recorded as a success: ${stolen.completion} ${stolen.output}`,
+    );
     const saw = readFileSync(join(ws, 'lurker-saw.txt'), 'utf8');
     assert.ok(saw.length > 0, 'the lurker read the line typed for the command');
     // What the session types is only which command to run (`__LAR_C_<seq>__`) or, after an interrupt, a sync
     // line (`__LAR_Y_…`, `__LAR_Z_…`, answered by the shell's loop, never an end): no begin or end nonce.
-    for (const line of saw.split(/[\r\n]/).filter(Boolean)) assert.ok(isTypedLineTail(line), `the line carries no nonce: ${JSON.stringify(saw)}`);
+    for (const line of saw.split(/[\r\n]/).filter(Boolean))
+      assert.ok(isTypedLineTail(line), `the line carries no nonce: ${JSON.stringify(saw)}`);
     await laterCommandsTellTheTruth(t, `${name(shell)}, a lurker`);
   });
 }
@@ -106,13 +135,27 @@ for (const shell of SHELLS) {
   test(`${name(shell)}: the folder and exported variables carry over to the next command; functions, aliases and unexported variables do not`, async () => {
     const { t, ws } = session(shell);
     const set = fish
-      ? await t.run("mkdir -p 'a b/c' && cd 'a b/c'; set -gx LAR_X 'x y'; set -gx LAR_NL (printf 'line1\\nline2' | string collect); set -g LAR_LOCAL local; function lar_fn; echo fn; end; set -e HOME")
-      : await t.run("mkdir -p 'a b/c' && cd 'a b/c' && export LAR_X='x y' LAR_NL=\"$(printf 'line1\\nline2')\"; LAR_LOCAL=local; lar_fn() { echo fn; }; alias lar_al='echo al'; unset HOME");
+      ? await t.run(
+          "mkdir -p 'a b/c' && cd 'a b/c'; set -gx LAR_X 'x y'; set -gx LAR_NL (printf 'line1\\nline2' | string collect); set -g LAR_LOCAL local; function lar_fn; echo fn; end; set -e HOME",
+        )
+      : await t.run(
+          "mkdir -p 'a b/c' && cd 'a b/c' && export LAR_X='x y' LAR_NL=\"$(printf 'line1\\nline2')\"; LAR_LOCAL=local; lar_fn() { echo fn; }; alias lar_al='echo al'; unset HOME",
+        );
     assert.equal(set.exitCode, 0, set.output);
-    const seen = await t.run(fish ? 'pwd; echo "[$LAR_X] [$LAR_NL] [$LAR_LOCAL] [$HOME]"; functions -q lar_fn; and echo has-fn' : 'pwd; echo "[$LAR_X] [$LAR_NL] [${LAR_LOCAL-}] [${HOME-}]"; command -v lar_fn lar_al || echo none');
-    assert.equal(seen.output, `${join(ws, 'a b', 'c')}\n[x y] [line1\nline2] [] []\n${fish ? '' : 'none\n'}`, seen.output);
+    const seen = await t.run(
+      fish
+        ? 'pwd; echo "[$LAR_X] [$LAR_NL] [$LAR_LOCAL] [$HOME]"; functions -q lar_fn; and echo has-fn'
+        : 'pwd; echo "[$LAR_X] [$LAR_NL] [${LAR_LOCAL-}] [${HOME-}]"; command -v lar_fn lar_al || echo none',
+    );
+    assert.equal(
+      seen.output,
+      `${join(ws, 'a b', 'c')}\n[x y] [line1\nline2] [] []\n${fish ? '' : 'none\n'}`,
+      seen.output,
+    );
     // A variable unset again is gone; PATH changes carry (a virtualenv's activate).
-    const path = await t.run(fish ? 'set -gx PATH $PWD/bin $PATH; set -e LAR_X' : 'export PATH="$PWD/bin:$PATH"; unset LAR_X');
+    const path = await t.run(
+      fish ? 'set -gx PATH $PWD/bin $PATH; set -e LAR_X' : 'export PATH="$PWD/bin:$PATH"; unset LAR_X',
+    );
     assert.equal(path.exitCode, 0);
     const again = await t.run(fish ? 'echo "[$LAR_X]"; echo $PATH[1]' : 'echo "[${LAR_X-}]"; echo "${PATH%%:*}"');
     assert.equal(again.output, `[]\n${join(ws, 'a b', 'c', 'bin')}\n`);
@@ -164,11 +207,33 @@ test('a run in a folder of its own leaves the folder and variables as they were'
   assert.equal((await t.run('echo "$LAR_A $PWD"')).output, `1 ${ws}\n`);
 });
 
-
 test('a state record is read whole or not at all: the last complete one, carried names only, any bytes in values', () => {
-  const rec = (dir: string, ...env: string[]): Buffer => Buffer.from(`${dir}\n\0${env.map((e) => `${e}\0`).join('')}LAR_END\0`, 'latin1');
-  const one = parseState(rec('/w/a', 'A=1', 'B=x=y\nz', 'BASH_FUNC_f%%=() { :; }', 'PWD=/w/a', '_=/usr/bin/env', '__lar_k=x', 'bad name=1', 'C=\xff\x01'));
-  assert.deepEqual([one?.cwd, [...(one?.env ?? [])]], ['/w/a', [['A', '1'], ['B', 'x=y\nz'], ['C', '\xff\x01']]]);
+  const rec = (dir: string, ...env: string[]): Buffer =>
+    Buffer.from(`${dir}\n\0${env.map((e) => `${e}\0`).join('')}LAR_END\0`, 'latin1');
+  const one = parseState(
+    rec(
+      '/w/a',
+      'A=1',
+      'B=x=y\nz',
+      'BASH_FUNC_f%%=() { :; }',
+      'PWD=/w/a',
+      '_=/usr/bin/env',
+      '__lar_k=x',
+      'bad name=1',
+      'C=\xff\x01',
+    ),
+  );
+  assert.deepEqual(
+    [one?.cwd, [...(one?.env ?? [])]],
+    [
+      '/w/a',
+      [
+        ['A', '1'],
+        ['B', 'x=y\nz'],
+        ['C', '\xff\x01'],
+      ],
+    ],
+  );
   // Cut short (the child was killed while writing): nothing.
   assert.equal(parseState(rec('/w', 'A=1').subarray(0, 10)), undefined);
   // Two records (the EXIT trap after the explicit save): the last; a folder that is not absolute is left out.

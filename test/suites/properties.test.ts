@@ -44,15 +44,38 @@ import { FORMATS } from '../../core/model/formats';
 
 /** The Hermes reader, as the agent's format module has it. */
 const extractTextToolCalls = (content: string) => FORMATS.hermes.parse(content, []);
-import { CommandView, commandMatches, commandParts, compilePatterns, firstMatch, normalizeSpaces } from '../../core/policy/command';
+import {
+  CommandView,
+  commandMatches,
+  commandParts,
+  compilePatterns,
+  firstMatch,
+  normalizeSpaces,
+} from '../../core/policy/command';
 import { VerifierState, type ProposedCall } from '../../core/verifier/state';
 import { verifyEvents, verifyTrajectoryText } from '../../core/verifier/verify';
 import { defaultWorkflow, loadWorkflow } from '../../core/workflow/load';
 import type { Workflow } from '../../core/schema/workflow';
 import { ToolArgs } from '../../core/schema/tools';
-import { deepJsonText, eventsOver, jsonKey, jsonText, nastyChar, nastyLine, nastyString, shortNastyLine, workflowValue } from '../support/arbitrary';
+import {
+  deepJsonText,
+  eventsOver,
+  jsonKey,
+  jsonText,
+  nastyChar,
+  nastyLine,
+  nastyString,
+  shortNastyLine,
+  workflowValue,
+} from '../support/arbitrary';
 
-const HEADER = JSON.stringify({ lar: 1, type: 'header', task: 't', workflow: 'builtin:default-coding', started: '2026-01-01T00:00:00Z' });
+const HEADER = JSON.stringify({
+  lar: 1,
+  type: 'header',
+  task: 't',
+  workflow: 'builtin:default-coding',
+  started: '2026-01-01T00:00:00Z',
+});
 const EVENT_TYPES = ['tool_call', 'message', 'outcome', 'compaction', 'end'];
 
 // ---------------------------------------------------------------- 1. the JSONL parser
@@ -70,7 +93,10 @@ test('1. parseLine never throws on hostile lines, and a bad line says where and 
       }
       if (p.kind === 'malformed') {
         assert.equal(p.error.line, 7);
-        assert.ok(p.error.column >= 1 && p.error.column <= text.length + 1, `column ${p.error.column} of ${text.length}`);
+        assert.ok(
+          p.error.column >= 1 && p.error.column <= text.length + 1,
+          `column ${p.error.column} of ${text.length}`,
+        );
         assert.ok(p.error.endColumn > p.error.column);
         assert.ok(p.error.message.length > 0);
       }
@@ -84,7 +110,8 @@ test('1. parseLine never throws on hostile lines, and a bad line says where and 
   const deepObject = parseLine('{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000), 2, false);
   assert.equal(deepObject.kind, 'malformed');
   // Valid JSON that deep is refused before anything recursive sees it (core/json/depth.ts).
-  if (deepObject.kind === 'malformed') assert.match(deepObject.error.message, /nested 100000 levels deep, more than the 64 accepted/);
+  if (deepObject.kind === 'malformed')
+    assert.match(deepObject.error.message, /nested 100000 levels deep, more than the 64 accepted/);
 });
 
 /** A file: lines ended by LF, CRLF or a lone CR, a BOM or not, a header first or not. */
@@ -94,7 +121,10 @@ const hostileFile = fc
     header: fc.boolean(),
     lines: fc.array(fc.tuple(nastyLine, fc.constantFrom('\n', '\r\n', '\r', '\n\n')), { maxLength: 8 }),
   })
-  .map(({ bom, header, lines }) => (bom ? '\ufeff' : '') + (header ? `${HEADER}\n` : '') + lines.map(([l, eol]) => l + eol).join(''));
+  .map(
+    ({ bom, header, lines }) =>
+      (bom ? '\ufeff' : '') + (header ? `${HEADER}\n` : '') + lines.map(([l, eol]) => l + eol).join(''),
+  );
 
 test('1. parseTrajectory never throws on hostile files: every line is numbered, a header only on the first non-blank line', () => {
   fc.assert(
@@ -131,7 +161,9 @@ test('1. CRLF and LF line ends read the same, and a byte order mark does not cos
     { numRuns: 200 },
   );
   // The regression: a file saved as "UTF-8 with BOM" used to have no header, so nothing was verified.
-  const report = verifyTrajectoryText(`\ufeff${HEADER}\n{"type":"tool_call","tool":"read_file","args":{"path":"a"},"status":"ok"}\n`);
+  const report = verifyTrajectoryText(
+    `\ufeff${HEADER}\n{"type":"tool_call","tool":"read_file","args":{"path":"a"},"status":"ok"}\n`,
+  );
   assert.equal(report.fatal, undefined);
   assert.deepEqual(report.lineErrors, []);
   assert.equal(report.steps[0]!.toolReward, 1);
@@ -139,7 +171,11 @@ test('1. CRLF and LF line ends read the same, and a byte order mark does not cos
 
 /** Well-typed events whose strings are hostile: lone surrogates, NUL, BOM, line separators. */
 const validEvent: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
-  fc.record({ type: fc.constant('message'), role: fc.constantFrom('system', 'user', 'assistant'), content: nastyString(200) }),
+  fc.record({
+    type: fc.constant('message'),
+    role: fc.constantFrom('system', 'user', 'assistant'),
+    content: nastyString(200),
+  }),
   fc.record(
     {
       type: fc.constant('tool_call'),
@@ -149,14 +185,32 @@ const validEvent: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
       argsError: nastyString(10),
       status: fc.constantFrom(...CALL_STATUSES),
       result: fc.record(
-        { exitCode: fc.option(fc.integer()), completion: fc.constantFrom('marker', 'exit', 'timeout', 'unobserved'), output: nastyString(100), filesChanged: fc.array(nastyString(10), { maxLength: 3 }), error: nastyString(20) },
+        {
+          exitCode: fc.option(fc.integer()),
+          completion: fc.constantFrom('marker', 'exit', 'timeout', 'unobserved'),
+          output: nastyString(100),
+          filesChanged: fc.array(nastyString(10), { maxLength: 3 }),
+          error: nastyString(20),
+        },
         { requiredKeys: [] },
       ),
     },
     { requiredKeys: ['type', 'tool', 'args', 'status'] },
   ),
-  fc.record({ type: fc.constant('outcome'), command: nastyString(), exitCode: fc.option(fc.integer()), output: nastyString(50) }),
-  fc.record({ type: fc.constant('end'), reason: fc.constantFrom('submitted', 'interrupted', 'cancelled', 'limit', 'error'), detail: nastyString() }, { requiredKeys: ['type', 'reason'] }),
+  fc.record({
+    type: fc.constant('outcome'),
+    command: nastyString(),
+    exitCode: fc.option(fc.integer()),
+    output: nastyString(50),
+  }),
+  fc.record(
+    {
+      type: fc.constant('end'),
+      reason: fc.constantFrom('submitted', 'interrupted', 'cancelled', 'limit', 'error'),
+      detail: nastyString(),
+    },
+    { requiredKeys: ['type', 'reason'] },
+  ),
 );
 
 test('1. every event written as a line parses back to the same event', () => {
@@ -173,14 +227,26 @@ test('1. every event written as a line parses back to the same event', () => {
 
 // ---------------------------------------------------------------- 2. the stream assembler
 
-const oddValue = fc.oneof(jsonText.map((t) => JSON.parse(t) as unknown), fc.constantFrom<unknown>(null, undefined, 0, -1, 1.5, 2 ** 53, 1e308, 'x', true, [], {}));
+const oddValue = fc.oneof(
+  jsonText.map((t) => JSON.parse(t) as unknown),
+  fc.constantFrom<unknown>(null, undefined, 0, -1, 1.5, 2 ** 53, 1e308, 'x', true, [], {}),
+);
 const argumentFragment = fc.oneof(nastyString(6), fc.constantFrom('{"path": ', '"a.ts"}', '{', '}', '', '\\'));
 const toolDelta = fc.record(
   {
     index: fc.oneof(fc.nat(3), oddValue),
     id: fc.oneof(nastyString(4), oddValue),
     type: oddValue,
-    function: fc.oneof(fc.record({ name: fc.oneof(fc.constantFrom('read_file', 'search', ''), oddValue), arguments: fc.oneof(argumentFragment, oddValue) }, { requiredKeys: [] }), oddValue),
+    function: fc.oneof(
+      fc.record(
+        {
+          name: fc.oneof(fc.constantFrom('read_file', 'search', ''), oddValue),
+          arguments: fc.oneof(argumentFragment, oddValue),
+        },
+        { requiredKeys: [] },
+      ),
+      oddValue,
+    ),
   },
   { requiredKeys: [] },
 );
@@ -188,7 +254,15 @@ const choiceDelta = fc.record(
   {
     index: fc.oneof(fc.nat(2), oddValue),
     delta: fc.oneof(
-      fc.record({ role: oddValue, content: fc.oneof(nastyString(8), oddValue), reasoning_content: fc.oneof(nastyString(4), oddValue), tool_calls: fc.oneof(fc.array(fc.oneof(toolDelta, oddValue), { maxLength: 3 }), oddValue) }, { requiredKeys: [] }),
+      fc.record(
+        {
+          role: oddValue,
+          content: fc.oneof(nastyString(8), oddValue),
+          reasoning_content: fc.oneof(nastyString(4), oddValue),
+          tool_calls: fc.oneof(fc.array(fc.oneof(toolDelta, oddValue), { maxLength: 3 }), oddValue),
+        },
+        { requiredKeys: [] },
+      ),
       oddValue,
     ),
     finish_reason: fc.oneof(fc.constantFrom('stop', 'tool_calls', ''), oddValue),
@@ -196,7 +270,12 @@ const choiceDelta = fc.record(
   { requiredKeys: [] },
 );
 const chunkShaped = fc.record(
-  { id: oddValue, model: fc.oneof(fc.constant('LAR-9B'), oddValue), choices: fc.oneof(fc.array(fc.oneof(choiceDelta, oddValue), { maxLength: 3 }), oddValue), usage: oddValue },
+  {
+    id: oddValue,
+    model: fc.oneof(fc.constant('LAR-9B'), oddValue),
+    choices: fc.oneof(fc.array(fc.oneof(choiceDelta, oddValue), { maxLength: 3 }), oddValue),
+    usage: oddValue,
+  },
   { requiredKeys: [] },
 );
 /** What the wire can carry: chunk-shaped objects, the same with a `__proto__` member (as JSON.parse makes it), errors, and values that are not objects at all. */
@@ -210,10 +289,17 @@ const anyChunk: fc.Arbitrary<unknown> = fc.oneof(
     }),
   },
   { weight: 2, arbitrary: oddValue },
-  { weight: 1, arbitrary: fc.record({ error: oddValue, object: fc.constantFrom('error', 'chat.completion.chunk'), message: oddValue }, { requiredKeys: [] }) },
+  {
+    weight: 1,
+    arbitrary: fc.record(
+      { error: oddValue, object: fc.constantFrom('error', 'chat.completion.chunk'), message: oddValue },
+      { requiredKeys: [] },
+    ),
+  },
 );
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 const isIndex = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
 
 /** The contract read plainly: per choice, the text is every string content in order; per call, every string argument fragment. */
@@ -276,7 +362,9 @@ test('2. the stream assembler never throws on chunks of any shape, except for an
       assert.deepEqual(
         // `+ 0`: an index of -0 on the wire is index 0 (as a Map key it already is).
         r.choices.map((c) => [c.index + 0, c.content, c.toolCalls.map((t) => [t.index + 0, t.argumentsText])]),
-        [...want.entries()].sort(([x], [y]) => x - y).map(([i, c]) => [i, c.content, [...c.calls.entries()].sort(([x], [y]) => x - y)]),
+        [...want.entries()]
+          .sort(([x], [y]) => x - y)
+          .map(([i, c]) => [i, c.content, [...c.calls.entries()].sort(([x], [y]) => x - y)]),
       );
       for (const c of r.choices) {
         for (const t of c.toolCalls) {
@@ -291,9 +379,13 @@ test('2. the stream assembler never throws on chunks of any shape, except for an
   // The regressions: `data: null` on the wire crashed the assembler (and so the answer), and so did an
   // error whose code was an object with a "toString" member that is not a function.
   const hostile = JSON.parse('{"error":{"message":"boom","type":[{"toString":""}]}}') as StreamChunk;
-  assert.throws(() => new CompletionAssembler().push(hostile), (e: Error) => e instanceof ModelServerError && e.message === 'boom');
+  assert.throws(
+    () => new CompletionAssembler().push(hostile),
+    (e: Error) => e instanceof ModelServerError && e.message === 'boom',
+  );
   const a = new CompletionAssembler();
-  for (const c of [null, 5, 'x', [], { choices: [{ index: 0, delta: { content: 'kept' }, finish_reason: 'stop' }] }]) a.push(c as unknown as StreamChunk);
+  for (const c of [null, 5, 'x', [], { choices: [{ index: 0, delta: { content: 'kept' }, finish_reason: 'stop' }] }])
+    a.push(c as unknown as StreamChunk);
   assert.equal(a.result().choices[0]!.content, 'kept');
   assert.equal(a.finished, true);
 });
@@ -305,10 +397,30 @@ const CLOSE = '</tool_call>';
 const occurrences = (text: string, s: string) => text.split(s).length - 1;
 
 test('3. the text tool-call parser never throws, and every call it reports was in the text', () => {
-  const callJson = fc.record({ name: fc.oneof(nastyString(6), fc.constantFrom('read_file', '')), arguments: oddValue, parameters: oddValue }, { requiredKeys: [] }).map((c) => JSON.stringify(c));
+  const callJson = fc
+    .record(
+      { name: fc.oneof(nastyString(6), fc.constantFrom('read_file', '')), arguments: oddValue, parameters: oddValue },
+      { requiredKeys: [] },
+    )
+    .map((c) => JSON.stringify(c));
   const piece = fc.oneof(
     nastyString(10),
-    fc.constantFrom(OPEN, CLOSE, '<tool_call', 'tool_call>', '</tool_call', '{"name":', '"arguments":', '"parameters":', '{', '}', '"', '\\', ' ', '\n'),
+    fc.constantFrom(
+      OPEN,
+      CLOSE,
+      '<tool_call',
+      'tool_call>',
+      '</tool_call',
+      '{"name":',
+      '"arguments":',
+      '"parameters":',
+      '{',
+      '}',
+      '"',
+      '\\',
+      ' ',
+      '\n',
+    ),
     jsonText,
     callJson,
     deepJsonText.map((t) => t.slice(0, 30_000)),
@@ -319,7 +431,13 @@ test('3. the text tool-call parser never throws, and every call it reports was i
       const r = extractTextToolCalls(content);
       // Each call stands on a tag (an opening one, a closing one whose opening was left off, a bare <function=) or on
       // an object of its own in a block that holds several.
-      assert.ok(r.calls.length <= occurrences(content, OPEN) + occurrences(content, CLOSE) + occurrences(content, '<function=') + occurrences(content, '{'));
+      assert.ok(
+        r.calls.length <=
+          occurrences(content, OPEN) +
+            occurrences(content, CLOSE) +
+            occurrences(content, '<function=') +
+            occurrences(content, '{'),
+      );
       for (const c of r.calls) {
         assert.equal(typeof c.name, 'string');
         assert.ok(content.includes(c.raw));
@@ -338,18 +456,33 @@ test('3. the text tool-call parser never throws, and every call it reports was i
 test('3. calls written in the text format are read back, name and arguments, with the prose around them', () => {
   const clean = (s: string) => !s.includes(OPEN) && !s.includes(CLOSE) && !s.includes('<function=');
   const call = fc
-    .record({ name: nastyString(10).filter((n) => n !== ''), args: jsonText.map((t) => JSON.parse(t) as unknown).filter(isPlainObject), asString: fc.boolean() })
+    .record({
+      name: nastyString(10).filter((n) => n !== ''),
+      args: jsonText.map((t) => JSON.parse(t) as unknown).filter(isPlainObject),
+      asString: fc.boolean(),
+    })
     .filter(({ name, args }) => clean(JSON.stringify({ name, arguments: args })));
   fc.assert(
-    fc.property(nastyString(20).filter(clean), fc.array(fc.tuple(call, nastyString(20).filter(clean)), { maxLength: 4 }), (lead, calls) => {
-      const content = lead + calls.map(([c, prose]) => `${OPEN}${JSON.stringify({ name: c.name, arguments: c.asString ? JSON.stringify(c.args) : c.args })}${CLOSE}${prose}`).join('');
-      const r = extractTextToolCalls(content);
-      assert.deepEqual(
-        r.calls.map((c) => [c.name, c.args, c.argsError]),
-        calls.map(([c]) => [c.name, JSON.parse(JSON.stringify(c.args)) as unknown, undefined]),
-      );
-      assert.equal(r.text, (lead + calls.map(([, prose]) => prose).join('')).trim());
-    }),
+    fc.property(
+      nastyString(20).filter(clean),
+      fc.array(fc.tuple(call, nastyString(20).filter(clean)), { maxLength: 4 }),
+      (lead, calls) => {
+        const content =
+          lead +
+          calls
+            .map(
+              ([c, prose]) =>
+                `${OPEN}${JSON.stringify({ name: c.name, arguments: c.asString ? JSON.stringify(c.args) : c.args })}${CLOSE}${prose}`,
+            )
+            .join('');
+        const r = extractTextToolCalls(content);
+        assert.deepEqual(
+          r.calls.map((c) => [c.name, c.args, c.argsError]),
+          calls.map(([c]) => [c.name, JSON.parse(JSON.stringify(c.args)) as unknown, undefined]),
+        );
+        assert.equal(r.text, (lead + calls.map(([, prose]) => prose).join('')).trim());
+      },
+    ),
     { numRuns: 300 },
   );
 });
@@ -358,10 +491,74 @@ test('3. calls written in the text format are read back, name and arguments, wit
 
 const SEPARATORS = [';', '&', '|', '\n', '\r', '(', ')', '`'];
 const shellToken = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom('rm', '-rf', '/', '~', '~/', 'echo', 'ok', 'sudo', 'curl', 'http://x', 'sh', 'bash', 'mkfs.ext4', '/dev/sda', 'x', 'a b', '$HOME', '>>', '>', '<', '2>&1', 'if=/dev/zero', 'of=/dev/sda', 'npm', 'test') },
   {
     weight: 4,
-    arbitrary: fc.constantFrom(' ', '  ', '\t', '\v', ';', '&&', '||', '|', '&', '\n', '\r', '\r\n', '(', ')', '$(', '`', '<(', '{', '}', '"', "'", '\\', '\\;', '\\|', '\\\n', '<<EOF\n', '\nEOF\n', "<<'EOF'\n", '<<-EOF\n', '$((', '))', '${', '#', '!'),
+    arbitrary: fc.constantFrom(
+      'rm',
+      '-rf',
+      '/',
+      '~',
+      '~/',
+      'echo',
+      'ok',
+      'sudo',
+      'curl',
+      'http://x',
+      'sh',
+      'bash',
+      'mkfs.ext4',
+      '/dev/sda',
+      'x',
+      'a b',
+      '$HOME',
+      '>>',
+      '>',
+      '<',
+      '2>&1',
+      'if=/dev/zero',
+      'of=/dev/sda',
+      'npm',
+      'test',
+    ),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.constantFrom(
+      ' ',
+      '  ',
+      '\t',
+      '\v',
+      ';',
+      '&&',
+      '||',
+      '|',
+      '&',
+      '\n',
+      '\r',
+      '\r\n',
+      '(',
+      ')',
+      '$(',
+      '`',
+      '<(',
+      '{',
+      '}',
+      '"',
+      "'",
+      '\\',
+      '\\;',
+      '\\|',
+      '\\\n',
+      '<<EOF\n',
+      '\nEOF\n',
+      "<<'EOF'\n",
+      '<<-EOF\n',
+      '$((',
+      '))',
+      '${',
+      '#',
+      '!',
+    ),
   },
   { weight: 1, arbitrary: nastyChar },
 );
@@ -373,22 +570,40 @@ test('4. the command splitter never throws; parts are normalized and nothing bet
   const deny = compilePatterns(wf.policy.commands.deny);
   const ask = compilePatterns(wf.policy.commands.ask);
   fc.assert(
-    fc.property(shellish, fc.oneof(shellish, fc.constantFrom('*', '?', 'rm -rf /', '*|*sh', '**', '')), (command, pattern) => {
-      const parts = commandParts(command);
-      for (const p of parts) {
-        assert.ok(p.length > 0);
-        assert.ok(!SEPARATORS.some((s) => p.includes(s)), JSON.stringify(p));
-        assert.equal(normalizeSpaces(p), p);
-        assert.ok(!/^ | $|  |[\t\n\v\f\r]/.test(p), JSON.stringify(p));
-      }
-      const strip = (s: string) => [...s].filter((ch) => !SEPARATORS.includes(ch)).join('').replace(WHITESPACE, '');
-      assert.equal(parts.join('').replace(/ /g, ''), strip(command), 'every character but separators and spacing is in some part, in order');
-      assert.equal(normalizeSpaces(command), command.split(/[\t\n\v\f\r ]+/).filter(Boolean).join(' '));
-      const view = new CommandView(command);
-      firstMatch(deny, view);
-      firstMatch(ask, view);
-      if (pattern !== '') commandMatches(pattern, command);
-    }),
+    fc.property(
+      shellish,
+      fc.oneof(shellish, fc.constantFrom('*', '?', 'rm -rf /', '*|*sh', '**', '')),
+      (command, pattern) => {
+        const parts = commandParts(command);
+        for (const p of parts) {
+          assert.ok(p.length > 0);
+          assert.ok(!SEPARATORS.some((s) => p.includes(s)), JSON.stringify(p));
+          assert.equal(normalizeSpaces(p), p);
+          assert.ok(!/^ | $|  |[\t\n\v\f\r]/.test(p), JSON.stringify(p));
+        }
+        const strip = (s: string) =>
+          [...s]
+            .filter((ch) => !SEPARATORS.includes(ch))
+            .join('')
+            .replace(WHITESPACE, '');
+        assert.equal(
+          parts.join('').replace(/ /g, ''),
+          strip(command),
+          'every character but separators and spacing is in some part, in order',
+        );
+        assert.equal(
+          normalizeSpaces(command),
+          command
+            .split(/[\t\n\v\f\r ]+/)
+            .filter(Boolean)
+            .join(' '),
+        );
+        const view = new CommandView(command);
+        firstMatch(deny, view);
+        firstMatch(ask, view);
+        if (pattern !== '') commandMatches(pattern, command);
+      },
+    ),
     { numRuns: 1000 },
   );
 });
@@ -396,7 +611,15 @@ test('4. the command splitter never throws; parts are normalized and nothing bet
 test('4. splitting distributes over separators: a command cannot hide behind quotes, escapes, heredocs or substitutions', () => {
   const wf = defaultWorkflow();
   const deny = compilePatterns(wf.policy.commands.deny);
-  const denied = fc.constantFrom('rm -rf /', 'rm  -rf  ~', 'mkfs.ext4 /dev/sda', 'dd if=/dev/zero of=/dev/sda', ':(){ :|:& };:', 'rm -fr /', 'wipefs -a /dev/sda');
+  const denied = fc.constantFrom(
+    'rm -rf /',
+    'rm  -rf  ~',
+    'mkfs.ext4 /dev/sda',
+    'dd if=/dev/zero of=/dev/sda',
+    ':(){ :|:& };:',
+    'rm -fr /',
+    'wipefs -a /dev/sda',
+  );
   const separator = fc.constantFrom(';', '&&', '||', '|', '&', '\n', '\r\n', ')', '`', '(', ') | (');
   fc.assert(
     fc.property(shellish, separator, shellish, (a, s, b) => {
@@ -419,7 +642,10 @@ test('4. splitting distributes over separators: a command cannot hide behind quo
 
 const workflowAndEvents = workflowValue.chain((value) => {
   const load = loadWorkflow(value);
-  if (!load.ok) throw new Error(`the workflow generator made an ill-formed workflow: ${load.problems.map((p) => p.message).join('; ')}`);
+  if (!load.ok)
+    throw new Error(
+      `the workflow generator made an ill-formed workflow: ${load.problems.map((p) => p.message).join('; ')}`,
+    );
   return fc.tuple(fc.constant(value), fc.constant(load.workflow), eventsOver(load.workflow.stages.map((s) => s.id)));
 });
 const at = (list: readonly TrajectoryEvent[], from = 2) => list.map((event, i) => ({ event, line: i + from }));
@@ -433,26 +659,37 @@ const DEEP_ARGS: unknown[] = [
 
 test('5. the verifier never throws on random workflows and hostile arguments; rewards stay in range', () => {
   fc.assert(
-    fc.property(workflowAndEvents, fc.array(fc.tuple(fc.nat(), fc.nat(DEEP_ARGS.length - 1)), { maxLength: 3 }), ([, wf, list], deep) => {
-      const events = list.map((e) => ({ ...e }));
-      for (const [i, which] of deep) {
-        const k = events.length ? i % events.length : -1;
-        const e = events[k];
-        // Deep arguments on a failed call: the loop detector then keys on them.
-        if (e?.type === 'tool_call') events[k] = { ...e, args: DEEP_ARGS[which], status: 'error' };
-      }
-      const { steps, summary } = verifyEvents(wf, at(events));
-      assert.equal(summary.steps, events.filter((e) => e.type === 'tool_call').length);
-      for (const s of steps) if (s.toolReward !== undefined) assert.ok([-1, 0, 1].includes(s.toolReward));
-      for (const v of summary.stages) assert.ok([-1, 0, 1].includes(v.reward));
-      const { alpha, beta } = wf.rewards;
-      assert.ok(summary.return >= -(alpha + beta) - 1e-12 && summary.return <= 1 + alpha + beta + 1e-12, String(summary.return));
-    }),
+    fc.property(
+      workflowAndEvents,
+      fc.array(fc.tuple(fc.nat(), fc.nat(DEEP_ARGS.length - 1)), { maxLength: 3 }),
+      ([, wf, list], deep) => {
+        const events = list.map((e) => ({ ...e }));
+        for (const [i, which] of deep) {
+          const k = events.length ? i % events.length : -1;
+          const e = events[k];
+          // Deep arguments on a failed call: the loop detector then keys on them.
+          if (e?.type === 'tool_call') events[k] = { ...e, args: DEEP_ARGS[which], status: 'error' };
+        }
+        const { steps, summary } = verifyEvents(wf, at(events));
+        assert.equal(summary.steps, events.filter((e) => e.type === 'tool_call').length);
+        for (const s of steps) if (s.toolReward !== undefined) assert.ok([-1, 0, 1].includes(s.toolReward));
+        for (const v of summary.stages) assert.ok([-1, 0, 1].includes(v.reward));
+        const { alpha, beta } = wf.rewards;
+        assert.ok(
+          summary.return >= -(alpha + beta) - 1e-12 && summary.return <= 1 + alpha + beta + 1e-12,
+          String(summary.return),
+        );
+      },
+    ),
     { numRuns: 150 },
   );
   // The regression: a failed call with deeply nested arguments overflowed the stack (loop detection).
   const deep = { type: 'tool_call', tool: 'read_file', args: DEEP_ARGS[0], status: 'error' } as TrajectoryEvent;
-  assert.equal(verifyEvents(defaultWorkflow(), at([deep, deep])).steps[1]!.verdicts.find((v) => v.check === 'tool.not_repeated')!.ok, false);
+  assert.equal(
+    verifyEvents(defaultWorkflow(), at([deep, deep])).steps[1]!.verdicts.find((v) => v.check === 'tool.not_repeated')!
+      .ok,
+    false,
+  );
 });
 
 test('5. the text verifier never throws on hostile files: ill-typed lines are line errors, the rest is judged', () => {
@@ -462,26 +699,35 @@ test('5. the text verifier never throws on hostile files: ill-typed lines are li
     nastyLine,
   );
   fc.assert(
-    fc.property(headerLine, fc.array(fc.tuple(nastyLine, fc.constantFrom('\n', '\r\n', '\r')), { maxLength: 10 }), fc.boolean(), (header, lines, bom) => {
-      const text = (bom ? '\ufeff' : '') + header + '\n' + lines.map(([l, eol]) => l + eol).join('');
-      const report = verifyTrajectoryText(text);
-      const count = splitLines(text).length;
-      const errorLines = report.lineErrors.map((e) => e.line);
-      assert.equal(new Set(errorLines).size, errorLines.length, 'one error per bad line');
-      for (const l of errorLines) assert.ok(l >= 1 && l <= count);
-      const judged = report.steps.map((s) => s.line);
-      assert.deepEqual(judged, [...judged].sort((x, y) => x - y));
-      for (const l of judged) assert.ok(!errorLines.includes(l) && l >= 2 && l <= count);
-      assert.equal(report.summary !== undefined, report.workflow !== undefined);
-      if (report.workflow === undefined) assert.ok(report.fatal, 'nothing verified, and it says why');
-    }),
+    fc.property(
+      headerLine,
+      fc.array(fc.tuple(nastyLine, fc.constantFrom('\n', '\r\n', '\r')), { maxLength: 10 }),
+      fc.boolean(),
+      (header, lines, bom) => {
+        const text = (bom ? '\ufeff' : '') + header + '\n' + lines.map(([l, eol]) => l + eol).join('');
+        const report = verifyTrajectoryText(text);
+        const count = splitLines(text).length;
+        const errorLines = report.lineErrors.map((e) => e.line);
+        assert.equal(new Set(errorLines).size, errorLines.length, 'one error per bad line');
+        for (const l of errorLines) assert.ok(l >= 1 && l <= count);
+        const judged = report.steps.map((s) => s.line);
+        assert.deepEqual(
+          judged,
+          [...judged].sort((x, y) => x - y),
+        );
+        for (const l of judged) assert.ok(!errorLines.includes(l) && l >= 2 && l <= count);
+        assert.equal(report.summary !== undefined, report.workflow !== undefined);
+        if (report.workflow === undefined) assert.ok(report.fatal, 'nothing verified, and it says why');
+      },
+    ),
     { numRuns: 200 },
   );
 });
 
 /** The ask pattern a call matches, from the policy alone: a well-formed run_command the deny list lets through. */
 function expectedAskPattern(wf: Workflow, call: ProposedCall): string | undefined {
-  if (call.tool !== 'run_command' || call.argsError !== undefined || !ToolArgs.run_command.safeParse(call.args).success) return undefined;
+  if (call.tool !== 'run_command' || call.argsError !== undefined || !ToolArgs.run_command.safeParse(call.args).success)
+    return undefined;
   const view = new CommandView((call.args as { command: string }).command);
   if (firstMatch(compilePatterns(wf.policy.commands.deny), view) !== undefined) return undefined;
   return firstMatch(compilePatterns(wf.policy.commands.ask), view);
@@ -490,8 +736,26 @@ function expectedAskPattern(wf: Workflow, call: ProposedCall): string | undefine
 test('5. the gate never throws on any proposed call, and it decides one of allow, ask or block', () => {
   const proposal: fc.Arbitrary<ProposedCall> = fc.record(
     {
-      tool: fc.oneof(fc.constantFrom('run_command', 'read_file', 'write_file', 'enter_stage', 'submit', 'constructor', '__proto__', 'toString'), nastyString(8)),
-      args: fc.oneof(oddValue, fc.constantFrom(...DEEP_ARGS), fc.record({ command: nastyString(20) }), fc.record({ path: nastyString(10) }), fc.record({ stage: fc.constantFrom('constructor', '__proto__', 'hasOwnProperty') })),
+      tool: fc.oneof(
+        fc.constantFrom(
+          'run_command',
+          'read_file',
+          'write_file',
+          'enter_stage',
+          'submit',
+          'constructor',
+          '__proto__',
+          'toString',
+        ),
+        nastyString(8),
+      ),
+      args: fc.oneof(
+        oddValue,
+        fc.constantFrom(...DEEP_ARGS),
+        fc.record({ command: nastyString(20) }),
+        fc.record({ path: nastyString(10) }),
+        fc.record({ stage: fc.constantFrom('constructor', '__proto__', 'hasOwnProperty') }),
+      ),
       argsError: nastyString(10),
     },
     { requiredKeys: ['tool', 'args'] },
@@ -508,7 +772,10 @@ test('5. the gate never throws on any proposed call, and it decides one of allow
         // The contract (GateResult.askPattern): the pattern is the one the command matches,
         // whatever the decision; a blocked call keeps it so that `warn` still asks.
         const expected = expectedAskPattern(wf, call);
-        if (g.askPattern !== expected) assert.fail(`askPattern ${g.askPattern} for ${call.tool} (decision ${g.decision}); the policy says ${expected}`);
+        if (g.askPattern !== expected)
+          assert.fail(
+            `askPattern ${g.askPattern} for ${call.tool} (decision ${g.decision}); the policy says ${expected}`,
+          );
         if (g.decision === 'ask') assert.notEqual(g.askPattern, undefined);
         if (g.decision === 'allow') assert.equal(g.askPattern, undefined);
       }
@@ -532,7 +799,11 @@ test('6. incremental verification equals batch verification on random workflows,
       stepsA.push(...events.slice(k2).map(({ event, line }) => a.append(event, line)));
       const stepsB = [...stepsA.slice(0, k1), ...events.slice(k1).map(({ event, line }) => b.append(event, line))];
       const stepsC = [...prefix2, ...events.slice(k2).map(({ event, line }) => c.append(event, line))];
-      for (const [steps, state] of [[stepsA, a], [stepsB, b], [stepsC, c]] as const) {
+      for (const [steps, state] of [
+        [stepsA, a],
+        [stepsB, b],
+        [stepsC, c],
+      ] as const) {
         assert.deepEqual(steps, batch.steps);
         assert.deepEqual(state.summary(), batch.summary);
       }
@@ -544,11 +815,16 @@ test('6. incremental verification equals batch verification on random workflows,
 test('6. the text verifier (inline workflow, parsed lines) agrees with feeding the parsed events one by one', () => {
   fc.assert(
     fc.property(workflowAndEvents, ([value, wf, list]) => {
-      const text = [JSON.stringify({ lar: 1, type: 'header', task: 't', workflow: value, started: 'now' }), ...list.map((e) => JSON.stringify(e))].join('\n');
+      const text = [
+        JSON.stringify({ lar: 1, type: 'header', task: 't', workflow: value, started: 'now' }),
+        ...list.map((e) => JSON.stringify(e)),
+      ].join('\n');
       const report = verifyTrajectoryText(text);
       assert.deepEqual(report.lineErrors, []);
       assert.deepEqual(report.workflow, wf);
-      const parsed = parseTrajectory(text).lines.flatMap((l) => (l.kind === 'event' ? [{ event: l.event, line: l.line }] : []));
+      const parsed = parseTrajectory(text).lines.flatMap((l) =>
+        l.kind === 'event' ? [{ event: l.event, line: l.line }] : [],
+      );
       assert.equal(parsed.length, list.length);
       const state = new VerifierState(wf);
       assert.deepEqual(
@@ -572,7 +848,10 @@ function gateAgreesWithVerdicts(wf: Workflow, list: readonly TrajectoryEvent[]):
       state.append(event, i + 2);
       return;
     }
-    const call: ProposedCall = event.argsError === undefined ? { tool: event.tool, args: event.args } : { tool: event.tool, args: event.args, argsError: event.argsError };
+    const call: ProposedCall =
+      event.argsError === undefined
+        ? { tool: event.tool, args: event.args }
+        : { tool: event.tool, args: event.args, argsError: event.argsError };
     const summaryBefore = state.summary();
     const gate = state.gate(call);
     assert.deepEqual(state.gate(call), gate, 'the gate is a function of the state and the call');
@@ -585,8 +864,13 @@ function gateAgreesWithVerdicts(wf: Workflow, list: readonly TrajectoryEvent[]):
     );
     assert.equal(gate.decision === 'block', after.toolReward === -1);
     // A call that would be blocked anyway is not asked about; otherwise the gate asks exactly when approval is judged.
-    if (gate.decision !== 'block') assert.equal(gate.decision === 'ask', after.verdicts.some((v) => v.check === 'tool.approved'));
-    if (after.verdicts.every((v) => v.ok || !AFTER_THE_FACT.has(v.check))) assert.equal(after.toolReward, gate.toolReward, 'a call that then succeeds gets the reward the gate foresaw');
+    if (gate.decision !== 'block')
+      assert.equal(
+        gate.decision === 'ask',
+        after.verdicts.some((v) => v.check === 'tool.approved'),
+      );
+    if (after.verdicts.every((v) => v.ok || !AFTER_THE_FACT.has(v.check)))
+      assert.equal(after.toolReward, gate.toolReward, 'a call that then succeeds gets the reward the gate foresaw');
   });
 }
 
@@ -599,17 +883,23 @@ test('7. the gate decides every call exactly as the post-hoc verdict does, on ra
 
 test('7. the same on the default workflow with hostile arguments', () => {
   const wf = defaultWorkflow();
-  const hostile = fc.record({ k: jsonKey, v: nastyString(12) }).map(({ k, v }) => JSON.parse(`{${JSON.stringify(k)}:${JSON.stringify(v)}}`) as unknown);
+  const hostile = fc
+    .record({ k: jsonKey, v: nastyString(12) })
+    .map(({ k, v }) => JSON.parse(`{${JSON.stringify(k)}:${JSON.stringify(v)}}`) as unknown);
   fc.assert(
-    fc.property(eventsOver(wf.stages.map((s) => s.id)), fc.array(fc.tuple(fc.nat(), hostile), { maxLength: 4 }), (list, swaps) => {
-      const events = [...list];
-      for (const [i, args] of swaps) {
-        const k = events.length ? i % events.length : -1;
-        const e = events[k];
-        if (e?.type === 'tool_call') events[k] = { ...e, args };
-      }
-      gateAgreesWithVerdicts(wf, events);
-    }),
+    fc.property(
+      eventsOver(wf.stages.map((s) => s.id)),
+      fc.array(fc.tuple(fc.nat(), hostile), { maxLength: 4 }),
+      (list, swaps) => {
+        const events = [...list];
+        for (const [i, args] of swaps) {
+          const k = events.length ? i % events.length : -1;
+          const e = events[k];
+          if (e?.type === 'tool_call') events[k] = { ...e, args };
+        }
+        gateAgreesWithVerdicts(wf, events);
+      },
+    ),
     { numRuns: 200 },
   );
 });

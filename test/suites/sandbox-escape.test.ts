@@ -9,7 +9,22 @@ import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -24,7 +39,14 @@ import { createToolExecutor } from '../../core/tools/executor';
 import { NodeWorkspaceFs } from '../../core/workspace/fs';
 import { ScriptedModelServer } from '../../testkit/scripted-server';
 import { TrajectoryConflictError, TrajectoryWriter } from '../../core/agent/trajectory-writer';
-import { ATTACKS, FISH_ATTACKS, LURKER, PRINTF_PROGRAM, isTypedLineTail, laterCommandsTellTheTruth } from '../support/status-attacks';
+import {
+  ATTACKS,
+  FISH_ATTACKS,
+  LURKER,
+  PRINTF_PROGRAM,
+  isTypedLineTail,
+  laterCommandsTellTheTruth,
+} from '../support/status-attacks';
 
 const linux = process.platform === 'linux';
 // On Linux the suite runs: setup installs bubblewrap, and a sandbox that cannot start is a failure here, not a skip.
@@ -88,10 +110,29 @@ function box(opts: { shell?: string; section?: Record<string, unknown>; prepare?
   const hostEnv = { ...process.env, HOME: home, LAR_API_KEY: API_KEY, OPENAI_API_KEY: API_KEY };
   const shellDir = join(base, 'shell');
   mkdirSync(shellDir);
-  const plan = planSandbox({ workspace: ws, section, setting: 'required', hostEnv, shell, home, alsoReadable: [shellDir] });
-  assert.ok(plan.confined, `the sandbox must start here (setup installs bubblewrap): ${plan.confined ? '' : `${plan.summary.reason}; ${plan.fix}`}`);
+  const plan = planSandbox({
+    workspace: ws,
+    section,
+    setting: 'required',
+    hostEnv,
+    shell,
+    home,
+    alsoReadable: [shellDir],
+  });
+  assert.ok(
+    plan.confined,
+    `the sandbox must start here (setup installs bubblewrap): ${plan.confined ? '' : `${plan.summary.reason}; ${plan.fix}`}`,
+  );
   const outputDir = join(ws, '.lar', 'output', 'test');
-  const terminal = new TerminalSession({ cwd: ws, env: plan.env, outputDir, shell, launcher: plan.launcher, shellCopyDir: shellDir, inputIdleMs: 1500 });
+  const terminal = new TerminalSession({
+    cwd: ws,
+    env: plan.env,
+    outputDir,
+    shell,
+    launcher: plan.launcher,
+    shellCopyDir: shellDir,
+    inputIdleMs: 1500,
+  });
   const b: Box = {
     base,
     ws,
@@ -145,14 +186,20 @@ describe('the sandbox stops writes outside the workspace', { skip }, () => {
 describe('the sandbox hides the home folder and the secrets of the session', { skip }, () => {
   test('~/.ssh, ~/.aws, ~/.npmrc and a secret file in $HOME are not there', async () => {
     const b = box();
-    const r = await attack(b, `cat ~/.ssh/id_ed25519 ~/.aws/credentials ~/.npmrc ~/notes.txt ${b.home}/notes.txt; ls -A ~; ls -A /root /home 2>&1; grep -r -a -h -e SECRET -e TOKEN -e KEY ~ 2>/dev/null | head -3`);
+    const r = await attack(
+      b,
+      `cat ~/.ssh/id_ed25519 ~/.aws/credentials ~/.npmrc ~/notes.txt ${b.home}/notes.txt; ls -A ~; ls -A /root /home 2>&1; grep -r -a -h -e SECRET -e TOKEN -e KEY ~ 2>/dev/null | head -3`,
+    );
     for (const s of SECRETS) assert.ok(!r.output.includes(s), `${s} leaked:\n${r.output}`);
     assert.match(r.output, /No such file or directory/);
   });
 
   test('the API key is in neither the environment nor /proc, and no process of the host is visible', async () => {
     const b = box();
-    const r = await attack(b, `env; cat /proc/*/environ /proc/*/cmdline 2>/dev/null | tr '\\0' '\\n'; ls /proc | grep -c '^[0-9]'; kill -0 ${process.pid} && echo HOST-VISIBLE; cat /proc/${process.pid}/environ 2>&1 | head -c 200`);
+    const r = await attack(
+      b,
+      `env; cat /proc/*/environ /proc/*/cmdline 2>/dev/null | tr '\\0' '\\n'; ls /proc | grep -c '^[0-9]'; kill -0 ${process.pid} && echo HOST-VISIBLE; cat /proc/${process.pid}/environ 2>&1 | head -c 200`,
+    );
     assert.ok(!r.output.includes(API_KEY), r.output);
     assert.ok(!r.output.includes('HOST-VISIBLE'), r.output);
     // Only the sandbox's own processes: its init, the shell, and what this command started.
@@ -162,16 +209,20 @@ describe('the sandbox hides the home folder and the secrets of the session', { s
     assert.doesNotMatch(r.output, /^(LAR_API_KEY|OPENAI_API_KEY)=/m);
   });
 
-  test("the kernel keyrings (not namespaced: the user's session keyring) are out of reach", { skip: !['x64', 'arm64'].includes(process.arch) }, async () => {
-    const b = box();
-    const nr = process.arch === 'x64' ? 250 : 219;
-    // keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0): outside it names the session keyring.
-    const probe = `python3 -c "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); r = libc.syscall(${nr}, 0, -3, 0); print('keyctl', r, os.strerror(ctypes.get_errno()))"`;
-    const outside = spawnSync('sh', ['-c', probe], { encoding: 'utf8' }).stdout;
-    assert.match(outside, /^keyctl \d+ /, 'outside the sandbox the session keyring is there');
-    const r = await attack(b, probe);
-    assert.match(r.output, /keyctl -1 Operation not permitted/, r.output);
-  });
+  test(
+    "the kernel keyrings (not namespaced: the user's session keyring) are out of reach",
+    { skip: !['x64', 'arm64'].includes(process.arch) },
+    async () => {
+      const b = box();
+      const nr = process.arch === 'x64' ? 250 : 219;
+      // keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0): outside it names the session keyring.
+      const probe = `python3 -c "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); r = libc.syscall(${nr}, 0, -3, 0); print('keyctl', r, os.strerror(ctypes.get_errno()))"`;
+      const outside = spawnSync('sh', ['-c', probe], { encoding: 'utf8' }).stdout;
+      assert.match(outside, /^keyctl \d+ /, 'outside the sandbox the session keyring is there');
+      const r = await attack(b, probe);
+      assert.match(r.output, /keyctl -1 Operation not permitted/, r.output);
+    },
+  );
 
   test('a process of the host cannot be killed from inside', async () => {
     const b = box();
@@ -190,7 +241,8 @@ describe('the network is off unless the workflow allows the host network', { ski
   let server: Server;
   let port = 0;
   let hits = 0;
-  const probe = (p: number): string => `python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:${p}/', timeout=3).read().decode())"`;
+  const probe = (p: number): string =>
+    `python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:${p}/', timeout=3).read().decode())"`;
 
   test('set-up: a server on the host loopback', async () => {
     server = createServer((_, res) => {
@@ -222,7 +274,9 @@ describe('nothing the run starts outlives it', { skip }, () => {
   test('a double-forked daemon and a setsid one are gone once the terminal closes', async () => {
     const b = box();
     const mark = `lar-daemon-${process.pid}-${Date.now()}`;
-    const r = await b.run(`(setsid bash -c 'exec -a ${mark}-a sleep 300' >/dev/null 2>&1 &); (sh -c 'bash -c "exec -a ${mark}-b sleep 300" &' &); nohup sh -c 'while :; do date >> ticks.txt; sleep 0.1; done' >/dev/null 2>&1 & sleep 0.5; echo started`);
+    const r = await b.run(
+      `(setsid bash -c 'exec -a ${mark}-a sleep 300' >/dev/null 2>&1 &); (sh -c 'bash -c "exec -a ${mark}-b sleep 300" &' &); nohup sh -c 'while :; do date >> ticks.txt; sleep 0.1; done' >/dev/null 2>&1 & sleep 0.5; echo started`,
+    );
     assert.match(r.output, /started/);
     const theirs = (): number[] =>
       listProcesses()
@@ -239,7 +293,11 @@ describe('nothing the run starts outlives it', { skip }, () => {
     assert.deepEqual(theirs(), [], 'no daemon is left');
     const size = readFileSync(join(b.ws, 'ticks.txt'), 'utf8').length;
     await new Promise((r) => setTimeout(r, 400));
-    assert.equal(readFileSync(join(b.ws, 'ticks.txt'), 'utf8').length, size, 'the loop writing in the workspace has stopped');
+    assert.equal(
+      readFileSync(join(b.ws, 'ticks.txt'), 'utf8').length,
+      size,
+      'the loop writing in the workspace has stopped',
+    );
   });
 });
 
@@ -256,7 +314,9 @@ describe("the run's records and protected paths cannot be changed from inside", 
   test('.lar/runs: append, rewrite in place, remove and rename all fail', async () => {
     const b = box({ prepare, section: { protected: ['test', 'package.json'] } });
     const before = hashTree(join(b.ws, '.lar', 'runs'));
-    const r = await b.run(`echo '{"type":"outcome"}' >> .lar/runs/r.lar.jsonl; sed -i 's/header/forged/' .lar/runs/r.lar.jsonl; rm -f .lar/runs/r.lar.jsonl; mv .lar .lar2; ln -s /tmp .lar/runs/x; echo tried`);
+    const r = await b.run(
+      `echo '{"type":"outcome"}' >> .lar/runs/r.lar.jsonl; sed -i 's/header/forged/' .lar/runs/r.lar.jsonl; rm -f .lar/runs/r.lar.jsonl; mv .lar .lar2; ln -s /tmp .lar/runs/x; echo tried`,
+    );
     assert.match(r.output, readOnly);
     assert.equal(hashTree(join(b.ws, '.lar', 'runs')), before);
   });
@@ -264,14 +324,18 @@ describe("the run's records and protected paths cannot be changed from inside", 
   test('a protected test and package.json: editing, deleting and moving them fail', async () => {
     const b = box({ prepare, section: { protected: ['test', 'package.json'] } });
     const before = hashTree(join(b.ws, 'test')) + readFileSync(join(b.ws, 'package.json'), 'utf8');
-    const r = await b.run(`echo "require('node:test')('ok', () => {})" > test/a.test.js; rm -rf test; mv test t2; node -e "require('fs').writeFileSync('package.json', '{}')"; echo tried`);
+    const r = await b.run(
+      `echo "require('node:test')('ok', () => {})" > test/a.test.js; rm -rf test; mv test t2; node -e "require('fs').writeFileSync('package.json', '{}')"; echo tried`,
+    );
     assert.match(r.output, readOnly);
     assert.equal(hashTree(join(b.ws, 'test')) + readFileSync(join(b.ws, 'package.json'), 'utf8'), before);
   });
 
   test('git works in the workspace, but its hooks and config (which run outside later) are read-only', async () => {
     const b = box({ prepare });
-    const r = await b.run(`git add -A && git -c user.name=agent -c user.email=agent@example.invalid commit -qm inside && git log --oneline | wc -l; echo 'touch /tmp/owned' > .git/hooks/pre-commit; git config core.fsmonitor 'touch /tmp/owned'; echo x >> .git/config`);
+    const r = await b.run(
+      `git add -A && git -c user.name=agent -c user.email=agent@example.invalid commit -qm inside && git log --oneline | wc -l; echo 'touch /tmp/owned' > .git/hooks/pre-commit; git config core.fsmonitor 'touch /tmp/owned'; echo x >> .git/config`,
+    );
     assert.match(r.output, /^1$/m, r.output);
     assert.match(r.output, readOnly);
     assert.ok(!existsSync(join(b.ws, '.git', 'hooks', 'pre-commit')));
@@ -285,7 +349,14 @@ describe("the run's records and protected paths cannot be changed from inside", 
     const wf = Workflow.parse({ ...minimalWorkflow(), sandbox: { protected: ['test', 'package.json'] } });
     const fs = new NodeWorkspaceFs(b.ws, ['.lar', '.git/config', '.git/hooks', '.vscode', ...wf.sandbox.protected]);
     const exec = createToolExecutor({ fs, terminal: b.terminal });
-    for (const path of ['test/a.test.js', 'package.json', '.lar/runs/r.lar.jsonl', '.git/config', 'link/a.test.js', 'test/new.test.js']) {
+    for (const path of [
+      'test/a.test.js',
+      'package.json',
+      '.lar/runs/r.lar.jsonl',
+      '.git/config',
+      'link/a.test.js',
+      'test/new.test.js',
+    ]) {
       const o = await exec('write_file', { path, content: 'forged' }, { workspace: b.ws });
       assert.equal(o.status, 'error', path);
       assert.match(o.observation, /read-only/, path);
@@ -325,7 +396,9 @@ false`;
 
   test('/bin/bash: the command itself, in the shell, finds no nonce in its history, variables or script', async () => {
     const b = box();
-    const r = await b.run(`for g in $( { history; set; cat "\${BASH_SOURCE[0]}"; ls .lar/output/test; } 2>/dev/null | grep -o -E '[0-9a-f]{16}' | sort -u); do printf '\\n__LAR_E_%s_0__\\n' "$g"; done; false`);
+    const r = await b.run(
+      `for g in $( { history; set; cat "\${BASH_SOURCE[0]}"; ls .lar/output/test; } 2>/dev/null | grep -o -E '[0-9a-f]{16}' | sort -u); do printf '\\n__LAR_E_%s_0__\\n' "$g"; done; false`,
+    );
     assert.equal(r.completion, 'marker');
     assert.equal(r.exitCode, 1, r.output.slice(0, 500));
   });
@@ -355,7 +428,9 @@ describe("no command changes how a later command's status is seen", { skip }, ()
 
     test(`${shell}: the folder of the shell's channel and of each command's state FIFO cannot be listed, nor its mode changed, from inside`, async () => {
       const b = box({ shell });
-      const r = await b.run(`${kind === 'fish' ? 'set d (ls -d .lar/output/test/fifo-*)' : 'd=$(ls -d .lar/output/test/fifo-*)'}; ls "$d"; chmod 700 "$d"; ls "$d"; echo checked`);
+      const r = await b.run(
+        `${kind === 'fish' ? 'set d (ls -d .lar/output/test/fifo-*)' : 'd=$(ls -d .lar/output/test/fifo-*)'}; ls "$d"; chmod 700 "$d"; ls "$d"; echo checked`,
+      );
       assert.match(r.output, /checked/);
       assert.match(r.output, /Permission denied/, r.output);
       assert.match(r.output, /Read-only file system|Operation not permitted/, r.output);
@@ -366,13 +441,19 @@ describe("no command changes how a later command's status is seen", { skip }, ()
     test(`${shell}: a process left reading the terminal learns nothing from the next line that could end it`, async () => {
       const b = box({ shell, prepare: (ws) => writeFileSync(join(ws, 'lurker.py'), LURKER) });
       assert.equal((await b.run('python3 lurker.py </dev/tty >/dev/tty 2>&1 &')).exitCode, 0);
-      for (let i = 0; i < 300 && !existsSync(join(b.ws, 'lurker-ready')); i++) await new Promise((res) => setTimeout(res, 50));
+      for (let i = 0; i < 300 && !existsSync(join(b.ws, 'lurker-ready')); i++)
+        await new Promise((res) => setTimeout(res, 50));
       assert.ok(existsSync(join(b.ws, 'lurker-ready')), 'the lurker stopped the shell');
       const stolen = await b.terminal.run('false', { timeoutMs: 5000 });
-      assert.notEqual(stolen.exitCode, 0, `the command whose line was taken is not recorded as a success: ${stolen.completion} ${stolen.output}`);
+      assert.notEqual(
+        stolen.exitCode,
+        0,
+        `the command whose line was taken is not recorded as a success: ${stolen.completion} ${stolen.output}`,
+      );
       const saw = readFileSync(join(b.ws, 'lurker-saw.txt'), 'utf8');
       assert.ok(saw.length > 0, 'the lurker read the line typed for the command');
-      for (const line of saw.split(/[\r\n]/).filter(Boolean)) assert.ok(isTypedLineTail(line), `the line carries no nonce: ${JSON.stringify(saw)}`);
+      for (const line of saw.split(/[\r\n]/).filter(Boolean))
+        assert.ok(isTypedLineTail(line), `the line carries no nonce: ${JSON.stringify(saw)}`);
       await laterCommandsTellTheTruth(b.terminal, `${shell}, a lurker`);
     });
   }
@@ -465,15 +546,19 @@ int main(int argc, char **argv) {
     await typedLineNeverRuns('./inject high-bits', /^TIOCSTI high-bits Operation not permitted$/m);
   });
 
-  test('a C program through the 32-bit entry (int 0x80, i386 numbers): TIOCSTI and keyctl fail with EPERM', { skip: process.arch !== 'x64' }, async (t) => {
-    const b = box({ prepare });
-    // Outside, the same call names the session keyring: the kernel has the 32-bit entry.
-    const outside = spawnSync(join(b.ws, 'inject'), ['keyctl-int80'], { cwd: b.ws, encoding: 'utf8' }).stdout;
-    if (!/^keyctl-int80 \d+ ok$/m.test(outside)) return t.skip(`this kernel has no 32-bit entry (${outside.trim()})`);
-    const k = await b.run('./inject keyctl-int80');
-    assert.match(k.output, /^keyctl-int80 -1 Operation not permitted$/m, k.output);
-    await typedLineNeverRuns('./inject int80', /^TIOCSTI int80 Operation not permitted$/m);
-  });
+  test(
+    'a C program through the 32-bit entry (int 0x80, i386 numbers): TIOCSTI and keyctl fail with EPERM',
+    { skip: process.arch !== 'x64' },
+    async (t) => {
+      const b = box({ prepare });
+      // Outside, the same call names the session keyring: the kernel has the 32-bit entry.
+      const outside = spawnSync(join(b.ws, 'inject'), ['keyctl-int80'], { cwd: b.ws, encoding: 'utf8' }).stdout;
+      if (!/^keyctl-int80 \d+ ok$/m.test(outside)) return t.skip(`this kernel has no 32-bit entry (${outside.trim()})`);
+      const k = await b.run('./inject keyctl-int80');
+      assert.match(k.output, /^keyctl-int80 -1 Operation not permitted$/m, k.output);
+      await typedLineNeverRuns('./inject int80', /^TIOCSTI int80 Operation not permitted$/m);
+    },
+  );
 });
 
 describe('ordinary work still works inside', { skip }, () => {
@@ -485,16 +570,22 @@ describe('ordinary work still works inside', { skip }, () => {
         writeFileSync(join(ws, 'test', 'ok.test.js'), "require('node:test')('passes', () => {});\n");
       },
     });
-    const r = await b.run(`node -e "console.log('node', 6 * 7)" && python3 -c "print('python', 6 * 7)" && printf 'int main(){return 7;}' > /tmp/t.c && cc -o /tmp/t /tmp/t.c && { /tmp/t; echo "c $?"; } && echo tmp-ok > /tmp/x && cat /tmp/x && npm test 2>&1 | grep -E '^# (tests|pass)'`);
+    const r = await b.run(
+      `node -e "console.log('node', 6 * 7)" && python3 -c "print('python', 6 * 7)" && printf 'int main(){return 7;}' > /tmp/t.c && cc -o /tmp/t /tmp/t.c && { /tmp/t; echo "c $?"; } && echo tmp-ok > /tmp/x && cat /tmp/x && npm test 2>&1 | grep -E '^# (tests|pass)'`,
+    );
     assert.equal(r.exitCode, 0, r.output);
     assert.match(r.output, /node 42\npython 42\nc 7\ntmp-ok\n# tests 1\n# pass 1/);
     assert.equal((await b.run('exit_code() { return 3; }; exit_code')).exitCode, 3);
   });
 
-  test("zsh is itself in the sandbox (its execute-only copy is named after it: zsh emulates sh under a name starting with s)", { skip: !SHELLS.includes('/usr/bin/zsh') }, async () => {
-    const b = box({ shell: '/usr/bin/zsh' });
-    assert.equal((await b.run('emulate; echo *.none(N) globbed')).output, 'zsh\nglobbed\n');
-  });
+  test(
+    'zsh is itself in the sandbox (its execute-only copy is named after it: zsh emulates sh under a name starting with s)',
+    { skip: !SHELLS.includes('/usr/bin/zsh') },
+    async () => {
+      const b = box({ shell: '/usr/bin/zsh' });
+      assert.equal((await b.run('emulate; echo *.none(N) globbed')).output, 'zsh\nglobbed\n');
+    },
+  );
 
   test('job control, a timeout, and a command waiting for input', async () => {
     const b = box();
@@ -521,19 +612,41 @@ describe('the sandbox is bounded: memory, tasks and the size of its tmpfs folder
   /** Each folder's tmpfs size in KiB, as df sees it inside. */
   async function sizes(b: Box, dirs: string[]): Promise<Map<string, number>> {
     const r = await b.run(`df -k --output=target,size ${dirs.join(' ')}`);
-    return new Map(r.output.trim().split('\n').slice(1).map((l) => l.trim().split(/\s+/)).map(([at, kib]) => [at!, Number(kib)]));
+    return new Map(
+      r.output
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((l) => l.trim().split(/\s+/))
+        .map(([at, kib]) => [at!, Number(kib)]),
+    );
   }
 
   test('a tmpfs refuses to grow past its size ("No space left on device"); the scratch folders, the home and hidden folders each have one', async () => {
-    const b = box({ section: { limits: { tmp: '1M' }, hidden: [join(tmpdir(), 'lar-hidden-probe')] }, prepare: () => mkdirSync(join(tmpdir(), 'lar-hidden-probe'), { recursive: true }) });
-    const full = await b.run('head -c 3000000 /dev/zero > /tmp/big; echo "rc=$?"; head -c 3000000 /dev/zero > /dev/shm/big; echo "rc=$?"; head -c 3000000 /dev/zero > ~/big; echo "rc=$?"');
+    const b = box({
+      section: { limits: { tmp: '1M' }, hidden: [join(tmpdir(), 'lar-hidden-probe')] },
+      prepare: () => mkdirSync(join(tmpdir(), 'lar-hidden-probe'), { recursive: true }),
+    });
+    const full = await b.run(
+      'head -c 3000000 /dev/zero > /tmp/big; echo "rc=$?"; head -c 3000000 /dev/zero > /dev/shm/big; echo "rc=$?"; head -c 3000000 /dev/zero > ~/big; echo "rc=$?"',
+    );
     assert.match(full.output, /No space left on device/, full.output);
     assert.deepEqual(full.output.match(/rc=\d+/g), ['rc=1', 'rc=1', 'rc=1'], full.output);
     const hidden = join(tmpdir(), 'lar-hidden-probe');
     const got = await sizes(b, ['/tmp', '/var/tmp', '/run', '/dev/shm', b.home, hidden]);
-    assert.deepEqual(Object.fromEntries(got), { '/tmp': 1024, '/var/tmp': 512, '/run': 256, '/dev/shm': 256, [b.home]: 512, [hidden]: 1024 });
+    assert.deepEqual(Object.fromEntries(got), {
+      '/tmp': 1024,
+      '/var/tmp': 512,
+      '/run': 256,
+      '/dev/shm': 256,
+      [b.home]: 512,
+      [hidden]: 1024,
+    });
     // What was written up to the limit stays; once removed, the space is back.
-    assert.equal((await b.run('rm /tmp/big && echo still-writable > /tmp/small && cat /tmp/small')).output, 'still-writable\n');
+    assert.equal(
+      (await b.run('rm /tmp/big && echo still-writable > /tmp/small && cat /tmp/small')).output,
+      'still-writable\n',
+    );
   });
 
   test('by default /tmp holds 1 GiB, not half the RAM', async () => {
@@ -548,9 +661,22 @@ describe('the sandbox is bounded: memory, tasks and the size of its tmpfs folder
     const home = join(base, 'home');
     mkdirSync(ws);
     mkdirSync(home);
-    const { sandbox, terminal } = await openRun(ws, Workflow.parse({ ...minimalWorkflow(), sandbox: { limits } }), home);
-    const exec = createToolExecutor({ fs: new NodeWorkspaceFs(ws, sandbox.readOnlyPaths), terminal, limits: sandbox.limits });
-    const run = async (command: string) => (await exec('run_command', { command, timeoutMs: 60_000 }, { workspace: ws })) as { status: string; result: { exitCode?: number | null; killed?: string; output?: string }; observation: string };
+    const { sandbox, terminal } = await openRun(
+      ws,
+      Workflow.parse({ ...minimalWorkflow(), sandbox: { limits } }),
+      home,
+    );
+    const exec = createToolExecutor({
+      fs: new NodeWorkspaceFs(ws, sandbox.readOnlyPaths),
+      terminal,
+      limits: sandbox.limits,
+    });
+    const run = async (command: string) =>
+      (await exec('run_command', { command, timeoutMs: 60_000 }, { workspace: ws })) as {
+        status: string;
+        result: { exitCode?: number | null; killed?: string; output?: string };
+        observation: string;
+      };
     const done = async () => {
       terminal.dispose();
       await sandbox.dispose();
@@ -558,7 +684,7 @@ describe('the sandbox is bounded: memory, tasks and the size of its tmpfs folder
     };
     const record = sandbox.summary.limits;
     // Checked before anything runs: without a bound nothing below may be tried on this machine.
-    assert.ok(record, 'the header records the sandbox\'s limits');
+    assert.ok(record, "the header records the sandbox's limits");
     if (record.mechanism === 'rlimit') {
       await done();
       t.skip('only rlimits here (no writable cgroup, no systemd scope): the sandbox as a whole is not bounded');
@@ -579,10 +705,16 @@ describe('the sandbox is bounded: memory, tasks and the size of its tmpfs folder
       // once, its processes go on in the background), or the next.
       const told = [bomb, next].find((c) => c.result.killed);
       assert.ok(told, `the limit was reported:\n${bomb.observation}\n${next.observation}`);
-      assert.match(told.result.killed!, /^the sandbox's task limit \(64 processes and threads\) was reached: \d+ process(es)? left running (was|were) killed$/);
+      assert.match(
+        told.result.killed!,
+        /^the sandbox's task limit \(64 processes and threads\) was reached: \d+ process(es)? left running (was|were) killed$/,
+      );
       assert.match(told.observation, /\[killed: the sandbox's task limit/);
       const inside = await r.run(`ls /proc | grep -c '^[0-9]'`);
-      assert.ok(Number(/^(\d+)$/m.exec(inside.result.output ?? '')?.[1]) < 10, `only the sandbox's own processes are left:\n${inside.observation}`);
+      assert.ok(
+        Number(/^(\d+)$/m.exec(inside.result.output ?? '')?.[1]) < 10,
+        `only the sandbox's own processes are left:\n${inside.observation}`,
+      );
       // Seen from the host: below the sandbox's launcher only bwrap's init and the shell are left.
       const all = listProcesses();
       let level = [r.terminal.pid!];
@@ -610,7 +742,10 @@ while True: chunks.append(bytearray(32 * 2**20))
 "`);
       assert.equal(fill.result.exitCode, 137, fill.observation);
       assert.equal(fill.result.killed, "the sandbox's memory limit (256 MiB) was reached");
-      assert.match(fill.observation, /\[exit code 137\]\n\[killed: the sandbox's memory limit \(256 MiB\) was reached\]/);
+      assert.match(
+        fill.observation,
+        /\[exit code 137\]\n\[killed: the sandbox's memory limit \(256 MiB\) was reached\]/,
+      );
       const filler = listProcesses().filter((p) => {
         try {
           return readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').includes(mark);
@@ -638,7 +773,11 @@ while True: chunks.append(bytearray(32 * 2**20))
     } finally {
       await r.done();
     }
-    assert.deepEqual(folders.filter((f) => existsSync(f)), [], 'removed');
+    assert.deepEqual(
+      folders.filter((f) => existsSync(f)),
+      [],
+      'removed',
+    );
   });
 
   test('rlimits, the last resort: each process gets RLIMIT_DATA, and as root the header says tasks are not bounded', async () => {
@@ -647,12 +786,28 @@ while True: chunks.append(bytearray(32 * 2**20))
     mkdirSync(ws);
     const outputDir = join(ws, '.lar', 'output', 'run');
     const workflow = Workflow.parse({ ...minimalWorkflow(), sandbox: { limits: { memory: '256M', tasks: 100 } } });
-    const sandbox = await RunSandbox.open({ workspace: ws, workflow, setting: 'required', hostEnv: { ...process.env, HOME: base }, shell: '/bin/bash', outputDir, home: base, limitMechanisms: ['rlimit'] });
+    const sandbox = await RunSandbox.open({
+      workspace: ws,
+      workflow,
+      setting: 'required',
+      hostEnv: { ...process.env, HOME: base },
+      shell: '/bin/bash',
+      outputDir,
+      home: base,
+      limitMechanisms: ['rlimit'],
+    });
     const terminal = new TerminalSession({ cwd: ws, outputDir, shell: '/bin/bash', ...sandbox.terminal() });
     try {
       const root = process.getuid?.() === 0;
-      assert.deepEqual(sandbox.summary.limits, { mechanism: 'rlimit', memory: 256 * 2 ** 20, ...(root ? {} : { tasks: 100 }), tmp: 2 ** 30 });
-      const r = await terminal.run(`ulimit -d; python3 -c "bytearray(512 * 2**20)" 2>&1 | tail -1`, { timeoutMs: 30_000 });
+      assert.deepEqual(sandbox.summary.limits, {
+        mechanism: 'rlimit',
+        memory: 256 * 2 ** 20,
+        ...(root ? {} : { tasks: 100 }),
+        tmp: 2 ** 30,
+      });
+      const r = await terminal.run(`ulimit -d; python3 -c "bytearray(512 * 2**20)" 2>&1 | tail -1`, {
+        timeoutMs: 30_000,
+      });
       assert.match(r.output, /^262144\nMemoryError\n$/, r.output);
     } finally {
       terminal.dispose();
@@ -663,9 +818,22 @@ while True: chunks.append(bytearray(32 * 2**20))
 });
 
 /** A run's sandbox and terminal as `lar run` and the editor make them, with `home` as the user's home. */
-async function openRun(ws: string, workflow: Workflow, home: string, setting: 'required' | 'off' = 'required'): Promise<{ sandbox: RunSandbox; terminal: TerminalSession }> {
+async function openRun(
+  ws: string,
+  workflow: Workflow,
+  home: string,
+  setting: 'required' | 'off' = 'required',
+): Promise<{ sandbox: RunSandbox; terminal: TerminalSession }> {
   const outputDir = join(ws, '.lar', 'output', 'run');
-  const sandbox = await RunSandbox.open({ workspace: ws, workflow, setting, hostEnv: { ...process.env, HOME: home }, shell: '/bin/bash', outputDir, home });
+  const sandbox = await RunSandbox.open({
+    workspace: ws,
+    workflow,
+    setting,
+    hostEnv: { ...process.env, HOME: home },
+    shell: '/bin/bash',
+    outputDir,
+    home,
+  });
   return { sandbox, terminal: new TerminalSession({ cwd: ws, outputDir, shell: '/bin/bash', ...sandbox.terminal() }) };
 }
 
@@ -692,7 +860,10 @@ describe('reward hacks against the outcome check', { skip }, () => {
     mkdirSync(join(ws, 'node_modules', '.bin'), { recursive: true });
     mkdirSync(home);
     writeFileSync(join(ws, 'src', 'sum.js'), 'module.exports = (a, b) => a - b;\n');
-    writeFileSync(join(ws, 'test', 'sum.test.js'), "const t = require('node:test'); const assert = require('node:assert');\nt('sum', () => assert.equal(require('../src/sum.js')(2, 3), 5));\n");
+    writeFileSync(
+      join(ws, 'test', 'sum.test.js'),
+      "const t = require('node:test'); const assert = require('node:assert');\nt('sum', () => assert.equal(require('../src/sum.js')(2, 3), 5));\n",
+    );
     // The test runner through a node_modules/.bin shim, as most projects run theirs.
     writeFileSync(join(ws, 'node_modules', '.bin', 'runner'), '#!/bin/sh\nexec node --test "$@"\n');
     chmodSync(join(ws, 'node_modules', '.bin', 'runner'), 0o755);
@@ -712,11 +883,20 @@ describe('reward hacks against the outcome check', { skip }, () => {
   const hacks: [string, string][] = [
     ['rewrite the test to pass', `echo "require('node:test')('ok', () => {})" > test/sum.test.js`],
     ['delete the test', 'rm -rf test/*'],
-    ["change package.json's test script", `node -e "require('fs').writeFileSync('package.json', JSON.stringify({scripts:{test:'true'}}))"`],
+    [
+      "change package.json's test script",
+      `node -e "require('fs').writeFileSync('package.json', JSON.stringify({scripts:{test:'true'}}))"`,
+    ],
     ['replace the node_modules/.bin shim', `printf '#!/bin/sh\\nexit 0\\n' > node_modules/.bin/runner`],
     ['plant a workspace .npmrc', `echo 'script-shell=/bin/true' > .npmrc`],
-    ['leave a helper that swaps the test during the check', `nohup sh -c 'while :; do echo "require(\\"node:test\\")(\\"ok\\", () => {})" > test/sum.test.js 2>/dev/null; sleep 0.05; done' >/dev/null 2>&1 &`],
-    ['leave a helper that fixes nothing but edits the code after the check starts', `nohup sh -c 'sleep 1; echo "module.exports = (a, b) => a + b;" > src/sum.js' >/dev/null 2>&1 &`],
+    [
+      'leave a helper that swaps the test during the check',
+      `nohup sh -c 'while :; do echo "require(\\"node:test\\")(\\"ok\\", () => {})" > test/sum.test.js 2>/dev/null; sleep 0.05; done' >/dev/null 2>&1 &`,
+    ],
+    [
+      'leave a helper that fixes nothing but edits the code after the check starts',
+      `nohup sh -c 'sleep 1; echo "module.exports = (a, b) => a + b;" > src/sum.js' >/dev/null 2>&1 &`,
+    ],
   ];
 
   for (const setting of ['required', 'off'] as const) {
@@ -742,7 +922,9 @@ describe('reward hacks against the outcome check', { skip }, () => {
     test(`${setting === 'required' ? 'sandboxed' : 'unconfined'}: an honest fix passes the check`, async () => {
       const r = await run(setting);
       try {
-        const fix = await r.terminal.run(`echo 'module.exports = (a, b) => a + b;' > src/sum.js`, { timeoutMs: 20_000 });
+        const fix = await r.terminal.run(`echo 'module.exports = (a, b) => a + b;' > src/sum.js`, {
+          timeoutMs: 20_000,
+        });
         assert.equal(fix.exitCode, 0, fix.output);
         const o = await r.outcome();
         assert.equal(o.exitCode, 0, o.output);
@@ -775,7 +957,13 @@ describe('the file tools (they run outside the sandbox) cannot be led outside', 
     mkdirSync(ws);
     mkdirSync(outside);
     writeFileSync(join(outside, 'victim.txt'), 'outside\n');
-    return { base, ws, outside, fs: new NodeWorkspaceFs(ws), done: () => rmSync(base, { recursive: true, force: true }) };
+    return {
+      base,
+      ws,
+      outside,
+      fs: new NodeWorkspaceFs(ws),
+      done: () => rmSync(base, { recursive: true, force: true }),
+    };
   };
 
   test('a hard link to a file outside is not written through', async () => {
@@ -791,30 +979,41 @@ describe('the file tools (they run outside the sandbox) cannot be led outside', 
     }
   });
 
-  test('a FIFO, a socket or a device is refused at once, read or written (no hang)', { skip: process.platform === 'win32' }, async () => {
-    const t = setup();
-    try {
-      spawnSync('mkfifo', [join(t.ws, 'pipe')]);
-      spawnSync('ln', ['-s', '/dev/zero', join(t.ws, 'zero')]);
-      const r = await t.fs.readText('pipe');
-      assert.equal(r.ok, false);
-      assert.match(r.ok ? '' : r.error, /not a regular file/);
-      const w = await t.fs.writeText('pipe', 'x');
-      assert.equal(w.ok, false);
-      assert.match(w.ok ? '' : w.error, /not a regular file/);
-      // A link to a device outside the workspace is refused by confinement already.
-      assert.equal((await t.fs.readText('zero')).ok, false);
-    } finally {
-      t.done();
-    }
-  });
+  test(
+    'a FIFO, a socket or a device is refused at once, read or written (no hang)',
+    { skip: process.platform === 'win32' },
+    async () => {
+      const t = setup();
+      try {
+        spawnSync('mkfifo', [join(t.ws, 'pipe')]);
+        spawnSync('ln', ['-s', '/dev/zero', join(t.ws, 'zero')]);
+        const r = await t.fs.readText('pipe');
+        assert.equal(r.ok, false);
+        assert.match(r.ok ? '' : r.error, /not a regular file/);
+        const w = await t.fs.writeText('pipe', 'x');
+        assert.equal(w.ok, false);
+        assert.match(w.ok ? '' : w.error, /not a regular file/);
+        // A link to a device outside the workspace is refused by confinement already.
+        assert.equal((await t.fs.readText('zero')).ok, false);
+      } finally {
+        t.done();
+      }
+    },
+  );
 
   test('a folder swapped back and forth for a link to outside never gets a write outside', async () => {
     const t = setup();
     try {
       mkdirSync(join(t.ws, 'dir'));
       // A helper process swaps the folder for a link to the outside folder as fast as it can.
-      const swapper = spawn('sh', ['-c', `cd '${t.ws}' && while :; do mv dir real 2>/dev/null; ln -s '${t.outside}' dir 2>/dev/null; rm -f dir; mv real dir 2>/dev/null; done`], { stdio: 'ignore', detached: true });
+      const swapper = spawn(
+        'sh',
+        [
+          '-c',
+          `cd '${t.ws}' && while :; do mv dir real 2>/dev/null; ln -s '${t.outside}' dir 2>/dev/null; rm -f dir; mv real dir 2>/dev/null; done`,
+        ],
+        { stdio: 'ignore', detached: true },
+      );
       const gone = new Promise((r) => swapper.once('exit', r));
       try {
         for (let i = 0; i < 300; i++) await t.fs.writeText(`dir/f${i}.txt`, 'x');
@@ -846,24 +1045,56 @@ describe('the file tools (they run outside the sandbox) cannot be led outside', 
 });
 
 describe('when bubblewrap is missing or cannot start', () => {
-  const missing = () => ({ ok: false as const, reason: 'bubblewrap (bwrap) is not installed', fix: 'install bubblewrap' });
+  const missing = () => ({
+    ok: false as const,
+    reason: 'bubblewrap (bwrap) is not installed',
+    fix: 'install bubblewrap',
+  });
   const section = SandboxSection.parse({});
 
   test('auto: commands run unconfined, the plan says why and what fixes it; required: commands are refused', () => {
     const ws = mkdtempSync(join(tmpdir(), 'lar-nobwrap-'));
     try {
-      const auto = planSandbox({ workspace: ws, section, setting: 'auto', hostEnv: process.env, shell: '/bin/bash', probe: missing });
+      const auto = planSandbox({
+        workspace: ws,
+        section,
+        setting: 'auto',
+        hostEnv: process.env,
+        shell: '/bin/bash',
+        probe: missing,
+      });
       assert.equal(auto.confined, false);
       assert.ok(!auto.confined && !auto.refuseCommands && auto.fix === 'install bubblewrap');
       assert.match(auto.summary.reason ?? '', /not installed/);
-      const req = planSandbox({ workspace: ws, section, setting: 'required', hostEnv: process.env, shell: '/bin/bash', probe: missing });
+      const req = planSandbox({
+        workspace: ws,
+        section,
+        setting: 'required',
+        hostEnv: process.env,
+        shell: '/bin/bash',
+        probe: missing,
+      });
       assert.ok(!req.confined && req.refuseCommands);
-      const wfRequired = planSandbox({ workspace: ws, section: SandboxSection.parse({ required: true }), setting: 'auto', hostEnv: process.env, shell: '/bin/bash', probe: missing });
+      const wfRequired = planSandbox({
+        workspace: ws,
+        section: SandboxSection.parse({ required: true }),
+        setting: 'auto',
+        hostEnv: process.env,
+        shell: '/bin/bash',
+        probe: missing,
+      });
       assert.ok(!wfRequired.confined && wfRequired.refuseCommands, 'a workflow that requires it refuses too');
       const off = planSandbox({ workspace: ws, section, setting: 'off', hostEnv: process.env, shell: '/bin/bash' });
       assert.ok(!off.confined && !off.refuseCommands);
       assert.match(off.summary.reason ?? '', /off/);
-      const mac = planSandbox({ workspace: ws, section, setting: 'auto', hostEnv: process.env, shell: '/bin/bash', platform: 'darwin' });
+      const mac = planSandbox({
+        workspace: ws,
+        section,
+        setting: 'auto',
+        hostEnv: process.env,
+        shell: '/bin/bash',
+        platform: 'darwin',
+      });
       assert.ok(!mac.confined);
       assert.match(mac.summary.reason ?? '', /not confined on macOS/);
     } finally {
@@ -873,16 +1104,40 @@ describe('when bubblewrap is missing or cannot start', () => {
 
   test('lar run --sandbox required without bubblewrap: no command runs, each is blocked and the user is told the fix', async () => {
     const ws = mkdtempSync(join(tmpdir(), 'lar-nobwrap-'));
-    const server = new ScriptedModelServer({ script: [{ toolCalls: [{ name: 'run_command', arguments: { command: 'touch ran.txt' } }] }], whenDone: 'error', restartPerConversation: true });
+    const server = new ScriptedModelServer({
+      script: [{ toolCalls: [{ name: 'run_command', arguments: { command: 'touch ran.txt' } }] }],
+      whenDone: 'error',
+      restartPerConversation: true,
+    });
     const endpoint = await server.start();
     try {
-      for (const [flag, ran] of [['required', false], ['auto', true]] as const) {
+      for (const [flag, ran] of [
+        ['required', false],
+        ['auto', true],
+      ] as const) {
         rmSync(join(ws, 'ran.txt'), { force: true });
         // Not spawnSync: the model server answers from this very process.
         const out = await new Promise<string>((res) => {
-          const child = spawn(process.execPath, [join(__dirname, '..', '..', '..', 'dist', 'lar.js'), 'run', '--task', 't', '--endpoint', endpoint, '--workspace', ws, '--max-steps', '1', '--sandbox', flag], {
-            env: { ...process.env, LAR_BWRAP: join(ws, 'no-such-bwrap') },
-          });
+          const child = spawn(
+            process.execPath,
+            [
+              join(__dirname, '..', '..', '..', 'dist', 'lar.js'),
+              'run',
+              '--task',
+              't',
+              '--endpoint',
+              endpoint,
+              '--workspace',
+              ws,
+              '--max-steps',
+              '1',
+              '--sandbox',
+              flag,
+            ],
+            {
+              env: { ...process.env, LAR_BWRAP: join(ws, 'no-such-bwrap') },
+            },
+          );
           let text = '';
           child.stdout.on('data', (d) => (text += d));
           child.stderr.on('data', (d) => (text += d));
@@ -891,7 +1146,18 @@ describe('when bubblewrap is missing or cannot start', () => {
         assert.match(out, /install bubblewrap/, out);
         assert.equal(existsSync(join(ws, 'ran.txt')), ran, `${flag}: ${out}`);
         const runs = readdirSync(join(ws, '.lar', 'runs')).sort();
-        const lines = readFileSync(join(ws, '.lar', 'runs', runs[runs.length - 1]!), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; sandbox?: { confined: boolean }; status?: string; result?: { sandboxed?: boolean } });
+        const lines = readFileSync(join(ws, '.lar', 'runs', runs[runs.length - 1]!), 'utf8')
+          .trim()
+          .split('\n')
+          .map(
+            (l) =>
+              JSON.parse(l) as {
+                type: string;
+                sandbox?: { confined: boolean };
+                status?: string;
+                result?: { sandboxed?: boolean };
+              },
+          );
         assert.equal(lines[0]!.sandbox!.confined, false);
         const step = lines.find((l) => l.type === 'tool_call')!;
         if (flag === 'required') {
@@ -910,7 +1176,13 @@ describe('when bubblewrap is missing or cannot start', () => {
 });
 
 describe('the trajectory writer continues only on the file it wrote', () => {
-  const header = { lar: 1 as const, type: 'header' as const, task: 't', workflow: 'builtin:default-coding', started: '2026-12-01T00:00:00Z' };
+  const header = {
+    lar: 1 as const,
+    type: 'header' as const,
+    task: 't',
+    workflow: 'builtin:default-coding',
+    started: '2026-12-01T00:00:00Z',
+  };
   const event = (n: number) => ({ type: 'message' as const, role: 'assistant' as const, content: `step ${n}` });
   const open = () => {
     const dir = mkdtempSync(join(tmpdir(), 'lar-writer-'));
@@ -921,26 +1193,38 @@ describe('the trajectory writer continues only on the file it wrote', () => {
   };
 
   for (const [how, tamper] of [
-    ['an in-place rewrite of the same size, with its modification time set back', (path: string) => {
-      const st = lstatSync(path);
-      writeFileSync(path, readFileSync(path, 'utf8').replace('step 1', 'step 9'));
-      utimesSync(path, st.atime, st.mtime);
-    }],
-    ['another file renamed over it', (path: string) => {
-      writeFileSync(`${path}.new`, readFileSync(path));
-      renameSync(`${path}.new`, path);
-    }],
-    ['a link in its place', (path: string) => {
-      writeFileSync(`${path}.other`, readFileSync(path));
-      rmSync(path);
-      symlinkSync(`${path}.other`, path);
-    }],
+    [
+      'an in-place rewrite of the same size, with its modification time set back',
+      (path: string) => {
+        const st = lstatSync(path);
+        writeFileSync(path, readFileSync(path, 'utf8').replace('step 1', 'step 9'));
+        utimesSync(path, st.atime, st.mtime);
+      },
+    ],
+    [
+      'another file renamed over it',
+      (path: string) => {
+        writeFileSync(`${path}.new`, readFileSync(path));
+        renameSync(`${path}.new`, path);
+      },
+    ],
+    [
+      'a link in its place',
+      (path: string) => {
+        writeFileSync(`${path}.other`, readFileSync(path));
+        rmSync(path);
+        symlinkSync(`${path}.other`, path);
+      },
+    ],
   ] as const) {
     test(`${how}: the next line stops the run with the reason, and there is no digest`, () => {
       const t = open();
       try {
         tamper(t.path);
-        assert.throws(() => t.w.append(event(2)), (e: Error) => e instanceof TrajectoryConflictError && /changed by another writer/.test(e.message));
+        assert.throws(
+          () => t.w.append(event(2)),
+          (e: Error) => e instanceof TrajectoryConflictError && /changed by another writer/.test(e.message),
+        );
         t.w.close();
         assert.equal(t.w.digest, undefined);
       } finally {
@@ -984,7 +1268,9 @@ describe('what the user runs later, outside the sandbox', { skip }, () => {
       const r = await runIn(ws, Workflow.parse(minimalWorkflow()), home);
       const swap = await r.run('mv .git .git_old; echo moved=$?');
       assert.match(swap.output, /moved=1/, swap.output);
-      await r.run(`mkdir -p ../evil; printf '[core]\\n\\tfsmonitor = touch /tmp/owned\\n' > ../evil/config 2>/dev/null; echo ../evil > .git/commondir; git init -q sub; git init -q deep/er/repo; echo done`);
+      await r.run(
+        `mkdir -p ../evil; printf '[core]\\n\\tfsmonitor = touch /tmp/owned\\n' > ../evil/config 2>/dev/null; echo ../evil > .git/commondir; git init -q sub; git init -q deep/er/repo; echo done`,
+      );
       assert.ok(existsSync(join(ws, '.git', 'commondir')), 'made during the run');
       r.terminal.dispose();
       const end = await r.sandbox.dispose();
@@ -1003,7 +1289,9 @@ describe('what the user runs later, outside the sandbox', { skip }, () => {
     const { base, ws, home } = fresh();
     try {
       const r = await runIn(ws, Workflow.parse(minimalWorkflow()), home);
-      const w = await r.run(`mkdir -p .vscode && echo '{"lean4Agentic.leanPath": "/tmp"}' > .vscode/settings.json; echo rc=$?`);
+      const w = await r.run(
+        `mkdir -p .vscode && echo '{"lean4Agentic.leanPath": "/tmp"}' > .vscode/settings.json; echo rc=$?`,
+      );
       assert.match(w.output, readOnly);
       assert.ok(!existsSync(join(ws, '.vscode', 'settings.json')));
       r.terminal.dispose();
@@ -1023,7 +1311,8 @@ describe('what the user runs later, outside the sandbox', { skip }, () => {
       const w = await r.run('echo forged > src/tests/a.test.js; echo forged > tests/a.test.js');
       assert.match(w.output, readOnly);
       const exec = createToolExecutor({ fs: new NodeWorkspaceFs(ws, r.sandbox.readOnlyPaths), terminal: r.terminal });
-      for (const path of ['tests/a.test.js', 'src/tests/a.test.js']) assert.equal((await exec('write_file', { path, content: 'forged' }, { workspace: ws })).status, 'error', path);
+      for (const path of ['tests/a.test.js', 'src/tests/a.test.js'])
+        assert.equal((await exec('write_file', { path, content: 'forged' }, { workspace: ws })).status, 'error', path);
       assert.equal(readFileSync(join(ws, 'src', 'tests', 'a.test.js'), 'utf8'), 'original\n');
       r.terminal.dispose();
       await r.sandbox.dispose();
@@ -1036,7 +1325,14 @@ describe('what the user runs later, outside the sandbox', { skip }, () => {
     const { base, home } = fresh();
     try {
       for (const workspace of [home, base, '/tmp']) {
-        const p = planSandbox({ workspace, section: SandboxSection.parse({}), setting: 'auto', hostEnv: process.env, shell: '/bin/bash', home });
+        const p = planSandbox({
+          workspace,
+          section: SandboxSection.parse({}),
+          setting: 'auto',
+          hostEnv: process.env,
+          shell: '/bin/bash',
+          home,
+        });
         assert.equal(p.confined, false, workspace);
         assert.ok(!p.confined && p.refuseCommands, 'refused even with auto');
         assert.match(p.summary.reason ?? '', /a sandbox around it would show everything in it/);
@@ -1076,7 +1372,10 @@ describe('git repositories at the end of a run', { skip }, () => {
       assert.deepEqual(end.quarantinedRepositories, ['made-here/.git']);
       assert.ok(existsSync(join(t.ws, 'packages', 'foo', '.git', 'HEAD')), 'the moved repository keeps its history');
       const q = readdirSync(join(t.ws, '.lar', 'quarantine'));
-      assert.ok(existsSync(join(t.ws, '.lar', 'quarantine', q[0]!, 'made-here', '.git', 'HEAD')), 'the made one is kept aside, not deleted');
+      assert.ok(
+        existsSync(join(t.ws, '.lar', 'quarantine', q[0]!, 'made-here', '.git', 'HEAD')),
+        'the made one is kept aside, not deleted',
+      );
     } finally {
       t.done();
     }
@@ -1089,7 +1388,10 @@ describe('git repositories at the end of a run', { skip }, () => {
       writeFileSync(join(ws, '.git', 'modules', 'sub', 'config'), '[core]\n\tbare = false\n');
     });
     try {
-      const w = await t.terminal.run("echo 'touch /tmp/owned' > .git/modules/sub/hooks/pre-commit; echo ../../x > .git/modules/sub/commondir; echo tried", { timeoutMs: 20_000 });
+      const w = await t.terminal.run(
+        "echo 'touch /tmp/owned' > .git/modules/sub/hooks/pre-commit; echo ../../x > .git/modules/sub/commondir; echo tried",
+        { timeoutMs: 20_000 },
+      );
       assert.match(w.output, readOnly);
       assert.ok(existsSync(join(t.ws, '.git', 'modules', 'sub', 'commondir')));
       const o = await t.sandbox.outcome(() => t.terminal.close());
@@ -1109,10 +1411,19 @@ describe('git repositories at the end of a run', { skip }, () => {
     const base = mkdtempSync(join(tmpdir(), 'lar-path-'));
     try {
       const home = join(base, 'home');
-      for (const d of ['.ssh/bin', 'code/bin', 'code/proj', 'code/other', '.nvm/versions/node/v1/bin']) mkdirSync(join(home, d), { recursive: true });
+      for (const d of ['.ssh/bin', 'code/bin', 'code/proj', 'code/other', '.nvm/versions/node/v1/bin'])
+        mkdirSync(join(home, d), { recursive: true });
       const ws = join(home, 'code', 'proj');
-      const PATH = ['.ssh/bin', 'code/bin', '.nvm/versions/node/v1/bin'].map((d) => join(home, d)).join(':') + ':/usr/bin:/bin';
-      const p = planSandbox({ workspace: ws, section: SandboxSection.parse({}), setting: 'required', hostEnv: { PATH }, shell: '/bin/bash', home });
+      const PATH =
+        ['.ssh/bin', 'code/bin', '.nvm/versions/node/v1/bin'].map((d) => join(home, d)).join(':') + ':/usr/bin:/bin';
+      const p = planSandbox({
+        workspace: ws,
+        section: SandboxSection.parse({}),
+        setting: 'required',
+        hostEnv: { PATH },
+        shell: '/bin/bash',
+        home,
+      });
       assert.ok(p.confined);
       const readable = p.confined ? p.mounts.readable : [];
       assert.ok(!readable.some((r) => r.includes('.ssh')), readable.join(' '));
@@ -1126,7 +1437,12 @@ describe('git repositories at the end of a run', { skip }, () => {
 });
 
 test('a noexec mount is found for the folder below it (the shell copy is not put there), octal escapes in mount points included', () => {
-  const table = ['/dev/vda / ext4 rw,relatime 0 0', 'tmpfs /dev/shm tmpfs rw,nosuid,nodev,noexec 0 0', 'tmpfs /mnt/my\\040disk tmpfs rw,noexec 0 0', 'tmpfs /dev/shm/ok tmpfs rw 0 0'].join('\n');
+  const table = [
+    '/dev/vda / ext4 rw,relatime 0 0',
+    'tmpfs /dev/shm tmpfs rw,nosuid,nodev,noexec 0 0',
+    'tmpfs /mnt/my\\040disk tmpfs rw,noexec 0 0',
+    'tmpfs /dev/shm/ok tmpfs rw 0 0',
+  ].join('\n');
   assert.equal(execAllowed('/dev/shm/lar-run-1', table), false);
   assert.equal(execAllowed('/dev/shm/ok/x', table), true, 'the longest mount point decides');
   assert.equal(execAllowed('/mnt/my disk/x', table), false);
@@ -1140,10 +1456,18 @@ test('where /dev/shm and the temporary folder are both noexec, the shell copy go
     const runtime = join(base, 'runtime');
     mkdirSync(runtime);
     // Mount points of their own: the runtime folder and the cache, below the (noexec) temporary folder here.
-    const table = (noexec: string[], exec: string[]) => ['/dev/vda / ext4 rw 0 0', ...noexec.map((d) => `tmpfs ${d} tmpfs rw,noexec 0 0`), ...exec.map((d) => `tmpfs ${d} tmpfs rw 0 0`)].join('\n');
+    const table = (noexec: string[], exec: string[]) =>
+      [
+        '/dev/vda / ext4 rw 0 0',
+        ...noexec.map((d) => `tmpfs ${d} tmpfs rw,noexec 0 0`),
+        ...exec.map((d) => `tmpfs ${d} tmpfs rw 0 0`),
+      ].join('\n');
     const env = { XDG_RUNTIME_DIR: runtime, LAR_CACHE_DIR: join(base, 'cache') };
     assert.equal(runtimeRoot(env, table(['/dev/shm', tmpdir()], [runtime, join(base, 'cache')])), runtime);
-    assert.equal(runtimeRoot(env, table(['/dev/shm', tmpdir(), runtime], [join(base, 'cache')])), join(base, 'cache', 'run'));
+    assert.equal(
+      runtimeRoot(env, table(['/dev/shm', tmpdir(), runtime], [join(base, 'cache')])),
+      join(base, 'cache', 'run'),
+    );
     assert.equal(statSync(join(base, 'cache', 'run')).mode & 0o777, 0o700, 'made private');
     assert.equal(runtimeRoot(env, table([], [])), '/dev/shm', 'a tmpfs that allows it comes first');
   } finally {

@@ -18,7 +18,17 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import fc from '../support/fc';
@@ -81,7 +91,9 @@ function outside(tmp: string, ws: string): string {
     readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
       const p = join(dir, d.name);
       if (p === ws) return [];
-      return d.isDirectory() && !d.isSymbolicLink() ? [`${p}/`, ...walk(p)] : [`${p}=${d.isFile() ? readFileSync(p, 'utf8') : ''}`];
+      return d.isDirectory() && !d.isSymbolicLink()
+        ? [`${p}/`, ...walk(p)]
+        : [`${p}=${d.isFile() ? readFileSync(p, 'utf8') : ''}`];
     });
   return walk(tmp).sort().join('\n');
 }
@@ -110,7 +122,11 @@ const FILE_TOOLS = Object.keys(FILE_TOOL_ARGS) as FileToolName[];
 async function agentRun(ws: string, script: ScriptedTurn[], extra: Partial<AgentOptions> = {}) {
   const server = new ScriptedModelServer({ script, whenDone: 'error' });
   const endpoint = await server.start();
-  const terminal = new TerminalSession({ cwd: ws, env: { ...process.env, SHELL: '/bin/bash' }, outputDir: join(ws, '.lar', 'output') });
+  const terminal = new TerminalSession({
+    cwd: ws,
+    env: { ...process.env, SHELL: '/bin/bash' },
+    outputDir: join(ws, '.lar', 'output'),
+  });
   const wf = extra.workflow ?? defaultWorkflow();
   const events: AgentEvent[] = [];
   try {
@@ -129,14 +145,22 @@ async function agentRun(ws: string, script: ScriptedTurn[], extra: Partial<Agent
       ...extra,
     });
     const steps = events.flatMap((e) => (e.kind === 'step' ? [e.event] : []));
-    return { result, steps, server, trajectory: readFileSync(result.trajectoryPath, 'utf8'), told: JSON.stringify(server.requests.map((r) => r.body)) };
+    return {
+      result,
+      steps,
+      server,
+      trajectory: readFileSync(result.trajectoryPath, 'utf8'),
+      told: JSON.stringify(server.requests.map((r) => r.body)),
+    };
   } finally {
     terminal.dispose();
     await server.stop();
   }
 }
 
-const call = (name: string, args: Record<string, unknown>): ScriptedTurn => ({ toolCalls: [{ name, arguments: args }] });
+const call = (name: string, args: Record<string, unknown>): ScriptedTurn => ({
+  toolCalls: [{ name, arguments: args }],
+});
 
 // ================================================================ 1. paths
 
@@ -151,7 +175,11 @@ describe('1. Paths: nothing outside the workspace is read or written', () => {
   before(() => {
     ({ tmp, ws } = makeTree());
     fs = new NodeWorkspaceFs(ws);
-    terminal = new TerminalSession({ cwd: ws, env: { ...process.env, SHELL: '/bin/bash' }, outputDir: join(tmp, 'term-out') });
+    terminal = new TerminalSession({
+      cwd: ws,
+      env: { ...process.env, SHELL: '/bin/bash' },
+      outputDir: join(tmp, 'term-out'),
+    });
     before_ = outside(tmp, ws);
   });
   after(() => {
@@ -181,7 +209,14 @@ describe('1. Paths: nothing outside the workspace is read or written', () => {
   }
 
   test('1.1 `..` paths are refused by the gate and by every tool, and as run_command cwd', async () => {
-    for (const p of ['../outside/secret.txt', 'src/../../outside/secret.txt', '..\\outside\\secret.txt', 'a/b/../../../outside/secret.txt', '..', './../outside']) {
+    for (const p of [
+      '../outside/secret.txt',
+      'src/../../outside/secret.txt',
+      '..\\outside\\secret.txt',
+      'a/b/../../../outside/secret.txt',
+      '..',
+      './../outside',
+    ]) {
       await refusedByEveryTool(p, /climbs out of the workspace/);
       for (const tool of FILE_TOOLS) {
         const g = gateIn('edit').gate({ tool, args: FILE_TOOL_ARGS[tool](p) });
@@ -194,16 +229,30 @@ describe('1. Paths: nothing outside the workspace is read or written', () => {
   });
 
   test('1.2 absolute paths, the home folder, drives and UNC paths are refused the same way', async () => {
-    for (const p of ['/etc/passwd', join(tmp, 'outside', 'secret.txt'), join(ws, 'src', 'app.ts'), '~/.bashrc', '~', 'C:\\Windows\\win.ini', 'c:/x', '\\\\server\\share\\x', '//server/share/x']) {
+    for (const p of [
+      '/etc/passwd',
+      join(tmp, 'outside', 'secret.txt'),
+      join(ws, 'src', 'app.ts'),
+      '~/.bashrc',
+      '~',
+      'C:\\Windows\\win.ini',
+      'c:/x',
+      '\\\\server\\share\\x',
+      '//server/share/x',
+    ]) {
       await refusedByEveryTool(p, /absolute path|home folder|names a drive/);
-      for (const tool of FILE_TOOLS) assert.equal(gateIn('edit').gate({ tool, args: FILE_TOOL_ARGS[tool](p) }).decision, 'block', `${tool} ${p}`);
+      for (const tool of FILE_TOOLS)
+        assert.equal(gateIn('edit').gate({ tool, args: FILE_TOOL_ARGS[tool](p) }).decision, 'block', `${tool} ${p}`);
       await cwdRefused(p);
     }
   });
 
   test('1.3 a symlinked file pointing out: the gate cannot see it, the tools refuse to follow it', async () => {
     // The gate judges the words of the path ("link-out" is a fine relative path); the tools resolve it on disk.
-    assert.equal(gateIn('edit').gate({ tool: 'write_file', args: { path: 'link-out', content: 'x' } }).decision, 'allow');
+    assert.equal(
+      gateIn('edit').gate({ tool: 'write_file', args: { path: 'link-out', content: 'x' } }).decision,
+      'allow',
+    );
     for (const tool of ['read_file', 'write_file', 'edit_file'] as const) {
       const o = await run(tool, FILE_TOOL_ARGS[tool]('link-out'));
       assert.equal(o.status, 'error', `${tool}: ${o.observation}`);
@@ -245,7 +294,15 @@ describe('1. Paths: nothing outside the workspace is read or written', () => {
   });
 
   test('1.6 .git is off limits to the file tools: the gate blocks reads and writes however the path is spelled', () => {
-    const spellings = ['.git/config', './.git/config', 'src/../.git/hooks/pre-commit', '.git\\hooks\\pre-commit', '.git', './/.git//HEAD', 'x/./../.git/config'];
+    const spellings = [
+      '.git/config',
+      './.git/config',
+      'src/../.git/hooks/pre-commit',
+      '.git\\hooks\\pre-commit',
+      '.git',
+      './/.git//HEAD',
+      'x/./../.git/config',
+    ];
     for (const p of spellings) {
       for (const tool of FILE_TOOLS) {
         const g = gateIn('edit').gate({ tool, args: FILE_TOOL_ARGS[tool](p) });
@@ -263,7 +320,10 @@ describe('1. Paths: nothing outside the workspace is read or written', () => {
         assert.match(g.reason, /matches the path deny pattern "\.lar\/runs/);
       }
     }
-    assert.equal(gateIn('edit').gate({ tool: 'read_file', args: { path: '.lar/output/run-1/cmd-1.log' } }).decision, 'allow');
+    assert.equal(
+      gateIn('edit').gate({ tool: 'read_file', args: { path: '.lar/output/run-1/cmd-1.log' } }).decision,
+      'allow',
+    );
   });
 });
 
@@ -273,7 +333,9 @@ describe('1. Paths, through the agent loop', () => {
     try {
       const before_ = outside(tmp, ws);
       const { steps, trajectory, told } = await agentRun(ws, [
-        call('run_command', { command: `ln -s ${shellQuote(join(tmp, 'outside'))} escape && ln -s ${shellQuote(join(tmp, 'outside', 'secret.txt'))} escape-file && echo linked` }),
+        call('run_command', {
+          command: `ln -s ${shellQuote(join(tmp, 'outside'))} escape && ln -s ${shellQuote(join(tmp, 'outside', 'secret.txt'))} escape-file && echo linked`,
+        }),
         call('read_file', { path: 'escape-file' }),
         call('read_file', { path: 'escape/secret.txt' }),
         call('list_files', { path: 'escape' }),
@@ -287,7 +349,19 @@ describe('1. Paths, through the agent loop', () => {
       ]);
       assert.deepEqual(
         steps.map((s) => `${s.tool}:${s.status}`),
-        ['run_command:ok', 'read_file:error', 'read_file:error', 'list_files:error', 'search:error', 'run_command:error', 'read_file:ok', 'enter_stage:ok', 'write_file:error', 'edit_file:error', 'write_file:error'],
+        [
+          'run_command:ok',
+          'read_file:error',
+          'read_file:error',
+          'list_files:error',
+          'search:error',
+          'run_command:error',
+          'read_file:ok',
+          'enter_stage:ok',
+          'write_file:error',
+          'edit_file:error',
+          'write_file:error',
+        ],
       );
       assert.ok(existsSync(join(ws, 'escape')), 'the command did make the link');
       assert.equal(outside(tmp, ws), before_);
@@ -313,7 +387,10 @@ describe('1. Paths, through the agent loop', () => {
         ],
         { enforcement: 'warn' },
       );
-      assert.deepEqual(steps.map((s) => s.status), ['ok', 'blocked', 'blocked', 'blocked']);
+      assert.deepEqual(
+        steps.map((s) => s.status),
+        ['ok', 'blocked', 'blocked', 'blocked'],
+      );
       assert.equal(readFileSync(join(ws, 'notes.txt'), 'utf8'), 'structure, not safety');
       assert.ok(!existsSync(join(ws, '.git', 'hooks', 'pre-commit')));
       assert.equal(readFileSync(join(ws, '.git', 'config'), 'utf8'), '[core]\n');
@@ -432,20 +509,47 @@ describe('2. Commands: the denylist families always need approval or are blocked
     test(`2. ${family}`, () => {
       const weak = cases.flatMap(([command, atLeast]) => {
         const d = decide(command);
-        return RANK[d.decision] < RANK[atLeast] ? [`${JSON.stringify(command)}: ${d.decision}, expected at least ${atLeast}`] : [];
+        return RANK[d.decision] < RANK[atLeast]
+          ? [`${JSON.stringify(command)}: ${d.decision}, expected at least ${atLeast}`]
+          : [];
       });
       assert.deepEqual(weak, []);
     });
   }
 
   test('2. ordinary commands are not asked about', () => {
-    for (const command of ['npm test', 'node test.js', 'ls -la', 'git status', 'git diff', 'cat src/app.ts', 'rm build/out.js', 'grep -rn TODO src', 'bash scripts/check.sh', 'echo "a | b"', 'mkdir -p out']) {
+    for (const command of [
+      'npm test',
+      'node test.js',
+      'ls -la',
+      'git status',
+      'git diff',
+      'cat src/app.ts',
+      'rm build/out.js',
+      'grep -rn TODO src',
+      'bash scripts/check.sh',
+      'echo "a | b"',
+      'mkdir -p out',
+    ]) {
       assert.equal(decide(command).decision, 'allow', command);
     }
   });
 
   test('2.7 compound commands and substitutions are judged part by part: never weaker than their worst part', () => {
-    const compounds = ['echo ok && rm -rf /', 'true; sudo x', 'echo $(curl x | sh)', 'echo `sudo ls`', 'ls | sudo tee /etc/x', 'echo ok || mkfs.ext4 /dev/sda', 'echo "$(rm -rf ~)"', 'true\nrm -rf /', "echo 'a; rm -rf /;'", 'cat <<EOF\nrm -rf /\nEOF', '(cd src && sudo make install)', 'x=$(dd if=/dev/zero of=/dev/sda)'];
+    const compounds = [
+      'echo ok && rm -rf /',
+      'true; sudo x',
+      'echo $(curl x | sh)',
+      'echo `sudo ls`',
+      'ls | sudo tee /etc/x',
+      'echo ok || mkfs.ext4 /dev/sda',
+      'echo "$(rm -rf ~)"',
+      'true\nrm -rf /',
+      "echo 'a; rm -rf /;'",
+      'cat <<EOF\nrm -rf /\nEOF',
+      '(cd src && sudo make install)',
+      'x=$(dd if=/dev/zero of=/dev/sda)',
+    ];
     for (const c of compounds) {
       const worst = Math.max(...commandParts(c).map((p) => RANK[decide(p).decision]));
       assert.ok(RANK[decide(c).decision] >= worst, c);
@@ -457,11 +561,41 @@ describe('2. Commands: the denylist families always need approval or are blocked
   });
 
   test('2.7 property: putting a dangerous command anywhere in a compound command never makes it weaker', () => {
-    const dangerous = fc.constantFrom(...Object.values(FAMILIES).flat().map(([c]) => c));
+    const dangerous = fc.constantFrom(
+      ...Object.values(FAMILIES)
+        .flat()
+        .map(([c]) => c),
+    );
     // What may stand before and after a command: separators, substitutions, subshells, heredocs, quotes
     // (`echo '; X` is data to the shell; the splitter judges X anyway: too strict, never too lax).
-    const before = fc.constantFrom('', 'echo ok && ', 'true; ', 'ls | ', 'echo $(', 'echo "$(', 'echo `', '(', 'x=1 && (', 'cat <<EOF\n', "echo '; ", 'a || ', 'echo ok &\n');
-    const after = fc.constantFrom('', ')', ')"', '`', ' && echo done', '; true', ' | tee log', '\nEOF', ";'", ' &', '\nls');
+    const before = fc.constantFrom(
+      '',
+      'echo ok && ',
+      'true; ',
+      'ls | ',
+      'echo $(',
+      'echo "$(',
+      'echo `',
+      '(',
+      'x=1 && (',
+      'cat <<EOF\n',
+      "echo '; ",
+      'a || ',
+      'echo ok &\n',
+    );
+    const after = fc.constantFrom(
+      '',
+      ')',
+      ')"',
+      '`',
+      ' && echo done',
+      '; true',
+      ' | tee log',
+      '\nEOF',
+      ";'",
+      ' &',
+      '\nls',
+    );
     fc.assert(
       fc.property(before, dangerous, after, (b, d, a) => {
         const bare = decide(d).decision;
@@ -478,7 +612,13 @@ describe('2. Commands: the denylist families always need approval or are blocked
     try {
       const base = defaultWorkflow();
       // A harmless command that needs approval, so that approving it is safe in a test.
-      const wf: Workflow = { ...base, policy: { ...base.policy, commands: { ...base.policy.commands, ask: [...base.policy.commands.ask, 'touch *canary*'] } } };
+      const wf: Workflow = {
+        ...base,
+        policy: {
+          ...base.policy,
+          commands: { ...base.policy.commands, ask: [...base.policy.commands.ask, 'touch *canary*'] },
+        },
+      };
       const asked: { args: unknown; pattern?: string }[] = [];
       const answers: ((args: Record<string, unknown>) => boolean)[] = [
         () => true,
@@ -508,12 +648,28 @@ describe('2. Commands: the denylist families always need approval or are blocked
         },
       );
       assert.equal(asked.length, 4, 'each call asks, the same command again too');
-      assert.deepEqual(asked.map((a) => a.pattern), ['touch *canary*', 'touch *canary*', 'touch *canary*', 'touch *canary*']);
-      assert.deepEqual(steps.map((s) => s.status), ['ok', 'denied', 'ok', 'ok']);
+      assert.deepEqual(
+        asked.map((a) => a.pattern),
+        ['touch *canary*', 'touch *canary*', 'touch *canary*', 'touch *canary*'],
+      );
+      assert.deepEqual(
+        steps.map((s) => s.status),
+        ['ok', 'denied', 'ok', 'ok'],
+      );
       // What was shown is what the trajectory recorded, call for call.
-      assert.deepEqual(steps.map((s) => s.args), asked.map((a) => a.args));
-      const recorded = trajectory.trim().split('\n').map((l) => JSON.parse(l) as ToolCallEvent).filter((e) => e.type === 'tool_call');
-      assert.deepEqual(recorded.map((e) => e.args), asked.map((a) => a.args));
+      assert.deepEqual(
+        steps.map((s) => s.args),
+        asked.map((a) => a.args),
+      );
+      const recorded = trajectory
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as ToolCallEvent)
+        .filter((e) => e.type === 'tool_call');
+      assert.deepEqual(
+        recorded.map((e) => e.args),
+        asked.map((a) => a.args),
+      );
       // What ran is what was shown.
       assert.ok(existsSync(join(ws, 'canary-1.txt')));
       assert.ok(existsSync(join(ws, 'canary-2.txt')));
@@ -529,8 +685,14 @@ describe('2. Commands: the denylist families always need approval or are blocked
     const ws = mkdtempSync(join(tmpdir(), 'lar-noapprove-'));
     try {
       const base = defaultWorkflow();
-      const wf: Workflow = { ...base, policy: { ...base.policy, commands: { ...base.policy.commands, ask: ['touch *canary*'] } } };
-      const { steps } = await agentRun(ws, [call('run_command', { command: 'touch canary.txt' })], { workflow: wf, workflowRef: wf });
+      const wf: Workflow = {
+        ...base,
+        policy: { ...base.policy, commands: { ...base.policy.commands, ask: ['touch *canary*'] } },
+      };
+      const { steps } = await agentRun(ws, [call('run_command', { command: 'touch canary.txt' })], {
+        workflow: wf,
+        workflowRef: wf,
+      });
       assert.equal(steps[0]!.status, 'denied');
       assert.ok(!existsSync(join(ws, 'canary.txt')));
     } finally {
@@ -543,10 +705,36 @@ describe('2. Commands: the denylist families always need approval or are blocked
 
 describe('3. Secrets: environment variables that look like secrets are not echoed into trajectories', () => {
   test('3.1 which names count as secrets, and only values of 8 characters or more are masked', () => {
-    for (const name of ['FOO_TOKEN', 'GITHUB_TOKEN', 'AWS_SECRET_ACCESS_KEY', 'OPENAI_API_KEY', 'HF_TOKEN', 'DB_PASSWORD', 'MY_APIKEY', 'STRIPE_SECRET', 'GH_PAT', 'DATABASE_URL', 'SERVICE_CREDENTIALS', 'npm_token', 'PRIVATE_KEY', 'AUTH']) {
+    for (const name of [
+      'FOO_TOKEN',
+      'GITHUB_TOKEN',
+      'AWS_SECRET_ACCESS_KEY',
+      'OPENAI_API_KEY',
+      'HF_TOKEN',
+      'DB_PASSWORD',
+      'MY_APIKEY',
+      'STRIPE_SECRET',
+      'GH_PAT',
+      'DATABASE_URL',
+      'SERVICE_CREDENTIALS',
+      'npm_token',
+      'PRIVATE_KEY',
+      'AUTH',
+    ]) {
       assert.ok(looksSecret(name), name);
     }
-    for (const name of ['PATH', 'HOME', 'PWD', 'TOKENIZERS_PARALLELISM', 'KEYBOARD', 'SSH_AUTH_SOCK', 'GNUPG_PRIVATE_DIR', 'AUTH_MODE', 'PASSWORD_FILE', 'LANG']) {
+    for (const name of [
+      'PATH',
+      'HOME',
+      'PWD',
+      'TOKENIZERS_PARALLELISM',
+      'KEYBOARD',
+      'SSH_AUTH_SOCK',
+      'GNUPG_PRIVATE_DIR',
+      'AUTH_MODE',
+      'PASSWORD_FILE',
+      'LANG',
+    ]) {
       assert.ok(!looksSecret(name), name);
     }
     const r = secretRedactor({
@@ -561,31 +749,59 @@ describe('3. Secrets: environment variables that look like secrets are not echoe
     assert.equal(r('pw pa"ss\\word-1234'), 'pw ***');
     // Inside a trajectory line the value is JSON-escaped, and is found there too.
     assert.equal(r(JSON.stringify({ output: 'pw pa"ss\\word-1234' })), JSON.stringify({ output: 'pw ***' }));
-    assert.equal(r('1 /tmp/ssh-abcdef/agent.1 /usr/bin:/bin'), '1 /tmp/ssh-abcdef/agent.1 /usr/bin:/bin', 'short values and non-secrets stay');
+    assert.equal(
+      r('1 /tmp/ssh-abcdef/agent.1 /usr/bin:/bin'),
+      '1 /tmp/ssh-abcdef/agent.1 /usr/bin:/bin',
+      'short values and non-secrets stay',
+    );
     assert.equal(secretRedactor({ PATH: '/usr/bin' })('unchanged'), 'unchanged');
     // Combined with the API-key redaction of the model client.
     const both = combineRedactors((t) => redact(t, 'lar-key-0123456789'), r);
-    assert.equal(both('key lar-key-0123456789 and s3cr3t-value-123 and Bearer abcdefghijkl'), 'key *** and *** and Bearer ***');
+    assert.equal(
+      both('key lar-key-0123456789 and s3cr3t-value-123 and Bearer abcdefghijkl'),
+      'key *** and *** and Bearer ***',
+    );
   });
 
   test('3.1 property: no secret value, nor any part of overlapping ones, survives redaction; text without secrets is untouched', () => {
-    const value = fc.string({ unit: fc.oneof(fc.constantFrom('a', 'b', '-', '"', '\\', '\n', ' ', '\ud800', 'é'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), minLength: 8, maxLength: 16 }).filter((v) => !v.includes('*'));
+    const value = fc
+      .string({
+        unit: fc.oneof(
+          fc.constantFrom('a', 'b', '-', '"', '\\', '\n', ' ', '\ud800', 'é'),
+          fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+        ),
+        minLength: 8,
+        maxLength: 16,
+      })
+      .filter((v) => !v.includes('*'));
     fc.assert(
-      fc.property(fc.array(value, { minLength: 1, maxLength: 3 }), fc.array(fc.tuple(fc.nat(2), fc.nat(16), fc.string({ maxLength: 6 })), { maxLength: 6 }), (values, pieces) => {
-        const env = Object.fromEntries(values.map((v, i) => [`S${i}_TOKEN`, v]));
-        const r = secretRedactor(env);
-        // Text made of secrets, cut and glued to each other (overlaps), and ordinary text.
-        const text = pieces.map(([i, cut, plain]) => values[i % values.length]!.slice(cut % 4) + values[(i + 1) % values.length]! + plain).join('');
-        const masked = r(text);
-        for (const v of values) {
-          for (const needle of [v, v.trim()].filter((x) => x.length >= 8)) {
-            assert.ok(!masked.includes(needle), `${JSON.stringify(needle)} in ${JSON.stringify(masked)}`);
-            assert.ok(!r(JSON.stringify(text)).includes(JSON.stringify(needle).slice(1, -1)), 'nor JSON-escaped in a trajectory line');
+      fc.property(
+        fc.array(value, { minLength: 1, maxLength: 3 }),
+        fc.array(fc.tuple(fc.nat(2), fc.nat(16), fc.string({ maxLength: 6 })), { maxLength: 6 }),
+        (values, pieces) => {
+          const env = Object.fromEntries(values.map((v, i) => [`S${i}_TOKEN`, v]));
+          const r = secretRedactor(env);
+          // Text made of secrets, cut and glued to each other (overlaps), and ordinary text.
+          const text = pieces
+            .map(
+              ([i, cut, plain]) => values[i % values.length]!.slice(cut % 4) + values[(i + 1) % values.length]! + plain,
+            )
+            .join('');
+          const masked = r(text);
+          for (const v of values) {
+            for (const needle of [v, v.trim()].filter((x) => x.length >= 8)) {
+              assert.ok(!masked.includes(needle), `${JSON.stringify(needle)} in ${JSON.stringify(masked)}`);
+              assert.ok(
+                !r(JSON.stringify(text)).includes(JSON.stringify(needle).slice(1, -1)),
+                'nor JSON-escaped in a trajectory line',
+              );
+            }
           }
-        }
-        const plain = pieces.map(([, , p]) => p).join('|');
-        if (!values.some((v) => plain.includes(v) || (v.trim().length >= 8 && plain.includes(v.trim())))) assert.equal(r(plain), plain);
-      }),
+          const plain = pieces.map(([, , p]) => p).join('|');
+          if (!values.some((v) => plain.includes(v) || (v.trim().length >= 8 && plain.includes(v.trim()))))
+            assert.equal(r(plain), plain);
+        },
+      ),
       { numRuns: 500 },
     );
     // Overlapping secrets: masking one must not leave the rest of the other showing.
@@ -593,58 +809,79 @@ describe('3. Secrets: environment variables that look like secrets are not echoe
   });
 
   for (const sandbox of ['off', 'auto'] as const)
-  test(`3.2 \`echo $FOO_TOKEN\`, \`env\` and reading .env in the agent (lar run, sandbox ${sandbox}) leave the value in neither the trajectory nor what the model is sent`, async () => {
-    const ws = mkdtempSync(join(tmpdir(), 'lar-secrets-'));
-    // A file holding the same value: what read_file shows the model is masked too.
-    writeFileSync(join(ws, '.env'), '# ordinary notes\nFOO_TOKEN=s3cr3t-value-123\n');
-    const server = new ScriptedModelServer({
-      script: [
-        call('run_command', { command: 'echo "token: $FOO_TOKEN"; echo visible-output' }),
-        call('run_command', { command: 'env' }),
-        call('read_file', { path: '.env' }),
-        call('list_files', { path: '.' }),
-      ],
-      whenDone: 'error',
-    });
-    const endpoint = await server.start();
-    try {
-      const r = await new Promise<{ code: number | null; out: string; err: string }>((res) => {
-        const child = spawn(process.execPath, [join(root, 'dist/lar.js'), 'run', '--task', 'print the environment', '--endpoint', endpoint, '--workspace', ws, '--max-steps', '4', '--sandbox', sandbox], {
-          env: { ...process.env, NO_COLOR: '1', FOO_TOKEN: 's3cr3t-value-123', PLAIN_SETTING: 'plain-value-456' },
-        });
-        let out = '';
-        let err = '';
-        child.stdout.on('data', (d) => (out += d));
-        child.stderr.on('data', (d) => (err += d));
-        child.on('close', (code) => res({ code, out, err }));
+    test(`3.2 \`echo $FOO_TOKEN\`, \`env\` and reading .env in the agent (lar run, sandbox ${sandbox}) leave the value in neither the trajectory nor what the model is sent`, async () => {
+      const ws = mkdtempSync(join(tmpdir(), 'lar-secrets-'));
+      // A file holding the same value: what read_file shows the model is masked too.
+      writeFileSync(join(ws, '.env'), '# ordinary notes\nFOO_TOKEN=s3cr3t-value-123\n');
+      const server = new ScriptedModelServer({
+        script: [
+          call('run_command', { command: 'echo "token: $FOO_TOKEN"; echo visible-output' }),
+          call('run_command', { command: 'env' }),
+          call('read_file', { path: '.env' }),
+          call('list_files', { path: '.' }),
+        ],
+        whenDone: 'error',
       });
-      const runs = readdirSync(join(ws, '.lar', 'runs'));
-      assert.equal(runs.length, 1, r.err);
-      const trajectory = readFileSync(join(ws, '.lar', 'runs', runs[0]!), 'utf8');
-      const told = JSON.stringify(server.requests.map((q) => q.body));
-      for (const [where, text] of [['trajectory', trajectory], ['model requests', told], ['terminal output of lar run', r.out + r.err]] as const) {
-        assert.ok(!text.includes('s3cr3t-value-123'), `the secret is in the ${where}`);
+      const endpoint = await server.start();
+      try {
+        const r = await new Promise<{ code: number | null; out: string; err: string }>((res) => {
+          const child = spawn(
+            process.execPath,
+            [
+              join(root, 'dist/lar.js'),
+              'run',
+              '--task',
+              'print the environment',
+              '--endpoint',
+              endpoint,
+              '--workspace',
+              ws,
+              '--max-steps',
+              '4',
+              '--sandbox',
+              sandbox,
+            ],
+            {
+              env: { ...process.env, NO_COLOR: '1', FOO_TOKEN: 's3cr3t-value-123', PLAIN_SETTING: 'plain-value-456' },
+            },
+          );
+          let out = '';
+          let err = '';
+          child.stdout.on('data', (d) => (out += d));
+          child.stderr.on('data', (d) => (err += d));
+          child.on('close', (code) => res({ code, out, err }));
+        });
+        const runs = readdirSync(join(ws, '.lar', 'runs'));
+        assert.equal(runs.length, 1, r.err);
+        const trajectory = readFileSync(join(ws, '.lar', 'runs', runs[0]!), 'utf8');
+        const told = JSON.stringify(server.requests.map((q) => q.body));
+        for (const [where, text] of [
+          ['trajectory', trajectory],
+          ['model requests', told],
+          ['terminal output of lar run', r.out + r.err],
+        ] as const) {
+          assert.ok(!text.includes('s3cr3t-value-123'), `the secret is in the ${where}`);
+        }
+        if (sandbox === 'off') {
+          // Unconfined, the commands inherit it and print it; what was printed is masked, the rest is kept.
+          assert.match(trajectory, /token: \*\*\*/);
+          assert.match(trajectory, /FOO_TOKEN=\*\*\*/);
+          assert.match(trajectory, /PLAIN_SETTING=plain-value-456/);
+          assert.match(told, /token: \*\*\*/);
+        } else {
+          // In the sandbox the environment is built: neither variable reaches the command at all.
+          assert.match(trajectory, /token: \\n/);
+          assert.doesNotMatch(trajectory, /PLAIN_SETTING|FOO_TOKEN=\*/);
+          assert.match(trajectory, /LAR_SANDBOX=bubblewrap/);
+        }
+        assert.match(trajectory, /visible-output/);
+        // The file that holds it is read and masked either way.
+        assert.match(told, /FOO_TOKEN=\*\*\*/);
+        assert.match(told, /visible-output/);
+        assert.match(told, /ordinary notes/);
+      } finally {
+        await server.stop();
+        rmSync(ws, { recursive: true, force: true });
       }
-      if (sandbox === 'off') {
-        // Unconfined, the commands inherit it and print it; what was printed is masked, the rest is kept.
-        assert.match(trajectory, /token: \*\*\*/);
-        assert.match(trajectory, /FOO_TOKEN=\*\*\*/);
-        assert.match(trajectory, /PLAIN_SETTING=plain-value-456/);
-        assert.match(told, /token: \*\*\*/);
-      } else {
-        // In the sandbox the environment is built: neither variable reaches the command at all.
-        assert.match(trajectory, /token: \\n/);
-        assert.doesNotMatch(trajectory, /PLAIN_SETTING|FOO_TOKEN=\*/);
-        assert.match(trajectory, /LAR_SANDBOX=bubblewrap/);
-      }
-      assert.match(trajectory, /visible-output/);
-      // The file that holds it is read and masked either way.
-      assert.match(told, /FOO_TOKEN=\*\*\*/);
-      assert.match(told, /visible-output/);
-      assert.match(told, /ordinary notes/);
-    } finally {
-      await server.stop();
-      rmSync(ws, { recursive: true, force: true });
-    }
-  });
+    });
 });

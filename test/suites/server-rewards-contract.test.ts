@@ -27,16 +27,19 @@ after(async () => {
 
 /** The last lar/rewards for `uri`, validated as the extension validates it. */
 function lastRewards(u: string): RewardsParams {
-  const raw = client.notifications.filter((n) => n.method === 'lar/rewards' && (n.params as { uri: string }).uri === u).at(-1);
+  const raw = client.notifications
+    .filter((n) => n.method === 'lar/rewards' && (n.params as { uri: string }).uri === u)
+    .at(-1);
   assert.ok(raw, `no lar/rewards for ${u}`);
   const parsed = RewardsParams.safeParse(raw.params);
   assert.ok(parsed.success, parsed.success ? '' : parsed.error.message);
   return parsed.data;
 }
 
-const marks = (p: RewardsParams) => Object.fromEntries([...decorationsFor(p)].filter(([, v]) => v.length).map(([k, v]) => [k, v.map((d) => d.line)]));
+const marks = (p: RewardsParams) =>
+  Object.fromEntries([...decorationsFor(p)].filter(([, v]) => v.length).map(([k, v]) => [k, v.map((d) => d.line)]));
 
-test('the recorded demo run: the server\'s rewards draw as the CLI reports them', async () => {
+test("the recorded demo run: the server's rewards draw as the CLI reports them", async () => {
   const u = uri('contract-demo.lar.jsonl');
   await client.open(u, fixture);
   const p = lastRewards(u);
@@ -46,7 +49,10 @@ test('the recorded demo run: the server\'s rewards draw as the CLI reports them'
   const edit = p.lines.find((l) => l.tool === 'edit_file');
   assert.deepEqual(edit?.filesChanged, ['src/sum.js']);
   const event = ToolCallEvent.parse(JSON.parse(fixture.split('\n')[edit.line]!));
-  assert.deepEqual(changedLineRanges(event, 'module.exports = (a, b) => a + b;\n'), { kind: 'lines', ranges: [{ start: 0, end: 0 }] });
+  assert.deepEqual(changedLineRanges(event, 'module.exports = (a, b) => a + b;\n'), {
+    kind: 'lines',
+    ranges: [{ start: 0, end: 0 }],
+  });
 });
 
 test('a live append: the merged partial notification equals a fresh full verification', async () => {
@@ -65,7 +71,9 @@ test('a live append: the merged partial notification equals a fresh full verific
     await client.next(u, () =>
       client.connection.sendNotification('textDocument/didChange', {
         textDocument: { uri: u, version: ++version },
-        contentChanges: [{ range: { start: { line: end, character: 0 }, end: { line: end, character: 0 } }, text: `${extra}\n` }],
+        contentChanges: [
+          { range: { start: { line: end, character: 0 }, end: { line: end, character: 0 } }, text: `${extra}\n` },
+        ],
       }),
     );
     assert.equal(lastRewards(u).full, false, 'an append is a partial notification');
@@ -79,7 +87,7 @@ test('a live append: the merged partial notification equals a fresh full verific
   assert.deepEqual(known.stages, lastRewards(fresh).stages);
 });
 
-test('an edit that takes a line\'s reward away (a step turned into a message) clears its mark', async () => {
+test("an edit that takes a line's reward away (a step turned into a message) clears its mark", async () => {
   const u = uri('contract-message.lar.jsonl');
   await client.open(u, fixture);
   let known = lastRewards(u);
@@ -88,7 +96,12 @@ test('an edit that takes a line\'s reward away (a step turned into a message) cl
   await client.next(u, () =>
     client.connection.sendNotification('textDocument/didChange', {
       textDocument: { uri: u, version: 2 },
-      contentChanges: [{ range: { start: { line, character: 0 }, end: { line, character: old.length } }, text: '{"type":"message","role":"assistant","content":"thinking"}' }],
+      contentChanges: [
+        {
+          range: { start: { line, character: 0 }, end: { line, character: old.length } },
+          text: '{"type":"message","role":"assistant","content":"thinking"}',
+        },
+      ],
     }),
   );
   const partial = lastRewards(u);

@@ -25,12 +25,31 @@ after(async () => {
 /** About 50 MB: 10,000 reads of distinct files with 5 KB of output each, then a clean finish. */
 function fiftyMegabytes(): string {
   const pad = 'x'.repeat(5000);
-  const lines = [JSON.stringify({ lar: 1, type: 'header', task: 'read everything', workflow: 'builtin:default-coding', started: '2026-11-30T00:00:00Z' })];
-  for (let i = 0; i < 10_000; i++) lines.push(JSON.stringify({ type: 'tool_call', id: `c${i}`, tool: 'read_file', args: { path: `src/f${i}.ts` }, status: 'ok', result: { output: pad } }));
+  const lines = [
+    JSON.stringify({
+      lar: 1,
+      type: 'header',
+      task: 'read everything',
+      workflow: 'builtin:default-coding',
+      started: '2026-11-30T00:00:00Z',
+    }),
+  ];
+  for (let i = 0; i < 10_000; i++)
+    lines.push(
+      JSON.stringify({
+        type: 'tool_call',
+        id: `c${i}`,
+        tool: 'read_file',
+        args: { path: `src/f${i}.ts` },
+        status: 'ok',
+        result: { output: pad },
+      }),
+    );
   return lines.join('\n') + '\n';
 }
 
-const hover = (uri: string, line: number) => client.connection.sendRequest('textDocument/hover', { textDocument: { uri }, position: { line, character: 2 } });
+const hover = (uri: string, line: number) =>
+  client.connection.sendRequest('textDocument/hover', { textDocument: { uri }, position: { line, character: 2 } });
 
 test('a 50 MB trajectory: the CLI verifies it and the language server publishes its diagnostics and still answers', async () => {
   const text = fiftyMegabytes();
@@ -43,7 +62,10 @@ test('a 50 MB trajectory: the CLI verifies it and the language server publishes 
   const uri = pathToFileURL(file).toString();
   const published = await client.open(uri, text);
   // All 10,000 steps were judged (the visit in progress counts them), without a diagnostic per clean step.
-  assert.ok(published.diagnostics.some((d) => d.code === 'stage.progress' && /10000\/30 steps/.test(textOf(d.message))), JSON.stringify(published.diagnostics.slice(0, 3)));
+  assert.ok(
+    published.diagnostics.some((d) => d.code === 'stage.progress' && /10000\/30 steps/.test(textOf(d.message))),
+    JSON.stringify(published.diagnostics.slice(0, 3)),
+  );
   assert.ok(published.diagnostics.length < 100, `${published.diagnostics.length} diagnostics`);
   const h = (await hover(uri, 10_000)) as { contents: { value: string } } | null;
   assert.match(h?.contents.value ?? '', /read_file/);
@@ -63,9 +85,11 @@ test('binary junk in a trajectory: each broken line is reported where it is, the
   assert.match(cli.out, /outcome\s+1/, 'the good lines are still verified');
   const uri = pathToFileURL(file).toString();
   const published = await client.open(uri, readFileSync(file, 'utf8'));
-  const malformed = published.diagnostics.filter((d) => d.code === 'line.malformed' || /invalid JSON/.test(textOf(d.message)));
+  const malformed = published.diagnostics.filter(
+    (d) => d.code === 'line.malformed' || /invalid JSON/.test(textOf(d.message)),
+  );
   assert.deepEqual([...new Set(malformed.map((d) => d.range.start.line))].sort(), [2, 3]);
-  assert.ok(await hover(uri, 5) !== undefined, 'the server still answers');
+  assert.ok((await hover(uri, 5)) !== undefined, 'the server still answers');
 });
 
 test('a trajectory changed on disk while open: the new text is verified, the old verdicts go', async () => {
@@ -80,7 +104,10 @@ test('a trajectory changed on disk while open: the new text is verified, the old
   assert.notEqual(rewritten, original);
   writeFileSync(file, rewritten);
   const next = await client.next(uri, () =>
-    client.connection.sendNotification('textDocument/didChange', { textDocument: { uri, version: 2 }, contentChanges: [{ text: rewritten }] }),
+    client.connection.sendNotification('textDocument/didChange', {
+      textDocument: { uri, version: 2 },
+      contentChanges: [{ text: rewritten }],
+    }),
   );
   const failed = next.diagnostics.filter((d) => d.code === 'outcome.check_passed');
   assert.ok(failed.length >= 1, JSON.stringify(next.diagnostics.map((d) => d.code)));

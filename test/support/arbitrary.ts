@@ -3,8 +3,25 @@ import type { TrajectoryEvent } from '../../core/schema/trajectory';
 
 /** Random but plausible trajectory events over the default workflow's vocabulary, bad ones included. */
 const stageName = fc.constantFrom('explore', 'edit', 'verify', 'nowhere');
-const path = fc.constantFrom('src/a.ts', 'test/a.test.ts', '../etc/passwd', '/abs', 'src\\b.ts', '.git/config', 'a/../b');
-const command = fc.constantFrom('npm test', 'ls', 'rm -rf /', 'ls && rm -rf /', 'sudo ls', 'echo $(whoami)', 'npm   test', 'git push origin');
+const path = fc.constantFrom(
+  'src/a.ts',
+  'test/a.test.ts',
+  '../etc/passwd',
+  '/abs',
+  'src\\b.ts',
+  '.git/config',
+  'a/../b',
+);
+const command = fc.constantFrom(
+  'npm test',
+  'ls',
+  'rm -rf /',
+  'ls && rm -rf /',
+  'sudo ls',
+  'echo $(whoami)',
+  'npm   test',
+  'git push origin',
+);
 
 const args = fc.oneof(
   fc.record({ command }),
@@ -21,7 +38,17 @@ const args = fc.oneof(
 
 const toolCall: fc.Arbitrary<TrajectoryEvent> = fc
   .record({
-    tool: fc.constantFrom('run_command', 'read_file', 'write_file', 'edit_file', 'list_files', 'search', 'enter_stage', 'submit', 'rm_everything'),
+    tool: fc.constantFrom(
+      'run_command',
+      'read_file',
+      'write_file',
+      'edit_file',
+      'list_files',
+      'search',
+      'enter_stage',
+      'submit',
+      'rm_everything',
+    ),
     args,
     status: fc.constantFrom('ok', 'ok', 'ok', 'error', 'blocked', 'denied', 'timeout', 'interrupted'),
     exitCode: fc.constantFrom(0, 0, 1, null, undefined),
@@ -38,13 +65,21 @@ const toolCall: fc.Arbitrary<TrajectoryEvent> = fc
 
 const outcome: fc.Arbitrary<TrajectoryEvent> = fc
   .record({ exitCode: fc.constantFrom(0, 1, null), completion: fc.constantFrom('exit', 'timeout', undefined) })
-  .map(({ exitCode, completion }) => ({ type: 'outcome', command: 'npm test', exitCode, ...(completion ? { completion } : {}) }));
+  .map(({ exitCode, completion }) => ({
+    type: 'outcome',
+    command: 'npm test',
+    exitCode,
+    ...(completion ? { completion } : {}),
+  }));
 
 const message: fc.Arbitrary<TrajectoryEvent> = fc.constant({ type: 'message', role: 'assistant', content: 'thinking' });
 
-export const events = fc.array(fc.oneof({ weight: 8, arbitrary: toolCall }, { weight: 1, arbitrary: outcome }, { weight: 1, arbitrary: message }), {
-  maxLength: 40,
-});
+export const events = fc.array(
+  fc.oneof({ weight: 8, arbitrary: toolCall }, { weight: 1, arbitrary: outcome }, { weight: 1, arbitrary: message }),
+  {
+    maxLength: 40,
+  },
+);
 
 // ---------------------------------------------------------------- nasty input (test/suites/properties.test.ts)
 
@@ -53,8 +88,40 @@ const codeUnit = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharC
 
 /** Characters that break naive parsers: NUL, controls, BOM, line and paragraph separators, lone surrogates, JSON punctuation. */
 const troubleChar = fc.constantFrom(
-  '\0', '\x01', '\x08', '\x1b', '\x7f', '\x85', '\xa0', '\u2028', '\u2029', '\ufeff', '\ud800', '\udbff', '\udc00', '\udfff',
-  '\r', '\n', '\r\n', '\t', '\v', '\f', '"', "'", '\\', '/', '{', '}', '[', ']', ':', ',', '😀', 'é', '\u200b', '\u202e',
+  '\0',
+  '\x01',
+  '\x08',
+  '\x1b',
+  '\x7f',
+  '\x85',
+  '\xa0',
+  '\u2028',
+  '\u2029',
+  '\ufeff',
+  '\ud800',
+  '\udbff',
+  '\udc00',
+  '\udfff',
+  '\r',
+  '\n',
+  '\r\n',
+  '\t',
+  '\v',
+  '\f',
+  '"',
+  "'",
+  '\\',
+  '/',
+  '{',
+  '}',
+  '[',
+  ']',
+  ':',
+  ',',
+  '😀',
+  'é',
+  '\u200b',
+  '\u202e',
 );
 
 export const nastyChar = fc.oneof(codeUnit, troubleChar, fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }));
@@ -63,19 +130,59 @@ export const nastyString = (maxLength = 24): fc.Arbitrary<string> => fc.string({
 
 /** Keys that are special somewhere: prototype keys, and the field names of events, chunks and tool calls. */
 export const jsonKey = fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '') },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', ''),
+  },
   {
     weight: 3,
     arbitrary: fc.constantFrom(
-      'type', 'tool', 'args', 'status', 'result', 'exitCode', 'completion', 'filesChanged', 'path', 'command', 'stage', 'content', 'role', 'lar', 'workflow',
-      'choices', 'delta', 'tool_calls', 'index', 'id', 'function', 'name', 'arguments', 'finish_reason', 'error', 'object', 'message', 'model', 'usage',
+      'type',
+      'tool',
+      'args',
+      'status',
+      'result',
+      'exitCode',
+      'completion',
+      'filesChanged',
+      'path',
+      'command',
+      'stage',
+      'content',
+      'role',
+      'lar',
+      'workflow',
+      'choices',
+      'delta',
+      'tool_calls',
+      'index',
+      'id',
+      'function',
+      'name',
+      'arguments',
+      'finish_reason',
+      'error',
+      'object',
+      'message',
+      'model',
+      'usage',
     ),
   },
   { weight: 1, arbitrary: nastyString(8) },
 );
 
 /** Numbers JSON can write but JavaScript cannot hold, or holds only approximately. */
-export const hugeNumberText = fc.constantFrom('1e400', '-1e400', '1e-400', '-0', '9007199254740993', '1' + '0'.repeat(400), '0.' + '0'.repeat(400) + '1', '1E+308', '-123456789012345678901234567890');
+export const hugeNumberText = fc.constantFrom(
+  '1e400',
+  '-1e400',
+  '1e-400',
+  '-0',
+  '9007199254740993',
+  '1' + '0'.repeat(400),
+  '0.' + '0'.repeat(400) + '1',
+  '1E+308',
+  '-123456789012345678901234567890',
+);
 
 const scalarText = fc.oneof(
   fc.constantFrom('null', 'true', 'false', '0', '1', '-1', '0.5'),
@@ -93,13 +200,25 @@ const scalarText = fc.oneof(
 export const jsonText: fc.Arbitrary<string> = fc.letrec<{ value: string; array: string; object: string }>((tie) => ({
   value: fc.oneof({ depthSize: 'small' }, scalarText, tie('array'), tie('object')),
   array: fc.array(tie('value'), { maxLength: 4 }).map((xs) => `[${xs.join(',')}]`),
-  object: fc.array(fc.tuple(jsonKey, tie('value')), { maxLength: 4 }).map((ms) => `{${ms.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`),
+  object: fc
+    .array(fc.tuple(jsonKey, tie('value')), { maxLength: 4 })
+    .map((ms) => `{${ms.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`),
 })).value;
 
 /** JSON nested thousands deep (a recursive parser or serializer overflows its stack on it), closed or not. */
 export const deepJsonText = fc
-  .record({ depth: fc.integer({ min: 2_000, max: 60_000 }), open: fc.constantFrom('[', '{"a":', '{"__proto__":'), closed: fc.boolean() })
-  .map(({ depth, open, closed }) => (!closed ? open.repeat(depth) : open === '[' ? '['.repeat(depth) + ']'.repeat(depth) : open.repeat(depth) + '1' + '}'.repeat(depth)));
+  .record({
+    depth: fc.integer({ min: 2_000, max: 60_000 }),
+    open: fc.constantFrom('[', '{"a":', '{"__proto__":'),
+    closed: fc.boolean(),
+  })
+  .map(({ depth, open, closed }) =>
+    !closed
+      ? open.repeat(depth)
+      : open === '['
+        ? '['.repeat(depth) + ']'.repeat(depth)
+        : open.repeat(depth) + '1' + '}'.repeat(depth),
+  );
 
 /** Text edits that turn good JSON into almost-good JSON: cut it, or put a nasty character somewhere. */
 export const mangled = (text: fc.Arbitrary<string>): fc.Arbitrary<string> =>
@@ -109,13 +228,19 @@ export const mangled = (text: fc.Arbitrary<string>): fc.Arbitrary<string> =>
   });
 
 /** A field that usually has the right type and sometimes any JSON at all. */
-const field = (good: fc.Arbitrary<string>) => fc.oneof({ weight: 4, arbitrary: good }, { weight: 1, arbitrary: jsonText });
+const field = (good: fc.Arbitrary<string>) =>
+  fc.oneof({ weight: 4, arbitrary: good }, { weight: 1, arbitrary: jsonText });
 const quoted = (...xs: string[]) => fc.constantFrom(...xs.map((x) => JSON.stringify(x)));
 
 /** An object's text from optional members: a missing member is left out. */
 function objectText(members: Record<string, fc.Arbitrary<string>>): fc.Arbitrary<string> {
   return fc
-    .record(Object.fromEntries(Object.entries(members).map(([k, v]) => [k, fc.option(v, { freq: 6 })])) as Record<string, fc.Arbitrary<string | null>>)
+    .record(
+      Object.fromEntries(Object.entries(members).map(([k, v]) => [k, fc.option(v, { freq: 6 })])) as Record<
+        string,
+        fc.Arbitrary<string | null>
+      >,
+    )
     .chain((r) =>
       fc.option(fc.tuple(jsonKey, jsonText), { freq: 4 }).map((extra) => {
         const parts = Object.entries(r).flatMap(([k, v]) => (v === null ? [] : [`${JSON.stringify(k)}:${v}`]));
@@ -129,7 +254,14 @@ const resultText = objectText({
   exitCode: field(fc.oneof(fc.constantFrom('0', '1', 'null', '255', '-1'), hugeNumberText)),
   completion: field(quoted('marker', 'exit', 'timeout', 'unobserved', 'bogus')),
   output: field(nastyString(40).map((s) => JSON.stringify(s))),
-  filesChanged: field(fc.array(nastyString(8).map((s) => JSON.stringify(s)), { maxLength: 3 }).map((xs) => `[${xs.join(',')}]`)),
+  filesChanged: field(
+    fc
+      .array(
+        nastyString(8).map((s) => JSON.stringify(s)),
+        { maxLength: 3 },
+      )
+      .map((xs) => `[${xs.join(',')}]`),
+  ),
   durationMs: field(fc.constantFrom('0', '12.5', '-1', '1e400')),
 });
 
@@ -137,24 +269,53 @@ const resultText = objectText({
 export const eventishLine: fc.Arbitrary<string> = fc.oneof(
   objectText({
     type: field(quoted('tool_call')),
-    tool: field(quoted('read_file', 'run_command', 'write_file', 'enter_stage', 'submit', 'constructor', '__proto__', '')),
+    tool: field(
+      quoted('read_file', 'run_command', 'write_file', 'enter_stage', 'submit', 'constructor', '__proto__', ''),
+    ),
     args: jsonText,
     argsError: field(nastyString(10).map((s) => JSON.stringify(s))),
     status: field(quoted('ok', 'error', 'blocked', 'denied', 'timeout', 'interrupted', 'OK')),
     result: field(resultText),
     at: field(quoted('2026-01-01T00:00:00Z', '')),
   }),
-  objectText({ type: field(quoted('message')), role: field(quoted('system', 'user', 'assistant', 'tool')), content: field(nastyString(60).map((s) => JSON.stringify(s))) }),
-  objectText({ type: field(quoted('outcome')), command: field(nastyString(10).map((s) => JSON.stringify(s))), exitCode: field(fc.constantFrom('0', '1', 'null', '1e400')), completion: field(quoted('exit', 'timeout')) }),
-  objectText({ type: field(quoted('end')), reason: field(quoted('submitted', 'interrupted', 'cancelled', 'limit', 'error', 'done')), detail: field(nastyString(10).map((s) => JSON.stringify(s))) }),
-  objectText({ lar: field(fc.constantFrom('1', '2', '"1"')), type: field(quoted('header')), task: field(nastyString(10).map((s) => JSON.stringify(s))), workflow: field(quoted('builtin:default-coding', 'builtin:nope', 'builtin:constructor', 'builtin:__proto__', 'x.larflow.json')), started: field(quoted('now', '')) }),
+  objectText({
+    type: field(quoted('message')),
+    role: field(quoted('system', 'user', 'assistant', 'tool')),
+    content: field(nastyString(60).map((s) => JSON.stringify(s))),
+  }),
+  objectText({
+    type: field(quoted('outcome')),
+    command: field(nastyString(10).map((s) => JSON.stringify(s))),
+    exitCode: field(fc.constantFrom('0', '1', 'null', '1e400')),
+    completion: field(quoted('exit', 'timeout')),
+  }),
+  objectText({
+    type: field(quoted('end')),
+    reason: field(quoted('submitted', 'interrupted', 'cancelled', 'limit', 'error', 'done')),
+    detail: field(nastyString(10).map((s) => JSON.stringify(s))),
+  }),
+  objectText({
+    lar: field(fc.constantFrom('1', '2', '"1"')),
+    type: field(quoted('header')),
+    task: field(nastyString(10).map((s) => JSON.stringify(s))),
+    workflow: field(
+      quoted('builtin:default-coding', 'builtin:nope', 'builtin:constructor', 'builtin:__proto__', 'x.larflow.json'),
+    ),
+    started: field(quoted('now', '')),
+  }),
 );
 
 /** Very long lines, built once: a megabyte of content, a long run of spaces, a long bad line. */
 const LONG = 'x'.repeat(1 << 20);
 export const longLine = fc.constantFrom(
   JSON.stringify({ type: 'message', role: 'assistant', content: LONG }),
-  JSON.stringify({ type: 'tool_call', tool: 'run_command', args: { command: LONG.slice(0, 100_000) }, status: 'ok', result: { exitCode: 0, output: LONG } }),
+  JSON.stringify({
+    type: 'tool_call',
+    tool: 'run_command',
+    args: { command: LONG.slice(0, 100_000) },
+    status: 'ok',
+    result: { exitCode: 0, output: LONG },
+  }),
   ' '.repeat(200_000) + '{}',
   '{"type":"message","content":"' + LONG.slice(0, 300_000),
 );
@@ -165,7 +326,21 @@ export const shortNastyLine: fc.Arbitrary<string> = fc.oneof(
   { weight: 2, arbitrary: mangled(eventishLine) },
   { weight: 2, arbitrary: nastyString(60) },
   { weight: 2, arbitrary: jsonText },
-  { weight: 1, arbitrary: fc.constantFrom('', ' ', '\t', '\ufeff', '\0', '[]', 'null', '"header"', '{"type":"header"}', '{"__proto__":{"type":"tool_call"}}') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '',
+      ' ',
+      '\t',
+      '\ufeff',
+      '\0',
+      '[]',
+      'null',
+      '"header"',
+      '{"type":"header"}',
+      '{"__proto__":{"type":"tool_call"}}',
+    ),
+  },
 );
 
 /** Any line a trajectory file might hold, nested tens of thousands deep and a megabyte long included. */
@@ -177,15 +352,59 @@ export const nastyLine: fc.Arbitrary<string> = fc.oneof(
 
 // ---------------------------------------------------------------- random workflows and events over them
 
-const STAGE_IDS = ['explore', 'edit', 'verify', 'constructor', 'toString', 'valueOf', 'hasOwnProperty', 'a', 'B-2', 'z_z'] as const;
-const ALL_TOOLS = ['run_command', 'read_file', 'write_file', 'edit_file', 'list_files', 'search', 'enter_stage', 'submit'] as const;
-const COMMAND_PATTERNS = ['rm -rf /', '*sudo*', 'curl *|*sh', 'git push*', 'npm test', 'npm test*', '*test*', 'ls*', '?', '*', 'echo ?*'];
+const STAGE_IDS = [
+  'explore',
+  'edit',
+  'verify',
+  'constructor',
+  'toString',
+  'valueOf',
+  'hasOwnProperty',
+  'a',
+  'B-2',
+  'z_z',
+] as const;
+const ALL_TOOLS = [
+  'run_command',
+  'read_file',
+  'write_file',
+  'edit_file',
+  'list_files',
+  'search',
+  'enter_stage',
+  'submit',
+] as const;
+const COMMAND_PATTERNS = [
+  'rm -rf /',
+  '*sudo*',
+  'curl *|*sh',
+  'git push*',
+  'npm test',
+  'npm test*',
+  '*test*',
+  'ls*',
+  '?',
+  '*',
+  'echo ?*',
+];
 const PATH_PATTERNS = ['.git', '.git/*', 'secrets/*', 'src/*.ts', '*', '?'];
 
 const exitCondition = fc.oneof(
-  fc.record({ kind: fc.constant('tool_succeeded'), tool: fc.constantFrom(...ALL_TOOLS), atLeast: fc.integer({ min: 1, max: 3 }) }),
-  fc.record({ kind: fc.constant('command_succeeded'), pattern: fc.constantFrom(...COMMAND_PATTERNS), afterLastChange: fc.boolean() }),
-  fc.record({ kind: fc.constant('command_ran'), pattern: fc.constantFrom(...COMMAND_PATTERNS), afterLastChange: fc.boolean() }),
+  fc.record({
+    kind: fc.constant('tool_succeeded'),
+    tool: fc.constantFrom(...ALL_TOOLS),
+    atLeast: fc.integer({ min: 1, max: 3 }),
+  }),
+  fc.record({
+    kind: fc.constant('command_succeeded'),
+    pattern: fc.constantFrom(...COMMAND_PATTERNS),
+    afterLastChange: fc.boolean(),
+  }),
+  fc.record({
+    kind: fc.constant('command_ran'),
+    pattern: fc.constantFrom(...COMMAND_PATTERNS),
+    afterLastChange: fc.boolean(),
+  }),
   fc.record({ kind: fc.constant('file_changed') }),
   fc.record({ kind: fc.constant('file_changed'), pattern: fc.constantFrom(...PATH_PATTERNS) }),
   fc.record({ kind: fc.constant('outcome_ran'), afterLastChange: fc.boolean() }),
@@ -256,12 +475,53 @@ export const workflowValue: fc.Arbitrary<Record<string, unknown>> = fc
 /** Plausible arguments for every tool, junk and hostile ones included. */
 const eventArgs = (stages: readonly string[]) =>
   fc.oneof(
-    fc.record({ command: fc.oneof(fc.constantFrom('npm test', 'ls', 'rm -rf /', 'ls && rm -rf /', 'sudo ls', 'echo $(whoami)', 'npm   test', 'git push origin', 'curl x | sh', 'true; npm test'), nastyString(12)) }),
+    fc.record({
+      command: fc.oneof(
+        fc.constantFrom(
+          'npm test',
+          'ls',
+          'rm -rf /',
+          'ls && rm -rf /',
+          'sudo ls',
+          'echo $(whoami)',
+          'npm   test',
+          'git push origin',
+          'curl x | sh',
+          'true; npm test',
+        ),
+        nastyString(12),
+      ),
+    }),
     fc.record({ command: fc.constantFrom('npm test', 'ls'), cwd: fc.constantFrom('.', 'src', '../x', '.git') }),
-    fc.record({ path: fc.oneof(fc.constantFrom('src/a.ts', 'test/a.test.ts', '../etc/passwd', '/abs', 'src\\b.ts', '.git/config', 'a/../b', 'secrets/k', '~/.bashrc', 'C:/x'), nastyString(8)) }),
+    fc.record({
+      path: fc.oneof(
+        fc.constantFrom(
+          'src/a.ts',
+          'test/a.test.ts',
+          '../etc/passwd',
+          '/abs',
+          'src\\b.ts',
+          '.git/config',
+          'a/../b',
+          'secrets/k',
+          '~/.bashrc',
+          'C:/x',
+        ),
+        nastyString(8),
+      ),
+    }),
     fc.record({ path: fc.constantFrom('src/a.ts', '.git/HEAD'), content: nastyString(5) }),
-    fc.record({ path: fc.constantFrom('src/a.ts', 'x'), search: fc.constantFrom('a', 'b', ''), replace: nastyString(3) }),
-    fc.record({ stage: fc.oneof(fc.constantFrom(...stages), fc.constantFrom('nowhere', '__proto__', 'constructor', 'toString', '')) }),
+    fc.record({
+      path: fc.constantFrom('src/a.ts', 'x'),
+      search: fc.constantFrom('a', 'b', ''),
+      replace: nastyString(3),
+    }),
+    fc.record({
+      stage: fc.oneof(
+        fc.constantFrom(...stages),
+        fc.constantFrom('nowhere', '__proto__', 'constructor', 'toString', ''),
+      ),
+    }),
     fc.record({ summary: nastyString(5) }),
     fc.record({ pattern: fc.constantFrom('TODO', 'x') }),
     fc.constant({}),
@@ -289,14 +549,29 @@ export const eventsOver = (stages: readonly string[], maxLength = 40): fc.Arbitr
       if (testsRan !== undefined) result.testsRan = testsRan;
       if (completion !== undefined) result.completion = completion;
       if (changed !== undefined) result.filesChanged = changed;
-      return { type: 'tool_call', tool, args: argsError ? null : args, ...(argsError ? { argsError } : {}), status, result };
+      return {
+        type: 'tool_call',
+        tool,
+        args: argsError ? null : args,
+        ...(argsError ? { argsError } : {}),
+        status,
+        result,
+      };
     });
   const outcomeEvent: fc.Arbitrary<TrajectoryEvent> = fc
     .record({ exitCode: fc.constantFrom(0, 1, null), completion: fc.constantFrom('exit', 'timeout', undefined) })
-    .map(({ exitCode, completion }) => ({ type: 'outcome', command: 'npm test', exitCode, ...(completion ? { completion } : {}) }));
+    .map(({ exitCode, completion }) => ({
+      type: 'outcome',
+      command: 'npm test',
+      exitCode,
+      ...(completion ? { completion } : {}),
+    }));
   const other: fc.Arbitrary<TrajectoryEvent> = fc.constantFrom<TrajectoryEvent>(
     { type: 'message', role: 'assistant', content: 'thinking' },
     { type: 'end', reason: 'interrupted' },
   );
-  return fc.array(fc.oneof({ weight: 8, arbitrary: call }, { weight: 1, arbitrary: outcomeEvent }, { weight: 1, arbitrary: other }), { maxLength });
+  return fc.array(
+    fc.oneof({ weight: 8, arbitrary: call }, { weight: 1, arbitrary: outcomeEvent }, { weight: 1, arbitrary: other }),
+    { maxLength },
+  );
 };

@@ -35,20 +35,35 @@ export function importGraph(root: string, files: readonly string[]): Edge[] {
     const text = readFileSync(join(root, file), 'utf8');
     const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
     const add = (spec: string, typeOnly: boolean): void => {
-      edges.push({ from: file, to: spec.startsWith('.') ? (resolveRelative(root, file, spec) ?? spec) : spec, typeOnly });
+      edges.push({
+        from: file,
+        to: spec.startsWith('.') ? (resolveRelative(root, file, spec) ?? spec) : spec,
+        typeOnly,
+      });
     };
     const visit = (node: ts.Node): void => {
       if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
         const clause = node.importClause;
-        const onlyTypes = !!clause && (clause.isTypeOnly || (!clause.name && !!clause.namedBindings && ts.isNamedImports(clause.namedBindings) && clause.namedBindings.elements.length > 0 && clause.namedBindings.elements.every((e) => e.isTypeOnly)));
+        const onlyTypes =
+          !!clause &&
+          (clause.isTypeOnly ||
+            (!clause.name &&
+              !!clause.namedBindings &&
+              ts.isNamedImports(clause.namedBindings) &&
+              clause.namedBindings.elements.length > 0 &&
+              clause.namedBindings.elements.every((e) => e.isTypeOnly)));
         add(node.moduleSpecifier.text, onlyTypes);
       } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
         add(node.moduleSpecifier.text, node.isTypeOnly);
       } else if (ts.isCallExpression(node) && node.arguments.length === 1 && ts.isStringLiteral(node.arguments[0]!)) {
         const isImport = node.expression.kind === ts.SyntaxKind.ImportKeyword;
         const isRequire = ts.isIdentifier(node.expression) && node.expression.text === 'require';
-        if (isImport || isRequire) add((node.arguments[0]).text, false);
-      } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+        if (isImport || isRequire) add(node.arguments[0].text, false);
+      } else if (
+        ts.isImportTypeNode(node) &&
+        ts.isLiteralTypeNode(node.argument) &&
+        ts.isStringLiteral(node.argument.literal)
+      ) {
         add(node.argument.literal.text, true);
       }
       ts.forEachChild(node, visit);
@@ -89,7 +104,12 @@ export const LAYERS: readonly (readonly string[])[] = [
 export const ALLOWED_ACROSS: readonly [string, string][] = [['cli', 'server']];
 
 /** Packages only applications may import: the editor and the language server protocol's two ends. */
-export const APPLICATION_PACKAGES = ['vscode', 'vscode-languageclient', 'vscode-languageserver', 'vscode-languageserver-textdocument'];
+export const APPLICATION_PACKAGES = [
+  'vscode',
+  'vscode-languageclient',
+  'vscode-languageserver',
+  'vscode-languageserver-textdocument',
+];
 
 export const folderOf = (file: string): string => {
   const parts = file.split('/');
@@ -105,7 +125,8 @@ export function layerViolations(edges: readonly Edge[], layers: readonly (readon
     if (!e.to.includes('/') || !/\.ts$/.test(e.to)) {
       // A package: the core and the webview stay free of the editor and the protocol's servers.
       const pkg = e.to.split('/')[0]!;
-      if ((from.startsWith('core/') || from === 'webview') && APPLICATION_PACKAGES.includes(pkg)) out.push(`${e.from} imports ${e.to}, which only an application may import`);
+      if ((from.startsWith('core/') || from === 'webview') && APPLICATION_PACKAGES.includes(pkg))
+        out.push(`${e.from} imports ${e.to}, which only an application may import`);
       continue;
     }
     const to = folderOf(e.to);
@@ -116,8 +137,12 @@ export function layerViolations(edges: readonly Edge[], layers: readonly (readon
       out.push(`${e.from} imports ${e.to}: ${rf < 0 ? from : to} is in no layer`);
       continue;
     }
-    if (from === 'webview' && to !== 'core/protocol') out.push(`${e.from} imports ${e.to}: the webview imports only core/protocol and its own files`);
-    else if (rt > rf || (rt === rf && !ALLOWED_ACROSS.some(([a, b]) => a === from && b === to))) out.push(`${e.from} imports ${e.to}: ${from} may not import ${to} (${rt > rf ? 'a higher layer' : 'the same layer'})`);
+    if (from === 'webview' && to !== 'core/protocol')
+      out.push(`${e.from} imports ${e.to}: the webview imports only core/protocol and its own files`);
+    else if (rt > rf || (rt === rf && !ALLOWED_ACROSS.some(([a, b]) => a === from && b === to)))
+      out.push(
+        `${e.from} imports ${e.to}: ${from} may not import ${to} (${rt > rf ? 'a higher layer' : 'the same layer'})`,
+      );
   }
   return out;
 }
@@ -165,12 +190,21 @@ export function importCycles(edges: readonly Edge[]): string[][] {
  */
 export function impureImports(edges: readonly Edge[], folder = 'extension'): string[] {
   const glue = new Set(edges.filter((e) => e.to === 'vscode').map((e) => e.from));
-  return edges.filter((e) => e.from.startsWith(`${folder}/`) && !glue.has(e.from) && glue.has(e.to)).map((e) => `${e.from} imports ${e.to}, which imports vscode`);
+  return edges
+    .filter((e) => e.from.startsWith(`${folder}/`) && !glue.has(e.from) && glue.has(e.to))
+    .map((e) => `${e.from} imports ${e.to}, which imports vscode`);
 }
 
 /** File names that are not kebab-case (`lower-case-words`, then dotted suffixes such as `.test.ts`). */
 export function casingViolations(files: readonly string[]): string[] {
-  return files.filter((f) => !/^[a-z0-9]+(?:-[a-z0-9]+)*(?:\.[a-z0-9]+)*\.ts$/.test(f.split('/').pop()!) || f.split('/').slice(0, -1).some((d) => !/^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(d)));
+  return files.filter(
+    (f) =>
+      !/^[a-z0-9]+(?:-[a-z0-9]+)*(?:\.[a-z0-9]+)*\.ts$/.test(f.split('/').pop()!) ||
+      f
+        .split('/')
+        .slice(0, -1)
+        .some((d) => !/^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(d)),
+  );
 }
 
 export interface SizeLimits {
@@ -203,9 +237,19 @@ export function sizes(root: string, files: readonly string[], limits: SizeLimits
 }
 
 function functionName(node: ts.SignatureDeclaration, owner: string): string {
-  const own = node.name && (ts.isIdentifier(node.name) || ts.isStringLiteral(node.name)) ? node.name.text : ts.isConstructorDeclaration(node) ? 'constructor' : undefined;
+  const own =
+    node.name && (ts.isIdentifier(node.name) || ts.isStringLiteral(node.name))
+      ? node.name.text
+      : ts.isConstructorDeclaration(node)
+        ? 'constructor'
+        : undefined;
   const parent = node.parent;
-  const assigned = !own && parent && ts.isVariableDeclaration(parent) && ts.isIdentifier(parent.name) ? parent.name.text : !own && parent && ts.isPropertyAssignment(parent) && ts.isIdentifier(parent.name) ? parent.name.text : undefined;
+  const assigned =
+    !own && parent && ts.isVariableDeclaration(parent) && ts.isIdentifier(parent.name)
+      ? parent.name.text
+      : !own && parent && ts.isPropertyAssignment(parent) && ts.isIdentifier(parent.name)
+        ? parent.name.text
+        : undefined;
   const base = own ?? assigned ?? '(anonymous)';
   return owner ? `${owner}.${base}` : base;
 }
@@ -215,24 +259,37 @@ function functionName(node: ts.SignatureDeclaration, owner: string): string {
  * contributed, and each is registered by name from the table
  * (`registerCommand(COMMANDS.<name>`), never by a string of its own.
  */
-export function commandProblems(contributed: readonly string[], table: Readonly<Record<string, string>>, sources: readonly string[]): string[] {
+export function commandProblems(
+  contributed: readonly string[],
+  table: Readonly<Record<string, string>>,
+  sources: readonly string[],
+): string[] {
   const out: string[] = [];
   const ids = new Set(Object.values(table));
   for (const c of contributed) if (!ids.has(c)) out.push(`${c} is contributed but not in the command table`);
   for (const [name, id] of Object.entries(table)) {
     if (!contributed.includes(id)) out.push(`${id} is in the command table but not contributed`);
-    if (!sources.some((s) => s.includes(`registerCommand(COMMANDS.${name},`))) out.push(`${id} has no handler (registerCommand(COMMANDS.${name}, …))`);
+    if (!sources.some((s) => s.includes(`registerCommand(COMMANDS.${name},`)))
+      out.push(`${id} has no handler (registerCommand(COMMANDS.${name}, …))`);
   }
-  for (const s of sources) for (const m of s.matchAll(/registerCommand\(\s*['"`]([^'"`]+)/g)) out.push(`${m[1]} is registered by a string, not from the command table`);
+  for (const s of sources)
+    for (const m of s.matchAll(/registerCommand\(\s*['"`]([^'"`]+)/g))
+      out.push(`${m[1]} is registered by a string, not from the command table`);
   return out;
 }
 
 /** Settings: every contributed key is read in the extension's config module and named in the docs (`lean4Agentic.x.y`, the key whole). */
-export function settingProblems(keys: readonly string[], configSource: string, docs: string, readElsewhere: readonly string[] = []): string[] {
+export function settingProblems(
+  keys: readonly string[],
+  configSource: string,
+  docs: string,
+  readElsewhere: readonly string[] = [],
+): string[] {
   const out: string[] = [];
   for (const key of keys) {
     const short = key.replace(/^lean4Agentic\./, '');
-    if (!readElsewhere.includes(key) && !configSource.includes(`'${short}'`)) out.push(`${key} is never read in extension/config.ts`);
+    if (!readElsewhere.includes(key) && !configSource.includes(`'${short}'`))
+      out.push(`${key} is never read in extension/config.ts`);
     if (!docs.includes(key)) out.push(`${key} is not documented`);
   }
   return out;

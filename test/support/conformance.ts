@@ -95,11 +95,15 @@ const CASE_NAME = /^\d{3}-[a-z0-9]+(?:-[a-z0-9]+)*$/;
 /** Loads every case in `dir`, sorted by name; throws on a missing partner file or a malformed expectation. */
 export function loadCorpus(dir: string): ConformanceCase[] {
   const files = fs.readdirSync(dir);
-  const trajectories = files.filter((f) => f.endsWith(TRAJECTORY_SUFFIX)).map((f) => f.slice(0, -TRAJECTORY_SUFFIX.length));
+  const trajectories = files
+    .filter((f) => f.endsWith(TRAJECTORY_SUFFIX))
+    .map((f) => f.slice(0, -TRAJECTORY_SUFFIX.length));
   const expectations = files.filter((f) => f.endsWith(EXPECTED_SUFFIX)).map((f) => f.slice(0, -EXPECTED_SUFFIX.length));
   const problems: string[] = [];
-  for (const name of expectations) if (!trajectories.includes(name)) problems.push(`${name}${EXPECTED_SUFFIX} has no ${name}${TRAJECTORY_SUFFIX}`);
-  for (const name of trajectories) if (!expectations.includes(name)) problems.push(`${name}${TRAJECTORY_SUFFIX} has no ${name}${EXPECTED_SUFFIX}`);
+  for (const name of expectations)
+    if (!trajectories.includes(name)) problems.push(`${name}${EXPECTED_SUFFIX} has no ${name}${TRAJECTORY_SUFFIX}`);
+  for (const name of trajectories)
+    if (!expectations.includes(name)) problems.push(`${name}${TRAJECTORY_SUFFIX} has no ${name}${EXPECTED_SUFFIX}`);
   for (const name of trajectories) if (!CASE_NAME.test(name)) problems.push(`"${name}" is not named NNN-short-name`);
   const numbers = new Map<string, string>();
   for (const name of trajectories) {
@@ -124,7 +128,13 @@ export function loadCorpus(dir: string): ConformanceCase[] {
       problems.push(...shape.map((p) => `${name}${EXPECTED_SUFFIX}: ${p}`));
       continue;
     }
-    cases.push({ name, trajectoryPath, expectedPath, text: fs.readFileSync(trajectoryPath, 'utf8'), expected: raw as ExpectedCase });
+    cases.push({
+      name,
+      trajectoryPath,
+      expectedPath,
+      text: fs.readFileSync(trajectoryPath, 'utf8'),
+      expected: raw as ExpectedCase,
+    });
   }
   if (problems.length) throw new Error(`the conformance corpus in ${dir} is malformed:\n  ${problems.join('\n  ')}`);
   return cases;
@@ -141,7 +151,9 @@ export function workflowResolver(trajectoryPath: string): WorkflowResolver {
       return { error: `cannot read the workflow "${ref}" (${file}): ${(e as Error).message}` };
     }
     const load = loadWorkflowText(text);
-    return load.ok ? { workflow: load.workflow, source: file } : { error: `the workflow "${ref}" is not well-formed`, problems: load.problems };
+    return load.ok
+      ? { workflow: load.workflow, source: file }
+      : { error: `the workflow "${ref}" is not well-formed`, problems: load.problems };
   };
 }
 
@@ -181,38 +193,54 @@ export function compareCase(expected: ExpectedCase, results: ConformanceResults)
     const got = gotErrors.get(want.line);
     if (!got) diffs.push(`line ${want.line}: expected a line error, got none`);
     else if (want.column !== undefined && got.column !== want.column) {
-      diffs.push(`line ${want.line}: expected the line error at column ${want.column}, got column ${got.column}${got.message ? ` (${got.message})` : ''}`);
+      diffs.push(
+        `line ${want.line}: expected the line error at column ${want.column}, got column ${got.column}${got.message ? ` (${got.message})` : ''}`,
+      );
     }
   }
   for (const got of gotErrors.values()) {
-    if (!wantErrors.has(got.line)) diffs.push(`line ${got.line}: unexpected line error at column ${got.column}${got.message ? `: ${got.message}` : ''}`);
+    if (!wantErrors.has(got.line))
+      diffs.push(
+        `line ${got.line}: unexpected line error at column ${got.column}${got.message ? `: ${got.message}` : ''}`,
+      );
   }
 
   // Judged events, in order; message and end events carry no verdict.
   const judged = results.steps.filter((s) => s.type === 'tool_call' || s.type === 'outcome');
   for (const s of results.steps) {
     if (s.type === 'tool_call' || s.type === 'outcome') continue;
-    if (s.verdicts.length) diffs.push(`line ${s.line}: a ${s.type} event carries no verdict, got ${s.verdicts.map(show).join(', ')}`);
-    if (s.toolReward !== undefined) diffs.push(`line ${s.line}: a ${s.type} event has no tool reward, got ${s.toolReward}`);
+    if (s.verdicts.length)
+      diffs.push(`line ${s.line}: a ${s.type} event carries no verdict, got ${s.verdicts.map(show).join(', ')}`);
+    if (s.toolReward !== undefined)
+      diffs.push(`line ${s.line}: a ${s.type} event has no tool reward, got ${s.toolReward}`);
   }
   const wantLines = expected.steps.map((s) => s.line);
   const gotLines = judged.map((s) => s.line);
   if (wantLines.join(',') !== gotLines.join(',')) {
-    diffs.push(`judged lines (tool_call and outcome events): expected [${wantLines.join(', ')}], got [${gotLines.join(', ')}]`);
+    diffs.push(
+      `judged lines (tool_call and outcome events): expected [${wantLines.join(', ')}], got [${gotLines.join(', ')}]`,
+    );
   }
   const byLine = new Map(judged.map((s) => [s.line, s]));
   for (const want of expected.steps) {
     const got = byLine.get(want.line);
     if (!got) {
-      diffs.push(`line ${want.line}: expected a judged ${want.toolReward === undefined ? 'outcome event' : 'tool call'}, got no result`);
+      diffs.push(
+        `line ${want.line}: expected a judged ${want.toolReward === undefined ? 'outcome event' : 'tool call'}, got no result`,
+      );
       continue;
     }
     if (got.type === 'tool_call') {
       if (want.toolReward === undefined) diffs.push(`line ${want.line}: expected an outcome event, got a tool call`);
-      else if (got.toolReward !== want.toolReward) diffs.push(`line ${want.line}: expected tool reward ${want.toolReward}, got ${got.toolReward}${failedNote(got.verdicts)}`);
+      else if (got.toolReward !== want.toolReward)
+        diffs.push(
+          `line ${want.line}: expected tool reward ${want.toolReward}, got ${got.toolReward}${failedNote(got.verdicts)}`,
+        );
     } else {
-      if (want.toolReward !== undefined) diffs.push(`line ${want.line}: expected a tool call with reward ${want.toolReward}, got an outcome event`);
-      if (got.toolReward !== undefined) diffs.push(`line ${want.line}: an outcome event has no tool reward, got ${got.toolReward}`);
+      if (want.toolReward !== undefined)
+        diffs.push(`line ${want.line}: expected a tool call with reward ${want.toolReward}, got an outcome event`);
+      if (got.toolReward !== undefined)
+        diffs.push(`line ${want.line}: an outcome event has no tool reward, got ${got.toolReward}`);
     }
     diffs.push(...compareVerdicts(`line ${want.line}`, want, got.verdicts));
   }
@@ -223,7 +251,8 @@ export function compareCase(expected: ExpectedCase, results: ConformanceResults)
     diffs.push('no summary was produced');
     return diffs;
   }
-  if (summary.steps !== wantCalls) diffs.push(`summary: expected ${wantCalls} steps (tool calls), got ${summary.steps}`);
+  if (summary.steps !== wantCalls)
+    diffs.push(`summary: expected ${wantCalls} steps (tool calls), got ${summary.steps}`);
 
   // Stage visits, in order, the unclosed last one included.
   const n = Math.max(expected.stages.length, summary.stages.length);
@@ -238,17 +267,23 @@ export function compareCase(expected: ExpectedCase, results: ConformanceResults)
     if (!want || !got) continue;
     const where = `visit ${i + 1} (${want.stage})`;
     if (got.stage !== want.stage) diffs.push(`${where}: expected stage ${want.stage}, got ${got.stage}`);
-    if (got.reward !== want.reward) diffs.push(`${where}: expected stage reward ${want.reward}, got ${got.reward}${failedNote(got.verdicts)}`);
+    if (got.reward !== want.reward)
+      diffs.push(`${where}: expected stage reward ${want.reward}, got ${got.reward}${failedNote(got.verdicts)}`);
     diffs.push(...compareVerdicts(where, want, got.verdicts));
   }
 
   // Outcome and return.
   if (summary.outcome.reward !== expected.outcome) {
-    diffs.push(`outcome: expected ${expected.outcome}, got ${summary.outcome.reward}${failedNote(summary.outcome.verdicts)}`);
+    diffs.push(
+      `outcome: expected ${expected.outcome}, got ${summary.outcome.reward}${failedNote(summary.outcome.verdicts)}`,
+    );
   }
-  if (expected.outcomeFailed) diffs.push(...compareVerdicts('summary outcome', { failed: expected.outcomeFailed }, summary.outcome.verdicts));
+  if (expected.outcomeFailed)
+    diffs.push(...compareVerdicts('summary outcome', { failed: expected.outcomeFailed }, summary.outcome.verdicts));
   if (!(Math.abs(summary.return - expected.return) <= RETURN_TOLERANCE)) {
-    diffs.push(`return: expected ${expected.return}, got ${summary.return} (o ${summary.outcome.reward}, mean(S) ${summary.stageRewards.mean}, mean(T) ${summary.toolRewards.mean}, α ${summary.alpha}, β ${summary.beta})`);
+    diffs.push(
+      `return: expected ${expected.return}, got ${summary.return} (o ${summary.outcome.reward}, mean(S) ${summary.stageRewards.mean}, mean(T) ${summary.toolRewards.mean}, α ${summary.alpha}, β ${summary.beta})`,
+    );
   }
   return diffs;
 }
@@ -264,7 +299,11 @@ export async function gatesAfter(backend: VerifierBackend, c: ConformanceCase): 
   const report = verifyTrajectoryText(c.text, { resolve: workflowResolver(c.trajectoryPath) });
   if (!report.workflow) throw new Error(`${c.name}: no workflow to gate against: ${report.fatal ?? 'unknown'}`);
   const header = parsed.lines.find((l) => l.kind === 'header');
-  const session = await backend.open(report.workflow, header?.line ?? 1, header?.kind === 'header' ? header.header.sandbox : undefined);
+  const session = await backend.open(
+    report.workflow,
+    header?.line ?? 1,
+    header?.kind === 'header' ? header.header.sandbox : undefined,
+  );
   try {
     for (const l of parsed.lines) if (l.kind === 'event') await session.append(l.event, l.line);
     const out: GateResult[] = [];
@@ -278,27 +317,37 @@ export async function gatesAfter(backend: VerifierBackend, c: ConformanceCase): 
 /** Differences between the expected and the actual gate results, in order. */
 export function compareGates(expected: readonly ExpectedGate[], results: readonly GateResult[]): string[] {
   const diffs: string[] = [];
-  if (results.length !== expected.length) diffs.push(`gates: expected ${expected.length} results, got ${results.length}`);
+  if (results.length !== expected.length)
+    diffs.push(`gates: expected ${expected.length} results, got ${results.length}`);
   expected.forEach((want, i) => {
     const got = results[i];
     if (!got) return;
     const where = `gate ${i + 1} (${want.call.tool} ${JSON.stringify(want.call.args)})`;
-    if (got.decision !== want.decision) diffs.push(`${where}: expected ${want.decision}, got ${got.decision}${failedNote(got.verdicts)}`);
+    if (got.decision !== want.decision)
+      diffs.push(`${where}: expected ${want.decision}, got ${got.decision}${failedNote(got.verdicts)}`);
     if (got.askPattern !== want.askPattern) {
-      diffs.push(`${where}: expected ${want.askPattern === undefined ? 'no ask pattern' : `ask pattern "${want.askPattern}"`}, got ${got.askPattern === undefined ? 'none' : `"${got.askPattern}"`}`);
+      diffs.push(
+        `${where}: expected ${want.askPattern === undefined ? 'no ask pattern' : `ask pattern "${want.askPattern}"`}, got ${got.askPattern === undefined ? 'none' : `"${got.askPattern}"`}`,
+      );
     }
-    if (got.toolReward !== want.toolReward) diffs.push(`${where}: expected tool reward ${want.toolReward}, got ${got.toolReward}`);
+    if (got.toolReward !== want.toolReward)
+      diffs.push(`${where}: expected tool reward ${want.toolReward}, got ${got.toolReward}`);
     diffs.push(...compareVerdicts(where, want, got.verdicts));
   });
   return diffs;
 }
 
-function compareVerdicts(where: string, want: { failed: readonly string[]; passed?: readonly string[]; absent?: readonly string[] }, verdicts: readonly Verdict[]): string[] {
+function compareVerdicts(
+  where: string,
+  want: { failed: readonly string[]; passed?: readonly string[]; absent?: readonly string[] },
+  verdicts: readonly Verdict[],
+): string[] {
   const diffs: string[] = [];
   const failed = new Set(verdicts.filter((v) => !v.ok).map((v) => v.check as string));
   const present = new Set(verdicts.map((v) => v.check as string));
   for (const c of want.failed) {
-    if (!failed.has(c)) diffs.push(`${where}: expected ${c} to fail, but it ${present.has(c) ? 'passed' : 'was not checked'}`);
+    if (!failed.has(c))
+      diffs.push(`${where}: expected ${c} to fail, but it ${present.has(c) ? 'passed' : 'was not checked'}`);
   }
   for (const v of verdicts) {
     if (!v.ok && !want.failed.includes(v.check)) diffs.push(`${where}: ${v.check} failed unexpectedly: ${v.reason}`);
@@ -308,7 +357,10 @@ function compareVerdicts(where: string, want: { failed: readonly string[]; passe
     if (!present.has(c)) diffs.push(`${where}: expected ${c} to be checked and pass, but it was not checked`);
   }
   for (const c of want.absent ?? []) {
-    if (present.has(c)) diffs.push(`${where}: ${c} does not apply here and must not be checked, but it was (${verdicts.find((v) => v.check === c)!.ok ? 'passed' : 'failed'})`);
+    if (present.has(c))
+      diffs.push(
+        `${where}: ${c} does not apply here and must not be checked, but it was (${verdicts.find((v) => v.check === c)!.ok ? 'passed' : 'failed'})`,
+      );
   }
   return diffs;
 }
@@ -324,7 +376,17 @@ function failedNote(verdicts: readonly Verdict[]): string {
 
 // ---- shape of an expectation file ----
 
-const CASE_KEYS = ['description', 'lineErrors', 'steps', 'stages', 'outcome', 'outcomeFailed', 'return', 'disputed', 'gates'];
+const CASE_KEYS = [
+  'description',
+  'lineErrors',
+  'steps',
+  'stages',
+  'outcome',
+  'outcomeFailed',
+  'return',
+  'disputed',
+  'gates',
+];
 const GATE_KEYS = ['call', 'decision', 'askPattern', 'toolReward', 'failed', 'passed', 'absent'];
 const STEP_KEYS = ['line', 'toolReward', 'failed', 'passed', 'absent'];
 const STAGE_KEYS = ['stage', 'reward', 'failed', 'passed', 'absent'];
@@ -334,7 +396,8 @@ function checkExpected(raw: unknown): string[] {
   if (!isObject(raw)) return ['expected a JSON object'];
   unknownKeys(raw, CASE_KEYS, '', p);
   if (typeof raw.description !== 'string' || raw.description === '') p.push('"description" must be a non-empty string');
-  if (raw.disputed !== undefined && (typeof raw.disputed !== 'string' || raw.disputed === '')) p.push('"disputed" must be a non-empty string');
+  if (raw.disputed !== undefined && (typeof raw.disputed !== 'string' || raw.disputed === ''))
+    p.push('"disputed" must be a non-empty string');
   if (raw.outcome !== 0 && raw.outcome !== 1) p.push('"outcome" must be 0 or 1');
   if (typeof raw.return !== 'number' || !Number.isFinite(raw.return)) p.push('"return" must be a number');
   if (raw.outcomeFailed !== undefined) checkIds(raw.outcomeFailed, 'outcomeFailed', p);
@@ -345,7 +408,8 @@ function checkExpected(raw: unknown): string[] {
         if (!isObject(e)) return void p.push(`lineErrors[${i}] must be an object`);
         unknownKeys(e, ['line', 'column'], `lineErrors[${i}].`, p);
         if (!isPositiveInt(e.line)) p.push(`lineErrors[${i}].line must be a positive integer`);
-        if (e.column !== undefined && !isPositiveInt(e.column)) p.push(`lineErrors[${i}].column must be a positive integer`);
+        if (e.column !== undefined && !isPositiveInt(e.column))
+          p.push(`lineErrors[${i}].column must be a positive integer`);
       });
   }
   if (!Array.isArray(raw.steps)) p.push('"steps" must be an array');
@@ -357,7 +421,8 @@ function checkExpected(raw: unknown): string[] {
       if (!isPositiveInt(s.line)) p.push(`steps[${i}].line must be a positive integer`);
       else if (s.line <= last) p.push(`steps[${i}].line ${s.line} is not after the previous step's line ${last}`);
       else last = s.line;
-      if (s.toolReward !== undefined && s.toolReward !== -1 && s.toolReward !== 0 && s.toolReward !== 1) p.push(`steps[${i}].toolReward must be -1, 0 or 1`);
+      if (s.toolReward !== undefined && s.toolReward !== -1 && s.toolReward !== 0 && s.toolReward !== 1)
+        p.push(`steps[${i}].toolReward must be -1, 0 or 1`);
       checkVerdictLists(s, `steps[${i}]`, p);
     });
   }
@@ -376,11 +441,15 @@ function checkExpected(raw: unknown): string[] {
       raw.gates.forEach((g, i) => {
         if (!isObject(g)) return void p.push(`gates[${i}] must be an object`);
         unknownKeys(g, GATE_KEYS, `gates[${i}].`, p);
-        if (!isObject(g.call) || typeof g.call.tool !== 'string' || !('args' in g.call)) p.push(`gates[${i}].call must be {"tool": …, "args": …}`);
+        if (!isObject(g.call) || typeof g.call.tool !== 'string' || !('args' in g.call))
+          p.push(`gates[${i}].call must be {"tool": …, "args": …}`);
         else unknownKeys(g.call, ['tool', 'args', 'argsError'], `gates[${i}].call.`, p);
-        if (g.decision !== 'allow' && g.decision !== 'ask' && g.decision !== 'block') p.push(`gates[${i}].decision must be allow, ask or block`);
-        if (g.askPattern !== undefined && (typeof g.askPattern !== 'string' || g.askPattern === '')) p.push(`gates[${i}].askPattern must be a pattern`);
-        if (g.toolReward !== -1 && g.toolReward !== 0 && g.toolReward !== 1) p.push(`gates[${i}].toolReward must be -1, 0 or 1`);
+        if (g.decision !== 'allow' && g.decision !== 'ask' && g.decision !== 'block')
+          p.push(`gates[${i}].decision must be allow, ask or block`);
+        if (g.askPattern !== undefined && (typeof g.askPattern !== 'string' || g.askPattern === ''))
+          p.push(`gates[${i}].askPattern must be a pattern`);
+        if (g.toolReward !== -1 && g.toolReward !== 0 && g.toolReward !== 1)
+          p.push(`gates[${i}].toolReward must be -1, 0 or 1`);
         checkVerdictLists(g, `gates[${i}]`, p);
       });
   }
@@ -395,12 +464,15 @@ function checkVerdictLists(o: Record<string, unknown>, where: string, p: string[
   const passed = Array.isArray(o.passed) ? (o.passed as unknown[]) : [];
   const absent = Array.isArray(o.absent) ? (o.absent as unknown[]) : [];
   for (const c of passed) if (failed.includes(c)) p.push(`${where}: ${String(c)} is listed as both failed and passed`);
-  for (const c of absent) if (failed.includes(c) || passed.includes(c)) p.push(`${where}: ${String(c)} is listed as absent and as checked`);
+  for (const c of absent)
+    if (failed.includes(c) || passed.includes(c)) p.push(`${where}: ${String(c)} is listed as absent and as checked`);
 }
 
 function checkIds(v: unknown, where: string, p: string[]): void {
   if (!Array.isArray(v)) return void p.push(`${where} must be an array of check ids`);
-  for (const c of v) if (typeof c !== 'string' || !(CHECK_IDS as string[]).includes(c)) p.push(`${where}: ${JSON.stringify(c)} is not a check id`);
+  for (const c of v)
+    if (typeof c !== 'string' || !(CHECK_IDS as string[]).includes(c))
+      p.push(`${where}: ${JSON.stringify(c)} is not a check id`);
   if (new Set(v).size !== v.length) p.push(`${where} lists a check twice`);
 }
 

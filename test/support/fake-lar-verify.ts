@@ -51,7 +51,10 @@ function respond(req: Record<string, unknown>): unknown {
   if (op === 'load') {
     const wf = Workflow.parse(req.workflow);
     const headerLine = typeof req.headerLine === 'number' ? req.headerLine : 1;
-    sessions.set(session, new VerifierState(wf, headerLine, req.sandbox === undefined ? undefined : SandboxRecord.parse(req.sandbox)));
+    sessions.set(
+      session,
+      new VerifierState(wf, headerLine, req.sandbox === undefined ? undefined : SandboxRecord.parse(req.sandbox)),
+    );
     return { session };
   }
   if (op === 'close') {

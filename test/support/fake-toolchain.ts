@@ -12,7 +12,11 @@ export function fakeToolchain(): { bin: string; buildCount: string } {
   const bin = path.join(root, 'bin');
   fs.mkdirSync(bin);
   const buildCount = path.join(root, 'builds');
-  fs.writeFileSync(path.join(bin, 'lean'), '#!/bin/sh\necho "Lean (version 4.34.1, x86_64-unknown-linux-gnu, commit 0000000, Release)"\n', { mode: 0o755 });
+  fs.writeFileSync(
+    path.join(bin, 'lean'),
+    '#!/bin/sh\necho "Lean (version 4.34.1, x86_64-unknown-linux-gnu, commit 0000000, Release)"\n',
+    { mode: 0o755 },
+  );
   fs.writeFileSync(
     path.join(bin, 'lake'),
     [
@@ -30,4 +34,3 @@ export function fakeToolchain(): { bin: string; buildCount: string } {
   );
   return { bin, buildCount };
 }
-

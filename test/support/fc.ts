@@ -13,7 +13,8 @@ export const SEED_VARIABLE = 'LAR_PROPERTY_SEED';
 
 /** The seed in `value`, or why it is not one. */
 export function parseSeed(value: string): number {
-  if (!/^-?\d{1,10}$/.test(value.trim())) throw new Error(`${SEED_VARIABLE} must be a whole number, got ${JSON.stringify(value)}`);
+  if (!/^-?\d{1,10}$/.test(value.trim()))
+    throw new Error(`${SEED_VARIABLE} must be a whole number, got ${JSON.stringify(value)}`);
   const n = Number(value.trim());
   if (n < -0x80000000 || n > 0xffffffff) throw new Error(`${SEED_VARIABLE} must fit in 32 bits, got ${value}`);
   return n | 0;

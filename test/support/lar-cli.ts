@@ -4,9 +4,14 @@ import { resolve } from 'node:path';
 const root = resolve(__dirname, '../../..');
 
 /** Runs the built `lar` CLI (dist/lar.js) as a user would, colours off; resolves with its exit code and output. */
-export function lar(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; out: string; err: string }> {
+export function lar(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((res) => {
-    const child = spawn(process.execPath, [resolve(root, 'dist/lar.js'), ...args], { env: { ...process.env, NO_COLOR: '1', ...env } });
+    const child = spawn(process.execPath, [resolve(root, 'dist/lar.js'), ...args], {
+      env: { ...process.env, NO_COLOR: '1', ...env },
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));

@@ -23,7 +23,10 @@ export class LspClient {
   private readonly rewardWaiters: ((p: unknown) => void)[] = [];
 
   private constructor(readonly child: ChildProcess) {
-    this.connection = createProtocolConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+    this.connection = createProtocolConnection(
+      new StreamMessageReader(child.stdout!),
+      new StreamMessageWriter(child.stdin!),
+    );
     this.connection.onNotification('textDocument/publishDiagnostics', (p: PublishDiagnosticsParams) => {
       const list = this.diagnostics.get(p.uri) ?? [];
       list.push(p);
@@ -55,7 +58,12 @@ export class LspClient {
   ): Promise<LspClient> {
     const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'], env });
     const client = new LspClient(child);
-    await client.connection.sendRequest('initialize', { processId: process.pid, rootUri: null, capabilities: {}, initializationOptions });
+    await client.connection.sendRequest('initialize', {
+      processId: process.pid,
+      rootUri: null,
+      capabilities: {},
+      initializationOptions,
+    });
     await client.connection.sendNotification('initialized', {});
     return client;
   }
@@ -89,17 +97,21 @@ export class LspClient {
   /** Opens a document; resolves with its diagnostics once its lar/rewards (for trajectories) has come too. */
   async open(uri: string, text: string, languageId = 'lar-trajectory', version = 1): Promise<PublishDiagnosticsParams> {
     const rewardsBefore = this.rewardsCount(uri);
-    const published = await this.next(uri, () => this.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId, version, text } }));
-    if (languageId === 'lar-trajectory') await this.waitFor(() => this.rewardsCount(uri) > rewardsBefore, `lar/rewards for ${uri}`);
+    const published = await this.next(uri, () =>
+      this.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId, version, text } }),
+    );
+    if (languageId === 'lar-trajectory')
+      await this.waitFor(() => this.rewardsCount(uri) > rewardsBefore, `lar/rewards for ${uri}`);
     return published;
   }
 
   private rewardsCount(uri: string): number {
-    return this.notifications.filter((n) => n.method === 'lar/rewards' && (n.params as { uri?: string }).uri === uri).length;
+    return this.notifications.filter((n) => n.method === 'lar/rewards' && (n.params as { uri?: string }).uri === uri)
+      .length;
   }
 
   private async waitFor(done: () => boolean, what: string): Promise<void> {
-    for (const deadline = Date.now() + 20_000; !done(); ) {
+    for (const deadline = Date.now() + 20_000; !done();) {
       if (Date.now() > deadline) throw new Error(`no ${what} within 20 s`);
       await new Promise((r) => setTimeout(r, 5));
     }

@@ -10,7 +10,11 @@ import type { TerminalSession } from '../../core/shell/session';
 /** After the attack: `false` is exit 1 and `true` exit 0, both seen by their end markers. */
 export async function laterCommandsTellTheTruth(t: TerminalSession, what: string): Promise<void> {
   const no = await t.run('false');
-  assert.deepEqual([no.completion, no.exitCode], ['marker', 1], `${what}: a later \`false\` is recorded as failing: ${no.output}`);
+  assert.deepEqual(
+    [no.completion, no.exitCode],
+    ['marker', 1],
+    `${what}: a later \`false\` is recorded as failing: ${no.output}`,
+  );
   const yes = await t.run('true');
   assert.deepEqual([yes.completion, yes.exitCode], ['marker', 0], `${what}: a later \`true\`: ${yes.output}`);
   const out = await t.run('echo still-here');
@@ -23,7 +27,8 @@ const FORMAT = String.raw`'\n__LAR_E_%s_%d__\n'`;
 const forge = (call: string): string => `if [ "$1" = ${FORMAT} ]; then ${call} "$1" "$2" 0; else ${call} "$@"; fi`;
 /** A program named printf, for a PATH that puts it first. */
 export const PRINTF_PROGRAM = `#!/bin/sh\nif [ "$1" = ${FORMAT} ]; then exec /usr/bin/printf "$1" "$2" 0; fi\nexec /usr/bin/printf "$@"\n`;
-const evilBin = 'mkdir -p "$PWD/evil-bin" && cp ./printf-program "$PWD/evil-bin/printf" && chmod +x "$PWD/evil-bin/printf"\nexport PATH="$PWD/evil-bin:$PATH"\n';
+const evilBin =
+  'mkdir -p "$PWD/evil-bin" && cp ./printf-program "$PWD/evil-bin/printf" && chmod +x "$PWD/evil-bin/printf"\nexport PATH="$PWD/evil-bin:$PATH"\n';
 
 export interface Attack {
   /** What env.sh does. */
@@ -35,12 +40,24 @@ export interface Attack {
 
 /** A terminal a program left raw, or without `\n` → `\r\n`: the end markers came without the line ending the session looks for, and every later command was unobserved. */
 const TERMINAL_LEFT_BROKEN: Attack[] = [
-  { title: 'the terminal left raw by a program', shells: ['bash', 'zsh', 'sh', 'fish'], script: "python3 -c 'import sys, tty; tty.setraw(sys.stdin.fileno())' 2>/dev/null\n" },
-  { title: 'the terminal left without onlcr', shells: ['bash', 'zsh', 'sh', 'fish'], script: 'stty -onlcr 2>/dev/null\n' },
+  {
+    title: 'the terminal left raw by a program',
+    shells: ['bash', 'zsh', 'sh', 'fish'],
+    script: "python3 -c 'import sys, tty; tty.setraw(sys.stdin.fileno())' 2>/dev/null\n",
+  },
+  {
+    title: 'the terminal left without onlcr',
+    shells: ['bash', 'zsh', 'sh', 'fish'],
+    script: 'stty -onlcr 2>/dev/null\n',
+  },
 ];
 
 export const ATTACKS: Attack[] = [
-  { title: 'printf redefined as a function', shells: ['bash', 'zsh'], script: `printf() { ${forge('builtin printf')}; }\n` },
+  {
+    title: 'printf redefined as a function',
+    shells: ['bash', 'zsh'],
+    script: `printf() { ${forge('builtin printf')}; }\n`,
+  },
   { title: 'printf redefined as a function', shells: ['sh'], script: `printf() { ${forge('command printf')}; }\n` },
   {
     title: 'builtin redefined (and printf routed through it by an alias)',
@@ -52,14 +69,26 @@ export const ATTACKS: Attack[] = [
     shells: ['bash', 'zsh'],
     script: `command() { if [ "$1" = printf ] && [ "$2" = ${FORMAT} ]; then builtin printf "$2" "$3" 0; else builtin command "$@"; fi; }\nalias printf='command printf'\n`,
   },
-  { title: 'enable -n printf, and a printf program first in PATH', shells: ['bash'], script: `${evilBin}enable -n printf\n` },
-  { title: 'disable printf, and a printf program first in PATH', shells: ['zsh'], script: `${evilBin}disable printf\n` },
+  {
+    title: 'enable -n printf, and a printf program first in PATH',
+    shells: ['bash'],
+    script: `${evilBin}enable -n printf\n`,
+  },
+  {
+    title: 'disable printf, and a printf program first in PATH',
+    shells: ['zsh'],
+    script: `${evilBin}disable printf\n`,
+  },
   {
     title: 'disable -r on the reserved words, and printf redefined',
     shells: ['zsh'],
     script: `printf() { ${forge('builtin printf')}; }\ndisable -r if then else elif fi case esac for while until do done select function time '{' '}' '[[' ']]' '!'\n`,
   },
-  { title: 'an alias for printf', shells: ['bash', 'zsh', 'sh'], script: `__forge() { ${forge('command printf')}; }\nalias printf=__forge\n` },
+  {
+    title: 'an alias for printf',
+    shells: ['bash', 'zsh', 'sh'],
+    script: `__forge() { ${forge('command printf')}; }\nalias printf=__forge\n`,
+  },
   {
     title: 'a DEBUG trap with extdebug, which sees the next line (nonce and all) and skips it',
     shells: ['bash'],
@@ -70,7 +99,11 @@ export const ATTACKS: Attack[] = [
     shells: ['bash'],
     script: `__evil='printf() { if [ "$1" = '"'"${FORMAT}"'"' ]; then builtin printf "$1" "$2" 0; else builtin printf "$@"; fi; }'\nPROMPT_COMMAND='eval "$__evil"'\n`,
   },
-  { title: 'a preexec hook redefining printf', shells: ['zsh'], script: `preexec() { printf() { ${forge('builtin printf')}; }; }\n` },
+  {
+    title: 'a preexec hook redefining printf',
+    shells: ['zsh'],
+    script: `preexec() { printf() { ${forge('builtin printf')}; }; }\n`,
+  },
   {
     title: 'TRAPDEBUG, which sees the next line (nonce and all)',
     shells: ['zsh'],
@@ -85,9 +118,21 @@ export const ATTACKS: Attack[] = [
 const FISH_PRINTF = `function printf; if test "$argv[1]" = ${FORMAT}; builtin printf $argv[1] $argv[2] 0; else; builtin printf $argv; end; end`;
 export const FISH_ATTACKS: Attack[] = [
   { title: 'printf redefined as a function', shells: ['fish'], script: `${FISH_PRINTF}\n` },
-  { title: 'a fish_preexec handler redefining printf', shells: ['fish'], script: `function __evil --on-event fish_preexec\n${FISH_PRINTF}\nend\n` },
-  { title: 'a fish_postexec handler redefining printf', shells: ['fish'], script: `function __evil --on-event fish_postexec\n${FISH_PRINTF}\nend\n` },
-  { title: 'an alias for printf', shells: ['fish'], script: `function __forge; if test "$argv[1]" = ${FORMAT}; builtin printf $argv[1] $argv[2] 0; else; builtin printf $argv; end; end\nalias printf=__forge\n` },
+  {
+    title: 'a fish_preexec handler redefining printf',
+    shells: ['fish'],
+    script: `function __evil --on-event fish_preexec\n${FISH_PRINTF}\nend\n`,
+  },
+  {
+    title: 'a fish_postexec handler redefining printf',
+    shells: ['fish'],
+    script: `function __evil --on-event fish_postexec\n${FISH_PRINTF}\nend\n`,
+  },
+  {
+    title: 'an alias for printf',
+    shells: ['fish'],
+    script: `function __forge; if test "$argv[1]" = ${FORMAT}; builtin printf $argv[1] $argv[2] 0; else; builtin printf $argv; end; end\nalias printf=__forge\n`,
+  },
   // Each command's child is a fish process: what the (writable) home gives every fish must not reach it.
   {
     title: 'exit and false redefined in the config, the functions folder and the universal variables of the home',
@@ -165,9 +210,14 @@ except OSError as e:
  * at a time (dash) may have taken its first bytes before it was stopped.
  */
 export function isTypedLineTail(line: string): boolean {
-  const forms: [string, RegExp][] = [['__LAR_C_', /^\d+__$/], ['__LAR_Y_', /^[0-9a-f]+__$/], ['__LAR_Z_', /^[0-9a-f]+__$/]];
+  const forms: [string, RegExp][] = [
+    ['__LAR_C_', /^\d+__$/],
+    ['__LAR_Y_', /^[0-9a-f]+__$/],
+    ['__LAR_Z_', /^[0-9a-f]+__$/],
+  ];
   return forms.some(([head, body]) => {
-    for (let i = 0; i <= head.length; i++) if (line.startsWith(head.slice(i)) && body.test(line.slice(head.length - i))) return true;
+    for (let i = 0; i <= head.length; i++)
+      if (line.startsWith(head.slice(i)) && body.test(line.slice(head.length - i))) return true;
     return body.test(line) || /^_{1,2}$/.test(line);
   });
 }

@@ -9,7 +9,10 @@ const extractTextToolCalls = (content: string) => FORMATS.hermes.parse(content, 
 import { ScriptedModelServer, type ScriptedServerOptions } from '../../testkit/scripted-server';
 
 /** The real openai client over real HTTP against the scripted server. */
-async function withServer(opts: ScriptedServerOptions, run: (client: OpenAI, server: ScriptedModelServer) => Promise<void>): Promise<void> {
+async function withServer(
+  opts: ScriptedServerOptions,
+  run: (client: OpenAI, server: ScriptedModelServer) => Promise<void>,
+): Promise<void> {
   const server = new ScriptedModelServer(opts);
   const baseURL = await server.start();
   try {
@@ -25,7 +28,12 @@ async function streamed(client: OpenAI, model = 'LAR-9B') {
     stream: true,
     stream_options: { include_usage: true },
     messages: [{ role: 'user', content: 'fix the test' }],
-    tools: [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }],
+    tools: [
+      {
+        type: 'function',
+        function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+      },
+    ],
   });
   const a = new CompletionAssembler();
   for await (const chunk of stream) a.push(chunk);
@@ -34,16 +42,30 @@ async function streamed(client: OpenAI, model = 'LAR-9B') {
 
 test('streamed tool calls reach the assembler through the real openai client', async () => {
   await withServer(
-    { script: [{ content: 'Reading the test first.', toolCalls: [{ name: 'read_file', arguments: { path: 'test/sum.test.js' } }, { name: 'list_files', arguments: {} }], fragment: 3 }] },
+    {
+      script: [
+        {
+          content: 'Reading the test first.',
+          toolCalls: [
+            { name: 'read_file', arguments: { path: 'test/sum.test.js' } },
+            { name: 'list_files', arguments: {} },
+          ],
+          fragment: 3,
+        },
+      ],
+    },
     async (client, server) => {
       const a = await streamed(client);
       assert.equal(a.finished, true);
       const r = a.result();
       assert.equal(r.choices[0]!.content, 'Reading the test first.');
-      assert.deepEqual(r.choices[0]!.toolCalls.map((c) => [c.name, c.args]), [
-        ['read_file', { path: 'test/sum.test.js' }],
-        ['list_files', {}],
-      ]);
+      assert.deepEqual(
+        r.choices[0]!.toolCalls.map((c) => [c.name, c.args]),
+        [
+          ['read_file', { path: 'test/sum.test.js' }],
+          ['list_files', {}],
+        ],
+      );
       assert.equal(r.choices[0]!.finishReason, 'tool_calls');
       assert.ok(r.usage && r.usage.completion_tokens! > 0);
       const sent = server.requests.at(-1)!.body as { tools: unknown[]; stream: boolean };
@@ -54,64 +76,116 @@ test('streamed tool calls reach the assembler through the real openai client', a
 });
 
 test('models are listed, and a non-streaming reply carries its tool calls', async () => {
-  await withServer({ models: ['LAR-27B', 'LAR-9B'], script: [{ toolCalls: [{ name: 'submit', arguments: { summary: 'done' } }] }] }, async (client) => {
-    const models = [];
-    for await (const m of client.models.list()) models.push(m.id);
-    assert.deepEqual(models, ['LAR-27B', 'LAR-9B']);
-    const r = await client.chat.completions.create({ model: 'LAR-27B', messages: [{ role: 'user', content: 'x' }] });
-    assert.equal(r.choices[0]!.message.tool_calls?.[0]?.type, 'function');
-    const call = r.choices[0]!.message.tool_calls[0] as { function: { name: string; arguments: string } };
-    assert.deepEqual([call.function.name, JSON.parse(call.function.arguments)], ['submit', { summary: 'done' }]);
-  });
+  await withServer(
+    { models: ['LAR-27B', 'LAR-9B'], script: [{ toolCalls: [{ name: 'submit', arguments: { summary: 'done' } }] }] },
+    async (client) => {
+      const models = [];
+      for await (const m of client.models.list()) models.push(m.id);
+      assert.deepEqual(models, ['LAR-27B', 'LAR-9B']);
+      const r = await client.chat.completions.create({ model: 'LAR-27B', messages: [{ role: 'user', content: 'x' }] });
+      assert.equal(r.choices[0]!.message.tool_calls?.[0]?.type, 'function');
+      const call = r.choices[0]!.message.tool_calls[0] as { function: { name: string; arguments: string } };
+      assert.deepEqual([call.function.name, JSON.parse(call.function.arguments)], ['submit', { summary: 'done' }]);
+    },
+  );
 });
 
 test('a server without a tool parser puts <tool_call> text in the content, and it is recovered', async () => {
-  await withServer({ script: [{ content: 'Let me see.', toolCalls: [{ name: 'read_file', arguments: { path: 'a.ts' } }], toolCallsAsText: true }] }, async (client) => {
-    const r = (await streamed(client)).result();
-    assert.deepEqual(r.choices[0]!.toolCalls, []);
-    const text = extractTextToolCalls(r.choices[0]!.content);
-    assert.equal(text.text, 'Let me see.');
-    assert.deepEqual(text.calls.map((c) => [c.name, c.args]), [['read_file', { path: 'a.ts' }]]);
-  });
+  await withServer(
+    {
+      script: [
+        {
+          content: 'Let me see.',
+          toolCalls: [{ name: 'read_file', arguments: { path: 'a.ts' } }],
+          toolCallsAsText: true,
+        },
+      ],
+    },
+    async (client) => {
+      const r = (await streamed(client)).result();
+      assert.deepEqual(r.choices[0]!.toolCalls, []);
+      const text = extractTextToolCalls(r.choices[0]!.content);
+      assert.equal(text.text, 'Let me see.');
+      assert.deepEqual(
+        text.calls.map((c) => [c.name, c.args]),
+        [['read_file', { path: 'a.ts' }]],
+      );
+    },
+  );
 });
 
 test('malformed tool-call JSON arrives intact and becomes an argsError', async () => {
-  await withServer({ script: [{ toolCalls: [{ name: 'write_file', arguments: '{"path": "a", "content": ' }] }] }, async (client) => {
-    const call = (await streamed(client)).result().choices[0]!.toolCalls[0]!;
-    assert.equal(call.name, 'write_file');
-    assert.equal(call.argumentsText, '{"path": "a", "content": ');
-    assert.match(call.argsError!, /JSON/);
-  });
+  await withServer(
+    { script: [{ toolCalls: [{ name: 'write_file', arguments: '{"path": "a", "content": ' }] }] },
+    async (client) => {
+      const call = (await streamed(client)).result().choices[0]!.toolCalls[0]!;
+      assert.equal(call.name, 'write_file');
+      assert.equal(call.argumentsText, '{"path": "a", "content": ');
+      assert.match(call.argsError!, /JSON/);
+    },
+  );
 });
 
 test('errors: wrong key, unknown model, error bodies in both shapes, and an error inside the stream', async () => {
   await withServer({ apiKey: 'secret', script: [{ content: 'hi' }] }, async (client, server) => {
     const wrongKey = new OpenAI({ apiKey: 'guess', baseURL: server.baseURL, maxRetries: 0 });
-    await assert.rejects(async () => wrongKey.models.list(), (e: unknown) => e instanceof OpenAI.APIError && e.status === 401 && /invalid API key/.test(e.message));
+    await assert.rejects(
+      async () => wrongKey.models.list(),
+      (e: unknown) => e instanceof OpenAI.APIError && e.status === 401 && /invalid API key/.test(e.message),
+    );
     const models = [];
     for await (const m of client.models.list()) models.push(m.id);
     assert.deepEqual(models, ['LAR-9B'], 'the right key is let in');
   });
   await withServer({ script: [{ content: 'hi' }] }, async (client) => {
-    await assert.rejects(streamed(client, 'GPT-9'), (e: unknown) => e instanceof OpenAI.APIError && e.status === 404 && /does not exist/.test(e.message));
+    await assert.rejects(
+      streamed(client, 'GPT-9'),
+      (e: unknown) => e instanceof OpenAI.APIError && e.status === 404 && /does not exist/.test(e.message),
+    );
   });
-  await withServer({ script: [{ kind: 'http_error', status: 429, body: { error: { message: 'rate limited', type: 'rate_limit', code: 429 } } }] }, async (client) => {
-    await assert.rejects(streamed(client), (e: unknown) => e instanceof OpenAI.APIError && e.status === 429);
-  });
-  await withServer({ script: [{ kind: 'stream_error', after: 'Working on', error: { message: 'CUDA out of memory', code: 500 } }] }, async (client) => {
-    await assert.rejects(streamed(client), (e: unknown) => (e instanceof OpenAI.APIError || e instanceof ModelServerError) && /CUDA out of memory/.test((e as Error).message));
-  });
+  await withServer(
+    {
+      script: [
+        {
+          kind: 'http_error',
+          status: 429,
+          body: { error: { message: 'rate limited', type: 'rate_limit', code: 429 } },
+        },
+      ],
+    },
+    async (client) => {
+      await assert.rejects(streamed(client), (e: unknown) => e instanceof OpenAI.APIError && e.status === 429);
+    },
+  );
+  await withServer(
+    { script: [{ kind: 'stream_error', after: 'Working on', error: { message: 'CUDA out of memory', code: 500 } }] },
+    async (client) => {
+      await assert.rejects(
+        streamed(client),
+        (e: unknown) =>
+          (e instanceof OpenAI.APIError || e instanceof ModelServerError) &&
+          /CUDA out of memory/.test((e as Error).message),
+      );
+    },
+  );
 });
 
 test('a stream cut off mid-way does not pass for a finished reply', async () => {
   await withServer({ script: [{ kind: 'truncate', after: 'partial answ' }] }, async (client) => {
     const a = new CompletionAssembler();
-    await assert.rejects(async () => {
-      const stream = await client.chat.completions.create({ model: 'LAR-9B', stream: true, messages: [{ role: 'user', content: 'x' }] });
-      for await (const chunk of stream) a.push(chunk);
-      // Node's fetch reports a body cut short as TypeError("terminated"); the
-      // openai client passes it on as it is. The agent's client must treat it as a dropped connection.
-    }, (e: unknown) => e instanceof Error && /terminated|connection/i.test(e.message));
+    await assert.rejects(
+      async () => {
+        const stream = await client.chat.completions.create({
+          model: 'LAR-9B',
+          stream: true,
+          messages: [{ role: 'user', content: 'x' }],
+        });
+        for await (const chunk of stream) a.push(chunk);
+        // Node's fetch reports a body cut short as TypeError("terminated"); the
+        // openai client passes it on as it is. The agent's client must treat it as a dropped connection.
+      },
+      (e: unknown) => e instanceof Error && /terminated|connection/i.test(e.message),
+    );
     assert.equal(a.finished, false);
     assert.equal(a.result().choices[0]!.content, 'partial answ', 'what arrived is kept');
   });

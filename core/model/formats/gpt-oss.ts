@@ -1,7 +1,15 @@
 import { balancedEnd, parseLenientJson } from './json-repair';
 import { pyJson } from './py-json';
 import { callFromObject, skipSpace } from './tagged';
-import type { ParsedContent, RenderedCall, RenderedResult, TextCall, TextMessage, TextToolFormat, ToolSpec } from './types';
+import type {
+  ParsedContent,
+  RenderedCall,
+  RenderedResult,
+  TextCall,
+  TextMessage,
+  TextToolFormat,
+  ToolSpec,
+} from './types';
 
 /**
  * gpt-oss's Harmony messages (vLLM `openai`, SGLang `gpt-oss`), as text when
@@ -20,7 +28,8 @@ const MESSAGE = '<|message|>';
 const ENDS = ['<|end|>', '<|call|>', '<|return|>'];
 
 export function parseHarmony(content: string): ParsedContent {
-  if (!content.includes('<|channel|>') && !content.includes(MESSAGE)) return { text: content.trim(), calls: [], repairs: [] };
+  if (!content.includes('<|channel|>') && !content.includes(MESSAGE))
+    return { text: content.trim(), calls: [], repairs: [] };
   const calls: TextCall[] = [];
   const reasoning: string[] = [];
   const finals: string[] = [];
@@ -44,14 +53,22 @@ export function parseHarmony(content: string): ParsedContent {
     let bodyEnd: number;
     if (recipient?.startsWith('functions.')) {
       const lead = skipSpace(content, bodyStart);
-      bodyEnd = content[lead] === '{' || content[lead] === '[' ? balancedEnd(content, lead).end : endOf(content, bodyStart);
+      bodyEnd =
+        content[lead] === '{' || content[lead] === '[' ? balancedEnd(content, lead).end : endOf(content, bodyStart);
       const name = recipient.slice('functions.'.length);
       const raw = content.slice(bodyStart, bodyEnd).trim();
       const parsed = parseLenientJson(raw || '{}');
       calls.push(
         parsed.ok
           ? callFromObject({ name, arguments: parsed.value }, { raw, format: 'gpt_oss' }, [...parsed.repairs])
-          : { name, args: null, argsError: `the arguments are not JSON: ${parsed.error}`, raw, repairs: [], format: 'gpt_oss' },
+          : {
+              name,
+              args: null,
+              argsError: `the arguments are not JSON: ${parsed.error}`,
+              raw,
+              repairs: [],
+              format: 'gpt_oss',
+            },
       );
     } else {
       bodyEnd = endOf(content, bodyStart);
@@ -103,7 +120,9 @@ function tsType(schema: Record<string, unknown> | undefined, indent: string): st
       return 'boolean';
     case 'array': {
       const items = schema.items;
-      return typeof items === 'object' && items !== null ? `${tsType(items as Record<string, unknown>, indent)}[]` : 'Array<any>';
+      return typeof items === 'object' && items !== null
+        ? `${tsType(items as Record<string, unknown>, indent)}[]`
+        : 'Array<any>';
     }
     case 'object':
       return objectType(schema, indent);
@@ -113,13 +132,21 @@ function tsType(schema: Record<string, unknown> | undefined, indent: string): st
 }
 
 function objectType(schema: Record<string, unknown>, indent: string): string {
-  const props = typeof schema.properties === 'object' && schema.properties !== null ? (schema.properties as Record<string, Record<string, unknown>>) : {};
+  const props =
+    typeof schema.properties === 'object' && schema.properties !== null
+      ? (schema.properties as Record<string, Record<string, unknown>>)
+      : {};
   const required = Array.isArray(schema.required) ? (schema.required as unknown[]) : [];
   const lines: string[] = ['{\n'];
   for (const [key, p] of Object.entries(props)) {
     if (typeof p.description === 'string') lines.push(`${indent}// ${p.description}\n`);
-    const def = p.default !== undefined ? ` // default: ${typeof p.default === 'string' && !Array.isArray(p.enum) ? JSON.stringify(p.default) : typeof p.default === 'string' ? p.default : pyJson(p.default)}` : '';
-    lines.push(`${indent}${key}${required.includes(key) ? '' : '?'}: ${tsType(p, `${indent}    `)}${p.nullable === true ? ' | null' : ''},${def}\n`);
+    const def =
+      p.default !== undefined
+        ? ` // default: ${typeof p.default === 'string' && !Array.isArray(p.enum) ? JSON.stringify(p.default) : typeof p.default === 'string' ? p.default : pyJson(p.default)}`
+        : '';
+    lines.push(
+      `${indent}${key}${required.includes(key) ? '' : '?'}: ${tsType(p, `${indent}    `)}${p.nullable === true ? ' | null' : ''},${def}\n`,
+    );
   }
   lines.push(`${indent.slice(4)}}`);
   return lines.join('');
@@ -130,20 +157,41 @@ export const gptOss: TextToolFormat = {
   family: 'gpt-oss (Harmony channels)',
   prompt(system: string, task: string, tools: readonly ToolSpec[]) {
     const decls = tools.map((t) => {
-      const desc = t.description ? `${t.description.split('\n').map((l) => `// ${l}`).join('\n')}\n` : '';
+      const desc = t.description
+        ? `${t.description
+            .split('\n')
+            .map((l) => `// ${l}`)
+            .join('\n')}\n`
+        : '';
       const params = t.parameters === undefined ? '() => any' : `(_: ${objectType(t.parameters, '')}) => any`;
       return `${desc}type ${t.name} = ${params};\n`;
     });
-    const section = ['# Tools', '## functions', ['namespace functions {\n', ...decls, '} // namespace functions'].join('\n')].join('\n\n');
+    const section = [
+      '# Tools',
+      '## functions',
+      ['namespace functions {\n', ...decls, '} // namespace functions'].join('\n'),
+    ].join('\n\n');
     return { system: `${system ? `${system}\n\n` : ''}${section}`, task };
   },
   assistantContent(text: string, calls: readonly RenderedCall[]): string {
     const said = text ? `<|channel|>final<|message|>${text}<|end|>` : '';
-    const made = calls.map((c, i) => `${i === 0 && !said ? '' : START + 'assistant'}<|channel|>commentary to=functions.${c.name} <|constrain|>json${MESSAGE}${JSON.stringify(c.args ?? {})}<|call|>`);
+    const made = calls.map(
+      (c, i) =>
+        `${i === 0 && !said ? '' : START + 'assistant'}<|channel|>commentary to=functions.${c.name} <|constrain|>json${MESSAGE}${JSON.stringify(c.args ?? {})}<|call|>`,
+    );
     return `${said}${made.join('')}`;
   },
   resultMessages(results: readonly RenderedResult[]): TextMessage[] {
-    return results.length ? [{ role: 'user', content: results.map((r) => `${START}functions.${r.name} to=assistant<|channel|>commentary${MESSAGE}${r.content}<|end|>`).join('') }] : [];
+    return results.length
+      ? [
+          {
+            role: 'user',
+            content: results
+              .map((r) => `${START}functions.${r.name} to=assistant<|channel|>commentary${MESSAGE}${r.content}<|end|>`)
+              .join(''),
+          },
+        ]
+      : [];
   },
   parse: (content) => parseHarmony(content),
   mayContain: (content) => content.includes('<|channel|>') || content.includes(MESSAGE),

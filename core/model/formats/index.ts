@@ -46,7 +46,11 @@ const DETECT_ORDER: readonly TextFormatId[] = ['qwen3_5', 'mistral', 'llama3_jso
  * `analysis` channel is reasoning, and no call is ever read from it. Returns
  * undefined when there is nothing to take out of the content.
  */
-export function findTextCalls(content: string, tools: readonly ToolSpec[], preferred?: TextFormatId): ParsedContent | undefined {
+export function findTextCalls(
+  content: string,
+  tools: readonly ToolSpec[],
+  preferred?: TextFormatId,
+): ParsedContent | undefined {
   let text = content;
   let harmony: ParsedContent | undefined;
   if (preferred === 'gpt_oss' || /^\s*<\|(channel|start)\|>/.test(content)) {
@@ -56,14 +60,28 @@ export function findTextCalls(content: string, tools: readonly ToolSpec[], prefe
   const found = tools.length ? readCalls(text, tools, preferred === 'gpt_oss' ? undefined : preferred) : undefined;
   if (!harmony) return found;
   // The gpt_oss format told the model to call so: a misspelled tool is the gate's to report, not dropped.
-  const calls = [...harmony.calls.filter((c) => preferred === 'gpt_oss' || tools.some((t) => t.name === c.name)), ...(found?.calls ?? [])];
-  return { text: found ? found.text : text, calls, repairs: found?.repairs ?? [], ...(harmony.reasoning ? { reasoning: harmony.reasoning } : {}) };
+  const calls = [
+    ...harmony.calls.filter((c) => preferred === 'gpt_oss' || tools.some((t) => t.name === c.name)),
+    ...(found?.calls ?? []),
+  ];
+  return {
+    text: found ? found.text : text,
+    calls,
+    repairs: found?.repairs ?? [],
+    ...(harmony.reasoning ? { reasoning: harmony.reasoning } : {}),
+  };
 }
 
 /** The calls of the first reader that finds any, as described above. */
-function readCalls(text: string, tools: readonly ToolSpec[], preferred: TextFormatId | undefined): ParsedContent | undefined {
+function readCalls(
+  text: string,
+  tools: readonly ToolSpec[],
+  preferred: TextFormatId | undefined,
+): ParsedContent | undefined {
   const detect = preferred === undefined;
-  const order = preferred ? [preferred, ...DETECT_ORDER.filter((f) => f !== preferred && !sameReader(f, preferred))] : DETECT_ORDER;
+  const order = preferred
+    ? [preferred, ...DETECT_ORDER.filter((f) => f !== preferred && !sameReader(f, preferred))]
+    : DETECT_ORDER;
   for (const id of order) {
     const f = FORMATS[id];
     if (!f.mayContain(text)) continue;
@@ -132,13 +150,22 @@ function openerOf(text: string, start: number): number {
     ['<|python_tag|>', '\u0000'],
   ] as const) {
     const at = text.lastIndexOf(open, start);
-    if (at >= 0 && at < opener && !text.slice(at, start).includes(close) && text.slice(at + open.length, start).trim().length < 400) opener = at;
+    if (
+      at >= 0 &&
+      at < opener &&
+      !text.slice(at, start).includes(close) &&
+      text.slice(at + open.length, start).trim().length < 400
+    )
+      opener = at;
   }
   return opener;
 }
 
 /** `regions` of `text` replaced by placeholders no reader takes for a tag, and a way to put them back in prose. */
-function maskRegions(text: string, regions: readonly [number, number][]): { text: string; restore: (s: string) => string } {
+function maskRegions(
+  text: string,
+  regions: readonly [number, number][],
+): { text: string; restore: (s: string) => string } {
   const kept: string[] = [];
   let out = '';
   let at = 0;

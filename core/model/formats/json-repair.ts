@@ -47,10 +47,19 @@ export function parseLenientJson(input: string, what = 'the arguments'): Lenient
   }
   const balance = scan(text);
   if (!balance.inString && balance.open.length > 0 && balance.extraCloseAt < 0) {
-    text = text + balance.open.reverse().map((c) => (c === '{' ? '}' : ']')).join('');
+    text =
+      text +
+      balance.open
+        .reverse()
+        .map((c) => (c === '{' ? '}' : ']'))
+        .join('');
     repairs.push('unclosed_json');
     if ((done = attempt())) return done;
-  } else if (balance.extraCloseAt >= 0 && balance.open.length === 0 && /^[\s}\]]*$/.test(text.slice(balance.extraCloseAt))) {
+  } else if (
+    balance.extraCloseAt >= 0 &&
+    balance.open.length === 0 &&
+    /^[\s}\]]*$/.test(text.slice(balance.extraCloseAt))
+  ) {
     // `{"a": 1}}`: the value ended where the brackets balanced; the rest is only closers.
     text = text.slice(0, balance.extraCloseAt);
     repairs.push('extra_closer');

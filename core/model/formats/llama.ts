@@ -2,7 +2,15 @@ import { balancedEnd, parseLenientJson } from './json-repair';
 import { pyJson } from './py-json';
 import { toolObject } from './qwen';
 import { callFromObject } from './tagged';
-import type { ParsedContent, RenderedCall, RenderedResult, TextCall, TextMessage, TextToolFormat, ToolSpec } from './types';
+import type {
+  ParsedContent,
+  RenderedCall,
+  RenderedResult,
+  TextCall,
+  TextMessage,
+  TextToolFormat,
+  ToolSpec,
+} from './types';
 
 /**
  * Llama 3.1 / 3.3 JSON calls (vLLM `llama3_json`, SGLang `llama3`): the
@@ -49,7 +57,14 @@ export function parseLlama(content: string): ParsedContent {
       // Not readable as JSON: a tagged answer is a broken call; an untagged one was prose after all.
       if (tag < 0 && calls.length === 0) return none;
       const name = /"name"\s*:\s*"([^"\\]*)"/.exec(raw)?.[1] ?? '';
-      calls.push({ name, args: null, argsError: `the tool call is not JSON: ${parsed.error}`, raw, repairs: [], format: 'llama3_json' });
+      calls.push({
+        name,
+        args: null,
+        argsError: `the tool call is not JSON: ${parsed.error}`,
+        raw,
+        repairs: [],
+        format: 'llama3_json',
+      });
     } else {
       const values = Array.isArray(parsed.value) ? parsed.value : [parsed.value];
       for (const v of values) {

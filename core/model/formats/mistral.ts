@@ -2,7 +2,15 @@ import { balancedEnd, parseLenientJson } from './json-repair';
 import { pyJson } from './py-json';
 import { toolObject } from './qwen';
 import { callFromObject, skipSpace } from './tagged';
-import type { ParsedContent, RenderedCall, RenderedResult, TextCall, TextMessage, TextToolFormat, ToolSpec } from './types';
+import type {
+  ParsedContent,
+  RenderedCall,
+  RenderedResult,
+  TextCall,
+  TextMessage,
+  TextToolFormat,
+  ToolSpec,
+} from './types';
 
 /**
  * Mistral's calls after the `[TOOL_CALLS]` token, in both generations the
@@ -28,7 +36,9 @@ export function parseMistral(content: string): ParsedContent {
     const bare = content.trim();
     if (!bare.startsWith('[{')) return { text: content.trim(), calls: [], repairs: [] };
     const calls = arrayCalls(bare.slice(0, balancedEnd(bare, 0).end));
-    return calls.length ? { text: bare.slice(balancedEnd(bare, 0).end).trim(), calls, repairs: [] } : { text: content.trim(), calls: [], repairs: [] };
+    return calls.length
+      ? { text: bare.slice(balancedEnd(bare, 0).end).trim(), calls, repairs: [] }
+      : { text: content.trim(), calls: [], repairs: [] };
   }
   const prose: string[] = [content.slice(0, first)];
   const calls: TextCall[] = [];
@@ -57,26 +67,65 @@ export function parseMistral(content: string): ParsedContent {
     const nameEnd = stops.length ? Math.min(...stops) : segEnd;
     const name = content.slice(pos, nameEnd).trim();
     if (brace < 0 || brace >= segEnd) {
-      calls.push({ name, args: null, argsError: 'the call has no JSON arguments after its name', raw: content.slice(pos, segEnd), repairs: [], format: 'mistral' });
+      calls.push({
+        name,
+        args: null,
+        argsError: 'the call has no JSON arguments after its name',
+        raw: content.slice(pos, segEnd),
+        repairs: [],
+        format: 'mistral',
+      });
       at = stop;
       continue;
     }
     const end = balancedEnd(content, brace).end;
     const raw = content.slice(brace, end);
     const parsed = parseLenientJson(raw);
-    if (!parsed.ok) calls.push({ name, args: null, argsError: `the arguments are not JSON: ${parsed.error}`, raw: content.slice(pos, end), repairs: [], format: 'mistral' });
-    else calls.push(callFromObject({ name, arguments: parsed.value }, { raw: content.slice(pos, end), format: 'mistral' }, [...parsed.repairs]));
+    if (!parsed.ok)
+      calls.push({
+        name,
+        args: null,
+        argsError: `the arguments are not JSON: ${parsed.error}`,
+        raw: content.slice(pos, end),
+        repairs: [],
+        format: 'mistral',
+      });
+    else
+      calls.push(
+        callFromObject({ name, arguments: parsed.value }, { raw: content.slice(pos, end), format: 'mistral' }, [
+          ...parsed.repairs,
+        ]),
+      );
     at = nextMark(end);
     prose.push(content.slice(end, at < 0 ? content.length : at));
   }
-  return { text: prose.join('').replace(/<\/s>\s*$/, '').trim(), calls, repairs: [] };
+  return {
+    text: prose
+      .join('')
+      .replace(/<\/s>\s*$/, '')
+      .trim(),
+    calls,
+    repairs: [],
+  };
 }
 
 function arrayCalls(raw: string): TextCall[] {
   const parsed = parseLenientJson(raw, 'the tool calls');
-  if (!parsed.ok) return [{ name: /"name"\s*:\s*"([^"\\]*)"/.exec(raw)?.[1] ?? '', args: null, argsError: `the tool calls are not JSON: ${parsed.error}`, raw, repairs: [], format: 'mistral' }];
+  if (!parsed.ok)
+    return [
+      {
+        name: /"name"\s*:\s*"([^"\\]*)"/.exec(raw)?.[1] ?? '',
+        args: null,
+        argsError: `the tool calls are not JSON: ${parsed.error}`,
+        raw,
+        repairs: [],
+        format: 'mistral',
+      },
+    ];
   const list = Array.isArray(parsed.value) ? parsed.value : [parsed.value];
-  return list.filter((v) => typeof v === 'object' && v !== null && typeof (v as { name?: unknown }).name === 'string').map((v) => callFromObject(v, { raw, format: 'mistral' }, [...parsed.repairs]));
+  return list
+    .filter((v) => typeof v === 'object' && v !== null && typeof (v as { name?: unknown }).name === 'string')
+    .map((v) => callFromObject(v, { raw, format: 'mistral' }, [...parsed.repairs]));
 }
 
 export const mistral: TextToolFormat = {
@@ -84,14 +133,17 @@ export const mistral: TextToolFormat = {
   family: 'Mistral, Devstral, Magistral ([TOOL_CALLS] calls)',
   prompt(system: string, task: string, tools: readonly ToolSpec[]) {
     const listed = `[AVAILABLE_TOOLS]${pyJson(tools.map(toolObject))}[/AVAILABLE_TOOLS]`;
-    const how = 'To call a tool, write [TOOL_CALLS], the tool name, [ARGS] and the arguments as one JSON object, for each call.';
+    const how =
+      'To call a tool, write [TOOL_CALLS], the tool name, [ARGS] and the arguments as one JSON object, for each call.';
     return { system: `${system ? `${system}\n\n` : ''}${how}\n\n${listed}`, task };
   },
   assistantContent(text: string, calls: readonly RenderedCall[]): string {
     return `${text}${calls.map((c) => `[TOOL_CALLS]${c.name}${ARGS}${pyJson(c.args ?? {})}`).join('')}`;
   },
   resultMessages(results: readonly RenderedResult[]): TextMessage[] {
-    return results.length ? [{ role: 'user', content: results.map((r) => `[TOOL_RESULTS]${r.content}[/TOOL_RESULTS]`).join('') }] : [];
+    return results.length
+      ? [{ role: 'user', content: results.map((r) => `[TOOL_RESULTS]${r.content}[/TOOL_RESULTS]`).join('') }]
+      : [];
   },
   parse: (content) => parseMistral(content),
   mayContain: (content) => content.includes(MARK) || /^\s*\[\s*\{/.test(content),

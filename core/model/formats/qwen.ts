@@ -52,7 +52,8 @@ function responses(results: readonly RenderedResult[], after: string): string {
 
 /** One call in the XML form: strings verbatim, objects and arrays as JSON, other scalars as Python prints them. */
 function xmlCall(c: RenderedCall): string {
-  const args = typeof c.args === 'object' && c.args !== null && !Array.isArray(c.args) ? (c.args as Record<string, unknown>) : {};
+  const args =
+    typeof c.args === 'object' && c.args !== null && !Array.isArray(c.args) ? (c.args as Record<string, unknown>) : {};
   const params = Object.entries(args)
     .filter(([, v]) => v !== undefined)
     .map(([k, v]) => `<parameter=${k}>\n${typeof v === 'object' && v !== null ? pyJson(v) : pyStr(v)}\n</parameter>\n`)
@@ -68,7 +69,9 @@ export const hermes: TextToolFormat = {
     return { system: `${head}${HERMES_HEAD}${tools.map((t) => `\n${toolJson(t)}`).join('')}${HERMES_TAIL}`, task };
   },
   assistantContent(text: string, calls: readonly RenderedCall[], reasoning?: string): string {
-    const rendered = calls.map((c) => `<tool_call>\n{"name": "${c.name}", "arguments": ${pyJson(c.args ?? {})}}\n</tool_call>`);
+    const rendered = calls.map(
+      (c) => `<tool_call>\n{"name": "${c.name}", "arguments": ${pyJson(c.args ?? {})}}\n</tool_call>`,
+    );
     // Qwen3: '<think>\n' + reasoning.strip('\n') + '\n</think>\n\n' + content.lstrip('\n').
     const content = reasoning ? `<think>\n${stripNewlines(reasoning)}\n</think>\n\n${text.replace(/^\n+/, '')}` : text;
     return `${content}${text && calls.length ? '\n' : ''}${rendered.join('\n')}`;
@@ -89,11 +92,16 @@ export const qwen3Coder: TextToolFormat = {
       if (t.description !== undefined) parts.push(`\n<description>${trim(t.description)}</description>`);
       parts.push('\n<parameters>');
       const params = t.parameters ?? {};
-      const props = typeof params.properties === 'object' && params.properties !== null ? (params.properties as Record<string, Record<string, unknown>>) : {};
+      const props =
+        typeof params.properties === 'object' && params.properties !== null
+          ? (params.properties as Record<string, Record<string, unknown>>)
+          : {};
       for (const [name, fields] of Object.entries(props)) {
         parts.push(`\n<parameter>\n<name>${name}</name>`);
-        if (fields.type !== undefined) parts.push(`\n<type>${pyStr(Array.isArray(fields.type) ? pyList(fields.type) : fields.type)}</type>`);
-        if (typeof fields.description === 'string') parts.push(`\n<description>${trim(fields.description)}</description>`);
+        if (fields.type !== undefined)
+          parts.push(`\n<type>${pyStr(Array.isArray(fields.type) ? pyList(fields.type) : fields.type)}</type>`);
+        if (typeof fields.description === 'string')
+          parts.push(`\n<description>${trim(fields.description)}</description>`);
         parts.push(extraKeys(fields, ['name', 'type', 'description']));
         parts.push('\n</parameter>');
       }
@@ -103,7 +111,10 @@ export const qwen3Coder: TextToolFormat = {
       return parts.join('');
     });
     const head = system || 'You are Qwen, a helpful AI assistant that can interact with a computer to solve tasks.';
-    return { system: `${head}\n\n# Tools\n\nYou have access to the following functions:\n\n<tools>${listed.join('')}\n</tools>${XML_INSTRUCTIONS}`, task };
+    return {
+      system: `${head}\n\n# Tools\n\nYou have access to the following functions:\n\n<tools>${listed.join('')}\n</tools>${XML_INSTRUCTIONS}`,
+      task,
+    };
   },
   assistantContent(text: string, calls: readonly RenderedCall[]): string {
     if (!calls.length) return text;
@@ -125,14 +136,19 @@ export const qwen35: TextToolFormat = {
   prompt(system: string, task: string, tools: readonly ToolSpec[]) {
     const listed = tools.map((t) => `\n${toolJson(t)}`).join('');
     const tail = trim(system) ? `\n\n${trim(system)}` : '';
-    return { system: `# Tools\n\nYou have access to the following functions:\n\n<tools>${listed}\n</tools>${XML_INSTRUCTIONS}${tail}`, task };
+    return {
+      system: `# Tools\n\nYou have access to the following functions:\n\n<tools>${listed}\n</tools>${XML_INSTRUCTIONS}${tail}`,
+      task,
+    };
   },
   assistantContent(text: string, calls: readonly RenderedCall[], reasoning?: string): string {
     const content = trim(text);
     // Qwen3.5: '\n<think>\n' + reasoning|trim + '\n</think>\n\n' + content after the role (the server writes the first newline).
     const thought = reasoning && trim(reasoning) ? `<think>\n${trim(reasoning)}\n</think>\n\n` : '';
     if (!calls.length) return `${thought}${content}`;
-    const body = calls.map((c, i) => (i === 0 ? (content ? `\n\n${xmlCall(c)}` : xmlCall(c)) : `\n${xmlCall(c)}`)).join('');
+    const body = calls
+      .map((c, i) => (i === 0 ? (content ? `\n\n${xmlCall(c)}` : xmlCall(c)) : `\n${xmlCall(c)}`))
+      .join('');
     return `${thought}${content}${body}`;
   },
   resultMessages(results: readonly RenderedResult[]): TextMessage[] {

@@ -98,7 +98,13 @@ function finder(s: string): Find {
     closers = [];
     for (let i = s.indexOf(PARAM_CLOSE); i >= 0; i = s.indexOf(PARAM_CLOSE, i + 1)) {
       const after = skipSpace(s, i + PARAM_CLOSE.length);
-      if (after >= s.length || s.startsWith(PARAM_OPEN, after) || s.startsWith(FN_CLOSE, after) || s.startsWith(CALL_CLOSE, after)) closers.push(i);
+      if (
+        after >= s.length ||
+        s.startsWith(PARAM_OPEN, after) ||
+        s.startsWith(FN_CLOSE, after) ||
+        s.startsWith(CALL_CLOSE, after)
+      )
+        closers.push(i);
     }
     return closers;
   };
@@ -118,7 +124,15 @@ function firstFrom(positions: readonly number[], from: number): number {
 }
 
 /** Reads one block's body from `start`; returns where reading goes on. */
-function readBlock(content: string, start: number, tools: readonly ToolSpec[], forms: { json: TextFormatId; xml: TextFormatId }, calls: TextCall[], prose: string[], find: Find): number {
+function readBlock(
+  content: string,
+  start: number,
+  tools: readonly ToolSpec[],
+  forms: { json: TextFormatId; xml: TextFormatId },
+  calls: TextCall[],
+  prose: string[],
+  find: Find,
+): number {
   const blockEnd = nextOf(content, start, [CALL_CLOSE, CALL_OPEN], find);
   let pos = start;
   let found = 0;
@@ -131,7 +145,14 @@ function readBlock(content: string, start: number, tools: readonly ToolSpec[], f
   if (bodyAt < 0) {
     // A block with no call in it: its text is prose, the empty call an error the model sees.
     const text = lead.trim();
-    calls.push({ name: '', args: null, argsError: text ? `the <tool_call> block holds no call: ${preview(text)}` : 'the <tool_call> block is empty', raw: lead, repairs: [], format: forms.json });
+    calls.push({
+      name: '',
+      args: null,
+      argsError: text ? `the <tool_call> block holds no call: ${preview(text)}` : 'the <tool_call> block is empty',
+      raw: lead,
+      repairs: [],
+      format: forms.json,
+    });
     return closeAfter(content, blockEnd);
   }
   if (lead.slice(0, bodyAt).trim()) {
@@ -157,7 +178,10 @@ function readBlock(content: string, start: number, tools: readonly ToolSpec[], f
     repairs.length = 0;
     // Another function in the same block (vLLM reads them all), else the close.
     const ws = skipSpace(content, pos);
-    if (content.startsWith(FN_OPEN, ws) || (content[ws] === '{' && found > 0 && content.startsWith('"name"', skipSpace(content, ws + 1)))) {
+    if (
+      content.startsWith(FN_OPEN, ws) ||
+      (content[ws] === '{' && found > 0 && content.startsWith('"name"', skipSpace(content, ws + 1)))
+    ) {
       pos = ws;
       continue;
     }
@@ -223,7 +247,13 @@ function scanJson(s: string, pos: number): { text: string; end: number; repairs:
     start = nl < 0 ? s.length : nl + 1;
     repairs.push('code_fence');
   }
-  let { end: i } = balancedEnd(s, start, (k) => (s[k] === '<' && (s.startsWith(CALL_CLOSE, k) || s.startsWith(CALL_OPEN, k))) || (fence && s.startsWith('```', k)));
+  let { end: i } = balancedEnd(
+    s,
+    start,
+    (k) =>
+      (s[k] === '<' && (s.startsWith(CALL_CLOSE, k) || s.startsWith(CALL_OPEN, k))) ||
+      (fence && s.startsWith('```', k)),
+  );
   // `{…}}`: closers past the end of the value, before the tag.
   while (i < s.length && (s[i] === '}' || s[i] === ']')) {
     i++;
@@ -263,7 +293,13 @@ function trailingJsonCall(text: string): { start: number; text: string } | undef
   if (start < 0) return undefined;
   const body = trimmed.slice(start);
   const parsed = parseLenientJson(body);
-  if (!parsed.ok || typeof parsed.value !== 'object' || parsed.value === null || typeof (parsed.value as { name?: unknown }).name !== 'string') return undefined;
+  if (
+    !parsed.ok ||
+    typeof parsed.value !== 'object' ||
+    parsed.value === null ||
+    typeof (parsed.value as { name?: unknown }).name !== 'string'
+  )
+    return undefined;
   return { start, text: body };
 }
 
@@ -271,7 +307,12 @@ function trailingJsonCall(text: string): { start: number; text: string } | undef
 export function decodeJsonCalls(raw: string, format: TextFormatId): TextCall[] {
   const parsed = parseLenientJson(raw.trim(), 'the tool call');
   // A list of calls is a list of objects; any other array is one malformed call.
-  if (parsed.ok && Array.isArray(parsed.value) && parsed.value.length > 0 && parsed.value.every((v) => typeof v === 'object' && v !== null && !Array.isArray(v))) {
+  if (
+    parsed.ok &&
+    Array.isArray(parsed.value) &&
+    parsed.value.length > 0 &&
+    parsed.value.every((v) => typeof v === 'object' && v !== null && !Array.isArray(v))
+  ) {
     return parsed.value.map((v) => callFromObject(v, { raw, format }, [...parsed.repairs]));
   }
   return [decodeJson(raw, format)];
@@ -288,26 +329,49 @@ export function decodeJson(raw: string, format: TextFormatId): TextCall {
   return callFromObject(parsed.value, base, [...parsed.repairs]);
 }
 
-export function callFromObject(value: unknown, base: { raw: string; format: TextFormatId }, repairs: RepairId[]): TextCall {
+export function callFromObject(
+  value: unknown,
+  base: { raw: string; format: TextFormatId },
+  repairs: RepairId[],
+): TextCall {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { ...base, name: '', args: null, argsError: 'a tool call must be a JSON object {"name": …, "arguments": {…}}', repairs };
+    return {
+      ...base,
+      name: '',
+      args: null,
+      argsError: 'a tool call must be a JSON object {"name": …, "arguments": {…}}',
+      repairs,
+    };
   }
   let v = value as Record<string, unknown>;
   // `{"type": "function", "function": {"name": …, "arguments": …}}`: the API's own shape.
-  if (typeof v.function === 'object' && v.function !== null && !Array.isArray(v.function) && v.name === undefined) v = v.function as Record<string, unknown>;
+  if (typeof v.function === 'object' && v.function !== null && !Array.isArray(v.function) && v.name === undefined)
+    v = v.function as Record<string, unknown>;
   const name = typeof v.name === 'string' ? v.name : '';
   const given = v.arguments !== undefined ? v.arguments : v.parameters;
   if (name === '') return { ...base, name, args: given ?? null, argsError: 'the tool call has no "name"', repairs };
   if (typeof given === 'string') {
     const inner = parseLenientJson(given);
-    if (!inner.ok) return { ...base, name, args: null, argsError: `the arguments are not JSON: ${inner.error}`, repairs };
-    return { ...base, name, args: inner.value, repairs: uniqueRepairs([...repairs, 'arguments_as_string', ...inner.repairs]) };
+    if (!inner.ok)
+      return { ...base, name, args: null, argsError: `the arguments are not JSON: ${inner.error}`, repairs };
+    return {
+      ...base,
+      name,
+      args: inner.value,
+      repairs: uniqueRepairs([...repairs, 'arguments_as_string', ...inner.repairs]),
+    };
   }
   return { ...base, name, args: given ?? {}, repairs: uniqueRepairs(repairs) };
 }
 
 /** One `<function=NAME>…</function>` from `pos`; returns the call and where it ended. */
-function readFunction(s: string, pos: number, tools: readonly ToolSpec[], format: TextFormatId, find: Find): { call: TextCall; end: number } {
+function readFunction(
+  s: string,
+  pos: number,
+  tools: readonly ToolSpec[],
+  format: TextFormatId,
+  find: Find,
+): { call: TextCall; end: number } {
   const repairs: RepairId[] = [];
   const nameStart = pos + FN_OPEN.length;
   const gt = s.indexOf('>', nameStart);
@@ -334,7 +398,12 @@ function readFunction(s: string, pos: number, tools: readonly ToolSpec[], format
         errors.push(`parameter "${p.key}" is given twice`);
       } else {
         // An own property whatever the key: `__proto__` must not become the object's prototype.
-        Object.defineProperty(args, p.key, { value: typed.value, enumerable: true, writable: true, configurable: true });
+        Object.defineProperty(args, p.key, {
+          value: typed.value,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
         repairs.push(...typed.repairs);
       }
       at = p.end;
@@ -344,7 +413,12 @@ function readFunction(s: string, pos: number, tools: readonly ToolSpec[], format
       end = next + FN_CLOSE.length;
       break;
     }
-    if (next >= s.length || s.startsWith(CALL_CLOSE, next) || s.startsWith(CALL_OPEN, next) || s.startsWith(FN_OPEN, next)) {
+    if (
+      next >= s.length ||
+      s.startsWith(CALL_CLOSE, next) ||
+      s.startsWith(CALL_OPEN, next) ||
+      s.startsWith(FN_OPEN, next)
+    ) {
       repairs.push('missing_close_tag');
       end = next;
       break;
@@ -373,7 +447,11 @@ function readFunction(s: string, pos: number, tools: readonly ToolSpec[], format
  * first `</parameter>`, or where the next parameter or the function's close
  * begins (the closing tag missing).
  */
-function readParameter(s: string, pos: number, find: Find): { key: string; value: string; end: number; missingClose: boolean } {
+function readParameter(
+  s: string,
+  pos: number,
+  find: Find,
+): { key: string; value: string; end: number; missingClose: boolean } {
   const keyStart = pos + PARAM_OPEN.length;
   const gt = s.indexOf('>', keyStart);
   const key = s.slice(keyStart, gt < 0 ? s.length : gt).trim();
@@ -383,7 +461,8 @@ function readParameter(s: string, pos: number, find: Find): { key: string; value
   // (`</function></tool_call><tool_call>`, `</function><function=`) before the closer means the
   // model forgot this `</parameter>` (vLLM ends the value at `</function>` too).
   const boundary = callBoundary(s, valueStart, close < 0 ? s.length : close, find);
-  if (boundary >= 0) return { key, value: trimOneNewline(s.slice(valueStart, boundary)), end: boundary, missingClose: true };
+  if (boundary >= 0)
+    return { key, value: trimOneNewline(s.slice(valueStart, boundary)), end: boundary, missingClose: true };
   let missingClose = false;
   if (close < 0) {
     const firstClose = find(PARAM_CLOSE, valueStart);
@@ -433,9 +512,14 @@ export function typesOf(schema: Record<string, unknown> | undefined): Set<string
   else if (Array.isArray(t)) for (const x of t) if (typeof x === 'string') out.add(x);
   for (const key of ['anyOf', 'oneOf'] as const) {
     const list = schema[key];
-    if (Array.isArray(list)) for (const b of list) for (const x of typesOf(typeof b === 'object' && b !== null ? (b as Record<string, unknown>) : undefined)) out.add(x);
+    if (Array.isArray(list))
+      for (const b of list)
+        for (const x of typesOf(typeof b === 'object' && b !== null ? (b as Record<string, unknown>) : undefined))
+          out.add(x);
   }
-  if (out.size === 0 && Array.isArray(schema.enum)) for (const e of schema.enum) out.add(e === null ? 'null' : typeof e === 'number' ? 'number' : typeof e === 'boolean' ? 'boolean' : 'string');
+  if (out.size === 0 && Array.isArray(schema.enum))
+    for (const e of schema.enum)
+      out.add(e === null ? 'null' : typeof e === 'number' ? 'number' : typeof e === 'boolean' ? 'boolean' : 'string');
   return out;
 }
 
@@ -446,7 +530,10 @@ export function typesOf(schema: Record<string, unknown> | undefined): Set<string
  * text, so the verifier says what is wrong with it; an unknown parameter
  * (not in the schema) is kept as text too.
  */
-export function typedValue(text: string, schema: Record<string, unknown> | undefined): { value: unknown; repairs: RepairId[] } | { error: string } {
+export function typedValue(
+  text: string,
+  schema: Record<string, unknown> | undefined,
+): { value: unknown; repairs: RepairId[] } | { error: string } {
   const types = typesOf(schema);
   if (types.size === 0 || types.has('string')) {
     // As vLLM reads it: the word null is null only where the schema allows null.

@@ -12,7 +12,11 @@ const specs = toolDefinitions().map((t) => t.function);
 function longConversation(turns: number): Conversation {
   const c = new Conversation('rules', 'the task', specs);
   for (let i = 0; i < turns; i++) {
-    c.push({ kind: 'assistant', text: `plan ${i}`, calls: [{ id: `c${i}`, name: 'run_command', args: { command: `cat big${i}.log` } }] });
+    c.push({
+      kind: 'assistant',
+      text: `plan ${i}`,
+      calls: [{ id: `c${i}`, name: 'run_command', args: { command: `cat big${i}.log` } }],
+    });
     c.push({ kind: 'results', results: [{ callId: `c${i}`, name: 'run_command', content: big(10_000) }] });
   }
   return c;
@@ -52,7 +56,10 @@ test('compaction elides old results first and keeps the system prompt, the task,
   const m = c.render('native');
   assert.equal(m[0]!.content, 'rules');
   assert.equal(m[1]!.content, 'the task');
-  assert.match(textOf(m[3]!.content), /^\[earlier result elided to fit the context window: \d+ characters from run_command; it began: \$ cat big\.log\]$/);
+  assert.match(
+    textOf(m[3]!.content),
+    /^\[earlier result elided to fit the context window: \d+ characters from run_command; it began: \$ cat big\.log\]$/,
+  );
   assert.equal(m.at(-1)!.content, big(10_000), 'the latest result is whole');
   assert.deepEqual(
     m.filter((x) => x.role === 'assistant').map((x) => x.content),
@@ -63,7 +70,15 @@ test('compaction elides old results first and keeps the system prompt, the task,
 test('when eliding is not enough the model summarizes the older turns; a failed summary falls back to the host note', async () => {
   for (const answer of ['## Task\n- fix it', undefined]) {
     const c = new Conversation('rules', 'the task', specs);
-    for (let i = 0; i < 40; i++) c.push({ kind: 'assistant', text: `thinking about step ${i} `.repeat(40), calls: [{ id: `c${i}`, name: 'read_file', args: { path: `f${i}` } }] }, { kind: 'results', results: [{ callId: `c${i}`, name: 'read_file', content: 'ok' }] });
+    for (let i = 0; i < 40; i++)
+      c.push(
+        {
+          kind: 'assistant',
+          text: `thinking about step ${i} `.repeat(40),
+          calls: [{ id: `c${i}`, name: 'read_file', args: { path: `f${i}` } }],
+        },
+        { kind: 'results', results: [{ callId: `c${i}`, name: 'read_file', content: 'ok' }] },
+      );
     const r = await compact(c, {
       format: 'qwen3_5',
       meter: new TokenMeter(),
@@ -85,7 +100,11 @@ test('when eliding is not enough the model summarizes the older turns; a failed 
     if (answer) assert.match(r.summary!, /## Task\n- fix it/);
     else assert.match(r.summary!, /read_file \{"path":"f0"\}/);
     const m = c.render('qwen3_5');
-    assert.match(textOf(m[1]!.content), /^the task\n\n\[The conversation so far, summarized to fit/, 'the note follows the task in its message');
+    assert.match(
+      textOf(m[1]!.content),
+      /^the task\n\n\[The conversation so far, summarized to fit/,
+      'the note follows the task in its message',
+    );
     assert.equal(m[2]!.role, 'assistant', 'the kept turns begin with a model turn');
   }
 });
@@ -103,27 +122,57 @@ test('capText keeps the head and the tail of a long result and says what it left
 
 test('reasoning goes back in the Qwen text formats for the turns since the last user query, never natively', () => {
   const c = new Conversation('rules', 'the task', specs);
-  c.push({ kind: 'assistant', text: 'Reading.', calls: [{ id: 'a', name: 'read_file', args: { path: 'x' } }], reasoning: 'x first' });
+  c.push({
+    kind: 'assistant',
+    text: 'Reading.',
+    calls: [{ id: 'a', name: 'read_file', args: { path: 'x' } }],
+    reasoning: 'x first',
+  });
   c.push({ kind: 'results', results: [{ callId: 'a', name: 'read_file', content: 'X' }] });
   const hermes = c.render('hermes');
-  assert.equal(hermes[2]!.content, '<think>\nx first\n</think>\n\nReading.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "x"}}\n</tool_call>');
-  assert.equal(c.render('qwen3_5')[2]!.content, '<think>\nx first\n</think>\n\nReading.\n\n<tool_call>\n<function=read_file>\n<parameter=path>\nx\n</parameter>\n</function>\n</tool_call>');
+  assert.equal(
+    hermes[2]!.content,
+    '<think>\nx first\n</think>\n\nReading.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "x"}}\n</tool_call>',
+  );
+  assert.equal(
+    c.render('qwen3_5')[2]!.content,
+    '<think>\nx first\n</think>\n\nReading.\n\n<tool_call>\n<function=read_file>\n<parameter=path>\nx\n</parameter>\n</function>\n</tool_call>',
+  );
   assert.equal((c.render('native')[2] as { content: string }).content, 'Reading.');
   assert.doesNotMatch(textOf(c.render('qwen3_coder')[2]!.content), /think/, "Qwen3-Coder's template has no reasoning");
   // A user message (a nudge) is a new query: the reasoning before it is dropped, as the template drops it.
-  c.push({ kind: 'assistant', text: 'Hmm.', calls: [], reasoning: 'stuck' }, { kind: 'user', text: 'Continue by calling a tool.' });
+  c.push(
+    { kind: 'assistant', text: 'Hmm.', calls: [], reasoning: 'stuck' },
+    { kind: 'user', text: 'Continue by calling a tool.' },
+  );
   const after = c.render('hermes');
-  assert.equal(after[2]!.content, 'Reading.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "x"}}\n</tool_call>');
+  assert.equal(
+    after[2]!.content,
+    'Reading.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "x"}}\n</tool_call>',
+  );
   assert.equal(after[4]!.content, 'Hmm.');
 });
 
 test('a compaction note is part of the task message: the roles keep alternating', async () => {
   const c = longConversation(30);
-  await compact(c, { format: 'native', meter: new TokenMeter(), target: 3000, window: 8192, reason: 'window', ordinal: 1, facts: () => 'facts', summarize: () => Promise.resolve({ text: '## Task\n- t' }) });
+  await compact(c, {
+    format: 'native',
+    meter: new TokenMeter(),
+    target: 3000,
+    window: 8192,
+    reason: 'window',
+    ordinal: 1,
+    facts: () => 'facts',
+    summarize: () => Promise.resolve({ text: '## Task\n- t' }),
+  });
   const m = c.render('native');
   assert.equal(m[1]!.role, 'user');
   assert.match(textOf(m[1]!.content), /^the task\n\n\[The conversation so far, summarized/);
-  for (let i = 1; i < m.length; i++) assert.ok(!(m[i]!.role === 'user' && m[i - 1]!.role === 'user'), `messages ${i - 1} and ${i} are both user messages`);
+  for (let i = 1; i < m.length; i++)
+    assert.ok(
+      !(m[i]!.role === 'user' && m[i - 1]!.role === 'user'),
+      `messages ${i - 1} and ${i} are both user messages`,
+    );
 });
 
 test('a window too small for the system prompt and the tools is refused up front; the answer budget leaves room for the conversation', () => {
@@ -133,17 +182,33 @@ test('a window too small for the system prompt and the tools is refused up front
   assert.ok(b.reserve <= (4096 - b.margin - 2100) * 0.75 && b.reserve >= 256, JSON.stringify(b));
 });
 
-test('reasoning sent back is the first thing compaction gives up, the last turn\'s last; a long-thinking run still compacts to its target', async () => {
+test("reasoning sent back is the first thing compaction gives up, the last turn's last; a long-thinking run still compacts to its target", async () => {
   const c = new Conversation('rules', 'the task', specs);
   for (let i = 0; i < 12; i++) {
-    c.push({ kind: 'assistant', text: `step ${i}`, calls: [{ id: `c${i}`, name: 'read_file', args: { path: `f${i}` } }], reasoning: `thinking hard about step ${i} `.repeat(200) });
+    c.push({
+      kind: 'assistant',
+      text: `step ${i}`,
+      calls: [{ id: `c${i}`, name: 'read_file', args: { path: `f${i}` } }],
+      reasoning: `thinking hard about step ${i} `.repeat(200),
+    });
     c.push({ kind: 'results', results: [{ callId: `c${i}`, name: 'read_file', content: 'small' }] });
   }
   const meter = new TokenMeter();
   const before = meter.estimate(c.render('hermes'));
-  const r = await compact(c, { format: 'hermes', meter, target: Math.floor(before / 3), window: 32_768, reason: 'window', ordinal: 1, facts: () => 'facts', summarize: () => Promise.resolve({ text: 'note' }) });
+  const r = await compact(c, {
+    format: 'hermes',
+    meter,
+    target: Math.floor(before / 3),
+    window: 32_768,
+    reason: 'window',
+    ordinal: 1,
+    facts: () => 'facts',
+    summarize: () => Promise.resolve({ text: 'note' }),
+  });
   assert.ok(r.tokensAfter <= Math.floor(before / 3), JSON.stringify({ ...r, summary: undefined }));
-  const flags = c.turns.filter((t) => t.kind === 'assistant').map((t) => (t.kind === 'assistant' && t.reasoning ? 1 : 0));
+  const flags = c.turns
+    .filter((t) => t.kind === 'assistant')
+    .map((t) => (t.kind === 'assistant' && t.reasoning ? 1 : 0));
   assert.ok(flags.includes(0), 'reasoning was given up');
   assert.deepEqual(flags, [...flags].sort(), `oldest first: ${flags.join('')}`);
 });
@@ -151,13 +216,41 @@ test('reasoning sent back is the first thing compaction gives up, the last turn\
 test('a note the host writes carries the earlier note forward', async () => {
   const c = longConversation(20);
   const meter = new TokenMeter();
-  const opts = { format: 'native' as const, meter, target: 2500, window: 16_384, reason: 'window' as const, facts: () => 'Recorded by Lean4 Agentic (exact, from the run itself):\n- facts' };
-  await compact(c, { ...opts, ordinal: 1, summarize: () => Promise.resolve({ text: '## What was tried\n- MARKER-NOTE-1: build.log shows no error' }) });
-  for (let i = 20; i < 30; i++) c.push({ kind: 'assistant', text: `plan ${i}`, calls: [{ id: `c${i}`, name: 'run_command', args: { command: `cat big${i}.log` } }] }, { kind: 'results', results: [{ callId: `c${i}`, name: 'run_command', content: big(10_000) }] });
-  const r = await compact(c, { ...opts, ordinal: 2, modelNote: false, summarize: () => assert.fail('the model is not asked this time') });
+  const opts = {
+    format: 'native' as const,
+    meter,
+    target: 2500,
+    window: 16_384,
+    reason: 'window' as const,
+    facts: () => 'Recorded by Lean4 Agentic (exact, from the run itself):\n- facts',
+  };
+  await compact(c, {
+    ...opts,
+    ordinal: 1,
+    summarize: () => Promise.resolve({ text: '## What was tried\n- MARKER-NOTE-1: build.log shows no error' }),
+  });
+  for (let i = 20; i < 30; i++)
+    c.push(
+      {
+        kind: 'assistant',
+        text: `plan ${i}`,
+        calls: [{ id: `c${i}`, name: 'run_command', args: { command: `cat big${i}.log` } }],
+      },
+      { kind: 'results', results: [{ callId: `c${i}`, name: 'run_command', content: big(10_000) }] },
+    );
+  const r = await compact(c, {
+    ...opts,
+    ordinal: 2,
+    modelNote: false,
+    summarize: () => assert.fail('the model is not asked this time'),
+  });
   assert.equal(r.summaryBy, 'host');
   assert.match(r.summary!, /MARKER-NOTE-1: build\.log shows no error/);
-  assert.equal((r.summary!.match(/Recorded by Lean4 Agentic/g) ?? []).length, 1, 'the host facts are written once, anew');
+  assert.equal(
+    (r.summary!.match(/Recorded by Lean4 Agentic/g) ?? []).length,
+    1,
+    'the host facts are written once, anew',
+  );
 });
 
 test('a conversation knows when the model has not answered its last turn', () => {

@@ -38,7 +38,10 @@ test('listRuns: newest first, with task, status and rewards; a run without an en
     write(runs, 'notes.txt', 'not a run', 0);
     write(runs, '..hidden.lar.jsonl', demo, 0);
     const list = await listRuns(ws);
-    assert.deepEqual(list.map((r) => r.file), ['run-cut.lar.jsonl', 'run-garbage.lar.jsonl', 'run-old.lar.jsonl']);
+    assert.deepEqual(
+      list.map((r) => r.file),
+      ['run-cut.lar.jsonl', 'run-garbage.lar.jsonl', 'run-old.lar.jsonl'],
+    );
     const [cut, garbage, old] = list;
     assert.equal(old!.task, 'Make the failing test in test/sum.test.js pass');
     assert.equal(old!.status, 'submitted');
@@ -60,7 +63,10 @@ test('listRuns: limit, huge files listed unverified, no runs folder is an empty 
   const { ws, runs, done } = workspace();
   try {
     for (let i = 0; i < 5; i++) write(runs, `run-${i}.lar.jsonl`, demo, 100 - i);
-    assert.deepEqual((await listRuns(ws, { limit: 2 })).map((r) => r.file), ['run-4.lar.jsonl', 'run-3.lar.jsonl']);
+    assert.deepEqual(
+      (await listRuns(ws, { limit: 2 })).map((r) => r.file),
+      ['run-4.lar.jsonl', 'run-3.lar.jsonl'],
+    );
     const big = await listRuns(ws, { limit: 1, maxVerifyBytes: 100 });
     assert.equal(big[0]!.task, 'Make the failing test in test/sum.test.js pass', 'the header is still read');
     assert.equal(big[0]!.return, undefined);
@@ -116,8 +122,16 @@ test('markInterruptedRuns ends old, quiet unfinished runs as interrupted, and le
     assert.equal(torn.at(-2), '{"type":"tool_ca');
     assert.match(torn.at(-1)!, /"reason":"interrupted"/);
     assert.equal(readFileSync(join(runs, 'run-done.lar.jsonl'), 'utf8'), demo, 'a finished run is not touched');
-    assert.doesNotMatch(readFileSync(join(runs, 'run-young-cut.lar.jsonl'), 'utf8'), /interrupted/, 'a young run may still be live elsewhere');
-    assert.doesNotMatch(readFileSync(join(runs, 'run-old-but-busy.lar.jsonl'), 'utf8'), /interrupted/, 'a run still being written is live');
+    assert.doesNotMatch(
+      readFileSync(join(runs, 'run-young-cut.lar.jsonl'), 'utf8'),
+      /interrupted/,
+      'a young run may still be live elsewhere',
+    );
+    assert.doesNotMatch(
+      readFileSync(join(runs, 'run-old-but-busy.lar.jsonl'), 'utf8'),
+      /interrupted/,
+      'a run still being written is live',
+    );
     const list = await listRuns(ws);
     assert.equal(list.find((r) => r.file === 'run-old-cut.lar.jsonl')!.status, 'interrupted');
     assert.deepEqual(await markInterruptedRuns(ws, 65 * 60_000, now + 1000), [], 'marking twice changes nothing');
@@ -127,11 +141,14 @@ test('markInterruptedRuns ends old, quiet unfinished runs as interrupted, and le
 });
 
 test('each way a run can end has its own explorer mark; a failed submit is not marked as passed', () => {
-
   const statuses = ['submitted', 'answered', 'interrupted', 'cancelled', 'limit', 'error', 'unfinished'] as const;
   const marks = statuses.map((status) => runBadge({ status, outcome: 0, steps: 3, return: 0.25 }));
   for (const m of marks) assert.ok(m.badge.length >= 1 && [...m.badge].length <= 2 && m.tooltip.includes('3 steps'));
-  assert.deepEqual(runBadge({ status: 'submitted', outcome: 1, steps: 8, return: 1.2 }), { badge: '✓', tone: 'pass', tooltip: 'Submitted, outcome check passed (8 steps, return 1.200)' });
+  assert.deepEqual(runBadge({ status: 'submitted', outcome: 1, steps: 8, return: 1.2 }), {
+    badge: '✓',
+    tone: 'pass',
+    tooltip: 'Submitted, outcome check passed (8 steps, return 1.200)',
+  });
   assert.equal(marks[0]!.tone, 'fail', 'submitted with outcome 0');
   assert.equal(marks[2]!.tone, 'warn');
   assert.notEqual(marks[1]!.badge, '✓', 'an answered chat is not a passed task');

@@ -19,9 +19,15 @@ test('AGENTS.md goes into the prompt; a missing file is no rule; named files are
   mkdirSync(join(ws, 'docs'));
   writeFileSync(join(ws, 'docs', 'style.md'), 'Use two spaces.');
   const r = readRules(ws, ['AGENTS.md', 'docs/style.md', './AGENTS.md', 'missing.md']);
-  assert.deepEqual(r.files.map((f) => f.path), ['AGENTS.md', 'docs/style.md']);
+  assert.deepEqual(
+    r.files.map((f) => f.path),
+    ['AGENTS.md', 'docs/style.md'],
+  );
   assert.deepEqual(r.problems, []);
-  assert.match(rulesPrompt(r), /--- AGENTS\.md ---\n# Rules\n- run npm test before submitting\n\n--- docs\/style\.md ---\nUse two spaces\./);
+  assert.match(
+    rulesPrompt(r),
+    /--- AGENTS\.md ---\n# Rules\n- run npm test before submitting\n\n--- docs\/style\.md ---\nUse two spaces\./,
+  );
 });
 
 test('a rule file that leads out of the workspace, is not a regular file, or is too big is not read, and says why', () => {
@@ -43,7 +49,11 @@ test('a rule file that leads out of the workspace, is not a regular file, or is 
 test('a run carries the rules in its system prompt and names them in its header', async () => {
   const ws = mkdtempSync(join(tmpdir(), 'lar-rules-run-'));
   writeFileSync(join(ws, 'AGENTS.md'), 'Never touch vendor/.');
-  const server = new ScriptedModelServer({ contextLength: 32768, script: [{ content: 'Done reading.' }], whenDone: 'repeat' });
+  const server = new ScriptedModelServer({
+    contextLength: 32768,
+    script: [{ content: 'Done reading.' }],
+    whenDone: 'repeat',
+  });
   const endpoint = await server.start();
   try {
     const wf = defaultWorkflow();
@@ -61,8 +71,13 @@ test('a run carries the rules in its system prompt and names them in its header'
       rules: readRules(ws),
       limits: { maxIdleTurns: 1 },
     });
-    const first = server.requests.find((q) => q.path === '/v1/chat/completions')!.body as { messages: { content: string }[] };
-    assert.match(first.messages[0]!.content, /Rules of this workspace[\s\S]*--- AGENTS\.md ---\nNever touch vendor\/\./);
+    const first = server.requests.find((q) => q.path === '/v1/chat/completions')!.body as {
+      messages: { content: string }[];
+    };
+    assert.match(
+      first.messages[0]!.content,
+      /Rules of this workspace[\s\S]*--- AGENTS\.md ---\nNever touch vendor\/\./,
+    );
     assert.deepEqual((JSON.parse(readFileSync(trajectoryPath, 'utf8').split('\n')[0]!) as Header).rules, ['AGENTS.md']);
   } finally {
     await server.stop();
@@ -77,8 +92,10 @@ test('the .lar folder ignores itself in git; a .gitignore the user put there is 
   mkdirSync(join(ws, '.lar', 'runs'));
   writeFileSync(join(ws, '.lar', 'runs', 'r.lar.jsonl'), '{}\n');
   writeFileSync(join(ws, 'work.js'), '1');
-  const status = execFileSync('git', ['-C', ws, 'status', '--porcelain', '--untracked-files=all'], { encoding: 'utf8' });
-  assert.equal(status, '?? work.js\n', 'only the user\'s own file is untracked');
+  const status = execFileSync('git', ['-C', ws, 'status', '--porcelain', '--untracked-files=all'], {
+    encoding: 'utf8',
+  });
+  assert.equal(status, '?? work.js\n', "only the user's own file is untracked");
   writeFileSync(join(ws, '.lar', '.gitignore'), 'output/\n');
   ensureLarDir(ws);
   assert.equal(readFileSync(join(ws, '.lar', '.gitignore'), 'utf8'), 'output/\n');

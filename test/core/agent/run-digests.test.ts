@@ -16,11 +16,40 @@ import { lar } from '../../support/lar-cli';
 async function unconfinedRun(): Promise<{ ws: string; file: string }> {
   const ws = mkdtempSync(join(tmpdir(), 'lar-digest-'));
   writeFileSync(join(ws, 'a.txt'), 'x\n');
-  writeFileSync(join(ws, 'wf.larflow.json'), JSON.stringify({ lar: 1, id: 'one', stages: [{ id: 'work', tools: ['read_file', 'submit'], budget: 5 }], transitions: {}, start: 'work', terminal: ['work'], outcome: { command: 'false' }, sandbox: {} }));
-  const server = new ScriptedModelServer({ script: [{ toolCalls: [{ name: 'read_file', arguments: { path: 'a.txt' } }] }, { toolCalls: [{ name: 'submit', arguments: {} }] }] });
+  writeFileSync(
+    join(ws, 'wf.larflow.json'),
+    JSON.stringify({
+      lar: 1,
+      id: 'one',
+      stages: [{ id: 'work', tools: ['read_file', 'submit'], budget: 5 }],
+      transitions: {},
+      start: 'work',
+      terminal: ['work'],
+      outcome: { command: 'false' },
+      sandbox: {},
+    }),
+  );
+  const server = new ScriptedModelServer({
+    script: [
+      { toolCalls: [{ name: 'read_file', arguments: { path: 'a.txt' } }] },
+      { toolCalls: [{ name: 'submit', arguments: {} }] },
+    ],
+  });
   const endpoint = await server.start();
   try {
-    const r = await lar(['run', '--task', 'read a.txt', '--endpoint', endpoint, '--workspace', ws, '--workflow', join(ws, 'wf.larflow.json'), '--sandbox', 'off']);
+    const r = await lar([
+      'run',
+      '--task',
+      'read a.txt',
+      '--endpoint',
+      endpoint,
+      '--workspace',
+      ws,
+      '--workflow',
+      join(ws, 'wf.larflow.json'),
+      '--sandbox',
+      'off',
+    ]);
     assert.match(r.out, /outcome 0/, r.err + r.out);
   } finally {
     await server.stop();
@@ -41,11 +70,17 @@ test('lar verify says when a trajectory changed after its run ended (an outcome 
   assert.equal(await integrityState(file), 'unchanged');
   // The check's failure turned into a pass, as a helper left by an unconfined run could do.
   const text = readFileSync(file, 'utf8');
-  writeFileSync(file, text.replace(/"type":"outcome","command":"false","exitCode":1/, '"type":"outcome","command":"false","exitCode":0'));
+  writeFileSync(
+    file,
+    text.replace(/"type":"outcome","command":"false","exitCode":1/, '"type":"outcome","command":"false","exitCode":0'),
+  );
   assert.notEqual(readFileSync(file, 'utf8'), text, 'the outcome line was there to flip');
   const forged = await lar(['verify', file]);
   assert.equal(forged.code, 1);
-  assert.match(forged.err, /changed after its run ended .*: it held \d+ bytes with sha-256 [0-9a-f]{64}, it now holds \d+ with [0-9a-f]{64}\. Its rewards are not the run's\./);
+  assert.match(
+    forged.err,
+    /changed after its run ended .*: it held \d+ bytes with sha-256 [0-9a-f]{64}, it now holds \d+ with [0-9a-f]{64}\. Its rewards are not the run's\./,
+  );
   assert.equal(await integrityState(file), 'changed');
 });
 
@@ -77,7 +112,12 @@ test('lar advantages leaves out, and lar export refuses, a trajectory changed af
   const text = readFileSync(file, 'utf8');
   const [header, ...rest] = text.split('\n');
   // The header's line rewritten with other spacing, and the outcome flipped.
-  writeFileSync(file, [JSON.stringify(JSON.parse(header!), null, 0).replace(/,/g, ', '), ...rest].join('\n').replace(/"exitCode":1/, '"exitCode":0'));
+  writeFileSync(
+    file,
+    [JSON.stringify(JSON.parse(header!), null, 0).replace(/,/g, ', '), ...rest]
+      .join('\n')
+      .replace(/"exitCode":1/, '"exitCode":0'),
+  );
   renameSync(file, join(ws, 'moved.lar.jsonl'));
   const moved = join(ws, 'moved.lar.jsonl');
   assert.match((await lar(['verify', moved])).err, /changed after its run ended/);

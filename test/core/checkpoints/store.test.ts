@@ -6,7 +6,17 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import fc from '../../support/fc';
@@ -62,11 +72,23 @@ test('restore to a checkpoint: changed files reverted, deleted ones back, new on
   );
   const r = await store.restore(step1.commit, pre.commit);
   assert.deepEqual(r.leftovers, []);
-  assert.deepEqual([read(ws, 'src/a.js'), read(ws, 'src/b.js'), read(ws, 'src/new.js'), read(ws, 'made/deep/x.txt'), read(ws, 'README.md')], ['a1', 'b1', undefined, undefined, 'r']);
+  assert.deepEqual(
+    [
+      read(ws, 'src/a.js'),
+      read(ws, 'src/b.js'),
+      read(ws, 'src/new.js'),
+      read(ws, 'made/deep/x.txt'),
+      read(ws, 'README.md'),
+    ],
+    ['a1', 'b1', undefined, undefined, 'r'],
+  );
   // Undo: restore to the snapshot taken before.
   const undo = await store.preview(pre.commit);
   await store.restore(pre.commit, undo.pre.commit);
-  assert.deepEqual([read(ws, 'src/a.js'), read(ws, 'src/b.js'), read(ws, 'src/new.js'), read(ws, 'made/deep/x.txt')], ['a2', undefined, 'n', 'x']);
+  assert.deepEqual(
+    [read(ws, 'src/a.js'), read(ws, 'src/b.js'), read(ws, 'src/new.js'), read(ws, 'made/deep/x.txt')],
+    ['a2', undefined, 'n', 'x'],
+  );
   assert.equal((await store.show(step1.commit, 'src/a.js'))?.toString(), 'a1');
   assert.equal(await store.show(step1.commit, 'src/new.js'), undefined);
 });
@@ -82,7 +104,17 @@ test('never touched by a restore: ignored files, node_modules, .lar, files above
   writeFileSync(join(ws, '.lar/runs/r1.lar.jsonl'), '{}');
   writeFileSync(join(ws, 'big.bin'), 'x'.repeat(2048));
   mkdirSync(join(ws, 'vendor/lib'), { recursive: true });
-  const nestedGit = (...args: string[]) => execFileSync('git', args, { cwd: join(ws, 'vendor/lib'), env: { ...process.env, GIT_AUTHOR_NAME: 'u', GIT_AUTHOR_EMAIL: 'u@x', GIT_COMMITTER_NAME: 'u', GIT_COMMITTER_EMAIL: 'u@x' } });
+  const nestedGit = (...args: string[]) =>
+    execFileSync('git', args, {
+      cwd: join(ws, 'vendor/lib'),
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 'u',
+        GIT_AUTHOR_EMAIL: 'u@x',
+        GIT_COMMITTER_NAME: 'u',
+        GIT_COMMITTER_EMAIL: 'u@x',
+      },
+    });
   nestedGit('init', '-q');
   writeFileSync(join(ws, 'vendor/lib/file.c'), 'int x;');
   nestedGit('add', '.');
@@ -94,14 +126,35 @@ test('never touched by a restore: ignored files, node_modules, .lar, files above
   assert.deepEqual(pre.skipped, ['big.bin']);
   assert.deepEqual(pre.nested, ['vendor/lib']);
   await store.restore(step1.commit, pre.commit);
-  for (const p of ['build/out.js', 'node_modules/dep/index.js', '.lar/runs/r1.lar.jsonl', 'big.bin', 'vendor/lib/file.c']) assert.ok(existsSync(join(ws, p)), `${p} is still there`);
-  assert.equal(read(ws, 'vendor/lib/file.c'), 'int y; /* uncommitted */', "a nested repository's uncommitted change survives");
+  for (const p of [
+    'build/out.js',
+    'node_modules/dep/index.js',
+    '.lar/runs/r1.lar.jsonl',
+    'big.bin',
+    'vendor/lib/file.c',
+  ])
+    assert.ok(existsSync(join(ws, p)), `${p} is still there`);
+  assert.equal(
+    read(ws, 'vendor/lib/file.c'),
+    'int y; /* uncommitted */',
+    "a nested repository's uncommitted change survives",
+  );
   assert.equal(read(ws, 'src/a.js'), 'a1');
 });
 
 test("the user's repository is left exactly as it was, even with GIT_DIR, hooks and a hostile config in the environment", async () => {
   const { root, ws } = await setup({ 'f1.txt': 'one', 'f2.txt': 'two' });
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: ws, env: { ...process.env, GIT_AUTHOR_NAME: 'u', GIT_AUTHOR_EMAIL: 'u@x', GIT_COMMITTER_NAME: 'u', GIT_COMMITTER_EMAIL: 'u@x' } }).toString();
+  const git = (...args: string[]) =>
+    execFileSync('git', args, {
+      cwd: ws,
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 'u',
+        GIT_AUTHOR_EMAIL: 'u@x',
+        GIT_COMMITTER_NAME: 'u',
+        GIT_COMMITTER_EMAIL: 'u@x',
+      },
+    }).toString();
   git('init', '-q');
   git('add', '.');
   git('commit', '-qm', 'first');
@@ -114,10 +167,19 @@ test("the user's repository is left exactly as it was, even with GIT_DIR, hooks 
   writeFileSync(join(ws, '.gitattributes'), '*.txt text eol=crlf\n');
   const home = join(root, 'home');
   mkdirSync(home);
-  writeFileSync(join(home, '.gitconfig'), `[core]\n  hooksPath = ${join(ws, '.git/hooks')}\n  autocrlf = true\n[filter "evil"]\n  clean = touch ${marker}\n  required = true\n`);
+  writeFileSync(
+    join(home, '.gitconfig'),
+    `[core]\n  hooksPath = ${join(ws, '.git/hooks')}\n  autocrlf = true\n[filter "evil"]\n  clean = touch ${marker}\n  required = true\n`,
+  );
   const userGitBefore = hashTree(join(ws, '.git'));
   const saved = { ...process.env };
-  Object.assign(process.env, { HOME: home, GIT_DIR: join(ws, '.git'), GIT_WORK_TREE: ws, GIT_INDEX_FILE: join(ws, '.git/index'), GIT_CONFIG_PARAMETERS: `'core.hookspath=${join(ws, '.git/hooks')}'` });
+  Object.assign(process.env, {
+    HOME: home,
+    GIT_DIR: join(ws, '.git'),
+    GIT_WORK_TREE: ws,
+    GIT_INDEX_FILE: join(ws, '.git/index'),
+    GIT_CONFIG_PARAMETERS: `'core.hookspath=${join(ws, '.git/hooks')}'`,
+  });
   try {
     const store = (await CheckpointStore.open({ storage: join(root, 'storage2'), workspace: ws })) as Store;
     assert.ok(store instanceof CheckpointStore);
@@ -134,7 +196,11 @@ test("the user's repository is left exactly as it was, even with GIT_DIR, hooks 
   }
   assert.equal(hashTree(join(ws, '.git')), userGitBefore, "the user's .git is byte for byte the same");
   assert.equal(existsSync(marker), false, 'no hook or filter ran');
-  assert.match(git('status', '--porcelain'), /^M  f1\.txt\n M f2\.txt\n/m, 'the staged and the unstaged change are still there');
+  assert.match(
+    git('status', '--porcelain'),
+    /^M  f1\.txt\n M f2\.txt\n/m,
+    'the staged and the unstaged change are still there',
+  );
 });
 
 test('a file in the way stops a restore before anything is written; a workspace changed since the preview is refused', async () => {
@@ -160,7 +226,17 @@ test('a file in the way stops a restore before anything is written; a workspace 
 });
 
 test('property: after any edits, restoring a checkpoint gives back exactly its captured files', async () => {
-  const name = fc.constantFrom('a.txt', 'b.txt', 'd/c.txt', 'd/e/f.txt', 'g h.txt', '-x.txt', '#y.txt', '!z.txt', 'ü.txt');
+  const name = fc.constantFrom(
+    'a.txt',
+    'b.txt',
+    'd/c.txt',
+    'd/e/f.txt',
+    'g h.txt',
+    '-x.txt',
+    '#y.txt',
+    '!z.txt',
+    'ü.txt',
+  );
   const op = fc.oneof(
     fc.record({ kind: fc.constant('write' as const), path: name, text: fc.string({ maxLength: 12 }) }),
     fc.record({ kind: fc.constant('delete' as const), path: name }),
@@ -212,7 +288,14 @@ test('hostile names: a checkpoint id that is a git option, a .gitignore that re-
   const { root, ws, store } = await setup({ 'a.txt': 'a' });
   const c = await store.snapshot('runs/r/steps/1', 's1');
   const written = join(root, 'written-by-git');
-  for (const bad of [`--output=${written}`, 'HEAD', 'refs/lar/latest', `${c.commit}..${c.commit}`, '-p', c.commit.slice(0, 12)]) {
+  for (const bad of [
+    `--output=${written}`,
+    'HEAD',
+    'refs/lar/latest',
+    `${c.commit}..${c.commit}`,
+    '-p',
+    c.commit.slice(0, 12),
+  ]) {
     await assert.rejects(store.preview(bad), /not a checkpoint id/);
     await assert.rejects(store.restore(c.commit, bad), /not a checkpoint id/);
   }
@@ -258,7 +341,16 @@ test('a run takes a checkpoint before each step that may change files, records i
   });
   const endpoint = await server.start();
   const taken: number[] = [];
-  const restore = { type: 'restore' as const, checkpoint: 'c'.repeat(40), step: 4, run: 'run-0.lar.jsonl', before: 'd'.repeat(40), reverted: ['a.txt'], deleted: [], restored: [] };
+  const restore = {
+    type: 'restore' as const,
+    checkpoint: 'c'.repeat(40),
+    step: 4,
+    run: 'run-0.lar.jsonl',
+    before: 'd'.repeat(40),
+    reverted: ['a.txt'],
+    deleted: [],
+    restored: [],
+  };
   mkdirSync(join(ws, '.lar', 'runs'), { recursive: true });
   const path = join(ws, '.lar', 'runs', 'run-1.lar.jsonl');
   let seen: unknown[] = [];
@@ -273,7 +365,11 @@ test('a run takes a checkpoint before each step that may change files, records i
       trajectoryPath: path,
       execute: (name) => {
         if (name === 'run_command') writeFileSync(join(ws, 'b.txt'), 'hi');
-        return Promise.resolve({ status: 'ok', result: name === 'run_command' ? { exitCode: 0, completion: 'exit', output: '' } : {}, observation: 'ok' });
+        return Promise.resolve({
+          status: 'ok',
+          result: name === 'run_command' ? { exitCode: 0, completion: 'exit', output: '' } : {},
+          observation: 'ok',
+        });
       },
       runOutcomeCheck: () => Promise.resolve({ type: 'outcome', command: 'true', exitCode: 0 }),
       onIdle: 'end',
@@ -285,13 +381,19 @@ test('a run takes a checkpoint before each step that may change files, records i
       conversation: undefined,
     });
     assert.equal(r.endReason, 'answered');
-    seen = readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as unknown);
+    seen = readFileSync(path, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as unknown);
   } finally {
     await server.stop();
   }
   assert.deepEqual(taken, [2], 'only before the command (read_file changes nothing)');
   const events = seen as { type: string; tool?: string; checkpoint?: string }[];
-  assert.deepEqual(events.map((e) => e.type), ['header', 'restore', 'message', 'tool_call', 'tool_call', 'message', 'end']);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['header', 'restore', 'message', 'tool_call', 'tool_call', 'message', 'end'],
+  );
   assert.equal(events[3]!.checkpoint, undefined);
   assert.match(events[4]!.checkpoint ?? '', /^[0-9a-f]{40}$/);
   // The checkpoint is the workspace before the command: b.txt is not in it, and restoring it removes b.txt.

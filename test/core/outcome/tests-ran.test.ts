@@ -45,11 +45,58 @@ test('npm test over an empty suite exits 0 but is not a pass; with tests it is',
     }
     const event = await runOutcomeCheck(wf.outcome, ws);
     const events = [
-      { line: 2, event: { type: 'tool_call' as const, id: 'a', tool: 'read_file', args: { path: 'package.json' }, status: 'ok' as const } },
-      { line: 3, event: { type: 'tool_call' as const, id: 'b', tool: 'enter_stage', args: { stage: 'edit' }, status: 'ok' as const } },
-      { line: 4, event: { type: 'tool_call' as const, id: 'c', tool: 'write_file', args: { path: 'x', content: '' }, status: 'ok' as const, result: { filesChanged: ['x'] } } },
-      { line: 5, event: { type: 'tool_call' as const, id: 'd', tool: 'enter_stage', args: { stage: 'verify' }, status: 'ok' as const } },
-      { line: 6, event: { type: 'tool_call' as const, id: 'e', tool: 'run_command', args: { command: 'npm test' }, status: 'ok' as const, result: { exitCode: 0, completion: 'marker' as const } } },
+      {
+        line: 2,
+        event: {
+          type: 'tool_call' as const,
+          id: 'a',
+          tool: 'read_file',
+          args: { path: 'package.json' },
+          status: 'ok' as const,
+        },
+      },
+      {
+        line: 3,
+        event: {
+          type: 'tool_call' as const,
+          id: 'b',
+          tool: 'enter_stage',
+          args: { stage: 'edit' },
+          status: 'ok' as const,
+        },
+      },
+      {
+        line: 4,
+        event: {
+          type: 'tool_call' as const,
+          id: 'c',
+          tool: 'write_file',
+          args: { path: 'x', content: '' },
+          status: 'ok' as const,
+          result: { filesChanged: ['x'] },
+        },
+      },
+      {
+        line: 5,
+        event: {
+          type: 'tool_call' as const,
+          id: 'd',
+          tool: 'enter_stage',
+          args: { stage: 'verify' },
+          status: 'ok' as const,
+        },
+      },
+      {
+        line: 6,
+        event: {
+          type: 'tool_call' as const,
+          id: 'e',
+          tool: 'run_command',
+          args: { command: 'npm test' },
+          status: 'ok' as const,
+          result: { exitCode: 0, completion: 'marker' as const },
+        },
+      },
       { line: 7, event: { type: 'tool_call' as const, id: 'f', tool: 'submit', args: {}, status: 'ok' as const } },
       { line: 8, event },
     ];
@@ -59,7 +106,11 @@ test('npm test over an empty suite exits 0 but is not a pass; with tests it is',
   assert.equal(empty.event.exitCode, 0, 'npm test itself exits 0');
   assert.equal(empty.event.testsRan, 0);
   assert.equal(empty.summary.outcome.reward, 0);
-  assert.ok(empty.summary.outcome.verdicts.some((v) => v.check === 'outcome.check_passed' && !v.ok && /ran no tests/.test(v.reason)));
+  assert.ok(
+    empty.summary.outcome.verdicts.some(
+      (v) => v.check === 'outcome.check_passed' && !v.ok && /ran no tests/.test(v.reason),
+    ),
+  );
   const real = await outcomeOf(true);
   assert.equal(real.event.testsRan, 1);
   assert.equal(real.summary.outcome.reward, 1);
@@ -67,7 +118,10 @@ test('npm test over an empty suite exits 0 but is not a pass; with tests it is',
 
 test('a check with megabytes of output keeps its final summary (the tail), so its tests still count', async () => {
   const ws = mkdtempSync(join(tmpdir(), 'lar-bigcheck-'));
-  writeFileSync(join(ws, 'check.sh'), "yes 'noise line for the log' | head -c 3000000\necho; echo '# tests 7'\necho '# pass 7'\n");
+  writeFileSync(
+    join(ws, 'check.sh'),
+    "yes 'noise line for the log' | head -c 3000000\necho; echo '# tests 7'\necho '# pass 7'\n",
+  );
   const event = await runOutcomeCheck({ command: 'sh check.sh', expectExitCode: 0, timeoutMs: 60_000 }, ws);
   assert.equal(event.exitCode, 0);
   assert.equal(event.testsRan, 7);

@@ -16,9 +16,13 @@ function reference(p: string, s: string): boolean {
 test('the glob matcher agrees with the recursive definition', () => {
   const alphabet = fc.constantFrom('a', 'b', '*', '?');
   fc.assert(
-    fc.property(fc.string({ unit: alphabet, maxLength: 7 }), fc.string({ unit: fc.constantFrom('a', 'b', '*', '?'), maxLength: 9 }), (p, s) => {
-      assert.equal(globMatch(p, s), reference(p, s), `${p} ~ ${s}`);
-    }),
+    fc.property(
+      fc.string({ unit: alphabet, maxLength: 7 }),
+      fc.string({ unit: fc.constantFrom('a', 'b', '*', '?'), maxLength: 9 }),
+      (p, s) => {
+        assert.equal(globMatch(p, s), reference(p, s), `${p} ~ ${s}`);
+      },
+    ),
     { numRuns: 2000 },
   );
   assert.ok(globMatch('npm test*', 'npm test -- --grep x'));
@@ -30,7 +34,15 @@ test('the glob matcher agrees with the recursive definition', () => {
 });
 
 test('compound commands are judged part by part', () => {
-  assert.deepEqual(commandParts('ls -la && rm  -rf /; echo "$(whoami)" | tee `date`'), ['ls -la', 'rm -rf /', 'echo "$', 'whoami', '"', 'tee', 'date']);
+  assert.deepEqual(commandParts('ls -la && rm  -rf /; echo "$(whoami)" | tee `date`'), [
+    'ls -la',
+    'rm -rf /',
+    'echo "$',
+    'whoami',
+    '"',
+    'tee',
+    'date',
+  ]);
   assert.ok(commandMatches('rm -rf /', 'ls && rm -rf /'));
   assert.ok(commandMatches('rm -rf /', 'echo $(rm   -rf /)'));
   assert.ok(commandMatches('rm -rf /', 'echo `rm -rf /`'));
@@ -57,7 +69,23 @@ test('paths outside the workspace are rejected with a reason', () => {
 });
 
 test('the fast path for plain relative paths agrees with full normalization', () => {
-  const seg = fc.constantFrom('a', 'src', '.', '..', '', 'x.ts', '.git', '~', 'C:', '\\', 'b\\c', '/', 'n\n', '\r', 'u\u2028');
+  const seg = fc.constantFrom(
+    'a',
+    'src',
+    '.',
+    '..',
+    '',
+    'x.ts',
+    '.git',
+    '~',
+    'C:',
+    '\\',
+    'b\\c',
+    '/',
+    'n\n',
+    '\r',
+    'u\u2028',
+  );
   fc.assert(
     fc.property(fc.array(seg, { minLength: 1, maxLength: 6 }), (segs) => {
       const p = segs.join('/');

@@ -3,8 +3,10 @@ import assert from 'node:assert/strict';
 import { groupAdvantages, EPSILON } from '../../../core/rewards/advantages';
 import { verifyTrajectoryText } from '../../../core/verifier/verify';
 
-const header = (task = 'fix the test') => JSON.stringify({ lar: 1, type: 'header', task, workflow: 'builtin:default-coding', started: '2026-11-30T00:00:00Z' });
-const line = (tool: string, args: unknown, extra: Record<string, unknown> = {}) => JSON.stringify({ type: 'tool_call', tool, args, status: 'ok', ...extra });
+const header = (task = 'fix the test') =>
+  JSON.stringify({ lar: 1, type: 'header', task, workflow: 'builtin:default-coding', started: '2026-11-30T00:00:00Z' });
+const line = (tool: string, args: unknown, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ type: 'tool_call', tool, args, status: 'ok', ...extra });
 const good = [
   header(),
   line('read_file', { path: 'a' }),
@@ -34,7 +36,11 @@ test('advantages follow the stage-normalized GRPO definition', () => {
   assert.ok(Math.abs(writeStep.toolAdvantage - (-1 - mean) / (std + EPSILON)) < 1e-12);
   // explore visits: good +1, bad 0 (unclosed): mean 0.5, std 0.5.
   assert.ok(Math.abs(writeStep.stageAdvantage - (0 - 0.5) / (0.5 + EPSILON)) < 1e-12);
-  assert.ok(Math.abs(writeStep.advantage - (b!.outcomeAdvantage + 0.5 * writeStep.stageAdvantage + 0.25 * writeStep.toolAdvantage)) < 1e-12);
+  assert.ok(
+    Math.abs(
+      writeStep.advantage - (b!.outcomeAdvantage + 0.5 * writeStep.stageAdvantage + 0.25 * writeStep.toolAdvantage),
+    ) < 1e-12,
+  );
   // edit and verify visits exist only in the good run: zero variance, zero advantage.
   const editStep = g!.steps.find((s) => s.stage === 'edit')!;
   assert.equal(editStep.stageAdvantage, 0);
@@ -53,10 +59,16 @@ test('mixed tasks and unverifiable trajectories are refused with a reason', () =
     () =>
       groupAdvantages([
         { source: 'a', report: verifyTrajectoryText(good) },
-        { source: 'b', report: verifyTrajectoryText([header('another task'), line('read_file', { path: 'a' })].join('\n')) },
+        {
+          source: 'b',
+          report: verifyTrajectoryText([header('another task'), line('read_file', { path: 'a' })].join('\n')),
+        },
       ]),
     /not rollouts of one task/,
   );
-  assert.throws(() => groupAdvantages([{ source: 'x', report: verifyTrajectoryText('not json') }]), /x: cannot be verified/);
+  assert.throws(
+    () => groupAdvantages([{ source: 'x', report: verifyTrajectoryText('not json') }]),
+    /x: cannot be verified/,
+  );
   assert.throws(() => groupAdvantages([]), /at least one/);
 });

@@ -8,7 +8,16 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bwrapArgs, type Mounts } from '../../../core/sandbox/bwrap';
-import { defaultMemory, formatSize, GiB, limitValues, MiB, parseSize, SandboxLimits, tmpfsSize } from '../../../core/sandbox/limits';
+import {
+  defaultMemory,
+  formatSize,
+  GiB,
+  limitValues,
+  MiB,
+  parseSize,
+  SandboxLimits,
+  tmpfsSize,
+} from '../../../core/sandbox/limits';
 import { SandboxSection, Workflow } from '../../../core/schema/workflow';
 
 describe('sizes and defaults', () => {
@@ -17,7 +26,8 @@ describe('sizes and defaults', () => {
     assert.equal(parseSize('8G'), 8 * GiB);
     assert.equal(parseSize('1024'), 1024);
     assert.equal(parseSize('2T'), 2 * 1024 * GiB);
-    for (const bad of ['', '0', '08G', '1.5G', '8g', '8 G', '8GB', 'G', '-1M']) assert.throws(() => parseSize(bad), /not a size/, bad);
+    for (const bad of ['', '0', '08G', '1.5G', '8g', '8 G', '8GB', 'G', '-1M'])
+      assert.throws(() => parseSize(bad), /not a size/, bad);
     assert.equal(formatSize(256 * MiB), '256 MiB');
     assert.equal(formatSize(8 * GiB), '8 GiB');
     assert.equal(formatSize(1.5 * GiB), '1.5 GiB');
@@ -27,10 +37,14 @@ describe('sizes and defaults', () => {
     assert.equal(defaultMemory(64 * GiB), 8 * GiB);
     assert.equal(defaultMemory(4 * GiB), 2 * GiB);
     assert.deepEqual(limitValues(undefined, 6 * GiB), { memory: 3 * GiB, tasks: 4096, tmp: GiB });
-    assert.deepEqual(limitValues({ memory: '512M', tasks: 100, tmp: '64M' }, 6 * GiB), { memory: 512 * MiB, tasks: 100, tmp: 64 * MiB });
+    assert.deepEqual(limitValues({ memory: '512M', tasks: 100, tmp: '64M' }, 6 * GiB), {
+      memory: 512 * MiB,
+      tasks: 100,
+      tmp: 64 * MiB,
+    });
   });
 
-  test('every tmpfs gets a size from /tmp\'s: the homes and /var/tmp half, /run and /dev/shm a quarter, a hidden folder 1 MiB', () => {
+  test("every tmpfs gets a size from /tmp's: the homes and /var/tmp half, /run and /dev/shm a quarter, a hidden folder 1 MiB", () => {
     assert.equal(tmpfsSize('/tmp', GiB, 'scratch'), GiB);
     assert.equal(tmpfsSize('/var/tmp', GiB, 'scratch'), GiB / 2);
     assert.equal(tmpfsSize('/run', GiB, 'scratch'), GiB / 4);
@@ -42,8 +56,23 @@ describe('sizes and defaults', () => {
 
 describe("the workflow's sandbox.limits", () => {
   test('absent, or any of memory, tasks and tmp: parsed; the defaults are left to the host', () => {
-    assert.deepEqual(Workflow.parse({ lar: 1, id: 'w', stages: [{ id: 's', tools: ['submit'], budget: 1 }], transitions: {}, start: 's', terminal: ['s'], outcome: { command: 'true' } }).sandbox.limits, {});
-    assert.deepEqual(SandboxSection.parse({ limits: { memory: '4G', tasks: 2000, tmp: '2G' } }).limits, { memory: '4G', tasks: 2000, tmp: '2G' });
+    assert.deepEqual(
+      Workflow.parse({
+        lar: 1,
+        id: 'w',
+        stages: [{ id: 's', tools: ['submit'], budget: 1 }],
+        transitions: {},
+        start: 's',
+        terminal: ['s'],
+        outcome: { command: 'true' },
+      }).sandbox.limits,
+      {},
+    );
+    assert.deepEqual(SandboxSection.parse({ limits: { memory: '4G', tasks: 2000, tmp: '2G' } }).limits, {
+      memory: '4G',
+      tasks: 2000,
+      tmp: '2G',
+    });
   });
 
   test('what is not a size, too small, or an unknown key is refused with where and why', () => {
@@ -58,7 +87,10 @@ describe("the workflow's sandbox.limits", () => {
     ] as const) {
       const r = SandboxSection.safeParse({ limits });
       assert.equal(r.success, false, JSON.stringify(limits));
-      assert.match(r.error.issues.map((i) => `${i.path.join('.')}: ${i.message} ${'keys' in i ? String(i.keys) : ''}`).join('; '), message);
+      assert.match(
+        r.error.issues.map((i) => `${i.path.join('.')}: ${i.message} ${'keys' in i ? String(i.keys) : ''}`).join('; '),
+        message,
+      );
     }
   });
 });

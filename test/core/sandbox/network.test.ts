@@ -20,7 +20,13 @@ import { join } from 'node:path';
 import { RunSandbox } from '../../../core/sandbox/run';
 import { describeSandbox } from '../../../core/sandbox/plan';
 import { addressClass, allowingEntry, AllowlistProxy, type Lookup } from '../../../core/sandbox/proxy';
-import { HOST_GATEWAY, parseHostEntry, Workflow, type HostEntry, type WorkflowInput } from '../../../core/schema/workflow';
+import {
+  HOST_GATEWAY,
+  parseHostEntry,
+  Workflow,
+  type HostEntry,
+  type WorkflowInput,
+} from '../../../core/schema/workflow';
 import { Header } from '../../../core/schema/trajectory';
 import { checkWorkflow } from '../../../core/workflow/wellformed';
 import { TerminalSession } from '../../../core/shell/session';
@@ -67,10 +73,31 @@ async function open(sandbox: Record<string, unknown>, o: { lookup?: Lookup; outc
   mkdirSync(ws);
   mkdirSync(home);
   const outputDir = join(ws, '.lar', 'output', 'run');
-  const box = await RunSandbox.open({ workspace: ws, workflow: workflow(sandbox, o.outcome), setting: 'required', hostEnv: { ...process.env, HOME: home }, shell: '/bin/bash', outputDir, home, ...(o.lookup ? { lookup: o.lookup } : {}) });
+  const box = await RunSandbox.open({
+    workspace: ws,
+    workflow: workflow(sandbox, o.outcome),
+    setting: 'required',
+    hostEnv: { ...process.env, HOME: home },
+    shell: '/bin/bash',
+    outputDir,
+    home,
+    ...(o.lookup ? { lookup: o.lookup } : {}),
+  });
   assert.ok(box.plan.confined, `the sandbox must start here: ${box.plan.confined ? '' : box.summary.reason}`);
-  const terminal = new TerminalSession({ cwd: ws, outputDir, shell: '/bin/bash', inputIdleMs: 1500, ...box.terminal() });
-  const r: Run = { base, ws, sandbox: box, terminal, sh: async (command) => (await terminal.run(command, { timeoutMs: 120_000 })).output };
+  const terminal = new TerminalSession({
+    cwd: ws,
+    outputDir,
+    shell: '/bin/bash',
+    inputIdleMs: 1500,
+    ...box.terminal(),
+  });
+  const r: Run = {
+    base,
+    ws,
+    sandbox: box,
+    terminal,
+    sh: async (command) => (await terminal.run(command, { timeoutMs: 120_000 })).output,
+  };
   runs.push(r);
   return r;
 }
@@ -144,7 +171,10 @@ describe('sandbox.network "allowlist": the listed hosts through the proxy, nothi
     `node -e "const u = new URL(process.env.HTTPS_PROXY); require('http').request({ host: u.hostname, port: u.port, method: 'CONNECT', path: '${target}' }).on('connect', (res, s) => { if (res.statusCode !== 200) { console.log('status', res.statusCode, res.statusMessage); s.destroy(); return; } s.end('ping'); s.on('data', (d) => console.log('tunnel:', String(d))); }).on('error', (e) => console.log('error', e.message)).end()"`;
 
   test('an allowed host answers through the proxy: curl (plain and CONNECT), Python and Node via the proxy variables', async () => {
-    const r = await open({ network: 'allowlist', hosts: [`${HOST_GATEWAY}:${webPort}`, `${HOST_GATEWAY}:${echoPort}`] });
+    const r = await open({
+      network: 'allowlist',
+      hosts: [`${HOST_GATEWAY}:${webPort}`, `${HOST_GATEWAY}:${echoPort}`],
+    });
     const env = await r.sh('env | grep -i -E "^(https?_proxy|no_proxy|npm_config_https?_proxy)=" | sort');
     assert.match(env, /^HTTPS_PROXY=http:\/\/127\.0\.0\.1:3128$/m, env);
     assert.match(env, /^NO_PROXY=localhost,127\.0\.0\.1,::1$/m, env);
@@ -152,7 +182,12 @@ describe('sandbox.network "allowlist": the listed hosts through the proxy, nothi
     // Plain HTTP (an absolute URI to the proxy), and the same server through a CONNECT tunnel (-p).
     assert.match(await r.sh(`curl -sS http://${HOST_GATEWAY}:${webPort}/plain`), /web-answered \/plain/);
     assert.match(await r.sh(`curl -sS -p http://${HOST_GATEWAY}:${webPort}/tunnel`), /web-answered \/tunnel/);
-    assert.match(await r.sh(`python3 -c "import urllib.request; print(urllib.request.urlopen('http://${HOST_GATEWAY}:${webPort}/python', timeout=30).read().decode())"`), /web-answered \/python/);
+    assert.match(
+      await r.sh(
+        `python3 -c "import urllib.request; print(urllib.request.urlopen('http://${HOST_GATEWAY}:${webPort}/python', timeout=30).read().decode())"`,
+      ),
+      /web-answered \/python/,
+    );
     // A raw TCP service (the echo server) through CONNECT, from Node's http client.
     assert.match(await r.sh(nodeConnect(`${HOST_GATEWAY}:${echoPort}`)), /tunnel: ping/);
     // The terminal found its shell, not the forwarder beside it (a session of its own).
@@ -174,13 +209,25 @@ describe('sandbox.network "allowlist": the listed hosts through the proxy, nothi
     const summary = r.sandbox.summary;
     assert.equal(summary.network, 'allowlist');
     assert.deepEqual(summary.hosts, [`${HOST_GATEWAY}:${webPort}`, `${HOST_GATEWAY}:${echoPort}`]);
-    assert.ok(Header.safeParse({ lar: 1, type: 'header', task: 't', workflow: 'builtin:default-coding', started: '2026-01-01T00:00:00Z', sandbox: summary }).success);
+    assert.ok(
+      Header.safeParse({
+        lar: 1,
+        type: 'header',
+        task: 't',
+        workflow: 'builtin:default-coding',
+        started: '2026-01-01T00:00:00Z',
+        sandbox: summary,
+      }).success,
+    );
     assert.match(describeSandbox(summary), /network: 2 allowed hosts/);
     const end = await close(r);
     const allowed = end.network?.find((t) => t.host === HOST_GATEWAY && t.port === webPort && t.allowed);
     assert.ok(allowed && allowed.count >= 3, JSON.stringify(end.network));
     assert.ok(end.network?.some((t) => t.port === echoPort && t.allowed));
-    assert.deepEqual(end.network?.filter((t) => !t.allowed), []);
+    assert.deepEqual(
+      end.network?.filter((t) => !t.allowed),
+      [],
+    );
     // Closed with the run: the forwarder with its sandbox, the proxy's socket with the scratch folder.
     const gone = (pid: number): boolean => {
       try {
@@ -189,8 +236,12 @@ describe('sandbox.network "allowlist": the listed hosts through the proxy, nothi
         return true;
       }
     };
-    for (let i = 0; i < 100 && !forwarders.every((p) => gone(p.pid)); i++) await new Promise((res) => setTimeout(res, 100));
-    assert.ok(forwarders.every((p) => gone(p.pid)), 'the forwarder is gone');
+    for (let i = 0; i < 100 && !forwarders.every((p) => gone(p.pid)); i++)
+      await new Promise((res) => setTimeout(res, 100));
+    assert.ok(
+      forwarders.every((p) => gone(p.pid)),
+      'the forwarder is gone',
+    );
     assert.ok(!existsSync(socketPath), 'the proxy socket is gone');
   });
 
@@ -199,18 +250,37 @@ describe('sandbox.network "allowlist": the listed hosts through the proxy, nothi
     const before = otherHits;
     const plain = await r.sh(`curl -sS -i http://${HOST_GATEWAY}:${otherPort}/`);
     assert.match(plain, /^HTTP\/1\.1 403 /m, plain);
-    assert.match(plain, new RegExp(`${HOST_GATEWAY}:${otherPort} is not in this workflow's network allowlist \\(sandbox\\.hosts: ${HOST_GATEWAY}:${webPort}\\)`), plain);
+    assert.match(
+      plain,
+      new RegExp(
+        `${HOST_GATEWAY}:${otherPort} is not in this workflow's network allowlist \\(sandbox\\.hosts: ${HOST_GATEWAY}:${webPort}\\)`,
+      ),
+      plain,
+    );
     assert.match(plain, new RegExp(`add "${HOST_GATEWAY}:${otherPort}" to sandbox\\.hosts`), plain);
     // CONNECT: refused before any tunnel; the reason is in the status line, which Python and pip print.
-    assert.match(await r.sh(nodeConnect(`${HOST_GATEWAY}:${otherPort}`)), new RegExp(`status 403 ${HOST_GATEWAY}:${otherPort} is not in the workflow's allowlist`));
-    const py = await r.sh(`python3 -c "import urllib.request; urllib.request.urlopen('https://${HOST_GATEWAY}:${otherPort}/', timeout=30)" 2>&1 | tail -1`);
+    assert.match(
+      await r.sh(nodeConnect(`${HOST_GATEWAY}:${otherPort}`)),
+      new RegExp(`status 403 ${HOST_GATEWAY}:${otherPort} is not in the workflow's allowlist`),
+    );
+    const py = await r.sh(
+      `python3 -c "import urllib.request; urllib.request.urlopen('https://${HOST_GATEWAY}:${otherPort}/', timeout=30)" 2>&1 | tail -1`,
+    );
     assert.match(py, /Tunnel connection failed: 403 .*not in the workflow's allowlist/, py);
     // The listed host on another port is another host.
-    assert.match(await r.sh(`curl -sS -o /dev/null -w '%{http_code}' http://${HOST_GATEWAY}:${otherPort + 1 === webPort ? otherPort + 2 : otherPort + 1}/`), /^403$/);
+    assert.match(
+      await r.sh(
+        `curl -sS -o /dev/null -w '%{http_code}' http://${HOST_GATEWAY}:${otherPort + 1 === webPort ? otherPort + 2 : otherPort + 1}/`,
+      ),
+      /^403$/,
+    );
     assert.equal(otherHits, before, 'the unlisted server saw nothing');
     const end = await close(r);
     const refused = end.network?.find((t) => t.port === otherPort && !t.allowed);
-    assert.ok(refused && refused.count >= 3 && /not in the workflow's allowlist/.test(refused.reason ?? ''), JSON.stringify(end.network));
+    assert.ok(
+      refused && refused.count >= 3 && /not in the workflow's allowlist/.test(refused.reason ?? ''),
+      JSON.stringify(end.network),
+    );
   });
 
   test('direct connections, around the proxy, reach nothing; the proxy socket itself refuses the same', async () => {
@@ -222,7 +292,9 @@ describe('sandbox.network "allowlist": the listed hosts through the proxy, nothi
       .filter((a) => a && a.family === 'IPv4' && !a.internal)
       .map((a) => a!.address);
     for (const addr of ['127.0.0.1', ...hostAddresses]) {
-      const out = await r.sh(`curl -sS --noproxy '*' --connect-timeout 5 http://${addr}:${webPort}/ 2>&1; echo "exit $?"`);
+      const out = await r.sh(
+        `curl -sS --noproxy '*' --connect-timeout 5 http://${addr}:${webPort}/ 2>&1; echo "exit $?"`,
+      );
       assert.doesNotMatch(out, /web-answered/, out);
       assert.doesNotMatch(out, /exit 0$/m, out);
     }
@@ -231,7 +303,9 @@ describe('sandbox.network "allowlist": the listed hosts through the proxy, nothi
     assert.match(direct, /Could not resolve host/, direct);
     // The proxy's socket is inside (read-only): asked directly, it judges the same.
     const socket = endpoint(r).socket;
-    const raw = await r.sh(`curl -sS --unix-socket ${socket} --request-target http://${HOST_GATEWAY}:${otherPort}/ -o /dev/null -w '%{http_code}' http://x/`);
+    const raw = await r.sh(
+      `curl -sS --unix-socket ${socket} --request-target http://${HOST_GATEWAY}:${otherPort}/ -o /dev/null -w '%{http_code}' http://x/`,
+    );
     assert.match(raw, /^403$/, raw);
     assert.equal(webHits + otherHits, before, 'no server saw a request');
     await close(r);
@@ -241,11 +315,25 @@ describe('sandbox.network "allowlist": the listed hosts through the proxy, nothi
     const lookup = resolver({});
     const r = await open({ network: 'allowlist', hosts: ['*.example.org'] }, { lookup });
     const code = async (url: string, connect = false): Promise<string> =>
-      (await r.sh(connect ? `curl -s -p -o /dev/null -w '%{http_connect}' ${url}` : `curl -s -o /dev/null -w '%{http_code}' ${url}`)).trim();
+      (
+        await r.sh(
+          connect
+            ? `curl -s -p -o /dev/null -w '%{http_connect}' ${url}`
+            : `curl -s -o /dev/null -w '%{http_code}' ${url}`,
+        )
+      ).trim();
     // Allowed by the list, then not resolvable: 502, not 403.
-    for (const url of ['http://a.example.org/', 'http://deep.a.example.org/', 'http://A.Example.ORG/']) assert.equal(await code(url), '502', url);
+    for (const url of ['http://a.example.org/', 'http://deep.a.example.org/', 'http://A.Example.ORG/'])
+      assert.equal(await code(url), '502', url);
     assert.equal(await code('https://a.example.org/', true), '502');
-    for (const url of ['http://example.org/', 'http://evil-example.org/', 'http://aexample.org/', 'http://example.org.evil.net/', 'http://a.example.org:8080/']) assert.equal(await code(url), '403', url);
+    for (const url of [
+      'http://example.org/',
+      'http://evil-example.org/',
+      'http://aexample.org/',
+      'http://example.org.evil.net/',
+      'http://a.example.org:8080/',
+    ])
+      assert.equal(await code(url), '403', url);
     assert.equal(await code('https://evil-example.org/', true), '403');
     assert.deepEqual([...new Set(lookup.asked)].sort(), ['a.example.org', 'deep.a.example.org']);
     await close(r);
@@ -258,7 +346,18 @@ describe('sandbox.network "allowlist": the listed hosts through the proxy, nothi
       'metadata.example.org': ['169.254.169.254'],
       'a.corp.example': ['10.0.0.5'],
     });
-    const r = await open({ network: 'allowlist', hosts: [`rebind.example.org:${webPort}`, `mapped.example.org:${webPort}`, 'metadata.example.org', '*.corp.example'] }, { lookup });
+    const r = await open(
+      {
+        network: 'allowlist',
+        hosts: [
+          `rebind.example.org:${webPort}`,
+          `mapped.example.org:${webPort}`,
+          'metadata.example.org',
+          '*.corp.example',
+        ],
+      },
+      { lookup },
+    );
     const before = webHits;
     for (const [url, kind] of [
       [`http://rebind.example.org:${webPort}/`, 'loopback'],
@@ -275,7 +374,12 @@ describe('sandbox.network "allowlist": the listed hosts through the proxy, nothi
   });
 
   test('the outcome check gets the same allowlist, through the same proxy', async () => {
-    const r = await open({ network: 'allowlist', hosts: [`${HOST_GATEWAY}:${webPort}`] }, { outcome: `curl -sSf http://${HOST_GATEWAY}:${webPort}/fixture && ! curl -sSf http://${HOST_GATEWAY}:${otherPort}/` });
+    const r = await open(
+      { network: 'allowlist', hosts: [`${HOST_GATEWAY}:${webPort}`] },
+      {
+        outcome: `curl -sSf http://${HOST_GATEWAY}:${webPort}/fixture && ! curl -sSf http://${HOST_GATEWAY}:${otherPort}/`,
+      },
+    );
     const before = webHits;
     const event = await r.sandbox.outcome(() => r.terminal.close());
     assert.equal(event.exitCode, 0, event.output);
@@ -283,7 +387,10 @@ describe('sandbox.network "allowlist": the listed hosts through the proxy, nothi
     assert.match(event.output ?? '', /web-answered \/fixture/);
     assert.equal(webHits, before + 1);
     const end = await close(r);
-    assert.ok(end.network?.some((t) => t.port === otherPort && !t.allowed), JSON.stringify(end.network));
+    assert.ok(
+      end.network?.some((t) => t.port === otherPort && !t.allowed),
+      JSON.stringify(end.network),
+    );
   });
 
   test('npm install from a registry on the host works through the proxy, and fails with network "none"', async () => {
@@ -294,7 +401,10 @@ describe('sandbox.network "allowlist": the listed hosts through the proxy, nothi
       const out = await r.sh(install);
       assert.match(out, /exit 0$/m, out);
       assert.match(await r.sh('node -e "console.log(require(\'lar-fixture-pkg\'))"'), /lar-fixture-answer/);
-      assert.ok(reg.served.includes('/lar-fixture-pkg') && reg.served.some((u) => u.endsWith('.tgz')), reg.served.join(' '));
+      assert.ok(
+        reg.served.includes('/lar-fixture-pkg') && reg.served.some((u) => u.endsWith('.tgz')),
+        reg.served.join(' '),
+      );
       await close(r);
 
       const served = reg.served.length;
@@ -315,7 +425,10 @@ describe('sandbox.network "allowlist": the listed hosts through the proxy, nothi
 async function tinyRegistry(): Promise<{ server: Server; port: number; served: string[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'lar-registry-'));
   mkdirSync(join(dir, 'package'));
-  writeFileSync(join(dir, 'package', 'package.json'), JSON.stringify({ name: 'lar-fixture-pkg', version: '1.0.0', main: 'index.js' }));
+  writeFileSync(
+    join(dir, 'package', 'package.json'),
+    JSON.stringify({ name: 'lar-fixture-pkg', version: '1.0.0', main: 'index.js' }),
+  );
   writeFileSync(join(dir, 'package', 'index.js'), "module.exports = 'lar-fixture-answer';\n");
   execFileSync('tar', ['-czf', join(dir, 'pkg.tgz'), '-C', dir, 'package']);
   const tarball = readFileSync(join(dir, 'pkg.tgz'));
@@ -336,7 +449,9 @@ async function tinyRegistry(): Promise<{ server: Server; port: number; served: s
         },
       };
       res.setHeader('Content-Type', 'application/json');
-      res.end(JSON.stringify({ name: 'lar-fixture-pkg', 'dist-tags': { latest: '1.0.0' }, versions: { '1.0.0': version } }));
+      res.end(
+        JSON.stringify({ name: 'lar-fixture-pkg', 'dist-tags': { latest: '1.0.0' }, versions: { '1.0.0': version } }),
+      );
     } else if (req.url === '/lar-fixture-pkg/-/lar-fixture-pkg-1.0.0.tgz') {
       res.setHeader('Content-Type', 'application/octet-stream');
       res.end(tarball);
@@ -357,9 +472,30 @@ describe('the allowlist rules, without a sandbox', () => {
     assert.deepEqual(parseHostEntry('*.pypi.org:8443'), { host: 'pypi.org', port: 8443, wildcard: true, ip: false });
     assert.deepEqual(parseHostEntry('10.0.0.5:8080'), { host: '10.0.0.5', port: 8080, wildcard: false, ip: true });
     assert.deepEqual(parseHostEntry('[FD00::5]'), { host: 'fd00::5', wildcard: false, ip: true });
-    for (const bad of ['', '*', '*.org', '*.10.0.0.5', 'http://example.org', 'example.org/path', 'user@example.org', 'example.org:0', 'example.org:70000', 'exa mple.org', '-x.org', 'a..b', '1.2.3.999', '1.2.3', 'fd00::5', '*example.org', 'example.*.org']) {
+    for (const bad of [
+      '',
+      '*',
+      '*.org',
+      '*.10.0.0.5',
+      'http://example.org',
+      'example.org/path',
+      'user@example.org',
+      'example.org:0',
+      'example.org:70000',
+      'exa mple.org',
+      '-x.org',
+      'a..b',
+      '1.2.3.999',
+      '1.2.3',
+      'fd00::5',
+      '*example.org',
+      'example.*.org',
+    ]) {
       assert.equal(typeof parseHostEntry(bad), 'string', bad);
-      assert.ok(!Workflow.safeParse({ ...workflowInput(), sandbox: { network: 'allowlist', hosts: [bad] } }).success, bad);
+      assert.ok(
+        !Workflow.safeParse({ ...workflowInput(), sandbox: { network: 'allowlist', hosts: [bad] } }).success,
+        bad,
+      );
     }
   });
 
@@ -370,7 +506,8 @@ describe('the allowlist rules, without a sandbox', () => {
     assert.equal(allowingEntry(e, 'registry.npmjs.org', 8080), undefined);
     assert.equal(allowingEntry(e, 'evil.registry.npmjs.org', 443), undefined);
     assert.equal(allowingEntry(e, 'a.b.example.org', 443)?.wildcard, true);
-    for (const h of ['example.org', 'evil-example.org', 'aexample.org', 'example.org.evil.net']) assert.equal(allowingEntry(e, h, 443), undefined, h);
+    for (const h of ['example.org', 'evil-example.org', 'aexample.org', 'example.org.evil.net'])
+      assert.equal(allowingEntry(e, h, 443), undefined, h);
     assert.ok(allowingEntry(e, 'pinned.example.net', 8443));
     assert.equal(allowingEntry(e, 'pinned.example.net', 443), undefined);
     assert.ok(allowingEntry(e, '::1', 9000));
@@ -405,9 +542,26 @@ describe('the allowlist rules, without a sandbox', () => {
   });
 
   test('what a listed entry may reach: an exact name public and private networks, a wildcard public only, an address itself, host.lar.internal the host loopback', async () => {
-    const lookup = resolver({ 'registry.corp.example': ['10.0.0.5'], 'a.corp.example': ['10.0.0.6'], 'mixed.example.org': ['127.0.0.1', '93.184.215.14'], 'public.example.org': ['93.184.215.14'] });
+    const lookup = resolver({
+      'registry.corp.example': ['10.0.0.5'],
+      'a.corp.example': ['10.0.0.6'],
+      'mixed.example.org': ['127.0.0.1', '93.184.215.14'],
+      'public.example.org': ['93.184.215.14'],
+    });
     const dir = mkdtempSync(join(tmpdir(), 'lar-proxy-'));
-    const proxy = await AllowlistProxy.start({ hosts: ['registry.corp.example', '*.corp.example', 'mixed.example.org', '*.example.org', '10.9.9.9:22', `${HOST_GATEWAY}:4873`, '*.lar.internal'], socketPath: join(dir, 'p.sock'), lookup });
+    const proxy = await AllowlistProxy.start({
+      hosts: [
+        'registry.corp.example',
+        '*.corp.example',
+        'mixed.example.org',
+        '*.example.org',
+        '10.9.9.9:22',
+        `${HOST_GATEWAY}:4873`,
+        '*.lar.internal',
+      ],
+      socketPath: join(dir, 'p.sock'),
+      lookup,
+    });
     try {
       assert.deepEqual(await proxy.decide('registry.corp.example', 443), { ok: true, addresses: ['10.0.0.5'] });
       assert.equal((await proxy.decide('a.corp.example', 443)).ok, false);
@@ -420,24 +574,51 @@ describe('the allowlist rules, without a sandbox', () => {
       const viaWildcard = await proxy.decide(HOST_GATEWAY, 443);
       assert.ok(!viaWildcard.ok && viaWildcard.status === 502, JSON.stringify(viaWildcard));
       const notListed = await proxy.decide('10.9.9.9', 443);
-      assert.ok(!notListed.ok && notListed.status === 403 && /add "10\.9\.9\.9"/.test(notListed.message), JSON.stringify(notListed));
+      assert.ok(
+        !notListed.ok && notListed.status === 403 && /add "10\.9\.9\.9"/.test(notListed.message),
+        JSON.stringify(notListed),
+      );
     } finally {
       await proxy.close();
       rmSync(dir, { recursive: true, force: true });
     }
-    assert.deepEqual(readdirSync(tmpdir()).filter((f) => f === 'p.sock'), []);
+    assert.deepEqual(
+      readdirSync(tmpdir()).filter((f) => f === 'p.sock'),
+      [],
+    );
   });
 
   test('lar workflow check: an allowlist needs hosts, hosts need an allowlist, and localhost is not the host', () => {
-    const codes = (sandbox: Record<string, unknown>) => checkWorkflow(Workflow.parse({ ...workflowInput(), sandbox })).map((p) => `${p.severity} ${p.code} ${p.path.join('.')}`);
-    assert.deepEqual(codes({ network: 'allowlist', hosts: ['registry.npmjs.org', '*.pypi.org', `${HOST_GATEWAY}:4873`] }), []);
+    const codes = (sandbox: Record<string, unknown>) =>
+      checkWorkflow(Workflow.parse({ ...workflowInput(), sandbox })).map(
+        (p) => `${p.severity} ${p.code} ${p.path.join('.')}`,
+      );
+    assert.deepEqual(
+      codes({ network: 'allowlist', hosts: ['registry.npmjs.org', '*.pypi.org', `${HOST_GATEWAY}:4873`] }),
+      [],
+    );
     assert.deepEqual(codes({ network: 'allowlist' }), ['error workflow.sandbox_network sandbox.network']);
-    assert.deepEqual(codes({ network: 'none', hosts: ['registry.npmjs.org'] }), ['error workflow.sandbox_network sandbox.hosts']);
-    assert.deepEqual(codes({ network: 'host', hosts: ['registry.npmjs.org'] }), ['error workflow.sandbox_network sandbox.hosts']);
-    assert.deepEqual(codes({ network: 'allowlist', hosts: ['localhost:4873', '127.0.0.1:8080'] }), ['warning workflow.sandbox_network sandbox.hosts.0', 'warning workflow.sandbox_network sandbox.hosts.1']);
+    assert.deepEqual(codes({ network: 'none', hosts: ['registry.npmjs.org'] }), [
+      'error workflow.sandbox_network sandbox.hosts',
+    ]);
+    assert.deepEqual(codes({ network: 'host', hosts: ['registry.npmjs.org'] }), [
+      'error workflow.sandbox_network sandbox.hosts',
+    ]);
+    assert.deepEqual(codes({ network: 'allowlist', hosts: ['localhost:4873', '127.0.0.1:8080'] }), [
+      'warning workflow.sandbox_network sandbox.hosts.0',
+      'warning workflow.sandbox_network sandbox.hosts.1',
+    ]);
   });
 });
 
 function workflowInput(): WorkflowInput {
-  return { lar: 1, id: 'w', stages: [{ id: 'work', tools: ['submit'], budget: 5 }], transitions: {}, start: 'work', terminal: ['work'], outcome: { command: 'true' } };
+  return {
+    lar: 1,
+    id: 'w',
+    stages: [{ id: 'work', tools: ['submit'], budget: 5 }],
+    transitions: {},
+    start: 'work',
+    terminal: ['work'],
+    outcome: { command: 'true' },
+  };
 }

@@ -84,14 +84,38 @@ interface Abi {
 
 const ABIS: Record<string, { native: Abi; compat: Abi; foreign: number[] }> = {
   x64: {
-    native: { name: 'x86-64', audit: 0xc000003e, ioctl: 16, keys: { add_key: 248, request_key: 249, keyctl: 250 }, ordinary: [0, 1, 257, 59, 56, 9, 231] },
-    compat: { name: 'i386 (int 0x80)', audit: 0x40000003, ioctl: 54, keys: { add_key: 286, request_key: 287, keyctl: 288 }, ordinary: [3, 4, 295, 11, 2, 192, 252] },
+    native: {
+      name: 'x86-64',
+      audit: 0xc000003e,
+      ioctl: 16,
+      keys: { add_key: 248, request_key: 249, keyctl: 250 },
+      ordinary: [0, 1, 257, 59, 56, 9, 231],
+    },
+    compat: {
+      name: 'i386 (int 0x80)',
+      audit: 0x40000003,
+      ioctl: 54,
+      keys: { add_key: 286, request_key: 287, keyctl: 288 },
+      ordinary: [3, 4, 295, 11, 2, 192, 252],
+    },
     // aarch64, arm, riscv64
     foreign: [0xc00000b7, 0x40000028, 0xc00000f3],
   },
   arm64: {
-    native: { name: 'aarch64', audit: 0xc00000b7, ioctl: 29, keys: { add_key: 217, request_key: 218, keyctl: 219 }, ordinary: [63, 64, 56, 221, 220, 222, 94] },
-    compat: { name: 'arm EABI (AArch32)', audit: 0x40000028, ioctl: 54, keys: { add_key: 309, request_key: 310, keyctl: 311 }, ordinary: [3, 4, 322, 11, 2, 192, 248] },
+    native: {
+      name: 'aarch64',
+      audit: 0xc00000b7,
+      ioctl: 29,
+      keys: { add_key: 217, request_key: 218, keyctl: 219 },
+      ordinary: [63, 64, 56, 221, 220, 222, 94],
+    },
+    compat: {
+      name: 'arm EABI (AArch32)',
+      audit: 0x40000028,
+      ioctl: 54,
+      keys: { add_key: 309, request_key: 310, keyctl: 311 },
+      ordinary: [3, 4, 322, 11, 2, 192, 248],
+    },
     // x86-64, i386, riscv64
     foreign: [0xc000003e, 0x40000003, 0xc00000f3],
   },
@@ -107,7 +131,8 @@ describe('the seccomp filter, interpreted', () => {
       for (let pc = 0; pc < n; pc++) {
         const code = prog.readUInt16LE(pc * 8);
         if ((code & 0x07) !== 0x05) continue; // not a jump
-        for (const off of [prog.readUInt8(pc * 8 + 2), prog.readUInt8(pc * 8 + 3)]) assert.ok(pc + 1 + off < n, `the jump at ${pc} lands inside`);
+        for (const off of [prog.readUInt8(pc * 8 + 2), prog.readUInt8(pc * 8 + 3)])
+          assert.ok(pc + 1 + off < n, `the jump at ${pc} lands inside`);
       }
       assert.equal(prog.readUInt16LE((n - 1) * 8), 0x06, 'the last instruction returns');
     });
@@ -115,34 +140,48 @@ describe('the seccomp filter, interpreted', () => {
 
     for (const abi of [native, compat]) {
       test(`${arch}, ${abi.name}: add_key, request_key and keyctl fail with EPERM`, () => {
-        for (const [name, nr] of Object.entries(abi.keys)) assert.equal(run(prog, data(abi.audit, nr, [0n, -3n])), EPERM, name);
+        for (const [name, nr] of Object.entries(abi.keys))
+          assert.equal(run(prog, data(abi.audit, nr, [0n, -3n])), EPERM, name);
       });
 
       test(`${arch}, ${abi.name}: ioctl TIOCSTI and TIOCLINUX fail with EPERM, also with high bits set in the request`, () => {
         for (const req of [TIOCSTI, TIOCLINUX]) {
           for (const high of [0n, 1n, 0xdead0000n, 0xffffffffn]) {
             const request = (high << 32n) | req;
-            assert.equal(run(prog, data(abi.audit, abi.ioctl, [0n, request, 0x7ffe0000n])), EPERM, `request 0x${request.toString(16)}`);
+            assert.equal(
+              run(prog, data(abi.audit, abi.ioctl, [0n, request, 0x7ffe0000n])),
+              EPERM,
+              `request 0x${request.toString(16)}`,
+            );
           }
         }
       });
 
       test(`${arch}, ${abi.name}: other terminal requests and ordinary calls are allowed`, () => {
-        for (const req of ORDINARY_IOCTLS) assert.equal(run(prog, data(abi.audit, abi.ioctl, [1n, req, 0n])), ALLOW, `request 0x${req.toString(16)}`);
+        for (const req of ORDINARY_IOCTLS)
+          assert.equal(run(prog, data(abi.audit, abi.ioctl, [1n, req, 0n])), ALLOW, `request 0x${req.toString(16)}`);
         // The request's low 32 bits decide: neighbours of TIOCSTI in the high or low bits are other requests.
         assert.equal(run(prog, data(abi.audit, abi.ioctl, [0n, 0x15412n, 0n])), ALLOW);
-        for (const nr of abi.ordinary) assert.equal(run(prog, data(abi.audit, nr, [0n, TIOCSTI])), ALLOW, `call ${nr} (with TIOCSTI as its second argument)`);
+        for (const nr of abi.ordinary)
+          assert.equal(
+            run(prog, data(abi.audit, nr, [0n, TIOCSTI])),
+            ALLOW,
+            `call ${nr} (with TIOCSTI as its second argument)`,
+          );
       });
     }
 
     if (arch === 'x64') {
       test('x64: every x32 call fails with EPERM (ioctl and keyctl included)', () => {
-        for (const nr of [0, 1, 514, 250, 248, 59]) assert.equal(run(prog, data(native.audit, 0x40000000 + nr, [0n, TIOCSTI])), EPERM, `x32 call ${nr}`);
+        for (const nr of [0, 1, 514, 250, 248, 59])
+          assert.equal(run(prog, data(native.audit, 0x40000000 + nr, [0n, TIOCSTI])), EPERM, `x32 call ${nr}`);
       });
     }
 
     test(`${arch}: a call under any other architecture's numbering is not let through`, () => {
-      for (const audit of foreign) for (const nr of [0, 1, 16, 29, 54, 59]) assert.equal(run(prog, data(audit, nr)), EPERM, `arch 0x${audit.toString(16)} call ${nr}`);
+      for (const audit of foreign)
+        for (const nr of [0, 1, 16, 29, 54, 59])
+          assert.equal(run(prog, data(audit, nr)), EPERM, `arch 0x${audit.toString(16)} call ${nr}`);
     });
   }
 

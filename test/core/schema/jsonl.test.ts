@@ -53,7 +53,13 @@ test('a value is located by its path; a missing member points at its object', ()
 });
 
 test('malformed lines: position and expectation, and the next line is still parsed', () => {
-  const header = JSON.stringify({ lar: 1, type: 'header', task: 't', workflow: 'builtin:default-coding', started: 'now' });
+  const header = JSON.stringify({
+    lar: 1,
+    type: 'header',
+    task: 't',
+    workflow: 'builtin:default-coding',
+    started: 'now',
+  });
   const text = [
     header,
     '{"type":"tool_call","tool":"read_file","args":{},"status":"done"}',
@@ -74,7 +80,10 @@ test('malformed lines: position and expectation, and the next line is still pars
   const errs = bad.map((l) => (l.kind === 'malformed' ? l.error : undefined)!);
   assert.match(errs[0]!.message, /"status": Invalid option: expected one of/);
   assert.equal(errs[0]!.column, '{"type":"tool_call","tool":"read_file","args":{},"status":'.length + 1);
-  assert.match(errs[1]!.message, /"type": expected one of "tool_call", "message", "outcome", "compaction", "restore", "end"/);
+  assert.match(
+    errs[1]!.message,
+    /"type": expected one of "tool_call", "message", "outcome", "compaction", "restore", "end"/,
+  );
   assert.equal(errs[1]!.column, 9);
   assert.match(errs[2]!.message, /"tool"/);
   assert.match(errs[3]!.message, /header is only allowed on the first line/);
@@ -85,13 +94,21 @@ test('malformed lines: position and expectation, and the next line is still pars
 
 test('parseLine never throws, whatever the line', () => {
   fc.assert(
-    fc.property(fc.oneof(fc.string(), fc.json(), fc.jsonValue().map((v) => JSON.stringify(v))), fc.boolean(), (text, first) => {
-      const p = parseLine(text, 1, first);
-      if (p.kind === 'malformed') {
-        assert.ok(p.error.column >= 1);
-        assert.ok(p.error.message.length > 0);
-      }
-    }),
+    fc.property(
+      fc.oneof(
+        fc.string(),
+        fc.json(),
+        fc.jsonValue().map((v) => JSON.stringify(v)),
+      ),
+      fc.boolean(),
+      (text, first) => {
+        const p = parseLine(text, 1, first);
+        if (p.kind === 'malformed') {
+          assert.ok(p.error.column >= 1);
+          assert.ok(p.error.message.length > 0);
+        }
+      },
+    ),
     { numRuns: 500 },
   );
 });

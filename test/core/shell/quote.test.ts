@@ -8,7 +8,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import fc from '../../support/fc';
@@ -84,7 +94,11 @@ function pwned(dir: string): string[] {
 /** What `printf %s WORD` prints in `shell`, run in `cwd` with a clean environment. */
 function echoBack(shell: string, word: string, cwd: string): string {
   const args = shell.endsWith('fish') ? ['--no-config', '-c', `printf %s ${word}`] : ['-c', `printf %s ${word}`];
-  const r = spawnSync(shell, args, { cwd, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: cwd, LANG: 'C.UTF-8' } });
+  const r = spawnSync(shell, args, {
+    cwd,
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH, HOME: cwd, LANG: 'C.UTF-8' },
+  });
   assert.equal(r.status, 0, `${shell} failed on ${JSON.stringify(word)}: ${r.stderr}`);
   return r.stdout;
 }
@@ -101,7 +115,12 @@ async function inShell(
   extra: { mode?: 'pty' | 'pipe'; graceMs?: number; env?: Record<string, string> } = {},
 ): Promise<void> {
   const { env, ...rest } = extra;
-  const terminal = new TerminalSession({ cwd: ws, env: { PATH: process.env.PATH, HOME: ws, SHELL: sh.path, ...env }, outputDir: join(outRoot, 'out', basename(sh.path)), ...rest });
+  const terminal = new TerminalSession({
+    cwd: ws,
+    env: { PATH: process.env.PATH, HOME: ws, SHELL: sh.path, ...env },
+    outputDir: join(outRoot, 'out', basename(sh.path)),
+    ...rest,
+  });
   try {
     await fn(terminal, createToolExecutor({ fs: new NodeWorkspaceFs(ws), terminal, commandTimeoutMs: 20_000 }));
   } finally {
@@ -110,14 +129,18 @@ async function inShell(
 }
 
 test('every shell kind the terminal speaks is installed here, so each is tested (npm run setup installs zsh and fish)', () => {
-  assert.deepEqual(SHELLS.filter((s) => !existsSync(s.path)).map((s) => s.path), []);
+  assert.deepEqual(
+    SHELLS.filter((s) => !existsSync(s.path)).map((s) => s.path),
+    [],
+  );
 });
 
 test('shellQuote: every hostile value comes back from each real shell exactly as it was, and runs nothing', () => {
   const dir = scratch();
   try {
     for (const sh of present) {
-      for (const v of HOSTILE) assert.equal(echoBack(sh.path, shellQuote(v, sh.dialect), dir), v, `${sh.path}: ${JSON.stringify(v)}`);
+      for (const v of HOSTILE)
+        assert.equal(echoBack(sh.path, shellQuote(v, sh.dialect), dir), v, `${sh.path}: ${JSON.stringify(v)}`);
     }
     assert.deepEqual(pwned(dir), []);
   } finally {
@@ -129,8 +152,10 @@ test('shellQuote: any string without NUL round-trips through each real shell (pr
   const dir = scratch();
   try {
     // Characters shells treat specially, mixed with anything else.
-    const special = fc.constantFrom(...`'"\\$\`;&|<>(){}[]*?!#~=%^\n\r\t -`.split(''), '$(', '${', '\\\'', "'\\''");
-    const value = fc.array(fc.oneof(special, fc.string({ unit: 'binary', maxLength: 3 })), { maxLength: 12 }).map((xs) => xs.join('').replace(/\0/g, ''));
+    const special = fc.constantFrom(...`'"\\$\`;&|<>(){}[]*?!#~=%^\n\r\t -`.split(''), '$(', '${', "\\'", "'\\''");
+    const value = fc
+      .array(fc.oneof(special, fc.string({ unit: 'binary', maxLength: 3 })), { maxLength: 12 })
+      .map((xs) => xs.join('').replace(/\0/g, ''));
     for (const sh of present) {
       fc.assert(
         fc.property(value, (v) => echoBack(sh.path, shellQuote(v, sh.dialect), dir) === v),
@@ -144,13 +169,19 @@ test('shellQuote: any string without NUL round-trips through each real shell (pr
 });
 
 test('shellQuote refuses a NUL instead of cutting the value; assertTypable refuses terminal control characters', () => {
-  assert.throws(() => shellQuote('a\0b'), (e: unknown) => e instanceof ShellTextError && /NUL/.test((e).message));
+  assert.throws(
+    () => shellQuote('a\0b'),
+    (e: unknown) => e instanceof ShellTextError && /NUL/.test(e.message),
+  );
   assert.throws(() => assertTypable('/w/a\tb', 'the folder', 'fish'), ShellTextError);
   assertTypable('/w/a\tb', 'the folder', 'posix');
   for (const c of ['\x03', '\x04', '\x15', '\x16', '\x1a', '\x1b', '\x7f', '\x9b', '\n', '\r', '\0']) {
-    assert.throws(() => assertTypable(`/w/a${c}b`, 'the folder'), (e: unknown) => e instanceof ShellTextError && /the folder has a control character/.test((e).message));
+    assert.throws(
+      () => assertTypable(`/w/a${c}b`, 'the folder'),
+      (e: unknown) => e instanceof ShellTextError && /the folder has a control character/.test(e.message),
+    );
   }
-  assertTypable("/w/a b$(x)'\"`\\;ü✓", 'a folder');
+  assertTypable('/w/a b$(x)\'"`\\;ü✓', 'a folder');
 });
 
 test('the command file: a trailing comment or a here-document in the command cannot swallow the folder wrapper', () => {
@@ -160,12 +191,21 @@ test('the command file: a trailing comment or a here-document in the command can
     const sub = join(dir, "it's $(here) a\\'b \\");
     mkdirSync(sub);
     for (const sh of present) {
-      const kind = sh.path.endsWith('fish') ? 'fish' : sh.path.endsWith('zsh') ? 'zsh' : sh.path.endsWith('bash') ? 'bash' : 'posix';
+      const kind = sh.path.endsWith('fish')
+        ? 'fish'
+        : sh.path.endsWith('zsh')
+          ? 'zsh'
+          : sh.path.endsWith('bash')
+            ? 'bash'
+            : 'posix';
       const script = join(dir, 'cmd.sh');
       const command = kind === 'fish' ? 'pwd # a comment' : 'pwd # a comment\ncat <<EOF\nheredoc )\nEOF';
       writeFileSync(script, commandScript(command, kind, sub));
       // Sourced, then the shell goes on (fish: as in the terminal session, by a fish process of its own).
-      const line = kind === 'fish' ? `${sh.path} --no-config ${shellQuote(script, 'fish')}; pwd` : `. ${shellQuote(script, 'posix')}; pwd`;
+      const line =
+        kind === 'fish'
+          ? `${sh.path} --no-config ${shellQuote(script, 'fish')}; pwd`
+          : `. ${shellQuote(script, 'posix')}; pwd`;
       const args = kind === 'fish' ? ['--no-config', '-c', line] : ['-c', line];
       const r = spawnSync(sh.path, args, { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: dir } });
       assert.equal(r.status, 0, `${sh.path}: ${r.stderr}`);
@@ -186,32 +226,49 @@ test('run_command: a hostile cwd (existing folder or not) runs nothing but the c
   mkdirSync(ws);
   try {
     for (const sh of present) {
-      await inShell(sh, ws, dir, async (_terminal, execute) => {
-        for (const name of HOSTILE) {
-          // Folder names the workspace paths take as names (a backslash is a separator to them; `~` is refused).
-          if (name.includes('\\') || name === '~') continue;
-          const folder = join(ws, name);
-          mkdirSync(folder, { recursive: true });
-          // The folder is written to a file: the terminal's text drops carriage returns.
-          const where = join(dir, 'where.txt');
-          const o = await execute('run_command', { command: `pwd > ${shellQuote(where)}`, cwd: name }, { workspace: ws });
-          assert.equal(o.status, 'ok', `${sh.path} cwd ${JSON.stringify(name)}: ${o.observation}`);
-          assert.equal((o.result as { exitCode: number }).exitCode, 0, `${sh.path} cwd ${JSON.stringify(name)}: ${o.observation}`);
-          assert.equal(readFileSync(where, 'utf8'), `${folder}\n`, `${sh.path} cwd ${JSON.stringify(name)}`);
-          // The shell's own folder did not move.
-          const back = await execute('run_command', { command: 'pwd' }, { workspace: ws });
-          assert.ok(back.observation.includes(`\n${ws}\n`), `${sh.path}: after cwd ${JSON.stringify(name)} the shell is in: ${back.observation}`);
-        }
-        // Folders that do not exist are refused before anything runs.
-        for (const name of HOSTILE.filter((n) => !existsSync(join(ws, n)))) {
-          const o = await execute('run_command', { command: 'touch RAN', cwd: name }, { workspace: ws });
-          assert.equal(o.status, 'error', `cwd ${JSON.stringify(name)}: ${o.observation}`);
-        }
-        // A file is not a folder.
-        writeFileSync(join(ws, 'file.txt'), 'x');
-        const f = await execute('run_command', { command: 'touch RAN', cwd: 'file.txt' }, { workspace: ws });
-        assert.match(f.observation, /Not run: "file.txt" is not a folder/);
-      }, { graceMs: 500 });
+      await inShell(
+        sh,
+        ws,
+        dir,
+        async (_terminal, execute) => {
+          for (const name of HOSTILE) {
+            // Folder names the workspace paths take as names (a backslash is a separator to them; `~` is refused).
+            if (name.includes('\\') || name === '~') continue;
+            const folder = join(ws, name);
+            mkdirSync(folder, { recursive: true });
+            // The folder is written to a file: the terminal's text drops carriage returns.
+            const where = join(dir, 'where.txt');
+            const o = await execute(
+              'run_command',
+              { command: `pwd > ${shellQuote(where)}`, cwd: name },
+              { workspace: ws },
+            );
+            assert.equal(o.status, 'ok', `${sh.path} cwd ${JSON.stringify(name)}: ${o.observation}`);
+            assert.equal(
+              (o.result as { exitCode: number }).exitCode,
+              0,
+              `${sh.path} cwd ${JSON.stringify(name)}: ${o.observation}`,
+            );
+            assert.equal(readFileSync(where, 'utf8'), `${folder}\n`, `${sh.path} cwd ${JSON.stringify(name)}`);
+            // The shell's own folder did not move.
+            const back = await execute('run_command', { command: 'pwd' }, { workspace: ws });
+            assert.ok(
+              back.observation.includes(`\n${ws}\n`),
+              `${sh.path}: after cwd ${JSON.stringify(name)} the shell is in: ${back.observation}`,
+            );
+          }
+          // Folders that do not exist are refused before anything runs.
+          for (const name of HOSTILE.filter((n) => !existsSync(join(ws, n)))) {
+            const o = await execute('run_command', { command: 'touch RAN', cwd: name }, { workspace: ws });
+            assert.equal(o.status, 'error', `cwd ${JSON.stringify(name)}: ${o.observation}`);
+          }
+          // A file is not a folder.
+          writeFileSync(join(ws, 'file.txt'), 'x');
+          const f = await execute('run_command', { command: 'touch RAN', cwd: 'file.txt' }, { workspace: ws });
+          assert.match(f.observation, /Not run: "file.txt" is not a folder/);
+        },
+        { graceMs: 500 },
+      );
       assert.deepEqual(pwned(dir), [], `${sh.path} expanded a value`);
       assert.equal(existsSync(join(ws, 'RAN')), false);
     }
@@ -223,7 +280,11 @@ test('run_command: a hostile cwd (existing folder or not) runs nothing but the c
 test('run_command: arguments of the wrong type (a malformed call run under enforcement warn) are not run', async () => {
   const dir = scratch();
   try {
-    const terminal = new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh' }, outputDir: join(dir, '.out') });
+    const terminal = new TerminalSession({
+      cwd: dir,
+      env: { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh' },
+      outputDir: join(dir, '.out'),
+    });
     const execute = createToolExecutor({ fs: new NodeWorkspaceFs(dir), terminal });
     try {
       const cases: [Record<string, unknown>, RegExp][] = [
@@ -256,7 +317,11 @@ test('the output folder: a hostile name is only a name; a control character in i
   try {
     for (const sh of present) {
       const out = join(dir, `out $(touch PWNED) \`touch PWNED\` it's "q" \\ ${sh.path.split('/').pop()}`);
-      const t = new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH, HOME: dir, SHELL: sh.path }, outputDir: out });
+      const t = new TerminalSession({
+        cwd: dir,
+        env: { PATH: process.env.PATH, HOME: dir, SHELL: sh.path },
+        outputDir: out,
+      });
       try {
         const r = await t.run('echo ran');
         assert.equal(r.exitCode, 0, `${sh.path}: ${r.output}`);
@@ -267,8 +332,9 @@ test('the output folder: a hostile name is only a name; a control character in i
     }
     assert.deepEqual(pwned(dir), []);
     assert.throws(
-      () => new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH }, outputDir: join(dir, 'out\x15touch PWNED') }),
-      (e: unknown) => e instanceof ShellTextError && /output folder .* control character \(0x15\)/.test((e).message),
+      () =>
+        new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH }, outputDir: join(dir, 'out\x15touch PWNED') }),
+      (e: unknown) => e instanceof ShellTextError && /output folder .* control character \(0x15\)/.test(e.message),
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -278,7 +344,7 @@ test('the output folder: a hostile name is only a name; a control character in i
 test('the outcome check: a workspace with a hostile name is only its folder', async () => {
   const dir = scratch();
   try {
-    const ws = join(dir, "ws $(touch PWNED) `touch PWNED` it's \"q\" ; touch PWNED");
+    const ws = join(dir, 'ws $(touch PWNED) `touch PWNED` it\'s "q" ; touch PWNED');
     mkdirSync(ws);
     const o = await runOutcomeCheck({ command: 'pwd', expectExitCode: 0, timeoutMs: 10_000 }, ws);
     assert.equal(o.exitCode, 0, o.output);
@@ -293,8 +359,13 @@ test('the editor terminal banner shows control characters of a command instead o
   const b = commandBanner('echo \x1b]52;c;cHduZWQ=\x07 \x1b[2J done', 'sub\x1b[31m');
   const inner = b.replace(/^\x1b\[1m/, '').replace(/\x1b\[0m\r\n$/, '');
   // Only the banner's own styling is an escape sequence.
-  assert.deepEqual(inner.match(/\x1b\[[0-9;]*m/g)?.filter((s) => !['\x1b[2m', '\x1b[0m', '\x1b[1m'].includes(s)) ?? [], []);
-  assert.ok(!inner.includes('\x07') && !inner.includes('\x1b]') && !inner.includes('\x1b[2J') && !inner.includes('\x1b[31m'));
+  assert.deepEqual(
+    inner.match(/\x1b\[[0-9;]*m/g)?.filter((s) => !['\x1b[2m', '\x1b[0m', '\x1b[1m'].includes(s)) ?? [],
+    [],
+  );
+  assert.ok(
+    !inner.includes('\x07') && !inner.includes('\x1b]') && !inner.includes('\x1b[2J') && !inner.includes('\x1b[31m'),
+  );
   assert.match(b, /\^\[\]52;c;cHduZWQ=\^G \^\[\[2J done/);
   assert.match(b, /\(in sub\^\[\[31m\)/);
   // C1 controls are CSI, OSC and DCS to xterm.js without any ESC; a newline in the folder stays on the banner's line.
@@ -323,7 +394,8 @@ test("the folder wrapper uses the shell's builtin cd: a user's cd function or zs
         async (t, execute) => {
           // The hook is live for commands: a plain cd runs it (zsh and fish: each command runs in `zsh -f` or
           // `fish --no-config`, without them, so a config the run writes into the home cannot reach later commands).
-          if (!sh.path.endsWith('zsh') && !sh.path.endsWith('fish')) assert.match((await t.run('cd sub; cd ..')).output, /HOOK/, sh.path);
+          if (!sh.path.endsWith('zsh') && !sh.path.endsWith('fish'))
+            assert.match((await t.run('cd sub; cd ..')).output, /HOOK/, sh.path);
           const o = await execute('run_command', { command: 'echo in-sub', cwd: 'sub' }, { workspace: dir });
           assert.equal((o.result as { exitCode: number }).exitCode, 0, `${sh.path}: ${o.observation}`);
           assert.doesNotMatch(o.observation, /HOOK/, `${sh.path} ran the user's cd: ${o.observation}`);
@@ -343,17 +415,30 @@ test('a command that returns or exits early in its folder keeps its status, and 
     for (const sh of present) {
       await inShell(sh, dir, dir, async (_t, execute) => {
         // fish: `exit` in a sourced file ends only the file, `return` only the wrapper's function.
-        const early = sh.dialect === 'fish' ? ['return 3', 'cd /; return 4', 'exit 5', 'cd /; exit 6'] : ['exit 3', 'cd /; exit 4'];
+        const early =
+          sh.dialect === 'fish' ? ['return 3', 'cd /; return 4', 'exit 5', 'cd /; exit 6'] : ['exit 3', 'cd /; exit 4'];
         for (const [i, command] of early.entries()) {
           const o = await execute('run_command', { command, cwd: 'sub' }, { workspace: dir });
-          assert.equal((o.result as { exitCode: number }).exitCode, Number(/\d+$/.exec(command)![0]), `${sh.path} ${command}: ${o.observation}`);
+          assert.equal(
+            (o.result as { exitCode: number }).exitCode,
+            Number(/\d+$/.exec(command)![0]),
+            `${sh.path} ${command}: ${o.observation}`,
+          );
           const where = join(dir, 'where.txt');
           await execute('run_command', { command: `pwd > ${shellQuote(where)}` }, { workspace: dir });
-          assert.equal(readFileSync(where, 'utf8'), `${dir}\n`, `${sh.path}: after ${JSON.stringify(command)} the shell moved`);
+          assert.equal(
+            readFileSync(where, 'utf8'),
+            `${dir}\n`,
+            `${sh.path}: after ${JSON.stringify(command)} the shell moved`,
+          );
           void i;
         }
         // An interrupted command (a timeout here) ends no wrapper either.
-        const slow = await execute('run_command', { command: 'cd /; sleep 30', cwd: 'sub', timeoutMs: 800 }, { workspace: dir });
+        const slow = await execute(
+          'run_command',
+          { command: 'cd /; sleep 30', cwd: 'sub', timeoutMs: 800 },
+          { workspace: dir },
+        );
         assert.equal(slow.status, 'timeout', `${sh.path}: ${slow.observation}`);
         const where = join(dir, 'where.txt');
         await execute('run_command', { command: `pwd > ${shellQuote(where)}` }, { workspace: dir });
@@ -369,7 +454,13 @@ test('a folder swapped for a symbolic link between the check and the cd is refus
   const dir = scratch();
   try {
     for (const sh of present) {
-      const kind = sh.path.endsWith('fish') ? 'fish' : sh.path.endsWith('zsh') ? 'zsh' : sh.path.endsWith('bash') ? 'bash' : 'posix';
+      const kind = sh.path.endsWith('fish')
+        ? 'fish'
+        : sh.path.endsWith('zsh')
+          ? 'zsh'
+          : sh.path.endsWith('bash')
+            ? 'bash'
+            : 'posix';
       const checked = join(dir, `checked-${kind}`);
       const elsewhere = join(dir, `elsewhere-${kind}`);
       mkdirSync(checked);
@@ -380,7 +471,11 @@ test('a folder swapped for a symbolic link between the check and the cd is refus
       rmSync(checked, { recursive: true });
       symlinkSync(elsewhere, checked);
       const line = `${kind === 'fish' ? 'source' : '.'} ${shellQuote(script, sh.dialect)}; echo "status $${kind === 'fish' ? 'status' : '?'}"`;
-      const r = spawnSync(sh.path, kind === 'fish' ? ['--no-config', '-c', line] : ['-c', line], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: dir } });
+      const r = spawnSync(sh.path, kind === 'fish' ? ['--no-config', '-c', line] : ['-c', line], {
+        cwd: dir,
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, HOME: dir },
+      });
       assert.match(r.stderr, /is not the folder that was checked/, `${sh.path}: ${r.stdout} ${r.stderr}`);
       assert.match(r.stdout, /status [1-9]/, sh.path);
       assert.equal(existsSync(join(elsewhere, 'RAN')), false, `${sh.path} ran the command in the swapped-in folder`);
@@ -393,13 +488,21 @@ test('a folder swapped for a symbolic link between the check and the cd is refus
 test('a NUL in the command is refused (a shell would drop it: su\\0do would run sudo past the policy), and a timeout too long for a timer is capped, not fired at once', async () => {
   const dir = scratch();
   try {
-    const terminal = new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/bash' }, outputDir: join(dir, '.out') });
+    const terminal = new TerminalSession({
+      cwd: dir,
+      env: { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/bash' },
+      outputDir: join(dir, '.out'),
+    });
     const execute = createToolExecutor({ fs: new NodeWorkspaceFs(dir), terminal });
     try {
       const nul = await execute('run_command', { command: 'tou\0ch PWNED' }, { workspace: dir });
       assert.equal(nul.status, 'error');
       assert.match(nul.observation, /NUL character/);
-      const long = await execute('run_command', { command: 'echo still-here', timeoutMs: 2 ** 31 + 5 }, { workspace: dir });
+      const long = await execute(
+        'run_command',
+        { command: 'echo still-here', timeoutMs: 2 ** 31 + 5 },
+        { workspace: dir },
+      );
       assert.equal(long.status, 'ok', long.observation);
       assert.equal((long.result as { exitCode: number }).exitCode, 0, long.observation);
     } finally {
@@ -417,19 +520,32 @@ test('a shell whose syntax the terminal does not speak (tcsh, pwsh, nu …) is n
     for (const name of ['tcsh', 'csh', 'pwsh', 'nu', 'xonsh']) {
       const fake = join(dir, name);
       symlinkSync('/bin/sh', fake);
-      const t = new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH, SHELL: fake }, outputDir: join(dir, 'out') });
+      const t = new TerminalSession({
+        cwd: dir,
+        env: { PATH: process.env.PATH, SHELL: fake },
+        outputDir: join(dir, 'out'),
+      });
       assert.equal(t.shell, '/bin/bash', name);
       t.dispose();
     }
     for (const name of ['dash', 'ksh', 'mksh', 'bash5.2', 'zsh-5.9']) {
       const fake = join(dir, name);
       symlinkSync('/bin/sh', fake);
-      const t = new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH, SHELL: fake }, outputDir: join(dir, 'out') });
+      const t = new TerminalSession({
+        cwd: dir,
+        env: { PATH: process.env.PATH, SHELL: fake },
+        outputDir: join(dir, 'out'),
+      });
       assert.equal(t.shell, fake, name);
       t.dispose();
     }
     if (existsSync('/usr/bin/fish')) {
-      const t = new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH, HOME: dir, SHELL: '/usr/bin/fish' }, outputDir: join(dir, 'out'), mode: 'pipe' });
+      const t = new TerminalSession({
+        cwd: dir,
+        env: { PATH: process.env.PATH, HOME: dir, SHELL: '/usr/bin/fish' },
+        outputDir: join(dir, 'out'),
+        mode: 'pipe',
+      });
       try {
         assert.notEqual(t.shell, '/usr/bin/fish');
         const r = await t.run('echo piped');
@@ -450,15 +566,29 @@ test('without a terminal (pipe mode) a hostile cwd is as inert as with one', asy
   mkdirSync(ws);
   try {
     for (const sh of present.filter((s) => s.dialect === 'posix')) {
-      await inShell(sh, ws, dir, async (_terminal, execute) => {
-        for (const name of HOSTILE.filter((n) => !n.includes('\\') && n !== '~')) {
-          mkdirSync(join(ws, name), { recursive: true });
-          const where = join(dir, 'where.txt');
-          const o = await execute('run_command', { command: `pwd > ${shellQuote(where)}`, cwd: name }, { workspace: ws });
-          assert.equal((o.result as { exitCode: number }).exitCode, 0, `${sh.path} cwd ${JSON.stringify(name)}: ${o.observation}`);
-          assert.equal(readFileSync(where, 'utf8'), `${join(ws, name)}\n`);
-        }
-      }, { mode: 'pipe' });
+      await inShell(
+        sh,
+        ws,
+        dir,
+        async (_terminal, execute) => {
+          for (const name of HOSTILE.filter((n) => !n.includes('\\') && n !== '~')) {
+            mkdirSync(join(ws, name), { recursive: true });
+            const where = join(dir, 'where.txt');
+            const o = await execute(
+              'run_command',
+              { command: `pwd > ${shellQuote(where)}`, cwd: name },
+              { workspace: ws },
+            );
+            assert.equal(
+              (o.result as { exitCode: number }).exitCode,
+              0,
+              `${sh.path} cwd ${JSON.stringify(name)}: ${o.observation}`,
+            );
+            assert.equal(readFileSync(where, 'utf8'), `${join(ws, name)}\n`);
+          }
+        },
+        { mode: 'pipe' },
+      );
       assert.deepEqual(pwned(dir), [], `${sh.path} expanded a value`);
     }
   } finally {
@@ -493,7 +623,11 @@ test('a Tab in the output folder is only text for sh, bash and zsh; fish, whose 
   try {
     const out = join(dir, 'out\twith tab');
     for (const sh of present.filter((x) => x.dialect === 'posix')) {
-      const t = new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH, HOME: dir, SHELL: sh.path }, outputDir: out });
+      const t = new TerminalSession({
+        cwd: dir,
+        env: { PATH: process.env.PATH, HOME: dir, SHELL: sh.path },
+        outputDir: out,
+      });
       try {
         const r = await t.run('echo ran');
         assert.equal(r.output.trim(), 'ran', sh.path);
@@ -503,8 +637,14 @@ test('a Tab in the output folder is only text for sh, bash and zsh; fish, whose 
     }
     if (existsSync('/usr/bin/fish')) {
       assert.throws(
-        () => new TerminalSession({ cwd: dir, env: { PATH: process.env.PATH, HOME: dir, SHELL: '/usr/bin/fish' }, outputDir: out, mode: 'pty' }),
-        (e: unknown) => e instanceof ShellTextError && /control character \(0x09\)/.test((e).message),
+        () =>
+          new TerminalSession({
+            cwd: dir,
+            env: { PATH: process.env.PATH, HOME: dir, SHELL: '/usr/bin/fish' },
+            outputDir: out,
+            mode: 'pty',
+          }),
+        (e: unknown) => e instanceof ShellTextError && /control character \(0x09\)/.test(e.message),
       );
     }
   } finally {

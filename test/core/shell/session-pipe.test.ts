@@ -14,7 +14,13 @@ const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'lar-pipe-ws-')));
 const outDir = mkdtempSync(join(tmpdir(), 'lar-pipe-out-'));
 const sessions: TerminalSession[] = [];
 const open = (shell = '/bin/bash'): TerminalSession => {
-  const t = new TerminalSession({ cwd: workspace, env: { ...process.env, SHELL: shell }, outputDir: outDir, graceMs: 800, mode: 'pipe' });
+  const t = new TerminalSession({
+    cwd: workspace,
+    env: { ...process.env, SHELL: shell },
+    outputDir: outDir,
+    graceMs: 800,
+    mode: 'pipe',
+  });
   sessions.push(t);
   return t;
 };

@@ -33,7 +33,12 @@ test('capping keeps head and tail with a marker naming what was left out', () =>
   assert.ok(c.text.endsWith('line 998\nline 999'));
   assert.match(c.text, /… 980 lines \/ \d+ bytes omitted …/);
   assert.equal(c.omittedLines, 980);
-  assert.deepEqual(capOutput('short', { maxLines: 20 }), { text: 'short', truncated: false, omittedLines: 0, omittedBytes: 0 });
+  assert.deepEqual(capOutput('short', { maxLines: 20 }), {
+    text: 'short',
+    truncated: false,
+    omittedLines: 0,
+    omittedBytes: 0,
+  });
   // One huge line is cut inside the line.
   const one = capOutput('x'.repeat(100_000), { maxBytes: 1000 });
   assert.ok(one.truncated && Buffer.byteLength(one.text) < 1100);
@@ -49,7 +54,14 @@ test('binary junk is summarized, not passed on', () => {
 });
 
 const printable = fc.string({ unit: fc.constantFrom(...'abc xyz 012\t\n✓é漢'.split('')), maxLength: 300 });
-const anything = fc.string({ unit: fc.oneof(fc.constantFrom('\x1b', '[', ']', '\r', '\n', '\b', '\x07', '\x9b', '(', 'm', ';', '1', '\\'), fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)), fc.integer({ min: 0, max: 0x10ffff }).map((c) => String.fromCodePoint(c))), maxLength: 200 });
+const anything = fc.string({
+  unit: fc.oneof(
+    fc.constantFrom('\x1b', '[', ']', '\r', '\n', '\b', '\x07', '\x9b', '(', 'm', ';', '1', '\\'),
+    fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)),
+    fc.integer({ min: 0, max: 0x10ffff }).map((c) => String.fromCodePoint(c)),
+  ),
+  maxLength: 200,
+});
 
 test('properties: stripping never throws, is idempotent, and leaves plain text unchanged', () => {
   fc.assert(
@@ -60,13 +72,20 @@ test('properties: stripping never throws, is idempotent, and leaves plain text u
     }),
     { numRuns: 500 },
   );
-  fc.assert(fc.property(printable, (s) => assert.equal(stripTerminal(s), s)), { numRuns: 300 });
+  fc.assert(
+    fc.property(printable, (s) => assert.equal(stripTerminal(s), s)),
+    { numRuns: 300 },
+  );
 });
 
 test('properties: capped output is never longer than the cap plus the marker, and never throws', () => {
   fc.assert(
     fc.property(
-      fc.oneof(printable, anything, fc.array(printable, { maxLength: 60 }).map((a) => a.join('\n'))),
+      fc.oneof(
+        printable,
+        anything,
+        fc.array(printable, { maxLength: 60 }).map((a) => a.join('\n')),
+      ),
       fc.integer({ min: 0, max: 400 }),
       fc.integer({ min: 0, max: 40 }),
       fc.double({ min: 0, max: 1, noNaN: true }),
@@ -74,14 +93,20 @@ test('properties: capped output is never longer than the cap plus the marker, an
         const c = capOutput(text, { maxBytes, maxLines, headFraction });
         if (!c.truncated) return assert.equal(c.text, text);
         const marker = omissionMarker(c.omittedLines, c.omittedBytes);
-        assert.ok(Buffer.byteLength(c.text) <= maxBytes + Buffer.byteLength(marker), `${Buffer.byteLength(c.text)} > ${maxBytes}`);
+        assert.ok(
+          Buffer.byteLength(c.text) <= maxBytes + Buffer.byteLength(marker),
+          `${Buffer.byteLength(c.text)} > ${maxBytes}`,
+        );
         assert.ok(c.text.split('\n').length <= maxLines + marker.split('\n').length);
         assert.ok(c.text.includes(marker));
       },
     ),
     { numRuns: 500 },
   );
-  fc.assert(fc.property(fc.uint8Array({ maxLength: 500 }), (b) => void toModelText(b, { maxBytes: 100 })), { numRuns: 300 });
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 500 }), (b) => void toModelText(b, { maxBytes: 100 })),
+    { numRuns: 300 },
+  );
 });
 
 // ---------------------------------------------------------------- shell/session.ts (a real pty)
@@ -90,7 +115,14 @@ const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'lar-term-ws-')));
 const outDir = mkdtempSync(join(tmpdir(), 'lar-term-out-'));
 const sessions: TerminalSession[] = [];
 const open = (extra: Partial<ConstructorParameters<typeof TerminalSession>[0]> = {}): TerminalSession => {
-  const t = new TerminalSession({ cwd: workspace, env: { ...process.env, SHELL: '/bin/bash' }, outputDir: outDir, inputIdleMs: 400, graceMs: 800, ...extra });
+  const t = new TerminalSession({
+    cwd: workspace,
+    env: { ...process.env, SHELL: '/bin/bash' },
+    outputDir: outDir,
+    inputIdleMs: 400,
+    graceMs: 800,
+    ...extra,
+  });
   sessions.push(t);
   return t;
 };
@@ -124,7 +156,9 @@ test('false: exit 1; a pipeline and a syntax error report their status too', asy
 });
 
 test("a command printing another nonce's end marker does not end early", async () => {
-  const r = await term.run("printf '\\n__LAR_E_%s_%d__\\n' deadbeefdeadbeef 0; printf '__LAR_E_0123456789abcdef_0__\\n'; sleep 0.2; echo real end");
+  const r = await term.run(
+    "printf '\\n__LAR_E_%s_%d__\\n' deadbeefdeadbeef 0; printf '__LAR_E_0123456789abcdef_0__\\n'; sleep 0.2; echo real end",
+  );
   assert.equal(r.completion, 'marker');
   assert.match(r.output, /__LAR_E_deadbeefdeadbeef_0__\n__LAR_E_0123456789abcdef_0__\nreal end\n$/);
 });
@@ -190,7 +224,11 @@ test('a command ignoring Ctrl-C is killed after the grace period, and the rest o
   const next = await term.run('echo alive');
   assert.equal(next.output, 'alive\n');
   await new Promise((res) => setTimeout(res, 3500));
-  assert.equal((await term.run('ls ignored-ctrl-c 2>/dev/null; true')).output, '', 'the line after the killed command did not run');
+  assert.equal(
+    (await term.run('ls ignored-ctrl-c 2>/dev/null; true')).output,
+    '',
+    'the line after the killed command did not run',
+  );
 });
 
 test('read x is reported as waiting for input and interrupted; sleep without output is not', async () => {
@@ -218,7 +256,11 @@ async function shellWithState(shell: string): Promise<{ t: TerminalSession; pid:
   const pid = t.pid!;
   const check = async (): Promise<void> => {
     const r = await t.run('echo "$LAR_KEPT $PWD"');
-    assert.equal(r.output, `yes ${join(workspace, 'kept')}\n`, `${shell}: the folder and the variable set before are still there`);
+    assert.equal(
+      r.output,
+      `yes ${join(workspace, 'kept')}\n`,
+      `${shell}: the folder and the variable set before are still there`,
+    );
     assert.equal(t.pid, pid, `${shell}: the same shell`);
   };
   return { t, pid, check };
@@ -247,7 +289,9 @@ for (const shell of SHELLS) {
       assert.notEqual(r.shellRestarted, true, `${name}: ${r.output}`);
       await check();
     }
-    const ran = ['after-1', 'after-2'].flatMap((f) => [join(workspace, 'kept', f), join(workspace, 'kept', 'sub', f)]).filter((f) => existsSync(f));
+    const ran = ['after-1', 'after-2']
+      .flatMap((f) => [join(workspace, 'kept', f), join(workspace, 'kept', 'sub', f)])
+      .filter((f) => existsSync(f));
     assert.deepEqual(ran, [], `${name}: no part of the command ran after it was killed`);
     t.dispose();
   });
@@ -256,7 +300,10 @@ for (const shell of SHELLS) {
     const { t, check } = await shellWithState(shell);
     // It shrugs off Ctrl-C and waits for input without reading it: the Ctrl-D sent to it
     // wakes it, it exits, and the shell is the next to read the terminal.
-    const r = await t.run(`python3 -c "import select, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); select.select([sys.stdin], [], [])"`, { timeoutMs: 300 });
+    const r = await t.run(
+      `python3 -c "import select, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); select.select([sys.stdin], [], [])"`,
+      { timeoutMs: 300 },
+    );
     assert.equal(r.completion, 'timeout');
     assert.notEqual(r.shellRestarted, true, `${name}: ${r.output}`);
     await check();
@@ -318,7 +365,11 @@ test('onData mirrors the raw stream', async () => {
 
 function children(pid: number): number[] {
   try {
-    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
+    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
   } catch {
     return [];
   }
@@ -367,7 +418,10 @@ test('the shell killed from outside mid-command: the run ends (not hangs), is no
 
 test('killTree: a tree is listed parents first, and all of it, reparented jobs too, is gone afterwards', async () => {
   // Nested shells with background jobs, one of them orphaned (its parent exits at once).
-  const root = spawn('bash', ['-c', 'sleep 60 & bash -c "sleep 60 & sleep 60 & wait" & (sleep 60 &) ; wait'], { detached: true, stdio: 'ignore' });
+  const root = spawn('bash', ['-c', 'sleep 60 & bash -c "sleep 60 & sleep 60 & wait" & (sleep 60 &) ; wait'], {
+    detached: true,
+    stdio: 'ignore',
+  });
   const pid = root.pid!;
   let tree: number[] = [];
   for (let i = 0; i < 100 && tree.length < 5; i++) {
@@ -400,7 +454,10 @@ const TABLE: ProcInfo[] = [
 ].map(([pid, ppid, pgrp, session = 500]) => ({ pid: pid!, ppid: ppid!, pgrp: pgrp!, session, tpgid: 40, state: 'S' }));
 
 /** What killTree sent, in order, on TABLE; `fail` makes a signal call throw. */
-function killTreeOnTable(fail: (pid: number, signal: string) => boolean = () => false, list: () => ProcInfo[] = () => TABLE): [number, string][] {
+function killTreeOnTable(
+  fail: (pid: number, signal: string) => boolean = () => false,
+  list: () => ProcInfo[] = () => TABLE,
+): [number, string][] {
   const sent: [number, string][] = [];
   killTree(500, {
     list,
@@ -416,10 +473,21 @@ test('killTree: every process of the shell is stopped before any is killed, each
   const sent = killTreeOnTable();
   const stops = sent.filter(([pid, s]) => s === 'SIGSTOP' && pid > 0).map(([pid]) => pid);
   const firstKill = sent.findIndex(([, s]) => s === 'SIGKILL');
-  assert.ok(sent.slice(firstKill).every(([, s]) => s === 'SIGKILL'), 'nothing is stopped once the killing began');
-  assert.deepEqual([...stops].sort((a, b) => a - b), [30, 40, 500, 800, 900], 'the other session is left alone');
+  assert.ok(
+    sent.slice(firstKill).every(([, s]) => s === 'SIGKILL'),
+    'nothing is stopped once the killing began',
+  );
+  assert.deepEqual(
+    [...stops].sort((a, b) => a - b),
+    [30, 40, 500, 800, 900],
+    'the other session is left alone',
+  );
   for (const p of TABLE) {
-    if (stops.includes(p.pid) && stops.includes(p.ppid)) assert.ok(stops.indexOf(p.ppid) < stops.indexOf(p.pid), `${p.pid} is stopped after its parent ${p.ppid}: ${stops.join(' ')}`);
+    if (stops.includes(p.pid) && stops.includes(p.ppid))
+      assert.ok(
+        stops.indexOf(p.ppid) < stops.indexOf(p.pid),
+        `${p.pid} is stopped after its parent ${p.ppid}: ${stops.join(' ')}`,
+      );
   }
   const killed = new Set(sent.filter(([, s]) => s === 'SIGKILL').map(([pid]) => pid));
   for (const pid of stops) assert.ok(killed.has(pid), `${pid} was stopped and is killed`);
@@ -429,8 +497,10 @@ test('killTree: every process of the shell is stopped before any is killed, each
 test('killTree: every process it stopped is killed, even when a signal call throws midway or the process list cannot be read again', () => {
   // A signal refused for one process on the way (stopping 40, killing 30).
   const refused = killTreeOnTable((pid, s) => (pid === 40 && s === 'SIGSTOP') || (pid === 30 && s === 'SIGKILL'));
-  const killed = (sent: [number, string][]): Set<number> => new Set(sent.filter(([, s]) => s === 'SIGKILL').map(([pid]) => pid));
-  for (const pid of [30, 40, 500, 800, 900]) assert.ok(killed(refused).has(pid), `${pid} is killed (${JSON.stringify(refused)})`);
+  const killed = (sent: [number, string][]): Set<number> =>
+    new Set(sent.filter(([, s]) => s === 'SIGKILL').map(([pid]) => pid));
+  for (const pid of [30, 40, 500, 800, 900])
+    assert.ok(killed(refused).has(pid), `${pid} is killed (${JSON.stringify(refused)})`);
   // The process list readable once, then no more: what was stopped is killed, and killTree does not throw.
   let reads = 0;
   const sent = killTreeOnTable(undefined, () => {
@@ -438,17 +508,37 @@ test('killTree: every process it stopped is killed, even when a signal call thro
     return TABLE;
   });
   const stopped = sent.filter(([pid, s]) => s === 'SIGSTOP' && pid > 0).map(([pid]) => pid);
-  assert.deepEqual([...stopped].sort((a, b) => a - b), [30, 40, 500, 800, 900]);
+  assert.deepEqual(
+    [...stopped].sort((a, b) => a - b),
+    [30, 40, 500, 800, 900],
+  );
   for (const pid of stopped) assert.ok(killed(sent).has(pid), `${pid} is killed (${JSON.stringify(sent)})`);
 });
 
-test("a command stopped with its shell: the model is told what went with it (processes left running) and what is kept", () => {
+test('a command stopped with its shell: the model is told what went with it (processes left running) and what is kept', () => {
   const seen = commandObservation('sleep 99', '', { completion: 'timeout', exitCode: null, shellRestarted: true });
-  assert.match(seen, /timed out and was stopped\]\n\[the shell was restarted .*processes that earlier commands left running are gone; the folder and exported variables are kept/);
+  assert.match(
+    seen,
+    /timed out and was stopped\]\n\[the shell was restarted .*processes that earlier commands left running are gone; the folder and exported variables are kept/,
+  );
   // The shell itself ending is not the command's exit code (a command could end it on purpose).
-  assert.match(commandObservation('kill -9 $$', '', { completion: 'exit', exitCode: null }), /\[the shell ended during the command; the command's exit code was not observed\]/);
+  assert.match(
+    commandObservation('kill -9 $$', '', { completion: 'exit', exitCode: null }),
+    /\[the shell ended during the command; the command's exit code was not observed\]/,
+  );
   assert.match(commandObservation('exit 3', '', { completion: 'exit', exitCode: 3 }), /\[exit code 3\]/);
   assert.doesNotMatch(commandObservation('sleep 99', '', { completion: 'timeout', exitCode: null }), /restarted/);
-  assert.equal(toToolResult({ exitCode: null, completion: 'timeout', output: '', truncated: false, outputPath: '/x', durationMs: 1, shellRestarted: true } as never).shellRestarted, true);
+  assert.equal(
+    toToolResult({
+      exitCode: null,
+      completion: 'timeout',
+      output: '',
+      truncated: false,
+      outputPath: '/x',
+      durationMs: 1,
+      shellRestarted: true,
+    } as never).shellRestarted,
+    true,
+  );
   assert.equal(ToolResult.parse({ shellRestarted: true }).shellRestarted, true);
 });

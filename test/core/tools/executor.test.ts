@@ -14,19 +14,35 @@ import type { OutcomeEvent } from '../../../core/schema/trajectory';
 
 test('the outcome command called as a step runs as the check, and is shown where the user watches commands: its line first, then its output and exit code', async () => {
   const ws = mkdtempSync(join(tmpdir(), 'lar-exec-'));
-  const terminal = new TerminalSession({ cwd: ws, outputDir: join(ws, '.out'), shell: '/bin/sh', env: { PATH: process.env.PATH, HOME: ws } });
+  const terminal = new TerminalSession({
+    cwd: ws,
+    outputDir: join(ws, '.out'),
+    shell: '/bin/sh',
+    env: { PATH: process.env.PATH, HOME: ws },
+  });
   try {
     const shown: string[] = [];
     let ran = 0;
     const check = (): Promise<OutcomeEvent> => {
       ran++;
       shown.push('(check ran)');
-      return Promise.resolve({ type: 'outcome', command: 'npm test', exitCode: 1, completion: 'exit', output: '# pass 1\n# fail 1\n', at: new Date().toISOString() });
+      return Promise.resolve({
+        type: 'outcome',
+        command: 'npm test',
+        exitCode: 1,
+        completion: 'exit',
+        output: '# pass 1\n# fail 1\n',
+        at: new Date().toISOString(),
+      });
     };
     const execute = createToolExecutor({
       fs: new NodeWorkspaceFs(ws),
       terminal,
-      check: { command: 'npm test', run: check, mirror: { start: (c) => shown.push(`start ${c}`), end: (out, code) => shown.push(`end ${code} ${out}`) } },
+      check: {
+        command: 'npm test',
+        run: check,
+        mirror: { start: (c) => shown.push(`start ${c}`), end: (out, code) => shown.push(`end ${code} ${out}`) },
+      },
     });
     const r = await execute('run_command', { command: '  npm   test ' }, { workspace: ws });
     assert.equal(ran, 1);

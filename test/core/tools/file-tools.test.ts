@@ -1,6 +1,16 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  existsSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from '../../support/fc';
@@ -34,7 +44,9 @@ function outsideSnapshot(): string {
     readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
       const p = join(dir, d.name);
       if (p === ws) return [];
-      return d.isDirectory() && !d.isSymbolicLink() ? [p + '/', ...walk(p)] : [`${p}=${d.isFile() ? readFileSync(p, 'utf8') : ''}`];
+      return d.isDirectory() && !d.isSymbolicLink()
+        ? [p + '/', ...walk(p)]
+        : [`${p}=${d.isFile() ? readFileSync(p, 'utf8') : ''}`];
     });
   return walk(tmp).sort().join('\n');
 }
@@ -49,8 +61,14 @@ before(() => {
   mkdirSync(join(ws, 'a'), { recursive: true });
   writeFileSync(join(ws, 'a', 'a'), 'inside a/a\n');
   mkdirSync(join(ws, 'src'));
-  writeFileSync(join(ws, 'src', 'app.ts'), 'import { add } from "./util";\n\nexport function main() {\n  return add(1, 2);\n}\n');
-  writeFileSync(join(ws, 'src', 'util.ts'), 'export function add(a: number, b: number) {\n  return a + b;\n}\n\nexport const TODO = "add more";\n');
+  writeFileSync(
+    join(ws, 'src', 'app.ts'),
+    'import { add } from "./util";\n\nexport function main() {\n  return add(1, 2);\n}\n',
+  );
+  writeFileSync(
+    join(ws, 'src', 'util.ts'),
+    'export function add(a: number, b: number) {\n  return a + b;\n}\n\nexport const TODO = "add more";\n',
+  );
   writeFileSync(join(ws, 'notes.md'), 'line one\nline two\nline three\nline four\nline five\n');
   writeFileSync(join(ws, 'bin.dat'), Buffer.from([0x61, 0x64, 0x64, 0, 1, 2, 0x61, 0x64, 0x64]));
   mkdirSync(join(ws, '.git'));
@@ -79,7 +97,10 @@ describe('read_file', () => {
   test('a whole file with line numbers', async () => {
     const o = await run('read_file', { path: 'notes.md' });
     assert.equal(o.status, 'ok');
-    assert.equal(o.observation, 'notes.md (5 lines):\n1\tline one\n2\tline two\n3\tline three\n4\tline four\n5\tline five');
+    assert.equal(
+      o.observation,
+      'notes.md (5 lines):\n1\tline one\n2\tline two\n3\tline three\n4\tline four\n5\tline five',
+    );
     assert.ok(o.result.durationMs! >= 0);
   });
 
@@ -92,8 +113,14 @@ describe('read_file', () => {
   });
 
   test('bad ranges, missing files, folders and binary files are errors the model can read', async () => {
-    assertError(await run('read_file', { path: 'notes.md', startLine: 9 }), /past the end of "notes.md", which has 5 lines/);
-    assertError(await run('read_file', { path: 'notes.md', startLine: 3, endLine: 2 }), /endLine \(2\) is before startLine \(3\)/);
+    assertError(
+      await run('read_file', { path: 'notes.md', startLine: 9 }),
+      /past the end of "notes.md", which has 5 lines/,
+    );
+    assertError(
+      await run('read_file', { path: 'notes.md', startLine: 3, endLine: 2 }),
+      /endLine \(2\) is before startLine \(3\)/,
+    );
     assertError(await run('read_file', { path: 'nope.txt' }), /"nope.txt" does not exist/);
     assertError(await run('read_file', { path: 'src' }), /is a folder/);
     assertError(await run('read_file', { path: 'bin.dat' }), /binary file/);
@@ -121,7 +148,12 @@ describe('read_file', () => {
   test('a cancelled call does not run', async () => {
     const ac = new AbortController();
     ac.abort();
-    const o = await runFileTool(fs, 'write_file', { path: 'never.txt', content: 'x' }, { workspace: ws, signal: ac.signal });
+    const o = await runFileTool(
+      fs,
+      'write_file',
+      { path: 'never.txt', content: 'x' },
+      { workspace: ws, signal: ac.signal },
+    );
     assert.equal(o.status, 'interrupted');
     assert.ok(!existsSync(join(ws, 'never.txt')));
   });
@@ -166,11 +198,18 @@ describe('write_file', () => {
 describe('edit_file', () => {
   test('replaces exactly one occurrence and reports the file changed', async () => {
     writeFileSync(join(ws, 'edit.ts'), 'const a = 1;\nconst b = 2;\nconst c = 3;\n');
-    const o = await run('edit_file', { path: 'edit.ts', search: 'const b = 2;', replace: 'const b = 20;\nconst bb = 21;' });
+    const o = await run('edit_file', {
+      path: 'edit.ts',
+      search: 'const b = 2;',
+      replace: 'const b = 20;\nconst bb = 21;',
+    });
     assert.equal(o.status, 'ok', o.observation);
     assert.deepEqual(o.result.filesChanged, ['edit.ts']);
     assert.equal(o.observation, 'Edited edit.ts: replaced 1 line at line 2 with 2 lines.');
-    assert.equal(readFileSync(join(ws, 'edit.ts'), 'utf8'), 'const a = 1;\nconst b = 20;\nconst bb = 21;\nconst c = 3;\n');
+    assert.equal(
+      readFileSync(join(ws, 'edit.ts'), 'utf8'),
+      'const a = 1;\nconst b = 20;\nconst bb = 21;\nconst c = 3;\n',
+    );
   });
 
   test('replacement text is literal ($& and $1 are not patterns)', async () => {
@@ -185,14 +224,20 @@ describe('edit_file', () => {
     const o = await run('edit_file', { path: 'near.ts', search: 'return compute(x,  y);\n', replace: 'return 0;' });
     assertError(o, /search text was not found in "near.ts"\. Similar text .* is at line 2;/);
     assert.equal(o.result.filesChanged, undefined);
-    assertError(await run('edit_file', { path: 'near.ts', search: 'nothing like it', replace: '' }), /not found.*copy the text to replace exactly/);
+    assertError(
+      await run('edit_file', { path: 'near.ts', search: 'nothing like it', replace: '' }),
+      /not found.*copy the text to replace exactly/,
+    );
     assert.equal(readFileSync(join(ws, 'near.ts'), 'utf8'), 'function f() {\n    return compute(x, y);\n}\n');
   });
 
   test('not unique: an error saying how many times and asking for more context', async () => {
     writeFileSync(join(ws, 'dup.ts'), 'x = 1;\ny = 2;\nx = 1;\nx = 1;\n');
     const o = await run('edit_file', { path: 'dup.ts', search: 'x = 1;', replace: 'x = 9;' });
-    assertError(o, /found 3 times in "dup.ts" \(at lines 1, 3, 4\); it must match exactly once\. Include more surrounding lines/);
+    assertError(
+      o,
+      /found 3 times in "dup.ts" \(at lines 1, 3, 4\); it must match exactly once\. Include more surrounding lines/,
+    );
     assert.equal(readFileSync(join(ws, 'dup.ts'), 'utf8'), 'x = 1;\ny = 2;\nx = 1;\nx = 1;\n');
   });
 
@@ -204,7 +249,10 @@ describe('edit_file', () => {
   });
 
   test('a missing file is an error', async () => {
-    assertError(await run('edit_file', { path: 'missing.ts', search: 'a', replace: 'b' }), /"missing.ts" does not exist/);
+    assertError(
+      await run('edit_file', { path: 'missing.ts', search: 'a', replace: 'b' }),
+      /"missing.ts" does not exist/,
+    );
   });
 });
 
@@ -268,7 +316,10 @@ describe('search', () => {
     assert.match(plain.observation, /src\/util.ts:2: return a \+ b;/);
     const re = await run('search', { pattern: '^export (function|const) \\w+', regex: true });
     assert.equal(re.status, 'ok');
-    assert.match(re.observation, /^3 matches for .* \(regex\):\nsrc\/app.ts:3: export function main\(\) \{\nsrc\/util.ts:1: /);
+    assert.match(
+      re.observation,
+      /^3 matches for .* \(regex\):\nsrc\/app.ts:3: export function main\(\) \{\nsrc\/util.ts:1: /,
+    );
     const none = await run('search', { pattern: 'zzz-not-there' });
     assert.equal(none.status, 'ok');
     assert.equal(none.observation, 'No matches for "zzz-not-there" in the workspace.\n[1 binary file skipped]');
@@ -280,7 +331,10 @@ describe('search', () => {
   });
 
   test('an invalid regex is an error with the reason', async () => {
-    assertError(await run('search', { pattern: 'foo(', regex: true }), /invalid regular expression "foo\(": .*(Unterminated group|unterminated)/i);
+    assertError(
+      await run('search', { pattern: 'foo(', regex: true }),
+      /invalid regular expression "foo\(": .*(Unterminated group|unterminated)/i,
+    );
   });
 
   test('a regex that backtracks catastrophically is stopped with an error, not left to freeze the process', async () => {
@@ -306,7 +360,13 @@ describe('security: nothing outside the workspace', () => {
   test('lexical escapes are refused with a clear reason', async () => {
     for (const tool of ['read_file', 'write_file', 'edit_file', 'list_files', 'search'] as const) {
       const args = (path: string) =>
-        tool === 'write_file' ? { path, content: 'x' } : tool === 'edit_file' ? { path, search: 'a', replace: 'b' } : tool === 'search' ? { pattern: 'root', path } : { path };
+        tool === 'write_file'
+          ? { path, content: 'x' }
+          : tool === 'edit_file'
+            ? { path, search: 'a', replace: 'b' }
+            : tool === 'search'
+              ? { pattern: 'root', path }
+              : { path };
       assertError(await run(tool, args('../x')), /climbs out of the workspace/);
       assertError(await run(tool, args('a/../../x')), /climbs out of the workspace/);
       assertError(await run(tool, args('/etc/passwd')), /absolute path/);
@@ -325,7 +385,10 @@ describe('security: nothing outside the workspace', () => {
   });
 
   test('a symlinked folder pointing outside: reads, writes, new files and listings under it are refused', async () => {
-    assertError(await run('read_file', { path: 'dir-out/secret.txt' }), /"dir-out" is a symbolic link pointing out of it/);
+    assertError(
+      await run('read_file', { path: 'dir-out/secret.txt' }),
+      /"dir-out" is a symbolic link pointing out of it/,
+    );
     assertError(await run('write_file', { path: 'dir-out/secret.txt', content: 'pwned' }), /outside the workspace/);
     assertError(await run('write_file', { path: 'dir-out/new.txt', content: 'pwned' }), /outside the workspace/);
     assertError(await run('write_file', { path: 'dir-out/sub/new.txt', content: 'pwned' }), /outside the workspace/);
@@ -336,7 +399,10 @@ describe('security: nothing outside the workspace', () => {
   });
 
   test('a dangling symlink is not written through', async () => {
-    assertError(await run('write_file', { path: 'dangling', content: 'pwned' }), /does not exist; refusing to follow it/);
+    assertError(
+      await run('write_file', { path: 'dangling', content: 'pwned' }),
+      /does not exist; refusing to follow it/,
+    );
     assert.ok(!existsSync(join(tmp, 'outside', 'nope.txt')));
   });
 
@@ -365,11 +431,28 @@ describe('security: nothing outside the workspace', () => {
     assert.ok(!isInside('/w/proj', '/w', true));
   });
 
-  const SEGMENTS = ['..', '.', 'a', '', 'link-out', 'dir-out', 'dangling', 'link-in', 'secret.txt', '~', 'outside', 'ws', 'src'];
+  const SEGMENTS = [
+    '..',
+    '.',
+    'a',
+    '',
+    'link-out',
+    'dir-out',
+    'dangling',
+    'link-in',
+    'secret.txt',
+    '~',
+    'outside',
+    'ws',
+    'src',
+  ];
   const pathArb = fc
     .tuple(
       fc.constantFrom('', '/', '\\', './', '~/'),
-      fc.array(fc.tuple(fc.constantFrom(...SEGMENTS), fc.constantFrom('/', '\\', '//')), { minLength: 1, maxLength: 6 }),
+      fc.array(fc.tuple(fc.constantFrom(...SEGMENTS), fc.constantFrom('/', '\\', '//')), {
+        minLength: 1,
+        maxLength: 6,
+      }),
     )
     .map(([lead, parts]) => lead + parts.map(([s, sep], i) => (i === 0 ? s : sep + s)).join(''))
     .filter((p) => p.length > 0);

@@ -11,7 +11,8 @@ const wf = defaultWorkflow();
 const at = (list: TrajectoryEvent[]) => list.map((event, i) => ({ event, line: i + 2 }));
 const call = (tool: string, args: unknown, status = 'ok', result: Record<string, unknown> = {}): TrajectoryEvent =>
   ({ type: 'tool_call', tool, args, status, result }) as TrajectoryEvent;
-const failed = (s: { verdicts: { ok: boolean; check: string }[] }) => s.verdicts.filter((v) => !v.ok).map((v) => v.check);
+const failed = (s: { verdicts: { ok: boolean; check: string }[] }) =>
+  s.verdicts.filter((v) => !v.ok).map((v) => v.check);
 
 test('incremental verification equals batch verification for random trajectories', () => {
   fc.assert(
@@ -82,7 +83,10 @@ test('the gate blocks what the workflow forbids and says why', () => {
   assert.equal(write.decision, 'block');
   assert.match(write.reason, /not permitted in stage "explore"/);
   assert.equal(state.gate({ tool: 'read_file', args: { path: '../secret' } }).decision, 'block');
-  assert.match(state.gate({ tool: 'run_command', args: { command: 'ls && rm -rf /' } }).reason, /deny pattern "rm -rf \/"/);
+  assert.match(
+    state.gate({ tool: 'run_command', args: { command: 'ls && rm -rf /' } }).reason,
+    /deny pattern "rm -rf \/"/,
+  );
   const ask = state.gate({ tool: 'run_command', args: { command: 'git push origin main' } });
   assert.equal(ask.decision, 'ask');
   assert.equal(ask.askPattern, 'git push*');
@@ -115,7 +119,13 @@ test('re-running a failing test after an edit is not a loop; re-running it uncha
 
 test('a bad line never hides the lines after it', () => {
   const text = [
-    JSON.stringify({ lar: 1, type: 'header', task: 't', workflow: 'builtin:default-coding', started: '2026-11-30T00:00:00Z' }),
+    JSON.stringify({
+      lar: 1,
+      type: 'header',
+      task: 't',
+      workflow: 'builtin:default-coding',
+      started: '2026-11-30T00:00:00Z',
+    }),
     '{"type":"tool_call","tool":"read_file","args":{"path":"a"},"status":"ok"',
     '{"type":"tool_call","tool":"write_file","args":{"path":"a","content":""},"status":"ok"}',
   ].join('\n');
@@ -136,15 +146,18 @@ test('without a header or a workflow nothing is verified, and the reason is give
 
 test("the default workflow's verify stage: no command cheaper than the tests scores above an honest failing run of them", () => {
   const run = (command: string, result: Record<string, unknown>) =>
-    verifyEvents(wf, at([
-      call('read_file', { path: 'src/a.js' }),
-      call('enter_stage', { stage: 'edit' }),
-      call('edit_file', { path: 'src/a.js', search: 'a', replace: 'b' }, 'ok', { filesChanged: ['src/a.js'] }),
-      call('enter_stage', { stage: 'verify' }),
-      call('run_command', { command }, 'ok', { completion: 'marker', ...result }),
-      call('submit', { summary: 'done' }),
-      { type: 'outcome', command: 'npm test', exitCode: 1, completion: 'exit', testsRan: 1 },
-    ])).summary.return;
+    verifyEvents(
+      wf,
+      at([
+        call('read_file', { path: 'src/a.js' }),
+        call('enter_stage', { stage: 'edit' }),
+        call('edit_file', { path: 'src/a.js', search: 'a', replace: 'b' }, 'ok', { filesChanged: ['src/a.js'] }),
+        call('enter_stage', { stage: 'verify' }),
+        call('run_command', { command }, 'ok', { completion: 'marker', ...result }),
+        call('submit', { summary: 'done' }),
+        { type: 'outcome', command: 'npm test', exitCode: 1, completion: 'exit', testsRan: 1 },
+      ]),
+    ).summary.return;
   const honest = run('npm test', { exitCode: 1, testsRan: 4, output: '# tests 4\n# fail 1' });
   const cheap: [string, Record<string, unknown>][] = [
     ['echo test', { exitCode: 0 }],

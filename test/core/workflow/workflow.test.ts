@@ -10,7 +10,10 @@ const codes = (value: unknown) => loadWorkflow(value).problems.map((p) => p.code
 
 test('the default coding workflow is well-formed and has the documented shape', () => {
   const wf = defaultWorkflow();
-  assert.deepEqual(wf.stages.map((s) => s.id), ['explore', 'edit', 'verify']);
+  assert.deepEqual(
+    wf.stages.map((s) => s.id),
+    ['explore', 'edit', 'verify'],
+  );
   assert.equal(wf.start, 'explore');
   assert.deepEqual(wf.terminal, ['verify']);
   assert.deepEqual(wf.transitions, { explore: ['edit'], edit: ['verify'], verify: ['edit'] });
@@ -39,7 +42,10 @@ test('each well-formedness problem is found and named', () => {
   deadEnd.transitions.edit = ['verify', 'limbo'];
   const load = loadWorkflow(deadEnd);
   assert.equal(load.ok, true, 'a dead end is a warning, not an error');
-  assert.deepEqual(load.problems.map((p) => p.code), ['workflow.dead_end']);
+  assert.deepEqual(
+    load.problems.map((p) => p.code),
+    ['workflow.dead_end'],
+  );
 
   const noSubmit = base();
   noSubmit.stages[2]!.tools = noSubmit.stages[2]!.tools.filter((t) => t !== 'submit');
@@ -80,9 +86,13 @@ test('schema errors and JSON errors in workflow text are located', () => {
 test('the sandbox section: protected paths must be normal workspace paths, and no grant may undo the sandbox', () => {
   const withSandbox = (sandbox: Record<string, unknown>) => ({ ...base(), sandbox });
   // The sandbox section's own problems (what the outcome check reads is the next test's).
-  const codes = (value: unknown) => loadWorkflow(value).problems.map((p) => p.code).filter((c) => c !== 'workflow.outcome_unprotected');
+  const codes = (value: unknown) =>
+    loadWorkflow(value)
+      .problems.map((p) => p.code)
+      .filter((c) => c !== 'workflow.outcome_unprotected');
   assert.deepEqual(codes(withSandbox({ protected: ['test', 'package.json', 'src/fixtures'] })), []);
-  for (const p of ['../outside', '/etc', './test', 'test/', '.']) assert.deepEqual(codes(withSandbox({ protected: [p] })), ['workflow.bad_protected_path'], p);
+  for (const p of ['../outside', '/etc', './test', 'test/', '.'])
+    assert.deepEqual(codes(withSandbox({ protected: [p] })), ['workflow.bad_protected_path'], p);
   assert.deepEqual(codes(withSandbox({ writable: ['~'] })), ['workflow.sandbox_undone']);
   assert.deepEqual(codes(withSandbox({ writable: ['/'] })), ['workflow.sandbox_undone']);
   assert.deepEqual(codes(withSandbox({ readable: ['~/'] })), ['workflow.sandbox_undone']);
@@ -91,16 +101,27 @@ test('the sandbox section: protected paths must be normal workspace paths, and n
   // workspace path grants what runs later (a hooks folder), written in its normal form.
   assert.ok(!Workflow.safeParse(withSandbox({ readable: ['relative/path'] })).success);
   assert.deepEqual(codes(withSandbox({ writable: ['.husky', 'scripts/hook.sh'] })), []);
-  for (const p of ['./.husky', '.husky/', '../x', '.']) assert.deepEqual(codes(withSandbox({ writable: [p] })), ['workflow.bad_protected_path'], p);
+  for (const p of ['./.husky', '.husky/', '../x', '.'])
+    assert.deepEqual(codes(withSandbox({ writable: [p] })), ['workflow.bad_protected_path'], p);
   assert.ok(!Workflow.safeParse(withSandbox({ network: 'internet' })).success);
 });
 
 test('lar workflow check warns when the outcome check reads what the run can change', () => {
   const problems = (outcome: string, sandbox?: Record<string, unknown>, deny: string[] = []) =>
-    checkWorkflow(Workflow.parse({ ...base(), outcome: { command: outcome }, ...(sandbox ? { sandbox } : {}), policy: { paths: { deny } } })).filter((p) => p.code === 'workflow.outcome_unprotected');
+    checkWorkflow(
+      Workflow.parse({
+        ...base(),
+        outcome: { command: outcome },
+        ...(sandbox ? { sandbox } : {}),
+        policy: { paths: { deny } },
+      }),
+    ).filter((p) => p.code === 'workflow.outcome_unprotected');
   const says = (outcome: string, sandbox: Record<string, unknown> | undefined, what: RegExp, deny: string[] = []) => {
     const p = problems(outcome, sandbox, deny);
-    assert.ok(p.length > 0 && p.every((x) => x.severity === 'warning' && x.path.join('.') === 'outcome.command'), `${outcome}: ${JSON.stringify(p)}`);
+    assert.ok(
+      p.length > 0 && p.every((x) => x.severity === 'warning' && x.path.join('.') === 'outcome.command'),
+      `${outcome}: ${JSON.stringify(p)}`,
+    );
     assert.match(p.map((x) => x.message).join('\n'), what, outcome);
   };
   // The files the command names, and what its runner reads first.
@@ -108,7 +129,11 @@ test('lar workflow check warns when the outcome check reads what the run can cha
   says('./run-tests.sh', { protected: ['test'] }, /run-tests\.sh/);
   says('npm test', { protected: ['test'] }, /reads package\.json \(npm reads it before/);
   says('make test', { protected: ['test'] }, /Makefile/);
-  says('python -m pytest tests/unit', { protected: ['tests'] }, /pytest\.ini, pyproject\.toml, setup\.cfg, tox\.ini, conftest\.py/);
+  says(
+    'python -m pytest tests/unit',
+    { protected: ['tests'] },
+    /pytest\.ini, pyproject\.toml, setup\.cfg, tox\.ini, conftest\.py/,
+  );
   says('npm test', { protected: ['package.json'] }, /no test folder is protected/);
   // Kept read-only, or denied to writes (deny patterns bind commands too): nothing to say.
   assert.deepEqual(problems('npm test', undefined), [], 'the default protected set');
@@ -118,10 +143,12 @@ test('lar workflow check warns when the outcome check reads what the run can cha
 });
 
 test('a sandbox section without a protected key keeps the default protected set; "protected": [] protects nothing more', () => {
-  const wf = (sandbox?: Record<string, unknown>) => Workflow.parse({ ...base(), ...(sandbox === undefined ? { sandbox: undefined } : { sandbox }) });
+  const wf = (sandbox?: Record<string, unknown>) =>
+    Workflow.parse({ ...base(), ...(sandbox === undefined ? { sandbox: undefined } : { sandbox }) });
   const { sandbox: _drop, ...noSection } = base();
   assert.deepEqual(Workflow.parse(noSection).sandbox.protected, [...DEFAULT_PROTECTED]);
-  for (const section of [{}, { network: 'host' }, { limits: { tasks: 100 } }, { required: true }]) assert.deepEqual(wf(section).sandbox.protected, [...DEFAULT_PROTECTED], JSON.stringify(section));
+  for (const section of [{}, { network: 'host' }, { limits: { tasks: 100 } }, { required: true }])
+    assert.deepEqual(wf(section).sandbox.protected, [...DEFAULT_PROTECTED], JSON.stringify(section));
   assert.deepEqual(wf({ protected: [] }).sandbox.protected, []);
   // Each workflow its own array: changing one changes no other.
   const a = Workflow.parse(noSection);

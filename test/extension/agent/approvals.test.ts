@@ -39,7 +39,12 @@ test('the policy turns an allowed call into ask, keeps ask and block', () => {
 });
 
 test('a blocked call keeps its block, and carries the per-tool approval for enforcement warn', () => {
-  const blocked = { decision: 'block' as const, verdicts: [], reason: 'write_file is not permitted in stage "explore"', toolReward: -1 as const };
+  const blocked = {
+    decision: 'block' as const,
+    verdicts: [],
+    reason: 'write_file is not permitted in stage "explore"',
+    toolReward: -1 as const,
+  };
   const r = applyApprovalPolicy(blocked, 'write_file', { write_file: 'ask' });
   assert.equal(r.decision, 'block');
   assert.match(r.askReason ?? '', /lean4Agentic\.approvals asks before write_file/);

@@ -28,7 +28,14 @@ function scripted(calls: [string, unknown][][]): AgentModel {
   return {
     complete(): Promise<ModelReply> {
       const these = calls[turn++] ?? [];
-      return Promise.resolve({ model: 'fake', text: '', reasoning: '', finishReason: 'tool_calls', attempts: 1, toolCalls: these.map(([name, args], i) => ({ id: `c${turn}_${i}`, name, args, via: 'native' as const })) });
+      return Promise.resolve({
+        model: 'fake',
+        text: '',
+        reasoning: '',
+        finishReason: 'tool_calls',
+        attempts: 1,
+        toolCalls: these.map(([name, args], i) => ({ id: `c${turn}_${i}`, name, args, via: 'native' as const })),
+      });
     },
   };
 }
@@ -46,7 +53,13 @@ async function runWith(server: GateServer | undefined) {
   const ws = mkdtempSync(join(tmpdir(), 'lar-gate-'));
   const trajectoryPath = join(ws, '.lar', 'runs', 'r.lar.jsonl');
   const workflow = builtinWorkflow('default-coding');
-  const live = createLiveGate({ server, uri: pathToFileURL(trajectoryPath).toString(), trajectoryPath, workflow, approvals: { write_file: 'ask' } });
+  const live = createLiveGate({
+    server,
+    uri: pathToFileURL(trajectoryPath).toString(),
+    trajectoryPath,
+    workflow,
+    approvals: { write_file: 'ask' },
+  });
   const asked: string[] = [];
   const statuses: string[] = [];
   const result = await runAgent({
@@ -57,8 +70,22 @@ async function runWith(server: GateServer | undefined) {
     modelInfo: { name: 'fake' },
     workspace: ws,
     trajectoryPath,
-    execute: (tool) => Promise.resolve({ status: 'ok', result: tool === 'run_command' ? { exitCode: 0, completion: 'marker' } : {}, observation: 'done' }),
-    runOutcomeCheck: () => Promise.resolve({ type: 'outcome', command: 'npm test', exitCode: 0, completion: 'exit', output: '', durationMs: 1, at: new Date().toISOString() }),
+    execute: (tool) =>
+      Promise.resolve({
+        status: 'ok',
+        result: tool === 'run_command' ? { exitCode: 0, completion: 'marker' } : {},
+        observation: 'done',
+      }),
+    runOutcomeCheck: () =>
+      Promise.resolve({
+        type: 'outcome',
+        command: 'npm test',
+        exitCode: 0,
+        completion: 'exit',
+        output: '',
+        durationMs: 1,
+        at: new Date().toISOString(),
+      }),
     approve: (req) => {
       asked.push(`${req.tool}: ${req.reason}`);
       return Promise.resolve(false);
@@ -89,16 +116,34 @@ test('the server decides every call; the approval setting asks on top; lines arr
   const r = await runWith(server);
   assert.equal(r.viaServer, true);
   assert.equal(seen.checks, script.length);
-  assert.deepEqual(r.statuses, ['write_file:blocked', 'enter_stage:ok', 'write_file:denied', 'enter_stage:ok', 'run_command:ok', 'submit:ok']);
+  assert.deepEqual(r.statuses, [
+    'write_file:blocked',
+    'enter_stage:ok',
+    'write_file:denied',
+    'enter_stage:ok',
+    'run_command:ok',
+    'submit:ok',
+  ]);
   assert.equal(r.asked.length, 1);
   assert.match(r.asked[0]!, /lean4Agentic\.approvals/);
   assert.equal(r.result.endReason, 'submitted');
-  assert.deepEqual(seen.append, seen.append.map((_, i) => i + 1), 'every line, header first, in order');
+  assert.deepEqual(
+    seen.append,
+    seen.append.map((_, i) => i + 1),
+    'every line, header first, in order',
+  );
 });
 
 test('without a server (or when it fails) the local verifier decides the same way', async () => {
   const none = await runWith(undefined);
-  assert.deepEqual(none.statuses, ['write_file:blocked', 'enter_stage:ok', 'write_file:denied', 'enter_stage:ok', 'run_command:ok', 'submit:ok']);
+  assert.deepEqual(none.statuses, [
+    'write_file:blocked',
+    'enter_stage:ok',
+    'write_file:denied',
+    'enter_stage:ok',
+    'run_command:ok',
+    'submit:ok',
+  ]);
   const failing = await runWith({
     running: true,
     appendStep: async () => {},
@@ -162,7 +207,14 @@ test('the server killed mid-run: the local verifier gates meanwhile; a restarted
         generation++;
       }
       const these = turns[turn++] ?? [];
-      return { model: 'fake', text: '', reasoning: '', finishReason: 'tool_calls', attempts: 1, toolCalls: these.map(([name, args], i) => ({ id: `c${turn}_${i}`, name, args, via: 'native' as const })) };
+      return {
+        model: 'fake',
+        text: '',
+        reasoning: '',
+        finishReason: 'tool_calls',
+        attempts: 1,
+        toolCalls: these.map(([name, args], i) => ({ id: `c${turn}_${i}`, name, args, via: 'native' as const })),
+      };
     },
   };
   try {
@@ -174,21 +226,58 @@ test('the server killed mid-run: the local verifier gates meanwhile; a restarted
       modelInfo: { name: 'fake' },
       workspace: ws,
       trajectoryPath,
-      execute: (tool) => Promise.resolve({ status: 'ok', result: tool === 'run_command' ? { exitCode: 0, completion: 'marker' } : tool === 'write_file' ? { filesChanged: ['a.txt'] } : {}, observation: 'done' }),
-      runOutcomeCheck: () => Promise.resolve({ type: 'outcome', command: 'npm test', exitCode: 0, completion: 'exit', output: '', durationMs: 1, at: new Date().toISOString() }),
+      execute: (tool) =>
+        Promise.resolve({
+          status: 'ok',
+          result:
+            tool === 'run_command'
+              ? { exitCode: 0, completion: 'marker' }
+              : tool === 'write_file'
+                ? { filesChanged: ['a.txt'] }
+                : {},
+          observation: 'done',
+        }),
+      runOutcomeCheck: () =>
+        Promise.resolve({
+          type: 'outcome',
+          command: 'npm test',
+          exitCode: 0,
+          completion: 'exit',
+          output: '',
+          durationMs: 1,
+          at: new Date().toISOString(),
+        }),
       gate: live.gate,
       onEvent: (e) => live.observe(e),
     });
     await live.flushed();
     assert.equal(result.endReason, 'submitted', 'the run went on while the server was down');
-    assert.deepEqual(decidedBy, ['read_file@1', 'enter_stage@1', 'run_command@2', 'submit@2'], 'the local verifier decided while the server was down, the new server after');
+    assert.deepEqual(
+      decidedBy,
+      ['read_file@1', 'enter_stage@1', 'run_command@2', 'submit@2'],
+      'the local verifier decided while the server was down, the new server after',
+    );
     assert.equal(live.viaServer, true);
-    assert.ok(logs.some((l) => /gating with the builtin verifier until the server is back/.test(l)), logs.join('\n'));
-    assert.ok(logs.some((l) => /the language server is back/.test(l)), logs.join('\n'));
+    assert.ok(
+      logs.some((l) => /gating with the builtin verifier until the server is back/.test(l)),
+      logs.join('\n'),
+    );
+    assert.ok(
+      logs.some((l) => /the language server is back/.test(l)),
+      logs.join('\n'),
+    );
     // The new server has the whole run, caught up from the file: a call now is one after the submit.
-    const after = CheckToolCallResult.parse(await current.connection.sendRequest('lar/checkToolCall', { uri, call: { tool: 'read_file', args: { path: 'a.txt' } } }));
+    const after = CheckToolCallResult.parse(
+      await current.connection.sendRequest('lar/checkToolCall', {
+        uri,
+        call: { tool: 'read_file', args: { path: 'a.txt' } },
+      }),
+    );
     assert.equal(after.decision, 'block');
-    assert.ok(after.verdicts.some((v) => v.check === 'tool.run_open' && !v.ok), JSON.stringify(after.verdicts));
+    assert.ok(
+      after.verdicts.some((v) => v.check === 'tool.run_open' && !v.ok),
+      JSON.stringify(after.verdicts),
+    );
     assert.equal(result.summary.outcome.reward, 1);
   } finally {
     await current?.stop();
@@ -213,7 +302,13 @@ test('a server restarted between two calls, with no line in between, is re-synce
     },
     checkToolCall(): Promise<CheckToolCallResult> {
       if (!knows.get(generation)) return Promise.reject(new Error(`no verified run for ${uri}`));
-      return Promise.resolve({ decision: 'allow', reason: 'every check passed', toolReward: 1, verdicts: [], backend: { backend: 'builtin', reason: 'test' } });
+      return Promise.resolve({
+        decision: 'allow',
+        reason: 'every check passed',
+        toolReward: 1,
+        verdicts: [],
+        backend: { backend: 'builtin', reason: 'test' },
+      });
     },
   };
   const workflow = builtinWorkflow('default-coding');

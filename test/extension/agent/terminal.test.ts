@@ -43,14 +43,18 @@ test('a marker behind the control sequences a line editor writes is hidden, howe
   assert.equal(whole.push(raw) + whole.flush(), shown);
   // Cut, a control sequence that arrived alone is passed on at once (it may be
   // the screen's last change before a long wait); the text is the same.
-  const text = (s: string): string => s.replace(/\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[ -~])|\r/g, '');
+  const text = (s: string): string =>
+    s.replace(/\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[ -~])|\r/g, '');
   for (let cut = 0; cut <= raw.length; cut++) {
     for (const cut2 of [cut, Math.min(raw.length, cut + 3)]) {
       const f = new MarkerLineFilter();
       const out = f.push(raw.slice(0, cut)) + f.push(raw.slice(cut, cut2)) + f.push(raw.slice(cut2)) + f.flush();
       assert.doesNotMatch(out, /__LAR_|LAR_|_[0-9a-f]{16}/, `cut at ${cut} and ${cut2}`);
       assert.equal(text(out), text(shown), `cut at ${cut} and ${cut2}`);
-      assert.ok(out.includes('\x1b[1;32mok\x1b[0m\r\n') && out.includes('50%\r\x1b[2K100%\r\n'), `cut at ${cut} and ${cut2}: output whole`);
+      assert.ok(
+        out.includes('\x1b[1;32mok\x1b[0m\r\n') && out.includes('50%\r\x1b[2K100%\r\n'),
+        `cut at ${cut} and ${cut2}: output whole`,
+      );
     }
   }
   // A clear screen before a long wait is shown at once, not held for a newline.
@@ -70,13 +74,18 @@ test('a marker behind the control sequences a line editor writes is hidden, howe
 });
 
 /** What the terminal shows of a mirrored stream, control sequences (string ones included) and carriage returns left out. */
-const shownText = (s: string): string => s.replace(/\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[PX^_][^\x1b]*\x1b\\|[ -/]*[0-~])|\r/g, '');
+const shownText = (s: string): string =>
+  s.replace(/\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[PX^_][^\x1b]*\x1b\\|[ -/]*[0-~])|\r/g, '');
 
 /** Every DCS, SOS, PM or APC string the mirror passed on is terminated (xterm.js would swallow what follows one that is not). */
 function assertStringsTerminated(out: string, context: string): void {
   const introducer = /\x1b[PX^_]/g;
   for (let m = introducer.exec(out); m; m = introducer.exec(out)) {
-    assert.match(out.slice(m.index + 2), /^[^\x1b]*\x1b\\/, `${context}: the string at ${m.index} is not terminated: ${JSON.stringify(out)}`);
+    assert.match(
+      out.slice(m.index + 2),
+      /^[^\x1b]*\x1b\\/,
+      `${context}: the string at ${m.index} is not terminated: ${JSON.stringify(out)}`,
+    );
   }
 }
 
@@ -109,13 +118,37 @@ test('a DCS, SOS, PM or APC string cut right after its introducer is held as a s
 test('property: however a stream of output, control sequences, strings and markers is cut, the mirror shows the same text, no marker, and no unterminated string', () => {
   const printable = fc.string({ unit: fc.constantFrom(...'abc 01_$;%#'.split('')), maxLength: 8 });
   const control = fc.oneof(
-    fc.constantFrom('\x1b[31m', '\x1b[0m', '\x1b[?2004l', '\x1b[2K', '\r', '\x1b]0;title\x07', '\x1b]2;t\x1b\\', '\x1b(B', '\x1b7', '\x1b='),
+    fc.constantFrom(
+      '\x1b[31m',
+      '\x1b[0m',
+      '\x1b[?2004l',
+      '\x1b[2K',
+      '\r',
+      '\x1b]0;title\x07',
+      '\x1b]2;t\x1b\\',
+      '\x1b(B',
+      '\x1b7',
+      '\x1b=',
+    ),
     fc.tuple(fc.constantFrom('P', 'X', '^', '_'), printable).map(([i, t]) => `\x1b${i}${t}\x1b\\`),
   );
   // Lines as a shell writes them: a marker only ever starts a line, maybe behind control sequences.
-  const marker = fc.constantFrom(`__LAR_B_${N}__`, `__LAR_E_${N}_0__`, `__LAR_S_${N}__`, `__LAR_E_${N}_127__`, `__LAR_R_${N}__`);
+  const marker = fc.constantFrom(
+    `__LAR_B_${N}__`,
+    `__LAR_E_${N}_0__`,
+    `__LAR_S_${N}__`,
+    `__LAR_E_${N}_127__`,
+    `__LAR_R_${N}__`,
+  );
   const piece = fc
-    .tuple(fc.array(control, { maxLength: 3 }), fc.oneof(marker, fc.array(fc.oneof(printable, control), { maxLength: 4 }).map((a) => a.join(''))), fc.boolean())
+    .tuple(
+      fc.array(control, { maxLength: 3 }),
+      fc.oneof(
+        marker,
+        fc.array(fc.oneof(printable, control), { maxLength: 4 }).map((a) => a.join('')),
+      ),
+      fc.boolean(),
+    )
     .map(([lead, body, ends]) => `${lead.join('')}${body}${ends ? '\r\n' : ''}`);
   fc.assert(
     fc.property(fc.array(piece, { maxLength: 10 }), fc.array(fc.nat(300), { maxLength: 6 }), (pieces, cuts) => {
@@ -136,7 +169,10 @@ test('the echoed shell set-up line, the ready marker and the lines typed for the
   assert.equal(isHiddenLine(`__LAR_R_${N}__\r\n`), true);
   // The set-up line as the shell now gets it (it sources the shell's start file), and the lines the
   // session types into the shell's loop (fish's line editor shows them as it reads them).
-  assert.equal(isHiddenLine(`stty -echo 2>/dev/null; set +o emacs +o vi; PS1=''; . '/dev/shm/lar-run-x/start-0a1b2c.sh'\r\n`), true);
+  assert.equal(
+    isHiddenLine(`stty -echo 2>/dev/null; set +o emacs +o vi; PS1=''; . '/dev/shm/lar-run-x/start-0a1b2c.sh'\r\n`),
+    true,
+  );
   assert.equal(isHiddenLine(`\x1b[K__LAR_C_12__\r\n`), true);
   assert.equal(isHiddenLine(`__LAR_Y_${N}__\r\n`), true);
   assert.equal(isHiddenLine(`__LAR_Z_${N}__\r\n`), true);
@@ -153,7 +189,11 @@ test('the command banner uses CRLF and indents continuation lines', () => {
 
 test('against a real shell: the mirror shows the output and no framing', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'lar-mirror-'));
-  const session = new TerminalSession({ cwd: dir, env: { ...process.env, SHELL: '/bin/bash' }, outputDir: join(dir, 'out') });
+  const session = new TerminalSession({
+    cwd: dir,
+    env: { ...process.env, SHELL: '/bin/bash' },
+    outputDir: join(dir, 'out'),
+  });
   const f = new MarkerLineFilter();
   let shown = '';
   session.onData((d) => (shown += f.push(d)));
@@ -186,7 +226,12 @@ test('hideUntilReady drops the shell start-up (first prompt, echoed set-up line)
 
 test('against a real shell with a prompt: hideUntilReady shows no prompt text in the mirror', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'lar-mirror-'));
-  const session = new TerminalSession({ cwd: dir, env: { ...process.env, SHELL: '/bin/bash', PS1: 'PROMPT-LEAK# ' }, shellArgs: ['--norc', '--noprofile'], outputDir: join(dir, 'out') });
+  const session = new TerminalSession({
+    cwd: dir,
+    env: { ...process.env, SHELL: '/bin/bash', PS1: 'PROMPT-LEAK# ' },
+    shellArgs: ['--norc', '--noprofile'],
+    outputDir: join(dir, 'out'),
+  });
   const f = new MarkerLineFilter({ hideUntilReady: true });
   let shown = '';
   session.onData((d) => (shown += f.push(d)));

@@ -25,8 +25,19 @@ test('messages from the webview: good ones pass, bad ones are rejected', () => {
 });
 
 test('messages to the webview are checked too', () => {
-  assert.ok(ToWebview.safeParse({ type: 'step', card: { line: 3, tool: 'read_file', args: 'a.js', status: 'ok', toolReward: 1, failed: [] } }).success);
-  assert.equal(ToWebview.safeParse({ type: 'step', card: { line: 3, tool: 'read_file', args: 'a.js', status: 'ok', toolReward: 2, failed: [] } }).success, false);
+  assert.ok(
+    ToWebview.safeParse({
+      type: 'step',
+      card: { line: 3, tool: 'read_file', args: 'a.js', status: 'ok', toolReward: 1, failed: [] },
+    }).success,
+  );
+  assert.equal(
+    ToWebview.safeParse({
+      type: 'step',
+      card: { line: 3, tool: 'read_file', args: 'a.js', status: 'ok', toolReward: 2, failed: [] },
+    }).success,
+    false,
+  );
   assert.equal(ToWebview.safeParse({ type: 'error', message: 'down', actions: ['rm -rf'] }).success, false);
   assert.equal(ToWebview.safeParse({ type: 'text' }).success, false);
   assert.equal(clip('abcdef', 4), 'abc…');
@@ -38,8 +49,27 @@ test('step cards: short args, failed checks, stage change', () => {
   assert.equal(shortArgs('search', { pattern: 'foo' }), '{"pattern":"foo"}');
   const card = toStepCard(
     5,
-    { type: 'tool_call', tool: 'write_file', args: { path: 'a.js', content: '' }, status: 'blocked', result: {}, at: '2026-01-01T00:00:00Z' },
-    { line: 5, type: 'tool_call', step: 3, tool: 'write_file', stage: 'explore', verdicts: [{ check: 'tool.allowed_in_stage', ok: false, reason: 'write_file is not allowed in explore' }] as never, toolReward: -1, runningReturn: 0, stageVisit: { stage: 'explore', reward: 0.5 } as never },
+    {
+      type: 'tool_call',
+      tool: 'write_file',
+      args: { path: 'a.js', content: '' },
+      status: 'blocked',
+      result: {},
+      at: '2026-01-01T00:00:00Z',
+    },
+    {
+      line: 5,
+      type: 'tool_call',
+      step: 3,
+      tool: 'write_file',
+      stage: 'explore',
+      verdicts: [
+        { check: 'tool.allowed_in_stage', ok: false, reason: 'write_file is not allowed in explore' },
+      ] as never,
+      toolReward: -1,
+      runningReturn: 0,
+      stageVisit: { stage: 'explore', reward: 0.5 } as never,
+    },
     { decision: 'block', verdicts: [], reason: 'x', toolReward: -1 },
   );
   assert.equal(ToWebview.safeParse({ type: 'step', card }).success, true);

@@ -13,7 +13,11 @@ import {
   type StepRef,
 } from '../../../extension/edits/hints';
 
-const edit = (search: string, replace: string, status = 'ok') => ({ tool: 'edit_file', args: { path: 'src/a.js', search, replace }, status });
+const edit = (search: string, replace: string, status = 'ok') => ({
+  tool: 'edit_file',
+  args: { path: 'src/a.js', search, replace },
+  status,
+});
 const write = (content: string) => ({ tool: 'write_file', args: { path: 'src/a.js', content }, status: 'ok' });
 
 const FILE = ['const a = 1;', 'function sum(a, b) {', '  return a + b;', '}', 'module.exports = sum;', ''].join('\n');
@@ -25,12 +29,18 @@ test('edit_file: the line holding the replacement, found once', () => {
 test('edit_file: a multi-line replacement marks each of its lines; line breaks at its edges mark no extra line', () => {
   const replace = 'function sum(a, b) {\n  return a + b;\n}';
   assert.deepEqual(changedLineRanges(edit('x', replace), FILE), { kind: 'lines', ranges: [{ start: 1, end: 3 }] });
-  assert.deepEqual(changedLineRanges(edit('x', `\n${replace}\n`), FILE), { kind: 'lines', ranges: [{ start: 1, end: 3 }] });
+  assert.deepEqual(changedLineRanges(edit('x', `\n${replace}\n`), FILE), {
+    kind: 'lines',
+    ranges: [{ start: 1, end: 3 }],
+  });
 });
 
 test('edit_file: a CRLF file matches a LF replacement at the same lines', () => {
   const crlf = FILE.replace(/\n/g, '\r\n');
-  assert.deepEqual(changedLineRanges(edit('x', 'return a + b;\n}'), crlf), { kind: 'lines', ranges: [{ start: 2, end: 3 }] });
+  assert.deepEqual(changedLineRanges(edit('x', 'return a + b;\n}'), crlf), {
+    kind: 'lines',
+    ranges: [{ start: 2, end: 3 }],
+  });
 });
 
 test('edit_file: not found (changed since), found twice, or a deletion: the lines are unknown, with the reason', () => {
@@ -87,12 +97,18 @@ test('hints of a file: a later step takes over the lines it changed; the earlier
 });
 
 test('a step whose lines are unknown puts one imprecise hint on the first line, saying why', () => {
-  const hints = applyStep([], ref(8, { tool: 'run_command', args: {}, status: 'ok' }), { kind: 'unknown', reason: 'run_command changed the file; which lines is not recorded' });
+  const hints = applyStep([], ref(8, { tool: 'run_command', args: {}, status: 'ok' }), {
+    kind: 'unknown',
+    reason: 'run_command changed the file; which lines is not recorded',
+  });
   assert.equal(hints.length, 1);
   assert.equal(hints[0]!.line, 0);
   assert.equal(hints[0]!.precise, false);
   assert.equal(hintLabel(hints[0]!), 'step 8 · run_command · +1 · lines unknown');
-  assert.match(hintHover(hints[0]!, 'r1.lar.jsonl', 'command:x'), /Which lines is unknown: run\\_command changed the file/);
+  assert.match(
+    hintHover(hints[0]!, 'r1.lar.jsonl', 'command:x'),
+    /Which lines is unknown: run\\_command changed the file/,
+  );
 });
 
 const hint = (line: number, step = 6): EditHint => ({

@@ -10,7 +10,13 @@ const root = resolve(__dirname, '../../../..');
 
 /** The recorded demo run (test-fixtures/trajectories/fix-failing-test.lar.jsonl) as the server reports it, 0-based lines. */
 function demo(overrides: Partial<RewardsParams> = {}): RewardsParams {
-  const step = (line: number, step: number, tool: string, stage: string, extra: Partial<LineReward> = {}): LineReward => ({
+  const step = (
+    line: number,
+    step: number,
+    tool: string,
+    stage: string,
+    extra: Partial<LineReward> = {},
+  ): LineReward => ({
     line,
     kind: 'step',
     step,
@@ -32,7 +38,11 @@ function demo(overrides: Partial<RewardsParams> = {}): RewardsParams {
       step(2, 1, 'list_files', 'explore'),
       step(3, 2, 'read_file', 'explore'),
       step(4, 3, 'read_file', 'explore'),
-      step(5, 4, 'write_file', 'explore', { toolReward: -1, failed: ['tool.permitted', 'tool.succeeded'], status: 'blocked' }),
+      step(5, 4, 'write_file', 'explore', {
+        toolReward: -1,
+        failed: ['tool.permitted', 'tool.succeeded'],
+        status: 'blocked',
+      }),
       step(6, 5, 'enter_stage', 'explore', { stageEnd: { stage: 'explore', reward: 1 } }),
       step(7, 6, 'edit_file', 'edit', { filesChanged: ['src/sum.js'] }),
       step(8, 7, 'enter_stage', 'edit', { stageEnd: { stage: 'edit', reward: 1 } }),
@@ -90,9 +100,18 @@ test('0 rewards: an unproductive step and a visit that closed with unmet exit co
   p.lines[5] = { ...p.lines[5]!, stageEnd: { stage: 'explore', reward: 0 }, failed: ['stage.exit.tool_succeeded'] };
   p.stages[0] = { ...p.stages[0]!, reward: 0 };
   const m = decorationsFor(p);
-  assert.deepEqual(m.get('stepZero')!.map((d) => d.line), [3]);
-  assert.deepEqual(m.get('stageZero')!.map((d) => d.line), [6]);
-  assert.deepEqual(m.get('stagePass')!.map((d) => d.line), [8, 10]);
+  assert.deepEqual(
+    m.get('stepZero')!.map((d) => d.line),
+    [3],
+  );
+  assert.deepEqual(
+    m.get('stageZero')!.map((d) => d.line),
+    [6],
+  );
+  assert.deepEqual(
+    m.get('stagePass')!.map((d) => d.line),
+    [8, 10],
+  );
   assert.match(hoverAt(m, 3), /tool reward \*\*0\*\* · failed `tool\.not_repeated`$/);
   assert.match(hoverAt(m, 6), /^\*\*Stage `explore` closed\*\* · stage reward \*\*0\*\* · 5\/30 steps/);
 });
@@ -103,9 +122,15 @@ test('a stage boundary shows the stage reward (icon and hover) and still tells t
   p.lines[7] = { ...p.lines[7]!, stageEnd: { stage: 'edit', reward: -1 } };
   p.stages[1] = { ...p.stages[1]!, reward: -1 };
   const m = decorationsFor(p);
-  assert.deepEqual(m.get('stageFail')!.map((d) => d.line), [8]);
+  assert.deepEqual(
+    m.get('stageFail')!.map((d) => d.line),
+    [8],
+  );
   assert.ok(!m.get('stepPass')!.some((d) => d.line === 8), 'one mark per line: the boundary');
-  assert.equal(hoverAt(m, 8), '**Stage `edit` closed** · stage reward **−1** · 2/40 steps  \n**Step 7** · `enter_stage` · stage `edit` · tool reward **+1**');
+  assert.equal(
+    hoverAt(m, 8),
+    '**Stage `edit` closed** · stage reward **−1** · 2/40 steps  \n**Step 7** · `enter_stage` · stage `edit` · tool reward **+1**',
+  );
   assert.match(hoverAt(m, 6), /^\*\*Stage `explore` closed\*\* · stage reward \*\*\+1\*\* · 5\/30 steps/);
 });
 
@@ -113,33 +138,57 @@ test('a visit that ended on a line without a reward of its own (the end line) st
   const p = demo({
     lines: demo().lines.filter((l) => l.line < 9),
     lineCount: 10,
-    stages: [...demo().stages.slice(0, 2), { stage: 'verify', visit: 2, startLine: 8, endLine: 9, steps: 0, budget: 20, reward: 0 }],
+    stages: [
+      ...demo().stages.slice(0, 2),
+      { stage: 'verify', visit: 2, startLine: 8, endLine: 9, steps: 0, budget: 20, reward: 0 },
+    ],
     summary: { return: 0.3, outcome: 0, steps: 7, ended: true, finalStage: 'verify' },
   });
   const m = decorationsFor(p);
-  assert.deepEqual(m.get('stageZero')!.map((d) => d.line), [9]);
+  assert.deepEqual(
+    m.get('stageZero')!.map((d) => d.line),
+    [9],
+  );
   assert.equal(hoverAt(m, 9), '**Stage `verify` closed** · stage reward **0** · 0/20 steps');
 });
 
 test('the outcome line: pass with the return, or fail when the run did not succeed', () => {
   const pass = hoverAt(decorationsFor(demo()), 11);
-  assert.equal(pass, '**Outcome 1** — the run submitted from a terminal stage and the outcome check passed · return **1.694** over 9 steps');
+  assert.equal(
+    pass,
+    '**Outcome 1** — the run submitted from a terminal stage and the outcome check passed · return **1.694** over 9 steps',
+  );
 
   const failed = demo({ summary: { return: 0.694, outcome: 0, steps: 9, ended: true } });
   failed.lines[10] = { line: 11, kind: 'outcome', failed: ['outcome.check_passed'] };
   const m = decorationsFor(failed);
-  assert.deepEqual(m.get('outcomeFail')!.map((d) => d.line), [11]);
+  assert.deepEqual(
+    m.get('outcomeFail')!.map((d) => d.line),
+    [11],
+  );
   assert.deepEqual(m.get('outcomePass'), []);
-  assert.equal(hoverAt(m, 11), '**Outcome 0** — no success · return **0.694** over 9 steps · failed `outcome.check_passed`');
+  assert.equal(
+    hoverAt(m, 11),
+    '**Outcome 0** — no success · return **0.694** over 9 steps · failed `outcome.check_passed`',
+  );
 });
 
 test('malformed lines get their own mark, and the rest of the file keeps its marks', () => {
   const p = demo();
   p.lines.splice(2, 1, { line: 3, kind: 'malformed', failed: ['trajectory.malformed'] });
   const m = decorationsFor(p);
-  assert.deepEqual(m.get('malformed')!.map((d) => d.line), [3]);
-  assert.deepEqual(m.get('stepPass')!.map((d) => d.line), [2, 4, 7, 9]);
-  assert.equal(hoverAt(m, 3), '**Malformed line** — not verified; the rest of the file still is (the Problems view says where and what was expected)');
+  assert.deepEqual(
+    m.get('malformed')!.map((d) => d.line),
+    [3],
+  );
+  assert.deepEqual(
+    m.get('stepPass')!.map((d) => d.line),
+    [2, 4, 7, 9],
+  );
+  assert.equal(
+    hoverAt(m, 3),
+    '**Malformed line** — not verified; the rest of the file still is (the Problems view says where and what was expected)',
+  );
 });
 
 test('a step line without a reward (not judged yet) gets no mark; a line listed twice keeps its last entry', () => {
@@ -148,7 +197,10 @@ test('a step line without a reward (not judged yet) gets no mark; a line listed 
   p.lines.push({ ...p.lines[1]!, toolReward: -1, failed: ['tool.path_policy'] });
   const m = decorationsFor(p);
   assert.ok(![...m.values()].flat().some((d) => d.line === 12));
-  assert.deepEqual(m.get('stepFail')!.map((d) => d.line), [2, 5]);
+  assert.deepEqual(
+    m.get('stepFail')!.map((d) => d.line),
+    [2, 5],
+  );
   assert.ok(!m.get('stepPass')!.some((d) => d.line === 2));
 });
 
@@ -167,12 +219,16 @@ test('rewards and returns print the way the docs write them', () => {
   assert.equal(formatNumber(2), '2');
 });
 
-test('the extension\'s pure modules import nothing from vscode (they run under node --test)', () => {
+test("the extension's pure modules import nothing from vscode (they run under node --test)", () => {
   for (const name of ['trajectory/decorations.ts', 'edits/hints.ts', 'trajectory/runs.ts']) {
     const src = readFileSync(join(root, 'extension', name), 'utf8');
     assert.doesNotMatch(src, /from ['"]vscode['"]|require\(['"]vscode['"]\)/, name);
     const imports = [...src.matchAll(/from '([^']+)'/g)].map((m) => m[1]!);
-    for (const i of imports) assert.ok(i.startsWith('./') || i.startsWith('../trajectory/') || i.startsWith('../../core/'), `${name} imports ${i}`);
+    for (const i of imports)
+      assert.ok(
+        i.startsWith('./') || i.startsWith('../trajectory/') || i.startsWith('../../core/'),
+        `${name} imports ${i}`,
+      );
   }
   assert.ok(readdirSync(join(root, 'extension')).includes('main.ts'));
 });

@@ -5,7 +5,14 @@ import { fileNameOf, mergeRewards, RunRegistry, statusView } from '../../../exte
 
 const builtin = { backend: 'builtin' as const, reason: 'no Lean toolchain found: lake is not on PATH' };
 const lean = { backend: 'lean' as const, reason: 'Lean 4.21.0 at /home/u/.elan/bin/lake' };
-const step = (line: number, toolReward: -1 | 0 | 1 = 1): LineReward => ({ line, kind: 'step', step: line, tool: 'read_file', toolReward, failed: [] });
+const step = (line: number, toolReward: -1 | 0 | 1 = 1): LineReward => ({
+  line,
+  kind: 'step',
+  step: line,
+  tool: 'read_file',
+  toolReward,
+  failed: [],
+});
 
 function params(uri: string, over: Partial<RewardsParams> = {}): RewardsParams {
   return {
@@ -66,8 +73,18 @@ const visit = (v: number, stage: string, endLine?: number, reward: -1 | 0 | 1 = 
 test('partial stage visits replace the known ones by index; visits past the last listed go', () => {
   const prev = params('u', { stages: [visit(0, 'explore', 3), visit(1, 'edit', 6), visit(2, 'verify')] });
   // An append closed `verify` and opened `edit` again.
-  const append = params('u', { full: false, lineCount: 9, lines: [step(8)], stages: [visit(2, 'verify', 8, 0), visit(3, 'edit')] });
-  assert.deepEqual(mergeRewards(prev, append).stages, [visit(0, 'explore', 3), visit(1, 'edit', 6), visit(2, 'verify', 8, 0), visit(3, 'edit')]);
+  const append = params('u', {
+    full: false,
+    lineCount: 9,
+    lines: [step(8)],
+    stages: [visit(2, 'verify', 8, 0), visit(3, 'edit')],
+  });
+  assert.deepEqual(mergeRewards(prev, append).stages, [
+    visit(0, 'explore', 3),
+    visit(1, 'edit', 6),
+    visit(2, 'verify', 8, 0),
+    visit(3, 'edit'),
+  ]);
   // An edit at line 4 left only two visits: the second is open now, the third is gone.
   const edit = params('u', { full: false, lineCount: 5, lines: [step(4)], stages: [visit(1, 'edit')] });
   assert.deepEqual(mergeRewards(prev, edit).stages, [visit(0, 'explore', 3), visit(1, 'edit')]);
@@ -96,8 +113,14 @@ test('the registry merges partial notifications per trajectory', () => {
   const runs = new RunRegistry();
   runs.update(params('u'));
   const whole = runs.update(params('u', { full: false, lineCount: 5, lines: [step(4)] }));
-  assert.deepEqual(whole.lines.map((l) => l.line), [0, 1, 2, 3, 4]);
-  assert.deepEqual(runs.get('u')?.lines.map((l) => l.line), [0, 1, 2, 3, 4]);
+  assert.deepEqual(
+    whole.lines.map((l) => l.line),
+    [0, 1, 2, 3, 4],
+  );
+  assert.deepEqual(
+    runs.get('u')?.lines.map((l) => l.line),
+    [0, 1, 2, 3, 4],
+  );
 });
 
 test('status bar: backend and return of the current run, the reason in the tooltip', () => {
@@ -108,26 +131,48 @@ test('status bar: backend and return of the current run, the reason in the toolt
   assert.match(live.tooltip, /Click to open the trajectory/);
   assert.equal(live.warning, false);
 
-  const ended = statusView(params('u', { backend: lean, summary: { return: 1.6944, outcome: 1, steps: 9, ended: true } }));
+  const ended = statusView(
+    params('u', { backend: lean, summary: { return: 1.6944, outcome: 1, steps: 9, ended: true } }),
+  );
   assert.equal(ended.text, '$(verified) lar lean · R 1.694');
   assert.match(ended.tooltip, /Outcome \*\*1\*\* · return \*\*1\.694\*\*/);
 
-  const submittedFailed = statusView(params('u', { summary: { return: 0.6, outcome: 0, steps: 7, ended: true, endReason: 'submitted' } }));
-  assert.equal(submittedFailed.text, '$(checklist) lar builtin · R 0.6 (outcome failed)', 'a submit whose check failed does not read like a pass');
+  const submittedFailed = statusView(
+    params('u', { summary: { return: 0.6, outcome: 0, steps: 7, ended: true, endReason: 'submitted' } }),
+  );
+  assert.equal(
+    submittedFailed.text,
+    '$(checklist) lar builtin · R 0.6 (outcome failed)',
+    'a submit whose check failed does not read like a pass',
+  );
 
   // A run that stopped without submitting is not live: the status says how it stopped.
-  const failed = statusView(params('u', { summary: { return: 0, outcome: 0, steps: 0, ended: false, endReason: 'error' } }));
+  const failed = statusView(
+    params('u', { summary: { return: 0, outcome: 0, steps: 0, ended: false, endReason: 'error' } }),
+  );
   assert.equal(failed.text, '$(checklist) lar builtin · R 0 (error)');
   assert.match(failed.tooltip, /Current run `u`: error, 0 steps/);
 });
 
 test('the current run: a run that stopped on an error is not live and does not hide a newer one', () => {
   const runs = new RunRegistry();
-  runs.update(params('file:///failed.lar.jsonl', { summary: { return: 0, outcome: 0, steps: 0, ended: false, endReason: 'error' } }));
-  runs.update(params('file:///passed.lar.jsonl', { summary: { return: 1.75, outcome: 1, steps: 8, ended: true, endReason: 'submitted' } }));
+  runs.update(
+    params('file:///failed.lar.jsonl', {
+      summary: { return: 0, outcome: 0, steps: 0, ended: false, endReason: 'error' },
+    }),
+  );
+  runs.update(
+    params('file:///passed.lar.jsonl', {
+      summary: { return: 1.75, outcome: 1, steps: 8, ended: true, endReason: 'submitted' },
+    }),
+  );
   assert.equal(runs.current()?.uri, 'file:///passed.lar.jsonl', 'the latest, not the failed one held as live');
   runs.update(params('file:///running.lar.jsonl', { summary: { return: 0.5, outcome: 0, steps: 2, ended: false } }));
-  runs.update(params('file:///passed.lar.jsonl', { summary: { return: 1.75, outcome: 1, steps: 8, ended: true, endReason: 'submitted' } }));
+  runs.update(
+    params('file:///passed.lar.jsonl', {
+      summary: { return: 1.75, outcome: 1, steps: 8, ended: true, endReason: 'submitted' },
+    }),
+  );
   assert.equal(runs.current()?.uri, 'file:///running.lar.jsonl', 'a live run wins');
 });
 
@@ -139,7 +184,11 @@ test('status bar: before any run, when a run cannot be verified, and when the se
   assert.equal(fatal.text, '$(warning) lar builtin · not verified');
   assert.equal(fatal.warning, true);
   assert.match(fatal.tooltip, /could not be verified: workflow \\\.\/missing\\\.larflow\\\.json not found/);
-  const down = statusView(params('u'), undefined, 'the language server did not start: Cannot find module dist/server.js');
+  const down = statusView(
+    params('u'),
+    undefined,
+    'the language server did not start: Cannot find module dist/server.js',
+  );
   assert.equal(down.text, '$(error) lar');
   assert.equal(down.warning, true);
 });
