@@ -255,11 +255,14 @@ async function runOnce(
     );
     return result;
   } finally {
-    for (const n of endNotes(await run.close())) {
+    const end = await run.close();
+    for (const n of endNotes(end)) {
       if (n.kind !== 'later') io.err(`lar run: ${prefix}${n.text}`);
       else
         io.out(`\n${prefix}${st.bold(LATER_TITLE)} ${LATER_WHY}:\n${(n.detail ?? '').replace(/^/gm, `${prefix}  `)}\n`);
     }
+    // A run whose end failed is not a good sample whatever it scored: `lar run` fails, a rollout leaves the group.
+    if (end.error) throw new Error(`the end of the run failed: ${end.error}`);
   }
 }
 

@@ -244,34 +244,30 @@ export class ScriptedModelServer {
     const report = this.opts.reportWindow ?? 'models';
     if (req.method === 'GET' && path === '/v1/models') {
       const owned = this.flavor === 'vllm' ? 'vllm' : 'sglang';
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            object: 'list',
-            data: models.map((id) => ({
-              id,
-              object: 'model',
-              created: 0,
-              owned_by: owned,
-              root: id,
-              parent: null,
-              ...(this.opts.contextLength && report === 'models' ? { max_model_len: this.opts.contextLength } : {}),
-            })),
-          }),
-        );
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          object: 'list',
+          data: models.map((id) => ({
+            id,
+            object: 'model',
+            created: 0,
+            owned_by: owned,
+            root: id,
+            parent: null,
+            ...(this.opts.contextLength && report === 'models' ? { max_model_len: this.opts.contextLength } : {}),
+          })),
+        }),
+      );
       return;
     }
     if (req.method === 'GET' && (path === '/server_info' || path === '/get_server_info') && this.flavor === 'sglang') {
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            model_path: models[0],
-            context_length: report === 'server_info' ? (this.opts.contextLength ?? null) : null,
-            version: '0.5.x-scripted',
-          }),
-        );
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          model_path: models[0],
+          context_length: report === 'server_info' ? (this.opts.contextLength ?? null) : null,
+          version: '0.5.x-scripted',
+        }),
+      );
       return;
     }
     if (req.method === 'POST' && (path === '/tokenize' || (path === '/v1/tokenize' && this.flavor === 'sglang'))) {

@@ -17,6 +17,7 @@ import { describeLaterChanges } from '../sandbox/later-changes';
 import { TerminalSession, type TerminalOptions } from '../shell/session';
 import { pickShell } from '../shell/kinds';
 import { createToolExecutor, type CheckMirror } from '../tools/executor';
+import type { ToolExecutor } from '../tools/types';
 import { NodeWorkspaceFs, type WorkspaceFs } from '../workspace/fs';
 import { ensureLarDir, outputDir as outputDirOf, trajectoryFile } from '../workspace/lar-layout';
 import { combineRedactors, secretRedactor } from '../secrets/redact';
@@ -110,42 +111,82 @@ export async function openRun(o: RunSetupOptions): Promise<OpenRun> {
       sandbox,
     );
   } catch (e) {
-    await sandbox.dispose();
-    throw e;
+    throw await failed(e, () => sandbox.dispose());
   }
-  const rules = isRules(o.rules) ? o.rules : readRules(o.workspace, o.rules);
-  // Commands inherit the environment: tokens they print are masked before the trajectory and the model see
-  // them; a sandboxed command does not have the host's secrets, but a file it reads may hold one.
-  const key = o.apiKey;
-  const mask = combineRedactors((t) => redact(t, key), secretRedactor(o.hostEnv));
-  const fs = (o.makeFs ?? ((ro) => new NodeWorkspaceFs(o.workspace, ro)))(sandbox.readOnlyPaths);
-  const execute = createToolExecutor({
-    fs,
-    terminal: terminal.session,
-    limits: sandbox.limits,
-    check: {
-      command: o.workflow.outcome.command,
-      run: (s) => sandbox.checkNow(s),
-      ...(terminal.checkMirror ? { mirror: terminal.checkMirror } : {}),
-    },
-    ...(sandbox.refusal ? { refuseCommands: sandbox.refusal } : {}),
-  });
   let closing: Promise<EndReport> | undefined;
   const close = (): Promise<EndReport> => {
     closing ??= (async () => {
       // Every process gone before anything is put back (one still dying could race the restore).
       await terminal.end().catch(() => false);
       terminal.dispose();
-      return sandbox
-        .dispose()
-        .catch((e: unknown): EndReport => ({
-          restored: [],
-          quarantinedRepositories: [],
-          error: e instanceof Error ? e.message : String(e),
-        }));
+      return sandbox.dispose().catch((e: unknown): EndReport => ({
+        restored: [],
+        quarantinedRepositories: [],
+        error: e instanceof Error ? e.message : String(e),
+      }));
     })();
     return closing;
   };
+  try {
+    const rules = isRules(o.rules) ? o.rules : readRules(o.workspace, o.rules);
+    // Commands inherit the environment: tokens they print are masked before the trajectory and the model see
+    // them; a sandboxed command does not have the host's secrets, but a file it reads may hold one.
+    const key = o.apiKey;
+    const mask = combineRedactors((t) => redact(t, key), secretRedactor(o.hostEnv));
+    const fs = (o.makeFs ?? ((ro) => new NodeWorkspaceFs(o.workspace, ro)))(sandbox.readOnlyPaths);
+    const execute = createToolExecutor({
+      fs,
+      terminal: terminal.session,
+      limits: sandbox.limits,
+      check: {
+        command: o.workflow.outcome.command,
+        run: (s) => sandbox.checkNow(s),
+        ...(terminal.checkMirror ? { mirror: terminal.checkMirror } : {}),
+      },
+      ...(sandbox.refusal ? { refuseCommands: sandbox.refusal } : {}),
+    });
+    return ready({
+      runId,
+      trajectoryPath,
+      outputDir,
+      sandbox,
+      terminal,
+      rules,
+      mask,
+      execute,
+      close,
+      workspace: o.workspace,
+    });
+  } catch (e) {
+    throw await failed(e, close);
+  }
+}
+
+/** A set-up that failed after the sandbox opened: everything stopped and put back first, and what that did said with the error. */
+async function failed(e: unknown, end: () => Promise<EndReport>): Promise<Error> {
+  const report = await end().catch((x: unknown): EndReport => ({
+    restored: [],
+    quarantinedRepositories: [],
+    error: String(x),
+  }));
+  const notes = endNotes(report).map((n) => n.text);
+  const message = e instanceof Error ? e.message : String(e);
+  return new Error(notes.length ? `${message} (${notes.join('; ')})` : message, { cause: e });
+}
+
+function ready(r: {
+  runId: string;
+  trajectoryPath: string;
+  outputDir: string;
+  sandbox: RunSandbox;
+  terminal: RunTerminal;
+  rules: Rules;
+  mask: (text: string) => string;
+  execute: ToolExecutor;
+  close: () => Promise<EndReport>;
+  workspace: string;
+}): OpenRun {
+  const { runId, trajectoryPath, outputDir, sandbox, terminal, rules, mask, execute, close } = r;
   return {
     runId,
     trajectoryPath,
@@ -155,7 +196,7 @@ export async function openRun(o: RunSetupOptions): Promise<OpenRun> {
     rules,
     redact: mask,
     agentOptions: {
-      workspace: o.workspace,
+      workspace: r.workspace,
       trajectoryPath,
       execute,
       // A process of the run still alive after it was killed could change the workspace under the check: then it does not run.
