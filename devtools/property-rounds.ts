@@ -18,10 +18,17 @@ if (!Number.isSafeInteger(rounds) || rounds < 1) {
   );
   process.exit(2);
 }
-const testDir = join(REPO_ROOT, 'test');
-const suites = readdirSync(testDir)
-  .filter((f) => f.endsWith('.test.ts') && /from '\.\/support\/fc'/.test(readFileSync(join(testDir, f), 'utf8')))
+// test/ mirrors the source tree: the property suites are found at any depth.
+const suites = readdirSync(join(REPO_ROOT, 'test'), { recursive: true, encoding: 'utf8' })
+  .filter(
+    (f) =>
+      f.endsWith('.test.ts') && /from '(?:\.\.?\/)+support\/fc'/.test(readFileSync(join(REPO_ROOT, 'test', f), 'utf8')),
+  )
   .map((f) => join(REPO_ROOT, 'out', 'test', f.replace(/\.ts$/, '.js')));
+if (suites.length === 0) {
+  process.stderr.write('no property suites found under test/ (test files that import support/fc)\n');
+  process.exit(1);
+}
 process.stdout.write(`${suites.length} property suites, ${rounds} rounds\n`);
 for (let i = 1; i <= rounds; i++) {
   const seed = randomBytes(4).readUInt32BE(0);
