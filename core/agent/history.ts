@@ -8,10 +8,8 @@ import { appendFile, open, readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { fileResolver } from '../workflow/resolve';
 import { verifyTrajectoryText } from '../verifier/verify';
-import { EndEvent } from '../schema/trajectory';
-import { RUN_FILE } from '../schema/trajectory';
-
-export const RUNS_DIR = join('.lar', 'runs');
+import { EndEvent, RUN_FILE } from '../schema/trajectory';
+import { RUNS_DIR } from '../workspace/lar-layout';
 
 /** How a run ended; `unfinished`: no end line (the editor stopped mid-run). */
 export type RunStatus = EndEvent['reason'] | 'unfinished';

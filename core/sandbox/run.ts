@@ -30,6 +30,7 @@ import { breakHardLinks, hardLinked, type HardLinkLimits } from './hard-links';
 import { AllowlistProxy, type Lookup, type ProxyTally } from './proxy';
 import { writeForwarder, type ProxyEndpoint } from './forwarder';
 import { execAllowed, runtimeRoot } from './scratch';
+import { quarantineDir } from '../workspace/lar-layout';
 
 export interface RunSandboxOptions {
   workspace: string;
@@ -501,12 +502,7 @@ export class RunSandbox {
           report.error = (e as Error).message;
         }
       }
-      const quarantine = join(
-        this.opts.workspace,
-        '.lar',
-        'quarantine',
-        new Date().toISOString().replace(/[:.]/g, '-'),
-      );
+      const quarantine = quarantineDir(this.opts.workspace);
       // Files the workflow's path deny patterns reach that the run added: moved away, as the file tools could not have written them.
       for (const p of addedDenied(this.opts.workspace, this.opts.workflow, this.denied)) {
         const to = join(quarantine, p);
