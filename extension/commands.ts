@@ -5,7 +5,7 @@ import { formatNumber } from '../core/protocol/display';
 import { BACKEND_CHOICES, readConfig, writeBackend, type BackendChoice } from './config';
 import type { EditedFiles } from './edits/edited-files';
 import type { RunRegistry } from './trajectory/runs';
-import { COMMANDS } from './command-ids';
+import { COMMANDS } from '../core/protocol/commands';
 
 export interface CommandDeps {
   client: LarClient;

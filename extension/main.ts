@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import { LarClient } from './client';
 import { CHAT_VIEW_ID, ChatViewProvider } from './chat/view';
 import { registerConnectionCommands } from './agent/connection';
-import { COMMANDS } from './command-ids';
+import { COMMANDS } from '../core/protocol/commands';
 import { registerLanguageModels } from './lm/provider';
 import { AgentSession } from './agent/session';
 import { RunDecorations } from './trajectory/run-decorations';

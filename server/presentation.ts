@@ -1,4 +1,5 @@
 import { RUN_FILE } from '../core/schema/trajectory';
+import { COMMANDS } from '../core/protocol/commands';
 import { Command, DocumentSymbol, type CodeLens, SymbolKind, type Hover, type Range } from 'vscode-languageserver';
 import { signed } from '../core/verifier/checks';
 import type { StageVisitResult } from '../core/verifier/state';
@@ -87,8 +88,8 @@ function escapeCell(s: string): string {
 
 /** A lens above each stage visit: stage, reward, steps against the budget. */
 /** The commands the "Restore to here" and "Branch from here" lenses run (the extension registers them). */
-export const RESTORE_COMMAND = 'lean4Agentic.restoreCheckpoint';
-export const BRANCH_COMMAND = 'lean4Agentic.branchFromCheckpoint';
+export const RESTORE_COMMAND = COMMANDS.restoreCheckpoint;
+export const BRANCH_COMMAND = COMMANDS.branchFromCheckpoint;
 
 export function codeLenses(model: TrajectoryModel, file?: string): CodeLens[] {
   const s = model.summary();

@@ -1,7 +1,8 @@
 /**
  * Every command the extension contributes (package.json `contributes.commands`),
- * one name each; registered in extension/commands.ts, extension/main.ts and
- * extension/agent/connection.ts. Pure: the architecture test reads it.
+ * one name each: registered in extension/commands.ts, extension/main.ts and
+ * extension/agent/connection.ts, named in the server's code lenses. Pure: the
+ * architecture test reads it.
  */
 export const COMMANDS = {
   verifyTrajectory: 'lean4Agentic.verifyTrajectory',

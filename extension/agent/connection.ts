@@ -5,7 +5,7 @@
  * that could carry it goes through `redact`.
  */
 import * as vscode from 'vscode';
-import { COMMANDS } from '../command-ids';
+import { COMMANDS } from '../../core/protocol/commands';
 import { ModelClient, redact, type ConnectionReport } from '../../core/model/client';
 import { API_KEY_SECRET, readAgentConfig, type AgentConfig } from '../config';
 import { formatTokens } from '../../core/protocol/display';

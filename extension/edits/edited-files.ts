@@ -5,7 +5,7 @@
  * Which lines a step changed and how hints move are hints.ts (pure).
  */
 import * as vscode from 'vscode';
-import { COMMANDS } from '../command-ids';
+import { COMMANDS } from '../../core/protocol/commands';
 import type { RewardsParams } from '../../core/protocol/lsp';
 import { ToolCallEvent } from '../../core/schema/trajectory';
 import type { Reward } from '../trajectory/decorations';

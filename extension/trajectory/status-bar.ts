@@ -1,6 +1,6 @@
 /** The status bar item: backend and the current run's return; a click opens the run's trajectory. */
 import * as vscode from 'vscode';
-import { COMMANDS } from '../command-ids';
+import { COMMANDS } from '../../core/protocol/commands';
 import type { BackendLabel } from '../../core/protocol/lsp';
 import { statusView, withSandbox, type RunRegistry } from './runs';
 import type { SandboxSummary } from '../../core/sandbox/plan';
