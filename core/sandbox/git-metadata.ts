@@ -15,7 +15,7 @@ import { isInside } from '../workspace/fs';
 const inside = (root: string, p: string): boolean => isInside(root, p, false);
 
 /** What git runs programs from in a git folder, kept as it is whether it exists or not. */
-const GIT_PROGRAM_FILES = ['config', 'config.worktree', 'commondir', 'hooks'];
+export const GIT_PROGRAM_FILES = ['config', 'config.worktree', 'commondir', 'hooks'];
 /** Most git metadata paths for one repository. */
 const MAX_GIT_METADATA = 400;
 

@@ -12,6 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GIT_PROGRAM_FILES } from './git-metadata';
 
 export interface LaterChange {
   /** Workspace-relative. */
@@ -156,7 +157,8 @@ function candidates(workspace: string, skip: ReadonlySet<string>): Map<string, C
   const gitEntry = (p: string, isDir: boolean, top: boolean): void => {
     if (!isDir) return add(p, true);
     if (top) return;
-    for (const f of GIT_RUNS) add(`${p}/${f}`, true);
+    // The hooks folder is not a file: its hooks are listed one by one below.
+    for (const f of GIT_PROGRAM_FILES) add(`${p}/${f}`, true);
     let hooks: string[] = [];
     try {
       hooks = readdirSync(join(workspace, p, 'hooks'));
@@ -168,9 +170,6 @@ function candidates(workspace: string, skip: ReadonlySet<string>): Map<string, C
   walk('', 0);
   return out;
 }
-
-/** In a git folder, the files git reads programs to run from (core.fsmonitor, hooksPath, filters, aliases, includes). */
-const GIT_RUNS = ['config', 'config.worktree', 'commondir'];
 
 function read(workspace: string, p: string, c: Candidate, budget: { bytes: number }): Seen | undefined {
   let content: Buffer;

@@ -14,7 +14,7 @@ import { ALWAYS_READ_ONLY, type Workflow } from '../schema/workflow';
 import { entryKind } from '../workspace/path-kind';
 import { runOutcomeCheck } from '../outcome/check';
 import { planSandbox, type PlanRequest, type SandboxPlan, type SandboxSetting, type SandboxSummary } from './plan';
-import { findRepositories, gitConfigValue, gitMetadata, nestedGitMetadata } from './git-metadata';
+import { findRepositories, GIT_PROGRAM_FILES, gitConfigValue, gitMetadata, nestedGitMetadata } from './git-metadata';
 import {
   disposeSnapshot,
   restoreSnapshot,
@@ -144,7 +144,7 @@ function hardLinksFor(
 const MAX_RECORDED = 300;
 
 /** Git metadata to keep as it was even where it does not exist yet (git reads config from commondir). */
-const GIT_METADATA = ['.git/config', '.git/config.worktree', '.git/commondir', '.git/hooks'];
+const GIT_METADATA = GIT_PROGRAM_FILES.map((f) => `.git/${f}`);
 
 /**
  * Where workspace-relative `paths` really are, for those that exist and lead
