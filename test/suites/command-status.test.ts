@@ -28,6 +28,7 @@ import {
   PRINTF_PROGRAM,
   TYPIST,
   isTypedLineTail,
+  lurkerStoppedTheShell,
   laterCommandsTellTheTruth,
 } from '../support/status-attacks';
 
@@ -98,9 +99,7 @@ for (const shell of SHELLS) {
     const r = await t.run('python3 lurker.py </dev/tty >/dev/tty 2>&1 &');
     assert.equal(r.exitCode, 0, r.output);
     // The lurker stops the shell 0.6 s after it started; the next line is typed once it says it has.
-    for (let i = 0; i < 300 && !existsSync(join(ws, 'lurker-ready')); i++)
-      await new Promise((res) => setTimeout(res, 50));
-    assert.ok(existsSync(join(ws, 'lurker-ready')), 'the lurker stopped the shell');
+    await lurkerStoppedTheShell(ws);
     const stolen = await t.run('false', { timeoutMs: 5000 });
     // Its line was taken: it never ran, so it has no status, and certainly not 0.
     assert.notEqual(

@@ -45,6 +45,7 @@ import {
   LURKER,
   PRINTF_PROGRAM,
   isTypedLineTail,
+  lurkerStoppedTheShell,
   laterCommandsTellTheTruth,
 } from '../support/status-attacks';
 
@@ -441,9 +442,7 @@ describe("no command changes how a later command's status is seen", { skip }, ()
     test(`${shell}: a process left reading the terminal learns nothing from the next line that could end it`, async () => {
       const b = box({ shell, prepare: (ws) => writeFileSync(join(ws, 'lurker.py'), LURKER) });
       assert.equal((await b.run('python3 lurker.py </dev/tty >/dev/tty 2>&1 &')).exitCode, 0);
-      for (let i = 0; i < 300 && !existsSync(join(b.ws, 'lurker-ready')); i++)
-        await new Promise((res) => setTimeout(res, 50));
-      assert.ok(existsSync(join(b.ws, 'lurker-ready')), 'the lurker stopped the shell');
+      await lurkerStoppedTheShell(b.ws);
       const stolen = await b.terminal.run('false', { timeoutMs: 5000 });
       assert.notEqual(
         stolen.exitCode,

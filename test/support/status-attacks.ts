@@ -5,6 +5,8 @@
  * ran the commands also printed their end markers.
  */
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { TerminalSession } from '../../core/shell/session';
 
 /** After the attack: `false` is exit 1 and `true` exit 0, both seen by their end markers. */
@@ -220,4 +222,11 @@ export function isTypedLineTail(line: string): boolean {
       if (line.startsWith(head.slice(i)) && body.test(line.slice(head.length - i))) return true;
     return body.test(line) || /^_{1,2}$/.test(line);
   });
+}
+
+/** Waits until the LURKER in `ws` has stopped the shell (it says so with a file), so the next line is typed for it. */
+export async function lurkerStoppedTheShell(ws: string): Promise<void> {
+  for (let i = 0; i < 300 && !existsSync(join(ws, 'lurker-ready')); i++)
+    await new Promise((res) => setTimeout(res, 50));
+  assert.ok(existsSync(join(ws, 'lurker-ready')), 'the lurker stopped the shell');
 }
