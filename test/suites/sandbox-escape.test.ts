@@ -714,13 +714,22 @@ describe('the sandbox is bounded: memory, tasks and the size of its tmpfs folder
         Number(/^(\d+)$/m.exec(inside.result.output ?? '')?.[1]) < 10,
         `only the sandbox's own processes are left:\n${inside.observation}`,
       );
-      // Seen from the host: below the sandbox's launcher only bwrap's init and the shell are left.
-      const all = listProcesses();
-      let level = [r.terminal.pid!];
-      let below = 0;
-      while (level.length) {
-        level = all.filter((p) => level.includes(p.ppid)).map((p) => p.pid);
-        below += level.length;
+      // Seen from the host: below the sandbox's launcher only bwrap's init and the shell are left (a killed
+      // process may take a moment to be reaped, so the count is read again for up to 2 s).
+      const belowLauncher = (): number => {
+        const all = listProcesses();
+        let level = [r.terminal.pid!];
+        let n = 0;
+        while (level.length) {
+          level = all.filter((p) => level.includes(p.ppid)).map((p) => p.pid);
+          n += level.length;
+        }
+        return n;
+      };
+      let below = belowLauncher();
+      for (let i = 0; i < 20 && below > 3; i++) {
+        await new Promise((res) => setTimeout(res, 100));
+        below = belowLauncher();
       }
       assert.ok(below <= 3, `${below} processes of the sandbox on the host`);
       assert.equal((await r.run('echo and-on')).result.exitCode, 0);
