@@ -178,7 +178,6 @@ const OVER: Record<string, number> = {
   'testkit/scripted-server.ts': 525,
   'testkit/scripted-server.ts#ScriptedModelServer.handle': 115,
   'testkit/scripted-server.ts#ScriptedModelServer.stream': 93,
-  'webview/highlight.ts#lean': 108,
 };
 
 test('no file over 400 lines and no function over 80, but those listed, which only shrink', () => {
