@@ -145,7 +145,6 @@ const OVER: Record<string, number> = {
   'core/model/client.ts#ModelClient.once': 89,
   'core/model/client.ts#ModelClient.testConnection': 81,
   'core/model/client.ts#toReply': 81,
-  'core/model/formats/tagged.ts': 568,
   'core/sandbox/limits.ts': 674,
   'core/sandbox/plan.ts': 402,
   'core/sandbox/plan.ts#planSandbox': 167,

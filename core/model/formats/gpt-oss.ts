@@ -1,6 +1,6 @@
 import { balancedEnd, parseLenientJson } from './json-repair';
 import { pyJson } from './py-json';
-import { callFromObject, skipSpace } from './tagged';
+import { callFromObject, skipSpace } from './calls';
 import type {
   ParsedContent,
   RenderedCall,

@@ -1,7 +1,7 @@
 import { balancedEnd, parseLenientJson } from './json-repair';
 import { pyJson } from './py-json';
 import { toolObject } from './qwen';
-import { callFromObject, skipSpace } from './tagged';
+import { callFromObject, skipSpace } from './calls';
 import type {
   ParsedContent,
   RenderedCall,

@@ -1,5 +1,6 @@
 import { pyJson, pyStr } from './py-json';
-import { CALL_CLOSE, CALL_OPEN, parseTagged } from './tagged';
+import { parseTagged } from './tagged/index';
+import { CALL_CLOSE, CALL_OPEN } from './tagged/scan';
 import type { RenderedCall, RenderedResult, TextMessage, TextToolFormat, ToolSpec } from './types';
 
 /**
