@@ -1,3 +1,4 @@
+import { scanJson } from '../../json/scan';
 import { tooDeep } from '../../json/depth';
 import type { RepairId } from './repairs';
 
@@ -93,19 +94,11 @@ interface Scan {
 
 function scan(text: string): Scan {
   const out: Scan = { trailingCommas: [], open: [], extraCloseAt: -1, inString: false };
-  let inString = false;
   let lastComma = -1;
-  for (let i = 0; i < text.length; i++) {
+  out.inString = scanJson(text, 0, (_, i) => {
     const c = text[i]!;
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-      continue;
-    }
-    if (c === '"') {
-      inString = true;
-      lastComma = -1;
-    } else if (c === ',') lastComma = i;
+    if (c === '"') lastComma = -1;
+    else if (c === ',') lastComma = i;
     else if (c === '}' || c === ']') {
       if (lastComma >= 0) out.trailingCommas.push(lastComma);
       lastComma = -1;
@@ -116,8 +109,7 @@ function scan(text: string): Scan {
       out.open.push(c);
       lastComma = -1;
     } else if (!/\s/.test(c)) lastComma = -1;
-  }
-  out.inString = inString;
+  }).inString;
   return out;
 }
 
@@ -131,29 +123,17 @@ function removeAt(text: string, offsets: number[]): string {
 /** True/False/None outside strings, where JSON has true/false/null. */
 function pythonLiterals(text: string): string {
   let out = '';
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (inString) {
-      out += c;
-      if (c === '\\' && i + 1 < text.length) out += text[++i];
-      else if (c === '"') inString = false;
-      continue;
-    }
-    if (c === '"') {
-      inString = true;
-      out += c;
-      continue;
-    }
+  let copied = 0;
+  scanJson(text, 0, (code, i) => {
+    // Only a T, F or N can start one of the words.
+    if (code !== 0x54 && code !== 0x46 && code !== 0x4e) return;
     const word = /^(True|False|None)(?![A-Za-z0-9_])/.exec(text.slice(i, i + 6));
     if (word && !/[A-Za-z0-9_]/.test(text[i - 1] ?? '')) {
-      out += word[1] === 'True' ? 'true' : word[1] === 'False' ? 'false' : 'null';
-      i += word[1]!.length - 1;
-      continue;
+      out += text.slice(copied, i) + (word[1] === 'True' ? 'true' : word[1] === 'False' ? 'false' : 'null');
+      copied = i + word[1]!.length;
     }
-    out += c;
-  }
-  return out;
+  });
+  return out + text.slice(copied);
 }
 
 /**
@@ -165,20 +145,12 @@ function pythonLiterals(text: string): string {
  */
 export function balancedEnd(s: string, pos: number, stop?: (i: number) => boolean): { end: number; balanced: boolean } {
   let depth = 0;
-  let inString = false;
-  for (let i = pos; i < s.length; i++) {
-    const c = s[i]!;
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-      continue;
-    }
-    if (c === '"') inString = true;
-    else if (c === '{' || c === '[') depth++;
-    else if (c === '}' || c === ']') {
-      depth--;
-      if (depth <= 0) return { end: i + 1, balanced: true };
-    } else if (stop?.(i)) return { end: i, balanced: false };
-  }
-  return { end: s.length, balanced: false };
+  let balanced = false;
+  const { stoppedAt } = scanJson(s, pos, (c, i) => {
+    if (c === 0x7b /* { */ || c === 0x5b /* [ */) depth++;
+    else if (c === 0x7d /* } */ || c === 0x5d /* ] */) return (balanced = --depth <= 0);
+    else return c !== 0x22 && stop?.(i) === true;
+  });
+  if (stoppedAt < 0) return { end: s.length, balanced: false };
+  return { end: balanced ? stoppedAt + 1 : stoppedAt, balanced };
 }

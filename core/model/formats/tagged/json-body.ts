@@ -2,6 +2,7 @@
  * The JSON body of a call (Hermes, Qwen2.5, Qwen3): where it ends inside the block, a body written before a
  * stray `</tool_call>` without its opening tag, and one call or a list of them made of it.
  */
+import { scanJson } from '../../../json/scan';
 import { callFromObject, skipSpace } from '../calls';
 import { balancedEnd, parseLenientJson } from '../json-repair';
 import type { RepairId } from '../repairs';
@@ -56,22 +57,14 @@ export function trailingJsonCall(text: string): { start: number; text: string } 
   if (!trimmed.endsWith('}')) return undefined;
   // Walk back to the `{` that balances the final `}` (string-aware from the front).
   const opens: number[] = [];
-  let inString = false;
   let start = -1;
-  for (let i = 0; i < trimmed.length; i++) {
-    const c = trimmed[i]!;
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-      continue;
-    }
-    if (c === '"') inString = true;
-    else if (c === '{') opens.push(i);
-    else if (c === '}') {
+  scanJson(trimmed, 0, (c, i) => {
+    if (c === 0x7b /* { */) opens.push(i);
+    else if (c === 0x7d /* } */) {
       const o = opens.pop();
       if (i === trimmed.length - 1 && o !== undefined && opens.length === 0) start = o;
     }
-  }
+  });
   if (start < 0) return undefined;
   const body = trimmed.slice(start);
   const parsed = parseLenientJson(body);
