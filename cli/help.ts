@@ -1,0 +1,54 @@
+/** The text of `lar --help`, kept apart from the code so the usage reads as one page. */
+import { TOOL_FORMATS } from '../core/model/formats';
+
+export const HELP = `lar — verify coding-agent trajectories against a formal workflow (Lean4 Agentic)
+
+Usage:
+  lar verify FILE.lar.jsonl [--workflow W] [--backend builtin|lean] [--json]
+      Per-step table (line, stage, tool, tool reward, failed checks), stage rewards,
+      outcome and return. Exit 0: well-formed; 1: a malformed line, an unusable
+      workflow, or a file that changed after its run ended (the digest its run
+      recorded outside the workspace, in $LAR_STATE_DIR or ~/.local/state/lean4-agentic,
+      no longer matches); 2: usage error.
+  lar advantages FILES... --out OUT.jsonl [--workflow W] [--backend builtin|lean]
+      Stage-normalized GRPO advantages for a group of rollouts of one task, one
+      output line per trajectory (docs/rewards.md).
+  lar export FILE --format atif [--out OUT.json] [--workflow W] [--backend builtin|lean]
+      The trajectory as ATIF-v1.7 with the verifier's results in extra.lar.
+  lar workflow check FILE.larflow.json
+      Well-formedness of a workflow. Exit 0: usable (warnings allowed); 1: not.
+  lar run --task TEXT [--endpoint URL] [--model M] [--workflow W] [--workspace DIR]
+          [--out FILE] [--enforcement block|warn] [--yes] [--max-steps N] [--tool-format F]
+          [--context-length N] [--thinking auto|on|off] [--rules FILE,…]
+          [--rollouts N] [--max-repeated-failures N] [--sandbox auto|required|off]
+          [--break-hard-links]
+      The verified agent in the terminal: every tool call is gated by the workflow,
+      each step is written to the trajectory (default .lar/runs/ in the workspace).
+      The endpoint defaults to SGLang's http://127.0.0.1:30000/v1; the API key is
+      read from $LAR_API_KEY. Calls that need approval are rejected unless --yes.
+      Exit 0 when the run submitted, 1 otherwise.
+      --rollouts N (2–64): N rollouts one after the other, each in a fresh copy of the
+      workspace (left untouched), written as a group to .lar/runs/group-*/ (or --out
+      DIR) with their GRPO advantages in advantages.jsonl. Exit 0 when all N ran.
+      --tool-format (default auto): how tool calls travel: auto (native, calls a server
+      left as text still read, a text format when the server has no parser), native,
+      or a text format: ${TOOL_FORMATS.filter((f) => f !== 'auto' && f !== 'native').join(', ')}.
+      --context-length N: the model's window in tokens (default 0: ask the server).
+      --thinking on|off: ask the chat template for reasoning or not (default auto: send nothing).
+      --rules FILE,…: the workspace's rule files for the system prompt (default AGENTS.md; "" for none).
+      --sandbox (default auto): commands run in a bubblewrap sandbox (no network, private
+      home, read-only system and protected paths); auto runs them unconfined, and says
+      so on every step, when it cannot start; required refuses to run commands then.
+      --break-hard-links: make each workspace file with more than one link (a pnpm
+      store's, a local clone's objects) its own copy before the first step, instead of
+      mounting each read-only in the sandbox (or refusing the run past 3 000 of them).
+  lar lsp --stdio
+      The language server over standard input/output, for any LSP editor
+      (Neovim, Helix, Emacs …; docs/protocol.md).
+  lar schema workflow|header|event
+      JSON Schema of a workflow file, a trajectory header line or an event line
+      (for editors: completion and validation of *.larflow.json).
+
+  W is a path to a *.larflow.json file or builtin:ID (builtin:default-coding).
+  --no-color (or NO_COLOR) turns colours off.
+`;

@@ -1,0 +1,81 @@
+/** `lar run`: checks each flag of the agent's run and hands them to runFromCli. */
+import { TOOL_FORMATS, type ToolFormatSetting } from '../core/model/formats';
+import { loadWorkflowRef } from '../core/workflow/resolve';
+import type { Flags, Io } from './args';
+import { UsageError } from './read-input';
+import { COLOR, PLAIN } from './report-format';
+import { runFromCli } from './run';
+
+export async function cmdRun(flags: Flags, io: Io): Promise<number> {
+  const task = flags.values.get('--task');
+  if (!task || flags.positional.length) throw new UsageError('usage: lar run --task TEXT [options] (see lar --help)');
+  const w = flags.values.get('--workflow') ?? 'builtin:default-coding';
+  const wf = loadWorkflowRef(w, process.cwd());
+  if ('error' in wf) throw new UsageError(wf.error);
+  const enforcement = flags.values.get('--enforcement') ?? 'block';
+  if (enforcement !== 'block' && enforcement !== 'warn') throw new UsageError('--enforcement must be block or warn');
+  const toolFormat = flags.values.get('--tool-format');
+  if (toolFormat !== undefined && !(TOOL_FORMATS as readonly string[]).includes(toolFormat))
+    throw new UsageError(`--tool-format must be one of ${TOOL_FORMATS.join(', ')}`);
+  const contextLength = flags.values.get('--context-length');
+  if (
+    contextLength !== undefined &&
+    !(
+      /^[0-9]+$/.test(contextLength) &&
+      (Number(contextLength) === 0 || Number(contextLength) >= 1024) &&
+      Number(contextLength) <= 10_000_000
+    )
+  )
+    throw new UsageError('--context-length must be 0 (ask the server) or a number of tokens from 1024 to 10000000');
+  const thinking = flags.values.get('--thinking');
+  if (thinking !== undefined && thinking !== 'auto' && thinking !== 'on' && thinking !== 'off')
+    throw new UsageError('--thinking must be auto, on or off');
+  const maxSteps = flags.values.get('--max-steps');
+  if (maxSteps !== undefined && !/^[1-9][0-9]*$/.test(maxSteps))
+    throw new UsageError('--max-steps must be a positive integer');
+  const maxRepeats = flags.values.get('--max-repeated-failures');
+  if (maxRepeats !== undefined && !(/^[0-9]+$/.test(maxRepeats) && Number(maxRepeats) >= 2))
+    throw new UsageError('--max-repeated-failures must be an integer of at least 2');
+  const rollouts = flags.values.get('--rollouts');
+  if (rollouts !== undefined && !(/^[1-9][0-9]*$/.test(rollouts) && Number(rollouts) <= 64))
+    throw new UsageError('--rollouts must be an integer from 1 to 64');
+  const sandbox = flags.values.get('--sandbox') ?? 'auto';
+  if (sandbox !== 'auto' && sandbox !== 'required' && sandbox !== 'off')
+    throw new UsageError('--sandbox must be auto, required or off');
+  const out = flags.values.get('--out');
+  const model = flags.values.get('--model');
+  const ac = new AbortController();
+  process.once('SIGINT', () => ac.abort());
+  return runFromCli(
+    {
+      task,
+      endpoint: flags.values.get('--endpoint') ?? process.env.LAR_ENDPOINT ?? 'http://127.0.0.1:30000/v1',
+      ...((model ?? process.env.LAR_MODEL) ? { model: (model ?? process.env.LAR_MODEL)! } : {}),
+      workspace: flags.values.get('--workspace') ?? process.cwd(),
+      ...(out ? { out } : {}),
+      workflow: wf.workflow,
+      workflowRef: w.startsWith('builtin:') ? w : wf.workflow,
+      enforcement,
+      yes: flags.switches.has('--yes'),
+      breakHardLinks: flags.switches.has('--break-hard-links'),
+      ...(maxSteps ? { maxSteps: Number(maxSteps) } : {}),
+      ...(maxRepeats ? { maxRepeatedFailures: Number(maxRepeats) } : {}),
+      ...(toolFormat ? { toolFormat: toolFormat as ToolFormatSetting } : {}),
+      ...(contextLength ? { contextLength: Number(contextLength) } : {}),
+      ...(thinking ? { thinking: thinking } : {}),
+      ...(flags.values.has('--rules')
+        ? {
+            rules: (flags.values.get('--rules') ?? '')
+              .split(',')
+              .map((r) => r.trim())
+              .filter(Boolean),
+          }
+        : {}),
+      ...(rollouts ? { rollouts: Number(rollouts) } : {}),
+      sandbox,
+    },
+    { out: (s) => process.stdout.write(s), err: io.err },
+    io.color ? COLOR : PLAIN,
+    ac.signal,
+  );
+}

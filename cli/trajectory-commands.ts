@@ -1,0 +1,142 @@
+/** The subcommands that read recorded trajectories: verify, advantages and export, with their shared steps. */
+import { writeFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { checkDigest, type DigestCheck } from '../core/agent/run-digests';
+import { exportAtif } from '../core/export/atif';
+import { groupAdvantages } from '../core/rewards/advantages';
+import { parseTrajectory } from '../core/schema/jsonl';
+import { BuiltinBackend, type VerifierBackend } from '../core/verifier/backend';
+import { verifyTrajectoryTextWith, type TrajectoryReport, type VerifyOptions } from '../core/verifier/verify';
+import { fileResolver, loadWorkflowRef } from '../core/workflow/resolve';
+import { MAX_TRAJECTORY_BYTES, readBoundedBytes } from '../core/workspace/bounded-read';
+import packageJson from '../package.json';
+import type { Flags, Io } from './args';
+import { openBackend } from './backends';
+import { UsageError, readText } from './read-input';
+import { COLOR, PLAIN, formatReport } from './report-format';
+
+async function verifyFile(file: string, flags: Flags, backend: VerifierBackend): Promise<TrajectoryReport> {
+  const text = readText(file);
+  const opts: VerifyOptions = { resolve: fileResolver(file) };
+  const w = flags.values.get('--workflow');
+  if (w !== undefined) {
+    const r = loadWorkflowRef(w, process.cwd());
+    if ('error' in r) throw new UsageError(r.error);
+    opts.workflow = r.workflow;
+    opts.workflowSource = r.source;
+  }
+  return verifyTrajectoryTextWith(backend, text, opts);
+}
+
+async function withBackend<T>(flags: Flags, io: Io, run: (b: VerifierBackend) => Promise<T>): Promise<T> {
+  const name = flags.values.get('--backend') ?? 'builtin';
+  if (name !== 'builtin' && name !== 'lean') throw new UsageError(`--backend must be builtin or lean, not "${name}"`);
+  const backend = name === 'builtin' ? new BuiltinBackend() : await openBackend(name, (msg) => io.err(msg));
+  try {
+    return await run(backend);
+  } finally {
+    backend.dispose();
+  }
+}
+
+/** The file's bytes against the digest its run recorded; unrecorded when it cannot be read or no run of this machine wrote it. */
+function integrityOf(file: string): DigestCheck {
+  try {
+    return checkDigest(file, readBoundedBytes(file, MAX_TRAJECTORY_BYTES));
+  } catch {
+    return { state: 'unrecorded' };
+  }
+}
+
+export async function cmdVerify(flags: Flags, io: Io): Promise<number> {
+  if (flags.positional.length !== 1) throw new UsageError('lar verify takes exactly one trajectory file');
+  const file = flags.positional[0]!;
+  const report = await withBackend(flags, io, (b) => verifyFile(file, flags, b));
+  // Whether the file still holds what its run ended with (recorded outside the workspace).
+  const integrity = integrityOf(file);
+  if (flags.switches.has('--json')) io.out(JSON.stringify({ ...report, integrity }, null, 2));
+  else io.out(formatReport(file, report, io.color ? COLOR : PLAIN));
+  if (integrity.state === 'changed') {
+    io.err(
+      `lar verify: ${file} changed after its run ended (${integrity.recorded.ended}): it held ${integrity.recorded.bytes} bytes with sha-256 ${integrity.recorded.digest}, it now holds ${integrity.bytes} with ${integrity.now}. Its rewards are not the run's.`,
+    );
+    return 1;
+  }
+  return report.lineErrors.length > 0 || report.fatal !== undefined ? 1 : 0;
+}
+
+export async function cmdAdvantages(flags: Flags, io: Io): Promise<number> {
+  const out = flags.values.get('--out');
+  if (!out) throw new UsageError('lar advantages needs --out OUT.jsonl');
+  if (flags.positional.length === 0) throw new UsageError('lar advantages needs at least one trajectory file');
+  const reports = await withBackend(flags, io, async (b) => {
+    const list = [];
+    for (const file of flags.positional) {
+      // A trajectory changed after its run ended is not the run's: its rewards stay out of training data.
+      const integrity = integrityOf(file);
+      if (integrity.state === 'changed') {
+        io.err(`lar advantages: ${file} changed after its run ended (${integrity.recorded.ended}): left out`);
+        continue;
+      }
+      list.push({ source: file, report: await verifyFile(file, flags, b) });
+    }
+    return list;
+  });
+  const leftOut = flags.positional.length - reports.length;
+  let malformed = 0;
+  for (const { source, report } of reports) {
+    for (const e of report.lineErrors) {
+      malformed++;
+      io.err(`${source}:${e.line}:${e.column}: ${e.message} (line skipped)`);
+    }
+  }
+  let lines: string;
+  try {
+    lines =
+      groupAdvantages(reports)
+        .map((r) => JSON.stringify(r))
+        .join('\n') + '\n';
+  } catch (e) {
+    io.err(`lar advantages: ${(e as Error).message}`);
+    return 1;
+  }
+  writeFileSync(out, lines);
+  io.err(
+    `wrote ${reports.length} line${reports.length === 1 ? '' : 's'} to ${out}${malformed ? ` (${malformed} malformed line${malformed === 1 ? '' : 's'} skipped)` : ''}${leftOut ? ` (${leftOut} trajectory${leftOut === 1 ? '' : 'ies'} changed after its run ended left out)` : ''}`,
+  );
+  return malformed || leftOut ? 1 : 0;
+}
+
+export async function cmdExport(flags: Flags, io: Io): Promise<number> {
+  const format = flags.values.get('--format');
+  if (format !== 'atif')
+    throw new UsageError(
+      format === undefined ? 'lar export needs --format atif' : `unknown export format "${format}" (supported: atif)`,
+    );
+  if (flags.positional.length !== 1) throw new UsageError('lar export takes exactly one trajectory file');
+  const file = flags.positional[0]!;
+  const integrity = integrityOf(file);
+  if (integrity.state === 'changed') {
+    io.err(
+      `lar export: ${file} changed after its run ended (${integrity.recorded.ended}): it is not the run's record, and is not exported`,
+    );
+    return 1;
+  }
+  const report = await withBackend(flags, io, (b) => verifyFile(file, flags, b));
+  const parsed = parseTrajectory(readText(file));
+  for (const e of report.lineErrors) io.err(`${file}:${e.line}:${e.column}: ${e.message} (line not exported)`);
+  if (report.fatal) io.err(`${file}: exported without verifier results: ${report.fatal}`);
+  const doc = exportAtif(parsed, report, {
+    agentVersion: packageJson.version,
+    fallbackId: basename(file).replace(/\.lar\.jsonl$/, ''),
+  });
+  const text = JSON.stringify(doc, null, 2) + '\n';
+  const out = flags.values.get('--out');
+  if (out) {
+    writeFileSync(out, text);
+    io.err(`wrote ${out} (${doc.schema_version}, ${doc.steps.length} steps)`);
+  } else {
+    io.out(text.trimEnd());
+  }
+  return report.lineErrors.length || report.fatal ? 1 : 0;
+}
