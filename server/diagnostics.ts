@@ -1,7 +1,7 @@
 import { Diagnostic, DiagnosticSeverity, type Range } from 'vscode-languageserver';
 import { locateJsonValue, type JsonPath } from '../core/json/position';
 import { CHECKS, signed, type Verdict } from '../core/verifier/checks';
-import type { StageVisitResult, StepResult } from '../core/verifier/state';
+import type { StageVisitResult, StepResult, TrajectorySummary } from '../core/verifier/state';
 import type { LocatedProblem } from '../core/workflow/load';
 import { lineColumn } from '../core/workflow/load';
 import type { LineEntry, TrajectoryModel } from './trajectory-model';
@@ -105,6 +105,32 @@ export function lineDiagnostics(entry: LineEntry, line: number, source: Diagnost
  * outcome and return (on the outcome line, or the last line).
  */
 export function runDiagnostics(model: TrajectoryModel, source: DiagnosticSource): Diagnostic[] {
+  const out = headerDiagnostics(model, source);
+  const summary = model.summary();
+  if (!summary) return out;
+
+  const lines = model.lines;
+  // Only the end of the document matters here: walk back to its last event.
+  let lastEvent = lines.length - 1;
+  while (lastEvent >= 0 && lines[lastEvent]!.parsed.kind !== 'event') lastEvent--;
+  const last = lastEvent >= 0 ? lines[lastEvent]!.parsed : undefined;
+  // The run has stopped when its last event says so (`end`) or it submitted.
+  const ended = last?.kind === 'event' && last.event.type === 'end';
+  const detail = last?.kind === 'event' && last.event.type === 'end' ? last.event.detail : undefined;
+  const outcomeLine = summary.outcome.line !== undefined ? summary.outcome.line - 1 : -1;
+  const open = summary.stages.find((v) => v.endLine === undefined);
+  if (open && lastEvent >= 0)
+    out.push(
+      ...openVisitDiagnostics(lines[lastEvent]!, lastEvent, open, { ended, detail, steps: summary.steps }, source),
+    );
+  const at = outcomeLine >= 0 ? outcomeLine : lastEvent;
+  if (at >= 0 && (summary.ended || ended))
+    out.push(outcomeDiagnostic(summary, lines[at]!.text, at, outcomeLine >= 0 ? ['exitCode'] : ['type'], source));
+  return out;
+}
+
+/** The workflow's problems and why nothing could be verified, on the header line. */
+function headerDiagnostics(model: TrajectoryModel, source: DiagnosticSource): Diagnostic[] {
   const out: Diagnostic[] = [];
   const ctx = model.context;
   const lines = model.lines;
@@ -122,70 +148,71 @@ export function runDiagnostics(model: TrajectoryModel, source: DiagnosticSource)
         source,
       ),
     );
-  const summary = model.summary();
-  if (!summary) return out;
+  return out;
+}
 
-  // Only the end of the document matters here: walk back to its last event.
-  let lastEvent = lines.length - 1;
-  while (lastEvent >= 0 && lines[lastEvent]!.parsed.kind !== 'event') lastEvent--;
-  const last = lastEvent >= 0 ? lines[lastEvent]!.parsed : undefined;
-  // The run has stopped when its last event says so (`end`) or it submitted.
-  const ended = last?.kind === 'event' && last.event.type === 'end';
-  const outcomeLine = summary.outcome.line !== undefined ? summary.outcome.line - 1 : -1;
-  const open = summary.stages.find((v) => v.endLine === undefined);
-  if (open && lastEvent >= 0) {
-    const entry = lines[lastEvent]!;
-    if (ended && summary.steps === 0) {
-      // It never got as far as a tool call (the server was down, the user stopped it at once): no stage to score.
-      const detail = last?.kind === 'event' && last.event.type === 'end' ? last.event.detail : undefined;
-      out.push(
-        Diagnostic.create(
-          rangeOf(entry.text, lastEvent, ['type']),
-          `the run ended before any tool call${detail ? `: ${detail}` : ''}`,
-          DiagnosticSeverity.Information,
-          'run.no_steps',
-          source,
-        ),
-      );
-    } else if (ended) {
-      // The run is over: the visit it stopped in is scored like any other.
-      for (const v of open.verdicts) if (!v.ok) out.push(verdictDiagnostic(entry, lastEvent, v, source, ['type']));
-      out.push(
-        Diagnostic.create(
-          rangeOf(entry.text, lastEvent, ['type']),
-          `${visitLabel(open)} (the run stopped in it)`,
-          DiagnosticSeverity.Information,
-          'stage.summary',
-          source,
-        ),
-      );
-    } else {
-      out.push(
-        Diagnostic.create(
-          rangeOf(entry.text, lastEvent, ['tool']),
-          `stage "${open.stage}" in progress: ${open.steps}/${open.budget} steps`,
-          DiagnosticSeverity.Information,
-          'stage.progress',
-          source,
-        ),
-      );
-    }
-  }
-  const at = outcomeLine >= 0 ? outcomeLine : lastEvent;
-  if (at >= 0 && (summary.ended || ended)) {
-    const failed = summary.outcome.verdicts.find((v) => !v.ok);
-    const text = `outcome ${summary.outcome.reward}${failed ? ` (${failed.reason})` : ''} · return ${summary.return.toFixed(3)} = ${summary.outcome.reward} + ${summary.alpha}·${summary.stageRewards.mean.toFixed(3)} + ${summary.beta}·${summary.toolRewards.mean.toFixed(3)}`;
+/** The visit still open, on the run's last event: a run with no step, a visit the run stopped in, or one in progress. */
+function openVisitDiagnostics(
+  entry: LineEntry,
+  line: number,
+  open: StageVisitResult,
+  run: { ended: boolean; detail: string | undefined; steps: number },
+  source: DiagnosticSource,
+): Diagnostic[] {
+  if (run.ended && run.steps === 0)
+    // It never got as far as a tool call (the server was down, the user stopped it at once): no stage to score.
+    return [
+      Diagnostic.create(
+        rangeOf(entry.text, line, ['type']),
+        `the run ended before any tool call${run.detail ? `: ${run.detail}` : ''}`,
+        DiagnosticSeverity.Information,
+        'run.no_steps',
+        source,
+      ),
+    ];
+  if (run.ended) {
+    // The run is over: the visit it stopped in is scored like any other.
+    const out: Diagnostic[] = [];
+    for (const v of open.verdicts) if (!v.ok) out.push(verdictDiagnostic(entry, line, v, source, ['type']));
     out.push(
       Diagnostic.create(
-        rangeOf(lines[at]!.text, at, outcomeLine >= 0 ? ['exitCode'] : ['type']),
-        text,
+        rangeOf(entry.text, line, ['type']),
+        `${visitLabel(open)} (the run stopped in it)`,
         DiagnosticSeverity.Information,
-        'outcome.summary',
+        'stage.summary',
         source,
       ),
     );
+    return out;
   }
-  return out;
+  return [
+    Diagnostic.create(
+      rangeOf(entry.text, line, ['tool']),
+      `stage "${open.stage}" in progress: ${open.steps}/${open.budget} steps`,
+      DiagnosticSeverity.Information,
+      'stage.progress',
+      source,
+    ),
+  ];
+}
+
+/** The outcome and how the return adds up, on the outcome line (or the last event). */
+function outcomeDiagnostic(
+  summary: TrajectorySummary,
+  text: string,
+  line: number,
+  path: JsonPath,
+  source: DiagnosticSource,
+): Diagnostic {
+  const failed = summary.outcome.verdicts.find((v) => !v.ok);
+  const message = `outcome ${summary.outcome.reward}${failed ? ` (${failed.reason})` : ''} · return ${summary.return.toFixed(3)} = ${summary.outcome.reward} + ${summary.alpha}·${summary.stageRewards.mean.toFixed(3)} + ${summary.beta}·${summary.toolRewards.mean.toFixed(3)}`;
+  return Diagnostic.create(
+    rangeOf(text, line, path),
+    message,
+    DiagnosticSeverity.Information,
+    'outcome.summary',
+    source,
+  );
 }
 
 function workflowProblemOnHeader(

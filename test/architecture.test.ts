@@ -170,7 +170,6 @@ const OVER: Record<string, number> = {
   'extension/chat/transcript.ts#transcriptOf': 95,
   'extension/commands.ts#registerCommands': 83,
   'extension/main.ts#activate': 100,
-  'server/diagnostics.ts#runDiagnostics': 83,
   'testkit/scripted-server.ts': 525,
   'testkit/scripted-server.ts#ScriptedModelServer.handle': 115,
   'testkit/scripted-server.ts#ScriptedModelServer.stream': 93,
