@@ -4,7 +4,7 @@
  * commands. Each concern lives in its own module next to this one.
  */
 import * as vscode from 'vscode';
-import { LarClient } from './client';
+import { LarClient, type ClientEvents } from './client';
 import { CHAT_VIEW_ID, ChatViewProvider } from './chat/view';
 import { registerConnectionCommands } from './agent/connection';
 import { COMMANDS } from '../core/protocol/commands';
@@ -16,7 +16,7 @@ import { CheckpointId } from '../core/schema/trajectory';
 import { RUN_FILE } from '../core/schema/trajectory';
 import { registerChangeDocuments } from './checkpoints/change-documents';
 import { registerCommands } from './commands';
-import { affectsGutter, affectsServer, readConfig } from './config';
+import { affectsGutter, affectsServer, readConfig, type Config } from './config';
 import { EditedFiles } from './edits/edited-files';
 import { TrajectoryGutter } from './trajectory/gutter';
 import { RunRegistry } from './trajectory/runs';
@@ -36,15 +36,64 @@ let client: LarClient | undefined;
 export async function activate(context: vscode.ExtensionContext): Promise<{ client: LarClient; runs: RunRegistry }> {
   const output = vscode.window.createOutputChannel('Lean4 Agentic', { log: true });
   let config = readConfig();
+  const views = createViews(context, output, () => config);
+  client = new LarClient(context, output, clientEvents(views, output));
+  const larClient = client;
+  const { agent, chat } = createChat(context, larClient, output, views.status);
+
+  context.subscriptions.push(
+    new RunDecorations(),
+    output,
+    views.gutter,
+    views.editedFiles,
+    views.status,
+    larClient,
+    ...registerCommands({ client: larClient, runs: views.runs, editedFiles: views.editedFiles, output }),
+    ...registerConnectionCommands(context, output),
+    // The same models for other extensions, through vscode.lm.
+    ...registerLanguageModels(context, output),
+    agent,
+    chat,
+    registerChangeDocuments(agent.changes),
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat, {
+      webviewOptions: { retainContextWhenHidden: true },
+    }),
+    ...registerChatCommands(context, agent, chat),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      config = readConfig();
+      settingsChanged(e, views, larClient, output);
+    }),
+    // Trust lifts Restricted Mode's builtin-only backend.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void larClient.restart()),
+    vscode.workspace.onDidCloseTextDocument((doc) => views.gutter.forget(doc.uri.toString())),
+  );
+
+  await larClient.start();
+  return { client: larClient, runs: views.runs };
+}
+
+/** What draws a run's rewards: the runs seen, the trajectory gutter, the edited-file hints and the status bar. */
+interface Views {
+  runs: RunRegistry;
+  gutter: TrajectoryGutter;
+  editedFiles: EditedFiles;
+  status: StatusBar;
+}
+
+function createViews(context: vscode.ExtensionContext, output: vscode.LogOutputChannel, config: () => Config): Views {
   const runs = new RunRegistry();
   const gutter = new TrajectoryGutter(context, {
-    enabled: () => config.gutterEnabled,
-    debounceMs: () => config.debounceMs,
+    enabled: () => config().gutterEnabled,
+    debounceMs: () => config().debounceMs,
   });
-  const editedFiles = new EditedFiles(context, () => config.editedFilesEnabled, output);
+  const editedFiles = new EditedFiles(context, () => config().editedFilesEnabled, output);
   const status = new StatusBar(runs);
+  return { runs, gutter, editedFiles, status };
+}
 
-  client = new LarClient(context, output, {
+/** The language server's news, drawn by the views. */
+function clientEvents({ runs, gutter, editedFiles, status }: Views, output: vscode.LogOutputChannel): ClientEvents {
+  return {
     onRewards(params) {
       if (!runs.current()) void vscode.commands.executeCommand('setContext', 'lean4Agentic.hasRun', true);
       const whole = runs.update(params);
@@ -60,9 +109,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ clie
     onStateChange(running, problem) {
       status.setServer(running ? undefined : problem);
     },
-  });
-  const larClient = client;
-  // The agent: the chat view drives one verified run at a time.
+  };
+}
+
+/** The agent: the chat view drives one verified run at a time. */
+function createChat(
+  context: vscode.ExtensionContext,
+  larClient: LarClient,
+  output: vscode.LogOutputChannel,
+  status: StatusBar,
+): { agent: AgentSession; chat: ChatViewProvider } {
   const agent = new AgentSession(context, larClient, output);
   const chat = new ChatViewProvider(context.extensionUri, output, (msg) => agent.handle(msg));
   agent.post = (msg) => chat.post(msg);
@@ -70,24 +126,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ clie
   // Runs a crashed editor left open are marked first; then the latest chat comes back.
   void agent.markInterruptedRuns().then(() => agent.restore());
   agent.reveal = () => chat.reveal();
+  return { agent, chat };
+}
 
-  context.subscriptions.push(
-    new RunDecorations(),
-    output,
-    gutter,
-    editedFiles,
-    status,
-    larClient,
-    ...registerCommands({ client: larClient, runs, editedFiles, output }),
-    ...registerConnectionCommands(context, output),
-    // The same models for other extensions, through vscode.lm.
-    ...registerLanguageModels(context, output),
-    agent,
-    chat,
-    registerChangeDocuments(agent.changes),
-    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat, {
-      webviewOptions: { retainContextWhenHidden: true },
-    }),
+/** The commands that drive the agent and its chat, and the sample run. */
+function registerChatCommands(
+  context: vscode.ExtensionContext,
+  agent: AgentSession,
+  chat: ChatViewProvider,
+): vscode.Disposable[] {
+  return [
     vscode.commands.registerCommand(COMMANDS.stopAgent, () => agent.stop()),
     vscode.commands.registerCommand(COMMANDS.focusChat, () => chat.focusInput()),
     // From a trajectory's "Restore to before step N" lens: only a checkpoint id, a step and a run file name get through.
@@ -114,24 +162,23 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ clie
         { preview: false },
       ),
     ),
-    vscode.workspace.onDidChangeConfiguration((e) => {
-      config = readConfig();
-      if (affectsGutter(e)) {
-        gutter.redrawAll();
-        editedFiles.redrawAll();
-      }
-      if (affectsServer(e)) {
-        output.info('backend settings changed: restarting the language server');
-        void larClient.restart();
-      }
-    }),
-    // Trust lifts Restricted Mode's builtin-only backend.
-    vscode.workspace.onDidGrantWorkspaceTrust(() => void larClient.restart()),
-    vscode.workspace.onDidCloseTextDocument((doc) => gutter.forget(doc.uri.toString())),
-  );
+  ];
+}
 
-  await larClient.start();
-  return { client: larClient, runs };
+function settingsChanged(
+  e: vscode.ConfigurationChangeEvent,
+  { gutter, editedFiles }: Views,
+  larClient: LarClient,
+  output: vscode.LogOutputChannel,
+): void {
+  if (affectsGutter(e)) {
+    gutter.redrawAll();
+    editedFiles.redrawAll();
+  }
+  if (affectsServer(e)) {
+    output.info('backend settings changed: restarting the language server');
+    void larClient.restart();
+  }
 }
 
 export async function deactivate(): Promise<void> {
