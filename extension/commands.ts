@@ -34,78 +34,11 @@ function message(err: unknown): string {
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
   const { client, runs, editedFiles } = deps;
   return [
-    vscode.commands.registerCommand(COMMANDS.verifyTrajectory, async (target?: vscode.Uri) => {
-      const active = vscode.window.activeTextEditor?.document;
-      const current = runs.current();
-      const uri =
-        target ??
-        (active?.languageId === TRAJECTORY_LANGUAGE ? active.uri : undefined) ??
-        (current ? vscode.Uri.parse(current.uri) : undefined);
-      if (!uri) {
-        void vscode.window.showInformationMessage('Lean4 Agentic: open a trajectory (*.lar.jsonl) to verify it.');
-        return;
-      }
-      const doc = await vscode.workspace.openTextDocument(uri);
-      if (doc.languageId !== TRAJECTORY_LANGUAGE) {
-        void vscode.window.showInformationMessage(
-          `Lean4 Agentic: ${vscode.workspace.asRelativePath(uri)} is not a trajectory (*.lar.jsonl).`,
-        );
-        return;
-      }
-      try {
-        const result = await client.reverify(doc);
-        const name = vscode.workspace.asRelativePath(uri);
-        if (result.fatal) {
-          void vscode.window.showWarningMessage(`Lean4 Agentic: ${name} could not be verified: ${result.fatal}`);
-        } else if (result.summary) {
-          const by = ` (${result.backend.backend})`;
-          vscode.window.setStatusBarMessage(
-            `$(check) ${name}: ${result.summary.steps} steps, outcome ${result.summary.outcome}, return ${formatNumber(result.summary.return)}${by}`,
-            5000,
-          );
-        }
-      } catch (err) {
-        void vscode.window.showErrorMessage(
-          `Lean4 Agentic: could not verify ${vscode.workspace.asRelativePath(uri)}: ${message(err)}`,
-        );
-      }
-    }),
-    vscode.commands.registerCommand(COMMANDS.openCurrentRun, async () => {
-      const run = runs.current();
-      if (!run) {
-        void vscode.window.showInformationMessage(
-          'Lean4 Agentic: no run yet. Open a trajectory (*.lar.jsonl) or start the agent.',
-        );
-        return;
-      }
-      const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(run.uri));
-      // The last line with a reward: where a live run is now.
-      const last = run.lines.reduce((max, l) => Math.max(max, l.line), 0);
-      await vscode.window.showTextDocument(doc, {
-        preview: false,
-        selection: doc.lineAt(Math.min(last, doc.lineCount - 1)).range,
-      });
-    }),
-    vscode.commands.registerCommand(COMMANDS.chooseBackend, async () => {
-      const current = readConfig().backend;
-      const picked = await vscode.window.showQuickPick(
-        BACKEND_CHOICES.map((choice) => ({
-          label: choice,
-          description: choice === current ? '(current)' : undefined,
-          detail: BACKEND_ITEMS[choice],
-          choice,
-        })),
-        { title: 'Lean4 Agentic: verifier backend', placeHolder: `Which backend decides rewards (now: ${current})` },
-      );
-      if (!picked || picked.choice === current) return;
-      // The configuration listener restarts the server with the new setting.
-      await writeBackend(picked.choice);
-      if (!vscode.workspace.isTrusted && picked.choice !== 'builtin') {
-        void vscode.window.showWarningMessage(
-          'Lean4 Agentic: this workspace is in Restricted Mode, so the builtin backend stays in use until you trust it.',
-        );
-      }
-    }),
+    vscode.commands.registerCommand(COMMANDS.verifyTrajectory, (target?: vscode.Uri) =>
+      verifyTrajectory(client, runs, target),
+    ),
+    vscode.commands.registerCommand(COMMANDS.openCurrentRun, () => openCurrentRun(runs)),
+    vscode.commands.registerCommand(COMMANDS.chooseBackend, () => chooseBackend()),
     vscode.commands.registerCommand(COMMANDS.restartServer, () => client.restart()),
     vscode.commands.registerCommand(COMMANDS.clearEditHints, () => editedFiles.clear()),
     vscode.commands.registerCommand(COMMANDS.revealTrajectoryLine, async (uri: unknown, line: unknown) => {
@@ -113,4 +46,80 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       await revealLine(vscode.Uri.parse(uri), line);
     }),
   ];
+}
+
+/** Verifies the given trajectory, else the active editor's, else the current run's, and says how it scored. */
+async function verifyTrajectory(client: LarClient, runs: RunRegistry, target?: vscode.Uri): Promise<void> {
+  const active = vscode.window.activeTextEditor?.document;
+  const current = runs.current();
+  const uri =
+    target ??
+    (active?.languageId === TRAJECTORY_LANGUAGE ? active.uri : undefined) ??
+    (current ? vscode.Uri.parse(current.uri) : undefined);
+  if (!uri) {
+    void vscode.window.showInformationMessage('Lean4 Agentic: open a trajectory (*.lar.jsonl) to verify it.');
+    return;
+  }
+  const doc = await vscode.workspace.openTextDocument(uri);
+  if (doc.languageId !== TRAJECTORY_LANGUAGE) {
+    void vscode.window.showInformationMessage(
+      `Lean4 Agentic: ${vscode.workspace.asRelativePath(uri)} is not a trajectory (*.lar.jsonl).`,
+    );
+    return;
+  }
+  try {
+    const result = await client.reverify(doc);
+    const name = vscode.workspace.asRelativePath(uri);
+    if (result.fatal) {
+      void vscode.window.showWarningMessage(`Lean4 Agentic: ${name} could not be verified: ${result.fatal}`);
+    } else if (result.summary) {
+      const by = ` (${result.backend.backend})`;
+      vscode.window.setStatusBarMessage(
+        `$(check) ${name}: ${result.summary.steps} steps, outcome ${result.summary.outcome}, return ${formatNumber(result.summary.return)}${by}`,
+        5000,
+      );
+    }
+  } catch (err) {
+    void vscode.window.showErrorMessage(
+      `Lean4 Agentic: could not verify ${vscode.workspace.asRelativePath(uri)}: ${message(err)}`,
+    );
+  }
+}
+
+async function openCurrentRun(runs: RunRegistry): Promise<void> {
+  const run = runs.current();
+  if (!run) {
+    void vscode.window.showInformationMessage(
+      'Lean4 Agentic: no run yet. Open a trajectory (*.lar.jsonl) or start the agent.',
+    );
+    return;
+  }
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(run.uri));
+  // The last line with a reward: where a live run is now.
+  const last = run.lines.reduce((max, l) => Math.max(max, l.line), 0);
+  await vscode.window.showTextDocument(doc, {
+    preview: false,
+    selection: doc.lineAt(Math.min(last, doc.lineCount - 1)).range,
+  });
+}
+
+async function chooseBackend(): Promise<void> {
+  const current = readConfig().backend;
+  const picked = await vscode.window.showQuickPick(
+    BACKEND_CHOICES.map((choice) => ({
+      label: choice,
+      description: choice === current ? '(current)' : undefined,
+      detail: BACKEND_ITEMS[choice],
+      choice,
+    })),
+    { title: 'Lean4 Agentic: verifier backend', placeHolder: `Which backend decides rewards (now: ${current})` },
+  );
+  if (!picked || picked.choice === current) return;
+  // The configuration listener restarts the server with the new setting.
+  await writeBackend(picked.choice);
+  if (!vscode.workspace.isTrusted && picked.choice !== 'builtin') {
+    void vscode.window.showWarningMessage(
+      'Lean4 Agentic: this workspace is in Restricted Mode, so the builtin backend stays in use until you trust it.',
+    );
+  }
 }

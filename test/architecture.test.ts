@@ -168,8 +168,6 @@ const OVER: Record<string, number> = {
   'extension/agent/session.ts#AgentSession.start': 399,
   'extension/agent/session.ts#AgentSession.start.onEvent': 95,
   'extension/chat/transcript.ts#transcriptOf': 95,
-  'extension/commands.ts#registerCommands': 83,
-  'extension/main.ts#activate': 100,
   'testkit/scripted-server.ts': 525,
   'testkit/scripted-server.ts#ScriptedModelServer.handle': 115,
   'testkit/scripted-server.ts#ScriptedModelServer.stream': 93,
