@@ -14,15 +14,9 @@ import type { ToolSpec } from '../model/formats';
 import { verifyTrajectoryText, type TrajectoryReport, type WorkflowResolver } from '../verifier/verify';
 import type { StepResult } from '../verifier/state';
 import { Conversation, type Turn, type TurnCall, type TurnResult } from './conversation';
-import {
-  enteredStage,
-  newRunNote,
-  outcomeLine,
-  RepeatedFailures,
-  restoreNote,
-  SAFETY_CHECKS,
-  verifierFeedback,
-} from './loop';
+import { SAFETY_CHECKS } from './loop';
+import { enteredStage, newRunNote, outcomeLine, restoreNote, verifierFeedback } from './prompts';
+import { RepeatedFailures } from './repeats';
 import { checkObservation, commandObservation } from '../tools/executor';
 import type { Workflow } from '../schema/workflow';
 import { RUN_FILE } from '../schema/trajectory';

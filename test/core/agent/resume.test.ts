@@ -7,15 +7,8 @@ import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from '../../support/fc';
-import {
-  newRunNote,
-  restoreNote,
-  runAgent,
-  stripNewRunNote,
-  systemFor,
-  toolSpecs,
-  type AgentOptions,
-} from '../../../core/agent/loop';
+import { runAgent, type AgentOptions } from '../../../core/agent/loop';
+import { newRunNote, restoreNote, stripNewRunNote, systemFor, toolSpecs } from '../../../core/agent/prompts';
 import {
   branchCheckpoint,
   chatEvents,

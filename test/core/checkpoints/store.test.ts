@@ -329,7 +329,7 @@ test('a run takes a checkpoint before each step that may change files, records i
   const { ScriptedModelServer } = await import('../../../testkit/scripted-server.js');
   const { defaultWorkflow } = await import('../../../core/workflow/load.js');
   const { readThread, rebuildConversation } = await import('../../../core/agent/resume.js');
-  const { systemFor, toolSpecs } = await import('../../../core/agent/loop.js');
+  const { systemFor, toolSpecs } = await import('../../../core/agent/prompts.js');
   const { ws, store } = await setup({ 'a.txt': 'a' });
   const server = new ScriptedModelServer({
     contextLength: 32768,
