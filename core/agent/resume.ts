@@ -14,7 +14,7 @@ import type { ToolSpec } from '../model/formats';
 import { verifyTrajectoryText, type TrajectoryReport, type WorkflowResolver } from '../verifier/verify';
 import type { StepResult } from '../verifier/state';
 import { Conversation, type Turn, type TurnCall, type TurnResult } from './conversation';
-import { SAFETY_CHECKS } from './loop';
+import { SAFETY_CHECKS } from './step';
 import { enteredStage, newRunNote, outcomeLine, restoreNote, verifierFeedback } from './prompts';
 import { RepeatedFailures } from './repeats';
 import { checkObservation, commandObservation } from '../tools/executor';
