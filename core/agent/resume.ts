@@ -9,7 +9,16 @@
  */
 import { join } from 'node:path';
 import { readBoundedText } from '../workspace/bounded-read';
-import type { EndEvent, Header, RestoreEvent, ToolCallEvent, TrajectoryEvent } from '../schema/trajectory';
+import type {
+  CompactionEvent,
+  EndEvent,
+  Header,
+  MessageEvent,
+  OutcomeEvent,
+  RestoreEvent,
+  ToolCallEvent,
+  TrajectoryEvent,
+} from '../schema/trajectory';
 import type { ToolSpec } from '../model/formats';
 import { verifyTrajectoryText, type TrajectoryReport, type WorkflowResolver } from '../verifier/verify';
 import type { StepResult } from '../verifier/state';
@@ -224,109 +233,147 @@ export function rebuildConversation(
 ): Conversation {
   const first = runs[0];
   if (!first) throw new Error('rebuildConversation: no runs');
-  let conv = new Conversation(system, first.header.task, tools);
-  let open: (Turn & { kind: 'assistant' }) | undefined;
+  const rebuild = new Rebuild(system, tools, first.header.task);
+  runs.forEach((run, r) => rebuild.replay(run, r));
+  return rebuild.conv;
+}
+
+/** A conversation being rebuilt, its latest model turn open to the calls recorded after it. */
+class Rebuild {
+  conv: Conversation;
+  private open: (Turn & { kind: 'assistant' }) | undefined;
   /** The reply number of the open turn's calls (files from before `reply` was recorded have none: their calls group). */
-  let openReply: number | undefined;
-  let results: TurnResult[] = [];
-  const close = () => {
-    if (open && open.calls.length) conv.push({ kind: 'results', results });
-    open = undefined;
-    openReply = undefined;
-    results = [];
-  };
-  runs.forEach((run, r) => {
-    let sawTask = false;
+  private openReply: number | undefined;
+  private results: TurnResult[] = [];
+  /** Of the run being replayed: whether its task came, its repeated failing calls, the restore before it. */
+  private sawTask = false;
+  private repeats = new RepeatedFailures(3);
+  private restored: RestoreEvent | undefined;
+
+  constructor(
+    private readonly system: string,
+    private readonly tools: readonly ToolSpec[],
+    task: string,
+  ) {
+    this.conv = new Conversation(system, task, tools);
+  }
+
+  /** Adds the `r`-th run of the thread. */
+  replay(run: RecordedRun, r: number): void {
+    this.sawTask = false;
     // The warnings the loop added for a failing call made again: replayed with the run's own limit.
-    const repeats = new RepeatedFailures(run.header.limits?.maxRepeatedFailures ?? 3);
-    let restored: RestoreEvent | undefined;
+    this.repeats = new RepeatedFailures(run.header.limits?.maxRepeatedFailures ?? 3);
+    this.restored = undefined;
     for (const { line, event, step } of chatEvents(run)) {
       switch (event.type) {
         case 'message':
-          if (event.role === 'user') {
-            close();
-            // Each run's first user message is its task; the first run's is the conversation's task turn.
-            if (!sawTask) {
-              sawTask = true;
-              if (r === 0) continue;
-              // As the session does: messages the model never answered were asked again in this one, and
-              // a chat the model never answered at all started afresh from it.
-              conv.takeUnanswered();
-              if (conv.turns.length <= 2) {
-                conv = new Conversation(system, event.content, tools);
-                continue;
-              }
-              // As the run's model read it: a follow-up carries the notes of a restore before it and of a new run.
-              const notes = `${restored ? `${restoreNote(restored)}\n` : ''}${run.report.workflow ? newRunNote(run.report.workflow) : ''}`;
-              conv.push({ kind: 'user', text: notes ? `${event.content}\n\n${notes}` : event.content });
-              continue;
-            }
-            conv.push({ kind: 'user', text: event.content });
-          } else if (event.role === 'assistant') {
-            close();
-            open = {
-              kind: 'assistant',
-              text: event.content,
-              calls: [],
-              ...(event.reasoning ? { reasoning: event.reasoning } : {}),
-            };
-            conv.push(open);
-          }
+          if (event.role === 'user') this.user(event.content, run, r);
+          else if (event.role === 'assistant') this.answer(event);
           break;
-        case 'tool_call': {
-          // A call of another reply than the open turn's: that reply had no words, and is a turn of its own.
-          if (!open || (open.calls.length > 0 && event.reply !== openReply)) {
-            close();
-            open = { kind: 'assistant', text: '', calls: [] };
-            conv.push(open);
-          }
-          openReply = event.reply;
+        case 'tool_call':
           // A call recorded without an id gets one unique in the conversation.
-          const id = event.id ?? `call_r${r}_l${line}`;
-          const call: TurnCall = {
-            id,
-            name: event.tool,
-            args: event.args,
-            ...(event.argsError !== undefined ? { malformed: true } : {}),
-          };
-          open.calls.push(call);
-          const repeat = step ? repeats.observe(event, step, event.argsText) : undefined;
-          results.push({
-            callId: id,
-            name: event.tool || 'tool',
-            content: `${recordedResult(event, step, run.report.workflow)}${repeat?.warning ?? ''}`,
-          });
+          this.call(event, step, run, event.id ?? `call_r${r}_l${line}`);
           break;
-        }
-        case 'compaction': {
-          close();
-          if (event.summary && event.summarized > 0) {
-            // The note replaced the oldest turns; it is followed by a model turn (a call and its result stay together).
-            let k = Math.min(event.summarized, conv.turns.length - 2);
-            while (2 + k < conv.turns.length && conv.turns[2 + k]!.kind === 'results') k++;
-            if (k > 0) conv.replace(2, k, { kind: 'summary', text: event.summary });
-          }
+        case 'compaction':
+          this.compaction(event);
           break;
-        }
         case 'restore':
-          restored = event;
+          this.restored = event;
           break;
-        case 'outcome': {
-          const last = results[results.length - 1];
-          if (last)
-            results[results.length - 1] = {
-              ...last,
-              content: `${last.content}${outcomeLine(event, run.report.summary?.outcome.reward === 1)}`,
-            };
+        case 'outcome':
+          this.outcome(event, run);
           break;
-        }
         case 'end':
           break;
       }
     }
-    close();
-  });
-  return conv;
+    this.close();
+  }
+
+  private close(): void {
+    if (this.open && this.open.calls.length) this.conv.push({ kind: 'results', results: this.results });
+    this.open = undefined;
+    this.openReply = undefined;
+    this.results = [];
+  }
+
+  private user(content: string, run: RecordedRun, r: number): void {
+    this.close();
+    if (this.sawTask) {
+      this.conv.push({ kind: 'user', text: content });
+      return;
+    }
+    // Each run's first user message is its task; the first run's is the conversation's task turn.
+    this.sawTask = true;
+    if (r === 0) return;
+    // As the session does: messages the model never answered were asked again in this one, and
+    // a chat the model never answered at all started afresh from it.
+    this.conv.takeUnanswered();
+    if (this.conv.turns.length <= 2) {
+      this.conv = new Conversation(this.system, content, this.tools);
+      return;
+    }
+    // As the run's model read it: a follow-up carries the notes of a restore before it and of a new run.
+    const restored = this.restored;
+    const notes = `${restored ? `${restoreNote(restored)}\n` : ''}${run.report.workflow ? newRunNote(run.report.workflow) : ''}`;
+    this.conv.push({ kind: 'user', text: notes ? `${content}\n\n${notes}` : content });
+  }
+
+  private answer(event: MessageEvent): void {
+    this.close();
+    this.open = {
+      kind: 'assistant',
+      text: event.content,
+      calls: [],
+      ...(event.reasoning ? { reasoning: event.reasoning } : {}),
+    };
+    this.conv.push(this.open);
+  }
+
+  private call(event: ToolCallEvent, step: StepResult | undefined, run: RecordedRun, id: string): void {
+    // A call of another reply than the open turn's: that reply had no words, and is a turn of its own.
+    let open = this.open;
+    if (!open || (open.calls.length > 0 && event.reply !== this.openReply)) {
+      this.close();
+      open = this.open = { kind: 'assistant', text: '', calls: [] };
+      this.conv.push(open);
+    }
+    this.openReply = event.reply;
+    const call: TurnCall = {
+      id,
+      name: event.tool,
+      args: event.args,
+      ...(event.argsError !== undefined ? { malformed: true } : {}),
+    };
+    open.calls.push(call);
+    const repeat = step ? this.repeats.observe(event, step, event.argsText) : undefined;
+    this.results.push({
+      callId: id,
+      name: event.tool || 'tool',
+      content: `${recordedResult(event, step, run.report.workflow)}${repeat?.warning ?? ''}`,
+    });
+  }
+
+  private compaction(event: CompactionEvent): void {
+    this.close();
+    if (event.summary && event.summarized > 0) {
+      // The note replaced the oldest turns; it is followed by a model turn (a call and its result stay together).
+      const turns = this.conv.turns;
+      let k = Math.min(event.summarized, turns.length - 2);
+      while (2 + k < turns.length && turns[2 + k]!.kind === 'results') k++;
+      if (k > 0) this.conv.replace(2, k, { kind: 'summary', text: event.summary });
+    }
+  }
+
+  private outcome(event: OutcomeEvent, run: RecordedRun): void {
+    const results = this.results;
+    const last = results[results.length - 1];
+    if (last)
+      results[results.length - 1] = {
+        ...last,
+        content: `${last.content}${outcomeLine(event, run.report.summary?.outcome.reward === 1)}`,
+      };
+  }
 }
 
 /** The thread a restored chat continues: its id, the number of its runs, and the last run's file. */
