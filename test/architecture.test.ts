@@ -131,7 +131,6 @@ test('file and folder names are kebab-case', () => {
 /** Files over 400 lines and functions over 80, with the most lines each may have: entries only ever go down, and go when under the limit. */
 const LIMITS = { fileLines: 400, functionLines: 80 };
 const OVER: Record<string, number> = {
-  'core/agent/context.ts#compact': 96,
   'core/checkpoints/store.ts': 450,
   'core/export/atif.ts#exportAtif': 157,
   'core/model/client.ts': 905,

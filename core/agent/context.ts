@@ -112,9 +112,41 @@ export async function compact(conv: Conversation, o: CompactOptions): Promise<Co
   const t0 = Date.now();
   const size = () => o.meter.estimate(conv.render(o.format), o.format === 'native' ? o.tools : undefined);
   const tokensBefore = size();
+  const elided = elideOld(conv, o, tokensBefore);
+  let tokens = size();
+  const out: Compaction = {
+    reason: o.reason,
+    window: o.window,
+    tokensBefore,
+    tokensAfter: tokens,
+    elided,
+    summarized: 0,
+  };
+  if (tokens > o.target) {
+    await summarizeOlder(conv, o, out);
+    tokens = size();
+    // Still too big: the last turn's reasoning goes too, then the kept turns' results are cut, largest first.
+    if (tokens > o.target) {
+      const t = conv.turns[recentStart(conv.turns, 1)];
+      if (t?.kind === 'assistant' && t.reasoning) {
+        conv.dropReasoning(t);
+        tokens = size();
+      }
+    }
+    if (tokens > o.target) tokens = shrinkResults(conv, o, tokens, size);
+  }
+  out.tokensAfter = tokens;
+  out.durationMs = Date.now() - t0;
+  return out;
+}
+
+/**
+ * Stage 1: old tool results become one-line stubs, oldest first; the last two turns keep theirs.
+ * Returns how many results were elided.
+ */
+function elideOld(conv: Conversation, o: CompactOptions, tokensBefore: number): number {
   let tokens = tokensBefore;
   let elided = 0;
-  // Stage 1: old tool results become one-line stubs, oldest first; the last two turns keep theirs.
   // Reasoning goes first, oldest first, the last turn's last: a turn's calls and results say what came of it.
   const lastModelTurn = recentStart(conv.turns, 1);
   for (let i = 2; i < conv.turns.length && tokens > o.target; i++) {
@@ -137,72 +169,53 @@ export async function compact(conv: Conversation, o: CompactOptions): Promise<Co
       tokens -= before - o.meter.estimateText(short);
     });
   }
-  tokens = size();
-  const out: Compaction = {
-    reason: o.reason,
-    window: o.window,
-    tokensBefore,
-    tokensAfter: tokens,
-    elided,
-    summarized: 0,
-  };
-  if (tokens > o.target) {
-    // Stage 2: the older turns become a note; the recent turns that fit beside the system prompt,
-    // the task and the note stay as they are.
-    const maxTokens = Math.min(2048, Math.max(256, Math.floor(o.window / 8)));
-    const fixed = o.meter.estimate(conv.headOf(o.format), o.format === 'native' ? o.tools : undefined);
-    const cut = keepFrom(
-      conv,
-      o,
-      Math.floor((o.target - fixed - maxTokens - o.meter.estimateText(o.facts()) - 100) * 0.9),
-    );
-    if (cut > 2) {
-      const older = conv.turns.slice(2, cut);
-      const room = o.window - maxTokens - marginFor(o.window) - 600;
-      const request = summaryRequest(older, o.meter, room);
-      let note: { text: string; tokens?: number } | undefined;
-      // A model call for a note pays only when there is much to stand for (what elided results held
-      // counts: the note is where it survives); a few turns get the host's, as does a run that asked lately.
-      const worth =
-        (o.modelNote ?? true) && older.reduce((n, t) => n + o.meter.estimateText(turnText(t, true)), 0) >= o.target / 4;
-      try {
-        note = worth ? await o.summarize(request, maxTokens) : undefined;
-      } catch {
-        note = undefined;
-      }
-      const written = note?.text.trim();
-      // The user's latest message, when it is among the turns replaced, is kept word for word: it is what the model is working on.
-      const latestUser = [...conv.turns].reverse().find((t) => t.kind === 'user');
-      const pinned =
-        latestUser && older.includes(latestUser) && latestUser.kind === 'user'
-          ? `The user's latest message, word for word:\n${capText(latestUser.text, Math.floor(maxTokens / 2), o.meter, '')}`
-          : '';
-      const text = [
-        `[The conversation so far, summarized to fit the model's context window (compaction ${o.ordinal} of this run). ${older.length} earlier turns were replaced by this note; the turns after it are as they were.]`,
-        capText(written ? written : hostNote(older, maxTokens, o.meter), maxTokens, o.meter, ''),
-        ...(pinned ? [pinned] : []),
-        o.facts(),
-      ].join('\n\n');
-      conv.replace(2, cut - 2, { kind: 'summary', text });
-      out.summarized = older.length;
-      out.summary = text;
-      out.summaryBy = written ? 'model' : 'host';
-      if (note?.tokens !== undefined) out.summaryTokens = note.tokens;
-    }
-    tokens = size();
-    // Still too big: the last turn's reasoning goes too, then the kept turns' results are cut, largest first.
-    if (tokens > o.target) {
-      const t = conv.turns[recentStart(conv.turns, 1)];
-      if (t?.kind === 'assistant' && t.reasoning) {
-        conv.dropReasoning(t);
-        tokens = size();
-      }
-    }
-    if (tokens > o.target) tokens = shrinkResults(conv, o, tokens, size);
+  return elided;
+}
+
+/**
+ * Stage 2: the older turns become a note, recorded in `out`; the recent turns that fit beside the
+ * system prompt, the task and the note stay as they are.
+ */
+async function summarizeOlder(conv: Conversation, o: CompactOptions, out: Compaction): Promise<void> {
+  const maxTokens = Math.min(2048, Math.max(256, Math.floor(o.window / 8)));
+  const fixed = o.meter.estimate(conv.headOf(o.format), o.format === 'native' ? o.tools : undefined);
+  const cut = keepFrom(
+    conv,
+    o,
+    Math.floor((o.target - fixed - maxTokens - o.meter.estimateText(o.facts()) - 100) * 0.9),
+  );
+  if (cut <= 2) return;
+  const older = conv.turns.slice(2, cut);
+  const room = o.window - maxTokens - marginFor(o.window) - 600;
+  const request = summaryRequest(older, o.meter, room);
+  let note: { text: string; tokens?: number } | undefined;
+  // A model call for a note pays only when there is much to stand for (what elided results held
+  // counts: the note is where it survives); a few turns get the host's, as does a run that asked lately.
+  const worth =
+    (o.modelNote ?? true) && older.reduce((n, t) => n + o.meter.estimateText(turnText(t, true)), 0) >= o.target / 4;
+  try {
+    note = worth ? await o.summarize(request, maxTokens) : undefined;
+  } catch {
+    note = undefined;
   }
-  out.tokensAfter = tokens;
-  out.durationMs = Date.now() - t0;
-  return out;
+  const written = note?.text.trim();
+  // The user's latest message, when it is among the turns replaced, is kept word for word: it is what the model is working on.
+  const latestUser = [...conv.turns].reverse().find((t) => t.kind === 'user');
+  const pinned =
+    latestUser && older.includes(latestUser) && latestUser.kind === 'user'
+      ? `The user's latest message, word for word:\n${capText(latestUser.text, Math.floor(maxTokens / 2), o.meter, '')}`
+      : '';
+  const text = [
+    `[The conversation so far, summarized to fit the model's context window (compaction ${o.ordinal} of this run). ${older.length} earlier turns were replaced by this note; the turns after it are as they were.]`,
+    capText(written ? written : hostNote(older, maxTokens, o.meter), maxTokens, o.meter, ''),
+    ...(pinned ? [pinned] : []),
+    o.facts(),
+  ].join('\n\n');
+  conv.replace(2, cut - 2, { kind: 'summary', text });
+  out.summarized = older.length;
+  out.summary = text;
+  out.summaryBy = written ? 'model' : 'host';
+  if (note?.tokens !== undefined) out.summaryTokens = note.tokens;
 }
 
 function stub(r: TurnResult): string {
