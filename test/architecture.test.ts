@@ -151,7 +151,7 @@ const OVER: Record<string, number> = {
   'core/tools/executor.ts#createToolExecutor.(anonymous)': 94,
   'core/tools/file-tools.ts': 430,
   'core/tools/file-tools.ts#search': 87,
-  'core/verifier/state.ts': 939,
+  'core/verifier/state.ts': 888,
   'core/verifier/state.ts#VerifierState.appendCall': 101,
   'core/verifier/state.ts#VerifierState.preChecks': 158,
   'core/workflow/wellformed.ts#checkWorkflow': 237,

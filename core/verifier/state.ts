@@ -12,6 +12,7 @@ import type { OutcomeEvent, SandboxRecord, ToolCallEvent, TrajectoryEvent } from
 import { CommandView, compilePatterns, firstMatch, normalizeSpaces, type CompiledPatterns } from '../policy/command';
 import { globMatch } from '../policy/glob';
 import { normalizeWorkspacePath } from '../policy/path';
+import { canonicalExact } from '../json/canonical';
 import {
   fail,
   pass,
@@ -179,59 +180,7 @@ export function changedFiles(e: ToolCallEvent): readonly string[] {
 
 /** Key identifying "the same call" for loop detection: tool plus canonical arguments. */
 export function callKey(tool: string, args: unknown): string {
-  return `${tool}\u0000${canonicalJson(args)}`;
-}
-
-/**
- * JSON with object keys sorted. Iterative (a work stack of values still to
- * write and text to emit between them): arguments nested thousands deep must
- * not overflow the call stack and take the verifier down.
- */
-function canonicalJson(root: unknown): string {
-  if (root === null || typeof root !== 'object') return JSON.stringify(root) ?? 'null';
-  if (!Array.isArray(root) && isFlatSorted(root as Record<string, unknown>)) return JSON.stringify(root);
-  const out: string[] = [];
-  const work: ({ text: string } | { value: unknown })[] = [{ value: root }];
-  while (work.length) {
-    const w = work.pop()!;
-    if ('text' in w) {
-      out.push(w.text);
-      continue;
-    }
-    const v = w.value;
-    if (v === null || typeof v !== 'object') {
-      out.push(JSON.stringify(v) ?? 'null');
-    } else if (Array.isArray(v)) {
-      work.push({ text: ']' });
-      for (let i = v.length - 1; i >= 0; i--) {
-        work.push({ value: v[i] });
-        if (i > 0) work.push({ text: ',' });
-      }
-      work.push({ text: '[' });
-    } else if (isFlatSorted(v as Record<string, unknown>)) {
-      out.push(JSON.stringify(v));
-    } else {
-      const keys = Object.keys(v).sort();
-      work.push({ text: '}' });
-      for (let i = keys.length - 1; i >= 0; i--) {
-        work.push({ value: (v as Record<string, unknown>)[keys[i]!] });
-        work.push({ text: `${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:` });
-      }
-      work.push({ text: '{' });
-    }
-  }
-  return out.join('');
-}
-
-/** Objects of scalars with keys in order, the usual arguments, stringify canonically as they are. */
-function isFlatSorted(o: Record<string, unknown>): boolean {
-  let prev = '';
-  for (const k in o) {
-    const x = o[k];
-    if ((typeof x === 'object' && x !== null) || x === undefined || k < prev) return false;
-    prev = k;
-  }
-  return true;
+  return `${tool}\u0000${canonicalExact(args)}`;
 }
 
 function commandOf(args: unknown): string | undefined {
