@@ -1,7 +1,7 @@
 import { Diagnostic, DiagnosticSeverity, type Range } from 'vscode-languageserver';
 import { locateJsonValue, type JsonPath } from '../core/json/position';
 import { CHECKS, signed, type Verdict } from '../core/verifier/checks';
-import type { StageVisitResult, StepResult, TrajectorySummary } from '../core/verifier/state';
+import type { StageVisitResult, StepResult, TrajectorySummary } from '../core/verifier/types';
 import type { LocatedProblem } from '../core/workflow/load';
 import { lineColumn } from '../core/workflow/load';
 import type { LineEntry, TrajectoryModel } from './trajectory-model';

@@ -2,7 +2,7 @@ import { RUN_FILE } from '../core/schema/trajectory';
 import { COMMANDS } from '../core/protocol/commands';
 import { Command, DocumentSymbol, type CodeLens, SymbolKind, type Hover, type Range } from 'vscode-languageserver';
 import { signed } from '../core/verifier/checks';
-import type { StageVisitResult } from '../core/verifier/state';
+import type { StageVisitResult } from '../core/verifier/types';
 import type {
   BackendLabel,
   LineRewardInput as LineReward,

@@ -1,7 +1,8 @@
 import { parseLine, splitLines, type ParsedLine } from '../core/schema/jsonl';
 import type { EndEvent, Header } from '../core/schema/trajectory';
 import type { Workflow } from '../core/schema/workflow';
-import { VerifierState, type StepResult, type TrajectorySummary } from '../core/verifier/state';
+import { VerifierState } from '../core/verifier/state';
+import type { StepResult, TrajectorySummary } from '../core/verifier/types';
 import { resolveWorkflow, type TrajectoryReport, type VerifyOptions } from '../core/verifier/verify';
 import type { LocatedProblem } from '../core/workflow/load';
 

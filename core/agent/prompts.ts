@@ -8,7 +8,8 @@ import { toolDefinitions } from '../schema/tool-definitions';
 import type { OutcomeEvent, RestoreEvent } from '../schema/trajectory';
 import { transitionsFrom, type Workflow } from '../schema/workflow';
 import { CHECKS } from '../verifier/checks';
-import type { StepResult, VerifierState } from '../verifier/state';
+import type { VerifierState } from '../verifier/state';
+import type { StepResult } from '../verifier/types';
 import { rulesPrompt, type Rules } from './rules';
 
 export function systemPrompt(wf: Workflow): string {

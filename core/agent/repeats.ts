@@ -1,6 +1,8 @@
 /** The loop breaker, apart from the loop so a resumed chat counts repeats the way the run did. */
 import type { ToolCallEvent } from '../schema/trajectory';
-import { callKey, changedFiles, type StepResult } from '../verifier/state';
+import { changedFiles } from '../verifier/events';
+import { callKey } from '../verifier/state';
+import type { StepResult } from '../verifier/types';
 
 /**
  * The loop breaker: the same failing call (as tool.not_repeated sees it)

@@ -21,7 +21,7 @@ import type {
 } from '../schema/trajectory';
 import type { ToolSpec } from '../model/formats';
 import { verifyTrajectoryText, type TrajectoryReport, type WorkflowResolver } from '../verifier/verify';
-import type { StepResult } from '../verifier/state';
+import type { StepResult } from '../verifier/types';
 import { Conversation, type Turn, type TurnCall, type TurnResult } from './conversation';
 import { SAFETY_CHECKS } from './step';
 import { enteredStage, newRunNote, outcomeLine, restoreNote, verifierFeedback } from './prompts';

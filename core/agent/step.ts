@@ -5,7 +5,9 @@
 import type { ModelToolCall } from '../model/client';
 import { isToolName, ToolArgs, type ToolName } from '../schema/tools';
 import type { CallStatus, ToolCallEvent, ToolResult } from '../schema/trajectory';
-import { changedFiles, type GateResult, type ProposedCall, type VerifierState } from '../verifier/state';
+import { changedFiles } from '../verifier/events';
+import type { VerifierState } from '../verifier/state';
+import type { GateResult, ProposedCall } from '../verifier/types';
 import { describeCall, enteredStage, verifierFeedback } from './prompts';
 import { RepeatedFailures } from './repeats';
 import type { TrajectoryWriter } from './trajectory-writer';

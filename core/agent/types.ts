@@ -15,7 +15,7 @@ import type {
 } from '../schema/trajectory';
 import type { Workflow } from '../schema/workflow';
 import type { ToolExecutor } from '../tools/types';
-import type { GateResult, ProposedCall, StepResult, TrajectorySummary } from '../verifier/state';
+import type { GateResult, ProposedCall, StepResult, TrajectorySummary } from '../verifier/types';
 import type { Conversation } from './conversation';
 import type { Rules } from './rules';
 

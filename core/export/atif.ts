@@ -1,7 +1,7 @@
 import type { ParsedTrajectory } from '../schema/jsonl';
 import type { ToolCallEvent, TrajectoryEvent } from '../schema/trajectory';
 import { toolDefinitions } from '../schema/tool-definitions';
-import type { StepResult } from '../verifier/state';
+import type { StepResult } from '../verifier/types';
 import type { TrajectoryReport } from '../verifier/verify';
 import { ATIF_VERSION, AtifTrajectory, type AtifStep } from './atif-schema';
 

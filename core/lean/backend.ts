@@ -1,7 +1,7 @@
 import type { SandboxRecord, TrajectoryEvent } from '../schema/trajectory';
 import type { Workflow } from '../schema/workflow';
 import type { VerifierBackend, VerifierSession } from '../verifier/backend';
-import type { GateResult, ProposedCall, StepResult, TrajectorySummary } from '../verifier/state';
+import type { GateResult, ProposedCall, StepResult, TrajectorySummary } from '../verifier/types';
 import { buildLarVerify, defaultCacheDir, findLeanSources } from './build';
 import { detectLean } from './detect';
 import { LarVerifyError, LarVerifyProcess, type ExitInfo } from './process';

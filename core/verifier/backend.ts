@@ -1,6 +1,7 @@
 import type { SandboxRecord, TrajectoryEvent } from '../schema/trajectory';
 import type { Workflow } from '../schema/workflow';
-import { VerifierState, type GateResult, type ProposedCall, type StepResult, type TrajectorySummary } from './state';
+import { VerifierState } from './state';
+import type { GateResult, ProposedCall, StepResult, TrajectorySummary } from './types';
 
 /** Which verifier answered: the TypeScript one in this process, or the Lean checker. */
 export type BackendName = 'builtin' | 'lean';

@@ -128,25 +128,3 @@ export function signed(n: number): string {
 
 export type ToolReward = -1 | 0 | 1;
 export type StageReward = -1 | 0 | 1;
-
-/** −1 if any violation failed, else 0 if any other tool check failed, else +1. */
-export function toolRewardOf(verdicts: readonly Verdict[]): ToolReward {
-  let reward: ToolReward = 1;
-  for (const v of verdicts) {
-    if (v.ok || CHECKS[v.check].level !== 'tool') continue;
-    if (CHECKS[v.check].severity === 'error') return -1;
-    reward = 0;
-  }
-  return reward;
-}
-
-/** −1 if the transition out was illegal, else 0 if any other stage check failed, else +1. */
-export function stageRewardOf(verdicts: readonly Verdict[]): StageReward {
-  let reward: StageReward = 1;
-  for (const v of verdicts) {
-    if (v.ok || CHECKS[v.check].level !== 'stage') continue;
-    if (v.check === 'stage.transition') return -1;
-    reward = 0;
-  }
-  return reward;
-}

@@ -2,7 +2,8 @@ import type { Header, TrajectoryEvent, WorkflowRef } from '../schema/trajectory'
 import type { Workflow } from '../schema/workflow';
 import { parseLine, splitLines, type LineError } from '../schema/jsonl';
 import { builtinWorkflow, loadWorkflow, type LocatedProblem } from '../workflow/load';
-import { VerifierState, type StepResult, type TrajectorySummary } from './state';
+import { VerifierState } from './state';
+import type { StepResult, TrajectorySummary } from './types';
 import type { BackendName, VerifierBackend, VerifierSession } from './backend';
 import type { WorkflowResolver } from '../workflow/resolve';
 

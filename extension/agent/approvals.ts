@@ -5,7 +5,7 @@
  * A blocked call stays blocked: approval never overrides the verifier (with
  * enforcement `warn`, where a blocked call may run, it must be approved too).
  */
-import type { GateResult } from '../../core/verifier/state';
+import type { GateResult } from '../../core/verifier/types';
 
 export type ApprovalMode = 'auto' | 'ask';
 

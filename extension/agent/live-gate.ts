@@ -10,7 +10,8 @@
 import type { AgentEvent, AgentGate } from '../../core/agent/loop';
 import type { AppendStepParams, CheckToolCallParams, CheckToolCallResult } from '../../core/protocol/lsp';
 import type { Verdict } from '../../core/verifier/checks';
-import { VerifierState, type GateResult } from '../../core/verifier/state';
+import { VerifierState } from '../../core/verifier/state';
+import type { GateResult } from '../../core/verifier/types';
 import type { Workflow } from '../../core/schema/workflow';
 import { applyApprovalPolicy } from './approvals';
 

@@ -1,6 +1,6 @@
 /** Pure: what the chat shows of a step and of a proposed call. */
 import type { ToolCallEvent } from '../../core/schema/trajectory';
-import type { GateResult, StepResult } from '../../core/verifier/state';
+import type { GateResult, StepResult } from '../../core/verifier/types';
 import { stripTerminal } from '../../core/shell/output';
 import { clip, OUTPUT_TAIL, type StepCard } from '../../core/protocol/chat';
 

@@ -7,7 +7,7 @@
  */
 import type { RecordedRun } from '../../core/agent/resume';
 import { chatEvents, wasInterrupted } from '../../core/agent/resume';
-import type { GateResult } from '../../core/verifier/state';
+import type { GateResult } from '../../core/verifier/types';
 import type { RestoreEvent } from '../../core/schema/trajectory';
 import { toStepCard } from './cards';
 import { clip, type ToWebview } from '../../core/protocol/chat';

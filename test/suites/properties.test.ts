@@ -52,7 +52,8 @@ import {
   firstMatch,
   normalizeSpaces,
 } from '../../core/policy/command';
-import { VerifierState, type ProposedCall } from '../../core/verifier/state';
+import { VerifierState } from '../../core/verifier/state';
+import type { ProposedCall } from '../../core/verifier/types';
 import { verifyEvents, verifyTrajectoryText } from '../../core/verifier/verify';
 import { defaultWorkflow, loadWorkflow } from '../../core/workflow/load';
 import type { Workflow } from '../../core/schema/workflow';

@@ -44,7 +44,8 @@ import type { Workflow } from '../../core/schema/workflow';
 import { runFileTool } from '../../core/tools/file-tools';
 import { TerminalSession } from '../../core/shell/session';
 import { NodeWorkspaceFs, probeCaseInsensitive } from '../../core/workspace/fs';
-import { VerifierState, type GateDecision } from '../../core/verifier/state';
+import { VerifierState } from '../../core/verifier/state';
+import type { GateDecision } from '../../core/verifier/types';
 import { defaultWorkflow } from '../../core/workflow/load';
 import { shellQuote } from '../../core/shell/quote';
 

@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CHECK_IDS, type CheckId, type Verdict } from '../../core/verifier/checks';
-import type { GateResult, ProposedCall, StepResult, TrajectorySummary } from '../../core/verifier/state';
+import type { GateResult, ProposedCall, StepResult, TrajectorySummary } from '../../core/verifier/types';
 import type { VerifierBackend } from '../../core/verifier/backend';
 import { verifyTrajectoryText, type WorkflowResolver } from '../../core/verifier/verify';
 import { parseTrajectory } from '../../core/schema/jsonl';

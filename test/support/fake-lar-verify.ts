@@ -19,7 +19,8 @@
 import * as fs from 'node:fs';
 import { Workflow } from '../../core/schema/workflow';
 import { SandboxRecord, TrajectoryEvent } from '../../core/schema/trajectory';
-import { VerifierState, type ProposedCall } from '../../core/verifier/state';
+import { VerifierState } from '../../core/verifier/state';
+import type { ProposedCall } from '../../core/verifier/types';
 
 const serve = process.argv.includes('--serve');
 const chunked = process.argv.includes('--chunked');

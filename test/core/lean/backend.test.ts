@@ -19,7 +19,7 @@ import { verifyTrajectoryTextWith } from '../../../core/verifier/verify';
 import { builtinWorkflow } from '../../../core/workflow/load';
 import type { TrajectoryEvent } from '../../../core/schema/trajectory';
 import type { Workflow } from '../../../core/schema/workflow';
-import type { StepResult } from '../../../core/verifier/state';
+import type { StepResult } from '../../../core/verifier/types';
 import { compareCase, compareGates, gatesAfter, loadCorpus, workflowResolver } from '../../support/conformance';
 import { FAKE, fakeToolchain } from '../../support/fake-toolchain';
 

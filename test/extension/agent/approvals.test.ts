@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { applyApprovalPolicy, needsApproval, toolMode } from '../../../extension/agent/approvals';
-import type { GateResult } from '../../../core/verifier/state';
+import type { GateResult } from '../../../core/verifier/types';
 
 const allow = (askPattern?: string): GateResult => ({
   decision: askPattern ? 'ask' : 'allow',

@@ -1,0 +1,183 @@
+/**
+ * The checks decidable before a call runs, as a pure function of (policy, stage, sandbox, call): the
+ * gate and the verdict after the run share it, so they cannot disagree. Lean counterpart: lean/Lar/Checks.lean.
+ */
+import { ToolArgs, PATH_ARGS, isToolName, type ToolName } from '../schema/tools';
+import { ALWAYS_READ_ONLY, readOnlyPathOf, transitionsFrom, type Stage, type Workflow } from '../schema/workflow';
+import type { SandboxRecord } from '../schema/trajectory';
+import { CommandView, compilePatterns, firstMatch, type CompiledPatterns } from '../policy/command';
+import { normalizeWorkspacePath } from '../policy/path';
+import { fail, pass, type Verdict } from './checks';
+import type { ProposedCall, VerdictCache } from './types';
+
+/** What the pre-checks read of a workflow, looked up and compiled once per run. */
+export interface CallPolicy {
+  readonly workflow: Workflow;
+  readonly stageById: ReadonlyMap<string, Stage>;
+  readonly terminal: ReadonlySet<string>;
+  readonly deny: CompiledPatterns;
+  readonly ask: CompiledPatterns;
+  readonly paths: CompiledPatterns;
+}
+
+export interface PreChecked {
+  verdicts: Verdict[];
+  /** The `ask` pattern a command matches (only when no deny pattern does). */
+  askPattern?: string;
+}
+
+/** The tools that change files: protected and always-read-only paths are refused to them. */
+const WRITE_TOOLS: ReadonlySet<string> = new Set(['write_file', 'edit_file']);
+
+export function compileCallPolicy(workflow: Workflow): CallPolicy {
+  return {
+    workflow,
+    stageById: new Map(workflow.stages.map((s) => [s.id, s])),
+    terminal: new Set(workflow.terminal),
+    deny: compilePatterns(workflow.policy.commands.deny),
+    ask: compilePatterns(workflow.policy.commands.ask),
+    paths: compilePatterns(workflow.policy.paths.deny),
+  };
+}
+
+/**
+ * The pre-run checks in the order of docs/rewards.md, made in `stage` (undefined once the run
+ * has ended) for a run whose header records `sandbox`.
+ */
+export function preChecks(
+  policy: CallPolicy,
+  stage: Stage | undefined,
+  sandbox: SandboxRecord | undefined,
+  call: ProposedCall,
+  cache: VerdictCache,
+): PreChecked {
+  const verdicts: Verdict[] = [];
+  const { tool, args } = call;
+
+  verdicts.push(
+    stage
+      ? pass('tool.run_open')
+      : fail('tool.run_open', `the run already ended with a submit; no ${tool} call can follow it`, ['tool']),
+  );
+
+  if (!isToolName(tool)) {
+    verdicts.push(
+      fail(
+        'tool.known',
+        `"${tool}" is not a tool; the tools are run_command, read_file, write_file, edit_file, list_files, search, enter_stage and submit`,
+        ['tool'],
+      ),
+    );
+    return { verdicts };
+  }
+  verdicts.push(pass('tool.known'));
+
+  const argsVerdict = argsVerdictOf(tool, call);
+  verdicts.push(argsVerdict);
+  if (stage) verdicts.push(permittedVerdict(stage, tool));
+  if (!argsVerdict.ok) return { verdicts };
+  const a = args as Record<string, unknown>;
+
+  if (tool === 'enter_stage' && stage) verdicts.push(transitionVerdict(policy, stage, a.stage as string, cache));
+  if (tool === 'submit' && stage) verdicts.push(submitVerdict(policy, stage));
+  let askPattern: string | undefined;
+  if (tool === 'run_command') askPattern = pushCommandVerdict(policy, a.command as string, verdicts);
+  if (PATH_ARGS[tool].length) verdicts.push(pathVerdict(policy, tool, a));
+  // Decided from the header, so the gate and the verdict after the run agree: the run's
+  // commands either were confined or were not.
+  if (tool === 'run_command') verdicts.push(sandboxRequiredVerdict(policy.workflow, sandbox));
+
+  return askPattern === undefined ? { verdicts } : { verdicts, askPattern };
+}
+
+/** `tool.args`: the argument text was JSON and the arguments match the tool's schema. */
+function argsVerdictOf(tool: ToolName, call: ProposedCall): Verdict {
+  if (call.argsError !== undefined)
+    return fail('tool.args', `the arguments are not valid JSON: ${call.argsError}`, ['args']);
+  const r = ToolArgs[tool].safeParse(call.args);
+  if (r.success) return pass('tool.args');
+  const issue = r.error.issues[0]!;
+  const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
+  const where = path.length ? `"${path.join('.')}": ` : '';
+  return fail('tool.args', `bad arguments for ${tool}: ${where}${issue.message}`, ['args', ...path]);
+}
+
+function permittedVerdict(stage: Stage, tool: string): Verdict {
+  return stage.tools.includes(tool)
+    ? pass('tool.permitted')
+    : fail(
+        'tool.permitted',
+        `${tool} is not permitted in stage "${stage.id}" (permitted: ${stage.tools.join(', ') || 'none'})`,
+        ['tool'],
+      );
+}
+
+function transitionVerdict(policy: CallPolicy, stage: Stage, target: string, cache: VerdictCache): Verdict {
+  const wf = policy.workflow;
+  const legal = transitionsFrom(wf, stage.id);
+  if (!policy.stageById.has(target))
+    return fail('tool.transition', `there is no stage "${target}" (stages: ${wf.stages.map((s) => s.id).join(', ')})`, [
+      'args',
+      'stage',
+    ]);
+  if (!legal.includes(target))
+    return fail(
+      'tool.transition',
+      `"${stage.id}" → "${target}" is not a legal transition (from "${stage.id}": ${legal.join(', ') || 'none'})`,
+      ['args', 'stage'],
+    );
+  return cache.pass('tool.transition', stage, () => `"${stage.id}" → "${target}" is a legal transition`, target);
+}
+
+function submitVerdict(policy: CallPolicy, stage: Stage): Verdict {
+  return policy.terminal.has(stage.id)
+    ? pass('tool.submit_terminal')
+    : fail(
+        'tool.submit_terminal',
+        `submit from "${stage.id}", which is not a terminal stage (terminal: ${policy.workflow.terminal.join(', ')})`,
+        ['tool'],
+      );
+}
+
+/** Pushes `tool.command_policy`; returns the `ask` pattern the command matches if no deny pattern does. */
+function pushCommandVerdict(policy: CallPolicy, commandLine: string, verdicts: Verdict[]): string | undefined {
+  const command = new CommandView(commandLine);
+  const denied = firstMatch(policy.deny, command);
+  verdicts.push(
+    denied === undefined
+      ? pass('tool.command_policy')
+      : fail('tool.command_policy', `the command matches the deny pattern "${denied}"`, ['args', 'command']),
+  );
+  return denied === undefined ? firstMatch(policy.ask, command) : undefined;
+}
+
+/** `tool.path_policy`: the first path argument that leaves the workspace, is denied, or is read-only. */
+function pathVerdict(policy: CallPolicy, tool: ToolName, a: Record<string, unknown>): Verdict {
+  for (const key of PATH_ARGS[tool]) {
+    const p = a[key];
+    if (typeof p !== 'string') continue;
+    const n = normalizeWorkspacePath(p);
+    if (!n.ok) return fail('tool.path_policy', n.reason, ['args', key]);
+    const denied = policy.paths.find(([, m]) => m(n.normalized));
+    if (denied !== undefined)
+      return fail('tool.path_policy', `"${n.normalized}" matches the path deny pattern "${denied[0]}"`, ['args', key]);
+    const readOnly = WRITE_TOOLS.has(tool) ? readOnlyPathOf(policy.workflow, n.normalized) : undefined;
+    if (readOnly !== undefined)
+      return fail(
+        'tool.path_policy',
+        `"${n.normalized}" is read-only for the agent ("${readOnly}" is ${ALWAYS_READ_ONLY.includes(readOnly) ? 'always read-only' : "protected by the workflow's sandbox section"}): it can be read, not changed`,
+        ['args', key],
+      );
+  }
+  return pass('tool.path_policy');
+}
+
+function sandboxRequiredVerdict(wf: Workflow, sandbox: SandboxRecord | undefined): Verdict {
+  return !(wf.sandbox.required || sandbox?.required === true) || sandbox?.confined === true
+    ? pass('tool.sandbox_required')
+    : fail(
+        'tool.sandbox_required',
+        `the sandbox is required and this run's commands are not confined (${sandbox ? (sandbox.reason ?? 'no sandbox') : 'the trajectory does not record a sandbox'})`,
+        ['tool'],
+      );
+}

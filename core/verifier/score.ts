@@ -1,0 +1,110 @@
+/**
+ * Rewards: of a call, of a stage visit, of the outcome, and the return that weighs them (docs/rewards.md).
+ * Lean counterpart: lean/Lar/Rewards.lean.
+ */
+import type { OutcomeCheck, Workflow } from '../schema/workflow';
+import { CHECKS, fail, pass, type StageReward, type ToolReward, type Verdict } from './checks';
+import type { OutcomeResult, RecordedOutcome, StageVisitResult, TrajectorySummary } from './types';
+
+/** −1 if any violation failed, else 0 if any other tool check failed, else +1. */
+export function toolRewardOf(verdicts: readonly Verdict[]): ToolReward {
+  let reward: ToolReward = 1;
+  for (const v of verdicts) {
+    if (v.ok || CHECKS[v.check].level !== 'tool') continue;
+    if (CHECKS[v.check].severity === 'error') return -1;
+    reward = 0;
+  }
+  return reward;
+}
+
+/** −1 if the transition out was illegal, else 0 if any other stage check failed, else +1. */
+export function stageRewardOf(verdicts: readonly Verdict[]): StageReward {
+  let reward: StageReward = 1;
+  for (const v of verdicts) {
+    if (v.ok || CHECKS[v.check].level !== 'stage') continue;
+    if (v.check === 'stage.transition') return -1;
+    reward = 0;
+  }
+  return reward;
+}
+
+/** α·mean(closed stage rewards) + β·mean(tool rewards); the outcome is not counted. */
+export function runningReturn(
+  wf: Workflow,
+  stageSum: number,
+  stageCount: number,
+  toolSum: number,
+  steps: number,
+): number {
+  const { alpha, beta } = wf.rewards;
+  return alpha * (stageCount ? stageSum / stageCount : 0) + beta * (steps ? toolSum / steps : 0);
+}
+
+/** `outcome.check_passed`, from the outcome event that counted. */
+export function outcomeCheckVerdict(check: OutcomeCheck, rec: RecordedOutcome | undefined): Verdict {
+  const expected = check.expectExitCode;
+  if (!rec) return fail('outcome.check_passed', 'no outcome check result was recorded after the submit');
+  const e = rec.event;
+  if (e.completion === 'timeout' || e.completion === 'unobserved' || e.exitCode === null) {
+    return fail(
+      'outcome.check_passed',
+      `the outcome check "${e.command}" did not finish (${e.completion ?? 'no exit code'})`,
+      ['exitCode'],
+    );
+  }
+  if (e.exitCode !== expected)
+    return fail('outcome.check_passed', `"${e.command}" exited ${e.exitCode}; expected ${expected}`, ['exitCode']);
+  if (e.testsRan === 0)
+    return fail(
+      'outcome.check_passed',
+      `"${e.command}" exited ${e.exitCode} but ran no tests: a check that runs no tests is not a pass`,
+      ['testsRan'],
+    );
+  return pass('outcome.check_passed', `"${e.command}" exited ${e.exitCode} as expected`);
+}
+
+/** What a run comes to, as the summary reports it. */
+export interface RunTotals {
+  steps: number;
+  toolSum: number;
+  /** Every visit, the one still open (if any) scored as if the run stopped now. */
+  stages: StageVisitResult[];
+  stageSum: number;
+  ended: boolean;
+  submittedFromTerminal: boolean;
+  outcome: RecordedOutcome | undefined;
+  finalStage: string | undefined;
+}
+
+/** The trajectory's scores: outcome + α·mean(stage rewards) + β·mean(tool rewards). */
+export function summarize(wf: Workflow, t: RunTotals): TrajectorySummary {
+  const outcomeVerdicts: Verdict[] = [
+    t.submittedFromTerminal
+      ? pass('outcome.submitted')
+      : fail(
+          'outcome.submitted',
+          t.ended ? 'the run submitted from a stage that is not terminal' : 'the run never submitted',
+        ),
+  ];
+  if (t.ended) outcomeVerdicts.push(outcomeCheckVerdict(wf.outcome, t.outcome));
+  const outcomeReward: 0 | 1 = outcomeVerdicts.every((v) => v.ok) && t.ended ? 1 : 0;
+  const outcome: OutcomeResult = { reward: outcomeReward, verdicts: outcomeVerdicts };
+  if (t.outcome) outcome.line = t.outcome.line;
+  const { alpha, beta } = wf.rewards;
+  const stages = t.stages;
+  const stageMean = stages.length ? t.stageSum / stages.length : 0;
+  const toolMean = t.steps ? t.toolSum / t.steps : 0;
+  const summary: TrajectorySummary = {
+    steps: t.steps,
+    toolRewards: { sum: t.toolSum, count: t.steps, mean: toolMean },
+    stages,
+    stageRewards: { sum: t.stageSum, count: stages.length, mean: stageMean },
+    outcome,
+    return: outcomeReward + alpha * stageMean + beta * toolMean,
+    alpha,
+    beta,
+    ended: t.ended,
+  };
+  if (t.finalStage !== undefined) summary.finalStage = t.finalStage;
+  return summary;
+}

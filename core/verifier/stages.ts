@@ -1,0 +1,169 @@
+/**
+ * Stage visits: their exit conditions kept up to date as calls arrive, and the stage-level verdicts
+ * when a visit ends. Lean counterpart: the "Visits" part of lean/Lar/Verifier.lean.
+ */
+import type { ToolCallEvent } from '../schema/trajectory';
+import type { OutcomeCheck, Stage } from '../schema/workflow';
+import { normalizeSpaces } from '../policy/command';
+import { globMatch } from '../policy/glob';
+import { normalizeWorkspacePath } from '../policy/path';
+import { fail, pass, type Verdict } from './checks';
+import { commandOf, ranCheck, ranToEnd } from './events';
+import type { VerdictCache, Visit, VisitEnd } from './types';
+
+/** The `visit`-th visit of `stage`, beginning on `line`, with none of its exit conditions met. */
+export function newVisit(stage: Stage, visit: number, line: number): Visit {
+  return {
+    stage,
+    visit,
+    startLine: line,
+    steps: 0,
+    conditions: stage.exit.map((cond) => ({ cond, count: 0 })),
+  };
+}
+
+/** Counts one call toward each exit condition of the visit (O(1) per condition, not a rescan). */
+export function trackConditions(
+  visit: Visit,
+  outcome: OutcomeCheck,
+  e: ToolCallEvent,
+  ok: boolean,
+  changed: readonly string[],
+): void {
+  for (const c of visit.conditions) {
+    const cond = c.cond;
+    switch (cond.kind) {
+      case 'tool_succeeded':
+        if (ok && e.tool === cond.tool) c.count++;
+        break;
+      case 'file_changed':
+        if (changed.length && (cond.pattern === undefined || changed.some((f) => matchesPath(cond.pattern!, f))))
+          c.count = 1;
+        break;
+      case 'command_succeeded':
+      case 'command_ran': {
+        // A change invalidates an earlier run before this call's own run counts:
+        // a command that changes files and succeeds has still run after the change.
+        if (changed.length && cond.afterLastChange) c.count = 0;
+        const command = e.tool === 'run_command' ? commandOf(e.args) : undefined;
+        const counts = cond.kind === 'command_succeeded' ? ok : ranToEnd(e);
+        if (command !== undefined && counts && globMatchCommand(cond.pattern, command)) c.count = 1;
+        break;
+      }
+      case 'outcome_ran':
+        if (changed.length && cond.afterLastChange) c.count = 0;
+        if (ranCheck(outcome, e)) c.count = 1;
+        break;
+    }
+  }
+}
+
+/** The stage-level verdicts of a visit that ends now (toward `target` for a transition). */
+export function scoreVisit(
+  visit: Visit,
+  outcome: OutcomeCheck,
+  cache: VerdictCache,
+  endedBy: VisitEnd,
+  legal: boolean,
+  target?: string,
+): Verdict[] {
+  const verdicts: Verdict[] = [];
+  const from = visit.stage.id;
+  if (endedBy === 'run_end') {
+    verdicts.push(fail('stage.closed', `the run stopped in "${from}" without a transition or a submit`));
+  } else {
+    verdicts.push(pass('stage.closed'));
+    if (legal) {
+      verdicts.push(
+        endedBy === 'submit'
+          ? cache.pass('stage.transition', visit.stage, () => `submitted from terminal stage "${from}"`)
+          : cache.pass('stage.transition', visit.stage, () => `"${from}" → "${target}" is legal`, `→${target}`),
+      );
+    } else {
+      verdicts.push(
+        fail(
+          'stage.transition',
+          endedBy === 'submit'
+            ? `the run ended by a submit from "${from}", which is not a terminal stage`
+            : `left "${from}" for "${target}", which is not a legal transition`,
+        ),
+      );
+    }
+  }
+  const budget = visit.stage.budget;
+  verdicts.push(
+    visit.steps <= budget
+      ? cache.pass('stage.budget', visit.stage, () => `within the budget of ${budget} steps`)
+      : fail('stage.budget', `${visit.steps} steps in this visit; the budget of "${from}" is ${budget}`),
+  );
+  pushConditionVerdicts(visit, outcome, cache, verdicts);
+  return verdicts;
+}
+
+function pushConditionVerdicts(visit: Visit, outcome: OutcomeCheck, cache: VerdictCache, out: Verdict[]): void {
+  for (const { cond, count } of visit.conditions) {
+    const id = `stage.exit.${cond.kind}` as const;
+    switch (cond.kind) {
+      case 'tool_succeeded':
+        out.push(
+          count >= cond.atLeast
+            ? cache.pass(
+                id,
+                cond,
+                () => `${cond.tool} succeeded at least ${cond.atLeast} time${cond.atLeast === 1 ? '' : 's'}`,
+              )
+            : fail(
+                id,
+                `${cond.tool} succeeded ${count} time${count === 1 ? '' : 's'} in this visit; at least ${cond.atLeast} required`,
+              ),
+        );
+        break;
+      case 'file_changed':
+        out.push(
+          count
+            ? cache.pass(id, cond, () =>
+                cond.pattern ? `a file matching "${cond.pattern}" changed` : 'a file changed',
+              )
+            : fail(
+                id,
+                cond.pattern
+                  ? `no file matching "${cond.pattern}" changed in this visit`
+                  : 'no file changed in this visit',
+              ),
+        );
+        break;
+      case 'command_succeeded':
+      case 'command_ran': {
+        const verb = cond.kind === 'command_succeeded' ? 'succeeded' : 'ran to an observed end';
+        const after = cond.afterLastChange ? ' after the last file change' : '';
+        out.push(
+          count
+            ? cache.pass(id, cond, () => `a command matching "${cond.pattern}" ${verb}${after}`)
+            : fail(id, `no command matching "${cond.pattern}" ${verb} in this visit${after}`),
+        );
+        break;
+      }
+      case 'outcome_ran': {
+        const after = cond.afterLastChange ? ' after the last file change' : '';
+        const command = outcome.command;
+        out.push(
+          count
+            ? cache.pass(id, cond, () => `the outcome command "${command}" ran tests${after}`)
+            : fail(id, `the outcome command "${command}" did not run tests in this visit${after}`),
+        );
+        break;
+      }
+    }
+  }
+}
+
+function matchesPath(pattern: string, file: string): boolean {
+  const n = normalizeWorkspacePath(file);
+  return globMatch(pattern, n.ok ? n.normalized : file);
+}
+
+function globMatchCommand(pattern: string, command: string): boolean {
+  // Exit conditions match the whole command line (normalized), not its parts:
+  // `npm test` must be what ran, not something chained after `true &&`.
+  return globMatch(pattern, normalizeSpaces(command));
+}
