@@ -151,7 +151,6 @@ const OVER: Record<string, number> = {
   'core/tools/executor.ts#createToolExecutor.(anonymous)': 94,
   'core/tools/file-tools.ts': 430,
   'core/tools/file-tools.ts#search': 87,
-  'core/workflow/wellformed.ts#checkWorkflow': 237,
   'core/workspace/fs.ts': 574,
   'extension/agent/live-gate.ts#createLiveGate': 85,
   'extension/agent/session.ts': 1026,

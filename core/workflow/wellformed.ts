@@ -16,16 +16,38 @@ export interface WorkflowProblem {
 
 const REGEX_HINTS = /\.\*|\\[dwsb.]|^\^|\$$|\[[^\]]*\]|\(\?/;
 
+type AddProblem = (code: string, severity: ProblemSeverity, message: string, path: JsonPath) => void;
+
 /**
  * Checks a schema-valid workflow for what the schema alone cannot see. A
  * workflow with any error-level problem is not used for verification.
  */
 export function checkWorkflow(wf: Workflow): WorkflowProblem[] {
   const problems: WorkflowProblem[] = [];
-  const add = (code: string, severity: ProblemSeverity, message: string, path: JsonPath) =>
+  const add: AddProblem = (code, severity, message, path) => {
     problems.push({ code, severity, message, path });
-  const ids = new Map<string, number>();
+  };
+  const ids = checkStageDefinitions(wf, add);
+  const known = (id: string) => ids.has(id);
+  checkStageReferences(wf, known, add);
+  wf.policy.commands.deny.forEach((p, i) => checkPattern(p, ['policy', 'commands', 'deny', i], add));
+  wf.policy.commands.ask.forEach((p, i) => checkPattern(p, ['policy', 'commands', 'ask', i], add));
+  wf.policy.paths.deny.forEach((p, i) => checkPattern(p, ['policy', 'paths', 'deny', i], add));
+  checkOutcomeInputs(wf, add);
+  checkProtectedPaths(wf, add);
+  checkWritablePaths(wf, add);
+  checkBroadGrants(wf, add);
+  checkNetwork(wf, add);
+  checkStageTools(wf, ids, known, add);
+  if (problems.some((p) => p.severity === 'error')) return problems;
+  // Graph checks only make sense once every name resolves.
+  checkGraph(wf, add);
+  return problems;
+}
 
+/** Duplicate stage ids, unknown tools, regex-looking exit patterns; returns each id's first index. */
+function checkStageDefinitions(wf: Workflow, add: AddProblem): Map<string, number> {
+  const ids = new Map<string, number>();
   wf.stages.forEach((s, i) => {
     if (ids.has(s.id))
       add('workflow.duplicate_stage', 'error', `stage "${s.id}" is defined twice (also stage ${ids.get(s.id)! + 1})`, [
@@ -56,8 +78,11 @@ export function checkWorkflow(wf: Workflow): WorkflowProblem[] {
       if ('pattern' in c && c.pattern !== undefined) checkPattern(c.pattern, ['stages', i, 'exit', j, 'pattern'], add);
     });
   });
+  return ids;
+}
 
-  const known = (id: string) => ids.has(id);
+/** The start, terminal and transition stages must be defined. */
+function checkStageReferences(wf: Workflow, known: (id: string) => boolean, add: AddProblem): void {
   if (!known(wf.start))
     add('workflow.unknown_stage', 'error', `the start stage "${wf.start}" is not defined`, ['start']);
   wf.terminal.forEach((t, i) => {
@@ -78,12 +103,10 @@ export function checkWorkflow(wf: Workflow): WorkflowProblem[] {
         ]);
     });
   }
+}
 
-  wf.policy.commands.deny.forEach((p, i) => checkPattern(p, ['policy', 'commands', 'deny', i], add));
-  wf.policy.commands.ask.forEach((p, i) => checkPattern(p, ['policy', 'commands', 'ask', i], add));
-  wf.policy.paths.deny.forEach((p, i) => checkPattern(p, ['policy', 'paths', 'deny', i], add));
-
-  // The outcome check must not read what the run may change (it would decide its own outcome).
+/** The outcome check must not read what the run may change (it would decide its own outcome). */
+function checkOutcomeInputs(wf: Workflow, add: AddProblem): void {
   for (const u of unprotectedOutcomeInputs(wf)) {
     add(
       'workflow.outcome_unprotected',
@@ -92,8 +115,10 @@ export function checkWorkflow(wf: Workflow): WorkflowProblem[] {
       ['outcome', 'command'],
     );
   }
+}
 
-  // Protected paths are mounted read-only as they are named: each must be one normalized workspace path.
+/** Protected paths are mounted read-only as they are named: each must be one normalized workspace path. */
+function checkProtectedPaths(wf: Workflow, add: AddProblem): void {
   wf.sandbox.protected.forEach((p, i) => {
     const n = normalizeWorkspacePath(p);
     if (!n.ok)
@@ -120,8 +145,10 @@ export function checkWorkflow(wf: Workflow): WorkflowProblem[] {
         ['sandbox', 'protected', i],
       );
   });
-  // A grant of the whole file system or home folder would undo the sandbox.
-  // Workspace-relative entries of writable grant what runs later (a hooks folder, .envrc …): normalized paths.
+}
+
+/** Workspace-relative entries of writable grant what runs later (a hooks folder, .envrc …): normalized paths. */
+function checkWritablePaths(wf: Workflow, add: AddProblem): void {
   wf.sandbox.writable.forEach((p, i) => {
     if (p.startsWith('/') || p === '~' || p.startsWith('~/')) return;
     const n = normalizeWorkspacePath(p);
@@ -140,6 +167,10 @@ export function checkWorkflow(wf: Workflow): WorkflowProblem[] {
         ['sandbox', 'writable', i],
       );
   });
+}
+
+/** A grant of the whole file system or home folder would undo the sandbox. */
+function checkBroadGrants(wf: Workflow, add: AddProblem): void {
   (['writable', 'readable'] as const).forEach((key) =>
     wf.sandbox[key].forEach((p, i) => {
       const bare = p.replace(/\/+$/, '');
@@ -159,8 +190,10 @@ export function checkWorkflow(wf: Workflow): WorkflowProblem[] {
       }
     }),
   );
+}
 
-  // The network: an allowlist names its hosts, and hosts under another mode would be ignored.
+/** The network: an allowlist names its hosts, and hosts under another mode would be ignored. */
+function checkNetwork(wf: Workflow, add: AddProblem): void {
   const { network, hosts } = wf.sandbox;
   if (network === 'allowlist' && !hosts.length)
     add(
@@ -187,7 +220,15 @@ export function checkWorkflow(wf: Workflow): WorkflowProblem[] {
       );
     }
   });
+}
 
+/** Each stage permits the tools its transitions and terminality need (and submit only where it ends a run). */
+function checkStageTools(
+  wf: Workflow,
+  ids: ReadonlyMap<string, number>,
+  known: (id: string) => boolean,
+  add: AddProblem,
+): void {
   const terminal = new Set(wf.terminal);
   wf.stages.forEach((s, i) => {
     if (ids.get(s.id) !== i) return;
@@ -217,10 +258,10 @@ export function checkWorkflow(wf: Workflow): WorkflowProblem[] {
       );
     }
   });
+}
 
-  if (problems.some((p) => p.severity === 'error')) return problems;
-
-  // Graph checks only make sense once every name resolves.
+/** Every stage is reachable from the start, some terminal stage too, and every reachable stage can finish. */
+function checkGraph(wf: Workflow, add: AddProblem): void {
   const edges = (id: string) => transitionsFrom(wf, id);
   const reachable = reach([wf.start], edges);
   wf.stages.forEach((s, i) => {
@@ -239,23 +280,22 @@ export function checkWorkflow(wf: Workflow): WorkflowProblem[] {
       `no terminal stage can be reached from the start stage "${wf.start}"`,
       ['terminal'],
     );
-  } else {
-    const reverse = new Map<string, string[]>();
-    for (const [from, targets] of Object.entries(wf.transitions))
-      for (const to of targets) reverse.set(to, [...(reverse.get(to) ?? []), from]);
-    const canFinish = reach(wf.terminal, (id) => reverse.get(id) ?? []);
-    wf.stages.forEach((s, i) => {
-      if (reachable.has(s.id) && !canFinish.has(s.id)) {
-        add(
-          'workflow.dead_end',
-          'warning',
-          `from stage "${s.id}" no terminal stage can be reached: a run that enters it cannot finish`,
-          ['stages', i, 'id'],
-        );
-      }
-    });
+    return;
   }
-  return problems;
+  const reverse = new Map<string, string[]>();
+  for (const [from, targets] of Object.entries(wf.transitions))
+    for (const to of targets) reverse.set(to, [...(reverse.get(to) ?? []), from]);
+  const canFinish = reach(wf.terminal, (id) => reverse.get(id) ?? []);
+  wf.stages.forEach((s, i) => {
+    if (reachable.has(s.id) && !canFinish.has(s.id)) {
+      add(
+        'workflow.dead_end',
+        'warning',
+        `from stage "${s.id}" no terminal stage can be reached: a run that enters it cannot finish`,
+        ['stages', i, 'id'],
+      );
+    }
+  });
 }
 
 function reach(from: readonly string[], edges: (id: string) => readonly string[]): Set<string> {
@@ -272,11 +312,7 @@ function reach(from: readonly string[], edges: (id: string) => readonly string[]
   return seen;
 }
 
-function checkPattern(
-  pattern: string,
-  path: JsonPath,
-  add: (code: string, severity: ProblemSeverity, message: string, path: JsonPath) => void,
-): void {
+function checkPattern(pattern: string, path: JsonPath, add: AddProblem): void {
   if (REGEX_HINTS.test(pattern)) {
     add(
       'workflow.pattern_looks_like_regex',
