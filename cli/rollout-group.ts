@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
 import type { AgentResult } from '../core/agent/loop';
 import { newRunId } from '../core/agent/run-id';
-import { maskEndpoint } from '../core/model/endpoint';
+import { maskEndpoint } from '../core/secrets/endpoint';
 import { groupAdvantages } from '../core/rewards/advantages';
 import { verifyTrajectoryText } from '../core/verifier/verify';
 import { fileResolver } from '../core/workflow/resolve';

@@ -3,7 +3,7 @@ import { runAgent, type AgentEvent, type AgentResult } from '../core/agent/loop'
 import { DEFAULT_RULE_FILES } from '../core/agent/rules';
 import { endNotes, LATER_TITLE, LATER_WHY, openRun } from '../core/agent/run-setup';
 import type { ModelClient } from '../core/model/client';
-import { maskEndpoint } from '../core/model/endpoint';
+import { maskEndpoint } from '../core/secrets/endpoint';
 import type { ToolFormatSetting } from '../core/model/formats';
 import { describeSandbox, type SandboxSetting } from '../core/sandbox/plan';
 import type { WorkflowRef } from '../core/schema/trajectory';

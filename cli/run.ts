@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { newRunId } from '../core/agent/run-id';
 import { ModelClient } from '../core/model/client';
-import { maskEndpoint } from '../core/model/endpoint';
+import { maskEndpoint } from '../core/secrets/endpoint';
 import { loadNodePty } from '../core/shell/process';
 import { outputDir, trajectoryFile } from '../core/workspace/lar-layout';
 import type { Style } from './report-format';

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { CodeServer, freePort } from './code-server';
 import { DEMO_MODEL, startDemoModel } from './demo-model';
 import { REPO_ROOT, cacheDir, codeServerCommand } from './paths';
-import { maskEndpoint } from '../core/model/endpoint';
+import { maskEndpoint } from '../core/secrets/endpoint';
 
 function say(msg: string): void {
   process.stdout.write(`demo: ${msg}\n`);

@@ -8,7 +8,7 @@
  */
 import type { ContextWindow, ModelReply, ModelToolCall } from '../model/client';
 import { DEFAULT_CONTEXT_WINDOW, ModelError, wireFormatOf } from '../model/client';
-import { maskEndpoint } from '../model/endpoint';
+import { maskEndpoint } from '../secrets/endpoint';
 import type { ToolFormatSetting, WireFormat } from '../model/formats';
 import { StreamView } from '../model/stream-view';
 import type { Header } from '../schema/trajectory';

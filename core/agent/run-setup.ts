@@ -20,8 +20,7 @@ import { createToolExecutor, type CheckMirror } from '../tools/executor';
 import type { ToolExecutor } from '../tools/types';
 import { NodeWorkspaceFs, type WorkspaceFs } from '../workspace/fs';
 import { ensureLarDir, outputDir as outputDirOf, trajectoryFile } from '../workspace/lar-layout';
-import { combineRedactors, secretRedactor } from '../secrets/redact';
-import { redact } from '../model/client';
+import { combineRedactors, redact, secretRedactor } from '../secrets/redact';
 import type { Workflow } from '../schema/workflow';
 
 /** The terminal a run's commands go to: the core's session, or the editor's mirror of it. */

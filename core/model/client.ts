@@ -23,7 +23,8 @@ import {
 import { parseLenientJson } from './formats/json-repair';
 import { uniqueRepairs } from './formats/repairs';
 import { splitThinking } from './reasoning';
-import { maskEndpoint, maskUrlsIn } from './endpoint';
+import { maskEndpoint } from '../secrets/endpoint';
+import { redact } from '../secrets/redact';
 
 /**
  * The model client: the official `openai` client against any
@@ -225,14 +226,6 @@ export function readOverflow(message: string): ContextOverflow {
   if (window !== undefined && window > 0) out.window = window;
   if (promptTokens !== undefined && promptTokens > 0) out.promptTokens = promptTokens;
   return out;
-}
-
-/** Removes anything that looks like the API key from a message before it is shown or logged. */
-export function redact(text: string, secret: string | undefined): string {
-  let out = secret && secret.length >= 4 ? text.split(secret).join('***') : text;
-  out = out.replace(/(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/g, '$1***').replace(/\bsk-[A-Za-z0-9_-]{8,}/g, 'sk-***');
-  // Credentials in a URL (http://user:password@host/…, ?api_key=…), e.g. inside a network error.
-  return maskUrlsIn(out);
 }
 
 export class ModelClient {

@@ -1,12 +1,14 @@
 /**
- * Secrets in the environment. Commands the agent runs inherit the user's
- * environment, so `env`, `printenv` or `echo $GITHUB_TOKEN` would print
- * tokens into the command output, and from there into the trajectory and
- * the next request to the model. `secretRedactor` returns a function that
+ * Secrets kept out of what is shown, logged or sent: the API key (`redact`)
+ * and the secrets in the environment. Commands the agent runs inherit the
+ * user's environment, so `env`, `printenv` or `echo $GITHUB_TOKEN` would
+ * print tokens into the command output, and from there into the trajectory
+ * and the next request to the model. `secretRedactor` returns a function that
  * masks the values of the variables whose names look secret; the agent
- * applies it (combined with the API-key redaction of core/model/client.ts)
- * to every trajectory line and to every tool result the model is sent.
+ * applies it (combined with `redact`) to every trajectory line and to every
+ * tool result the model is sent.
  */
+import { maskUrlsIn } from './endpoint';
 
 /** A name segment (between `_`s, or the whole name) that says the value is a secret. */
 const SECRET_NAME = /(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRETS?|PASSWORD|PASSWD|PASS|CREDENTIALS?|AUTH|PRIVATE|PAT)(?:_|$)/i;
@@ -101,4 +103,12 @@ export function secretRedactor(env: Environment, mask = SECRET_MASK): (text: str
 /** Applies redactors one after the other. */
 export function combineRedactors(...redactors: ((text: string) => string)[]): (text: string) => string {
   return (text) => redactors.reduce((t, r) => r(t), text);
+}
+
+/** Removes anything that looks like the API key from a message before it is shown or logged. */
+export function redact(text: string, secret: string | undefined): string {
+  let out = secret && secret.length >= 4 ? text.split(secret).join('***') : text;
+  out = out.replace(/(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/g, '$1***').replace(/\bsk-[A-Za-z0-9_-]{8,}/g, 'sk-***');
+  // Credentials in a URL (http://user:password@host/…, ?api_key=…), e.g. inside a network error.
+  return maskUrlsIn(out);
 }

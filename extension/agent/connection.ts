@@ -6,10 +6,11 @@
  */
 import * as vscode from 'vscode';
 import { COMMANDS } from '../../core/protocol/commands';
-import { ModelClient, redact, type ConnectionReport } from '../../core/model/client';
+import { ModelClient, type ConnectionReport } from '../../core/model/client';
+import { redact } from '../../core/secrets/redact';
 import { API_KEY_SECRET, readAgentConfig, type AgentConfig } from '../config';
 import { formatTokens } from '../../core/protocol/display';
-import { maskEndpoint } from '../../core/model/endpoint';
+import { maskEndpoint } from '../../core/secrets/endpoint';
 
 export async function readApiKey(secrets: vscode.SecretStorage): Promise<string | undefined> {
   const key = await secrets.get(API_KEY_SECRET);

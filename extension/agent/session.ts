@@ -24,7 +24,8 @@ import type { RunSandbox } from '../../core/sandbox/run';
 import { endNotes, openRun, type OpenRun } from '../../core/agent/run-setup';
 import { describeSandbox, type SandboxSummary } from '../../core/sandbox/plan';
 import { newRunId } from '../../core/agent/run-id';
-import { ModelError, redact } from '../../core/model/client';
+import { ModelError } from '../../core/model/client';
+import { redact } from '../../core/secrets/redact';
 import type { LarClient } from '../client';
 import { readAgentConfig } from '../config';
 import { listRuns, markInterruptedRuns } from '../../core/agent/history';
@@ -49,7 +50,7 @@ import { COMMANDS } from '../../core/protocol/commands';
 import { linkTarget } from '../chat/links';
 import { AgentTerminal } from './terminal';
 import { VscodeWorkspaceFs } from './vscode-fs';
-import { maskEndpoint } from '../../core/model/endpoint';
+import { maskEndpoint } from '../../core/secrets/endpoint';
 
 /** What the chat shows of a step never carries the key (a command or its output could echo it). */
 function redactCard(card: StepCard, mask: (text: string) => string): StepCard {

@@ -16,13 +16,13 @@ import { newCallId, toParam } from '../../core/agent/conversation';
 import {
   DEFAULT_CONTEXT_WINDOW,
   ModelError,
-  redact,
   wireFormatOf,
   type ModelClient,
   type ModelReply,
   type ModelToolCall,
   type ServedModel,
 } from '../../core/model/client';
+import { redact } from '../../core/secrets/redact';
 import { FORMATS, type TextFormatId, type ToolFormatSetting, type ToolSpec } from '../../core/model/formats';
 import { StreamView, type StreamPiece } from '../../core/model/stream-view';
 import { MESSAGE_OVERHEAD, TokenMeter } from '../../core/model/tokens';

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { ModelClient, ModelError, redact, type ModelClientOptions } from '../../../core/model/client';
+import { ModelClient, ModelError, type ModelClientOptions } from '../../../core/model/client';
+import { redact } from '../../../core/secrets/redact';
 import { ScriptedModelServer, type ScriptedServerOptions } from '../../../testkit/scripted-server';
 
 async function withClient(

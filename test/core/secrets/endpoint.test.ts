@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { maskEndpoint, maskUrlsIn } from '../../../core/model/endpoint';
-import { redact } from '../../../core/model/client';
+import { maskEndpoint, maskUrlsIn } from '../../../core/secrets/endpoint';
+import { redact } from '../../../core/secrets/redact';
 import { ScriptedModelServer } from '../../../testkit/scripted-server';
 import { lar } from '../../support/lar-cli';
 
