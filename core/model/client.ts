@@ -1,13 +1,6 @@
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import {
-  CompletionAssembler,
-  ModelServerError,
-  errorOf,
-  type AssembledCompletion,
-  type StreamChunk,
-  type Usage,
-} from './assemble';
+import { CompletionAssembler, errorOf, type AssembledCompletion, type StreamChunk, type Usage } from './assemble';
 import {
   FORMATS,
   findTextCalls,
@@ -24,7 +17,11 @@ import { parseLenientJson } from './formats/json-repair';
 import { uniqueRepairs } from './formats/repairs';
 import { splitThinking } from './reasoning';
 import { maskEndpoint } from '../secrets/endpoint';
-import { redact } from '../secrets/redact';
+import { classifyError, ModelError, type ModelErrorKind, SERVER_LOG, STUCK } from './errors';
+import type { ModelClientOptions } from './options';
+
+// For core/agent/loop.ts, which may not grow by a line until its own split lands: import these from their homes.
+export { ModelError } from './errors';
 
 /**
  * The model client: the official `openai` client against any
@@ -33,72 +30,6 @@ import { redact } from '../secrets/redact';
  * can act on. Tool calls come back parsed (native `tool_calls`, or the
  * `<tool_call>` text form), never as a crash.
  */
-
-export interface ModelClientOptions {
-  /** Base URL ending in /v1, e.g. SGLang's default http://127.0.0.1:30000/v1. */
-  endpoint: string;
-  /** Read from SecretStorage by the extension; never logged. */
-  apiKey?: string;
-  /** Model id; default: the first model the server lists. */
-  model?: string;
-  temperature?: number;
-  maxTokens?: number;
-  /** Time allowed for the response to start (headers). Default 60 s. */
-  requestTimeoutMs?: number;
-  /** Longest silence allowed inside a stream before it counts as stalled. Default 60 s. */
-  idleTimeoutMs?: number;
-  /**
-   * How tool calls travel: `auto` (the default) and `native` send the tools in
-   * the API and take `tool_calls`, and still find calls a server left as text
-   * in the content; a text format (core/model/formats) sends no tools, the
-   * caller renders them into the prompt, and calls are read from the text.
-   */
-  toolFormat?: ToolFormatSetting;
-  /** The model's context window in tokens; 0 or absent: ask the server. */
-  contextLength?: number;
-  /** `on`/`off`: ask the chat template for thinking or not (`chat_template_kwargs.enable_thinking`); `auto`: send nothing. */
-  thinking?: 'auto' | 'on' | 'off';
-  /** Retries for 429, 5xx and connection errors before anything was streamed. Default 3. */
-  retries?: number;
-  /** First backoff delay; doubles each retry (with jitter). Default 500 ms. */
-  backoffMs?: number;
-}
-
-export type ModelErrorKind =
-  | 'unreachable'
-  | 'unauthorized'
-  | 'model_not_found'
-  | 'no_tool_parser'
-  | 'rate_limited'
-  | 'server_error'
-  | 'bad_request'
-  | 'context_length'
-  | 'stalled'
-  | 'dropped'
-  | 'cancelled';
-
-/** A failure with a kind to branch on and a message that says what to do. */
-export class ModelError extends Error {
-  constructor(
-    readonly kind: ModelErrorKind,
-    message: string,
-    readonly status?: number,
-    /** With `context_length`: what the server said about the window and the prompt, when it said it. */
-    readonly context?: ContextOverflow,
-  ) {
-    super(message);
-    this.name = 'ModelError';
-  }
-
-  get retryable(): boolean {
-    return (
-      this.kind === 'rate_limited' ||
-      this.kind === 'server_error' ||
-      this.kind === 'unreachable' ||
-      this.kind === 'dropped'
-    );
-  }
-}
 
 export interface ModelToolCall {
   id: string;
@@ -114,14 +45,6 @@ export interface ModelToolCall {
   format?: TextFormatId;
   /** Slips repaired to read the call (core/model/formats/repairs.ts). */
   repairs?: RepairId[];
-}
-
-/** What a server's context-length refusal says, read from its message (vLLM's and SGLang's wordings). */
-export interface ContextOverflow {
-  /** The window in tokens. */
-  window?: number;
-  /** The prompt's tokens as the server counted them. */
-  promptTokens?: number;
 }
 
 export interface ModelReply {
@@ -191,43 +114,6 @@ export interface ConnectionReport {
   error?: ModelErrorKind;
 }
 
-const VLLM_NO_PARSER = /enable-auto-tool-choice|tool-call-parser|tool_choice.*not supported|does not support tool/i;
-
-/** The context-window refusals of vLLM (every wording since 2024) and SGLang, and what gateways in front of them say (OpenAI's `context_length_exceeded`). */
-const CONTEXT_OVERFLOW =
-  /maximum context length|context length is only|longer than the model's context length|exceeds (?:the )?model'?s? (?:maximum )?context length|cannot be greater than max_model_len|maximum allowed length|supports at most \d+ completion tokens|context_length_exceeded|context (?:length|window) (?:exceeded|is exceeded)|exceeds? the context window|too many (?:input |prompt )?tokens|(?:prompt|input) is too long|request is too long/i;
-
-/** Reads the window and the prompt's tokens out of a context-length refusal. */
-export function readOverflow(message: string): ContextOverflow {
-  const num = (patterns: RegExp[]): number | undefined => {
-    for (const p of patterns) {
-      const m = p.exec(message);
-      if (m) return Number(m[1]);
-    }
-    return undefined;
-  };
-  const window = num([
-    /maximum context length (?:is |of )?\(?(\d+)/i,
-    /context length \((\d+) tokens\)/i,
-    /context length is only (\d+)/i,
-    /max_model_len=(\d+)/i,
-    /maximum allowed length \((\d+)/i,
-  ]);
-  const promptTokens = num([
-    /contains (?:at least )?(\d+) input tokens/i,
-    /\((\d+) in the messages/i,
-    /request has (\d+) input tokens/i,
-    /passed (\d+) input tokens/i,
-    /input \((\d+) tokens\)/i,
-    /(\d+) tokens from the input/i,
-    /input length \((\d+)/i,
-  ]);
-  const out: ContextOverflow = {};
-  if (window !== undefined && window > 0) out.window = window;
-  if (promptTokens !== undefined && promptTokens > 0) out.promptTokens = promptTokens;
-  return out;
-}
-
 export class ModelClient {
   private readonly openai: OpenAI;
   private model: string | undefined;
@@ -246,84 +132,8 @@ export class ModelClient {
   }
 
   /** Turns anything thrown while talking to the server into a ModelError. */
-  classify(e: unknown, what = 'the inference server'): ModelError {
-    if (e instanceof ModelError) return e;
-    const where = maskEndpoint(this.opts.endpoint);
-    const server = `${what} at ${where}`;
-    const key = this.opts.apiKey;
-    if (e instanceof OpenAI.APIUserAbortError || (e instanceof Error && e.name === 'AbortError'))
-      return new ModelError('cancelled', 'the request was cancelled');
-    if (e instanceof OpenAI.APIConnectionTimeoutError)
-      return new ModelError(
-        'stalled',
-        `${server} did not start answering within ${(this.opts.requestTimeoutMs ?? 60_000) / 1000} s. ${STUCK}`,
-      );
-    if (e instanceof OpenAI.APIConnectionError) {
-      return new ModelError(
-        'unreachable',
-        `cannot reach ${server}: ${redact(causeOf(e), key)}. Is the server running (e.g. SGLang: python -m sglang.launch_server --model-path … --port 30000 --tool-call-parser …)? Check the endpoint setting.`,
-      );
-    }
-    if (e instanceof OpenAI.APIError || e instanceof ModelServerError) {
-      const status = e.status as number | undefined;
-      const message = tidy(redact(e.message, key), status);
-      if (status === 401 || status === 403)
-        return new ModelError(
-          'unauthorized',
-          `${server} refused the API key (${status}): ${message}. Set the key with the "Set API Key" command (lar run: the LAR_API_KEY environment variable).`,
-          status,
-        );
-      if (status === 404)
-        return new ModelError(
-          'model_not_found',
-          `${server} does not serve ${this.model ? `"${this.model}"` : 'that model'} (404): ${message}. Pick one of the served models in the model setting (lar run: --model), or leave it empty for the first one.`,
-          status,
-        );
-      if (status === 429)
-        return new ModelError(
-          'rate_limited',
-          `${server} is busy (429): ${message}. Wait a moment, then send the task again.`,
-          status,
-        );
-      if ((status === 400 || status === 413) && CONTEXT_OVERFLOW.test(e.message)) {
-        const context = readOverflow(e.message);
-        return new ModelError(
-          'context_length',
-          `${server} refused the request as longer than the model's context window (${status}): ${message}`,
-          status,
-          context,
-        );
-      }
-      if (status === 400 && VLLM_NO_PARSER.test(e.message)) {
-        return new ModelError(
-          'no_tool_parser',
-          `${server} cannot return tool calls: ${message}. Start vLLM with --enable-auto-tool-choice --tool-call-parser <parser>, or SGLang with --tool-call-parser <parser>; or set the tool-call format to the model family's text format (${guessFormat(this.model ?? '') ? `"${guessFormat(this.model ?? '')}"` : 'e.g. "hermes"'}).`,
-          status,
-        );
-      }
-      if (status !== undefined && status >= 500)
-        return new ModelError('server_error', `${server} failed (${status}): ${message}. ${SERVER_LOG}`, status);
-      if (status === undefined)
-        return new ModelError('server_error', `${server} reported an error: ${message}. ${SERVER_LOG}`);
-      return new ModelError('bad_request', `${server} rejected the request (${status}): ${message}`, status);
-    }
-    if (e instanceof TypeError && /terminated|other side closed|socket/i.test(e.message + causeOf(e))) {
-      return new ModelError(
-        'dropped',
-        `the connection to ${server} dropped mid-answer (${redact(causeOf(e) || e.message, key)}); the partial answer was discarded. ${SERVER_LOG}`,
-      );
-    }
-    // The openai client's SSE parser: an event whose data is not JSON.
-    if (e instanceof SyntaxError && /server-sent event/i.test(e.message)) {
-      return new ModelError(
-        'server_error',
-        `${server} sent a malformed stream (an event that is not JSON); the answer was discarded. The server, or a proxy in front of it, garbles its events. ${SERVER_LOG}`,
-      );
-    }
-    return new ModelError(
-      'server_error',
-      `unexpected failure talking to ${server}: ${redact(e instanceof Error ? e.message : String(e), key)}`,
-    );
+  classify(e: unknown, what?: string): ModelError {
+    return classifyError(e, { ...this.opts, model: this.model }, what);
   }
 
   /** Model ids the server serves. */
@@ -851,32 +661,6 @@ function contentOf(chunk: StreamChunk): string {
   const c = Array.isArray(chunk?.choices) ? chunk.choices.find((x) => (x?.index ?? 0) === 0) : undefined;
   const content = c?.delta?.content;
   return typeof content === 'string' ? content : '';
-}
-
-/** What to do about a server that failed: its log says why. */
-const SERVER_LOG = "Check the inference server's log, then send the task again.";
-/** What to do about a server that stopped answering. */
-const STUCK =
-  'The server may be overloaded or stuck: check its log, then send the task again (a slow but healthy server needs a longer request timeout setting).';
-
-/** A server's message inside ours: without the status the openai client puts first, nor a final period. */
-function tidy(message: string, status: number | undefined): string {
-  const bare =
-    status !== undefined && message.startsWith(`${status} `) ? message.slice(String(status).length + 1) : message;
-  return bare.trim().replace(/\.+$/, '');
-}
-
-/** The innermost cause: undici nests the system error (`fetch failed` ← `connect ECONNREFUSED …`). */
-function causeOf(e: unknown): string {
-  let c = (e as { cause?: unknown }).cause;
-  if (!(c instanceof Error)) return e instanceof Error ? e.message : '';
-  while ((c as { cause?: unknown }).cause instanceof Error) c = (c as { cause: Error }).cause;
-  // Connecting to every address of a name fails as one AggregateError with an empty message.
-  const first = c instanceof AggregateError && c.errors[0] instanceof Error ? c.errors[0] : undefined;
-  const code = (c as { code?: unknown }).code ?? (first as { code?: unknown } | undefined)?.code;
-  const message = (c as Error).message || first?.message || '';
-  if (typeof code !== 'string' || message.includes(code)) return message || 'no details';
-  return message ? `${message} (${code})` : code;
 }
 
 function backoff(base: number, attempt: number): number {

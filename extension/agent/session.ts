@@ -24,8 +24,7 @@ import type { RunSandbox } from '../../core/sandbox/run';
 import { endNotes, openRun, type OpenRun } from '../../core/agent/run-setup';
 import { describeSandbox, type SandboxSummary } from '../../core/sandbox/plan';
 import { newRunId } from '../../core/agent/run-id';
-import { ModelError } from '../../core/model/client';
-import { redact } from '../../core/secrets/redact';
+import { ModelError } from '../../core/model/errors';
 import type { LarClient } from '../client';
 import { readAgentConfig } from '../config';
 import { listRuns, markInterruptedRuns } from '../../core/agent/history';
@@ -42,7 +41,7 @@ import {
 } from '../../core/protocol/chat';
 import { FileChanges, type FileChange } from '../checkpoints/file-changes';
 import { loadNodePty } from '../../core/shell/process';
-import { combineRedactors, secretRedactor } from '../../core/secrets/redact';
+import { combineRedactors, redact, secretRedactor } from '../../core/secrets/redact';
 import { changeUri } from '../checkpoints/change-documents';
 import { describeSource, modelClientFor, openSetting, readApiKey, settingSource } from './connection';
 import { createLiveGate } from './live-gate';

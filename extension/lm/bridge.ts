@@ -15,13 +15,13 @@ import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/reso
 import { newCallId, toParam } from '../../core/agent/conversation';
 import {
   DEFAULT_CONTEXT_WINDOW,
-  ModelError,
   wireFormatOf,
   type ModelClient,
   type ModelReply,
   type ModelToolCall,
   type ServedModel,
 } from '../../core/model/client';
+import { ModelError } from '../../core/model/errors';
 import { redact } from '../../core/secrets/redact';
 import { FORMATS, type TextFormatId, type ToolFormatSetting, type ToolSpec } from '../../core/model/formats';
 import { StreamView, type StreamPiece } from '../../core/model/stream-view';

@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { ModelClient, ModelError, type ModelClientOptions } from '../../../core/model/client';
+import { ModelClient } from '../../../core/model/client';
+import { ModelError } from '../../../core/model/errors';
+import type { ModelClientOptions } from '../../../core/model/options';
 import { redact } from '../../../core/secrets/redact';
 import { ScriptedModelServer, type ScriptedServerOptions } from '../../../testkit/scripted-server';
 

@@ -4,7 +4,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import fc from '../../support/fc';
-import { ModelClient, readOverflow } from '../../../core/model/client';
+import { ModelClient } from '../../../core/model/client';
+import { readOverflow } from '../../../core/model/errors';
 import {
   FORMATS,
   findTextCalls,

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
-import { ModelClient, type ModelClientOptions } from '../../../core/model/client';
+import { ModelClient } from '../../../core/model/client';
+import type { ModelClientOptions } from '../../../core/model/options';
 import { ScriptedModelServer, type ScriptedServerOptions } from '../../../testkit/scripted-server';
 import {
   LM_VENDOR,
