@@ -13,15 +13,9 @@
  */
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { newCallId, toParam } from '../../core/agent/conversation';
-import {
-  DEFAULT_CONTEXT_WINDOW,
-  wireFormatOf,
-  type ModelClient,
-  type ModelReply,
-  type ModelToolCall,
-  type ServedModel,
-} from '../../core/model/client';
+import { DEFAULT_CONTEXT_WINDOW, wireFormatOf, type ModelClient, type ServedModel } from '../../core/model/client';
 import { ModelError } from '../../core/model/errors';
+import type { ModelReply, ModelToolCall } from '../../core/model/reply';
 import { redact } from '../../core/secrets/redact';
 import { FORMATS, type TextFormatId, type ToolFormatSetting, type ToolSpec } from '../../core/model/formats';
 import { StreamView, type StreamPiece } from '../../core/model/stream-view';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { runAgent, type AgentModel } from '../../../core/agent/loop';
-import type { ModelReply } from '../../../core/model/client';
+import type { ModelReply } from '../../../core/model/reply';
 import { CheckToolCallResult, type AppendStepParams, type CheckToolCallParams } from '../../../core/protocol/lsp';
 import { builtinWorkflow } from '../../../core/workflow/load';
 import { createLiveGate, type GateServer } from '../../../extension/agent/live-gate';
