@@ -15,10 +15,18 @@ import { maskEndpoint } from '../secrets/endpoint';
 import { classifyError, ModelError, type ModelErrorKind, SERVER_LOG, STUCK } from './errors';
 import type { ModelClientOptions } from './options';
 import { contentOf, reasoningOf, toReply, type ModelReply } from './reply';
+import {
+  DEFAULT_CONTEXT_WINDOW,
+  ServerInfo,
+  templateKwargs,
+  type ContextWindow,
+  type ServedModel,
+} from './server-info';
 
 // For core/agent/loop.ts, which may not grow by a line until its own split lands: import these from their homes.
 export { ModelError } from './errors';
 export type { ModelReply, ModelToolCall } from './reply';
+export { DEFAULT_CONTEXT_WINDOW, type ContextWindow } from './server-info';
 
 /**
  * The model client: the official `openai` client against any
@@ -48,22 +56,6 @@ export interface CompleteRequest {
   maxTokens?: number;
 }
 
-/** A context window in tokens and where the figure came from. */
-export interface ContextWindow {
-  tokens: number;
-  source: 'setting' | 'server' | 'server_info' | 'error' | 'default';
-}
-
-/** The window assumed when neither the settings nor the server say (and until a refusal tells). */
-export const DEFAULT_CONTEXT_WINDOW = 32_768;
-
-/** A model the server serves, with its context window when the server says it. */
-export interface ServedModel {
-  id: string;
-  /** `max_model_len` from /v1/models (vLLM and SGLang report it): prompt and answer together. */
-  contextLength?: number;
-}
-
 export interface ConnectionReport {
   endpoint: string;
   ok: boolean;
@@ -86,9 +78,7 @@ export interface ConnectionReport {
 
 export class ModelClient {
   private readonly openai: OpenAI;
-  private model: string | undefined;
-  private window: ContextWindow | undefined;
-  private noTokenize = false;
+  private readonly server: ServerInfo;
 
   constructor(private readonly opts: ModelClientOptions) {
     // Retries are ours (we must not retry once text has streamed); the client's are off.
@@ -98,49 +88,46 @@ export class ModelClient {
       maxRetries: 0,
       timeout: opts.requestTimeoutMs ?? 60_000,
     });
-    this.model = opts.model;
+    this.server = new ServerInfo(this.openai, opts);
   }
 
   /** Turns anything thrown while talking to the server into a ModelError. */
   classify(e: unknown, what?: string): ModelError {
-    return classifyError(e, { ...this.opts, model: this.model }, what);
+    return classifyError(e, { ...this.opts, model: this.server.model }, what);
   }
 
   /** Model ids the server serves. */
-  async listModels(signal?: AbortSignal): Promise<string[]> {
-    return (await this.servedModels(signal)).map((m) => m.id);
+  listModels(signal?: AbortSignal): Promise<string[]> {
+    return this.server.listModels(signal);
   }
 
   /** The models the server serves, with what it says about their size. */
-  async servedModels(signal?: AbortSignal): Promise<ServedModel[]> {
-    try {
-      const models: ServedModel[] = [];
-      for await (const m of this.openai.models.list(signal ? { signal } : undefined)) {
-        // Not in the OpenAI schema: vLLM's and SGLang's model cards add it.
-        const length = (m as { max_model_len?: unknown }).max_model_len;
-        models.push(
-          typeof length === 'number' && Number.isInteger(length) && length > 0
-            ? { id: m.id, contextLength: length }
-            : { id: m.id },
-        );
-      }
-      return models;
-    } catch (e) {
-      throw this.classify(e);
-    }
+  servedModels(signal?: AbortSignal): Promise<ServedModel[]> {
+    return this.server.servedModels(signal);
   }
 
   /** The configured model, else the first the server lists. */
-  async resolveModel(signal?: AbortSignal, served?: readonly ServedModel[]): Promise<string> {
-    if (this.model) return this.model;
-    const ids = served ? served.map((m) => m.id) : await this.listModels(signal);
-    if (!ids.length)
-      throw new ModelError(
-        'model_not_found',
-        `the inference server at ${maskEndpoint(this.opts.endpoint)} lists no models`,
-      );
-    this.model = ids[0]!;
-    return this.model;
+  resolveModel(signal?: AbortSignal, served?: readonly ServedModel[]): Promise<string> {
+    return this.server.resolveModel(signal, served);
+  }
+
+  /** The model's context window: the setting, else what the server says, else the default (marked as such). */
+  contextWindow(signal?: AbortSignal, served?: readonly ServedModel[]): Promise<ContextWindow> {
+    return this.server.contextWindow(signal, served);
+  }
+
+  /** A refusal said what the window is: believed from now on (unless the setting says otherwise). */
+  learnWindow(tokens: number): void {
+    this.server.learnWindow(tokens);
+  }
+
+  /** The prompt tokens of a chat request as the server counts them, or undefined where it cannot. */
+  countTokens(
+    messages: ChatCompletionMessageParam[],
+    tools?: ChatCompletionTool[],
+    signal?: AbortSignal,
+  ): Promise<number | undefined> {
+    return this.server.countTokens(messages, tools, signal);
   }
 
   /**
@@ -231,107 +218,12 @@ export class ModelClient {
   }
 
   /**
-   * The model's context window: the setting when given; else what the server
-   * says (`max_model_len` at /v1/models, vLLM and SGLang; SGLang's
-   * `/server_info` `context_length`); else the default, marked as such.
-   * Asked once per client; `served`: the server's listing when the caller
-   * has just fetched it.
-   */
-  async contextWindow(signal?: AbortSignal, served?: readonly ServedModel[]): Promise<ContextWindow> {
-    if (this.opts.contextLength && this.opts.contextLength > 0)
-      return { tokens: this.opts.contextLength, source: 'setting' };
-    if (this.window) return this.window;
-    const listing = served ?? (await this.servedModels(signal));
-    const model = await this.resolveModel(signal, listing);
-    const card = listing.find((m) => m.id === model);
-    if (card?.contextLength) return (this.window = { tokens: card.contextLength, source: 'server' });
-    for (const path of ['/server_info', '/get_server_info']) {
-      const info = (await this.rootJson('GET', path, undefined, signal)).body as
-        { context_length?: unknown; max_req_input_len?: unknown } | undefined;
-      // `context_length` is set only when SGLang was started with --context-length; the scheduler's input bound always is.
-      const n =
-        typeof info?.context_length === 'number'
-          ? info.context_length
-          : typeof info?.max_req_input_len === 'number'
-            ? info.max_req_input_len + 1
-            : undefined;
-      if (n !== undefined && Number.isInteger(n) && n > 0) return (this.window = { tokens: n, source: 'server_info' });
-    }
-    return (this.window = { tokens: DEFAULT_CONTEXT_WINDOW, source: 'default' });
-  }
-
-  /**
    * Whether the model's chat template opens `<think>` in the prompt, so that
    * an answer holds only the closing tag: the Qwen3.5 family (the LAR models)
    * with thinking not turned off.
    */
   opensThinking(): boolean {
-    return (this.opts.thinking ?? 'auto') !== 'off' && guessFormat(this.model ?? '') === 'qwen3_5';
-  }
-
-  /** A refusal said what the window is: believed from now on (unless the setting says otherwise). */
-  learnWindow(tokens: number): void {
-    if (this.opts.contextLength && this.opts.contextLength > 0) return;
-    if (Number.isInteger(tokens) && tokens > 0) this.window = { tokens, source: 'error' };
-  }
-
-  /**
-   * The prompt tokens of a chat request as the server's own template and
-   * tokenizer count them (`POST /tokenize` with the messages, vLLM and
-   * SGLang), or undefined where the server has no such endpoint (asked once).
-   */
-  async countTokens(
-    messages: ChatCompletionMessageParam[],
-    tools?: ChatCompletionTool[],
-    signal?: AbortSignal,
-  ): Promise<number | undefined> {
-    if (this.noTokenize) return undefined;
-    const model = await this.resolveModel(signal);
-    const body = {
-      model,
-      messages,
-      add_generation_prompt: true,
-      ...(tools?.length ? { tools } : {}),
-      ...this.templateKwargs(),
-    };
-    const r = await this.rootJson('POST', '/tokenize', body, signal);
-    const count = (r.body as { count?: unknown } | undefined)?.count;
-    if (typeof count === 'number' && Number.isInteger(count) && count >= 0) return count;
-    // Only a server without the endpoint is not asked again; a busy one or a timeout may answer next time.
-    if (r.status === 404 || r.status === 405 || r.status === 501) this.noTokenize = true;
-    return undefined;
-  }
-
-  /** A JSON answer from the server's root (beside /v1): its status, and its body when it is JSON and not an error. */
-  private async rootJson(
-    method: 'GET' | 'POST',
-    path: string,
-    body: unknown,
-    signal?: AbortSignal,
-  ): Promise<{ status?: number; body?: unknown }> {
-    const root = this.opts.endpoint.replace(/\/+$/, '').replace(/\/v1$/, '');
-    const timeout = AbortSignal.timeout(Math.min(this.opts.requestTimeoutMs ?? 60_000, 10_000));
-    try {
-      const res = await fetch(`${root}${path}`, {
-        method,
-        headers: {
-          'content-type': 'application/json',
-          ...(this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {}),
-        },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-      });
-      if (!res.ok) return { status: res.status };
-      return { status: res.status, body: (await res.json()) as unknown };
-    } catch {
-      return {};
-    }
-  }
-
-  /** `chat_template_kwargs` for the thinking setting (nothing for `auto`: a server that knows no such field may refuse it). */
-  private templateKwargs(): { chat_template_kwargs?: { enable_thinking: boolean } } {
-    const t = this.opts.thinking ?? 'auto';
-    return t === 'auto' ? {} : { chat_template_kwargs: { enable_thinking: t === 'on' } };
+    return (this.opts.thinking ?? 'auto') !== 'off' && guessFormat(this.server.model ?? '') === 'qwen3_5';
   }
 
   /**
@@ -397,7 +289,7 @@ export class ModelClient {
           ...(native && req.tools?.length ? { tools: req.tools, tool_choice: req.toolChoice ?? 'auto' } : {}),
           ...(this.opts.temperature !== undefined ? { temperature: this.opts.temperature } : {}),
           ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
-          ...this.templateKwargs(),
+          ...templateKwargs(this.opts.thinking),
         },
         { signal },
       );

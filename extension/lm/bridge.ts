@@ -13,9 +13,10 @@
  */
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { newCallId, toParam } from '../../core/agent/conversation';
-import { DEFAULT_CONTEXT_WINDOW, wireFormatOf, type ModelClient, type ServedModel } from '../../core/model/client';
+import { wireFormatOf, type ModelClient } from '../../core/model/client';
 import { ModelError } from '../../core/model/errors';
 import type { ModelReply, ModelToolCall } from '../../core/model/reply';
+import { DEFAULT_CONTEXT_WINDOW, type ServedModel } from '../../core/model/server-info';
 import { redact } from '../../core/secrets/redact';
 import { FORMATS, type TextFormatId, type ToolFormatSetting, type ToolSpec } from '../../core/model/formats';
 import { StreamView, type StreamPiece } from '../../core/model/stream-view';
