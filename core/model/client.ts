@@ -1,33 +1,3 @@
-import OpenAI from 'openai';
-import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import { CompletionAssembler, errorOf } from './assemble';
-import {
-  FORMATS,
-  guessFormat,
-  isTextFormat,
-  SERVER_PARSERS,
-  type TextFormatId,
-  type ToolFormatSetting,
-  type ToolSpec,
-  type WireFormat,
-} from './formats';
-import { maskEndpoint } from '../secrets/endpoint';
-import { classifyError, ModelError, type ModelErrorKind, SERVER_LOG, STUCK } from './errors';
-import type { ModelClientOptions } from './options';
-import { contentOf, reasoningOf, toReply, type ModelReply } from './reply';
-import {
-  DEFAULT_CONTEXT_WINDOW,
-  ServerInfo,
-  templateKwargs,
-  type ContextWindow,
-  type ServedModel,
-} from './server-info';
-
-// For core/agent/loop.ts, which may not grow by a line until its own split lands: import these from their homes.
-export { ModelError } from './errors';
-export type { ModelReply, ModelToolCall } from './reply';
-export { DEFAULT_CONTEXT_WINDOW, type ContextWindow } from './server-info';
-
 /**
  * The model client: the official `openai` client against any
  * OpenAI-compatible server (SGLang, vLLM, local or remote), streaming with
@@ -35,6 +5,21 @@ export { DEFAULT_CONTEXT_WINDOW, type ContextWindow } from './server-info';
  * can act on. Tool calls come back parsed (native `tool_calls`, or the
  * `<tool_call>` text form), never as a crash.
  */
+import OpenAI from 'openai';
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import { CompletionAssembler, errorOf } from './assemble';
+import { classifyError, ModelError, SERVER_LOG, STUCK } from './errors';
+import { guessFormat, isTextFormat, type ToolFormatSetting, type ToolSpec, type WireFormat } from './formats';
+import type { ModelClientOptions } from './options';
+import { probeConnection, type ConnectionReport } from './probe';
+import { contentOf, reasoningOf, toReply, type ModelReply } from './reply';
+import { ServerInfo, templateKwargs, type ContextWindow, type ServedModel } from './server-info';
+import { maskEndpoint } from '../secrets/endpoint';
+
+// For core/agent/loop.ts, which may not grow by a line until its own split lands: import these from their homes.
+export { ModelError } from './errors';
+export type { ModelReply, ModelToolCall } from './reply';
+export { DEFAULT_CONTEXT_WINDOW, type ContextWindow } from './server-info';
 
 export interface CompleteRequest {
   messages: ChatCompletionMessageParam[];
@@ -54,26 +39,6 @@ export interface CompleteRequest {
   format?: WireFormat;
   /** The answer's token budget for this request (`max_tokens`); default: the client's. */
   maxTokens?: number;
-}
-
-export interface ConnectionReport {
-  endpoint: string;
-  ok: boolean;
-  models: string[];
-  model?: string;
-  /** How tool calls came back from the probe. */
-  toolCalls: 'native' | 'text' | 'none';
-  /** The form a text call came in, when one did. */
-  textFormat?: TextFormatId;
-  /** The format to set, from what came back and the model's family. */
-  suggestedFormat?: ToolFormatSetting;
-  /** The model's context window, and where the figure came from. */
-  contextWindow?: ContextWindow;
-  /** Whether the server sent reasoning apart from the answer (a reasoning parser runs). */
-  reasoning?: boolean;
-  /** What failed or needs attention, each a sentence a person can act on. */
-  problems: string[];
-  error?: ModelErrorKind;
 }
 
 export class ModelClient {
@@ -135,86 +100,8 @@ export class ModelClient {
    * says exactly what failed (unreachable, 401, model not found, no tool
    * parser on the server, a model that does not call tools).
    */
-  async testConnection(signal?: AbortSignal): Promise<ConnectionReport> {
-    const report: ConnectionReport = {
-      endpoint: maskEndpoint(this.opts.endpoint),
-      ok: false,
-      models: [],
-      toolCalls: 'none',
-      problems: [],
-    };
-    try {
-      // One listing serves the models, the model and its window.
-      const served = await this.servedModels(signal);
-      report.models = served.map((m) => m.id);
-      report.model = await this.resolveModel(signal, served);
-      if (!report.models.includes(report.model)) {
-        throw new ModelError(
-          'model_not_found',
-          `the server does not serve "${report.model}" (it serves: ${report.models.join(', ') || 'nothing'})`,
-        );
-      }
-      report.contextWindow = await this.contextWindow(signal, served);
-      const setting = this.opts.toolFormat ?? 'auto';
-      const family = guessFormat(report.model) ?? 'hermes';
-      const probe = (format: WireFormat) =>
-        this.complete({
-          messages: PROBE_MESSAGES(format),
-          tools: [PROBE_TOOL],
-          format,
-          maxTokens: 1024,
-          ...(signal ? { signal } : {}),
-        });
-      let reply: ModelReply;
-      try {
-        reply = await probe(isTextFormat(setting) ? setting : 'native');
-      } catch (e) {
-        const err = this.classify(e);
-        if (err.kind !== 'no_tool_parser' || isTextFormat(setting)) throw err;
-        // vLLM without a tool parser refuses tools in the API: what a text format would do.
-        report.problems.push(`${err.message}.`);
-        reply = await probe(family);
-        if (setting === 'auto')
-          report.problems.push(`With "auto", runs switch to the ${family} text format by themselves on this server.`);
-      }
-      report.reasoning = reply.reasoning.length > 0;
-      const ping = reply.toolCalls.find((c) => c.name === 'ping');
-      if (ping?.via === 'native') {
-        report.toolCalls = 'native';
-        report.suggestedFormat = setting === 'native' ? 'native' : 'auto';
-      } else if (ping?.via === 'text') {
-        report.toolCalls = 'text';
-        if (ping.format) report.textFormat = ping.format;
-        const written = ping.format ?? family;
-        report.suggestedFormat = isTextFormat(setting)
-          ? setting
-          : written === 'qwen3_5' && family === 'qwen3_coder'
-            ? family
-            : written;
-        const parser = SERVER_PARSERS[written];
-        if (!isTextFormat(setting)) {
-          report.problems.push(
-            `the model wrote its tool call as text (${written}) instead of a structured call: the server parsed none. Runs still work (calls in the text are read), but start vLLM with --enable-auto-tool-choice --tool-call-parser ${parser.vllm} (SGLang: --tool-call-parser ${parser.sglang}), or set the tool-call format to "${report.suggestedFormat}".`,
-          );
-        }
-      } else {
-        report.problems.push(
-          `the model answered without calling the probe tool${reply.text ? ` ("${reply.text.slice(0, 80)}")` : ''}: it may not support tool calls`,
-        );
-        report.suggestedFormat = family;
-      }
-      if (report.contextWindow.source === 'default') {
-        report.problems.push(
-          `the server does not say how long the model's context window is: ${DEFAULT_CONTEXT_WINDOW} tokens are assumed until a refusal says otherwise. Set the context length setting (lar run: --context-length) to the server's --max-model-len / --context-length.`,
-        );
-      }
-      report.ok = report.toolCalls !== 'none';
-    } catch (e) {
-      const err = this.classify(e);
-      report.error = err.kind;
-      report.problems.push(err.message);
-    }
-    return report;
+  testConnection(signal?: AbortSignal): Promise<ConnectionReport> {
+    return probeConnection(this, this.opts, signal);
   }
 
   /**
@@ -345,30 +232,6 @@ export class ModelClient {
 /** The wire format a setting starts with: `auto` is native (with text calls still read from content). */
 export function wireFormatOf(setting: ToolFormatSetting | undefined): WireFormat {
   return setting && isTextFormat(setting) ? setting : 'native';
-}
-
-const PROBE_TOOL: ChatCompletionTool = {
-  type: 'function',
-  function: {
-    name: 'ping',
-    description: 'Answers pong.',
-    parameters: { type: 'object', properties: { echo: { type: 'string' } }, required: ['echo'] },
-  },
-};
-
-function PROBE_MESSAGES(format: WireFormat): ChatCompletionMessageParam[] {
-  const system = 'You are a connection probe. Answer only by calling the ping tool.';
-  const user = 'Call ping with {"echo": "lar"}.';
-  if (format === 'native')
-    return [
-      { role: 'system', content: system },
-      { role: 'user', content: user },
-    ];
-  const p = FORMATS[format].prompt(system, user, [(PROBE_TOOL as { function: ToolSpec }).function]);
-  return [
-    { role: 'system', content: p.system },
-    { role: 'user', content: p.task },
-  ];
 }
 
 function backoff(base: number, attempt: number): number {

@@ -6,7 +6,8 @@
  */
 import * as vscode from 'vscode';
 import { COMMANDS } from '../../core/protocol/commands';
-import { ModelClient, type ConnectionReport } from '../../core/model/client';
+import { ModelClient } from '../../core/model/client';
+import type { ConnectionReport } from '../../core/model/probe';
 import { redact } from '../../core/secrets/redact';
 import { API_KEY_SECRET, readAgentConfig, type AgentConfig } from '../config';
 import { formatTokens } from '../../core/protocol/display';
