@@ -133,7 +133,6 @@ const LIMITS = { fileLines: 400, functionLines: 80 };
 const OVER: Record<string, number> = {
   'core/checkpoints/store.ts': 450,
   'core/export/atif.ts#exportAtif': 157,
-  'core/model/client.ts#ModelClient.once': 89,
   'core/sandbox/limits.ts': 674,
   'core/sandbox/plan.ts': 402,
   'core/sandbox/plan.ts#planSandbox': 167,

@@ -6,8 +6,12 @@
  * `<tool_call>` text form), never as a crash.
  */
 import OpenAI from 'openai';
-import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import { CompletionAssembler, errorOf } from './assemble';
+import type {
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions';
+import { CompletionAssembler, errorOf, type ModelServerError, type StreamChunk } from './assemble';
 import { classifyError, ModelError, SERVER_LOG, STUCK } from './errors';
 import { guessFormat, isTextFormat, type ToolFormatSetting, type ToolSpec, type WireFormat } from './formats';
 import type { ModelClientOptions } from './options';
@@ -138,79 +142,40 @@ export class ModelClient {
     }
   }
 
+  /** One streamed attempt: the request, its chunks relayed as they come, an idle timeout, the reply read. */
   private async once(
     model: string,
     req: CompleteRequest,
     onFirstText: () => void,
   ): Promise<Omit<ModelReply, 'attempts'>> {
-    const idle = new AbortController();
-    const signal = req.signal ? AbortSignal.any([req.signal, idle.signal]) : idle.signal;
     const idleMs = this.opts.idleTimeoutMs ?? 60_000;
-    let timer: NodeJS.Timeout | undefined;
-    let stalled = false;
+    const idle = idleTimeout(idleMs);
+    const signal = req.signal ? AbortSignal.any([req.signal, idle.signal]) : idle.signal;
     let chunks = 0;
     const stalledError = () =>
       new ModelError(
         'stalled',
         `the inference server at ${maskEndpoint(this.opts.endpoint)} sent nothing for ${idleMs / 1000} s ${chunks ? 'in the middle of an answer' : 'after the request'}; it was stopped. ${STUCK}`,
       );
-    const arm = () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        stalled = true;
-        idle.abort();
-      }, idleMs);
-    };
     const format = req.format ?? wireFormatOf(this.opts.toolFormat);
-    const native = format === 'native';
-    const maxTokens = req.maxTokens ?? this.opts.maxTokens;
     const assembler = new CompletionAssembler();
     try {
-      arm();
-      const stream = await this.openai.chat.completions.create(
-        {
-          model,
-          messages: req.messages,
-          stream: true,
-          stream_options: { include_usage: true },
-          ...(native && req.tools?.length ? { tools: req.tools, tool_choice: req.toolChoice ?? 'auto' } : {}),
-          ...(this.opts.temperature !== undefined ? { temperature: this.opts.temperature } : {}),
-          ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
-          ...templateKwargs(this.opts.thinking),
-        },
-        { signal },
-      );
+      idle.arm();
+      const stream = await this.openai.chat.completions.create(this.request(model, req, format), { signal });
       for await (const chunk of stream) {
-        arm();
+        idle.arm();
         chunks++;
         assembler.push(chunk);
-        const piece = contentOf(chunk);
-        if (piece) {
-          onFirstText();
-          req.onText?.(piece);
-        }
-        const thought = reasoningOf(chunk);
-        if (thought) {
-          onFirstText();
-          req.onReasoning?.(thought);
-        }
+        relay(chunk, req, onFirstText);
       }
     } catch (e) {
-      if (stalled) throw stalledError();
-      // An `error` object sent inside the stream surfaces as an APIError without a status.
-      const inStream =
-        e instanceof OpenAI.APIError &&
-        !(e instanceof OpenAI.APIConnectionError) &&
-        !(e instanceof OpenAI.APIUserAbortError) &&
-        e.status === undefined
-          ? errorOf((e as { error?: unknown }).error ?? { error: e.message })
-          : undefined;
-      throw this.classify(inStream ?? e);
+      if (idle.stalled) throw stalledError();
+      throw this.classify(inStreamError(e) ?? e);
     } finally {
-      clearTimeout(timer);
+      idle.stop();
     }
     // An abort can also end the stream quietly; say which one it was.
-    if (stalled) throw stalledError();
+    if (idle.stalled) throw stalledError();
     if (req.signal?.aborted) throw new ModelError('cancelled', 'the request was cancelled');
     const done = assembler.result();
     if (!assembler.finished) {
@@ -227,6 +192,66 @@ export class ModelClient {
       this.opensThinking(),
     );
   }
+
+  /** The streamed request; tools go in the API only in the native format. */
+  private request(model: string, req: CompleteRequest, format: WireFormat): ChatCompletionCreateParamsStreaming {
+    const maxTokens = req.maxTokens ?? this.opts.maxTokens;
+    return {
+      model,
+      messages: req.messages,
+      stream: true,
+      stream_options: { include_usage: true },
+      ...(format === 'native' && req.tools?.length ? { tools: req.tools, tool_choice: req.toolChoice ?? 'auto' } : {}),
+      ...(this.opts.temperature !== undefined ? { temperature: this.opts.temperature } : {}),
+      ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
+      ...templateKwargs(this.opts.thinking),
+    };
+  }
+}
+
+/** An abort once `ms` pass without `arm` being called again; `stalled` says it fired. */
+function idleTimeout(ms: number): { signal: AbortSignal; stalled: boolean; arm(): void; stop(): void } {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const idle = {
+    signal: controller.signal,
+    stalled: false,
+    arm() {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        idle.stalled = true;
+        controller.abort();
+      }, ms);
+    },
+    stop() {
+      clearTimeout(timer);
+    },
+  };
+  return idle;
+}
+
+/** Hands a chunk's text and reasoning to the caller as they arrive. */
+function relay(chunk: StreamChunk, req: CompleteRequest, onFirstText: () => void): void {
+  const piece = contentOf(chunk);
+  if (piece) {
+    onFirstText();
+    req.onText?.(piece);
+  }
+  const thought = reasoningOf(chunk);
+  if (thought) {
+    onFirstText();
+    req.onReasoning?.(thought);
+  }
+}
+
+/** An `error` object sent inside the stream surfaces as an APIError without a status: the server's error it holds. */
+function inStreamError(e: unknown): ModelServerError | undefined {
+  return e instanceof OpenAI.APIError &&
+    !(e instanceof OpenAI.APIConnectionError) &&
+    !(e instanceof OpenAI.APIUserAbortError) &&
+    e.status === undefined
+    ? errorOf((e as { error?: unknown }).error ?? { error: e.message })
+    : undefined;
 }
 
 /** The wire format a setting starts with: `auto` is native (with text calls still read from content). */
