@@ -6,8 +6,10 @@
  * workflow's outcome check. The extension, the `lar run` CLI and the tests
  * drive the same loop with their own tool executor, gate and approvals.
  */
-import type { ContextWindow, ModelReply, ModelToolCall } from '../model/client';
-import { DEFAULT_CONTEXT_WINDOW, ModelError, wireFormatOf } from '../model/client';
+import { wireFormatOf } from '../model/client';
+import { ModelError } from '../model/errors';
+import type { ModelReply, ModelToolCall } from '../model/reply';
+import { DEFAULT_CONTEXT_WINDOW, type ContextWindow } from '../model/server-info';
 import { maskEndpoint } from '../secrets/endpoint';
 import type { ToolFormatSetting, WireFormat } from '../model/formats';
 import { StreamView } from '../model/stream-view';

@@ -2,7 +2,7 @@
  * The words the agent is given: the system prompt, the notes added to the user's messages, and what
  * the model reads after a step; apart from the loop so a resumed chat rebuilds them the same way.
  */
-import type { ModelToolCall } from '../model/client';
+import type { ModelToolCall } from '../model/reply';
 import type { ToolSpec } from '../model/formats';
 import { toolDefinitions } from '../schema/tool-definitions';
 import type { OutcomeEvent, RestoreEvent } from '../schema/trajectory';

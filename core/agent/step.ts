@@ -2,7 +2,7 @@
  * One tool call through the gate: blocked, refused by the user, refused as malformed or run, then
  * recorded and told to the model; apart from the loop, which only decides when calls are made.
  */
-import type { ModelToolCall } from '../model/client';
+import type { ModelToolCall } from '../model/reply';
 import { isToolName, ToolArgs, type ToolName } from '../schema/tools';
 import type { CallStatus, ToolCallEvent, ToolResult } from '../schema/trajectory';
 import { changedFiles } from '../verifier/events';

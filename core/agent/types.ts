@@ -3,7 +3,9 @@
  * without importing the loop itself.
  */
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { CompleteRequest, ContextWindow, ModelReply } from '../model/client';
+import type { CompleteRequest } from '../model/client';
+import type { ModelReply } from '../model/reply';
+import type { ContextWindow } from '../model/server-info';
 import type { ToolFormatSetting } from '../model/formats';
 import type {
   CompactionEvent,

@@ -3,7 +3,8 @@
  * a server's refusal teaches; apart from the loop, which only asks for a prompt that fits.
  */
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { ContextWindow, ModelError } from '../model/client';
+import type { ModelError } from '../model/errors';
+import type { ContextWindow } from '../model/server-info';
 import { guessFormat, type WireFormat } from '../model/formats';
 import { TokenMeter } from '../model/tokens';
 import { toolDefinitions } from '../schema/tool-definitions';

@@ -20,11 +20,6 @@ import { contentOf, reasoningOf, toReply, type ModelReply } from './reply';
 import { ServerInfo, templateKwargs, type ContextWindow, type ServedModel } from './server-info';
 import { maskEndpoint } from '../secrets/endpoint';
 
-// For core/agent/loop.ts, which may not grow by a line until its own split lands: import these from their homes.
-export { ModelError } from './errors';
-export type { ModelReply, ModelToolCall } from './reply';
-export { DEFAULT_CONTEXT_WINDOW, type ContextWindow } from './server-info';
-
 export interface CompleteRequest {
   messages: ChatCompletionMessageParam[];
   tools?: ChatCompletionTool[];
