@@ -1,16 +1,42 @@
 /**
- * One canonical text per JSON value, so "the same arguments" can be told by comparing strings
- * (the verifier's repeat key). Exact: values are compared as JSON writes them, `1` is not `"1"`.
+ * One canonical text per JSON value, so "the same arguments" can be told by comparing strings.
+ * Two kinds, stated here once: exact (the verifier's repeat key: `1` is not `"1"`) and loose
+ * (the model client's duplicate-call test: scalars compared as text).
  */
 
 /**
- * JSON with object keys sorted. Iterative (a work stack of values still to
- * write and text to emit between them): arguments nested thousands deep must
- * not overflow the call stack and take the verifier down.
+ * JSON with object keys sorted: the verifier's repeat key. Objects of scalars
+ * already in key order, the usual arguments, are written as they are.
  */
 export function canonicalExact(root: unknown): string {
-  if (root === null || typeof root !== 'object') return JSON.stringify(root) ?? 'null';
+  if (root === null || typeof root !== 'object') return exactScalar(root);
   if (!Array.isArray(root) && isFlatSorted(root as Record<string, unknown>)) return JSON.stringify(root);
+  return canonicalWith(root, exactScalar, true);
+}
+
+/**
+ * Loose: scalars compared as their text, so `"60"` is `60` and `"true"` is
+ * `true` (one server typed an argument, the other did not). The model client
+ * uses it to tell a text call that repeats a native one.
+ */
+export function canonicalLoose(root: unknown): string {
+  return canonicalWith(root, looseScalar, false);
+}
+
+function exactScalar(v: unknown): string {
+  return JSON.stringify(v) ?? 'null';
+}
+
+function looseScalar(v: unknown): string {
+  return JSON.stringify(typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : 'null');
+}
+
+/**
+ * Iterative (a work stack of values still to write and text to emit between
+ * them): values nested thousands deep, from a trajectory or a model's reply,
+ * must not overflow the call stack.
+ */
+function canonicalWith(root: unknown, scalar: (v: unknown) => string, flatAsIs: boolean): string {
   const out: string[] = [];
   const work: ({ text: string } | { value: unknown })[] = [{ value: root }];
   while (work.length) {
@@ -21,7 +47,7 @@ export function canonicalExact(root: unknown): string {
     }
     const v = w.value;
     if (v === null || typeof v !== 'object') {
-      out.push(JSON.stringify(v) ?? 'null');
+      out.push(scalar(v));
     } else if (Array.isArray(v)) {
       work.push({ text: ']' });
       for (let i = v.length - 1; i >= 0; i--) {
@@ -29,7 +55,7 @@ export function canonicalExact(root: unknown): string {
         if (i > 0) work.push({ text: ',' });
       }
       work.push({ text: '[' });
-    } else if (isFlatSorted(v as Record<string, unknown>)) {
+    } else if (flatAsIs && isFlatSorted(v as Record<string, unknown>)) {
       out.push(JSON.stringify(v));
     } else {
       const keys = Object.keys(v).sort();

@@ -12,6 +12,7 @@ import {
   type ToolSpec,
   type WireFormat,
 } from './formats';
+import { canonicalLoose } from '../json/canonical';
 import { parseLenientJson } from './formats/json-repair';
 import { uniqueRepairs } from './formats/repairs';
 import { splitThinking } from './reasoning';
@@ -99,7 +100,9 @@ function addTextCalls(toolCalls: ModelToolCall[], found: ParsedContent, text: st
   let first = true;
   const extra: ModelToolCall[] = [];
   found.calls.forEach((c, i) => {
-    const twin = toolCalls.find((n) => n.via === 'native' && n.name === c.name && sameArgs(n.args, c.args));
+    const twin = toolCalls.find(
+      (n) => n.via === 'native' && n.name === c.name && canonicalLoose(n.args) === canonicalLoose(c.args),
+    );
     if (twin) {
       twin.repairs = uniqueRepairs([...(twin.repairs ?? []), 'duplicate_call']);
       return;
@@ -176,23 +179,6 @@ function unwrapString(call: ModelToolCall): ModelToolCall {
     args: inner.value,
     repairs: uniqueRepairs([...(call.repairs ?? []), 'arguments_as_string', ...inner.repairs]),
   };
-}
-
-/** The same arguments (parsed JSON), in any key order, with scalars compared as their text (`"60"` is `60`: one server typed it, the other did not). */
-function sameArgs(a: unknown, b: unknown): boolean {
-  return canonical(a) === canonical(b);
-}
-
-function canonical(v: unknown): string {
-  if (typeof v !== 'object' || v === null)
-    return JSON.stringify(
-      typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : 'null',
-    );
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  return `{${Object.keys(v)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
-    .join(',')}}`;
 }
 
 /** The reasoning a chunk adds to the first choice, in either field name. */
