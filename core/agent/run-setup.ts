@@ -118,11 +118,7 @@ export async function openRun(o: RunSetupOptions): Promise<OpenRun> {
       // Every process gone before anything is put back (one still dying could race the restore).
       await terminal.end().catch(() => false);
       terminal.dispose();
-      return sandbox.dispose().catch((e: unknown): EndReport => ({
-        restored: [],
-        quarantinedRepositories: [],
-        error: e instanceof Error ? e.message : String(e),
-      }));
+      return sandbox.dispose().catch(endFailed);
     })();
     return closing;
   };
@@ -161,13 +157,14 @@ export async function openRun(o: RunSetupOptions): Promise<OpenRun> {
   }
 }
 
+/** The report of an end that itself failed: nothing known put back, and why. */
+function endFailed(e: unknown): EndReport {
+  return { restored: [], quarantinedRepositories: [], error: e instanceof Error ? e.message : String(e) };
+}
+
 /** A set-up that failed after the sandbox opened: everything stopped and put back first, and what that did said with the error. */
 async function failed(e: unknown, end: () => Promise<EndReport>): Promise<Error> {
-  const report = await end().catch((x: unknown): EndReport => ({
-    restored: [],
-    quarantinedRepositories: [],
-    error: String(x),
-  }));
+  const report = await end().catch(endFailed);
   const notes = endNotes(report).map((n) => n.text);
   const message = e instanceof Error ? e.message : String(e);
   return new Error(notes.length ? `${message} (${notes.join('; ')})` : message, { cause: e });
