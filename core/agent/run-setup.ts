@@ -33,7 +33,7 @@ export interface RunTerminal {
   dispose(): void;
 }
 
-export interface RunSetupOptions {
+export interface RunSetupOptions<T extends RunTerminal = RunTerminal> {
   workspace: string;
   workflow: Workflow;
   sandbox: SandboxSetting;
@@ -54,18 +54,19 @@ export interface RunSetupOptions {
   /** How files are written (the editor's goes through WorkspaceEdit); default the node file system. */
   makeFs?: (readOnlyPaths: readonly string[]) => WorkspaceFs;
   /** The terminal (the editor's mirrors it); default a plain session. */
-  makeTerminal?: (options: TerminalOptions, sandbox: RunSandbox) => RunTerminal;
+  makeTerminal?: (options: TerminalOptions, sandbox: RunSandbox) => T;
   /** Test seams of the sandbox. */
   sandboxOptions?: Partial<RunSandboxOptions>;
 }
 
 /** A run ready to start: what runAgent needs of it, and its end. */
-export interface OpenRun {
+export interface OpenRun<T extends RunTerminal = RunTerminal> {
   runId: string;
   trajectoryPath: string;
   outputDir: string;
   sandbox: RunSandbox;
-  terminal: RunTerminal;
+  /** The terminal `makeTerminal` made (its own type: the editor's mirror has more than a RunTerminal). */
+  terminal: T;
   rules: Rules;
   /** Masks the key and the host's secret-looking values. */
   redact: (text: string) => string;
@@ -85,6 +86,10 @@ const plainTerminal = (options: TerminalOptions): RunTerminal => {
   return { session, end: () => session.close(), dispose: () => session.dispose() };
 };
 
+export function openRun(o: RunSetupOptions & { makeTerminal?: undefined }): Promise<OpenRun>;
+export function openRun<T extends RunTerminal>(
+  o: RunSetupOptions<T> & Required<Pick<RunSetupOptions<T>, 'makeTerminal'>>,
+): Promise<OpenRun<T>>;
 export async function openRun(o: RunSetupOptions): Promise<OpenRun> {
   ensureLarDir(o.workspace);
   const runId = o.runId ?? newRunId();

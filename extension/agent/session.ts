@@ -640,7 +640,7 @@ export class AgentSession implements vscode.Disposable {
     const signal = running.ac.signal;
     this.post({ type: 'state', running: true });
     void vscode.commands.executeCommand('setContext', 'lean4Agentic.agentRunning', true);
-    let run: OpenRun | undefined;
+    let run: OpenRun<AgentTerminal> | undefined;
     let apiKey: string | undefined;
     let mask: (text: string) => string = (t) => redact(t, apiKey);
     try {
@@ -737,7 +737,7 @@ export class AgentSession implements vscode.Disposable {
           new AgentTerminal(options, box.plan.confined ? describeSandbox(box.summary) : 'unconfined'),
       });
       const box = run.sandbox;
-      const terminal = run.terminal as AgentTerminal;
+      const terminal = run.terminal;
       mask = run.redact;
       this.warnIfUnconfined(box);
       this.onSandbox(box.summary);
