@@ -19,7 +19,8 @@ import { RestoreEvent as RestoreEventSchema, type RestoreEvent } from '../../cor
 import { z } from 'zod';
 import { ensureLarDir, trajectoryFile, RUNS_DIR } from '../../core/workspace/lar-layout';
 import { runAgent, type AgentEvent } from '../../core/agent/loop';
-import { stripNewRunNote, systemFor, toolSpecs } from '../../core/agent/prompts';
+import { systemFor, toolSpecs } from '../../core/agent/prompts';
+import { prepareFollowUp } from '../../core/agent/follow-up';
 import type { RunSandbox } from '../../core/sandbox/run';
 import { endNotes, openRun, type OpenRun } from '../../core/agent/run-setup';
 import { describeSandbox, type SandboxSummary } from '../../core/sandbox/plan';
@@ -684,30 +685,14 @@ export class AgentSession implements vscode.Disposable {
       for (const p of rules.problems) this.output.warn(`rules: ${p}`);
       const thread = this.thread;
       // A chat read back from its trajectories: the model's context is rebuilt from them, under today's prompt.
-      let conversation =
+      const follow = prepareFollowUp(
         thread?.conversation ??
-        (thread?.restored ? rebuildConversation(thread.restored, systemFor(workflow, rules), toolSpecs()) : undefined);
-      /** What the chat shows as this message (the task may carry messages the model never answered, shown already). */
-      const typed = task;
-      let reasked = false;
-      let takeUnanswered = () => {};
-      if (conversation) {
-        // Messages the model never answered (the server was down, the run was cut short) are asked
-        // again with this one, never left as two user turns in a row.
-        const unanswered = conversation.unanswered().map(stripNewRunNote);
-        const asked = (first: string[]) => (opts.resume ? first : [...first, task]).join('\n\n');
-        if (conversation.turns.length - unanswered.length <= 2) {
-          // The model never answered this chat at all: it starts afresh with what was asked.
-          task = asked([stripNewRunNote((conversation.turns[1] as { text: string }).text), ...unanswered]);
-          conversation = undefined;
-          reasked = opts.resume === true;
-        } else if (unanswered.length) {
-          task = asked(unanswered);
-          reasked = opts.resume === true;
-          const c = conversation;
-          takeUnanswered = () => void c.takeUnanswered();
-        }
-      }
+          (thread?.restored
+            ? rebuildConversation(thread.restored, systemFor(workflow, rules), toolSpecs())
+            : undefined),
+        task,
+        opts,
+      );
       ensureLarDir(ws);
       const trajectoryPath = trajectoryFile(ws, runId);
       const trajectoryUri = vscode.Uri.file(trajectoryPath);
@@ -744,13 +729,14 @@ export class AgentSession implements vscode.Disposable {
       running.terminal = terminal;
       this.post({
         type: 'runStarted',
-        task: clip(typed, 20_000),
+        // The chat shows the message as typed (the task may carry messages the model never answered, shown already).
+        task: clip(task, 20_000),
         model: clip(modelName, 300),
         endpoint: clip(maskEndpoint(config.endpoint), 1000),
         trajectory: clip(vscode.workspace.asRelativePath(trajectoryUri), 2000),
         sandbox: { confined: box.plan.confined, text: clip(box.refusal ?? describeSandbox(box.summary), 2000) },
         ...(rules.files.length ? { rules: rules.files.map((f) => clip(f.path, 500)) } : {}),
-        ...(opts.queued || reasked ? { shown: true } : {}),
+        ...(opts.queued || follow.reasked ? { shown: true } : {}),
         ...(opts.resume ? { resumed: true } : {}),
       });
       this.output.info(
@@ -907,10 +893,10 @@ export class AgentSession implements vscode.Disposable {
             return;
         }
       };
-      takeUnanswered();
+      follow.takeUnanswered();
       const result = await runAgent({
         ...run.agentOptions,
-        task,
+        task: follow.task,
         workflow,
         workflowRef: config.workflow.startsWith('builtin:') ? config.workflow : workflow,
         model,
@@ -936,7 +922,7 @@ export class AgentSession implements vscode.Disposable {
             }
           : {}),
         ...(restores.length ? { restored: restores } : {}),
-        ...(conversation ? { conversation } : {}),
+        ...(follow.conversation ? { conversation: follow.conversation } : {}),
         thread: {
           id: thread?.id ?? runId,
           turn: (thread?.turn ?? 0) + 1,

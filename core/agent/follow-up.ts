@@ -1,0 +1,46 @@
+/**
+ * A chat's next message asks again what the model never answered (the server was down, the run was cut
+ * short), so a conversation never holds two user turns in a row: pure logic about a Conversation.
+ */
+import type { Conversation } from './conversation';
+import { stripNewRunNote } from './prompts';
+
+/** What the next run of a chat asks, and from which conversation. */
+export interface FollowUp {
+  /** What the model is asked: the message, after the ones it never answered. */
+  task: string;
+  /** The conversation the run continues; none when the model never answered the chat at all. */
+  conversation: Conversation | undefined;
+  /** A resumed run asks again what the chat already shows. */
+  reasked: boolean;
+  /** Drops the unanswered messages from the conversation (they are in `task`): called when the run starts. */
+  takeUnanswered: () => void;
+}
+
+/** The task of a follow-up to `conversation`; a resume asks only what is unanswered (its own message is not the user's). */
+export function prepareFollowUp(
+  conversation: Conversation | undefined,
+  task: string,
+  opts: { resume?: boolean } = {},
+): FollowUp {
+  const none: FollowUp = { task, conversation, reasked: false, takeUnanswered: () => {} };
+  if (!conversation) return none;
+  const unanswered = conversation.unanswered().map(stripNewRunNote);
+  const asked = (first: string[]) => (opts.resume ? first : [...first, task]).join('\n\n');
+  if (conversation.turns.length - unanswered.length <= 2) {
+    // The model never answered this chat at all: it starts afresh with what was asked.
+    return {
+      ...none,
+      task: asked([stripNewRunNote((conversation.turns[1] as { text: string }).text), ...unanswered]),
+      conversation: undefined,
+      reasked: opts.resume === true,
+    };
+  }
+  if (!unanswered.length) return none;
+  return {
+    ...none,
+    task: asked(unanswered),
+    reasked: opts.resume === true,
+    takeUnanswered: () => void conversation.takeUnanswered(),
+  };
+}
