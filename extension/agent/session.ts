@@ -30,17 +30,17 @@ import type { LarClient } from '../client';
 import { readAgentConfig } from '../config';
 import { listRuns, markInterruptedRuns } from '../../core/agent/history';
 import { RUN_FILE } from '../../core/schema/trajectory';
-import { OutputTail, toStepCard, shortArgs } from '../chat/cards';
+import { OutputTail, shortArgs } from '../chat/cards';
+import { EventsToView } from './events-to-view';
 import {
   clip,
   OUTPUT_TAIL,
   type ErrorAction,
   type FromWebview,
   type HistoryEntry,
-  type StepCard,
   type ToWebview,
 } from '../../core/protocol/chat';
-import { FileChanges, type FileChange } from '../checkpoints/file-changes';
+import { FileChanges } from '../checkpoints/file-changes';
 import { loadNodePty } from '../../core/shell/process';
 import { combineRedactors, redact, secretRedactor } from '../../core/secrets/redact';
 import { changeUri } from '../checkpoints/change-documents';
@@ -51,16 +51,6 @@ import { linkTarget } from '../chat/links';
 import { AgentTerminal } from './terminal';
 import { VscodeWorkspaceFs } from './vscode-fs';
 import { maskEndpoint } from '../../core/secrets/endpoint';
-
-/** What the chat shows of a step never carries the key (a command or its output could echo it). */
-function redactCard(card: StepCard, mask: (text: string) => string): StepCard {
-  return {
-    ...card,
-    args: mask(card.args),
-    failed: card.failed.map((f) => ({ ...f, reason: mask(f.reason) })),
-    ...(card.excerpt !== undefined ? { excerpt: mask(card.excerpt) } : {}),
-  };
-}
 
 /** The setting each "open setting" action shows (the search the Settings editor opens with). */
 const SETTING_OF = {
@@ -702,9 +692,13 @@ export class AgentSession implements vscode.Disposable {
       this.warnIfNoPty();
       const store = config.checkpoints ? await this.checkpoints.store(ws) : undefined;
       const restores = this.restores;
-      let written: FileChange | undefined;
+      const view = new EventsToView({
+        mask: (t) => mask(t),
+        expectExitCode: workflow.outcome.expectExitCode,
+        runFile: basename(trajectoryPath),
+      });
       const onWrite = (path: string, before: string | undefined, after: string) => {
-        written = this.changes.add(path, before, after);
+        view.wrote(this.changes.add(path, before, after));
       };
       run = await openRun({
         workspace: ws,
@@ -766,8 +760,6 @@ export class AgentSession implements vscode.Disposable {
           });
           void this.reveal();
         });
-      /** Characters of the current answer's streamed text as the chat received them (masked). */
-      let streamedChars = 0;
       /** The running command's output for its live card, sent at most every 150 ms. */
       let liveOutput: { dispose(): void } | undefined;
       const endLiveOutput = () => {
@@ -798,100 +790,12 @@ export class AgentSession implements vscode.Disposable {
           },
         };
       };
+      // The events written to the trajectory go to the live gate, then what the chat shows of each to the chat.
       const onEvent = (e: AgentEvent) => {
-        switch (e.kind) {
-          case 'header':
-            live.observe(e);
-            return;
-          case 'request':
-            this.post({ type: 'waiting' });
-            return;
-          case 'toolStart':
-            this.post({
-              type: 'toolStarted',
-              id: clip(e.id, 200),
-              tool: clip(e.tool, 200),
-              args: mask(shortArgs(e.tool, e.args)),
-            });
-            if (e.tool === 'run_command') watchOutput(e.id);
-            return;
-          case 'text': {
-            const shown = clip(mask(e.delta), 100_000);
-            streamedChars += shown.length;
-            this.post({ type: 'text', delta: shown });
-            return;
-          }
-          case 'reasoning':
-            this.post({ type: 'reasoning', delta: clip(mask(e.delta), 100_000) });
-            return;
-          case 'retract': {
-            // The view holds exactly what was streamed since the answer began (masked as sent): all of it moves.
-            this.post({ type: 'retract', chars: streamedChars });
-            streamedChars = 0;
-            return;
-          }
-          case 'context':
-            this.post({
-              type: 'context',
-              used: Math.max(0, Math.round(e.used)),
-              window: e.window,
-              assumed: e.source === 'default',
-              completionTokens: Math.max(0, Math.round(e.completionTokens)),
-            });
-            return;
-          case 'compaction': {
-            live.observe(e);
-            const c = e.event;
-            this.post({
-              type: 'compaction',
-              text: clip(
-                `Context compacted to fit the model's ${c.window.toLocaleString()}-token window (${c.reason === 'context_error' ? 'the server refused a request as too long' : 'it was filling'}): ${c.tokensBefore.toLocaleString()} → ${c.tokensAfter.toLocaleString()} tokens; ${c.elided} old results elided, ${c.summarized} turns summarized${c.summaryBy ? ` by the ${c.summaryBy === 'model' ? 'model' : 'host (the model could not)'}` : ''}.`,
-                2000,
-              ),
-            });
-            return;
-          }
-          case 'message': {
-            streamedChars = 0;
-            live.observe(e);
-            const m = JSON.parse(e.text) as { role?: string; content?: string; reasoning?: string };
-            if (m.role === 'assistant' && typeof m.content === 'string')
-              this.post({
-                type: 'assistant',
-                text: clip(m.content, 200_000),
-                ...(m.reasoning ? { reasoning: clip(m.reasoning, 200_000) } : {}),
-              });
-            return;
-          }
-          case 'step': {
-            streamedChars = 0;
-            endLiveOutput();
-            live.observe(e);
-            const card = redactCard(toStepCard(e.line, e.event, e.result, e.gate), mask);
-            // The write a file tool just made is this step's (one tool runs at a time).
-            if (written && e.event.status === 'ok')
-              card.change = { id: written.id, path: clip(written.path, 2000), created: written.created };
-            if (e.event.checkpoint) card.checkpoint = e.event.checkpoint;
-            card.run = basename(trajectoryPath);
-            written = undefined;
-            this.post({ type: 'step', card });
-            return;
-          }
-          case 'outcome':
-            live.observe(e);
-            this.post({
-              type: 'outcome',
-              command: clip(e.event.command, 2000),
-              exitCode: e.event.exitCode ?? null,
-              passed: e.event.exitCode === workflow.outcome.expectExitCode && e.event.testsRan !== 0,
-              excerpt: clip(mask((e.event.output ?? '').trim()), 2000),
-            });
-            return;
-          case 'end':
-          case 'restore':
-            live.observe(e);
-            return;
-        }
+        if (e.kind === 'step') endLiveOutput();
+        if ('line' in e) live.observe(e);
+        for (const m of view.map(e)) this.post(m);
+        if (e.kind === 'toolStart' && e.tool === 'run_command') watchOutput(e.id);
       };
       follow.takeUnanswered();
       const result = await runAgent({
