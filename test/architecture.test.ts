@@ -149,7 +149,7 @@ const OVER: Record<string, number> = {
   'core/tools/file-tools.ts#search': 87,
   'core/workspace/fs.ts': 574,
   'extension/agent/live-gate.ts#createLiveGate': 85,
-  'extension/agent/session.ts': 916,
+  'extension/agent/session.ts': 800,
   'extension/agent/session.ts#AgentSession.handle': 94,
   'extension/agent/session.ts#AgentSession.start': 298,
   'extension/chat/transcript.ts#transcriptOf': 95,

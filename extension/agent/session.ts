@@ -21,7 +21,6 @@ import { ensureLarDir, trajectoryFile, RUNS_DIR } from '../../core/workspace/lar
 import { runAgent, type AgentEvent } from '../../core/agent/loop';
 import { systemFor, toolSpecs } from '../../core/agent/prompts';
 import { prepareFollowUp } from '../../core/agent/follow-up';
-import type { RunSandbox } from '../../core/sandbox/run';
 import { endNotes, openRun, type OpenRun } from '../../core/agent/run-setup';
 import { describeSandbox, type SandboxSummary } from '../../core/sandbox/plan';
 import { newRunId } from '../../core/agent/run-id';
@@ -41,11 +40,12 @@ import {
   type ToWebview,
 } from '../../core/protocol/chat';
 import { FileChanges } from '../checkpoints/file-changes';
-import { loadNodePty } from '../../core/shell/process';
 import { combineRedactors, redact, secretRedactor } from '../../core/secrets/redact';
 import { changeUri } from '../checkpoints/change-documents';
-import { describeSource, modelClientFor, openSetting, readApiKey, settingSource } from './connection';
+import { modelClientFor, openSetting, readApiKey } from './connection';
 import { createLiveGate } from './live-gate';
+import { actionsFor, ConnectionProbe } from './connection-probe';
+import { RunWarnings } from './warnings';
 import { COMMANDS } from '../../core/protocol/commands';
 import { linkTarget } from '../chat/links';
 import { AgentTerminal } from './terminal';
@@ -67,16 +67,6 @@ interface Running {
   interrupt?: (detail: string) => void;
   /** The run's shell: killed with everything it started when the host goes away. */
   terminal?: AgentTerminal;
-}
-
-function actionsFor(e: unknown): ErrorAction[] {
-  if (e instanceof ModelError) {
-    if (e.kind === 'unauthorized') return ['setApiKey', 'testConnection'];
-    if (e.kind === 'cancelled') return [];
-    if (e.kind === 'model_not_found') return ['openModelSetting', 'testConnection'];
-    return ['openEndpointSetting', 'testConnection'];
-  }
-  return ['openSettings'];
 }
 
 /** The file of the chat's latest run (workspace state): what a reload brings back; New forgets it. */
@@ -143,7 +133,8 @@ export class AgentSession implements vscode.Disposable {
   /** New was pressed: a restore still reading the trajectories must not bring the chat back. */
   private cleared = false;
   private approvalSeq = 0;
-  private probeSeq = 0;
+  private readonly warnings: RunWarnings;
+  private readonly probe: ConnectionProbe;
   private readonly subs: vscode.Disposable[] = [];
   /** Before/after of every file the agent wrote, for the Diff buttons. */
   readonly changes = new FileChanges();
@@ -160,6 +151,8 @@ export class AgentSession implements vscode.Disposable {
     private readonly output: vscode.LogOutputChannel,
   ) {
     this.checkpoints = new Checkpoints(context, output);
+    this.warnings = new RunWarnings(context, output);
+    this.probe = new ConnectionProbe(context.secrets, (msg) => this.post(msg));
     // A changed endpoint, model or key: the chat says at once whether the server answers.
     this.subs.push(
       this.checkpoints,
@@ -270,122 +263,13 @@ export class AgentSession implements vscode.Disposable {
     }
   }
 
-  /**
-   * Asks the server for its models and tells the chat whether it answers (and
-   * with which model), or what is wrong and how to fix it. Only the latest
-   * check is shown: an older one finishing late is dropped.
-   */
-  async postConnection(): Promise<void> {
-    const seq = ++this.probeSeq;
-    const config = readAgentConfig();
-    const endpoint = clip(maskEndpoint(config.endpoint), 1000);
-    const endpointSource = describeSource(settingSource('lean4Agentic.endpoint'));
-    this.post({ type: 'connection', state: 'checking', endpoint, endpointSource, actions: [] });
-    let apiKey: string | undefined;
-    try {
-      apiKey = await readApiKey(this.context.secrets);
-    } catch (e) {
-      if (seq === this.probeSeq)
-        this.post({
-          type: 'connection',
-          state: 'failed',
-          endpoint,
-          message: clip(
-            `The API key could not be read from the secret storage: ${e instanceof Error ? e.message : String(e)}`,
-            2000,
-          ),
-          actions: ['setApiKey'],
-        });
-      return;
-    }
-    const client = modelClientFor(config, apiKey);
-    const ac = new AbortController();
-    const timer = setTimeout(() => ac.abort(), 10_000);
-    let msg: ToWebview;
-    try {
-      const served = await client.servedModels(ac.signal);
-      const models = served.map((m) => m.id);
-      if (config.model && !models.includes(config.model)) {
-        msg = {
-          type: 'connection',
-          state: 'failed',
-          endpoint,
-          message: clip(
-            `The server does not serve the model "${config.model}" (it serves: ${models.join(', ') || 'nothing'}). Change the model setting or leave it empty.`,
-            2000,
-          ),
-          actions: ['openModelSetting'],
-        };
-      } else if (!models.length) {
-        msg = {
-          type: 'connection',
-          state: 'failed',
-          endpoint,
-          message: 'The server answers but lists no models at /v1/models.',
-          actions: ['openEndpointSetting', 'testConnection'],
-        };
-      } else {
-        const window = await client.contextWindow(ac.signal, served).catch(() => undefined);
-        msg = {
-          type: 'connection',
-          state: 'connected',
-          endpoint,
-          model: clip(config.model || models[0]!, 300),
-          ...(window ? { window: { tokens: window.tokens, assumed: window.source === 'default' } } : {}),
-          actions: [],
-        };
-      }
-    } catch (e) {
-      const err = ac.signal.aborted
-        ? client.classify(new Error(`no answer from ${maskEndpoint(config.endpoint)} within 10 s`))
-        : client.classify(e);
-      msg = {
-        type: 'connection',
-        state: 'failed',
-        endpoint,
-        message: clip(redact(err.message, apiKey), 2000),
-        actions: actionsFor(err),
-      };
-    } finally {
-      clearTimeout(timer);
-    }
-    if (seq === this.probeSeq) this.post({ ...msg, endpointSource });
+  /** Whether the server answers (and with which model), or what is wrong: only the latest check is shown. */
+  postConnection(): Promise<void> {
+    return this.probe.check();
   }
 
-  /** Without node-pty commands run over pipes: say so once (per version), log it every run. */
   /** Told of the sandbox of each run that starts: the status bar shows it. */
   onSandbox: (summary: SandboxSummary | undefined) => void = () => {};
-  private sandboxWarned = false;
-
-  /** Once per window: commands run unconfined, why, and what would fix it. */
-  private warnIfUnconfined(sandbox: RunSandbox): void {
-    if (sandbox.plan.confined) return;
-    this.output.warn(
-      `commands are not confined: ${sandbox.summary.reason}${sandbox.plan.fix ? ` (fix: ${sandbox.plan.fix})` : ''}`,
-    );
-    if (this.sandboxWarned && !sandbox.refusal) return;
-    this.sandboxWarned = true;
-    const text = sandbox.refusal
-      ? `Lean4 Agentic: the sandbox is required and cannot start, so the agent will run no commands: ${sandbox.summary.reason}.`
-      : `Lean4 Agentic: the agent's commands run unconfined (as in your own terminal), and every step says so: ${sandbox.summary.reason}.`;
-    void vscode.window
-      .showWarningMessage(sandbox.plan.fix ? `${text} Fix: ${sandbox.plan.fix}.` : text, 'Sandbox setting')
-      .then((pick) => {
-        if (pick) void vscode.commands.executeCommand('workbench.action.openSettings', 'lean4Agentic.sandbox');
-      });
-  }
-
-  private warnIfNoPty(): void {
-    const np = loadNodePty();
-    if ('pty' in np) return;
-    this.output.warn(`node-pty cannot be loaded (${np.error}): commands run without a terminal`);
-    const key = `ptyFallbackWarned:${(this.context.extension.packageJSON as { version: string }).version}`;
-    if (this.context.globalState.get(key)) return;
-    void this.context.globalState.update(key, true);
-    void vscode.window.showWarningMessage(
-      'Lean4 Agentic: node-pty cannot be loaded on this platform, so the agent runs commands without a terminal: no colours or prompts, and a command that reads input gets end-of-file. Output, exit codes, timeouts and the gate work as usual, and commands still show in the Lean4 Agentic terminal.',
-    );
-  }
 
   /**
    * Runs of this workspace that a crashed or killed editor left without an end
@@ -689,7 +573,7 @@ export class AgentSession implements vscode.Disposable {
       this.lastTrajectory = trajectoryUri;
       this.cleared = false;
       void this.context.workspaceState.update(CHAT_KEY, basename(trajectoryPath));
-      this.warnIfNoPty();
+      this.warnings.warnIfNoPty();
       const store = config.checkpoints ? await this.checkpoints.store(ws) : undefined;
       const restores = this.restores;
       const view = new EventsToView({
@@ -718,7 +602,7 @@ export class AgentSession implements vscode.Disposable {
       const box = run.sandbox;
       const terminal = run.terminal;
       mask = run.redact;
-      this.warnIfUnconfined(box);
+      this.warnings.warnIfUnconfined(box);
       this.onSandbox(box.summary);
       running.terminal = terminal;
       this.post({
