@@ -7,16 +7,13 @@
  * every written line sent live (`lar/appendStep`). Approvals come from the
  * chat's buttons. One run at a time; Stop aborts it.
  */
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import * as vscode from 'vscode';
-import type { Conversation } from '../../core/agent/conversation';
 import { readRules } from '../../core/agent/rules';
-import { branchCheckpoint, readThread, rebuildConversation, threadOf, type RecordedRun } from '../../core/agent/resume';
-import { fileResolver, loadWorkflowRef } from '../../core/workflow/resolve';
-import { restoreLine, transcriptOf } from '../chat/transcript';
+import { rebuildConversation } from '../../core/agent/resume';
+import { loadWorkflowRef } from '../../core/workflow/resolve';
 import { Checkpoints } from '../checkpoints/checkpoints';
-import { RestoreEvent as RestoreEventSchema, type RestoreEvent } from '../../core/schema/trajectory';
-import { z } from 'zod';
+import type { RestoreEvent } from '../../core/schema/trajectory';
 import { ensureLarDir, trajectoryFile, RUNS_DIR } from '../../core/workspace/lar-layout';
 import { runAgent, type AgentEvent } from '../../core/agent/loop';
 import { systemFor, toolSpecs } from '../../core/agent/prompts';
@@ -27,7 +24,7 @@ import { newRunId } from '../../core/agent/run-id';
 import { ModelError } from '../../core/model/errors';
 import type { LarClient } from '../client';
 import { readAgentConfig } from '../config';
-import { listRuns, markInterruptedRuns } from '../../core/agent/history';
+import { listRuns } from '../../core/agent/history';
 import { RUN_FILE } from '../../core/schema/trajectory';
 import { OutputTail, shortArgs } from '../chat/cards';
 import { EventsToView } from './events-to-view';
@@ -44,6 +41,9 @@ import { combineRedactors, redact, secretRedactor } from '../../core/secrets/red
 import { changeUri } from '../checkpoints/change-documents';
 import { modelClientFor, openSetting, readApiKey } from './connection';
 import { createLiveGate } from './live-gate';
+import { branchFrom, restoreCheckpoint } from '../chat/branching';
+import { forgetChat, forgetPending, markInterrupted, rememberChat, restoreChat } from '../chat/persistence';
+import type { Chat, ChatThread, Running } from '../chat/state';
 import { actionsFor, ConnectionProbe } from './connection-probe';
 import { RunWarnings } from './warnings';
 import { COMMANDS } from '../../core/protocol/commands';
@@ -60,33 +60,9 @@ const SETTING_OF = {
   openWorkflowSetting: 'lean4Agentic.workflow',
 } as const;
 
-interface Running {
-  ac: AbortController;
-  approvals: Map<string, (ok: boolean) => void>;
-  /** Ends the trajectory file now, marked interrupted (the host is going away). */
-  interrupt?: (detail: string) => void;
-  /** The run's shell: killed with everything it started when the host goes away. */
-  terminal?: AgentTerminal;
-}
-
-/** The file of the chat's latest run (workspace state): what a reload brings back; New forgets it. */
-const CHAT_KEY = 'lean4Agentic.chat.latest';
-/** What the chat's next run still has to record (restores) and where it goes on from (a branch): kept over a reload. */
-const PENDING_KEY = 'lean4Agentic.chat.pending';
-const Pending = z.object({
-  restores: z.array(RestoreEventSchema).max(100),
-  branch: z.object({ run: z.string().regex(RUN_FILE), step: z.number().int().positive() }).optional(),
-});
-type Pending = z.infer<typeof Pending>;
-
 /** What Resume tells the model (recorded as the user's message: it is what the user asked for). */
 export const RESUME_MESSAGE =
   'The editor closed during your last run, which was interrupted. Continue the task from where you stopped.';
-
-/** The chat that run `file` of `runsDir` ends, oldest run first (workflows named by path resolved next to it). */
-function readChat(runsDir: string, file: string): RecordedRun[] {
-  return readThread(runsDir, file, fileResolver(join(runsDir, file)));
-}
 
 /** Opens a link from the chat if linkTarget allows it: web pages outside, workspace files in the editor. */
 async function openLink(href: string): Promise<void> {
@@ -108,47 +84,27 @@ async function openLink(href: string): Promise<void> {
   });
 }
 
-export class AgentSession implements vscode.Disposable {
-  private running: Running | undefined;
-  private lastTrajectory: vscode.Uri | undefined;
-  /**
-   * The chat as a conversation: a follow-up continues the model's context from
-   * the run before (each run its own trajectory, linked by `thread` in its
-   * header). New Chat ends it.
-   */
-  private thread:
-    | {
-        id: string;
-        turn: number;
-        conversation?: Conversation;
-        previous: string;
-        restored?: RecordedRun[];
-        step?: number;
-      }
-    | undefined;
-  /** Messages typed during a run, not yet given to the model. */
-  private queued: string[] = [];
-  /** A restore or a branch is on its way (a diff, a dialog): no run starts meanwhile. */
-  private busy: string | undefined;
-  /** New was pressed: a restore still reading the trajectories must not bring the chat back. */
-  private cleared = false;
+export class AgentSession implements vscode.Disposable, Chat {
+  running: Running | undefined;
+  lastTrajectory: vscode.Uri | undefined;
+  thread: ChatThread | undefined;
+  queued: string[] = [];
+  busy: string | undefined;
+  cleared = false;
   private approvalSeq = 0;
   private readonly warnings: RunWarnings;
   private readonly probe: ConnectionProbe;
   private readonly subs: vscode.Disposable[] = [];
-  /** Before/after of every file the agent wrote, for the Diff buttons. */
   readonly changes = new FileChanges();
-  /** The workspace's checkpoints (a shadow git repository in the editor's storage). */
   readonly checkpoints: Checkpoints;
-  /** Restores made since the chat's last run: the next run records them first. */
-  private restores: RestoreEvent[] = [];
+  restores: RestoreEvent[] = [];
   post: (msg: ToWebview) => void = () => {};
   reveal: () => Promise<void> = async () => {};
 
   constructor(
-    private readonly context: vscode.ExtensionContext,
+    readonly context: vscode.ExtensionContext,
     private readonly lar: LarClient,
-    private readonly output: vscode.LogOutputChannel,
+    readonly output: vscode.LogOutputChannel,
   ) {
     this.checkpoints = new Checkpoints(context, output);
     this.warnings = new RunWarnings(context, output);
@@ -209,8 +165,7 @@ export class AgentSession implements vscode.Disposable {
           this.cleared = true;
           // A new chat is a fresh conversation: the restores of the old one are not its story.
           this.restores = [];
-          void this.context.workspaceState.update(CHAT_KEY, undefined);
-          void this.context.workspaceState.update(PENDING_KEY, undefined);
+          forgetChat(this.context);
           this.thread = undefined;
           this.post({ type: 'clear' });
         }
@@ -271,163 +226,24 @@ export class AgentSession implements vscode.Disposable {
   /** Told of the sandbox of each run that starts: the status bar shows it. */
   onSandbox: (summary: SandboxSummary | undefined) => void = () => {};
 
-  /**
-   * Runs of this workspace that a crashed or killed editor left without an end
-   * are marked interrupted (only those older than the longest a run may take,
-   * so a run live in another window is left alone).
-   */
-  async markInterruptedRuns(): Promise<void> {
-    const folder = vscode.workspace.workspaceFolders?.[0];
-    if (!folder || folder.uri.scheme !== 'file' || !vscode.workspace.isTrusted) return;
-    const marked = await markInterruptedRuns(folder.uri.fsPath, (readAgentConfig().maxMinutes + 5) * 60_000);
-    if (marked.length)
-      this.output.info(`marked ${marked.length} unfinished run(s) as interrupted: ${marked.join(', ')}`);
+  /** Runs a crashed or killed editor left without an end are marked interrupted. */
+  markInterruptedRuns(): Promise<void> {
+    return markInterrupted(this.output);
   }
 
-  /**
-   * Brings back the workspace's latest chat from its trajectories (after a
-   * reload or a restart): shown as it was, and continued by the next message;
-   * a run cut short says so and offers Resume. A chat cleared with New stays
-   * cleared.
-   */
-  async restore(): Promise<void> {
-    const folder = vscode.workspace.workspaceFolders?.[0];
-    if (!folder || folder.uri.scheme !== 'file' || !vscode.workspace.isTrusted || this.running || this.thread) return;
-    // Only a chat this editor had: not the newest file whatever it is (a run of lar, a file a cloned
-    // repository brought, which would put words in the user's mouth).
-    const latest = this.context.workspaceState.get<string>(CHAT_KEY);
-    if (!latest || !RUN_FILE.test(latest)) return;
-    try {
-      const runsDir = join(folder.uri.fsPath, RUNS_DIR);
-      const runs = await new Promise<RecordedRun[]>((resolve) =>
-        setImmediate(() => resolve(readChat(runsDir, latest))),
-      );
-      const thread = threadOf(runs);
-      if (!thread || this.running || this.thread || this.cleared) return;
-      // Restores not yet recorded and a branch not yet continued come back too (the same chat only).
-      const saved = Pending.safeParse(this.context.workspaceState.get(PENDING_KEY));
-      const pending = saved.success ? saved.data : undefined;
-      const branch = pending?.branch?.run === latest ? pending.branch : undefined;
-      if (pending && !this.restores.length) this.restores = pending.restores;
-      if (branch) runs[runs.length - 1]!.cutAtStep = branch.step;
-      this.thread = { ...thread, restored: runs, ...(branch ? { step: branch.step } : {}) };
-      this.lastTrajectory = vscode.Uri.file(join(runsDir, latest));
-      this.post({ type: 'clear' });
-      for (const m of transcriptOf(runs)) this.post(m);
-      this.output.info(`restored the chat of ${runs.length} run(s) ending in ${latest}`);
-    } catch (e) {
-      this.output.warn(`could not restore the last chat: ${e instanceof Error ? e.message : String(e)}`);
-    }
+  /** Brings back the workspace's latest chat from its trajectories (after a reload or a restart). */
+  restore(): Promise<void> {
+    return restoreChat(this);
   }
 
-  /**
-   * Restore to here: the workspace as it was at a checkpoint, after the diff
-   * and a confirmation. The chat says what changed (with Undo); the chat's
-   * next run records it and tells the model.
-   */
-  async restoreCheckpoint(commit: string, where: { step?: number; run?: string }): Promise<void> {
-    if (this.running || this.busy) {
-      this.fail(
-        this.running ? 'A run is in progress: stop it before restoring the workspace.' : `${this.busy} is in progress.`,
-      );
-      return;
-    }
-    const folder = vscode.workspace.workspaceFolders?.[0];
-    if (!folder || folder.uri.scheme !== 'file' || !vscode.workspace.isTrusted) {
-      this.fail('Checkpoints need a trusted workspace folder on disk.');
-      return;
-    }
-    this.busy = 'A restore';
-    try {
-      const undo = where.step === undefined;
-      const event = await this.checkpoints.restore(
-        folder.uri.fsPath,
-        commit,
-        { ...where, ...(undo ? { undo: true } : {}) },
-        () => !this.running,
-      );
-      if (event === 'unchanged') {
-        void vscode.window.showInformationMessage(
-          `The workspace is already ${undo ? 'as it was before the last restore' : `as it was before step ${where.step}`}: nothing to restore.`,
-        );
-        return;
-      }
-      if (!event) return;
-      this.restores.push(event);
-      this.savePending(
-        this.thread?.step !== undefined ? { run: this.thread.previous, step: this.thread.step } : undefined,
-      );
-      this.post({ type: 'checkpointRestored', text: clip(restoreLine(event), 4000), undo: event.before });
-    } catch (e) {
-      this.fail(`The workspace was not restored: ${e instanceof Error ? e.message : String(e)}`);
-    } finally {
-      this.busy = undefined;
-    }
+  /** Restore to here: the workspace as it was at a checkpoint, after the diff and a confirmation. */
+  restoreCheckpoint(commit: string, where: { step?: number; run?: string }): Promise<void> {
+    return restoreCheckpoint(this, commit, where);
   }
 
-  /**
-   * Branch from here: the workspace restored to the checkpoint before `step`
-   * (diff and confirmation first) and the chat's conversation as it was
-   * there; the next message continues from that point in a new run whose
-   * header names the run and the step it branched from.
-   */
-  async branchFrom(commit: string, step: number, runFile?: string): Promise<void> {
-    if (this.running || this.busy) {
-      this.fail(this.running ? 'A run is in progress: stop it before branching.' : `${this.busy} is in progress.`);
-      return;
-    }
-    const folder = vscode.workspace.workspaceFolders?.[0];
-    const run = runFile ?? (this.lastTrajectory ? basename(this.lastTrajectory.fsPath) : undefined);
-    if (!folder || folder.uri.scheme !== 'file' || !vscode.workspace.isTrusted || !run || !RUN_FILE.test(run)) {
-      this.fail('Branching needs a trusted workspace folder on disk and the run to branch from.');
-      return;
-    }
-    this.busy = 'A branch';
-    try {
-      const runsDir = join(folder.uri.fsPath, RUNS_DIR);
-      const runs = readChat(runsDir, run);
-      const thread = threadOf(runs);
-      const last = runs[runs.length - 1];
-      if (!thread || !last) {
-        this.fail(`${run} cannot be read back as a chat.`);
-        return;
-      }
-      // The workspace as it was at the branch point, as the run itself recorded it (not whatever id came with the request).
-      const point = branchCheckpoint(last, step);
-      if ('error' in point) {
-        this.fail(`Cannot branch from step ${step}: ${point.error}.`);
-        return;
-      }
-      if (point.commit !== commit)
-        this.output.info(
-          `branch from step ${step} of ${run}: the workspace goes back to the checkpoint of the reply's first call that could change files (${point.commit.slice(0, 12)})`,
-        );
-      const event = await this.checkpoints.restore(folder.uri.fsPath, point.commit, { step, run }, () => !this.running);
-      if (!event) return;
-      if (event !== 'unchanged') this.restores.push(event);
-      last.cutAtStep = step;
-      this.changes.clear();
-      this.thread = { ...thread, step, restored: runs };
-      // A reload before the next message brings the branch back, not the chat before it.
-      void this.context.workspaceState.update(CHAT_KEY, run);
-      this.savePending({ run, step });
-      this.post({ type: 'clear' });
-      for (const m of transcriptOf(runs)) this.post(m);
-      if (event !== 'unchanged')
-        this.post({ type: 'checkpointRestored', text: clip(restoreLine(event), 4000), undo: event.before });
-      void this.reveal();
-    } catch (e) {
-      this.fail(`Could not branch: ${e instanceof Error ? e.message : String(e)}`);
-    } finally {
-      this.busy = undefined;
-    }
-  }
-
-  /** Keeps the restores not yet recorded, and the branch point not yet continued, for a reload. */
-  private savePending(branch?: Pending['branch']): void {
-    const value: Pending | undefined =
-      this.restores.length || branch ? { restores: this.restores, ...(branch ? { branch } : {}) } : undefined;
-    void this.context.workspaceState.update(PENDING_KEY, value);
+  /** Branch from here: workspace and conversation as they were before `step`, continued by the next message. */
+  branchFrom(commit: string, step: number, runFile?: string): Promise<void> {
+    return branchFrom(this, commit, step, runFile);
   }
 
   /** Continues the chat's interrupted run in a new run of the same chat. */
@@ -486,7 +302,7 @@ export class AgentSession implements vscode.Disposable {
     r.approvals.clear();
   }
 
-  private fail(message: string, actions: ErrorAction[] = []): void {
+  fail(message: string, actions: ErrorAction[] = []): void {
     this.post({ type: 'error', message: clip(message, 4000), actions });
   }
 
@@ -572,7 +388,7 @@ export class AgentSession implements vscode.Disposable {
       const trajectoryUri = vscode.Uri.file(trajectoryPath);
       this.lastTrajectory = trajectoryUri;
       this.cleared = false;
-      void this.context.workspaceState.update(CHAT_KEY, basename(trajectoryPath));
+      rememberChat(this.context, basename(trajectoryPath));
       this.warnings.warnIfNoPty();
       const store = config.checkpoints ? await this.checkpoints.store(ws) : undefined;
       const restores = this.restores;
@@ -732,7 +548,7 @@ export class AgentSession implements vscode.Disposable {
           // Recorded in this run's file now: the next run does not record them again.
           if (this.restores === restores) {
             this.restores = [];
-            void this.context.workspaceState.update(PENDING_KEY, undefined);
+            forgetPending(this.context);
           }
         },
       }).finally(endLiveOutput);
