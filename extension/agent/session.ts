@@ -1,56 +1,28 @@
 /**
- * One agent run from the chat: the model client from the settings and the
- * secret, a real shell mirrored in the "Lean4 Agentic" terminal, file writes
- * through WorkspaceEdit, and core runAgent (the verified loop) with the gate
- * answered by the language server (`lar/checkToolCall`; when the server is not
- * running or fails, by a verifier state kept here from the same events) and
- * every written line sent live (`lar/appendStep`). Approvals come from the
- * chat's buttons. One run at a time; Stop aborts it.
+ * The chat's controller: its state (one run at a time, the conversation it
+ * continues, the messages queued meanwhile) and what each message of the
+ * webview does. A run is in run.ts; what the chat shows of its events in
+ * events-to-view.ts; the chat over a reload in chat/persistence.ts.
  */
-import { basename } from 'node:path';
 import * as vscode from 'vscode';
-import { readRules } from '../../core/agent/rules';
-import { rebuildConversation } from '../../core/agent/resume';
-import { loadWorkflowRef } from '../../core/workflow/resolve';
-import { Checkpoints } from '../checkpoints/checkpoints';
-import type { RestoreEvent } from '../../core/schema/trajectory';
-import { ensureLarDir, trajectoryFile, RUNS_DIR } from '../../core/workspace/lar-layout';
-import { runAgent, type AgentEvent } from '../../core/agent/loop';
-import { systemFor, toolSpecs } from '../../core/agent/prompts';
-import { prepareFollowUp } from '../../core/agent/follow-up';
-import { endNotes, openRun, type OpenRun } from '../../core/agent/run-setup';
-import { describeSandbox, type SandboxSummary } from '../../core/sandbox/plan';
-import { newRunId } from '../../core/agent/run-id';
-import { ModelError } from '../../core/model/errors';
-import type { LarClient } from '../client';
-import { readAgentConfig } from '../config';
 import { listRuns } from '../../core/agent/history';
-import { RUN_FILE } from '../../core/schema/trajectory';
-import { OutputTail, shortArgs } from '../chat/cards';
-import { EventsToView } from './events-to-view';
-import {
-  clip,
-  OUTPUT_TAIL,
-  type ErrorAction,
-  type FromWebview,
-  type HistoryEntry,
-  type ToWebview,
-} from '../../core/protocol/chat';
-import { FileChanges } from '../checkpoints/file-changes';
-import { combineRedactors, redact, secretRedactor } from '../../core/secrets/redact';
-import { changeUri } from '../checkpoints/change-documents';
-import { modelClientFor, openSetting, readApiKey } from './connection';
-import { createLiveGate } from './live-gate';
+import { clip, type ErrorAction, type FromWebview, type HistoryEntry, type ToWebview } from '../../core/protocol/chat';
+import type { SandboxSummary } from '../../core/sandbox/plan';
+import { RUN_FILE, type RestoreEvent } from '../../core/schema/trajectory';
+import { RUNS_DIR } from '../../core/workspace/lar-layout';
+import type { LarClient } from '../client';
 import { branchFrom, restoreCheckpoint } from '../chat/branching';
-import { forgetChat, forgetPending, markInterrupted, rememberChat, restoreChat } from '../chat/persistence';
-import type { Chat, ChatThread, Running } from '../chat/state';
-import { actionsFor, ConnectionProbe } from './connection-probe';
-import { RunWarnings } from './warnings';
-import { COMMANDS } from '../../core/protocol/commands';
 import { linkTarget } from '../chat/links';
-import { AgentTerminal } from './terminal';
-import { VscodeWorkspaceFs } from './vscode-fs';
-import { maskEndpoint } from '../../core/secrets/endpoint';
+import { forgetChat, markInterrupted, restoreChat } from '../chat/persistence';
+import type { ChatThread, Running } from '../chat/state';
+import { changeUri } from '../checkpoints/change-documents';
+import { Checkpoints } from '../checkpoints/checkpoints';
+import { FileChanges } from '../checkpoints/file-changes';
+import { COMMANDS } from '../../core/protocol/commands';
+import { openSetting } from './connection';
+import { ConnectionProbe } from './connection-probe';
+import { startRun, type RunChat, type StartOptions } from './run';
+import { RunWarnings } from './warnings';
 
 /** The setting each "open setting" action shows (the search the Settings editor opens with). */
 const SETTING_OF = {
@@ -63,6 +35,14 @@ const SETTING_OF = {
 /** What Resume tells the model (recorded as the user's message: it is what the user asked for). */
 export const RESUME_MESSAGE =
   'The editor closed during your last run, which was interrupted. Continue the task from where you stopped.';
+
+type MessageOf = { [K in FromWebview['type']]: Extract<FromWebview, { type: K }> };
+type Handlers = { [K in keyof MessageOf]: (msg: MessageOf[K]) => void };
+
+/** Each message to the handler of its type. */
+function dispatch<K extends keyof MessageOf>(handlers: Handlers, type: K, msg: MessageOf[K]): void {
+  handlers[type](msg);
+}
 
 /** Opens a link from the chat if linkTarget allows it: web pages outside, workspace files in the editor. */
 async function openLink(href: string): Promise<void> {
@@ -84,26 +64,29 @@ async function openLink(href: string): Promise<void> {
   });
 }
 
-export class AgentSession implements vscode.Disposable, Chat {
+export class AgentSession implements vscode.Disposable, RunChat {
+  // The chat's state: chat/state.ts says what each part is for.
   running: Running | undefined;
   lastTrajectory: vscode.Uri | undefined;
   thread: ChatThread | undefined;
   queued: string[] = [];
   busy: string | undefined;
   cleared = false;
-  private approvalSeq = 0;
-  private readonly warnings: RunWarnings;
-  private readonly probe: ConnectionProbe;
+  approvalSeq = 0;
   private readonly subs: vscode.Disposable[] = [];
   readonly changes = new FileChanges();
   readonly checkpoints: Checkpoints;
   restores: RestoreEvent[] = [];
+  readonly warnings: RunWarnings;
+  private readonly probe: ConnectionProbe;
   post: (msg: ToWebview) => void = () => {};
   reveal: () => Promise<void> = async () => {};
+  /** Told of the sandbox of each run that starts: the status bar shows it. */
+  onSandbox: (summary: SandboxSummary | undefined) => void = () => {};
 
   constructor(
     readonly context: vscode.ExtensionContext,
-    private readonly lar: LarClient,
+    readonly lar: LarClient,
     readonly output: vscode.LogOutputChannel,
   ) {
     this.checkpoints = new Checkpoints(context, output);
@@ -125,106 +108,90 @@ export class AgentSession implements vscode.Disposable, Chat {
   }
 
   handle(msg: FromWebview): void {
-    switch (msg.type) {
-      case 'start':
-        void this.start(msg.task);
-        return;
-      case 'stop':
-        this.stop();
-        return;
-      case 'approve': {
-        const resolve = this.running?.approvals.get(msg.id);
-        if (!resolve) return;
-        this.running!.approvals.delete(msg.id);
-        resolve(msg.approved);
-        this.post({ type: 'approvalDone', id: msg.id, approved: msg.approved });
-        return;
-      }
-      case 'action':
-        if (msg.action in SETTING_OF) void openSetting(SETTING_OF[msg.action as keyof typeof SETTING_OF]);
-        else if (msg.action === 'testConnection') void vscode.commands.executeCommand(COMMANDS.testConnection);
-        else void vscode.commands.executeCommand(COMMANDS.setApiKey);
-        return;
-      case 'openTrajectory':
-        if (this.lastTrajectory)
-          void vscode.window.showTextDocument(this.lastTrajectory, {
-            preview: false,
-            viewColumn: vscode.ViewColumn.Beside,
-          });
-        return;
-      case 'newChat':
-        if (this.running)
-          this.post({
-            type: 'error',
-            message: 'A run is in progress: stop it before starting a new chat.',
-            actions: [],
-          });
-        else {
-          this.changes.clear();
-          // A reload brings back no chat the user cleared (nor one a restore still on its way would bring).
-          this.cleared = true;
-          // A new chat is a fresh conversation: the restores of the old one are not its story.
-          this.restores = [];
-          forgetChat(this.context);
-          this.thread = undefined;
-          this.post({ type: 'clear' });
-        }
-        return;
-      case 'resume':
-        void this.resume(msg.file);
-        return;
-      case 'branchFrom':
-        void this.branchFrom(msg.commit, msg.step, msg.run);
-        return;
-      case 'restoreCheckpoint':
-        void this.restoreCheckpoint(msg.commit, {
-          ...(msg.step ? { step: msg.step } : {}),
-          ...(msg.run ? { run: msg.run } : {}),
+    dispatch(this.handlers, msg.type, msg);
+  }
+
+  private readonly handlers: Handlers = {
+    start: (msg) => void this.start(msg.task),
+    stop: () => this.stop(),
+    approve: (msg) => this.approve(msg.id, msg.approved),
+    action: (msg) => {
+      if (msg.action in SETTING_OF) void openSetting(SETTING_OF[msg.action as keyof typeof SETTING_OF]);
+      else if (msg.action === 'testConnection') void vscode.commands.executeCommand(COMMANDS.testConnection);
+      else void vscode.commands.executeCommand(COMMANDS.setApiKey);
+    },
+    openTrajectory: () => {
+      if (this.lastTrajectory)
+        void vscode.window.showTextDocument(this.lastTrajectory, {
+          preview: false,
+          viewColumn: vscode.ViewColumn.Beside,
         });
-        return;
-      case 'showChange':
-        this.showChange(msg.id).catch((e: unknown) =>
-          this.fail(`Could not show the change: ${e instanceof Error ? e.message : String(e)}`),
-        );
-        return;
-      case 'history':
-        this.postHistory().catch((e: unknown) =>
-          this.fail(`Could not list the runs: ${e instanceof Error ? e.message : String(e)}`),
-        );
-        return;
-      case 'openRun': {
-        const folder = vscode.workspace.workspaceFolders?.[0];
-        if (!folder || !RUN_FILE.test(msg.file)) return;
-        const uri = vscode.Uri.joinPath(folder.uri, ...RUNS_DIR.split(/[\\/]/), msg.file);
-        void vscode.window
-          .showTextDocument(uri, { preview: false, viewColumn: vscode.ViewColumn.Beside })
-          .then(undefined, (e: unknown) => {
-            this.fail(`Could not open ${msg.file}: ${e instanceof Error ? e.message : String(e)}`);
-          });
-        return;
-      }
-      case 'copy':
-        void vscode.env.clipboard.writeText(msg.text);
-        return;
-      case 'openLink':
-        void openLink(msg.href).then(undefined, (e: unknown) =>
-          this.fail(`Could not open ${clip(msg.href, 200)}: ${e instanceof Error ? e.message : String(e)}`),
-        );
-        return;
-      case 'checkConnection':
-      case 'ready':
-        void this.postConnection();
-        return;
+    },
+    newChat: () => this.newChat(),
+    resume: (msg) => void this.resume(msg.file),
+    branchFrom: (msg) => void this.branchFrom(msg.commit, msg.step, msg.run),
+    restoreCheckpoint: (msg) =>
+      void this.restoreCheckpoint(msg.commit, {
+        ...(msg.step ? { step: msg.step } : {}),
+        ...(msg.run ? { run: msg.run } : {}),
+      }),
+    showChange: (msg) =>
+      void this.showChange(msg.id).catch((e: unknown) =>
+        this.fail(`Could not show the change: ${e instanceof Error ? e.message : String(e)}`),
+      ),
+    history: () =>
+      void this.postHistory().catch((e: unknown) =>
+        this.fail(`Could not list the runs: ${e instanceof Error ? e.message : String(e)}`),
+      ),
+    openRun: (msg) => this.openRun(msg.file),
+    copy: (msg) => void vscode.env.clipboard.writeText(msg.text),
+    openLink: (msg) =>
+      void openLink(msg.href).then(undefined, (e: unknown) =>
+        this.fail(`Could not open ${clip(msg.href, 200)}: ${e instanceof Error ? e.message : String(e)}`),
+      ),
+    checkConnection: () => void this.postConnection(),
+    ready: () => void this.postConnection(),
+  };
+
+  private approve(id: string, approved: boolean): void {
+    const resolve = this.running?.approvals.get(id);
+    if (!resolve) return;
+    this.running!.approvals.delete(id);
+    resolve(approved);
+    this.post({ type: 'approvalDone', id, approved });
+  }
+
+  private newChat(): void {
+    if (this.running) {
+      this.post({ type: 'error', message: 'A run is in progress: stop it before starting a new chat.', actions: [] });
+      return;
     }
+    this.changes.clear();
+    // A reload brings back no chat the user cleared (nor one a restore still on its way would bring).
+    this.cleared = true;
+    // A new chat is a fresh conversation: the restores of the old one are not its story.
+    this.restores = [];
+    forgetChat(this.context);
+    this.thread = undefined;
+    this.post({ type: 'clear' });
+  }
+
+  /** A recorded run's trajectory (by file name in .lar/runs, nothing else), beside the chat. */
+  private openRun(file: string): void {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (!folder || !RUN_FILE.test(file)) return;
+    const uri = vscode.Uri.joinPath(folder.uri, ...RUNS_DIR.split(/[\\/]/), file);
+    void vscode.window
+      .showTextDocument(uri, { preview: false, viewColumn: vscode.ViewColumn.Beside })
+      .then(undefined, (e: unknown) => {
+        this.fail(`Could not open ${file}: ${e instanceof Error ? e.message : String(e)}`);
+      });
   }
 
   /** Whether the server answers (and with which model), or what is wrong: only the latest check is shown. */
   postConnection(): Promise<void> {
     return this.probe.check();
   }
-
-  /** Told of the sandbox of each run that starts: the status bar shows it. */
-  onSandbox: (summary: SandboxSummary | undefined) => void = () => {};
 
   /** Runs a crashed or killed editor left without an end are marked interrupted. */
   markInterruptedRuns(): Promise<void> {
@@ -306,303 +273,9 @@ export class AgentSession implements vscode.Disposable, Chat {
     this.post({ type: 'error', message: clip(message, 4000), actions });
   }
 
-  async start(task: string, opts: { queued?: boolean; resume?: boolean } = {}): Promise<void> {
-    if (this.busy) {
-      this.fail(`${this.busy} is in progress: finish it (or cancel its dialog), then send the message again.`);
-      return;
-    }
-    if (this.running) {
-      // Typed while the agent works: it reaches the model at its next turn.
-      this.queued.push(task);
-      this.post({ type: 'queued', text: clip(task, 20_000) });
-      return;
-    }
-    const folder = vscode.workspace.workspaceFolders?.[0];
-    if (!folder || folder.uri.scheme !== 'file') {
-      this.fail('Open a folder first: the agent works in the first workspace folder (on disk).');
-      return;
-    }
-    if (!vscode.workspace.isTrusted) {
-      this.fail('The agent runs commands in the workspace: trust the workspace first (Restricted Mode is on).');
-      return;
-    }
-    const running: Running = { ac: new AbortController(), approvals: new Map() };
-    this.running = running;
-    const signal = running.ac.signal;
-    this.post({ type: 'state', running: true });
-    void vscode.commands.executeCommand('setContext', 'lean4Agentic.agentRunning', true);
-    let run: OpenRun<AgentTerminal> | undefined;
-    let apiKey: string | undefined;
-    let mask: (text: string) => string = (t) => redact(t, apiKey);
-    try {
-      const ws = folder.uri.fsPath;
-      const config = readAgentConfig();
-      apiKey = await readApiKey(this.context.secrets);
-      // The key, and the values of environment variables that look secret (the terminal inherits them).
-      const key = apiKey;
-      mask = combineRedactors((t) => redact(t, key), secretRedactor(process.env));
-      const wf = loadWorkflowRef(config.workflow, ws);
-      if ('error' in wf) {
-        this.fail(`The workflow setting (${config.workflow}) is not usable: ${wf.error}`, ['openWorkflowSetting']);
-        return;
-      }
-      const workflow = wf.workflow;
-      const model = modelClientFor(config, apiKey);
-      let modelName: string;
-      try {
-        // The server is asked first even when the model is named: a run it could never answer is
-        // said once and leaves no trajectory (a listing it refuses for another reason does not stop the run).
-        const served = await model.servedModels(signal).catch((e: unknown) => {
-          const err = model.classify(e);
-          if (err.kind === 'unreachable' || err.kind === 'unauthorized' || err.kind === 'cancelled') throw err;
-          return undefined;
-        });
-        if (served?.length && config.model && !served.some((m) => m.id === config.model)) {
-          this.fail(
-            `The server does not serve the model "${config.model}" (it serves: ${served.map((m) => m.id).join(', ')}). Change the model setting or leave it empty.`,
-            ['openModelSetting'],
-          );
-          return;
-        }
-        modelName = await model.resolveModel(signal, served);
-      } catch (e) {
-        const err = model.classify(e);
-        if (err.kind !== 'cancelled') this.fail(redact(err.message, apiKey), actionsFor(err));
-        return;
-      }
-      const runId = newRunId();
-      const rules = readRules(ws, config.rules);
-      for (const p of rules.problems) this.output.warn(`rules: ${p}`);
-      const thread = this.thread;
-      // A chat read back from its trajectories: the model's context is rebuilt from them, under today's prompt.
-      const follow = prepareFollowUp(
-        thread?.conversation ??
-          (thread?.restored
-            ? rebuildConversation(thread.restored, systemFor(workflow, rules), toolSpecs())
-            : undefined),
-        task,
-        opts,
-      );
-      ensureLarDir(ws);
-      const trajectoryPath = trajectoryFile(ws, runId);
-      const trajectoryUri = vscode.Uri.file(trajectoryPath);
-      this.lastTrajectory = trajectoryUri;
-      this.cleared = false;
-      rememberChat(this.context, basename(trajectoryPath));
-      this.warnings.warnIfNoPty();
-      const store = config.checkpoints ? await this.checkpoints.store(ws) : undefined;
-      const restores = this.restores;
-      const view = new EventsToView({
-        mask: (t) => mask(t),
-        expectExitCode: workflow.outcome.expectExitCode,
-        runFile: basename(trajectoryPath),
-      });
-      const onWrite = (path: string, before: string | undefined, after: string) => {
-        view.wrote(this.changes.add(path, before, after));
-      };
-      run = await openRun({
-        workspace: ws,
-        workflow,
-        sandbox: config.sandbox,
-        breakHardLinks: config.breakHardLinks,
-        hostEnv: process.env,
-        ...(apiKey ? { apiKey } : {}),
-        rules,
-        runId,
-        trajectoryPath,
-        // Writes go through WorkspaceEdit (undoable, open editors follow); the terminal is mirrored in the editor.
-        makeFs: (readOnly) => new VscodeWorkspaceFs(ws, onWrite, readOnly),
-        makeTerminal: (options, box) =>
-          new AgentTerminal(options, box.plan.confined ? describeSandbox(box.summary) : 'unconfined'),
-      });
-      const box = run.sandbox;
-      const terminal = run.terminal;
-      mask = run.redact;
-      this.warnings.warnIfUnconfined(box);
-      this.onSandbox(box.summary);
-      running.terminal = terminal;
-      this.post({
-        type: 'runStarted',
-        // The chat shows the message as typed (the task may carry messages the model never answered, shown already).
-        task: clip(task, 20_000),
-        model: clip(modelName, 300),
-        endpoint: clip(maskEndpoint(config.endpoint), 1000),
-        trajectory: clip(vscode.workspace.asRelativePath(trajectoryUri), 2000),
-        sandbox: { confined: box.plan.confined, text: clip(box.refusal ?? describeSandbox(box.summary), 2000) },
-        ...(rules.files.length ? { rules: rules.files.map((f) => clip(f.path, 500)) } : {}),
-        ...(opts.queued || follow.reasked ? { shown: true } : {}),
-        ...(opts.resume ? { resumed: true } : {}),
-      });
-      this.output.info(
-        `agent run ${runId}: ${modelName} at ${maskEndpoint(config.endpoint)}, workflow ${workflow.id}, trajectory ${trajectoryPath}`,
-      );
-
-      // The live run as the server sees it; a shadow verifier decides when it cannot.
-      const live = createLiveGate({
-        server: this.lar,
-        uri: trajectoryUri.toString(),
-        trajectoryPath,
-        workflow,
-        approvals: config.approvals,
-        log: (m) => this.output.warn(m),
-      });
-      const approve = (req: { tool: string; args: unknown; reason: string }): Promise<boolean> =>
-        new Promise((resolve) => {
-          if (signal.aborted) return resolve(false);
-          const id = `a${++this.approvalSeq}`;
-          running.approvals.set(id, resolve);
-          this.post({
-            type: 'approval',
-            id,
-            tool: clip(req.tool, 200),
-            args: mask(shortArgs(req.tool, req.args, 20_000)),
-            reason: clip(req.reason, 1000),
-          });
-          void this.reveal();
-        });
-      /** The running command's output for its live card, sent at most every 150 ms. */
-      let liveOutput: { dispose(): void } | undefined;
-      const endLiveOutput = () => {
-        liveOutput?.dispose();
-        liveOutput = undefined;
-      };
-      const watchOutput = (id: string) => {
-        endLiveOutput();
-        const tail = new OutputTail();
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const flush = () => {
-          timer = undefined;
-          this.post({
-            type: 'toolOutput',
-            id: clip(id, 200),
-            tail: clip(mask(tail.text), OUTPUT_TAIL),
-            bytes: tail.bytes,
-          });
-        };
-        const sub = terminal.onOutput((text) => {
-          tail.push(text);
-          timer ??= setTimeout(flush, 150);
-        });
-        liveOutput = {
-          dispose: () => {
-            sub.dispose();
-            if (timer) clearTimeout(timer);
-          },
-        };
-      };
-      // The events written to the trajectory go to the live gate, then what the chat shows of each to the chat.
-      const onEvent = (e: AgentEvent) => {
-        if (e.kind === 'step') endLiveOutput();
-        if ('line' in e) live.observe(e);
-        for (const m of view.map(e)) this.post(m);
-        if (e.kind === 'toolStart' && e.tool === 'run_command') watchOutput(e.id);
-      };
-      follow.takeUnanswered();
-      const result = await runAgent({
-        ...run.agentOptions,
-        task: follow.task,
-        workflow,
-        workflowRef: config.workflow.startsWith('builtin:') ? config.workflow : workflow,
-        model,
-        modelInfo: { name: modelName, endpoint: maskEndpoint(config.endpoint) },
-        approve,
-        enforcement: config.enforcement,
-        toolFormat: config.toolCallFormat,
-        onIdle: 'end',
-        nextUserMessage: () => this.queued.shift(),
-        ...(store
-          ? {
-              checkpoint: async (c: { step: number }) => {
-                try {
-                  return (await store.snapshot(`runs/${runId}/steps/${c.step}`, `${runId}: before step ${c.step}`))
-                    .commit;
-                } catch (e) {
-                  this.output.warn(
-                    `no checkpoint before step ${c.step}: ${e instanceof Error ? e.message : String(e)}`,
-                  );
-                  return undefined;
-                }
-              },
-            }
-          : {}),
-        ...(restores.length ? { restored: restores } : {}),
-        ...(follow.conversation ? { conversation: follow.conversation } : {}),
-        thread: {
-          id: thread?.id ?? runId,
-          turn: (thread?.turn ?? 0) + 1,
-          ...(thread ? { previous: thread.previous } : {}),
-          ...(thread?.step ? { step: thread.step } : {}),
-        },
-        gate: live.gate,
-        limits: {
-          maxOutputTokens: config.maxTokens,
-          maxSteps: config.maxSteps,
-          maxRepeatedFailures: config.maxRepeatedFailures,
-          maxTimeMs: config.maxMinutes * 60_000,
-          ...(config.maxRunTokens > 0 ? { maxTokens: config.maxRunTokens } : {}),
-        },
-        onEvent,
-        signal,
-        onStart: (h) => {
-          running.interrupt = h.interrupt;
-          // Recorded in this run's file now: the next run does not record them again.
-          if (this.restores === restores) {
-            this.restores = [];
-            forgetPending(this.context);
-          }
-        },
-      }).finally(endLiveOutput);
-      await live.flushed();
-      // The next message continues this conversation (what the model did not answer is asked again with it).
-      this.thread = {
-        id: thread?.id ?? runId,
-        turn: (thread?.turn ?? 0) + 1,
-        conversation: result.conversation,
-        previous: basename(trajectoryPath),
-      };
-      const s = result.summary;
-      this.post({
-        type: 'end',
-        reason: result.endReason,
-        ...(result.detail ? { detail: clip(mask(result.detail), 2000) } : {}),
-        summary: { return: s.return, outcome: s.outcome.reward, steps: s.steps },
-      });
-      if (result.endReason === 'error' && result.detail)
-        this.fail(mask(result.detail), ['testConnection', 'openEndpointSetting']);
-      void this.postHistory();
-    } catch (e) {
-      const message = mask(e instanceof Error ? e.message : String(e));
-      this.output.error(`agent run failed: ${message}`);
-      this.fail(`The run failed: ${message}`, actionsFor(e));
-    } finally {
-      for (const resolve of running.approvals.values()) resolve(false);
-      // The status bar keeps saying how the last run's commands were confined.
-      const end = await run?.close();
-      for (const n of end ? endNotes(end) : []) {
-        this.output[n.level](n.detail ? `${n.text}\n${n.detail}` : n.text);
-        if (n.kind === 'quarantined') void vscode.window.showWarningMessage(`Lean4 Agentic ${n.text}`);
-      }
-      if (end?.later?.length) {
-        const shown = end.later.slice(0, 200);
-        this.post({
-          type: 'laterChanges',
-          files: shown.map((f) => ({
-            path: clip(f.path, 2000),
-            change: f.change,
-            ...(f.diff ? { diff: clip(f.diff, 40_000) } : {}),
-          })),
-          more: end.later.length - shown.length,
-        });
-      }
-      this.running = undefined;
-      this.post({ type: 'state', running: false });
-      void vscode.commands.executeCommand('setContext', 'lean4Agentic.agentRunning', false);
-      // A message typed after the model's last turn starts the follow-up, the others reach it at its
-      // first turn; a run the user stopped drops the queue with it.
-      if (signal.aborted) this.queued = [];
-      const next = this.queued.shift();
-      if (next !== undefined) void this.start(next, { queued: true });
-    }
+  /** Starts a run with the message, or queues it for the run in progress. */
+  start(task: string, opts: StartOptions = {}): Promise<void> {
+    return startRun(this, task, opts);
   }
 
   dispose(): void {
