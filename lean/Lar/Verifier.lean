@@ -9,14 +9,14 @@ import Lar.Rewards
 
 /-
 The incremental verifier: a state fed one event at a time, mirroring
-`VerifierState` in core/verifier/state.ts (same checks, same order, same
+`VerifierState` in core/verifier/state.ts, with its visits in stages.ts (same checks, same order, same
 rewards, same JSON results), and the trajectory-level specification
 `ConformsFrom` with the theorem that the checker's acceptance decides it.
 -/
 namespace Lar
 open Lean
 
-/-! ## Results (the JSON shapes of core/verifier/state.ts) -/
+/-! ## Results (the JSON shapes of core/verifier/types.ts) -/
 
 /-- One visit of a stage, scored when it ends. -/
 structure StageVisitResult where
@@ -696,7 +696,7 @@ def State.append (st : State) (line : Nat) : Event → State × StepResult
 /-- The gate's decision, reason and `ask` pattern for the verdicts of a proposed call.
 A blocked call keeps the `ask` pattern it matches: with enforcement `warn` a call blocked
 for the workflow's structure may still run, and then only once the user approves it
-(core/verifier/state.ts `GateResult`); one the command or path policy blocks never runs. -/
+(core/verifier/types.ts `GateResult`); one the command or path policy blocks never runs. -/
 def gateDecision (verdicts : List Verdict) (ask : Option String) : GateDecision × String × Option String :=
   match verdicts.find? (fun v => !v.ok && v.check != .toolNotRepeated) with
   | some f => (.block, f.reason, ask)
@@ -751,7 +751,7 @@ theorem State.gate_ok_iff (st : State) (call : ProposedCall) :
   simp only [List.any_append, List.any_cons, List.any_nil, hrep, Bool.or_false, preChecks_err]
   cases callConformsB st.wf st.sandbox st.currentStage call <;> decide
 
-/-- The trajectory's scores as if it stopped now (core/verifier/state.ts `TrajectorySummary`). -/
+/-- The trajectory's scores as if it stopped now (core/verifier/types.ts `TrajectorySummary`). -/
 def State.summary (st : State) : Json :=
   let open_ : List StageVisitResult × Int :=
     match st.visit with
