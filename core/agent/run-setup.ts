@@ -14,7 +14,8 @@ import { RunSandbox, type EndReport, type RunSandboxOptions } from '../sandbox/r
 import type { SandboxSetting } from '../sandbox/plan';
 import { describeTallies } from '../sandbox/proxy';
 import { describeLaterChanges } from '../sandbox/later-changes';
-import { TerminalSession, type TerminalOptions } from '../shell/session';
+import { TerminalSession } from '../shell/session';
+import type { TerminalOptions } from '../shell/types';
 import { pickShell } from '../shell/kinds';
 import { createToolExecutor, type CheckMirror } from '../tools/executor';
 import type { ToolExecutor } from '../tools/types';

@@ -7,7 +7,8 @@
 import { realpathSync } from 'node:fs';
 import { relative } from 'node:path';
 import * as vscode from 'vscode';
-import { TerminalSession, type RunOptions, type RunResult, type TerminalOptions } from '../../core/shell/session';
+import { TerminalSession } from '../../core/shell/session';
+import type { RunOptions, RunResult, TerminalOptions } from '../../core/shell/types';
 import { MarkerLineFilter, commandBanner } from './marker-filter';
 import type { CheckMirror } from '../../core/tools/executor';
 

@@ -18,7 +18,8 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TerminalSession, type TerminalOptions } from '../../core/shell/session';
+import { TerminalSession } from '../../core/shell/session';
+import type { TerminalOptions } from '../../core/shell/types';
 import { parseState } from '../../core/shell/fifos';
 import { alive } from '../../core/shell/procs';
 import {
