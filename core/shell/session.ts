@@ -29,17 +29,15 @@ import {
   closeSync,
   copyFileSync,
   mkdirSync,
-  openSync,
   realpathSync,
   rmSync,
   unlinkSync,
   writeFileSync,
-  writeSync,
 } from 'node:fs';
 import { basename, join } from 'node:path';
 import { loadNodePty, spawnShell, type ShellMode, type ShellProcess } from './process';
 import type { Completion } from '../schema/trajectory';
-import { CapOptions, capOutput, looksBinary, binarySummary, omissionMarker, stripTerminal } from './output';
+import { Capture, CommandLogs } from './capture';
 import {
   alive,
   holdsTerminal,
@@ -79,88 +77,6 @@ interface Active {
   stopping?: { completion: Completion; extra: Partial<RunResult> };
 }
 
-/**
- * Raw output of one command: written to its file as it arrives, with only a
- * bounded head and tail kept in memory (a 200 MB command stays cheap).
- */
-class Capture {
-  private fd: number;
-  private head: Buffer[] = [];
-  private headLen = 0;
-  private tail: Buffer[] = [];
-  private tailLen = 0;
-  bytes = 0;
-  newlines = 0;
-
-  constructor(
-    readonly path: string,
-    private readonly keep: number,
-    /** The file, already opened for writing (see TerminalSession.prepareLog). */
-    fd?: number,
-  ) {
-    this.fd = fd ?? openSync(path, 'w');
-  }
-
-  push(chunk: Buffer): void {
-    if (chunk.length === 0) return;
-    this.bytes += chunk.length;
-    for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, i + 1)) this.newlines++;
-    if (this.fd >= 0) writeSync(this.fd, chunk);
-    if (this.headLen < this.keep) {
-      const take = chunk.subarray(0, this.keep - this.headLen);
-      this.head.push(take);
-      this.headLen += take.length;
-      chunk = chunk.subarray(take.length);
-      if (chunk.length === 0) return;
-    }
-    this.tail.push(chunk);
-    this.tailLen += chunk.length;
-    while (this.tailLen - (this.tail[0]?.length ?? 0) >= this.keep) this.tailLen -= this.tail.shift()!.length;
-  }
-
-  close(): void {
-    if (this.fd >= 0) closeSync(this.fd);
-    this.fd = -1;
-  }
-
-  /** The model's text: binary summarized, else stripped and capped with head and tail. */
-  text(cap: CapOptions): { text: string; truncated: boolean; binary: boolean } {
-    const head = Buffer.concat(this.head);
-    const tail = Buffer.concat(this.tail);
-    const whole = this.bytes === head.length + tail.length;
-    const check = looksBinary(whole ? Buffer.concat([head, tail]) : head);
-    const tailCheck = whole ? check : looksBinary(tail);
-    if (check.binary || tailCheck.binary) {
-      return { text: binarySummary({ ...check, bytes: this.bytes }, this.path), truncated: true, binary: true };
-    }
-    const decode = (b: Buffer): string => stripTerminal(new TextDecoder('utf-8').decode(b));
-    if (whole) {
-      const c = capOutput(decode(Buffer.concat([head, tail])), cap);
-      return { text: c.text, truncated: c.truncated, binary: false };
-    }
-    // Too big to hold: cap the head and the tail separately and name what lies between.
-    const maxBytes = cap.maxBytes ?? 16 * 1024;
-    const maxLines = cap.maxLines ?? 400;
-    const frac = cap.headFraction ?? 0.5;
-    const h = headPart(decode(head), Math.floor(maxBytes * frac), Math.floor(maxLines * frac));
-    const t = tailPart(decode(tail), maxBytes - Math.floor(maxBytes * frac), maxLines - Math.floor(maxLines * frac));
-    // Counted on the raw stream, so an approximation once escape sequences were stripped.
-    const omittedBytes = Math.max(0, this.bytes - Buffer.byteLength(h, 'utf8') - Buffer.byteLength(t, 'utf8'));
-    const omittedLines = Math.max(0, this.newlines + 1 - h.split('\n').length - t.split('\n').length);
-    return { text: h + omissionMarker(omittedLines, omittedBytes) + t, truncated: true, binary: false };
-  }
-}
-
-function headPart(s: string, bytes: number, lines: number): string {
-  const c = capOutput(s, { maxBytes: bytes * 2, maxLines: lines * 2, headFraction: 0.5 });
-  return c.truncated ? c.text.slice(0, c.text.indexOf('\n… ')) : s;
-}
-
-function tailPart(s: string, bytes: number, lines: number): string {
-  const c = capOutput(s, { maxBytes: bytes * 2, maxLines: lines * 2, headFraction: 0.5 });
-  return c.truncated ? c.text.slice(c.text.indexOf(' omitted …\n') + ' omitted …\n'.length) : s;
-}
-
 export class TerminalSession {
   private pty: ShellProcess | undefined;
   private kind: ShellKind;
@@ -180,6 +96,7 @@ export class TerminalSession {
   private readonly tag = randomBytes(3).toString('hex');
   /** The shell's own pid when a launcher started it (else the pty's pid is the shell's). */
   private innerPid: number | undefined;
+  private readonly logs: CommandLogs;
 
   constructor(private readonly options: TerminalOptions) {
     this.shellPath = pickShell(options.env, options.shell);
@@ -199,6 +116,7 @@ export class TerminalSession {
     );
     mkdirSync(options.outputDir, { recursive: true });
     if (options.scriptDir) mkdirSync(options.scriptDir, { recursive: true });
+    this.logs = new CommandLogs(options.outputDir, this.tag);
     this.prepareLog();
   }
 
@@ -432,19 +350,17 @@ export class TerminalSession {
     if (this.active) throw new TerminalBusyError(this.active.command);
     const seq = ++this.seq;
     // Named without the nonces: a command can read its own file's name ($BASH_SOURCE, /proc).
-    const outputPath = this.logPath(seq);
+    const outputPath = this.logs.path(seq);
     const scriptPath = join(this.options.scriptDir ?? this.options.outputDir, `cmd-${this.tag}-${seq}.sh`);
     writeFileSync(scriptPath, commandScript(command, this.kind, options.cwd));
     // A run in a folder of its own leaves the carried folder and variables as they were (as a subshell did).
     const save = options.cwd === undefined;
     let runner: string | undefined;
     const started = Date.now();
-    const prepared = this.nextLog?.seq === seq ? this.nextLog.fd : undefined;
-    this.nextLog = undefined;
     const capture = new Capture(
       outputPath,
       Math.max(64 * 1024, 4 * (this.options.cap?.maxBytes ?? 16 * 1024)),
-      prepared,
+      this.logs.take(seq),
     );
     let finishRun!: (r: RunResult) => void;
     const done = new Promise<RunResult>((resolve) => (finishRun = resolve));
@@ -841,41 +757,16 @@ export class TerminalSession {
     return !pids.some(alive);
   }
 
-  private nextLog: { seq: number; fd: number } | undefined;
-
-  private logPath(seq: number): string {
-    return join(this.options.outputDir, `cmd-${this.tag}-${seq}.log`);
-  }
-
-  /** Opens the log file of the next command ahead of it (left out when it cannot be made: run() opens it then). */
+  /** Opens the log file of the next command ahead of it, between commands. */
   private prepareLog(): void {
-    if (this.disposed || this.nextLog || this.active) return;
-    const seq = this.seq + 1;
-    try {
-      this.nextLog = { seq, fd: openSync(this.logPath(seq), 'w') };
-    } catch {
-      this.nextLog = undefined;
-    }
-  }
-
-  /** The log file made ahead for a command that never came: closed and removed. */
-  private dropPreparedLog(): void {
-    const n = this.nextLog;
-    if (!n) return;
-    this.nextLog = undefined;
-    try {
-      closeSync(n.fd);
-      unlinkSync(this.logPath(n.seq));
-    } catch {
-      // already gone
-    }
+    if (!this.disposed && !this.active) this.logs.prepare(this.seq + 1);
   }
 
   /** Kill the shell and every process it started. The session cannot be used afterwards. */
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    this.dropPreparedLog();
+    this.logs.drop();
     const a = this.active;
     this.killShell();
     if (a && a.phase !== 'done') a.finish('unobserved', null, { cancelled: true });
