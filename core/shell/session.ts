@@ -38,6 +38,7 @@ import { basename, join } from 'node:path';
 import { loadNodePty, spawnShell, type ShellMode, type ShellProcess } from './process';
 import type { Completion } from '../schema/trajectory';
 import { Capture, CommandLogs } from './capture';
+import { CommandReader, ReadyMarker, SyncMarker } from './markers';
 import {
   alive,
   holdsTerminal,
@@ -65,14 +66,13 @@ interface Active {
   end: string;
   /** Where the command's child writes its folder and exported variables (undefined: they are not kept, as for a run in a folder of its own). */
   state?: StateFifo;
-  phase: 'begin' | 'body' | 'done';
-  /** latin1 text not yet classified (may hold the start of a marker). */
-  held: string;
+  done: boolean;
+  /** Its markers in the terminal's stream. */
+  reader: CommandReader;
   capture: Capture;
   started: number;
   finish: (completion: Completion, exitCode: number | null, extra?: Partial<RunResult>) => void;
   lastOutput: number;
-  skipNewline?: boolean;
   /** Set once the session started stopping the command: how the run ends whatever arrives. */
   stopping?: { completion: Completion; extra: Partial<RunResult> };
 }
@@ -86,9 +86,9 @@ export class TerminalSession {
   private exitListeners = new Set<(code: number) => void>();
   private seq = 0;
   private starting: Promise<void> | undefined;
-  private readyNonce = '';
+  private readonly ready = new ReadyMarker();
   private readyResolve: (() => void) | undefined;
-  private syncNonce = '';
+  private readonly syncMarker = new SyncMarker();
   private syncSeen: (() => void) | undefined;
   private disposed = false;
   private pendingExit: { code: number } | undefined;
@@ -263,7 +263,8 @@ export class TerminalSession {
     const channel = made.channel!;
     const baseline = this.fifos.open(made.names[0]!);
     this.fifos.add(made.names.slice(1));
-    this.readyNonce = nonce();
+    const readyNonce = nonce();
+    this.ready.expect(readyNonce);
     const script = join(this.fifos.dir, `start-${this.tag}.${this.kind === 'fish' ? 'fish' : 'sh'}`);
     const piped = this.options.mode === 'pipe' || (this.options.mode !== 'pty' && 'error' in loadNodePty());
     writeFileSync(
@@ -274,7 +275,7 @@ export class TerminalSession {
         baseline: baseline.path,
         runnerDir: this.fifos.dir,
         tag: this.tag,
-        readyNonce: this.readyNonce,
+        readyNonce,
         piped,
       }),
       { mode: 0o600 },
@@ -366,18 +367,20 @@ export class TerminalSession {
     const done = new Promise<RunResult>((resolve) => (finishRun = resolve));
     const timers: NodeJS.Timeout[] = [];
     let onAbort: (() => void) | undefined;
+    const begin = nonce();
+    const end = nonce();
     const active: Active = {
       command,
-      begin: nonce(),
-      end: nonce(),
-      phase: 'begin',
-      held: '',
+      begin,
+      end,
+      done: false,
+      reader: new CommandReader(begin, end),
       capture,
       started,
       lastOutput: started,
       finish: (completion, exitCode, extra = {}) => {
-        if (active.phase === 'done') return;
-        active.phase = 'done';
+        if (active.done) return;
+        active.done = true;
         for (const t of timers) clearTimeout(t);
         if (onAbort) options.signal?.removeEventListener('abort', onAbort);
         if (this.active === active) this.active = undefined;
@@ -435,7 +438,7 @@ export class TerminalSession {
       active.finish('unobserved', null, { output: `the shell could not start: ${(e as Error).message}` });
       return done;
     }
-    if (active.phase === 'done') return done;
+    if (active.done) return done;
     if (!this.pty || !this.channel) {
       active.finish('unobserved', null, { output: 'the shell exited before the command could start' });
       return done;
@@ -460,7 +463,7 @@ export class TerminalSession {
     // A state larger than the FIFO holds (64 KiB) must not keep the child from ending.
     if (active.state) {
       const drain = (): void => {
-        if (active.phase === 'done') return;
+        if (active.done) return;
         active.state?.drain();
         timers.push(setTimeout(drain, 200));
       };
@@ -473,7 +476,7 @@ export class TerminalSession {
     // Waiting for input: quiet for inputIdleMs while reading the terminal.
     const idleMs = timerMs(options.inputIdleMs ?? this.options.inputIdleMs ?? 3000);
     const checkIdle = (): void => {
-      if (active.phase === 'done') return;
+      if (active.done) return;
       const quiet = Date.now() - active.lastOutput;
       if (quiet >= idleMs && this.pty?.mode === 'pty' && waitingOnTerminal(this.shellPid!) === true) {
         void this.interrupt(active, 'unobserved', { waitingForInput: true });
@@ -500,7 +503,7 @@ export class TerminalSession {
    * command gets a fresh one (`shellRestarted`).
    */
   private async interrupt(active: Active, completion: Completion, extra: Partial<RunResult>): Promise<void> {
-    if (active.phase === 'done' || active.stopping || !this.pty) return;
+    if (active.done || active.stopping || !this.pty) return;
     active.stopping = { completion, extra };
     const p = this.pty;
     const grace = timerMs(this.options.graceMs ?? 1500);
@@ -523,13 +526,13 @@ export class TerminalSession {
       () => this.stopJob(),
     ];
     for (const [i, step] of steps.entries()) {
-      if ((active.phase as Active['phase']) === 'done' || this.pty !== p) return;
+      if ((active.done as boolean) || this.pty !== p) return;
       // A job killed outright could not restore the terminal it changed (a REPL's raw mode:
       // no line ends, no signal keys); bash restores it itself, the others do not.
       if ((await step()) && (await this.sync(grace, i === steps.length - 1)))
         return active.finish(completion, null, extra);
     }
-    if ((active.phase as Active['phase']) === 'done') return;
+    if (active.done as boolean) return;
     this.killShell();
     active.finish(completion, null, { ...extra, shellRestarted: true });
   }
@@ -589,15 +592,15 @@ export class TerminalSession {
     return new Promise((resolve) => {
       const p = this.pty;
       if (!p) return resolve(false);
-      this.syncNonce = nonce();
-      this.syncBuf = '';
+      const n = nonce();
+      this.syncMarker.expect(n);
       let sent = -Infinity;
       const send = (): void => {
         if (this.pty !== p) return end(false);
         const shell = this.ownPid;
         if (Date.now() - sent < 400 || (shell !== undefined && holdsTerminal(shell) === false)) return;
         sent = Date.now();
-        p.write(`${syncLine(this.syncNonce, sane)}${this.kind === 'fish' ? '\r' : '\n'}`);
+        p.write(`${syncLine(n, sane)}${this.kind === 'fish' ? '\r' : '\n'}`);
       };
       // Ctrl-C flushes pending input; give the line discipline a moment first.
       const ticks = setInterval(send, 100);
@@ -607,7 +610,7 @@ export class TerminalSession {
         clearTimeout(deadline);
         this.cancelSync = undefined;
         this.syncSeen = undefined;
-        this.syncNonce = '';
+        this.syncMarker.expect('');
         resolve(ok);
       };
       this.syncSeen = () => end(true);
@@ -622,83 +625,27 @@ export class TerminalSession {
     }
     const text = chunk.toString('latin1');
     if (this.readyResolve) {
-      if (
-        text.includes(`__LAR_R_${this.readyNonce}__`) ||
-        (this.readyBuf += text).includes(`__LAR_R_${this.readyNonce}__`)
-      ) {
-        this.readyBuf = '';
-        this.readyResolve();
-      } else this.readyBuf = this.readyBuf.slice(-64);
+      if (this.ready.seen(text)) this.readyResolve();
       return;
     }
-    let synced = false;
-    if (this.syncSeen) {
-      this.syncBuf = (this.syncBuf + text).slice(-4096);
-      if (this.syncBuf.includes(`__LAR_S_${this.syncNonce}__`)) {
-        this.syncBuf = '';
-        synced = true;
-      }
-    }
+    const synced = this.syncSeen !== undefined && this.syncMarker.seen(text);
     const a = this.active;
-    // Sync markers (of this or an earlier interruption) are never the command's output
-    // (fish's line editor also shows the sync line as it reads it).
-    if (a && a.phase !== 'done')
-      this.feed(a, a.stopping ? text.replace(/(\r\n)?__LAR_[SYZ]_[0-9a-f]{16}__(\r\n)?/g, '') : text);
+    if (a && !a.done) this.feed(a, text);
     if (synced) this.syncSeen?.();
   }
 
-  private readyBuf = '';
   private cancelSync: (() => void) | undefined;
-  private syncBuf = '';
 
   private feed(a: Active, text: string): void {
-    let s = a.held + text;
-    a.held = '';
-    if (a.phase === 'begin') {
-      const begin = `__LAR_B_${a.begin}__`;
-      const i = s.indexOf(begin);
-      if (i < 0) {
-        a.held = s.slice(-(begin.length + 2));
-        return;
-      }
-      s = s.slice(i + begin.length);
-      a.phase = 'body';
-      a.lastOutput = Date.now();
-      // The marker's own line ending (`\n` alone on a terminal left without onlcr).
-      if (s.startsWith('\r\n')) s = s.slice(2);
-      else if (s.startsWith('\n')) s = s.slice(1);
-      else if (s.length < 2) {
-        a.held = s;
-        a.skipNewline = true;
-        return;
-      }
-    }
-    if (a.skipNewline) {
-      a.skipNewline = false;
-      if (s.startsWith('\r\n')) s = s.slice(2);
-      else if (s.startsWith('\n')) s = s.slice(1);
-    }
-    if (s.length) a.lastOutput = Date.now();
-    // `\r\n` before it, or `\n` alone on a terminal left without onlcr (the nonce is what counts).
-    const endPrefix = `\n__LAR_E_${a.end}_`;
-    const found = s.indexOf(endPrefix);
-    if (found >= 0) {
-      const i = found > 0 && s[found - 1] === '\r' ? found - 1 : found;
-      const m = /^(\d+)__/.exec(s.slice(found + endPrefix.length));
-      a.capture.push(Buffer.from(s.slice(0, i), 'latin1'));
-      if (m) {
+    for (const e of a.reader.read(text, a.stopping !== undefined)) {
+      if (e.type === 'end') {
         if (a.stopping) a.finish(a.stopping.completion, null, a.stopping.extra);
-        else a.finish('marker', Number(m[1]));
+        else a.finish('marker', e.status);
         return;
       }
-      a.held = s.slice(i);
-      return;
+      a.lastOutput = Date.now();
+      if (e.type === 'output') a.capture.push(e.bytes);
     }
-    // Keep back what could be the start of the end marker (and a `\r` before it).
-    let cut = s.length - trailingPrefix(s, endPrefix);
-    if (cut > 0 && s[cut - 1] === '\r') cut--;
-    a.capture.push(Buffer.from(s.slice(0, cut), 'latin1'));
-    a.held = s.slice(cut);
   }
 
   private exited(p: ShellProcess, code: number): void {
@@ -713,12 +660,12 @@ export class TerminalSession {
     this.exitWhileStarting = undefined;
     this.readyResolve = undefined;
     const a = this.active;
-    if (a && a.phase !== 'done') {
+    if (a && !a.done) {
       // Let trailing output arrive first. What the command's child did is not known: the
       // shell's own exit status is not the command's (a command could end the shell on purpose).
       setTimeout(() => {
-        if (a.held && a.phase === 'body') a.capture.push(Buffer.from(a.held, 'latin1'));
-        a.held = '';
+        const held = a.reader.flush();
+        if (held && !a.done) a.capture.push(held);
         a.finish('exit', null);
       }, 50);
     }
@@ -769,7 +716,7 @@ export class TerminalSession {
     this.logs.drop();
     const a = this.active;
     this.killShell();
-    if (a && a.phase !== 'done') a.finish('unobserved', null, { cancelled: true });
+    if (a && !a.done) a.finish('unobserved', null, { cancelled: true });
     this.listeners.clear();
     this.fifos?.dispose();
     this.fifos = undefined;
@@ -803,10 +750,4 @@ function findShell(root: number, launcherFile: string): number | undefined {
 
 function exeOf(pid: number): string | undefined {
   return linkOf(`/proc/${pid}/exe`);
-}
-
-/** Length of the longest suffix of `s` that is a prefix of `prefix`. */
-function trailingPrefix(s: string, prefix: string): number {
-  for (let k = Math.min(s.length, prefix.length); k > 0; k--) if (s.endsWith(prefix.slice(0, k))) return k;
-  return 0;
 }
