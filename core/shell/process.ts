@@ -56,6 +56,10 @@ export function loadNodePty(): { pty: NodePty } | { error: string } {
   return loaded;
 }
 
+/** Whether a shell started in this mode runs over pipes (`auto`: when node-pty cannot load). */
+export const usesPipes = (mode: ShellMode | 'auto' | undefined): boolean =>
+  mode === 'pipe' || (mode !== 'pty' && 'error' in loadNodePty());
+
 /**
  * On macOS node-pty starts shells through its `spawn-helper` executable; a
  * VSIX (a zip) can lose its execute bit, and every spawn then fails with

@@ -327,3 +327,27 @@ export function ignoresSignal(pid: number, signal: NodeJS.Signals): boolean {
     return false;
   }
 }
+
+/**
+ * The shell below a launcher: the first process down from `root` that is not
+ * the launcher itself (bwrap forks its namespace's init, which starts the
+ * shell). Undefined when it cannot be told (no /proc).
+ */
+export function findShell(root: number, launcherFile: string): number | undefined {
+  const launcherExe = exeOf(root) ?? launcherFile;
+  const all = listProcesses();
+  // The shell stays in the launcher's session; a helper started beside it in a session of its own is not it (sandbox/forwarder.ts).
+  const session = all.find((p) => p.pid === root)?.session;
+  let level = [root];
+  for (let depth = 0; depth < 4 && level.length; depth++) {
+    const next = all.filter((p) => level.includes(p.ppid));
+    for (const p of next)
+      if (exeOf(p.pid) !== launcherExe && (session === undefined || p.session === session)) return p.pid;
+    level = next.map((p) => p.pid);
+  }
+  return undefined;
+}
+
+function exeOf(pid: number): string | undefined {
+  return linkOf(`/proc/${pid}/exe`);
+}

@@ -24,39 +24,30 @@
  * How a run ended is its `completion` (see types.ts).
  */
 import { randomBytes } from 'node:crypto';
-import {
-  chmodSync,
-  closeSync,
-  copyFileSync,
-  mkdirSync,
-  realpathSync,
-  rmSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { basename, join } from 'node:path';
-import { loadNodePty, spawnShell, type ShellMode, type ShellProcess } from './process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Completion } from '../schema/trajectory';
 import { Capture, CommandLogs } from './capture';
+import { FifoFolder, writeRecords, type StateFifo } from './fifos';
+import { commandScript, dialectOf, initLine, pickShell, shellKind, type ShellKind } from './kinds';
 import { CommandReader, ReadyMarker, SyncMarker } from './markers';
+import { usesPipes, type ShellMode, type ShellProcess } from './process';
 import {
   alive,
+  findShell,
   holdsTerminal,
   ignoresSignal,
   jobWaitingOnTerminal,
   killAll,
   killJob,
   killTree,
-  linkOf,
-  listProcesses,
   procInfo,
   sessionProcesses,
   waitingOnTerminal,
 } from './procs';
+import { nonce, runLine, runnerPath, runnerScript, syncLine, type CarriedState } from './protocol';
 import { assertTypable } from './quote';
-import { commandScript, dialectOf, initLine, pickShell, shellKind, type ShellKind } from './kinds';
-import { nonce, parentScript, runLine, runnerPath, runnerScript, syncLine, type CarriedState } from './protocol';
-import { FifoFolder, writeRecords, type StateFifo } from './fifos';
+import { closeChannel, executeOnlyCopy, launchShell, startDone, startFiles, type StartFiles } from './startup';
 import { TerminalBusyError, timerMs, type RunOptions, type RunResult, type TerminalOptions } from './types';
 
 interface Active {
@@ -91,19 +82,30 @@ export class TerminalSession {
   private readonly syncMarker = new SyncMarker();
   private syncSeen: (() => void) | undefined;
   private disposed = false;
-  private pendingExit: { code: number } | undefined;
   /** Names this session's files apart from another session's in the same folder. */
   private readonly tag = randomBytes(3).toString('hex');
   /** The shell's own pid when a launcher started it (else the pty's pid is the shell's). */
   private innerPid: number | undefined;
+  /** `pty` or `pipe`, as the shell last started. */
+  private lastMode: ShellMode | undefined;
   private readonly logs: CommandLogs;
+  private exitWhileStarting: ((code: number) => void) | undefined;
+  /** The execute-only copy of the shell, made once per session (see startup.ts). */
+  private shellCopy: string | undefined;
+  /** The session's private folders (made at the first start). */
+  private fifos: FifoFolder | undefined;
+  /** The channel of the running shell (see protocol.ts). */
+  private channel: { path: string; fd: number; baseline: StateFifo } | undefined;
+  /** What child processes of the shell start with, as the shell last wrote it (undefined: not known). */
+  private baseline: Map<string, string> | undefined;
+  /** The folder and exported variables the last commands left: kept by the session, over a restart too. */
+  private carried: CarriedState = {};
 
   constructor(private readonly options: TerminalOptions) {
     this.shellPath = pickShell(options.env, options.shell);
     // fish cannot read its commands from a pipe (it fails with "Unable to read input
     // file"): without a terminal, a POSIX shell runs them instead.
-    const piped = options.mode === 'pipe' || (options.mode !== 'pty' && 'error' in loadNodePty());
-    if (piped && shellKind(this.shellPath) === 'fish') this.shellPath = pickShell({});
+    if (usesPipes(options.mode) && shellKind(this.shellPath) === 'fish') this.shellPath = pickShell({});
     this.kind = shellKind(this.shellPath) ?? 'posix';
     // The shell's own script is in this folder (or a private one of the session's), and its path
     // is typed on the shell's input line at start: quoting makes it one word, but a control
@@ -119,8 +121,6 @@ export class TerminalSession {
     this.logs = new CommandLogs(options.outputDir, this.tag);
     this.prepareLog();
   }
-
-  private lastMode: ShellMode | undefined;
 
   /** `pty` (node-pty) or `pipe` (the fallback when node-pty cannot load); undefined before the shell first started. */
   get mode(): ShellMode | undefined {
@@ -166,44 +166,40 @@ export class TerminalSession {
   start(): Promise<void> {
     if (this.disposed) return Promise.reject(new Error('the terminal session was disposed'));
     if (this.pty) return this.starting ?? Promise.resolve();
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(this.options.env)) if (v !== undefined) env[k] = v;
-    env.TERM ??= 'xterm-256color';
-    env.PAGER ??= 'cat';
-    env.GIT_PAGER ??= 'cat';
-    // The agent's commands stay out of the user's shell history (bash and zsh: HISTFILE is unset at start).
-    if (this.kind === 'fish') env.fish_history = '';
     const launcher = this.options.launcher;
-    const shellArgs = this.options.shellArgs ?? [];
     const shellFile =
       launcher && this.options.shellCopyDir ? this.unreadableCopy(this.options.shellCopyDir) : this.shellPath;
-    let begun: ReturnType<typeof this.beginShell>;
+    let files: StartFiles;
     try {
-      begun = this.beginShell(shellFile);
+      const base = this.options.scriptDir ?? (launcher ? this.options.outputDir : undefined);
+      this.fifos ??= new FifoFolder(base);
+      const piped = usesPipes(this.options.mode);
+      files = startFiles(this.fifos, { kind: this.kind, tag: this.tag, shellFile, piped });
     } catch (e) {
       return Promise.reject(new Error(`the shell's private channel could not be made: ${(e as Error).message}`));
     }
-    const p = spawnShell(
-      {
-        shell: launcher ? launcher.file : this.shellPath,
-        args: launcher ? [...launcher.args, shellFile, ...shellArgs] : shellArgs,
-        cwd: this.options.cwd,
-        env,
-        cols: this.options.cols ?? 120,
-        rows: this.options.rows ?? 30,
-        fish: this.kind === 'fish',
-      },
-      this.options.mode ?? 'auto',
-    );
+    this.ready.expect(files.readyNonce);
+    const p = launchShell(this.options, this.kind, this.shellPath, shellFile);
     this.pty = p;
     this.innerPid = undefined;
     this.lastMode = p.mode;
-    this.pendingExit = undefined;
-    this.channel = { ...begun.channel, baseline: begun.baseline };
+    this.channel = { ...files.channel, baseline: files.baseline };
     p.onData((d) => this.data(d));
     p.onExit((code) => this.exited(p, code));
+    const s = (this.starting = this.whenReady(p, files));
+    p.write(`${initLine(this.kind, files.script)}\r`);
+    const clear = (): void => {
+      if (this.starting === s) this.starting = undefined;
+    };
+    s.then(clear, clear);
+    return s;
+  }
+
+  /** Resolves when the shell printed its ready marker; rejects when it exits first or takes too long (killed then). */
+  private whenReady(p: ShellProcess, files: StartFiles): Promise<void> {
     const startTimeout = timerMs(this.options.startTimeoutMs ?? 10_000);
-    this.starting = new Promise<void>((resolve, reject) => {
+    const launcher = this.options.launcher;
+    return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.readyResolve = undefined;
         reject(new Error(`the shell ${this.shellPath} did not become ready within ${startTimeout} ms`));
@@ -215,7 +211,7 @@ export class TerminalSession {
         this.exitWhileStarting = undefined;
         // The shell has printed: it exists, below the launcher's processes.
         if (launcher && this.pty === p) this.innerPid = findShell(p.pid, launcher.file);
-        this.shellBegun(begun);
+        this.baseline = startDone(files, this.kind);
         resolve();
       };
       this.exitWhileStarting = (code) => {
@@ -223,117 +219,12 @@ export class TerminalSession {
         reject(new Error(`the shell ${this.shellPath} exited with code ${code} while starting`));
       };
     });
-    p.write(`${initLine(this.kind, begun.script)}\r`);
-    const s = this.starting;
-    s.then(
-      () => {
-        if (this.starting === s) this.starting = undefined;
-      },
-      () => {
-        if (this.starting === s) this.starting = undefined;
-      },
-    );
-    return s;
   }
 
-  private exitWhileStarting: ((code: number) => void) | undefined;
-  private shellCopy: string | undefined;
-
-  /** The session's private folders (made at the first start). */
-  private fifos: FifoFolder | undefined;
-  /** The channel of the running shell (see shell-protocol.ts). */
-  private channel: { path: string; fd: number; baseline: StateFifo } | undefined;
-  /** What child processes of the shell start with, as the shell last wrote it (undefined: not known). */
-  private baseline: Map<string, string> | undefined;
-  /** The folder and exported variables the last commands left: kept by the session, over a restart too. */
-  private carried: CarriedState = {};
-
-  /**
-   * Before a shell starts: its channel, the FIFO its baseline goes to, a few
-   * state FIFOs ahead, and its script (parentScript), in the private folder.
-   */
-  private beginShell(shellFile: string): {
-    channel: { path: string; fd: number };
-    baseline: StateFifo;
-    script: string;
-  } {
-    const base = this.options.scriptDir ?? (this.options.launcher ? this.options.outputDir : undefined);
-    this.fifos ??= new FifoFolder(base);
-    const made = this.fifos.makeNow(1 + 3, true);
-    const channel = made.channel!;
-    const baseline = this.fifos.open(made.names[0]!);
-    this.fifos.add(made.names.slice(1));
-    const readyNonce = nonce();
-    this.ready.expect(readyNonce);
-    const script = join(this.fifos.dir, `start-${this.tag}.${this.kind === 'fish' ? 'fish' : 'sh'}`);
-    const piped = this.options.mode === 'pipe' || (this.options.mode !== 'pty' && 'error' in loadNodePty());
-    writeFileSync(
-      script,
-      parentScript(this.kind, {
-        shell: shellFile,
-        channel: channel.path,
-        baseline: baseline.path,
-        runnerDir: this.fifos.dir,
-        tag: this.tag,
-        readyNonce,
-        piped,
-      }),
-      { mode: 0o600 },
-    );
-    return { channel, baseline, script };
-  }
-
-  /**
-   * The shell is ready: its script is removed, bash, zsh and sh hold the channel
-   * open so its name goes too (fish opens it by name each time: it stays, in a
-   * folder no process can list), and the baseline is read.
-   */
-  private shellBegun(b: { channel: { path: string }; baseline: StateFifo; script: string }): void {
-    for (const f of [b.script, ...(this.kind === 'fish' ? [] : [b.channel.path])]) {
-      try {
-        unlinkSync(f);
-      } catch {
-        /* gone */
-      }
-    }
-    const base = b.baseline.close();
-    this.baseline = base?.env;
-  }
-
-  /** The channel closed and removed (its shell is gone). */
-  private closeChannel(): void {
-    const c = this.channel;
-    if (!c) return;
-    this.channel = undefined;
-    c.baseline.close();
-    try {
-      closeSync(c.fd);
-    } catch {
-      /* closed */
-    }
-    try {
-      unlinkSync(c.path);
-    } catch {
-      /* unlinked at start, or gone */
-    }
-  }
-
-  /**
-   * The execute-only copy of the shell (made once per session); the shell itself when it cannot be
-   * made. Named after the shell: zsh takes a name starting with `s` for sh and emulates it.
-   */
+  /** The execute-only copy of the shell (made once per session); the shell itself when it cannot be made. */
   private unreadableCopy(dir: string): string {
-    if (this.shellCopy) return this.shellCopy;
-    const copy = join(dir, `${basename(this.shellPath)}-${this.tag}`);
-    try {
-      mkdirSync(dir, { recursive: true });
-      copyFileSync(realpathSync(this.shellPath), copy);
-      chmodSync(copy, 0o111);
-      this.shellCopy = copy;
-    } catch {
-      return this.shellPath;
-    }
-    return copy;
+    this.shellCopy ??= executeOnlyCopy(this.shellPath, dir, this.tag);
+    return this.shellCopy ?? this.shellPath;
   }
 
   /** Kill the shell and everything it started, then start a fresh one. */
@@ -655,7 +546,7 @@ export class TerminalSession {
     // touch the shell that replaced it, nor the command now running there.
     if (this.pty !== p) return;
     this.pty = undefined;
-    this.closeChannel();
+    this.dropChannel();
     this.exitWhileStarting?.(code);
     this.exitWhileStarting = undefined;
     this.readyResolve = undefined;
@@ -678,12 +569,19 @@ export class TerminalSession {
     this.pty = undefined;
     // Not p.kill() afterwards: node-pty reaps on its own thread, so the pid may already be another process's.
     killTree(p.pid);
-    this.closeChannel();
+    this.dropChannel();
     // Told now, before a new shell can start: its own exit event will be ignored (see exited).
     this.exitWhileStarting?.(128 + 9);
     this.exitWhileStarting = undefined;
     this.readyResolve = undefined;
     for (const l of this.exitListeners) l(128 + 9);
+  }
+
+  /** The channel closed and removed (its shell is gone). */
+  private dropChannel(): void {
+    const c = this.channel;
+    this.channel = undefined;
+    if (c) closeChannel(c);
   }
 
   /**
@@ -726,28 +624,4 @@ export class TerminalSession {
   get running(): boolean {
     return this.pty !== undefined && alive(this.pty.pid);
   }
-}
-
-/**
- * The shell below a launcher: the first process down from `root` that is not
- * the launcher itself (bwrap forks its namespace's init, which starts the
- * shell). Undefined when it cannot be told (no /proc).
- */
-function findShell(root: number, launcherFile: string): number | undefined {
-  const launcherExe = exeOf(root) ?? launcherFile;
-  const all = listProcesses();
-  // The shell stays in the launcher's session; a helper started beside it in a session of its own is not it (sandbox/forwarder.ts).
-  const session = all.find((p) => p.pid === root)?.session;
-  let level = [root];
-  for (let depth = 0; depth < 4 && level.length; depth++) {
-    const next = all.filter((p) => level.includes(p.ppid));
-    for (const p of next)
-      if (exeOf(p.pid) !== launcherExe && (session === undefined || p.session === session)) return p.pid;
-    level = next.map((p) => p.pid);
-  }
-  return undefined;
-}
-
-function exeOf(pid: number): string | undefined {
-  return linkOf(`/proc/${pid}/exe`);
 }
