@@ -141,8 +141,6 @@ const OVER: Record<string, number> = {
   'core/sandbox/proxy.ts': 459,
   'core/sandbox/run.ts': 559,
   'core/sandbox/run.ts#RunSandbox.open': 116,
-  'core/shell/session.ts': 1033,
-  'core/shell/session.ts#TerminalSession.run': 146,
   'core/tools/executor.ts#createToolExecutor': 96,
   'core/tools/executor.ts#createToolExecutor.(anonymous)': 94,
   'core/tools/file-tools.ts': 430,

@@ -351,3 +351,13 @@ export function findShell(root: number, launcherFile: string): number | undefine
 function exeOf(pid: number): string | undefined {
   return linkOf(`/proc/${pid}/exe`);
 }
+
+/** SIGKILL for `pids` until all are gone, at most `timeoutMs`; false when some are still there. */
+export async function killUntilGone(pids: readonly number[], timeoutMs: number): Promise<boolean> {
+  const until = Date.now() + timeoutMs;
+  while (pids.some(alive) && Date.now() < until) {
+    killAll(pids.filter(alive), 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return !pids.some(alive);
+}

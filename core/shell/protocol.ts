@@ -253,6 +253,14 @@ export interface CarriedState {
   env?: Map<string, string>;
 }
 
+/** What carries after a command that wrote its state: its variables, and its folder (the last one known if it had none). */
+export function carryOver(carried: CarriedState, record: { cwd?: string; env: Map<string, string> }): CarriedState {
+  return {
+    ...(record.cwd !== undefined ? { cwd: record.cwd } : carried.cwd !== undefined ? { cwd: carried.cwd } : {}),
+    env: record.env,
+  };
+}
+
 export interface RunnerOptions {
   kind: ProtocolKind;
   /** The command file (commandScript's text). */

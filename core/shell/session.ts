@@ -18,80 +18,53 @@
  * a command does (functions, aliases, traps, `enable -n`, hooks, a process
  * reading the terminal) changes how a later command's end is seen. What
  * carries from one command to the next is its folder and its exported
- * variables, as data (see shell-protocol.ts).
+ * variables, as data (see protocol.ts).
  * Everything between the markers is the command's output: saved raw to
  * `outputPath`, and given to the model stripped and capped (see output.ts).
  * How a run ended is its `completion` (see types.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Completion } from '../schema/trajectory';
 import { Capture, CommandLogs } from './capture';
+import { RunningCommand, type StateRecord } from './command';
 import { FifoFolder, writeRecords, type StateFifo } from './fifos';
 import { commandScript, dialectOf, initLine, pickShell, shellKind, type ShellKind } from './kinds';
-import { CommandReader, ReadyMarker, SyncMarker } from './markers';
+import { ReadyMarker } from './markers';
 import { usesPipes, type ShellMode, type ShellProcess } from './process';
-import {
-  alive,
-  findShell,
-  holdsTerminal,
-  ignoresSignal,
-  jobWaitingOnTerminal,
-  killAll,
-  killJob,
-  killTree,
-  procInfo,
-  sessionProcesses,
-  waitingOnTerminal,
-} from './procs';
-import { nonce, runLine, runnerPath, runnerScript, syncLine, type CarriedState } from './protocol';
+import { alive, findShell, killAll, killTree, killUntilGone, sessionProcesses, waitingOnTerminal } from './procs';
+import { carryOver, runLine, runnerPath, runnerScript, type CarriedState } from './protocol';
 import { assertTypable } from './quote';
 import { closeChannel, executeOnlyCopy, launchShell, startDone, startFiles, type StartFiles } from './startup';
+import { CommandStopper } from './stopping';
 import { TerminalBusyError, timerMs, type RunOptions, type RunResult, type TerminalOptions } from './types';
-
-interface Active {
-  command: string;
-  /** The nonces of the begin and the end marker (the end one reaches the shell only after the command ended). */
-  begin: string;
-  end: string;
-  /** Where the command's child writes its folder and exported variables (undefined: they are not kept, as for a run in a folder of its own). */
-  state?: StateFifo;
-  done: boolean;
-  /** Its markers in the terminal's stream. */
-  reader: CommandReader;
-  capture: Capture;
-  started: number;
-  finish: (completion: Completion, exitCode: number | null, extra?: Partial<RunResult>) => void;
-  lastOutput: number;
-  /** Set once the session started stopping the command: how the run ends whatever arrives. */
-  stopping?: { completion: Completion; extra: Partial<RunResult> };
-}
 
 export class TerminalSession {
   private pty: ShellProcess | undefined;
   private kind: ShellKind;
   private shellPath: string;
-  private active: Active | undefined;
-  private listeners = new Set<(data: string) => void>();
-  private exitListeners = new Set<(code: number) => void>();
-  private seq = 0;
-  private starting: Promise<void> | undefined;
-  private readonly ready = new ReadyMarker();
-  private readyResolve: (() => void) | undefined;
-  private readonly syncMarker = new SyncMarker();
-  private syncSeen: (() => void) | undefined;
+  /** `pty` or `pipe`, as the shell last started. */
+  private lastMode: ShellMode | undefined;
+  /** The shell's own pid when a launcher started it (else the pty's pid is the shell's). */
+  private innerPid: number | undefined;
+  /** The execute-only copy of the shell, made once per session (see startup.ts). */
+  private shellCopy: string | undefined;
   private disposed = false;
   /** Names this session's files apart from another session's in the same folder. */
   private readonly tag = randomBytes(3).toString('hex');
-  /** The shell's own pid when a launcher started it (else the pty's pid is the shell's). */
-  private innerPid: number | undefined;
-  /** `pty` or `pipe`, as the shell last started. */
-  private lastMode: ShellMode | undefined;
   private readonly logs: CommandLogs;
+  private listeners = new Set<(data: string) => void>();
+  private exitListeners = new Set<(code: number) => void>();
+  private readonly ready = new ReadyMarker();
+  /** The shell's start, while it runs; its ready marker seen, and its exit while starting. */
+  private starting: Promise<void> | undefined;
+  private readyResolve: (() => void) | undefined;
   private exitWhileStarting: ((code: number) => void) | undefined;
-  /** The execute-only copy of the shell, made once per session (see startup.ts). */
-  private shellCopy: string | undefined;
+  /** Stops the running command (and answers whether the shell is back). */
+  private readonly stopper: CommandStopper;
+  /** The command running, and the number of the last one. */
+  private active: RunningCommand | undefined;
+  private seq = 0;
   /** The session's private folders (made at the first start). */
   private fifos: FifoFolder | undefined;
   /** The channel of the running shell (see protocol.ts). */
@@ -119,6 +92,13 @@ export class TerminalSession {
     mkdirSync(options.outputDir, { recursive: true });
     if (options.scriptDir) mkdirSync(options.scriptDir, { recursive: true });
     this.logs = new CommandLogs(options.outputDir, this.tag);
+    this.stopper = new CommandStopper({
+      pty: () => this.pty,
+      ownPid: () => this.ownPid,
+      killShell: () => this.killShell(),
+      lineEnd: this.kind === 'fish' ? '\r' : '\n',
+      graceMs: timerMs(options.graceMs ?? 1500),
+    });
     this.prepareLog();
   }
 
@@ -144,6 +124,16 @@ export class TerminalSession {
 
   get shell(): string {
     return this.shellPath;
+  }
+
+  /** Whether the shell process is alive. */
+  get running(): boolean {
+    return this.pty !== undefined && alive(this.pty.pid);
+  }
+
+  /** The shell's own pid, when it is known (inside a launcher: once found). */
+  private get ownPid(): number | undefined {
+    return this.options.launcher && this.innerPid === undefined ? undefined : this.shellPid;
   }
 
   /** Raw pty data, for mirroring into an editor terminal. */
@@ -242,78 +232,39 @@ export class TerminalSession {
     if (this.active) throw new TerminalBusyError(this.active.command);
     const seq = ++this.seq;
     // Named without the nonces: a command can read its own file's name ($BASH_SOURCE, /proc).
-    const outputPath = this.logs.path(seq);
     const scriptPath = join(this.options.scriptDir ?? this.options.outputDir, `cmd-${this.tag}-${seq}.sh`);
     writeFileSync(scriptPath, commandScript(command, this.kind, options.cwd));
     // A run in a folder of its own leaves the carried folder and variables as they were (as a subshell did).
     const save = options.cwd === undefined;
-    let runner: string | undefined;
-    const started = Date.now();
-    const capture = new Capture(
-      outputPath,
-      Math.max(64 * 1024, 4 * (this.options.cap?.maxBytes ?? 16 * 1024)),
-      this.logs.take(seq),
-    );
-    let finishRun!: (r: RunResult) => void;
-    const done = new Promise<RunResult>((resolve) => (finishRun = resolve));
-    const timers: NodeJS.Timeout[] = [];
-    let onAbort: (() => void) | undefined;
-    const begin = nonce();
-    const end = nonce();
-    const active: Active = {
-      command,
-      begin,
-      end,
-      done: false,
-      reader: new CommandReader(begin, end),
-      capture,
-      started,
-      lastOutput: started,
-      finish: (completion, exitCode, extra = {}) => {
-        if (active.done) return;
-        active.done = true;
-        for (const t of timers) clearTimeout(t);
-        if (onAbort) options.signal?.removeEventListener('abort', onAbort);
-        if (this.active === active) this.active = undefined;
-        // No sync line may be sent once the next command can start: it could read it as input.
-        this.cancelSync?.();
-        capture.close();
-        // What the command's child wrote of its folder and exported variables (a whole record only).
-        const record = active.state?.close();
-        active.state = undefined;
-        if (record && save)
-          this.carried = {
-            ...(record.cwd !== undefined
-              ? { cwd: record.cwd }
-              : this.carried.cwd !== undefined
-                ? { cwd: this.carried.cwd }
-                : {}),
-            env: record.env,
-          };
-        if (runner) rmSync(runner, { force: true });
-        // The next command's log file is made now, between commands, not while one waits (a file
-        // creation costs half a millisecond on some disks, a third of a short command's round trip).
-        setImmediate(() => this.prepareLog());
-        const text = capture.text(this.options.cap ?? {});
-        finishRun({
-          exitCode,
-          completion,
-          output: text.text,
-          truncated: text.truncated,
-          outputPath,
-          durationMs: Date.now() - active.started,
-          outputBytes: capture.bytes,
-          ...(text.binary ? { binary: true } : {}),
-          ...extra,
-        });
-      },
-    };
+    const keep = Math.max(64 * 1024, 4 * (this.options.cap?.maxBytes ?? 16 * 1024));
+    const capture = new Capture(this.logs.path(seq), keep, this.logs.take(seq));
+    const active: RunningCommand = new RunningCommand(command, capture, {
+      cap: this.options.cap ?? {},
+      signal: options.signal,
+      ended: (record) => this.commandEnded(active, record, save),
+    });
     this.active = active;
+    if (!(await this.writeRunner(active, seq, scriptPath, save)) || !this.sendNonces(active, seq)) return active.result;
+    // Time the command, not the shell's start.
+    active.started = Date.now();
+    active.lastOutput = active.started;
+    this.pty!.write(`${runLine(seq)}${this.kind === 'fish' ? '\r' : '\n'}`);
+    active.watch(
+      timerMs(options.timeoutMs ?? this.options.timeoutMs ?? 120_000),
+      timerMs(options.inputIdleMs ?? this.options.inputIdleMs ?? 3000),
+      () => this.pty?.mode === 'pty' && waitingOnTerminal(this.shellPid!) === true,
+      (completion, extra) => void this.stopper.stop(active, completion, extra),
+    );
+    return active.result;
+  }
+
+  /** The shell started if need be, and the command's child script written; false when the run ended instead. */
+  private async writeRunner(active: RunningCommand, seq: number, scriptPath: string, save: boolean): Promise<boolean> {
     try {
       await this.start();
       // The child's script, with what earlier commands left (the shell's baseline is known now).
       if (save) active.state = await this.fifos!.take();
-      runner = runnerPath({ runnerDir: this.fifos!.dir, tag: this.tag }, this.kind, seq);
+      active.runner = runnerPath({ runnerDir: this.fifos!.dir, tag: this.tag }, this.kind, seq);
       const text = runnerScript({
         kind: this.kind,
         commandFile: scriptPath,
@@ -324,189 +275,42 @@ export class TerminalSession {
         save,
         ownFolder: !save,
       });
-      writeFileSync(runner, Buffer.from(text, 'latin1'), { mode: 0o600 });
+      writeFileSync(active.runner, Buffer.from(text, 'latin1'), { mode: 0o600 });
     } catch (e) {
       active.finish('unobserved', null, { output: `the shell could not start: ${(e as Error).message}` });
-      return done;
+      return false;
     }
-    if (active.done) return done;
+    if (active.done) return false;
     if (!this.pty || !this.channel) {
       active.finish('unobserved', null, { output: 'the shell exited before the command could start' });
-      return done;
+      return false;
     }
-    // The nonces go to the shell by its channel, the begin one with the name of the state FIFO; the
-    // end one is read only once the command's child ended. Records no shell read (of commands
-    // interrupted before it got to them) are passed over; should they fill the FIFO, a fresh shell.
-    if (
-      !writeRecords(this.channel.fd, `${seq} b ${active.begin} ${active.state?.name ?? '-'}\n${seq} e ${active.end}\n`)
-    ) {
-      this.killShell();
-      active.finish('unobserved', null, {
-        output: "the shell's channel was full: the shell was restarted and the command did not run",
-        shellRestarted: true,
-      });
-      return done;
-    }
-    // Time the command, not the shell's start.
-    active.started = Date.now();
-    active.lastOutput = active.started;
-    this.pty.write(`${runLine(seq)}${this.kind === 'fish' ? '\r' : '\n'}`);
-    // A state larger than the FIFO holds (64 KiB) must not keep the child from ending.
-    if (active.state) {
-      const drain = (): void => {
-        if (active.done) return;
-        active.state?.drain();
-        timers.push(setTimeout(drain, 200));
-      };
-      timers.push(setTimeout(drain, 200));
-    }
-
-    // Timeout: interrupt, then kill.
-    const timeoutMs = timerMs(options.timeoutMs ?? this.options.timeoutMs ?? 120_000);
-    timers.push(setTimeout(() => void this.interrupt(active, 'timeout', {}), timeoutMs));
-    // Waiting for input: quiet for inputIdleMs while reading the terminal.
-    const idleMs = timerMs(options.inputIdleMs ?? this.options.inputIdleMs ?? 3000);
-    const checkIdle = (): void => {
-      if (active.done) return;
-      const quiet = Date.now() - active.lastOutput;
-      if (quiet >= idleMs && this.pty?.mode === 'pty' && waitingOnTerminal(this.shellPid!) === true) {
-        void this.interrupt(active, 'unobserved', { waitingForInput: true });
-        return;
-      }
-      timers.push(setTimeout(checkIdle, Math.max(50, Math.min(idleMs, idleMs - quiet))));
-    };
-    if (idleMs > 0 && Number.isFinite(idleMs)) timers.push(setTimeout(checkIdle, idleMs));
-    if (options.signal) {
-      onAbort = () => void this.interrupt(active, 'unobserved', { cancelled: true });
-      if (options.signal.aborted) onAbort();
-      else options.signal.addEventListener('abort', onAbort, { once: true });
-    }
-    return done;
+    return true;
   }
 
   /**
-   * Stop the running command and keep the shell, step by step, done as soon
-   * as the shell answers a sync marker: Ctrl-C; then end-of-file to a job
-   * that waits on the terminal (a REPL shrugs off Ctrl-C: python3 prints
-   * KeyboardInterrupt and reads on) and as long again for a slow Ctrl-C
-   * clean-up; then the job killed under the frozen shell (stopJob). Only when
-   * all of that fails is the shell killed with all it started, and the next
-   * command gets a fresh one (`shellRestarted`).
+   * The nonces go to the shell by its channel, the begin one with the name of the state FIFO; the
+   * end one is read only once the command's child ended. Records no shell read (of commands
+   * interrupted before it got to them) are passed over; should they fill the FIFO, a fresh shell.
    */
-  private async interrupt(active: Active, completion: Completion, extra: Partial<RunResult>): Promise<void> {
-    if (active.done || active.stopping || !this.pty) return;
-    active.stopping = { completion, extra };
-    const p = this.pty;
-    const grace = timerMs(this.options.graceMs ?? 1500);
-    if (p.mode === 'pipe') {
-      // Without a terminal, Ctrl-C cannot reach the command's process group and a
-      // non-interactive shell would go on with the rest of the script: end the shell
-      // and all it started now (the next command gets a fresh one).
-      this.killShell();
-      return active.finish(completion, null, { ...extra, shellRestarted: true });
-    }
-    const steps: (() => boolean | Promise<boolean>)[] = [
-      () => (p.interrupt(), true),
-      () => {
-        // Only to a job: the shell's own `read` would take it for end-of-file (it goes on reading,
-        // see parentScript, should the job end in between).
-        const shell = this.ownPid;
-        if (shell !== undefined && jobWaitingOnTerminal(shell)) p.write('\x04');
-        return true;
-      },
-      () => this.stopJob(),
-    ];
-    for (const [i, step] of steps.entries()) {
-      if ((active.done as boolean) || this.pty !== p) return;
-      // A job killed outright could not restore the terminal it changed (a REPL's raw mode:
-      // no line ends, no signal keys); bash restores it itself, the others do not.
-      if ((await step()) && (await this.sync(grace, i === steps.length - 1)))
-        return active.finish(completion, null, extra);
-    }
-    if (active.done as boolean) return;
+  private sendNonces(active: RunningCommand, seq: number): boolean {
+    const records = `${seq} b ${active.begin} ${active.state?.name ?? '-'}\n${seq} e ${active.end}\n`;
+    if (writeRecords(this.channel!.fd, records)) return true;
     this.killShell();
-    active.finish(completion, null, { ...extra, shellRestarted: true });
-  }
-
-  /** The shell's own pid, when it is known (inside a launcher: once found). */
-  private get ownPid(): number | undefined {
-    return this.options.launcher && this.innerPid === undefined ? undefined : this.shellPid;
-  }
-
-  /**
-   * Kill the job that holds the terminal and keep the shell: the shell frozen
-   * (SIGSTOP on it alone), the job stopped and killed (killJob: the command's
-   * child and everything under it, so no further part of the command runs),
-   * SIGINT for the shell (its trap lets its loop go on), then the shell let
-   * go; it prints the end marker, which the stopping command does not take
-   * for its end. False, with nothing killed, when that cannot be done safely:
-   * the shell is not known by its pid, is gone or does not stop, or ignores
-   * SIGINT (not the shell the session set up).
-   */
-  private async stopJob(): Promise<boolean> {
-    const shell = this.ownPid;
-    if (shell === undefined || ignoresSignal(shell, 'SIGINT')) return false;
-    try {
-      process.kill(shell, 'SIGSTOP');
-    } catch {
-      return false;
-    }
-    try {
-      for (let waited = 0; !/^[Tt]/.test(procInfo(shell)?.state ?? ''); waited += 5) {
-        if (waited >= 1000) return false;
-        await new Promise((r) => setTimeout(r, 5));
-      }
-      killJob(shell);
-      process.kill(shell, 'SIGINT');
-      return true;
-    } catch {
-      return false;
-    } finally {
-      try {
-        process.kill(shell, 'SIGCONT');
-      } catch {
-        /* gone */
-      }
-    }
-  }
-
-  /**
-   * Send a sync line (with `sane`, the shell first puts the terminal back with
-   * `stty sane -echo`) until the shell prints its marker or `ms` pass.
-   * Output before it is not the command's. The line is typed only while the
-   * shell holds the terminal (or that cannot be told): a program holding it (a
-   * REPL, a shell the command started) would take it for its own input. It
-   * ends in a newline, which ends a line also where a program left the
-   * terminal raw (a carriage return then is not turned into one).
-   */
-  private sync(ms: number, sane = false): Promise<boolean> {
-    return new Promise((resolve) => {
-      const p = this.pty;
-      if (!p) return resolve(false);
-      const n = nonce();
-      this.syncMarker.expect(n);
-      let sent = -Infinity;
-      const send = (): void => {
-        if (this.pty !== p) return end(false);
-        const shell = this.ownPid;
-        if (Date.now() - sent < 400 || (shell !== undefined && holdsTerminal(shell) === false)) return;
-        sent = Date.now();
-        p.write(`${syncLine(n, sane)}${this.kind === 'fish' ? '\r' : '\n'}`);
-      };
-      // Ctrl-C flushes pending input; give the line discipline a moment first.
-      const ticks = setInterval(send, 100);
-      const deadline = setTimeout(() => end(false), ms);
-      const end = (ok: boolean): void => {
-        clearInterval(ticks);
-        clearTimeout(deadline);
-        this.cancelSync = undefined;
-        this.syncSeen = undefined;
-        this.syncMarker.expect('');
-        resolve(ok);
-      };
-      this.syncSeen = () => end(true);
-      this.cancelSync = () => end(false);
+    active.finish('unobserved', null, {
+      output: "the shell's channel was full: the shell was restarted and the command did not run",
+      shellRestarted: true,
     });
+    return false;
+  }
+
+  /** A command ended: the session is free, and keeps what it left of its folder and variables. */
+  private commandEnded(active: RunningCommand, record: StateRecord, save: boolean): void {
+    if (this.active === active) this.active = undefined;
+    this.stopper.cancel();
+    if (record && save) this.carried = carryOver(this.carried, record);
+    // The next command's log file is made now, between commands, not while one waits.
+    setImmediate(() => this.prepareLog());
   }
 
   private data(chunk: Buffer): void {
@@ -519,24 +323,10 @@ export class TerminalSession {
       if (this.ready.seen(text)) this.readyResolve();
       return;
     }
-    const synced = this.syncSeen !== undefined && this.syncMarker.seen(text);
+    const synced = this.stopper.synced(text);
     const a = this.active;
-    if (a && !a.done) this.feed(a, text);
-    if (synced) this.syncSeen?.();
-  }
-
-  private cancelSync: (() => void) | undefined;
-
-  private feed(a: Active, text: string): void {
-    for (const e of a.reader.read(text, a.stopping !== undefined)) {
-      if (e.type === 'end') {
-        if (a.stopping) a.finish(a.stopping.completion, null, a.stopping.extra);
-        else a.finish('marker', e.status);
-        return;
-      }
-      a.lastOutput = Date.now();
-      if (e.type === 'output') a.capture.push(e.bytes);
-    }
+    if (a && !a.done) a.read(text);
+    if (synced) this.stopper.answered();
   }
 
   private exited(p: ShellProcess, code: number): void {
@@ -546,20 +336,11 @@ export class TerminalSession {
     // touch the shell that replaced it, nor the command now running there.
     if (this.pty !== p) return;
     this.pty = undefined;
-    this.dropChannel();
-    this.exitWhileStarting?.(code);
-    this.exitWhileStarting = undefined;
-    this.readyResolve = undefined;
+    this.shellGone(code);
     const a = this.active;
-    if (a && !a.done) {
-      // Let trailing output arrive first. What the command's child did is not known: the
-      // shell's own exit status is not the command's (a command could end the shell on purpose).
-      setTimeout(() => {
-        const held = a.reader.flush();
-        if (held && !a.done) a.capture.push(held);
-        a.finish('exit', null);
-      }, 50);
-    }
+    // Let trailing output arrive first. What the command's child did is not known: the
+    // shell's own exit status is not the command's (a command could end the shell on purpose).
+    if (a && !a.done) setTimeout(() => a.shellExited(), 50);
     for (const l of this.exitListeners) l(code);
   }
 
@@ -569,19 +350,19 @@ export class TerminalSession {
     this.pty = undefined;
     // Not p.kill() afterwards: node-pty reaps on its own thread, so the pid may already be another process's.
     killTree(p.pid);
-    this.dropChannel();
     // Told now, before a new shell can start: its own exit event will be ignored (see exited).
-    this.exitWhileStarting?.(128 + 9);
-    this.exitWhileStarting = undefined;
-    this.readyResolve = undefined;
+    this.shellGone(128 + 9);
     for (const l of this.exitListeners) l(128 + 9);
   }
 
-  /** The channel closed and removed (its shell is gone). */
-  private dropChannel(): void {
+  /** The shell is gone: its channel closed and removed, and a start that waited for it failed. */
+  private shellGone(code: number): void {
     const c = this.channel;
     this.channel = undefined;
     if (c) closeChannel(c);
+    this.exitWhileStarting?.(code);
+    this.exitWhileStarting = undefined;
+    this.readyResolve = undefined;
   }
 
   /**
@@ -590,16 +371,11 @@ export class TerminalSession {
    * check) must not share the workspace with anything the run left behind.
    * False when some are still there.
    */
-  async close(timeoutMs = 5000): Promise<boolean> {
+  close(timeoutMs = 5000): Promise<boolean> {
     const root = this.pty?.pid;
     const pids = root === undefined ? [] : [root, ...sessionProcesses(root)];
     this.dispose();
-    const until = Date.now() + timeoutMs;
-    while (pids.some(alive) && Date.now() < until) {
-      killAll(pids.filter(alive), 'SIGKILL');
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    return !pids.some(alive);
+    return killUntilGone(pids, timeoutMs);
   }
 
   /** Opens the log file of the next command ahead of it, between commands. */
@@ -618,10 +394,5 @@ export class TerminalSession {
     this.listeners.clear();
     this.fifos?.dispose();
     this.fifos = undefined;
-  }
-
-  /** Whether the shell process is alive. */
-  get running(): boolean {
-    return this.pty !== undefined && alive(this.pty.pid);
   }
 }
