@@ -51,16 +51,14 @@ export class CommandReader {
       s = s.slice(i + begin.length);
       this.phase = 'body';
       events.push({ type: 'begin' });
-      // The marker's own line ending (`\n` alone on a terminal left without onlcr).
-      if (s.startsWith('\r\n')) s = s.slice(2);
-      else if (s.startsWith('\n')) s = s.slice(1);
-      else if (s.length < 2) {
-        this.held = s;
-        this.skipNewline = true;
-        return events;
-      }
+      this.skipNewline = true;
     }
     if (this.skipNewline) {
+      // The begin marker's own line ending (`\n` alone on a terminal left without onlcr), however the stream is cut.
+      if (s === '' || s === '\r') {
+        this.held = s;
+        return events;
+      }
       this.skipNewline = false;
       if (s.startsWith('\r\n')) s = s.slice(2);
       else if (s.startsWith('\n')) s = s.slice(1);
@@ -134,8 +132,13 @@ export class SyncMarker {
 
   /** Whether the marker ends in `text`. */
   seen(text: string): boolean {
-    this.buf = (this.buf + text).slice(-4096);
-    if (!this.buf.includes(`__LAR_S_${this.nonce}__`)) return false;
+    const marker = `__LAR_S_${this.nonce}__`;
+    const all = this.buf + text;
+    if (!all.includes(marker)) {
+      // Only a marker cut by the chunk's end can still complete.
+      this.buf = all.slice(-(marker.length - 1));
+      return false;
+    }
     this.buf = '';
     return true;
   }

@@ -34,6 +34,15 @@ test('markers cut anywhere between two chunks are still found, and nothing of th
   }
 });
 
+test('the stream cut at any two points, or with empty chunks between, gives the same output and status', () => {
+  for (let i = 0; i <= stream.length; i++) {
+    for (let j = i; j <= stream.length; j++) {
+      const got = readAll([stream.slice(0, i), '', stream.slice(i, j), '', stream.slice(j)]);
+      assert.deepEqual(got, { begun: true, output: 'hi\r\nthere', status: 7 }, `cut at ${i} and ${j}`);
+    }
+  }
+});
+
 test('a command printing a marker with another nonce does not end its run', () => {
   const fake = `__LAR_B_${BEGIN}__\r\n__LAR_E_0000000000000000_0__\r\n__LAR_E_${END}_1__`;
   assert.deepEqual(readAll([fake]), { begun: true, output: '__LAR_E_0000000000000000_0__', status: 1 });
@@ -70,4 +79,13 @@ test('the ready and sync markers are seen when cut across chunks, with their non
   sync.expect(END);
   assert.equal(sync.seen(`__LAR_S_${END.slice(0, 9)}`), false);
   assert.equal(sync.seen(`${END.slice(9)}__\r\n`), true);
+});
+
+test('a sync marker early in a chunk of any size is seen', () => {
+  const sync = new SyncMarker();
+  sync.expect(END);
+  assert.equal(sync.seen(`__LAR_S_${END}__\r\n${'x'.repeat(100_000)}`), true);
+  sync.expect(END);
+  assert.equal(sync.seen(`${'y'.repeat(10_000)}__LAR_S_${END.slice(0, 5)}`), false);
+  assert.equal(sync.seen(`${END.slice(5)}__`), true);
 });
