@@ -7,7 +7,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ScriptedToolCall, ScriptedTurn } from '../testkit/scripted-server';
+import type { ScriptedToolCall, ScriptedTurn } from '../testkit/scripted-turns';
 
 const DIRS = ['core', 'api', 'util', 'store', 'ui'];
 const FILES_PER_DIR = 8;

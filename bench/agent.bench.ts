@@ -18,7 +18,7 @@ import { TrajectoryWriter } from '../core/agent/trajectory-writer';
 import { Conversation } from '../core/agent/conversation';
 import { TokenMeter } from '../core/model/tokens';
 import { ModelClient } from '../core/model/client';
-import type { ScriptedTurn } from '../testkit/scripted-server';
+import type { ScriptedTurn } from '../testkit/scripted-turns';
 import { TerminalSession } from '../core/shell/session';
 import { NodeWorkspaceFs } from '../core/workspace/fs';
 import { VerifierState } from '../core/verifier/state';

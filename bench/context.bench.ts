@@ -16,12 +16,9 @@ import { join, resolve } from 'node:path';
 import { runAgent, type AgentEvent, type ToolExecutor } from '../core/agent/loop';
 import { ModelClient } from '../core/model/client';
 import type { TextFormatId } from '../core/model/formats';
-import {
-  ScriptedModelServer,
-  countPromptTokens,
-  type ChatRequestBody,
-  type ScriptedToolCall,
-} from '../testkit/scripted-server';
+import { ScriptedModelServer } from '../testkit/scripted-server';
+import { countPromptTokens } from '../testkit/prompt-tokens';
+import type { ChatRequestBody, ScriptedToolCall } from '../testkit/scripted-turns';
 import { textOf } from '../testkit/text';
 import type { CompactionEvent } from '../core/schema/trajectory';
 import { defaultWorkflow } from '../core/workflow/load';

@@ -5,7 +5,8 @@
  * `{ script }`, answers `{ url }`, stops and exits on `'stop'` or when the
  * parent goes away.
  */
-import { ScriptedModelServer, type ScriptedTurn } from '../testkit/scripted-server';
+import { ScriptedModelServer } from '../testkit/scripted-server';
+import type { ScriptedTurn } from '../testkit/scripted-turns';
 
 let server: ScriptedModelServer | undefined;
 

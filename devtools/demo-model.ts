@@ -6,7 +6,8 @@
  * The run shows the parts that matter: the gate blocking a premature edit, a
  * stage timeline, a fix, the tests in the terminal, and the outcome check.
  */
-import { ScriptedModelServer, type ScriptedTurn } from '../testkit/scripted-server';
+import { ScriptedModelServer } from '../testkit/scripted-server';
+import type { ScriptedTurn } from '../testkit/scripted-turns';
 
 export const DEMO_MODEL = 'scripted-demo-model';
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { ChatRequestBody, ScriptedToolCall, ScriptedTurn } from './scripted-server';
+import type { ChatRequestBody, ScriptedToolCall, ScriptedTurn } from './scripted-turns';
 import type { TextFormatId } from '../core/model/formats';
 import { textOf } from './text';
 

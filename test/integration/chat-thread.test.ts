@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { runAgent, type AgentOptions } from '../../core/agent/loop';
 import { newRunNote } from '../../core/agent/prompts';
 import { ModelClient } from '../../core/model/client';
-import { ScriptedModelServer, type ChatRequestBody } from '../../testkit/scripted-server';
+import { ScriptedModelServer } from '../../testkit/scripted-server';
+import type { ChatRequestBody } from '../../testkit/scripted-turns';
 import { verifyTrajectoryText } from '../../core/verifier/verify';
 import { defaultWorkflow } from '../../core/workflow/load';
 

@@ -2,12 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  ScriptedModelServer,
-  countPromptTokens,
-  type ChatRequestBody,
-  type ServerFlavor,
-} from '../../testkit/scripted-server';
+import { ScriptedModelServer } from '../../testkit/scripted-server';
+import { countPromptTokens } from '../../testkit/prompt-tokens';
+import type { ChatRequestBody, ServerFlavor } from '../../testkit/scripted-turns';
 import { verifyTrajectoryText } from '../../core/verifier/verify';
 import { isSummaryRequest, logWorkspace, longTaskModel, promptReadingModel } from '../../testkit/models';
 import { lar } from '../support/lar-cli';

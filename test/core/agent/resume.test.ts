@@ -20,7 +20,8 @@ import {
   wasInterrupted,
 } from '../../../core/agent/resume';
 import { ModelClient } from '../../../core/model/client';
-import { ScriptedModelServer, type ScriptedTurn } from '../../../testkit/scripted-server';
+import { ScriptedModelServer } from '../../../testkit/scripted-server';
+import type { ScriptedTurn } from '../../../testkit/scripted-turns';
 import { textOf } from '../../../testkit/text';
 import { defaultWorkflow } from '../../../core/workflow/load';
 import type { ToolContext, ToolOutcome } from '../../../core/tools/types';

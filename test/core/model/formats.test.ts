@@ -17,7 +17,8 @@ import {
 import { parseLenientJson } from '../../../core/model/formats/json-repair';
 import { pyJson } from '../../../core/model/formats/py-json';
 import { splitThinking } from '../../../core/model/reasoning';
-import { ScriptedModelServer, type ScriptedTurn } from '../../../testkit/scripted-server';
+import { ScriptedModelServer } from '../../../testkit/scripted-server';
+import type { ScriptedTurn } from '../../../testkit/scripted-turns';
 import { StreamView } from '../../../core/model/stream-view';
 import { toolDefinitions } from '../../../core/schema/tool-definitions';
 import { ToolArgs, TOOL_NAMES } from '../../../core/schema/tools';
