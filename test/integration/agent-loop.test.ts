@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runAgent, type AgentEvent } from '../../core/agent/loop';
+import type { AgentEvent, AgentOptions } from '../../core/agent/loop';
 import { runOutcomeCheck } from '../../core/outcome/check';
 import { createToolExecutor } from '../../core/tools/executor';
-import { ModelClient } from '../../core/model/client';
+import { runWith } from '../../testkit/agent-run';
 import { ScriptedModelServer } from '../../testkit/scripted-server';
 import type { ScriptedTurn } from '../../testkit/scripted-turns';
 import { TerminalSession } from '../../core/shell/session';
@@ -33,7 +33,7 @@ const workflow = () => {
 /** The trajectory of the latest run() (known before the run starts). */
 let lastTrajectory: string | undefined;
 
-async function run(script: ScriptedTurn[], extra: Partial<Parameters<typeof runAgent>[0]> = {}) {
+async function run(script: ScriptedTurn[], extra: Partial<AgentOptions> = {}) {
   const ws = workspace();
   lastTrajectory = join(ws, '.lar', 'runs', 'run.lar.jsonl');
   const server = new ScriptedModelServer({ script });
@@ -42,14 +42,12 @@ async function run(script: ScriptedTurn[], extra: Partial<Parameters<typeof runA
   const events: AgentEvent[] = [];
   const wf = workflow();
   try {
-    const result = await runAgent({
+    const result = await runWith({
+      endpoint,
       task: 'Make node test.js pass',
       workflow: wf,
-      workflowRef: wf,
-      model: new ModelClient({ endpoint, retries: 0 }),
       modelInfo: { name: 'LAR-9B', endpoint },
       workspace: ws,
-      trajectoryPath: join(ws, '.lar', 'runs', 'run.lar.jsonl'),
       execute: createToolExecutor({ fs: new NodeWorkspaceFs(ws), terminal }),
       runOutcomeCheck: (signal) => runOutcomeCheck(wf.outcome, ws, signal),
       onEvent: (e) => events.push(e),

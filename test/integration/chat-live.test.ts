@@ -7,10 +7,9 @@ import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { runAgent, type AgentEvent } from '../../core/agent/loop';
-import { ModelClient } from '../../core/model/client';
+import type { AgentEvent } from '../../core/agent/loop';
+import { runWith } from '../../testkit/agent-run';
 import { ScriptedModelServer } from '../../testkit/scripted-server';
-import { defaultWorkflow } from '../../core/workflow/load';
 import { OutputTail } from '../../extension/chat/cards';
 import { linkTarget } from '../../extension/chat/links';
 
@@ -25,19 +24,14 @@ test('the loop says when it asks the model and when a call starts, before the ca
   let startedArgs: unknown;
   const tokens: number[] = [];
   try {
-    await runAgent({
+    await runWith({
+      endpoint,
       task: 'what is in a.txt?',
-      workflow: defaultWorkflow(),
-      workflowRef: 'builtin:default-coding',
-      model: new ModelClient({ endpoint, retries: 0 }),
-      modelInfo: { name: 'LAR-9B' },
       workspace: ws,
-      trajectoryPath: join(ws, 'run.lar.jsonl'),
       execute: () => {
         events.push('executing' as AgentEvent['kind']);
         return Promise.resolve({ status: 'ok', result: { output: 'hi' }, observation: 'hi' });
       },
-      runOutcomeCheck: () => Promise.resolve({ type: 'outcome', command: 'true', exitCode: 0 }),
       onIdle: 'end',
       onEvent: (e) => {
         if (e.kind === 'toolStart') startedArgs = e.args;

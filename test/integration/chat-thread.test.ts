@@ -3,9 +3,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runAgent, type AgentOptions } from '../../core/agent/loop';
+import type { AgentOptions } from '../../core/agent/loop';
 import { newRunNote } from '../../core/agent/prompts';
 import { ModelClient } from '../../core/model/client';
+import { runWith } from '../../testkit/agent-run';
 import { ScriptedModelServer } from '../../testkit/scripted-server';
 import type { ChatRequestBody } from '../../testkit/scripted-turns';
 import { verifyTrajectoryText } from '../../core/verifier/verify';
@@ -21,18 +22,14 @@ async function chat(
   const server = new ScriptedModelServer({ contextLength: 32768, script: turns });
   const endpoint = await server.start();
   const model = new ModelClient({ endpoint, retries: 0 });
-  const wf = defaultWorkflow();
   const results = [];
   try {
     let previous: { conversation: AgentOptions['conversation']; file: string } | undefined;
     for (const [i, task] of messages.entries()) {
       const trajectoryPath = join(ws, `run-${i + 1}.lar.jsonl`);
-      const r = await runAgent({
+      const r = await runWith({
         task,
-        workflow: wf,
-        workflowRef: 'builtin:default-coding',
         model,
-        modelInfo: { name: 'LAR-9B' },
         workspace: ws,
         trajectoryPath,
         execute: () => Promise.resolve({ status: 'ok', result: {}, observation: 'contents' }),
@@ -108,17 +105,11 @@ test("a message typed during a run reaches the model at its next turn and is rec
   const endpoint = await server.start();
   const queue = ['Also, leave b alone.'];
   try {
-    const trajectoryPath = join(ws, 'run.lar.jsonl');
-    const r = await runAgent({
+    const r = await runWith({
+      endpoint,
       task: 'Look at a.',
-      workflow: defaultWorkflow(),
-      workflowRef: 'builtin:default-coding',
-      model: new ModelClient({ endpoint, retries: 0 }),
-      modelInfo: { name: 'LAR-9B' },
       workspace: ws,
-      trajectoryPath,
       execute: () => Promise.resolve({ status: 'ok', result: {}, observation: 'A' }),
-      runOutcomeCheck: () => Promise.resolve({ type: 'outcome', command: 'true', exitCode: 0 }),
       onIdle: 'end',
       // Typed while the first call ran: given at the next boundary only.
       nextUserMessage: () =>
@@ -128,7 +119,7 @@ test("a message typed during a run reaches the model at its next turn and is rec
     const second = (server.requests.filter((q) => q.path === '/v1/chat/completions')[1]!.body as ChatRequestBody)
       .messages!;
     assert.deepEqual([second.at(-1)!.role, second.at(-1)!.content], ['user', 'Also, leave b alone.']);
-    const users = readFileSync(trajectoryPath, 'utf8')
+    const users = readFileSync(r.trajectoryPath, 'utf8')
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as { type: string; role?: string; content?: string })

@@ -4,12 +4,13 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runAgent, type AgentEvent, type AgentOptions, type AgentResult } from '../../core/agent/loop';
+import type { AgentEvent, AgentOptions, AgentResult } from '../../core/agent/loop';
 import { runOutcomeCheck } from '../../core/outcome/check';
 import { createToolExecutor } from '../../core/tools/executor';
 import { ModelClient } from '../../core/model/client';
 import type { ModelClientOptions } from '../../core/model/options';
 import { redact } from '../../core/secrets/redact';
+import { runWith } from '../../testkit/agent-run';
 import { ScriptedModelServer, type ScriptedServerOptions } from '../../testkit/scripted-server';
 import type { ScriptedTurn } from '../../testkit/scripted-turns';
 import { TerminalSession } from '../../core/shell/session';
@@ -72,14 +73,12 @@ async function run(script: ScriptedTurn[], setup: RunSetup = {}) {
     ...setup.client,
   };
   try {
-    const result = await runAgent({
+    const result = await runWith({
       task: 'Make node test.js pass',
       workflow,
-      workflowRef: workflow,
       model: new ModelClient(clientOptions),
       modelInfo: { name: 'LAR-9B', endpoint },
       workspace: ws,
-      trajectoryPath: join(ws, '.lar', 'runs', 'run.lar.jsonl'),
       execute: createToolExecutor({ fs: new NodeWorkspaceFs(ws), terminal }),
       runOutcomeCheck: (signal) => runOutcomeCheck(workflow.outcome, ws, signal),
       onEvent: (e) => events.push(e),

@@ -32,11 +32,11 @@ import {
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import fc from '../support/fc';
-import { runAgent, type AgentEvent, type AgentOptions } from '../../core/agent/loop';
+import type { AgentEvent, AgentOptions } from '../../core/agent/loop';
 import { runOutcomeCheck } from '../../core/outcome/check';
 import { combineRedactors, looksSecret, redact, secretRedactor } from '../../core/secrets/redact';
 import { createToolExecutor } from '../../core/tools/executor';
-import { ModelClient } from '../../core/model/client';
+import { runWith } from '../../testkit/agent-run';
 import { ScriptedModelServer } from '../../testkit/scripted-server';
 import type { ScriptedTurn } from '../../testkit/scripted-turns';
 import { commandParts } from '../../core/policy/command';
@@ -132,11 +132,10 @@ async function agentRun(ws: string, script: ScriptedTurn[], extra: Partial<Agent
   const wf = extra.workflow ?? defaultWorkflow();
   const events: AgentEvent[] = [];
   try {
-    const result = await runAgent({
+    const result = await runWith({
+      endpoint,
       task: 'security checklist',
       workflow: wf,
-      workflowRef: wf,
-      model: new ModelClient({ endpoint, retries: 0 }),
       modelInfo: { name: 'LAR-9B', endpoint },
       workspace: ws,
       trajectoryPath: join(ws, '.lar', 'runs', `run-${Date.now()}-${Math.random().toString(36).slice(2)}.lar.jsonl`),

@@ -7,7 +7,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from '../../support/fc';
-import { runAgent, type AgentOptions } from '../../../core/agent/loop';
+import type { AgentOptions } from '../../../core/agent/loop';
 import { newRunNote, restoreNote, stripNewRunNote, systemFor, toolSpecs } from '../../../core/agent/prompts';
 import {
   branchCheckpoint,
@@ -20,6 +20,7 @@ import {
   wasInterrupted,
 } from '../../../core/agent/resume';
 import { ModelClient } from '../../../core/model/client';
+import { runWith } from '../../../testkit/agent-run';
 import { ScriptedModelServer } from '../../../testkit/scripted-server';
 import type { ScriptedTurn } from '../../../testkit/scripted-turns';
 import { textOf } from '../../../testkit/text';
@@ -52,12 +53,9 @@ async function chat(
   try {
     for (const [i, task] of messages.entries()) {
       const file = `run-${String(i + 1).padStart(3, '0')}.lar.jsonl`;
-      const r = await runAgent({
+      const r = await runWith({
         task,
-        workflow: wf,
-        workflowRef: 'builtin:default-coding',
         model,
-        modelInfo: { name: 'LAR-9B' },
         workspace: ws,
         trajectoryPath: join(runsDir, file),
         execute: async (name, args, ctx) => execute(name, args, ctx),
@@ -103,12 +101,9 @@ async function nextRun(
   const server = new ScriptedModelServer({ contextLength: 32768, script: [{ content: o.answer }] });
   const endpoint = await server.start();
   try {
-    const r = await runAgent({
+    const r = await runWith({
+      endpoint,
       task: o.task,
-      workflow: wf,
-      workflowRef: 'builtin:default-coding',
-      model: new ModelClient({ endpoint, retries: 0 }),
-      modelInfo: { name: 'LAR-9B' },
       workspace: join(runsDir, '..', '..'),
       trajectoryPath: join(runsDir, o.file),
       execute: (n, a) => Promise.resolve(okRead(n, a)),

@@ -5,11 +5,9 @@ import { mkdtempSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { runAgent } from '../../../core/agent/loop';
 import { readRules, rulesPrompt, MAX_RULES_BYTES } from '../../../core/agent/rules';
-import { ModelClient } from '../../../core/model/client';
+import { runWith } from '../../../testkit/agent-run';
 import { ScriptedModelServer } from '../../../testkit/scripted-server';
-import { defaultWorkflow } from '../../../core/workflow/load';
 import type { Header } from '../../../core/schema/trajectory';
 
 test('AGENTS.md goes into the prompt; a missing file is no rule; named files are read once, in order', () => {
@@ -56,18 +54,9 @@ test('a run carries the rules in its system prompt and names them in its header'
   });
   const endpoint = await server.start();
   try {
-    const wf = defaultWorkflow();
-    const trajectoryPath = join(ws, 'run.lar.jsonl');
-    await runAgent({
-      task: 't',
-      workflow: wf,
-      workflowRef: 'builtin:default-coding',
-      model: new ModelClient({ endpoint, retries: 0 }),
-      modelInfo: { name: 'LAR-9B' },
+    const { trajectoryPath } = await runWith({
+      endpoint,
       workspace: ws,
-      trajectoryPath,
-      execute: () => Promise.resolve({ status: 'ok', result: {}, observation: '' }),
-      runOutcomeCheck: () => Promise.resolve({ type: 'outcome', command: 'true', exitCode: 0 }),
       rules: readRules(ws),
       limits: { maxIdleTurns: 1 },
     });

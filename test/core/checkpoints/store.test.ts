@@ -324,8 +324,7 @@ test('hostile names: a checkpoint id that is a git option, a .gitignore that re-
 });
 
 test('a run takes a checkpoint before each step that may change files, records it on the step, and records a restore made before it', async () => {
-  const { runAgent } = await import('../../../core/agent/loop.js');
-  const { ModelClient } = await import('../../../core/model/client.js');
+  const { runWith } = await import('../../../testkit/agent-run.js');
   const { ScriptedModelServer } = await import('../../../testkit/scripted-server.js');
   const { defaultWorkflow } = await import('../../../core/workflow/load.js');
   const { readThread, rebuildConversation } = await import('../../../core/agent/resume.js');
@@ -355,12 +354,9 @@ test('a run takes a checkpoint before each step that may change files, records i
   const path = join(ws, '.lar', 'runs', 'run-1.lar.jsonl');
   let seen: unknown[] = [];
   try {
-    const r = await runAgent({
+    const r = await runWith({
+      endpoint,
       task: 'Make b.',
-      workflow: defaultWorkflow(),
-      workflowRef: 'builtin:default-coding',
-      model: new ModelClient({ endpoint, retries: 0 }),
-      modelInfo: { name: 'LAR-9B' },
       workspace: ws,
       trajectoryPath: path,
       execute: (name) => {
@@ -371,7 +367,6 @@ test('a run takes a checkpoint before each step that may change files, records i
           observation: 'ok',
         });
       },
-      runOutcomeCheck: () => Promise.resolve({ type: 'outcome', command: 'true', exitCode: 0 }),
       onIdle: 'end',
       checkpoint: async (c) => {
         taken.push(c.step);
