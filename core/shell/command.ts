@@ -111,10 +111,12 @@ export class RunningCommand {
     this.done = true;
     for (const t of this.timers) clearTimeout(t);
     if (this.onAbort) this.o.signal?.removeEventListener('abort', this.onAbort);
-    this.capture.close();
-    const record = this.state?.close();
+    // A file that cannot be closed or removed must not leave the terminal busy and its caller waiting.
+    attempt(() => this.capture.close());
+    const record = attempt(() => this.state?.close());
     this.state = undefined;
-    if (this.runner) rmSync(this.runner, { force: true });
+    const runner = this.runner;
+    if (runner) attempt(() => rmSync(runner, { force: true }));
     this.o.ended(record);
     const text = this.capture.text(this.o.cap);
     this.resolve({
@@ -128,5 +130,14 @@ export class RunningCommand {
       ...(text.binary ? { binary: true } : {}),
       ...extra,
     });
+  }
+}
+
+/** `f()`, or undefined where it throws. */
+function attempt<T>(f: () => T): T | undefined {
+  try {
+    return f();
+  } catch {
+    return undefined;
   }
 }
