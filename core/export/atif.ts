@@ -30,6 +30,34 @@ function failedChecks(r: StepResult): { check: string; reason: string }[] {
  */
 export function exportAtif(parsed: ParsedTrajectory, report: TrajectoryReport, opts: AtifOptions): AtifTrajectory {
   const header = parsed.header;
+  const modelName = header?.model?.name;
+  const steps = atifSteps(parsed, report, modelName);
+  const doc = {
+    schema_version: ATIF_VERSION,
+    session_id: header?.id ?? opts.fallbackId,
+    agent: {
+      name: opts.agentName ?? 'lean4-agentic',
+      version: opts.agentVersion,
+      ...(modelName ? { model_name: modelName } : {}),
+      tool_definitions: toolDefinitions() as unknown as Record<string, unknown>[],
+    },
+    steps,
+    final_metrics: { total_steps: steps.length },
+    notes:
+      'Exported by lar (Lean4 Agentic). Verifier results are in extra.lar: per tool call on observation results, per model turn on steps, per run at the root; see docs/rewards.md.',
+    extra: { lar: runResults(report, header?.task) },
+  };
+  const checked = AtifTrajectory.safeParse(doc);
+  if (!checked.success) {
+    const issue = checked.error.issues[0]!;
+    throw new Error(`the ATIF document does not validate at ${issue.path.join('.')}: ${issue.message}`);
+  }
+  return checked.data;
+}
+
+/** The steps: the task, then one per message, model turn or system event, in trajectory order. */
+function atifSteps(parsed: ParsedTrajectory, report: TrajectoryReport, modelName: string | undefined): AtifStep[] {
+  const header = parsed.header;
   const results = new Map(report.steps.map((s) => [s.line, s]));
   const steps: AtifStep[] = [];
   let open: AgentStep | undefined;
@@ -38,7 +66,6 @@ export function exportAtif(parsed: ParsedTrajectory, report: TrajectoryReport, o
     steps.push(step);
     return step;
   };
-  const modelName = header?.model?.name;
   /** A model turn: its text, then the tool calls that follow it. */
   const openAgentStep = (message: string, at: string | undefined, line: number): AgentStep =>
     push({
@@ -90,36 +117,10 @@ export function exportAtif(parsed: ParsedTrajectory, report: TrajectoryReport, o
         break;
       }
       case 'outcome':
-        open = undefined;
-        push({
-          source: 'system',
-          message: `Outcome check \`${e.command}\` exited ${e.exitCode ?? 'without an exit code'}${e.completion ? ` (${e.completion})` : ''}.`,
-          ...(e.at ? { timestamp: e.at } : {}),
-          ...(e.output !== undefined
-            ? { observation: { results: [{ source_call_id: null, content: e.output }] } }
-            : {}),
-          extra: { lar: { line: line.line, exitCode: e.exitCode, failedChecks: r ? failedChecks(r) : [] } },
-        });
-        break;
       case 'compaction':
-        open = undefined;
-        push({
-          source: 'system',
-          message: `The conversation was compacted to fit the ${e.window}-token context window (${e.tokensBefore} → ${e.tokensAfter} tokens; ${e.elided} tool results elided, ${e.summarized} turns summarized).${e.summary ? `\n\n${e.summary}` : ''}`,
-          ...(e.at ? { timestamp: e.at } : {}),
-          extra: { lar: { line: line.line, kind: 'compaction', reason: e.reason } },
-        });
-        break;
       case 'restore':
         open = undefined;
-        push({
-          source: 'system',
-          message: e.undo
-            ? 'The user undid a restore: the workspace is back as it was before it.'
-            : `The user restored the workspace to how it was before step ${e.step ?? '?'}${e.run ? ` of ${e.run}` : ''} (${e.reverted.length} files changed back, ${e.deleted.length} deleted, ${e.restored.length} brought back).`,
-          ...(e.at ? { timestamp: e.at } : {}),
-          extra: { lar: { line: line.line, kind: 'restore', checkpoint: e.checkpoint, before: e.before } },
-        });
+        push(systemStep(e, line.line, r));
         break;
       case 'end':
         open = undefined;
@@ -132,58 +133,72 @@ export function exportAtif(parsed: ParsedTrajectory, report: TrajectoryReport, o
     if (s.tool_calls?.length === 0) delete s.tool_calls;
     if (s.observation?.results.length === 0) delete s.observation;
   }
+  return steps;
+}
 
-  const summary = report.summary;
-  const doc = {
-    schema_version: ATIF_VERSION,
-    session_id: header?.id ?? opts.fallbackId,
-    agent: {
-      name: opts.agentName ?? 'lean4-agentic',
-      version: opts.agentVersion,
-      ...(modelName ? { model_name: modelName } : {}),
-      tool_definitions: toolDefinitions() as unknown as Record<string, unknown>[],
-    },
-    steps,
-    final_metrics: { total_steps: steps.length },
-    notes:
-      'Exported by lar (Lean4 Agentic). Verifier results are in extra.lar: per tool call on observation results, per model turn on steps, per run at the root; see docs/rewards.md.',
-    extra: {
-      lar: {
-        version: 1,
-        backend: report.backend,
-        task: header?.task,
-        workflow: report.workflow?.id,
-        ...(summary
-          ? {
-              outcome: summary.outcome.reward,
-              return: summary.return,
-              alpha: summary.alpha,
-              beta: summary.beta,
-              toolRewardMean: summary.toolRewards.mean,
-              stageRewardMean: summary.stageRewards.mean,
-              stages: summary.stages.map((v) => ({
-                stage: v.stage,
-                visit: v.visit,
-                reward: v.reward,
-                steps: v.steps,
-                budget: v.budget,
-                startLine: v.startLine,
-                endLine: v.endLine ?? null,
-                failedChecks: v.verdicts.filter((x) => !x.ok).map((x) => ({ check: x.check, reason: x.reason })),
-              })),
-              outcomeChecks: summary.outcome.verdicts.map((v) => ({ check: v.check, ok: v.ok, reason: v.reason })),
-            }
-          : {}),
-        lineErrors: report.lineErrors,
-      },
-    },
-  };
-  const checked = AtifTrajectory.safeParse(doc);
-  if (!checked.success) {
-    const issue = checked.error.issues[0]!;
-    throw new Error(`the ATIF document does not validate at ${issue.path.join('.')}: ${issue.message}`);
+type SystemEvent = Extract<TrajectoryEvent, { type: 'outcome' | 'compaction' | 'restore' }>;
+
+/** The system step that tells a reader what happened outside the conversation. */
+function systemStep(e: SystemEvent, line: number, r: StepResult | undefined): Omit<AtifStep, 'step_id'> {
+  switch (e.type) {
+    case 'outcome':
+      return {
+        source: 'system',
+        message: `Outcome check \`${e.command}\` exited ${e.exitCode ?? 'without an exit code'}${e.completion ? ` (${e.completion})` : ''}.`,
+        ...(e.at ? { timestamp: e.at } : {}),
+        ...(e.output !== undefined ? { observation: { results: [{ source_call_id: null, content: e.output }] } } : {}),
+        extra: { lar: { line, exitCode: e.exitCode, failedChecks: r ? failedChecks(r) : [] } },
+      };
+    case 'compaction':
+      return {
+        source: 'system',
+        message: `The conversation was compacted to fit the ${e.window}-token context window (${e.tokensBefore} → ${e.tokensAfter} tokens; ${e.elided} tool results elided, ${e.summarized} turns summarized).${e.summary ? `\n\n${e.summary}` : ''}`,
+        ...(e.at ? { timestamp: e.at } : {}),
+        extra: { lar: { line, kind: 'compaction', reason: e.reason } },
+      };
+    case 'restore':
+      return {
+        source: 'system',
+        message: e.undo
+          ? 'The user undid a restore: the workspace is back as it was before it.'
+          : `The user restored the workspace to how it was before step ${e.step ?? '?'}${e.run ? ` of ${e.run}` : ''} (${e.reverted.length} files changed back, ${e.deleted.length} deleted, ${e.restored.length} brought back).`,
+        ...(e.at ? { timestamp: e.at } : {}),
+        extra: { lar: { line, kind: 'restore', checkpoint: e.checkpoint, before: e.before } },
+      };
   }
-  return checked.data;
+}
+
+/** The run's results for the root's `extra.lar`: the return, its parts and the stage visits. */
+function runResults(report: TrajectoryReport, task: string | undefined): Record<string, unknown> {
+  const summary = report.summary;
+  return {
+    version: 1,
+    backend: report.backend,
+    task,
+    workflow: report.workflow?.id,
+    ...(summary
+      ? {
+          outcome: summary.outcome.reward,
+          return: summary.return,
+          alpha: summary.alpha,
+          beta: summary.beta,
+          toolRewardMean: summary.toolRewards.mean,
+          stageRewardMean: summary.stageRewards.mean,
+          stages: summary.stages.map((v) => ({
+            stage: v.stage,
+            visit: v.visit,
+            reward: v.reward,
+            steps: v.steps,
+            budget: v.budget,
+            startLine: v.startLine,
+            endLine: v.endLine ?? null,
+            failedChecks: v.verdicts.filter((x) => !x.ok).map((x) => ({ check: x.check, reason: x.reason })),
+          })),
+          outcomeChecks: summary.outcome.verdicts.map((v) => ({ check: v.check, ok: v.ok, reason: v.reason })),
+        }
+      : {}),
+    lineErrors: report.lineErrors,
+  };
 }
 
 function addCall(step: AgentStep, e: ToolCallEvent, line: number, r: StepResult | undefined): void {
