@@ -171,6 +171,61 @@ async function runAsCheck(
   return { status, result, observation: checkObservation(command, output, e.completion, e.exitCode, files) };
 }
 
+/** A run_command call's arguments, once checked. */
+interface CommandArgs {
+  command: string;
+  cwd: string | undefined;
+  timeoutMs: number | undefined;
+}
+
+/**
+ * The loop runs only calls whose arguments fit the schema; the executor is also
+ * called directly (tests, other hosts), so it checks again what it hands a shell.
+ */
+function commandArgs(args: Record<string, unknown>): CommandArgs | { error: string } {
+  if (typeof args.command !== 'string' || args.command === '')
+    return { error: 'run_command needs a non-empty string "command"' };
+  // Shells drop a NUL and run the rest: `su\0do` would run sudo while the policy saw no `sudo`.
+  if (args.command.includes('\0'))
+    return {
+      error: 'the command has a NUL character, which a shell would drop (what runs would differ from what was checked)',
+    };
+  if (args.cwd !== undefined && typeof args.cwd !== 'string')
+    return { error: '"cwd" must be a workspace-relative folder' };
+  if (args.timeoutMs !== undefined && !(Number.isSafeInteger(args.timeoutMs) && (args.timeoutMs as number) > 0))
+    return { error: '"timeoutMs" must be a positive whole number of milliseconds' };
+  return {
+    command: args.command,
+    cwd: args.cwd,
+    timeoutMs: typeof args.timeoutMs === 'number' ? args.timeoutMs : undefined,
+  };
+}
+
+/**
+ * The folder a command runs in, confined to the workspace. `.` too: the shell's own folder is
+ * wherever earlier commands left it, the workspace is where `.` is.
+ */
+async function commandFolder(
+  fs: WorkspaceFs,
+  cwd: string,
+  workspace: string,
+): Promise<{ ok: true; path: string } | { ok: false; error: string }> {
+  const where = await fs.realPath(cwd);
+  if (!where.ok) return { ok: false, error: where.error };
+  if (!where.value.exists) return { ok: false, error: `the folder "${cwd}" does not exist` };
+  const st = await fs.stat(cwd);
+  if (!st.ok) return { ok: false, error: st.error };
+  if (st.value.kind !== 'dir') return { ok: false, error: `"${cwd}" is not a folder` };
+  // The folder as the system spells it (case and Unicode form on macOS), which is what the
+  // shell's check compares with; confined again, as a link may have changed meanwhile.
+  const real = canonical(where.value.absolute);
+  const root = canonical(workspace);
+  if (!real.ok) return { ok: false, error: `the folder "${cwd}" cannot be resolved: ${real.error}` };
+  if (!root.ok || !isInside(root.path, real.path, process.platform === 'darwin' || process.platform === 'win32'))
+    return { ok: false, error: `"${cwd}" leads out of the workspace` };
+  return { ok: true, path: real.path };
+}
+
 /**
  * The tools the agent runs in the workspace: file tools through the confined
  * WorkspaceFs, commands through the terminal session. A command's changed
@@ -186,90 +241,77 @@ export function createToolExecutor(parts: ExecutorParts): ToolExecutor {
         result: { error: `${tool} is not a workspace tool` },
         observation: `${tool} is not a workspace tool`,
       };
-    // The loop runs only calls whose arguments fit the schema; the executor is also
-    // called directly (tests, other hosts), so it checks again what it hands a shell.
-    if (typeof args.command !== 'string' || args.command === '')
-      return notRun('run_command needs a non-empty string "command"');
-    // Shells drop a NUL and run the rest: `su\0do` would run sudo while the policy saw no `sudo`.
-    if (args.command.includes('\0'))
-      return notRun(
-        'the command has a NUL character, which a shell would drop (what runs would differ from what was checked)',
-      );
-    if (args.cwd !== undefined && typeof args.cwd !== 'string')
-      return notRun('"cwd" must be a workspace-relative folder');
-    if (args.timeoutMs !== undefined && !(Number.isSafeInteger(args.timeoutMs) && (args.timeoutMs as number) > 0))
-      return notRun('"timeoutMs" must be a positive whole number of milliseconds');
+    const a = commandArgs(args);
+    if ('error' in a) return notRun(a.error);
     if (parts.refuseCommands) return notRun(parts.refuseCommands);
-    const command = args.command;
     let cwd: string | undefined;
-    // `.` too: the shell's own folder is wherever earlier commands left it, the workspace is where `.` is.
-    if (typeof args.cwd === 'string') {
-      const where = await parts.fs.realPath(args.cwd);
-      if (!where.ok) return notRun(where.error);
-      if (!where.value.exists) return notRun(`the folder "${args.cwd}" does not exist`);
-      const st = await parts.fs.stat(args.cwd);
-      if (!st.ok) return notRun(st.error);
-      if (st.value.kind !== 'dir') return notRun(`"${args.cwd}" is not a folder`);
-      // The folder as the system spells it (case and Unicode form on macOS), which is what the
-      // shell's check compares with; confined again, as a link may have changed meanwhile.
-      const real = canonical(where.value.absolute);
-      const root = canonical(ctx.workspace);
-      if (!real.ok) return notRun(`the folder "${args.cwd}" cannot be resolved: ${real.error}`);
-      if (!root.ok || !isInside(root.path, real.path, process.platform === 'darwin' || process.platform === 'win32'))
-        return notRun(`"${args.cwd}" leads out of the workspace`);
+    if (a.cwd !== undefined) {
+      const folder = await commandFolder(parts.fs, a.cwd, ctx.workspace);
+      if (!folder.ok) return notRun(folder.error);
       // Handed to the terminal as a folder, never as text of the command: it quotes it.
-      cwd = real.path;
+      cwd = folder.path;
     }
-    if (parts.check && cwd === undefined && normalizeSpaces(command) === normalizeSpaces(parts.check.command))
-      return runAsCheck(parts.check, command, ctx);
-    const before = snapshot(ctx.workspace);
-    const watch = parts.limits?.watch(() => parts.terminal.shellPid);
-    let killed: string | undefined;
-    let r;
-    try {
-      r = await parts.terminal.run(command, {
-        ...(cwd !== undefined ? { cwd } : {}),
-        timeoutMs: typeof args.timeoutMs === 'number' ? args.timeoutMs : (parts.commandTimeoutMs ?? 120_000),
-        ...(ctx.signal ? { signal: ctx.signal } : {}),
-      });
-    } catch (e) {
-      if (e instanceof ShellTextError) return notRun(e.message);
-      throw e;
-    } finally {
-      killed = watch?.end();
-    }
-    const after = before ? snapshot(ctx.workspace) : undefined;
-    // How many tests ran, when the output is a test runner's: the outcome command's own run in
-    // a stage counts only when it ran tests (exit condition outcome_ran).
-    const testsRan = r.binary ? undefined : testsRanFrom(r.output);
-    const result = {
-      ...toToolResult(r),
-      sandboxed: parts.terminal.launched,
-      ...(testsRan !== undefined ? { testsRan } : {}),
-      ...(killed ? { killed } : {}),
-    };
-    const files = before && after ? changedBetween(before, after) : [];
-    if (files.length) result.filesChanged = files;
-    const status = r.cancelled ? 'interrupted' : r.completion === 'timeout' ? 'timeout' : 'ok';
-    // Where the rest is, when the model saw only the head and tail (and can read it: inside the workspace).
-    const saved = relative(ctx.workspace, r.outputPath);
-    const full = r.truncated && !saved.startsWith('..') && !isAbsolute(saved) ? saved.split(sep).join('/') : undefined;
-    return {
-      status,
-      result,
-      observation: commandObservation(
-        command,
-        r.output,
-        {
-          completion: r.completion,
-          exitCode: r.exitCode,
-          waitingForInput: r.waitingForInput,
-          shellRestarted: r.shellRestarted,
-          ...(killed ? { killed } : {}),
-        },
-        files,
-        full,
-      ),
-    };
+    if (parts.check && cwd === undefined && normalizeSpaces(a.command) === normalizeSpaces(parts.check.command))
+      return runAsCheck(parts.check, a.command, ctx);
+    return runInTerminal(parts, a.command, cwd, a.timeoutMs, ctx);
+  };
+}
+
+/** A command run in the agent's shell, watched by the sandbox's limits, with the files it changed. */
+async function runInTerminal(
+  parts: ExecutorParts,
+  command: string,
+  cwd: string | undefined,
+  timeoutMs: number | undefined,
+  ctx: ToolContext,
+): Promise<ToolOutcome> {
+  const before = snapshot(ctx.workspace);
+  const watch = parts.limits?.watch(() => parts.terminal.shellPid);
+  let killed: string | undefined;
+  let r;
+  try {
+    r = await parts.terminal.run(command, {
+      ...(cwd !== undefined ? { cwd } : {}),
+      timeoutMs: timeoutMs ?? parts.commandTimeoutMs ?? 120_000,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
+  } catch (e) {
+    if (e instanceof ShellTextError) return notRun(e.message);
+    throw e;
+  } finally {
+    killed = watch?.end();
+  }
+  const after = before ? snapshot(ctx.workspace) : undefined;
+  // How many tests ran, when the output is a test runner's: the outcome command's own run in
+  // a stage counts only when it ran tests (exit condition outcome_ran).
+  const testsRan = r.binary ? undefined : testsRanFrom(r.output);
+  const result = {
+    ...toToolResult(r),
+    sandboxed: parts.terminal.launched,
+    ...(testsRan !== undefined ? { testsRan } : {}),
+    ...(killed ? { killed } : {}),
+  };
+  const files = before && after ? changedBetween(before, after) : [];
+  if (files.length) result.filesChanged = files;
+  const status = r.cancelled ? 'interrupted' : r.completion === 'timeout' ? 'timeout' : 'ok';
+  // Where the rest is, when the model saw only the head and tail (and can read it: inside the workspace).
+  const saved = relative(ctx.workspace, r.outputPath);
+  const full = r.truncated && !saved.startsWith('..') && !isAbsolute(saved) ? saved.split(sep).join('/') : undefined;
+  return {
+    status,
+    result,
+    observation: commandObservation(
+      command,
+      r.output,
+      {
+        completion: r.completion,
+        exitCode: r.exitCode,
+        waitingForInput: r.waitingForInput,
+        shellRestarted: r.shellRestarted,
+        ...(killed ? { killed } : {}),
+      },
+      files,
+      full,
+    ),
   };
 }
