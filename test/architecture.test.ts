@@ -140,8 +140,6 @@ const OVER: Record<string, number> = {
   'core/sandbox/proxy.ts': 459,
   'core/sandbox/run.ts': 559,
   'core/sandbox/run.ts#RunSandbox.open': 116,
-  'core/tools/file-tools.ts': 430,
-  'core/tools/file-tools.ts#search': 87,
   'core/workspace/fs.ts': 574,
   'extension/agent/live-gate.ts#createLiveGate': 85,
   'extension/chat/transcript.ts#transcriptOf': 95,

@@ -1,7 +1,19 @@
-import { createContext, runInContext } from 'node:vm';
-import type { ToolResult } from '../schema/trajectory';
 import type { ToolContext, ToolOutcome } from './types';
 import type { ListEntry, WorkspaceFs } from '../workspace/fs';
+import {
+  type Args,
+  ArgError,
+  clip,
+  fail,
+  FILE_LIMITS,
+  ok,
+  optBool,
+  optInt,
+  plural,
+  splitLines,
+  str,
+} from './file-tool-base';
+import { search } from './search';
 
 /**
  * The file tools: read_file, write_file, edit_file, list_files, search. They
@@ -15,62 +27,6 @@ export type FileTool = (typeof FILE_TOOLS)[number];
 
 export function isFileTool(name: string): name is FileTool {
   return (FILE_TOOLS as readonly string[]).includes(name);
-}
-
-/** Limits on what the model is shown. */
-export const FILE_LIMITS = {
-  /** read_file: lines shown per call. */
-  readLines: 2000,
-  /** read_file: characters shown per line. */
-  lineChars: 2000,
-  /** read_file / edit_file / search: bytes read from one file. */
-  readBytes: 10 * 1024 * 1024,
-  /** list_files: entries shown. */
-  listEntries: 1000,
-  /** search: matches shown. */
-  searchMatches: 200,
-  /** search: files looked at. */
-  searchFiles: 20000,
-  /** search: files larger than this are skipped. */
-  searchFileBytes: 2 * 1024 * 1024,
-  /** search: characters of a matching line shown. */
-  searchLineChars: 300,
-  /** search: the time a regular expression may take over all files (a catastrophic one would freeze the editor). */
-  searchRegexMs: 3000,
-};
-
-type Args = Record<string, unknown>;
-
-class ArgError extends Error {}
-
-function str(args: Args, key: string, fallback?: string): string {
-  const v = args[key];
-  if (v === undefined && fallback !== undefined) return fallback;
-  if (typeof v !== 'string') throw new ArgError(`"${key}" must be a string`);
-  return v;
-}
-
-function optInt(args: Args, key: string): number | undefined {
-  const v = args[key];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1)
-    throw new ArgError(`"${key}" must be a positive whole number`);
-  return v;
-}
-
-function optBool(args: Args, key: string): boolean {
-  const v = args[key];
-  if (v === undefined || v === null) return false;
-  if (typeof v !== 'boolean') throw new ArgError(`"${key}" must be true or false`);
-  return v;
-}
-
-function ok(observation: string, result: ToolResult = {}): ToolOutcome {
-  return { status: 'ok', result, observation };
-}
-
-function fail(error: string, result: ToolResult = {}): ToolOutcome {
-  return { status: 'error', result: { ...result, error }, observation: `Error: ${error}` };
 }
 
 /** Run one file tool. Never throws. */
@@ -121,22 +77,6 @@ export async function runFileTool(
   }
   out.result.durationMs = Math.max(0, Math.round((performance.now() - started) * 1000) / 1000);
   return out;
-}
-
-/** Split text into lines the way an editor shows them (a final newline does not start a line). */
-function splitLines(text: string): string[] {
-  if (text === '') return [];
-  const lines = text.split(/\r?\n/);
-  if (lines[lines.length - 1] === '') lines.pop();
-  return lines;
-}
-
-function clip(line: string, max: number): string {
-  return line.length <= max ? line : `${line.slice(0, max)}… [${line.length - max} more characters]`;
-}
-
-function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
 }
 
 async function readFile(fs: WorkspaceFs, a: Args): Promise<ToolOutcome> {
@@ -292,139 +232,4 @@ async function listFiles(fs: WorkspaceFs, a: Args): Promise<ToolOutcome> {
   if (truncated) notes.push(`[listing stopped at ${FILE_LIMITS.listEntries} entries; list a subfolder to see more]`);
   if (skipped.length) notes.push(`[not listed: ${skipped.join(', ')}]`);
   return ok([...lines, ...notes].join('\n'), truncated ? { outputTruncated: true } : {});
-}
-
-async function search(fs: WorkspaceFs, a: Args, ctx: ToolContext): Promise<ToolOutcome> {
-  const pattern = str(a, 'pattern');
-  const path = str(a, 'path', '.');
-  const useRegex = optBool(a, 'regex');
-  if (pattern === '') return fail('the search pattern is empty');
-  let matching: (lines: string[]) => number[];
-  if (useRegex) {
-    const compiled = compileTimedRegex(pattern, FILE_LIMITS.searchRegexMs);
-    if ('error' in compiled) return fail(compiled.error);
-    matching = compiled.matching;
-  } else {
-    matching = (lines) => lines.flatMap((l, i) => (l.includes(pattern) ? [i] : []));
-  }
-
-  const st = await fs.stat(path);
-  if (!st.ok) return fail(st.error);
-  let files: string[];
-  let listTruncated = false;
-  if (st.value.kind === 'file') {
-    const c = await fs.realPath(path);
-    if (!c.ok) return fail(c.error);
-    files = [c.value.relative];
-  } else if (st.value.kind === 'dir') {
-    const l = await fs.list(path, { recursive: true, limit: FILE_LIMITS.searchFiles });
-    if (!l.ok) return fail(l.error);
-    // Symlinks are not followed: a linked file is searched where it really is.
-    files = l.value.entries.filter((e) => e.kind === 'file').map((e) => e.path);
-    listTruncated = l.value.truncated;
-  } else {
-    return fail(`"${path}" is neither a file nor a folder`);
-  }
-
-  const hits: string[] = [];
-  let total = 0;
-  let skippedBinary = 0;
-  let skippedLarge = 0;
-  for (const f of files) {
-    if (ctx.signal?.aborted) {
-      return {
-        status: 'interrupted',
-        result: { error: 'cancelled', output: hits.join('\n') },
-        observation: `Search cancelled after ${plural(total, 'match', 'matches')}.\n${hits.join('\n')}`,
-      };
-    }
-    const r = await fs.readText(f, { maxBytes: FILE_LIMITS.searchFileBytes });
-    if (!r.ok) continue; // vanished or refused since it was listed
-    if (r.value.binary) {
-      skippedBinary++;
-      continue;
-    }
-    if (r.value.truncated) {
-      skippedLarge++;
-      continue;
-    }
-    const lines = splitLines(r.value.text);
-    let found: number[];
-    try {
-      found = matching(lines);
-    } catch (e) {
-      if (e instanceof RegexTimeout) {
-        return fail(
-          `the regular expression ${JSON.stringify(pattern)} took longer than ${FILE_LIMITS.searchRegexMs} ms (in ${f}) and was stopped: it backtracks catastrophically. Simplify it (no nested quantifiers like (a+)+), or search for plain text.`,
-        );
-      }
-      throw e;
-    }
-    for (const i of found) {
-      total++;
-      if (hits.length < FILE_LIMITS.searchMatches)
-        hits.push(`${f}:${i + 1}: ${clip(lines[i]!.trim(), FILE_LIMITS.searchLineChars)}`);
-    }
-  }
-  const notes: string[] = [];
-  if (total > hits.length)
-    notes.push(`[${total} matches; the first ${hits.length} are shown: narrow the pattern or the path]`);
-  if (listTruncated) notes.push(`[only the first ${FILE_LIMITS.searchFiles} files were searched]`);
-  if (skippedBinary) notes.push(`[${plural(skippedBinary, 'binary file')} skipped]`);
-  if (skippedLarge) notes.push(`[${plural(skippedLarge, 'file')} over ${FILE_LIMITS.searchFileBytes} bytes skipped]`);
-  const head =
-    total === 0
-      ? `No matches for ${JSON.stringify(pattern)}${useRegex ? ' (regex)' : ''} in ${path === '.' ? 'the workspace' : path}.`
-      : `${plural(total, 'match', 'matches')} for ${JSON.stringify(pattern)}${useRegex ? ' (regex)' : ''}:`;
-  return ok(
-    [head, ...hits, ...notes].join('\n'),
-    total > hits.length || listTruncated ? { outputTruncated: true } : {},
-  );
-}
-
-class RegexTimeout extends Error {}
-
-/**
- * The model's regular expression, run where it can be stopped: in a vm
- * context with a time limit shared by all the files of one search, so a
- * pattern that backtracks catastrophically ends the search with an error
- * instead of freezing the process (in the editor: every extension).
- */
-function compileTimedRegex(
-  pattern: string,
-  budgetMs: number,
-): { matching: (lines: string[]) => number[] } | { error: string } {
-  const sandbox = createContext({ pattern, lines: [] as string[] });
-  try {
-    runInContext(
-      'var re = new RegExp(pattern); function scan(ls) { var out = []; for (var i = 0; i < ls.length; i++) if (re.test(ls[i])) out.push(i); return out; }',
-      sandbox,
-      { timeout: budgetMs },
-    );
-  } catch (e) {
-    return {
-      error: `invalid regular expression ${JSON.stringify(pattern)}: ${e instanceof Error ? e.message : String(e)}`,
-    };
-  }
-  let spent = 0;
-  return {
-    matching: (lines) => {
-      const left = budgetMs - spent;
-      if (left <= 0) throw new RegexTimeout();
-      sandbox.lines = lines;
-      const t0 = performance.now();
-      try {
-        return Array.from(
-          runInContext('scan(lines)', sandbox, { timeout: Math.max(1, Math.ceil(left)) }) as ArrayLike<number>,
-        );
-      } catch (e) {
-        if (e instanceof Error && /Script execution timed out/.test(e.message)) throw new RegexTimeout();
-        if ((e as { code?: string } | null)?.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') throw new RegexTimeout();
-        throw e;
-      } finally {
-        spent += performance.now() - t0;
-        sandbox.lines = [];
-      }
-    },
-  };
 }
