@@ -141,7 +141,6 @@ const OVER: Record<string, number> = {
   'core/sandbox/run.ts': 559,
   'core/sandbox/run.ts#RunSandbox.open': 116,
   'core/workspace/fs.ts': 574,
-  'extension/agent/live-gate.ts#createLiveGate': 85,
   'extension/chat/transcript.ts#transcriptOf': 95,
 };
 

@@ -11,7 +11,7 @@ import type { AgentEvent, AgentGate } from '../../core/agent/loop';
 import type { AppendStepParams, CheckToolCallParams, CheckToolCallResult } from '../../core/protocol/lsp';
 import type { Verdict } from '../../core/verifier/checks';
 import { VerifierState } from '../../core/verifier/state';
-import type { GateResult } from '../../core/verifier/types';
+import type { GateResult, ProposedCall } from '../../core/verifier/types';
 import type { Workflow } from '../../core/schema/workflow';
 import { applyApprovalPolicy } from './approvals';
 
@@ -54,6 +54,92 @@ export function toGateResult(r: CheckToolCallResult): GateResult {
   };
 }
 
+/**
+ * The run's line to the language server: the lines sent so far, whether it still answers, and
+ * catching a restarted server up.
+ */
+class ServerLink {
+  /** Whether the server (not the local fallback) is deciding. */
+  ok: boolean;
+  /** Settles once every line so far was handed to the server. */
+  sent: Promise<void> = Promise.resolve();
+  private last: { line: number; text: string } | undefined;
+  private syncedGeneration: number | undefined;
+  private readonly server: GateServer | undefined;
+  private readonly uri: string;
+  private readonly log: ((message: string) => void) | undefined;
+
+  constructor(server: GateServer | undefined, uri: string, log: ((message: string) => void) | undefined) {
+    this.server = server;
+    this.uri = uri;
+    this.log = log;
+    this.ok = server?.running ?? false;
+    this.syncedGeneration = server?.generation;
+  }
+
+  append(line: number, text: string): void {
+    this.recover();
+    this.last = { line, text };
+    if (this.ok) this.send(line, text);
+  }
+
+  /** The server's decision, or undefined when it is down, fails or does not answer in time. */
+  async check(call: ProposedCall): Promise<GateResult | undefined> {
+    this.recover();
+    const server = this.server;
+    if (!this.ok || !server?.running) return undefined;
+    try {
+      await this.sent;
+      if (!this.ok) return undefined;
+      const r = await withTimeout(
+        server.checkToolCall({
+          uri: this.uri,
+          call:
+            call.argsError !== undefined
+              ? { tool: call.tool, args: call.args, argsError: call.argsError }
+              : { tool: call.tool, args: call.args },
+        }),
+        GATE_TIMEOUT_MS,
+      );
+      return toGateResult(r);
+    } catch (e) {
+      this.down('lar/checkToolCall', e);
+      return undefined;
+    }
+  }
+
+  private down(what: string, e: unknown): void {
+    if (this.ok)
+      this.log?.(
+        `${what} failed (${e instanceof Error ? e.message : String(e)}): gating with the builtin verifier until the server is back`,
+      );
+    this.ok = false;
+  }
+
+  private send(line: number, text: string): void {
+    const server = this.server;
+    if (!server) return;
+    this.sent = this.sent
+      .then(() => (this.ok ? server.appendStep({ uri: this.uri, text, line }) : undefined))
+      .catch((e: unknown) => this.down('lar/appendStep', e));
+  }
+
+  /**
+   * A restarted server knows nothing of the run: the latest line, which does
+   * not follow anything it has, makes it catch up from the file on disk (each
+   * line is flushed there before it is announced). Done once per server
+   * generation, before anything else is asked of it.
+   */
+  private recover(): void {
+    const server = this.server;
+    if (!server?.running || server.generation === undefined || server.generation === this.syncedGeneration) return;
+    this.syncedGeneration = server.generation;
+    if (!this.ok) this.log?.('the language server is back: it catches up from the trajectory file');
+    this.ok = true;
+    if (this.last) this.send(this.last.line, this.last.text);
+  }
+}
+
 export function createLiveGate(opts: {
   server: GateServer | undefined;
   uri: string;
@@ -63,79 +149,20 @@ export function createLiveGate(opts: {
   log?: (message: string) => void;
 }): LiveGate {
   const shadow = new VerifierState(opts.workflow, 1);
-  const server = opts.server;
-  let serverOk = server?.running ?? false;
-  let sent: Promise<void> = Promise.resolve();
-  let last: { line: number; text: string } | undefined;
-  const down = (what: string, e: unknown) => {
-    if (serverOk)
-      opts.log?.(
-        `${what} failed (${e instanceof Error ? e.message : String(e)}): gating with the builtin verifier until the server is back`,
-      );
-    serverOk = false;
-  };
-  const send = (line: number, text: string) => {
-    if (!server) return;
-    sent = sent
-      .then(() => (serverOk ? server.appendStep({ uri: opts.uri, text, line }) : undefined))
-      .catch((e: unknown) => down('lar/appendStep', e));
-  };
-  /**
-   * A restarted server knows nothing of the run: the latest line, which does
-   * not follow anything it has, makes it catch up from the file on disk (each
-   * line is flushed there before it is announced). Done once per server
-   * generation, before anything else is asked of it.
-   */
-  let syncedGeneration = server?.generation;
-  const recover = () => {
-    if (!server?.running || server.generation === undefined || server.generation === syncedGeneration) return;
-    syncedGeneration = server.generation;
-    if (!serverOk) opts.log?.('the language server is back: it catches up from the trajectory file');
-    serverOk = true;
-    if (last) send(last.line, last.text);
-  };
-  const append = (line: number, text: string) => {
-    recover();
-    last = { line, text };
-    if (serverOk) send(line, text);
-  };
-  const observe = (e: AgentEvent) => {
-    if (!('line' in e)) return;
-    if (e.kind === 'step' || e.kind === 'outcome') shadow.append(e.event, e.line);
-    append(e.line, e.text);
-  };
-  const gate: AgentGate = async (call) => {
-    let g: GateResult | undefined;
-    recover();
-    if (serverOk && server?.running) {
-      try {
-        await sent;
-        if (serverOk) {
-          const r = await withTimeout(
-            server.checkToolCall({
-              uri: opts.uri,
-              call:
-                call.argsError !== undefined
-                  ? { tool: call.tool, args: call.args, argsError: call.argsError }
-                  : { tool: call.tool, args: call.args },
-            }),
-            GATE_TIMEOUT_MS,
-          );
-          g = toGateResult(r);
-        }
-      } catch (e) {
-        down('lar/checkToolCall', e);
-      }
-    }
-    g ??= shadow.gate(call);
-    return applyApprovalPolicy(g, call.tool, opts.approvals);
-  };
+  const link = new ServerLink(opts.server, opts.uri, opts.log);
   return {
-    gate,
-    observe,
-    flushed: () => sent,
+    gate: async (call) => {
+      const g = (await link.check(call)) ?? shadow.gate(call);
+      return applyApprovalPolicy(g, call.tool, opts.approvals);
+    },
+    observe: (e) => {
+      if (!('line' in e)) return;
+      if (e.kind === 'step' || e.kind === 'outcome') shadow.append(e.event, e.line);
+      link.append(e.line, e.text);
+    },
+    flushed: () => link.sent,
     get viaServer() {
-      return serverOk;
+      return link.ok;
     },
   };
 }
