@@ -31,77 +31,89 @@ export function transcriptOf(runs: readonly RecordedRun[]): ToWebview[] {
       2000,
     ),
   });
-  for (const run of runs) {
-    for (const { line, event, step } of chatEvents(run)) {
-      switch (event.type) {
-        case 'message':
-          if (event.role === 'user') out.push({ type: 'userMessage', text: clip(event.content, 20_000) });
-          else if (event.role === 'assistant' && (event.content || event.reasoning)) {
-            out.push({
-              type: 'assistant',
-              text: clip(event.content, 200_000),
-              ...(event.reasoning ? { reasoning: clip(event.reasoning, 200_000) } : {}),
-            });
-          }
-          break;
-        case 'tool_call': {
-          if (!step) break;
-          // The gate's decision is not recorded; a blocked status says all the card needs.
-          const gate: GateResult = {
-            decision: event.status === 'blocked' ? 'block' : 'allow',
-            verdicts: [],
-            reason: '',
-            toolReward: step.toolReward ?? 0,
-          };
-          out.push({ type: 'step', card: { ...toStepCard(line, event, step, gate), run: run.file } });
-          break;
-        }
-        case 'outcome':
-          out.push({
-            type: 'outcome',
-            command: clip(event.command, 2000),
-            exitCode: event.exitCode ?? null,
-            passed: run.report.summary?.outcome.reward === 1,
-            excerpt: clip((event.output ?? '').trim(), 2000),
-          });
-          break;
-        case 'compaction':
-          out.push({
-            type: 'compaction',
-            text: clip(
-              `Context compacted to fit the model's ${event.window.toLocaleString()}-token window: ${event.tokensBefore.toLocaleString()} → ${event.tokensAfter.toLocaleString()} tokens.`,
-              2000,
-            ),
-          });
-          break;
-        case 'restore':
-          out.push({ type: 'compaction', text: clip(restoreLine(event), 2000) });
-          break;
-        case 'end': {
-          const s = run.report.summary;
-          out.push({
-            type: 'end',
-            reason: clip(event.reason, 40),
-            ...(event.detail ? { detail: clip(event.detail, 2000) } : {}),
-            ...(s ? { summary: { return: s.return, outcome: s.outcome.reward, steps: s.steps } } : {}),
-          });
-          break;
-        }
+  for (const run of runs) for (const recorded of chatEvents(run)) out.push(...eventMessages(run, recorded));
+  const notice = closingNotice(last);
+  if (notice) out.push(notice);
+  return out;
+}
+
+/** What the live run sent the chat for one recorded event. */
+function eventMessages(run: RecordedRun, { line, event, step }: RecordedRun['events'][number]): ToWebview[] {
+  switch (event.type) {
+    case 'message':
+      if (event.role === 'user') return [{ type: 'userMessage', text: clip(event.content, 20_000) }];
+      else if (event.role === 'assistant' && (event.content || event.reasoning)) {
+        return [
+          {
+            type: 'assistant',
+            text: clip(event.content, 200_000),
+            ...(event.reasoning ? { reasoning: clip(event.reasoning, 200_000) } : {}),
+          },
+        ];
       }
+      return [];
+    case 'tool_call': {
+      if (!step) return [];
+      // The gate's decision is not recorded; a blocked status says all the card needs.
+      const gate: GateResult = {
+        decision: event.status === 'blocked' ? 'block' : 'allow',
+        verdicts: [],
+        reason: '',
+        toolReward: step.toolReward ?? 0,
+      };
+      return [{ type: 'step', card: { ...toStepCard(line, event, step, gate), run: run.file } }];
+    }
+    case 'outcome':
+      return [
+        {
+          type: 'outcome',
+          command: clip(event.command, 2000),
+          exitCode: event.exitCode ?? null,
+          passed: run.report.summary?.outcome.reward === 1,
+          excerpt: clip((event.output ?? '').trim(), 2000),
+        },
+      ];
+    case 'compaction':
+      return [
+        {
+          type: 'compaction',
+          text: clip(
+            `Context compacted to fit the model's ${event.window.toLocaleString()}-token window: ${event.tokensBefore.toLocaleString()} → ${event.tokensAfter.toLocaleString()} tokens.`,
+            2000,
+          ),
+        },
+      ];
+    case 'restore':
+      return [{ type: 'compaction', text: clip(restoreLine(event), 2000) }];
+    case 'end': {
+      const s = run.report.summary;
+      return [
+        {
+          type: 'end',
+          reason: clip(event.reason, 40),
+          ...(event.detail ? { detail: clip(event.detail, 2000) } : {}),
+          ...(s ? { summary: { return: s.return, outcome: s.outcome.reward, steps: s.steps } } : {}),
+        },
+      ];
     }
   }
+  return [];
+}
+
+/** How the chat's last run stands: branched from a step, or cut short (resumable or maybe still running). */
+function closingNotice(last: RecordedRun): ToWebview | undefined {
   if (last.cutAtStep !== undefined) {
-    out.push({
+    return {
       type: 'restored',
       text: clip(
         `Branched from before step ${last.cutAtStep} of ${last.file}: the conversation and the workspace are as they were there. Send a message to go on from that point.`,
         2000,
       ),
-    });
+    };
   } else if (wasInterrupted(last)) {
     // A run with no end may still be going on in another window: it can be read, not resumed (the
     // next start of the editor marks it interrupted once it is old enough to be dead).
-    out.push({
+    return {
       type: 'interrupted',
       file: last.file,
       resumable: last.end !== undefined,
@@ -111,7 +123,7 @@ export function transcriptOf(runs: readonly RecordedRun[]): ToWebview[] {
           : 'This run has no end: it may still be running in another window, or the editor stopped during it. It can be resumed once it is marked interrupted.',
         2000,
       ),
-    });
+    };
   }
-  return out;
+  return undefined;
 }
