@@ -14,13 +14,12 @@
  * .gitignore files ignore, node_modules, .lar (our own records), files above
  * the size cap, and nested git repositories.
  */
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CheckpointId } from '../schema/trajectory';
 import { isInside } from '../workspace/fs';
+import { ShadowGit } from './shadow-git';
 
 export interface Checkpoint {
   commit: string;
@@ -58,25 +57,6 @@ export interface StoreOptions {
   git?: string;
 }
 
-const CONFIG = [
-  'core.hooksPath=/dev/null',
-  'core.fsmonitor=false',
-  'core.autocrlf=false',
-  'core.safecrlf=false',
-  'core.symlinks=true',
-  'core.quotePath=false',
-  'core.excludesFile=',
-  'core.attributesFile=',
-  'core.untrackedCache=true',
-  'commit.gpgSign=false',
-  'gc.auto=0',
-  'maintenance.auto=false',
-  'advice.addEmbeddedRepo=false',
-  'advice.addIgnoredFile=false',
-  'submodule.recurse=false',
-  'protocol.allow=never',
-].flatMap((c) => ['-c', c]);
-
 /** Always left out: dependencies, and the run records that say what happened (a restore must not rewrite them). */
 const ALWAYS_EXCLUDED = ['node_modules/', '/.lar/'];
 const ALWAYS_EXCLUDED_SPECS = [
@@ -92,17 +72,19 @@ function commitId(c: string): string {
 }
 
 export class CheckpointStore {
-  private queue: Promise<unknown> = Promise.resolve();
   private readonly skipped = new Set<string>();
   private readonly nested = new Set<string>();
+  private readonly repo: ShadowGit;
 
   private constructor(
     readonly dir: string,
     readonly workspace: string,
-    private readonly git: string,
+    git: string,
     private readonly maxFileBytes: number,
     private readonly userExcludes: string,
-  ) {}
+  ) {
+    this.repo = new ShadowGit(dir, workspace, git);
+  }
 
   /**
    * The store of `workspace` (made on first use), or why there can be none
@@ -134,107 +116,11 @@ export class CheckpointStore {
     return store;
   }
 
-  private env(worktree = true): NodeJS.ProcessEnv {
-    // From nothing: nothing the host environment holds reaches git but PATH.
-    return {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      LANG: 'C',
-      LC_ALL: 'C',
-      TMPDIR: tmpdir(),
-      HOME: join(this.dir, 'home'),
-      XDG_CONFIG_HOME: join(this.dir, 'home', '.config'),
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_SYSTEM: '/dev/null',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_DIR: join(this.dir, 'git'),
-      ...(worktree ? { GIT_WORK_TREE: this.workspace } : {}),
-      GIT_INDEX_FILE: join(this.dir, 'git', 'index'),
-      GIT_TERMINAL_PROMPT: '0',
-      GIT_NO_REPLACE_OBJECTS: '1',
-      GIT_ATTR_NOSYSTEM: '1',
-      GIT_AUTHOR_NAME: 'lar-checkpoint',
-      GIT_AUTHOR_EMAIL: 'checkpoint@localhost',
-      GIT_COMMITTER_NAME: 'lar-checkpoint',
-      GIT_COMMITTER_EMAIL: 'checkpoint@localhost',
-    };
-  }
-
-  private run(
-    args: string[],
-    opts: { worktree?: boolean; env?: NodeJS.ProcessEnv; input?: string; allowFail?: boolean } = {},
-  ): Promise<{ stdout: Buffer; code: number; stderr: string }> {
-    return new Promise((resolve, reject) => {
-      const child = execFile(
-        this.git,
-        [...CONFIG, ...args],
-        // In the workspace (pathspecs are relative to it); GIT_DIR is explicit, so nothing is discovered from here.
-        {
-          env: { ...this.env(opts.worktree ?? true), ...opts.env },
-          cwd: (opts.worktree ?? true) ? this.workspace : this.dir,
-          encoding: 'buffer',
-          maxBuffer: 256 * 1024 * 1024,
-          windowsHide: true,
-        },
-        (err, stdout, stderr) => {
-          const code = err
-            ? typeof (err as { code?: unknown }).code === 'number'
-              ? (err as { code: number }).code
-              : -1
-            : 0;
-          if (err && !opts.allowFail)
-            reject(new Error(`git ${args[0]} failed: ${stderr.toString().trim() || err.message}`));
-          else resolve({ stdout, code, stderr: stderr.toString() });
-        },
-      );
-      if (opts.input !== undefined) child.stdin?.end(opts.input);
-    });
-  }
-
-  /**
-   * One operation at a time on the store (the index is shared): in this
-   * process by a queue, across windows on the same folder by a lock
-   * directory (taken over when it is older than any operation lasts).
-   */
-  private serial<T>(f: () => Promise<T>): Promise<T> {
-    const locked = async () => {
-      await this.lock();
-      try {
-        return await f();
-      } finally {
-        rmSync(join(this.dir, 'lock'), { recursive: true, force: true });
-      }
-    };
-    const next = this.queue.then(locked, locked);
-    this.queue = next.catch(() => undefined);
-    return next;
-  }
-
-  private async lock(): Promise<void> {
-    const path = join(this.dir, 'lock');
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      try {
-        mkdirSync(path);
-        return;
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      }
-      try {
-        if (Date.now() - statSync(path).mtimeMs > 5 * 60_000) rmSync(path, { recursive: true, force: true });
-      } catch {
-        // Released meanwhile.
-      }
-      if (Date.now() > deadline)
-        throw new Error(`the checkpoint store is busy (${path} held by another window for a minute)`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-
   private async init(): Promise<void> {
     mkdirSync(join(this.dir, 'home'), { recursive: true, mode: 0o700 });
     if (!existsSync(join(this.dir, 'git', 'HEAD'))) {
       // Without a work tree in the environment: nothing points the store at the workspace but each call.
-      await this.run(['init', '-q', '--bare', '--template='], { worktree: false });
+      await this.repo.run(['init', '-q', '--bare', '--template='], { worktree: false });
       writeFileSync(
         join(this.dir, 'meta.json'),
         JSON.stringify({ workspace: this.workspace, createdAt: new Date().toISOString() }, null, 2),
@@ -269,7 +155,7 @@ export class CheckpointStore {
 
   /** Leaves out new untracked files above the size cap (they are listed on the checkpoint). */
   private async capSizes(): Promise<void> {
-    const out = await this.run(['ls-files', '-z', '--others', '--exclude-standard', '--', ...this.specList()]);
+    const out = await this.repo.run(['ls-files', '-z', '--others', '--exclude-standard', '--', ...this.specList()]);
     let changed = false;
     for (const path of out.stdout.toString('utf8').split('\0')) {
       if (!path || this.skipped.has(path)) continue;
@@ -289,7 +175,7 @@ export class CheckpointStore {
   /** Takes paths out of the index (they were captured before they were left out). */
   private async forget(paths: string[]): Promise<void> {
     if (!paths.length) return;
-    await this.run(
+    await this.repo.run(
       ['rm', '--cached', '-f', '-q', '-r', '--ignore-unmatch', '--pathspec-from-file=-', '--pathspec-file-nul'],
       { input: `${paths.map((p) => `:(top,literal)${p}`).join('\0')}\0` },
     );
@@ -297,7 +183,7 @@ export class CheckpointStore {
 
   /** Nested repositories became gitlinks: they are left out (and listed). */
   private async dropGitlinks(): Promise<void> {
-    const out = await this.run(['ls-files', '-s', '-z']);
+    const out = await this.repo.run(['ls-files', '-s', '-z']);
     const links: string[] = [];
     for (const entry of out.stdout.toString('utf8').split('\0')) {
       if (entry.startsWith('160000 ')) links.push(entry.slice(entry.indexOf('\t') + 1));
@@ -310,7 +196,7 @@ export class CheckpointStore {
   private async capture(): Promise<string> {
     await this.capSizes();
     // --ignore-errors: an unreadable file is skipped (and said), not the whole snapshot; anything else is an error.
-    const add = await this.run(['add', '-A', '--ignore-errors', '--pathspec-from-file=-', '--pathspec-file-nul'], {
+    const add = await this.repo.run(['add', '-A', '--ignore-errors', '--pathspec-from-file=-', '--pathspec-file-nul'], {
       input: this.pathspecs(),
       allowFail: true,
     });
@@ -318,12 +204,12 @@ export class CheckpointStore {
     if (add.code !== 0 && /fatal:|index\.lock/.test(add.stderr))
       throw new Error(`git add failed: ${add.stderr.trim().split('\n').slice(0, 3).join(' ')}`);
     await this.dropGitlinks();
-    return (await this.run(['write-tree'])).stdout.toString().trim();
+    return (await this.repo.run(['write-tree'])).stdout.toString().trim();
   }
 
   /** The workspace now, as a commit under `refs/lar/<ref>`. */
   async snapshot(ref: string, message: string): Promise<Checkpoint> {
-    return this.serial(() => this.snapshotNow(ref, message));
+    return this.repo.serial(() => this.snapshotNow(ref, message));
   }
 
   private async snapshotNow(ref: string, message: string): Promise<Checkpoint> {
@@ -339,14 +225,14 @@ export class CheckpointStore {
     const full = `refs/lar/${ref}`;
     // No parent: each checkpoint stands alone (blobs and trees are shared by content anyway), so
     // forgetting an old one's ref lets its objects go.
-    const commit = (await this.run(['commit-tree', tree, '-m', message])).stdout.toString().trim();
-    await this.run(['update-ref', full, commit]);
-    await this.run(['update-ref', 'refs/lar/latest', commit]);
+    const commit = (await this.repo.run(['commit-tree', tree, '-m', message])).stdout.toString().trim();
+    await this.repo.run(['update-ref', full, commit]);
+    await this.repo.run(['update-ref', 'refs/lar/latest', commit]);
     return { commit, tree, skipped: [...this.skipped].sort(), nested: [...this.nested].sort(), ms: Date.now() - t0 };
   }
 
   private async changesBetween(from: string, to: string): Promise<CheckpointChange[]> {
-    const out = await this.run([
+    const out = await this.repo.run([
       'diff-tree',
       '-r',
       '-z',
@@ -373,7 +259,7 @@ export class CheckpointStore {
   /** What restoring `target` would change, from the workspace as it is now (a snapshot of it is taken). */
   async preview(target: string): Promise<{ pre: Checkpoint; changes: CheckpointChange[] }> {
     commitId(target);
-    return this.serial(async () => {
+    return this.repo.serial(async () => {
       await this.exists(target);
       const pre = await this.snapshotNow(`restores/${Date.now()}-pre`, 'before a restore');
       return { pre, changes: await this.changesBetween(pre.commit, target) };
@@ -389,21 +275,21 @@ export class CheckpointStore {
   async restore(target: string, pre: string): Promise<RestoreResult> {
     commitId(target);
     commitId(pre);
-    return this.serial(async () => {
+    return this.repo.serial(async () => {
       const t0 = Date.now();
       await this.exists(target);
       await this.exists(pre);
       const now = await this.capture();
-      const preTree = (await this.run(['rev-parse', `${pre}^{tree}`])).stdout.toString().trim();
+      const preTree = (await this.repo.run(['rev-parse', `${pre}^{tree}`])).stdout.toString().trim();
       if (now !== preTree) throw new Error('the workspace changed since the preview: preview the restore again');
       const changes = await this.changesBetween(pre, target);
-      const r = await this.run(['read-tree', '-m', '-u', pre, target], { allowFail: true });
+      const r = await this.repo.run(['read-tree', '-m', '-u', pre, target], { allowFail: true });
       if (r.code !== 0) throw new Error(`nothing was restored: ${r.stderr.trim().split('\n').slice(0, 3).join(' ')}`);
       // Verify: what is on disk now is the target, path for path.
       const after = await this.capture();
-      const want = (await this.run(['rev-parse', `${target}^{tree}`])).stdout.toString().trim();
+      const want = (await this.repo.run(['rev-parse', `${target}^{tree}`])).stdout.toString().trim();
       const leftovers = after === want ? [] : (await this.changesBetween(want, after)).map((c) => c.path);
-      await this.run(['update-ref', 'refs/lar/latest', target]);
+      await this.repo.run(['update-ref', 'refs/lar/latest', target]);
       return { pre, changes, leftovers, ms: Date.now() - t0 };
     });
   }
@@ -414,8 +300,8 @@ export class CheckpointStore {
    * says there is no such checkpoint. Returns how many were forgotten.
    */
   prune(maxAgeMs: number, now = Date.now()): Promise<number> {
-    return this.serial(async () => {
-      const out = await this.run(
+    return this.repo.serial(async () => {
+      const out = await this.repo.run(
         ['for-each-ref', '--format=%(refname) %(committerdate:unix)', 'refs/lar/runs', 'refs/lar/restores'],
         { worktree: false },
       );
@@ -426,17 +312,20 @@ export class CheckpointStore {
         .filter(([ref, t]) => ref && t && Number(t) * 1000 < now - maxAgeMs)
         .map(([ref]) => ref!);
       if (!old.length) return 0;
-      await this.run(['update-ref', '--stdin'], { worktree: false, input: old.map((r) => `delete ${r}\n`).join('') });
+      await this.repo.run(['update-ref', '--stdin'], {
+        worktree: false,
+        input: old.map((r) => `delete ${r}\n`).join(''),
+      });
       // Objects only the forgotten refs kept go now (refs/lar/latest and every younger ref keep theirs).
-      await this.run(['reflog', 'expire', '--expire=now', '--all'], { worktree: false, allowFail: true });
-      await this.run(['gc', '--prune=now', '--quiet'], { worktree: false, allowFail: true });
+      await this.repo.run(['reflog', 'expire', '--expire=now', '--all'], { worktree: false, allowFail: true });
+      await this.repo.run(['gc', '--prune=now', '--quiet'], { worktree: false, allowFail: true });
       return old.length;
     });
   }
 
   /** Whether `commit` is a commit of this store (else a clear error, not git's). */
   private async exists(commit: string): Promise<void> {
-    const r = await this.run(['cat-file', '-t', commitId(commit)], { allowFail: true });
+    const r = await this.repo.run(['cat-file', '-t', commitId(commit)], { allowFail: true });
     if (r.code !== 0 || r.stdout.toString().trim() !== 'commit')
       throw new Error(`no checkpoint ${commit.slice(0, 12)} in this workspace's store`);
   }
@@ -444,7 +333,7 @@ export class CheckpointStore {
   /** A file's content at a checkpoint, or undefined when it did not exist there. */
   async show(commit: string, path: string): Promise<Buffer | undefined> {
     commitId(commit);
-    const r = await this.run(['cat-file', 'blob', `${commit}:${path}`], { allowFail: true });
+    const r = await this.repo.run(['cat-file', 'blob', `${commit}:${path}`], { allowFail: true });
     return r.code === 0 ? r.stdout : undefined;
   }
 }
