@@ -20,7 +20,7 @@ import { TokenMeter } from '../core/model/tokens';
 import { ModelClient } from '../core/model/client';
 import type { ScriptedTurn } from '../testkit/scripted-turns';
 import { TerminalSession } from '../core/shell/session';
-import { NodeWorkspaceFs } from '../core/workspace/fs';
+import { NodeWorkspaceFs } from '../core/workspace/node-fs';
 import { VerifierState } from '../core/verifier/state';
 import { defaultWorkflow } from '../core/workflow/load';
 import { benchWorkspace, OUTCOME_COMMAND, scriptedTurns } from './agent-script';

@@ -7,7 +7,6 @@
  */
 import * as vscode from 'vscode';
 import {
-  NodeWorkspaceFs,
   describeFsError,
   prepareWrite,
   MAX_WRITE_BYTES,
@@ -20,6 +19,7 @@ import {
   type WorkspaceFs,
   type WriteResult,
 } from '../../core/workspace/fs';
+import { NodeWorkspaceFs } from '../../core/workspace/node-fs';
 
 export class VscodeWorkspaceFs implements WorkspaceFs {
   private readonly node: NodeWorkspaceFs;

@@ -10,7 +10,7 @@ import { runWith } from '../../testkit/agent-run';
 import { ScriptedModelServer } from '../../testkit/scripted-server';
 import type { ScriptedTurn } from '../../testkit/scripted-turns';
 import { TerminalSession } from '../../core/shell/session';
-import { NodeWorkspaceFs } from '../../core/workspace/fs';
+import { NodeWorkspaceFs } from '../../core/workspace/node-fs';
 import { verifyTrajectoryText } from '../../core/verifier/verify';
 import { defaultWorkflow } from '../../core/workflow/load';
 

@@ -37,7 +37,7 @@ import { TerminalSession } from '../../core/shell/session';
 import type { RunResult } from '../../core/shell/types';
 import { alive, listProcesses } from '../../core/shell/procs';
 import { createToolExecutor } from '../../core/tools/executor';
-import { NodeWorkspaceFs } from '../../core/workspace/fs';
+import { NodeWorkspaceFs } from '../../core/workspace/node-fs';
 import { ScriptedModelServer } from '../../testkit/scripted-server';
 import { TrajectoryConflictError, TrajectoryWriter } from '../../core/agent/trajectory-writer';
 import {

@@ -29,7 +29,7 @@ import type { ToolContext, ToolOutcome } from '../../../core/tools/types';
 import type { ToolName } from '../../../core/schema/tools';
 import type { TrajectoryEvent } from '../../../core/schema/trajectory';
 import { TerminalSession } from '../../../core/shell/session';
-import { NodeWorkspaceFs } from '../../../core/workspace/fs';
+import { NodeWorkspaceFs } from '../../../core/workspace/node-fs';
 import { commandObservation, createToolExecutor } from '../../../core/tools/executor';
 import { transcriptOf } from '../../../extension/chat/transcript';
 import { ToWebview } from '../../../core/protocol/chat';

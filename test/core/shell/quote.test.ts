@@ -26,7 +26,7 @@ import { ShellTextError, assertTypable, shellQuote } from '../../../core/shell/q
 import { TerminalSession } from '../../../core/shell/session';
 import { commandScript } from '../../../core/shell/kinds';
 import { createToolExecutor } from '../../../core/tools/executor';
-import { NodeWorkspaceFs } from '../../../core/workspace/fs';
+import { NodeWorkspaceFs } from '../../../core/workspace/node-fs';
 import { runOutcomeCheck } from '../../../core/outcome/check';
 import { commandBanner } from '../../../extension/agent/marker-filter';
 

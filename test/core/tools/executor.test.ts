@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createToolExecutor } from '../../../core/tools/executor';
-import { NodeWorkspaceFs } from '../../../core/workspace/fs';
+import { NodeWorkspaceFs } from '../../../core/workspace/node-fs';
 import { TerminalSession } from '../../../core/shell/session';
 import type { OutcomeEvent } from '../../../core/schema/trajectory';
 

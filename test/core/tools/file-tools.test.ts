@@ -15,7 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from '../../support/fc';
 import { runFileTool } from '../../../core/tools/file-tools';
-import { NodeWorkspaceFs, isInside } from '../../../core/workspace/fs';
+import { isInside } from '../../../core/workspace/fs';
+import { NodeWorkspaceFs } from '../../../core/workspace/node-fs';
 import type { ToolOutcome } from '../../../core/tools/types';
 
 const SECRET = 'SECRET-OUTSIDE-THE-WORKSPACE';
