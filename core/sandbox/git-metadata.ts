@@ -3,7 +3,7 @@
  * read later by the user's own git outside the sandbox (the editor's git runs
  * `git status` in every repository it finds): the workspace's own and those
  * of the repositories below it, which the sandbox keeps read-only (plan.ts,
- * run.ts).
+ * run.ts), and the user's identity for commits made inside.
  */
 import { spawnSync } from 'node:child_process';
 import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -170,6 +170,17 @@ export function gitConfigValue(
   } catch {
     return undefined;
   }
+}
+
+/** The user's git identity (global config, read on the host: ~/.gitconfig is not in the sandbox), for commits made inside. */
+export function gitIdentity(
+  workspace: string,
+  env: Readonly<Record<string, string | undefined>>,
+): { name?: string; email?: string } {
+  // As git would pick it for this repository (its own config, includeIf rules, the user's).
+  const name = gitConfigValue(workspace, 'user.name', env);
+  const email = gitConfigValue(workspace, 'user.email', env);
+  return { ...(name ? { name } : {}), ...(email ? { email } : {}) };
 }
 
 /** A git repository in the workspace: where its `.git` is, and what it is (device and inode: a repository moved by the user is the same one). */

@@ -6,11 +6,11 @@
  * fix it, and whether commands must then be refused.
  */
 import { ensureLarDir } from '../workspace/lar-layout';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { entryKind, realPath as real } from '../workspace/path-kind';
 import { isInside } from '../workspace/fs';
 import { homedir } from 'node:os';
-import { delimiter, dirname, join, resolve, sep } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ALWAYS_READ_ONLY, type SandboxSection } from '../schema/workflow';
 import type { SandboxRecord } from '../schema/trajectory';
 import { bwrapArgs, probeBwrap, seccompLauncher, type BwrapFound, type BwrapProbe, type Mounts } from './bwrap';
@@ -18,7 +18,8 @@ import { seccompFile } from './seccomp';
 import { sandboxEnv } from './env';
 import { limitValues } from './limits';
 import { forwarderLauncher, type ProxyEndpoint } from './forwarder';
-import { gitConfigValue, gitMetadata } from './git-metadata';
+import { gitIdentity, gitMetadata } from './git-metadata';
+import { CREDENTIAL_FILES, expandHostPath, isHostPath, nodeFolder, toolFoldersUnder } from './home';
 
 export type SandboxSetting = 'auto' | 'required' | 'off';
 export const SANDBOX_SETTINGS: readonly SandboxSetting[] = ['auto', 'required', 'off'];
@@ -78,248 +79,33 @@ export interface PlanRequest {
 /** `p` is `root` or below it (whole segments; paths as the system spells them, real paths here). */
 const inside = (root: string, p: string): boolean => isInside(root, p, false);
 
-/** A host path as the workflow writes it: absolute, or in the home folder. */
-export const isHostPath = (p: string): boolean => p.startsWith('/') || p === '~' || p.startsWith('~/');
-
-/** `~/x` → home/x; absolute paths as they are. */
-export function expandHostPath(p: string, home: string): string {
-  return p === '~' ? home : p.startsWith('~/') ? join(home, p.slice(2)) : resolve(p);
-}
-
-/**
- * The tool folders of PATH that the empty home would hide (a Node from nvm,
- * Python from pyenv, cargo's and rustup's toolchains): the top folder under
- * home that holds each PATH entry is made readable again, as its programs
- * load from around it (pyenv's shims run ~/.pyenv/libexec, npm lives in
- * nvm's lib), with its companions (cargo's proxies run rustup's toolchains).
- * Folders that also hold application data and credentials (~/.local,
- * ~/.config, ~/.cache) give only the PATH entry and its sibling lib, and the
- * folders their programs link into (pipx's and pnpm's). Credentials known to
- * live in the folders made readable stay hidden (CREDENTIAL_FILES).
- */
-function toolFoldersUnder(
-  home: string,
-  path: string | undefined,
-  env: Readonly<Record<string, string | undefined>>,
-): string[] {
-  const out = new Set<string>();
-  const add = (p: string | undefined): void => {
-    const r = p && real(p);
-    if (r && inside(home, r) && r !== home && !SECRET_TOPS.has(r.slice(home.length + 1).split(sep)[0]!)) out.add(r);
-  };
-  for (const d of (path ?? '').split(delimiter)) {
-    if (!d.startsWith('/')) continue;
-    const r = real(d);
-    if (!r || !inside(home, r) || r === home) continue;
-    const top = r.slice(home.length + 1).split(sep)[0]!;
-    if (SECRET_TOPS.has(top)) continue;
-    // ~/code/bin, ~/Documents/tools/bin: folders of the user's own, not a toolchain's.
-    if (!top.startsWith('.') || SHARED_TOPS.has(top)) {
-      add(r);
-      add(join(dirname(r), 'lib'));
-      // Programs there are often links into a package folder elsewhere in home (pipx's venvs).
-      for (const target of linkTargets(r)) {
-        if (!inside(home, target)) continue;
-        const pkg = dirname(dirname(target));
-        if (pkg.slice(home.length + 1).split(sep).length >= 3) add(pkg);
-      }
-      continue;
-    }
-    add(join(home, top));
-    for (const c of COMPANIONS[top] ?? []) add(join(home, c));
-  }
-  // Toolchains named by their own variables (passed into the sandbox by sandboxEnv).
-  for (const k of [
-    'RUSTUP_HOME',
-    'CARGO_HOME',
-    'JAVA_HOME',
-    'GOROOT',
-    'PYENV_ROOT',
-    'NVM_DIR',
-    'VIRTUAL_ENV',
-    'CONDA_PREFIX',
-  ])
-    add(env[k]);
-  return [...out];
-}
-
-/** Folders under home that hold more than tools: only the PATH entry itself is made readable. */
-const SHARED_TOPS = new Set(['.local', '.config', '.cache', '.var', 'snap', 'Library']);
-/** Never made readable, whatever PATH says. */
-const SECRET_TOPS = new Set([
-  '.ssh',
-  '.gnupg',
-  '.aws',
-  '.azure',
-  '.kube',
-  '.docker',
-  '.password-store',
-  '.netrc',
-  '.pki',
-  '.mozilla',
-  '.thunderbird',
-]);
-/** A tool folder whose programs need another one. */
-const COMPANIONS: Record<string, string[]> = { '.cargo': ['.rustup'] };
-
-/** The real targets of the links in a PATH folder (at most 500 entries looked at). */
-function linkTargets(dir: string): string[] {
-  const out: string[] = [];
-  let names: string[];
-  try {
-    names = readdirSync(dir).slice(0, 500);
-  } catch {
-    return out;
-  }
-  for (const n of names) {
-    const p = join(dir, n);
-    if (entryKind(p) !== 'link') continue;
-    const r = real(p);
-    if (r) out.push(r);
-  }
-  return out;
-}
-
-/** Secrets inside tool folders that toolFoldersUnder makes readable. */
-export const CREDENTIAL_FILES = [
-  '.cargo/credentials',
-  '.cargo/credentials.toml',
-  '.npmrc',
-  '.pypirc',
-  '.netrc',
-  '.docker/config.json',
-];
-
-export function planSandbox(req: PlanRequest): SandboxPlan {
-  const platform = req.platform ?? process.platform;
-  const required = req.setting === 'required' || req.section.required;
-  const unconfined = (reason: string, fix?: string): UnconfinedPlan => ({
+/** A plan without a sandbox: why, what would fix it, and whether commands must then be refused. */
+function unconfinedPlan(required: boolean, reason: string, fix?: string): UnconfinedPlan {
+  return {
     confined: false,
     summary: { confined: false, required, reason },
     ...(fix ? { fix } : {}),
     refuseCommands: required,
-  });
-  if (req.setting === 'off') {
-    return unconfined(
-      required
-        ? 'the sandbox is off, but the workflow requires it'
-        : 'the sandbox is off (lean4Agentic.sandbox / --sandbox off)',
-      required ? 'set lean4Agentic.sandbox (or lar run --sandbox) to auto or required' : undefined,
-    );
-  }
-  if (platform !== 'linux') {
-    return unconfined(
-      `commands are not confined on ${platform === 'darwin' ? 'macOS' : platform}: the sandbox is bubblewrap, which is Linux only`,
-      'run the agent on Linux (or in a Linux VM or dev container) for confined commands',
-    );
-  }
-  const probe = (req.probe ?? (() => probeBwrap()))();
-  if (!probe.ok) return unconfined(probe.reason, probe.fix);
+  };
+}
 
-  const workspace = real(req.workspace);
-  if (!workspace) return unconfined(`the workspace ${req.workspace} cannot be resolved`);
-  const home = real(req.home ?? homedir()) ?? req.home ?? homedir();
-  // A sandbox around the home folder (or the root, or a shared scratch folder) would put back
-  // everything it is meant to hide: the workspace is mounted writable on top of the empty home.
-  const tooWide = [home, '/tmp', '/var/tmp', '/dev/shm', '/run'].find((d) => workspace === d || inside(workspace, d));
-  if (workspace === '/' || tooWide) {
-    // Refused, not run unconfined: unconfined would give the commands all of it, and more.
-    return {
-      ...unconfined(
-        `the workspace ${workspace} is ${workspace === '/' ? 'the root folder' : workspace === home || tooWide === home ? 'your home folder, or holds it' : `${tooWide}, or holds it`}: a sandbox around it would show everything in it`,
-        'open a project folder as the workspace (or set the sandbox off, knowing commands then run as in your own terminal)',
-      ),
-      refuseCommands: true,
-    };
-  }
-  // The run's records, and the editor's settings and tasks, must exist to be mounted read-only
-  // over: a .vscode made during the run would be read by the editor (outside) at once.
-  ensureLarDir(workspace);
-  try {
-    mkdirSync(join(workspace, '.vscode'), { recursive: true });
-  } catch {
-    // a file, or a link to nowhere: its real path is mounted read-only below if it leads into the workspace
-  }
-  // Without a hooks folder, one made inside would run at the user's next commit, outside.
-  if (entryKind(join(workspace, '.git')) === 'dir') mkdirSync(join(workspace, '.git', 'hooks'), { recursive: true });
+/** Where a confined plan starts from, once the setting, the platform, bwrap and the workspace allow one. */
+interface Start {
+  probe: BwrapFound;
+  workspace: string;
+  home: string;
+}
 
-  const readOnly: string[] = [];
-  for (const rel of [...ALWAYS_READ_ONLY, ...req.section.protected]) {
-    const abs = join(workspace, rel);
-    if (!existsSync(abs) && entryKind(abs) !== 'link') continue;
-    const r = real(abs);
-    // A protected path that leads out of the workspace is already read-only there (the host is).
-    if (r && inside(workspace, r) && r !== workspace) readOnly.push(r);
-  }
-  for (const p of req.readOnly ?? []) readOnly.push(p);
-  // git: what it runs from its metadata, read later by the user's own git outside (the editor's
-  // git extension runs `git status` by itself): the config of the repository and of its
-  // submodules, their hooks, commondir and config.worktree (where git also reads config). The
-  // folder itself becomes a mount point, which cannot be renamed away and replaced.
-  const pinned: string[] = [];
-  const gitDir = join(workspace, '.git');
-  if (entryKind(gitDir) === 'dir') {
-    pinned.push(gitDir);
-    // A hooks folder missing from a git folder (a submodule's) would be made inside and run outside.
-    for (const rel of req.gitMetadata ?? gitMetadata(workspace)) {
-      if (rel.endsWith('/hooks') && entryKind(join(workspace, dirname(rel))) === 'dir') {
-        try {
-          mkdirSync(join(workspace, rel), { recursive: true });
-        } catch {
-          // a file or a dangling link is there: mounted (or skipped) below like any other path
-        }
-      }
-      const abs = join(workspace, rel);
-      if (!existsSync(abs)) continue;
-      const r = real(abs);
-      // Only what is in the workspace: a hooks link into the (hidden) home is not there anyway.
-      if (r && inside(workspace, r) && r !== workspace) readOnly.push(r);
-    }
-  } else if (entryKind(gitDir) === 'file') readOnly.push(gitDir);
-  // A read-only mount inside a folder the run may rename is escaped by renaming the folder and making
-  // a new one in its place (`mv src src.old; mkdir src`): every folder above one is pinned, as a mount
-  // point cannot be renamed or removed.
-  for (const p of new Set(readOnly))
-    for (let d = dirname(p); d !== workspace && inside(workspace, d); d = dirname(d)) pinned.push(d);
-
+export function planSandbox(req: PlanRequest): SandboxPlan {
+  const required = req.setting === 'required' || req.section.required;
+  const start = startOf(req, required);
+  if ('confined' in start) return start;
+  const { probe, workspace, home } = start;
+  prepareWorkspace(workspace);
+  const { readOnly, pinned } = protectedMounts(req, workspace);
   const proxy = req.section.network === 'allowlist' ? req.proxy : undefined;
-  const readable: string[] = [];
-  for (const p of [
-    ...toolFoldersUnder(home, req.hostEnv.PATH, req.hostEnv),
-    ...req.section.readable.map((x) => expandHostPath(x, home)),
-    ...(req.alsoReadable ?? []),
-    ...(proxy ? nodeFolder(proxy.node, home) : []),
-  ]) {
-    const r = real(p);
-    // Neither inside the workspace (it is there already) nor holding it (the projects next to it would show).
-    if (r && !inside(workspace, r) && !inside(r, workspace)) readable.push(r);
-  }
-  const writable: string[] = [];
-  // Workspace-relative entries grant what runs later inside it (protections.ts), not host paths.
-  for (const p of req.section.writable.filter(isHostPath).map((x) => expandHostPath(x, home))) {
-    const r = real(p);
-    if (r && !inside(workspace, r)) writable.push(r);
-  }
-  const hiddenDirs: string[] = [];
-  const hiddenFiles: string[] = [];
-  for (const d of req.hiddenDirs ?? []) {
-    const r = real(d);
-    if (r && r !== workspace && !inside(r, workspace)) hiddenDirs.push(r);
-  }
-  const granted = (p: string): boolean => readable.some((r) => inside(r, p)) || writable.some((w) => inside(w, p));
-  for (const p of [
-    ...CREDENTIAL_FILES.map((f) => join(home, f)).filter(granted),
-    ...req.section.hidden.map((x) => expandHostPath(x, home)),
-  ]) {
-    const r = real(p);
-    if (!r) continue;
-    if (entryKind(r) === 'dir') hiddenDirs.push(r);
-    else hiddenFiles.push(r);
-  }
-  // A folder inside one already hidden is hidden with it (and could not be mounted on: the empty folder is read-only).
-  const keep = [...new Set(hiddenDirs)].filter((d) => !hiddenDirs.some((o) => o !== d && inside(o, d)));
-  hiddenDirs.length = 0;
-  hiddenDirs.push(...keep);
+  const { readable, writable } = grantedMounts(req, workspace, home, proxy);
+  const { hiddenDirs, hiddenFiles } = hiddenMounts(req, workspace, home, readable, writable);
   const mounts: Mounts = {
     workspace,
     home,
@@ -358,15 +144,165 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
   };
 }
 
-/** The user's git identity (global config, read on the host: ~/.gitconfig is not in the sandbox), for commits made inside. */
-function gitIdentity(
+/** The unconfined plan when the setting, the platform, bwrap or the workspace rule a sandbox out; else where it starts. */
+function startOf(req: PlanRequest, required: boolean): UnconfinedPlan | Start {
+  const platform = req.platform ?? process.platform;
+  const unconfined = (reason: string, fix?: string): UnconfinedPlan => unconfinedPlan(required, reason, fix);
+  if (req.setting === 'off') {
+    return unconfined(
+      required
+        ? 'the sandbox is off, but the workflow requires it'
+        : 'the sandbox is off (lean4Agentic.sandbox / --sandbox off)',
+      required ? 'set lean4Agentic.sandbox (or lar run --sandbox) to auto or required' : undefined,
+    );
+  }
+  if (platform !== 'linux') {
+    return unconfined(
+      `commands are not confined on ${platform === 'darwin' ? 'macOS' : platform}: the sandbox is bubblewrap, which is Linux only`,
+      'run the agent on Linux (or in a Linux VM or dev container) for confined commands',
+    );
+  }
+  const probe = (req.probe ?? (() => probeBwrap()))();
+  if (!probe.ok) return unconfined(probe.reason, probe.fix);
+
+  const workspace = real(req.workspace);
+  if (!workspace) return unconfined(`the workspace ${req.workspace} cannot be resolved`);
+  const home = real(req.home ?? homedir()) ?? req.home ?? homedir();
+  // A sandbox around the home folder (or the root, or a shared scratch folder) would put back
+  // everything it is meant to hide: the workspace is mounted writable on top of the empty home.
+  const tooWide = [home, '/tmp', '/var/tmp', '/dev/shm', '/run'].find((d) => workspace === d || inside(workspace, d));
+  if (workspace === '/' || tooWide) {
+    // Refused, not run unconfined: unconfined would give the commands all of it, and more.
+    return {
+      ...unconfined(
+        `the workspace ${workspace} is ${workspace === '/' ? 'the root folder' : workspace === home || tooWide === home ? 'your home folder, or holds it' : `${tooWide}, or holds it`}: a sandbox around it would show everything in it`,
+        'open a project folder as the workspace (or set the sandbox off, knowing commands then run as in your own terminal)',
+      ),
+      refuseCommands: true,
+    };
+  }
+  return { probe, workspace, home };
+}
+
+/** Makes what must exist to be mounted read-only over (a folder made during the run would be used outside at once). */
+function prepareWorkspace(workspace: string): void {
+  // The run's records, and the editor's settings and tasks, must exist to be mounted read-only
+  // over: a .vscode made during the run would be read by the editor (outside) at once.
+  ensureLarDir(workspace);
+  try {
+    mkdirSync(join(workspace, '.vscode'), { recursive: true });
+  } catch {
+    // a file, or a link to nowhere: its real path is mounted read-only below if it leads into the workspace
+  }
+  // Without a hooks folder, one made inside would run at the user's next commit, outside.
+  if (entryKind(join(workspace, '.git')) === 'dir') mkdirSync(join(workspace, '.git', 'hooks'), { recursive: true });
+}
+
+/** The workspace's read-only paths (protected, git metadata) and the folders pinned as mount points above them. */
+function protectedMounts(req: PlanRequest, workspace: string): { readOnly: string[]; pinned: string[] } {
+  const readOnly: string[] = [];
+  for (const rel of [...ALWAYS_READ_ONLY, ...req.section.protected]) {
+    const abs = join(workspace, rel);
+    if (!existsSync(abs) && entryKind(abs) !== 'link') continue;
+    const r = real(abs);
+    // A protected path that leads out of the workspace is already read-only there (the host is).
+    if (r && inside(workspace, r) && r !== workspace) readOnly.push(r);
+  }
+  for (const p of req.readOnly ?? []) readOnly.push(p);
+  const pinned: string[] = [];
+  gitMounts(req, workspace, readOnly, pinned);
+  // A read-only mount inside a folder the run may rename is escaped by renaming the folder and making
+  // a new one in its place (`mv src src.old; mkdir src`): every folder above one is pinned, as a mount
+  // point cannot be renamed or removed.
+  for (const p of new Set(readOnly))
+    for (let d = dirname(p); d !== workspace && inside(workspace, d); d = dirname(d)) pinned.push(d);
+  return { readOnly, pinned };
+}
+
+/**
+ * git: what it runs from its metadata, read later by the user's own git outside (the editor's
+ * git extension runs `git status` by itself): the config of the repository and of its
+ * submodules, their hooks, commondir and config.worktree (where git also reads config). The
+ * folder itself becomes a mount point, which cannot be renamed away and replaced.
+ */
+function gitMounts(req: PlanRequest, workspace: string, readOnly: string[], pinned: string[]): void {
+  const gitDir = join(workspace, '.git');
+  if (entryKind(gitDir) === 'dir') {
+    pinned.push(gitDir);
+    // A hooks folder missing from a git folder (a submodule's) would be made inside and run outside.
+    for (const rel of req.gitMetadata ?? gitMetadata(workspace)) {
+      if (rel.endsWith('/hooks') && entryKind(join(workspace, dirname(rel))) === 'dir') {
+        try {
+          mkdirSync(join(workspace, rel), { recursive: true });
+        } catch {
+          // a file or a dangling link is there: mounted (or skipped) below like any other path
+        }
+      }
+      const abs = join(workspace, rel);
+      if (!existsSync(abs)) continue;
+      const r = real(abs);
+      // Only what is in the workspace: a hooks link into the (hidden) home is not there anyway.
+      if (r && inside(workspace, r) && r !== workspace) readOnly.push(r);
+    }
+  } else if (entryKind(gitDir) === 'file') readOnly.push(gitDir);
+}
+
+/** The host paths granted: readable (tool folders, the workflow's, the forwarder's Node) and writable (the workflow's). */
+function grantedMounts(
+  req: PlanRequest,
   workspace: string,
-  env: Readonly<Record<string, string | undefined>>,
-): { name?: string; email?: string } {
-  // As git would pick it for this repository (its own config, includeIf rules, the user's).
-  const name = gitConfigValue(workspace, 'user.name', env);
-  const email = gitConfigValue(workspace, 'user.email', env);
-  return { ...(name ? { name } : {}), ...(email ? { email } : {}) };
+  home: string,
+  proxy: ProxyEndpoint | undefined,
+): { readable: string[]; writable: string[] } {
+  const readable: string[] = [];
+  for (const p of [
+    ...toolFoldersUnder(home, req.hostEnv.PATH, req.hostEnv),
+    ...req.section.readable.map((x) => expandHostPath(x, home)),
+    ...(req.alsoReadable ?? []),
+    ...(proxy ? nodeFolder(proxy.node, home) : []),
+  ]) {
+    const r = real(p);
+    // Neither inside the workspace (it is there already) nor holding it (the projects next to it would show).
+    if (r && !inside(workspace, r) && !inside(r, workspace)) readable.push(r);
+  }
+  const writable: string[] = [];
+  // Workspace-relative entries grant what runs later inside it (protections.ts), not host paths.
+  for (const p of req.section.writable.filter(isHostPath).map((x) => expandHostPath(x, home))) {
+    const r = real(p);
+    if (r && !inside(workspace, r)) writable.push(r);
+  }
+  return { readable, writable };
+}
+
+/** The host paths hidden: the caller's folders, the workflow's, and credentials inside what is granted. */
+function hiddenMounts(
+  req: PlanRequest,
+  workspace: string,
+  home: string,
+  readable: readonly string[],
+  writable: readonly string[],
+): { hiddenDirs: string[]; hiddenFiles: string[] } {
+  const hiddenDirs: string[] = [];
+  const hiddenFiles: string[] = [];
+  for (const d of req.hiddenDirs ?? []) {
+    const r = real(d);
+    if (r && r !== workspace && !inside(r, workspace)) hiddenDirs.push(r);
+  }
+  const granted = (p: string): boolean => readable.some((r) => inside(r, p)) || writable.some((w) => inside(w, p));
+  for (const p of [
+    ...CREDENTIAL_FILES.map((f) => join(home, f)).filter(granted),
+    ...req.section.hidden.map((x) => expandHostPath(x, home)),
+  ]) {
+    const r = real(p);
+    if (!r) continue;
+    if (entryKind(r) === 'dir') hiddenDirs.push(r);
+    else hiddenFiles.push(r);
+  }
+  // A folder inside one already hidden is hidden with it (and could not be mounted on: the empty folder is read-only).
+  const keep = [...new Set(hiddenDirs)].filter((d) => !hiddenDirs.some((o) => o !== d && inside(o, d)));
+  hiddenDirs.length = 0;
+  hiddenDirs.push(...keep);
+  return { hiddenDirs, hiddenFiles };
 }
 
 /** bwrap with its arguments, through the seccomp launcher when the filter loads here; `then`, what runs inside before the command (the forwarder's start). */
@@ -375,16 +311,6 @@ function launcherFor(probe: BwrapFound, args: string[], then: string[]): { file:
   if (!filter) return { file: probe.path, args: [...args, ...then] };
   const l = seccompLauncher(probe.path, filter);
   return { file: l.file, args: [...l.args, ...args, ...then] };
-}
-
-/**
- * The folder of the Node that runs the forwarder, when the empty home would hide it (a Node
- * of nvm's not on PATH, VS Code's server under ~/.vscode-server, Electron installed in home):
- * that folder only (the program and what it loads beside it), never home itself or a secret's.
- */
-function nodeFolder(node: string, home: string): string[] {
-  const dir = dirname(real(node) ?? node);
-  return inside(home, dir) && dir !== home && !SECRET_TOPS.has(dir.slice(home.length + 1).split(sep)[0]!) ? [dir] : [];
 }
 
 /** One line for the chat, the status bar and the terminal's name. */

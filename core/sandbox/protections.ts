@@ -14,7 +14,7 @@ import { globMatch } from '../policy/glob';
 import { ALWAYS_READ_ONLY, type Workflow } from '../schema/workflow';
 import { entryKind, realPath as real } from '../workspace/path-kind';
 import { isInside } from '../workspace/fs';
-import { isHostPath } from './plan';
+import { isHostPath } from './home';
 import {
   filesBelow,
   followBudget,
