@@ -135,8 +135,6 @@ const OVER: Record<string, number> = {
   'core/sandbox/protections.ts': 489,
   'core/sandbox/protections.ts#runsLater': 90,
   'core/sandbox/proxy.ts': 459,
-  'core/sandbox/run.ts': 559,
-  'core/sandbox/run.ts#RunSandbox.open': 116,
 };
 
 test('no file over 400 lines and no function over 80, but those listed, which only shrink', () => {

@@ -5,100 +5,39 @@
  * has ended, with the protected paths put back, in a fresh sandbox of its own
  * (clean home and environment).
  */
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, rename } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { OutcomeEvent } from '../schema/trajectory';
-import { ALWAYS_READ_ONLY, type Workflow } from '../schema/workflow';
-import { entryKind } from '../workspace/path-kind';
+import { ALWAYS_READ_ONLY } from '../schema/workflow';
 import { runOutcomeCheck } from '../outcome/check';
-import { planSandbox, type PlanRequest, type SandboxPlan, type SandboxSetting, type SandboxSummary } from './plan';
-import { findRepositories, GIT_PROGRAM_FILES, gitConfigValue, gitMetadata, nestedGitMetadata } from './git-metadata';
-import {
-  disposeSnapshot,
-  restoreSnapshot,
-  takeSnapshot,
-  type ProtectedSnapshot,
-  type SnapshotLimits,
-} from './snapshot';
-import type { BwrapProbe } from './bwrap';
-import { limitValues, SandboxLimits, type LimitMechanism } from './limits';
+import { planSandbox, type SandboxPlan, type SandboxSummary } from './plan';
+import { findRepositories } from './git-metadata';
+import { disposeSnapshot, restoreSnapshot, type ProtectedSnapshot } from './snapshot';
+import { limitValues, SandboxLimits } from './limits';
 import { LaterBaseline, type LaterChange } from './later-changes';
-import { addedDenied, scanProtections, type Protection, type ProtectionLimits } from './protections';
-import { breakHardLinks, hardLinked, type HardLinkLimits } from './hard-links';
-import { AllowlistProxy, type Lookup, type ProxyTally } from './proxy';
-import { writeForwarder, type ProxyEndpoint } from './forwarder';
+import { addedDenied, type Protection } from './protections';
+import type { AllowlistProxy, ProxyTally } from './proxy';
 import { execAllowed, runtimeRoot } from './scratch';
 import { quarantineDir } from '../workspace/lar-layout';
-
-export interface RunSandboxOptions {
-  workspace: string;
-  workflow: Workflow;
-  setting: SandboxSetting;
-  hostEnv: Readonly<Record<string, string | undefined>>;
-  /** The shell the terminal will run (inside the sandbox when confined). */
-  shell: string;
-  /** Where the terminal keeps its command files (the sandbox sees it read-only: it is under .lar). */
-  outputDir: string;
-  snapshotLimits?: SnapshotLimits;
-  /** Host folders the sandbox must not see at all (in rollouts: the original workspace and the group). */
-  hidden?: string[];
-  probe?: () => BwrapProbe;
-  /** How memory and tasks are bounded, in order of preference (test seam; default: limits.ts's order). */
-  limitMechanisms?: readonly LimitMechanism[];
-  /** The home folder the sandbox hides and replaces (default: the user's). */
-  home?: string;
-  /** How the allowlist's proxy resolves names (test seam; default: the system's resolver). */
-  lookup?: Lookup;
-  /**
-   * The user allows making each multiply-linked workspace file its own copy
-   * (`lar run --break-hard-links`, lean4Agentic.breakHardLinks): instead of a
-   * read-only mount each, and past their bound instead of refusing the run.
-   */
-  breakHardLinks?: boolean;
-  /** Bounds of the search for them (test seam). */
-  hardLinkLimits?: HardLinkLimits;
-  /** Bounds of the protections' search and mounts (test seam). */
-  protectionLimits?: ProtectionLimits;
-}
-
-export class HardLinksError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'HardLinksError';
-  }
-}
+import {
+  common,
+  findKept,
+  keptPaths,
+  planRun,
+  proxyEndpoint,
+  realInside,
+  snapshotKept,
+  startProxy,
+  type RunSandboxOptions,
+} from './run-start';
 
 export interface TerminalSetup {
   env: Record<string, string | undefined>;
   launcher?: { file: string; args: string[] };
   shellCopyDir?: string;
   scriptDir?: string;
-}
-
-/** What both of a run's sandboxes (the terminal's, the outcome check's) share from the options (and the run's scratch folder, where an allowlist's proxy is). */
-function common(o: RunSandboxOptions, gitMetadata: readonly string[], shellDir?: string): Partial<PlanRequest> {
-  const proxy = proxyEndpoint(o, shellDir);
-  return {
-    gitMetadata,
-    ...(o.hidden ? { hiddenDirs: o.hidden } : {}),
-    ...(o.probe ? { probe: o.probe } : {}),
-    ...(o.home ? { home: o.home } : {}),
-    ...(proxy ? { proxy } : {}),
-  };
-}
-
-/**
- * With `sandbox.network: "allowlist"`: where the run's proxy listens and its forwarder's script
- * is, in a folder of the run's scratch folder (which the sandbox sees read-only). The outcome
- * check gets the same hosts through the same proxy: its command is the workflow's (a test that
- * fetches a fixture, `npm ci`), and the agent's code it runs had them during the run anyway.
- */
-function proxyEndpoint(o: RunSandboxOptions, shellDir: string | undefined): ProxyEndpoint | undefined {
-  if (o.workflow.sandbox.network !== 'allowlist' || !shellDir) return undefined;
-  const dir = join(shellDir, 'net');
-  return { socket: join(dir, 'proxy.sock'), forwarder: join(dir, 'forwarder.js'), node: process.execPath };
 }
 
 export interface EndReport {
@@ -114,69 +53,8 @@ export interface EndReport {
   network?: ProxyTally[];
 }
 
-/** What the sandbox does about the workspace's multiply-linked files: mount them read-only, or break them when allowed; past the bound, refuse. */
-function hardLinksFor(
-  opts: RunSandboxOptions,
-  protections: readonly Protection[],
-): { mounted: string[]; broken: number } {
-  const found = hardLinked(
-    opts.workspace,
-    protections.map((p) => p.path),
-    opts.hardLinkLimits,
-  );
-  if (!found.files.length) return { mounted: [], broken: 0 };
-  const maxMounts = opts.hardLinkLimits?.maxMounts ?? 3000;
-  if (opts.breakHardLinks && found.complete)
-    return { mounted: [], broken: breakHardLinks(opts.workspace, found.files) };
-  if (found.complete && found.paths.length <= maxMounts) return { mounted: found.paths, broken: 0 };
-  const what = found.complete
-    ? `${found.files.length} files with more than one link (${found.paths.length} places to mount read-only, more than ${maxMounts})`
-    : 'too many entries to look through for files with more than one link in time';
-  throw new HardLinksError(
-    `the workspace has ${what}, e.g. ${found.files.slice(0, 3).join(', ') || 'in a folder not yet looked at'}: a command writing to one would change the file outside the workspace too (a pnpm store, the repository a local clone came from). ` +
-      (found.complete
-        ? 'Allow making each its own copy (lar run --break-hard-links; the setting lean4Agentic.breakHardLinks), protect the folder that holds them (sandbox.protected, e.g. node_modules), or run with the sandbox off.'
-        : 'Open a smaller folder as the workspace, protect the large folders (sandbox.protected, e.g. node_modules), or run with the sandbox off.'),
-  );
-}
-
 /** Most protections listed in the header (the rest are counted). */
 const MAX_RECORDED = 300;
-
-/** Git metadata to keep as it was even where it does not exist yet (git reads config from commondir). */
-const GIT_METADATA = GIT_PROGRAM_FILES.map((f) => `.git/${f}`);
-
-/**
- * Where workspace-relative `paths` really are, for those that exist and lead
- * to a place inside the workspace (not the workspace itself): `abs` for a
- * read-only mount, `rel` (workspace-relative) for the snapshot.
- */
-function realInside(workspace: string, paths: readonly string[]): { path: string; abs: string; rel: string }[] {
-  let root: string;
-  try {
-    root = realpathSync(workspace);
-  } catch {
-    return [];
-  }
-  const out: { path: string; abs: string; rel: string }[] = [];
-  for (const p of paths) {
-    let r: string;
-    try {
-      r = realpathSync(join(workspace, p));
-    } catch {
-      continue; // not there: nothing to mount; the snapshot still removes it at the end if the run makes it
-    }
-    const rel = relative(root, r);
-    if (rel && !rel.startsWith('..') && !isAbsolute(rel)) out.push({ path: p, abs: r, rel: rel.split(sep).join('/') });
-  }
-  return out;
-}
-
-/** What links among `paths` lead to, inside the workspace: protecting `tests -> src/tests` must protect src/tests, where writes land. */
-const linkedTargets = (workspace: string, paths: readonly string[]): string[] =>
-  realInside(workspace, paths)
-    .filter((x) => x.rel !== x.path)
-    .map((x) => x.rel);
 
 export class RunSandbox {
   private constructor(
@@ -214,92 +92,11 @@ export class RunSandbox {
     // The command files must be readable inside wherever they are (under .lar they already are).
     mkdirSync(opts.outputDir, { recursive: true });
     const shellDir = mkdtempSync(join(runtimeRoot(), 'lar-run-'));
-    // Asked once (git is run for core.hooksPath): the terminal's sandbox, the snapshot and the outcome check's sandbox share it.
-    const git = entryKind(join(opts.workspace, '.git'));
-    const repositories = findRepositories(opts.workspace);
-    // Repositories inside the workspace (a vendored clone, a nested project): the editor's git opens each one it
-    // finds and runs `git status`, which runs what their config names; their `.git` file, config and hooks are
-    // read-only like the workspace's own.
-    const nested = nestedGitMetadata(opts.workspace, repositories);
-    // A linked worktree's, a submodule checkout's or a --separate-git-dir's `.git` is a file (or a link): git still
-    // reads core.hooksPath (and includes) through it, and the git folder it names, when in the workspace, has its
-    // config, commondir and hooks mounted like any other read-only path (planSandbox pins only a `.git` folder's).
-    const linked = git === 'file' || git === 'link';
-    const own = git === 'dir' || linked ? gitMetadata(opts.workspace) : [];
-    const meta = [...own, ...nested];
-    // What else the run may not change: files its path deny patterns reach, and what the user's tools run later.
-    const scan = scanProtections(
-      opts.workspace,
-      opts.workflow,
-      meta,
-      git === 'dir' || linked ? gitConfigValue(opts.workspace, 'core.hooksPath') : undefined,
-      opts.protectionLimits,
-    );
-    const extra = [
-      ...scan.protections
-        .filter((p) => p.why === 'path_deny' || p.why === 'runs_later' || p.why === 'outcome')
-        .map((p) => p.path),
-      ...nested,
-      ...(linked ? own : []),
-    ];
-    const planWith = (readOnly: readonly string[]): SandboxPlan =>
-      planSandbox({
-        workspace: opts.workspace,
-        section: opts.workflow.sandbox,
-        setting: opts.setting,
-        hostEnv: opts.hostEnv,
-        shell: opts.shell,
-        alsoReadable: [opts.outputDir, shellDir],
-        readOnly: realInside(opts.workspace, readOnly).map((x) => x.abs),
-        ...common(opts, meta, shellDir),
-      });
-    let plan = planWith(extra);
-    // A write through a hard link lands outside (a pnpm store, the repository a local clone came from): in the
-    // sandbox each such file is read-only, or its own copy when the user allows it.
-    let links: { mounted: string[]; broken: number } = { mounted: [], broken: 0 };
-    if (plan.confined) {
-      try {
-        links = hardLinksFor(opts, scan.protections);
-      } catch (e) {
-        rmSync(shellDir, { recursive: true, force: true });
-        throw e;
-      }
-      if (links.mounted.length) plan = planWith([...extra, ...links.mounted]);
-    }
-    // Kept as they were, whatever the run does, and put back at its end: the protected paths, the
-    // git metadata the user's git runs programs from, what runs later, and what links among them lead to.
-    const named = [
-      ...opts.workflow.sandbox.protected,
-      ...(git === 'dir' ? meta : git === undefined ? GIT_METADATA : linked ? ['.git'] : []),
-      ...extra,
-      ...scan.absent,
-      ...scan.restoreOnly,
-    ];
-    const kept = [...new Set([...named, ...linkedTargets(opts.workspace, named)])];
-    let snapshot: ProtectedSnapshot | undefined;
-    try {
-      snapshot = await takeSnapshot(opts.workspace, kept, opts.snapshotLimits);
-    } catch (e) {
-      rmSync(shellDir, { recursive: true, force: true });
-      throw e;
-    }
-    const endpoint = plan.confined ? proxyEndpoint(opts, shellDir) : undefined;
-    let proxy: AllowlistProxy | undefined;
-    if (endpoint) {
-      try {
-        mkdirSync(dirname(endpoint.socket));
-        writeForwarder(endpoint.forwarder);
-        proxy = await AllowlistProxy.start({
-          hosts: opts.workflow.sandbox.hosts,
-          socketPath: endpoint.socket,
-          ...(opts.lookup ? { lookup: opts.lookup } : {}),
-        });
-      } catch (e) {
-        if (snapshot) await disposeSnapshot(snapshot);
-        rmSync(shellDir, { recursive: true, force: true });
-        throw new Error(`the network allowlist's proxy could not start: ${(e as Error).message}`);
-      }
-    }
+    const found = findKept(opts);
+    const { plan, links } = planRun(opts, found, shellDir);
+    const kept = keptPaths(opts, found);
+    const snapshot = await snapshotKept(opts, kept, shellDir);
+    const proxy = await startProxy(opts, plan, shellDir, snapshot);
     const readOnlyPaths = [...new Set([...ALWAYS_READ_ONLY, '.git/modules', ...kept])];
     const copyShell = plan.confined && execAllowed(shellDir);
     const box = new RunSandbox(
@@ -308,21 +105,24 @@ export class RunSandbox {
       snapshot,
       shellDir,
       copyShell,
-      meta,
+      found.meta,
       readOnlyPaths,
-      new Set(repositories.map((r) => r.id)),
+      new Set(found.repositories.map((r) => r.id)),
     );
-    box.protections = [...scan.protections, ...links.mounted.map((path): Protection => ({ path, why: 'hard_link' }))];
-    box.extraReadOnly = [...extra, ...links.mounted];
-    box.restoreOnly = new Set(scan.restoreOnly);
+    box.protections = [
+      ...found.scan.protections,
+      ...links.mounted.map((path): Protection => ({ path, why: 'hard_link' })),
+    ];
+    box.extraReadOnly = [...found.extra, ...links.mounted];
+    box.restoreOnly = new Set(found.scan.restoreOnly);
     box.hardLinksBroken = links.broken;
     // What the user's tools may run later but the run may change: compared at its end (EndReport.later).
     box.later = LaterBaseline.take(
       opts.workspace,
       box.protections.map((p) => p.path),
     );
-    box.denied = scan.denied;
-    box.bounded = scan.bounded;
+    box.denied = found.scan.denied;
+    box.bounded = found.scan.bounded;
     box.proxy = proxy;
     return box;
   }
