@@ -26,7 +26,8 @@ import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { RunSandbox } from '../../../core/sandbox/run';
 import { gitMetadata } from '../../../core/sandbox/git-metadata';
-import { outcomeReach, runsLater, scanProtections } from '../../../core/sandbox/protections';
+import { scanProtections } from '../../../core/sandbox/protections';
+import { outcomeReach, runsLater } from '../../../core/sandbox/runs-later';
 import { describeLaterChanges, LaterBaseline } from '../../../core/sandbox/later-changes';
 import { Workflow, type WorkflowInput } from '../../../core/schema/workflow';
 import { TerminalSession } from '../../../core/shell/session';
@@ -1240,7 +1241,7 @@ function followInWorker(base: string, signal: AbortSignal): Promise<{ later: str
     parentPort.postMessage({ later: runsLater(d.base, undefined).map((p) => p.path), reach: outcomeReach(d.base, d.wf).map((p) => p.path) });`;
   const worker = new Worker(code, {
     eval: true,
-    workerData: { module: join(__dirname, '../../../core/sandbox/protections.js'), base, wf: workflow() },
+    workerData: { module: join(__dirname, '../../../core/sandbox/runs-later.js'), base, wf: workflow() },
   });
   signal.addEventListener('abort', () => void worker.terminate());
   return new Promise((resolve, reject) => {
