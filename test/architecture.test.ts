@@ -131,7 +131,6 @@ test('file and folder names are kebab-case', () => {
 /** Files over 400 lines and functions over 80, with the most lines each may have: entries only ever go down, and go when under the limit. */
 const LIMITS = { fileLines: 400, functionLines: 80 };
 const OVER: Record<string, number> = {
-  'core/sandbox/limits.ts': 674,
   'core/sandbox/proxy.ts': 459,
 };
 

@@ -23,7 +23,7 @@ import { spawnSync } from 'node:child_process';
 import { isDirectory, isExecutableFile } from '../workspace/path-kind';
 import { delimiter, join } from 'node:path';
 import { seccompFile } from './seccomp';
-import { tmpfsSize } from './limits';
+import { tmpfsSize } from './limit-values';
 import type { NetworkMode } from '../schema/workflow';
 
 export interface BwrapFound {

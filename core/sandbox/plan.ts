@@ -16,7 +16,7 @@ import type { SandboxRecord } from '../schema/trajectory';
 import { bwrapArgs, probeBwrap, seccompLauncher, type BwrapFound, type BwrapProbe, type Mounts } from './bwrap';
 import { seccompFile } from './seccomp';
 import { sandboxEnv } from './env';
-import { limitValues } from './limits';
+import { limitValues } from './limit-values';
 import { forwarderLauncher, type ProxyEndpoint } from './forwarder';
 import { gitIdentity, gitMetadata } from './git-metadata';
 import { CREDENTIAL_FILES, expandHostPath, isHostPath, nodeFolder, toolFoldersUnder } from './home';

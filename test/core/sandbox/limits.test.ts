@@ -15,9 +15,9 @@ import {
   limitValues,
   MiB,
   parseSize,
-  SandboxLimits,
   tmpfsSize,
-} from '../../../core/sandbox/limits';
+} from '../../../core/sandbox/limit-values';
+import { SandboxLimits } from '../../../core/sandbox/limits';
 import { SandboxSection, Workflow } from '../../../core/schema/workflow';
 
 describe('sizes and defaults', () => {
