@@ -131,7 +131,6 @@ test('file and folder names are kebab-case', () => {
 /** Files over 400 lines and functions over 80, with the most lines each may have: entries only ever go down, and go when under the limit. */
 const LIMITS = { fileLines: 400, functionLines: 80 };
 const OVER: Record<string, number> = {
-  'core/sandbox/proxy.ts': 459,
 };
 
 test('no file over 400 lines and no function over 80, but those listed, which only shrink', () => {

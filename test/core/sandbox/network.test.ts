@@ -19,7 +19,8 @@ import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunSandbox } from '../../../core/sandbox/run';
 import { describeSandbox } from '../../../core/sandbox/plan';
-import { addressClass, allowingEntry, AllowlistProxy, type Lookup } from '../../../core/sandbox/proxy';
+import { AllowlistProxy, type Lookup } from '../../../core/sandbox/proxy';
+import { addressClass, allowingEntry } from '../../../core/sandbox/host-rules';
 import {
   HOST_GATEWAY,
   parseHostEntry,
