@@ -199,7 +199,7 @@ export interface Mounts {
   hiddenFiles: string[];
   /** Where the shell starts. */
   chdir: string;
-  /** Bytes /tmp holds; every tmpfs gets its size from it (limits.ts tmpfsSize). Absent: unbounded (a bwrap without `--size`). */
+  /** Bytes /tmp holds; every tmpfs gets its size from it (limit-values.ts tmpfsSize). Absent: unbounded (a bwrap without `--size`). */
   tmp?: number;
 }
 

@@ -1,6 +1,6 @@
 /**
  * Which workspace files a hook's, a hook manager's or a package.json script's
- * text names: what the protections (protections.ts) follow from what runs
+ * text names: what the protections (runs-later.ts) follow from what runs
  * later and from the outcome check's command into the scripts they run.
  */
 import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
