@@ -128,10 +128,12 @@ test('file and folder names are kebab-case', () => {
   );
 });
 
-/** Files over 400 lines and functions over 80, with the most lines each may have: entries only ever go down, and go when under the limit. */
+/**
+ * Files over 400 lines and functions over 80, with the most lines each may have: entries only ever go down,
+ * and go when under the limit. Empty since the splits of 2026-12: what grows past a limit is split, not listed.
+ */
 const LIMITS = { fileLines: 400, functionLines: 80 };
-const OVER: Record<string, number> = {
-};
+const OVER: Record<string, number> = {};
 
 test('no file over 400 lines and no function over 80, but those listed, which only shrink', () => {
   const measured = sizes(root, files, LIMITS);
