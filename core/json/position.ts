@@ -232,8 +232,3 @@ export function locateJsonValue(text: string, path: JsonPath): Span | undefined 
     throw e;
   }
 }
-
-/** Converts an offset within one line to a 1-based column. */
-export function columnOf(offset: number): number {
-  return offset + 1;
-}

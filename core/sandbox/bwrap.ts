@@ -175,11 +175,6 @@ export function seccompLauncher(bwrap: string, filter: string): { file: string; 
   return { file: '/bin/sh', args: ['-c', 'exec "$@" 9<"$0"', filter, bwrap, '--seccomp', '9'] };
 }
 
-/** Forget what was probed (tests that install or remove bwrap). */
-export function forgetProbes(): void {
-  probed.clear();
-}
-
 /** Where the sandbox puts things, all absolute host paths that exist (the plan checks them). */
 export interface Mounts {
   workspace: string;

@@ -113,10 +113,6 @@ export function fail(check: CheckId, reason: string, path?: JsonPathStep[]): Ver
   return path ? { check, ok: false, reason, path } : { check, ok: false, reason };
 }
 
-export function levelOf(check: CheckId): Level {
-  return CHECKS[check].level;
-}
-
 export function severityOf(check: CheckId): Severity {
   return CHECKS[check].severity;
 }
