@@ -8,16 +8,21 @@ import type { AgentOptions, AgentResult } from '../core/agent/types';
 import { ModelClient } from '../core/model/client';
 import { defaultWorkflow } from '../core/workflow/load';
 
-export type RunOverrides = Partial<AgentOptions> & {
-  /** The scripted server's endpoint: the model is a `ModelClient` there with no retries, unless `model` is given. */
-  endpoint?: string;
-};
+/** An outcome check that passes: a test that leans on it says so, so no test gets a passing outcome unasked. */
+export const outcomePasses: AgentOptions['runOutcomeCheck'] = () =>
+  Promise.resolve({ type: 'outcome', command: 'true', exitCode: 0 });
+
+export type RunOverrides = Partial<AgentOptions> &
+  Pick<AgentOptions, 'runOutcomeCheck'> & {
+    /** The scripted server's endpoint: the model is a `ModelClient` there with no retries, unless `model` is given. */
+    endpoint?: string;
+  };
 
 /**
  * `runAgent` with test defaults: task `t`, the default workflow (and, for a
  * workflow given, that workflow as its own reference), model `LAR-9B`, a new
  * temporary workspace with the trajectory in its `.lar/runs`, tools that
- * succeed with nothing to say and an outcome check that passes.
+ * succeed with nothing to say. The outcome check is always the test's own.
  */
 export function runWith(overrides: RunOverrides): Promise<AgentResult> {
   const { endpoint, ...given } = overrides;
@@ -31,7 +36,6 @@ export function runWith(overrides: RunOverrides): Promise<AgentResult> {
     modelInfo: { name: 'LAR-9B' },
     trajectoryPath: join(workspace, '.lar', 'runs', 'run.lar.jsonl'),
     execute: () => Promise.resolve({ status: 'ok', result: {}, observation: '' }),
-    runOutcomeCheck: () => Promise.resolve({ type: 'outcome', command: 'true', exitCode: 0 }),
     ...given,
     model,
     workspace,

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AgentEvent } from '../../core/agent/loop';
-import { runWith } from '../../testkit/agent-run';
+import { outcomePasses, runWith } from '../../testkit/agent-run';
 import { ScriptedModelServer } from '../../testkit/scripted-server';
 import { OutputTail } from '../../extension/chat/cards';
 import { linkTarget } from '../../extension/chat/links';
@@ -27,6 +27,7 @@ test('the loop says when it asks the model and when a call starts, before the ca
     await runWith({
       endpoint,
       task: 'what is in a.txt?',
+      runOutcomeCheck: outcomePasses,
       workspace: ws,
       execute: () => {
         events.push('executing' as AgentEvent['kind']);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { AgentOptions } from '../../core/agent/loop';
 import { newRunNote } from '../../core/agent/prompts';
 import { ModelClient } from '../../core/model/client';
-import { runWith } from '../../testkit/agent-run';
+import { outcomePasses, runWith } from '../../testkit/agent-run';
 import { ScriptedModelServer } from '../../testkit/scripted-server';
 import type { ChatRequestBody } from '../../testkit/scripted-turns';
 import { verifyTrajectoryText } from '../../core/verifier/verify';
@@ -108,6 +108,7 @@ test("a message typed during a run reaches the model at its next turn and is rec
     const r = await runWith({
       endpoint,
       task: 'Look at a.',
+      runOutcomeCheck: outcomePasses,
       workspace: ws,
       execute: () => Promise.resolve({ status: 'ok', result: {}, observation: 'A' }),
       onIdle: 'end',

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { readRules, rulesPrompt, MAX_RULES_BYTES } from '../../../core/agent/rules';
-import { runWith } from '../../../testkit/agent-run';
+import { outcomePasses, runWith } from '../../../testkit/agent-run';
 import { ScriptedModelServer } from '../../../testkit/scripted-server';
 import type { Header } from '../../../core/schema/trajectory';
 
@@ -58,6 +58,7 @@ test('a run carries the rules in its system prompt and names them in its header'
       endpoint,
       workspace: ws,
       rules: readRules(ws),
+      runOutcomeCheck: outcomePasses,
       limits: { maxIdleTurns: 1 },
     });
     const first = server.requests.find((q) => q.path === '/v1/chat/completions')!.body as {

@@ -324,7 +324,7 @@ test('hostile names: a checkpoint id that is a git option, a .gitignore that re-
 });
 
 test('a run takes a checkpoint before each step that may change files, records it on the step, and records a restore made before it', async () => {
-  const { runWith } = await import('../../../testkit/agent-run.js');
+  const { outcomePasses, runWith } = await import('../../../testkit/agent-run.js');
   const { ScriptedModelServer } = await import('../../../testkit/scripted-server.js');
   const { defaultWorkflow } = await import('../../../core/workflow/load.js');
   const { readThread, rebuildConversation } = await import('../../../core/agent/resume.js');
@@ -357,6 +357,7 @@ test('a run takes a checkpoint before each step that may change files, records i
     const r = await runWith({
       endpoint,
       task: 'Make b.',
+      runOutcomeCheck: outcomePasses,
       workspace: ws,
       trajectoryPath: path,
       execute: (name) => {
