@@ -550,6 +550,11 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       assert.match(await interruptedRow.innerText(), /Look around\.[\s\S]*interrupted · 1 steps/);
       await interruptedRow.click();
       await wb.editor(file).waitFor({ timeout: 30_000 });
+      // Opened again, and the latest run beside it: one editor group, no new empty ones.
+      await interruptedRow.click();
+      await chat2.locator('#open-trajectory').click();
+      await wb.editor(second).waitFor({ timeout: 30_000 });
+      assert.equal(await wb.page.locator('.editor-group-container').count(), 1, 'the trajectories share one group');
       await wb.screenshot('6-reload-interrupted');
     } finally {
       await wb.close();

@@ -20,6 +20,7 @@ import { Checkpoints } from '../checkpoints/checkpoints';
 import { FileChanges } from '../checkpoints/file-changes';
 import { COMMANDS } from '../../core/protocol/commands';
 import { openSetting } from './connection';
+import { showTrajectory } from '../trajectory/open';
 import { ConnectionProbe } from './connection-probe';
 import { startRun, type RunChat, type StartOptions } from './run';
 import { RunWarnings } from './warnings';
@@ -121,11 +122,7 @@ export class AgentSession implements vscode.Disposable, RunChat {
       else void vscode.commands.executeCommand(COMMANDS.setApiKey);
     },
     openTrajectory: () => {
-      if (this.lastTrajectory)
-        void vscode.window.showTextDocument(this.lastTrajectory, {
-          preview: false,
-          viewColumn: vscode.ViewColumn.Beside,
-        });
+      if (this.lastTrajectory) void showTrajectory(this.lastTrajectory);
     },
     newChat: () => this.newChat(),
     resume: (msg) => void this.resume(msg.file),
@@ -181,11 +178,9 @@ export class AgentSession implements vscode.Disposable, RunChat {
     const folder = vscode.workspace.workspaceFolders?.[0];
     if (!folder || !RUN_FILE.test(file)) return;
     const uri = vscode.Uri.joinPath(folder.uri, ...RUNS_DIR.split(/[\\/]/), file);
-    void vscode.window
-      .showTextDocument(uri, { preview: false, viewColumn: vscode.ViewColumn.Beside })
-      .then(undefined, (e: unknown) => {
-        this.fail(`Could not open ${file}: ${e instanceof Error ? e.message : String(e)}`);
-      });
+    void showTrajectory(uri).then(undefined, (e: unknown) => {
+      this.fail(`Could not open ${file}: ${e instanceof Error ? e.message : String(e)}`);
+    });
   }
 
   /** Whether the server answers (and with which model), or what is wrong: only the latest check is shown. */
