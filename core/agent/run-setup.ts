@@ -155,7 +155,7 @@ export async function openRun(o: RunSetupOptions): Promise<OpenRun> {
       sandbox,
       terminal,
       rules,
-      mask,
+      redact: mask,
       execute,
       close,
       workspace: o.workspace,
@@ -178,39 +178,23 @@ async function failed(e: unknown, end: () => Promise<EndReport>): Promise<Error>
   return new Error(notes.length ? `${message} (${notes.join('; ')})` : message, { cause: e });
 }
 
-function ready(r: {
-  runId: string;
-  trajectoryPath: string;
-  outputDir: string;
-  sandbox: RunSandbox;
-  terminal: RunTerminal;
-  rules: Rules;
-  mask: (text: string) => string;
-  execute: ToolExecutor;
-  close: () => Promise<EndReport>;
-  workspace: string;
-}): OpenRun {
-  const { runId, trajectoryPath, outputDir, sandbox, terminal, rules, mask, execute, close } = r;
+/** The open run, with the parts of runAgent's options that come from it. */
+function ready(r: Omit<OpenRun, 'agentOptions'> & { execute: ToolExecutor; workspace: string }): OpenRun {
+  const { execute, workspace, ...open } = r;
+  const { sandbox, terminal } = open;
   return {
-    runId,
-    trajectoryPath,
-    outputDir,
-    sandbox,
-    terminal,
-    rules,
-    redact: mask,
+    ...open,
     agentOptions: {
-      workspace: r.workspace,
-      trajectoryPath,
+      workspace,
+      trajectoryPath: open.trajectoryPath,
       execute,
       // A process of the run still alive after it was killed could change the workspace under the check: then it does not run.
       runOutcomeCheck: (s) => sandbox.outcome(() => terminal.end(), s),
       sandbox: sandbox.summary,
-      rules,
-      redact: mask,
-      runId,
+      rules: open.rules,
+      redact: open.redact,
+      runId: open.runId,
     },
-    close,
   };
 }
 
