@@ -12,7 +12,7 @@ import type { VerifierState } from '../verifier/state';
 import type { StepResult } from '../verifier/types';
 import { rulesPrompt, type Rules } from './rules';
 
-export function systemPrompt(wf: Workflow): string {
+function systemPrompt(wf: Workflow): string {
   const stages = wf.stages.map((s) => {
     const exits = s.exit.map((c) => {
       switch (c.kind) {

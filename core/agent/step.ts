@@ -17,7 +17,7 @@ import type { AgentEvent, AgentGate, AgentOptions } from './types';
 export const SAFETY_CHECKS: ReadonlySet<string> = new Set(['tool.command_policy', 'tool.path_policy']);
 
 /** The tools whose call may change files: a checkpoint is taken before each. */
-export const MAY_CHANGE_FILES: ReadonlySet<string> = new Set(['run_command', 'write_file', 'edit_file']);
+const MAY_CHANGE_FILES: ReadonlySet<string> = new Set(['run_command', 'write_file', 'edit_file']);
 
 /** What the steps share with their run. */
 export interface StepContext {

@@ -10,8 +10,8 @@ export const MiB = 1024 * KiB;
 export const GiB = 1024 * MiB;
 
 /** The defaults: memory min(8 GiB, half the RAM), 4096 tasks, 1 GiB of /tmp. */
-export const DEFAULT_TASKS = 4096;
-export const DEFAULT_TMP = GiB;
+const DEFAULT_TASKS = 4096;
+const DEFAULT_TMP = GiB;
 export function defaultMemory(ram: number = totalmem()): number {
   return Math.min(8 * GiB, Math.floor(ram / 2 / MiB) * MiB);
 }

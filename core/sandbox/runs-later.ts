@@ -126,7 +126,7 @@ export const RUNS_LATER: readonly string[] = [
  * read-only where they exist, but not kept absent (a task may be to set one
  * up; a new one is listed with the changed files that run later).
  */
-export const LOADED_CONFIGS: readonly string[] = [
+const LOADED_CONFIGS: readonly string[] = [
   ...[
     'eslint.config',
     'prettier.config',

@@ -68,7 +68,7 @@ function fileMode(p: string): number | undefined {
 }
 
 /** A regular file's text, when it is at most 256 KiB. */
-export function readSmall(p: string): string | undefined {
+function readSmall(p: string): string | undefined {
   try {
     const st = lstatSync(p);
     if (!st.isFile() || st.size > MAX_CONFIG_BYTES) return undefined;

@@ -35,7 +35,7 @@ const NOFOLLOW = (fsConstants as Record<string, number | undefined>).O_NOFOLLOW 
 const NONBLOCK = (fsConstants as Record<string, number | undefined>).O_NONBLOCK ?? 0;
 
 /** The longest one read or write of a file tool may take (a file on a hung network mount must not hang the run). */
-export const FILE_IO_TIMEOUT_MS = 15_000;
+const FILE_IO_TIMEOUT_MS = 15_000;
 
 /** `p`, or an error once `ms` passed. */
 async function bounded<T>(p: Promise<T>, what: string, ms = FILE_IO_TIMEOUT_MS): Promise<T> {
