@@ -19,6 +19,7 @@ import {
   impureImports,
   layerViolations,
   settingProblems,
+  walkthroughLinkProblems,
   sizes,
   sourceFiles,
   type Edge,
@@ -159,8 +160,36 @@ test('no file over 400 lines and no function over 80, but those listed, which on
 });
 
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
-  contributes: { commands: { command: string }[]; configuration: { properties: Record<string, unknown> } };
+  contributes: {
+    commands: { command: string }[];
+    configuration: { properties: Record<string, { scope?: string }> };
+    walkthroughs: { steps: { description: string }[] }[];
+  };
 };
+
+test("the walkthrough's buttons run contributed commands and open each setting where it is listed", () => {
+  const contributed = manifest.contributes.commands.map((c) => c.command);
+  const scopes = Object.fromEntries(
+    Object.entries(manifest.contributes.configuration.properties).map(([k, v]) => [k, v.scope]),
+  );
+  const texts = manifest.contributes.walkthroughs.flatMap((w) => w.steps.map((s) => s.description));
+  assert.ok(texts.some((t) => t.includes('(command:lean4Agentic.openEndpointSetting)')));
+  assert.deepEqual(walkthroughLinkProblems(texts, contributed, scopes), []);
+  // Planted: the link this replaced, and a command that is not contributed.
+  assert.deepEqual(
+    walkthroughLinkProblems(
+      [
+        '[Open](command:workbench.action.openSettings?%5B%22lean4Agentic.endpoint%22%5D) [X](command:lean4Agentic.nope)',
+      ],
+      contributed,
+      scopes,
+    ),
+    [
+      'lean4Agentic.endpoint is opened on the User tab, where a remote window lacks it',
+      'lean4Agentic.nope is linked but not contributed',
+    ],
+  );
+});
 
 test('every contributed command is in the one command table and has a handler registered from it', () => {
   const extensionSources = files

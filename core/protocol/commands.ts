@@ -14,6 +14,7 @@ export const COMMANDS = {
   setApiKey: 'lean4Agentic.setApiKey',
   clearApiKey: 'lean4Agentic.clearApiKey',
   testConnection: 'lean4Agentic.testConnection',
+  openEndpointSetting: 'lean4Agentic.openEndpointSetting',
   stopAgent: 'lean4Agentic.stopAgent',
   focusChat: 'lean4Agentic.focusChat',
   restoreCheckpoint: 'lean4Agentic.restoreCheckpoint',

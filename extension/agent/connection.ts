@@ -170,5 +170,7 @@ export function registerConnectionCommands(
       void vscode.window.showInformationMessage('Lean4 Agentic: the API key was cleared.');
     }),
     vscode.commands.registerCommand(COMMANDS.testConnection, () => testConnection(secrets, output)),
+    // The walkthrough's button: a plain openSettings lands on the User tab, where a remote window does not list it.
+    vscode.commands.registerCommand(COMMANDS.openEndpointSetting, () => openEndpointSetting()),
   ];
 }

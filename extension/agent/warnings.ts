@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import type { RunSandbox } from '../../core/sandbox/run';
 import { loadNodePty } from '../../core/shell/process';
+import { openSetting } from './connection';
 
 export class RunWarnings {
   private sandboxWarned = false;
@@ -28,7 +29,7 @@ export class RunWarnings {
     void vscode.window
       .showWarningMessage(sandbox.plan.fix ? `${text} Fix: ${sandbox.plan.fix}.` : text, 'Sandbox setting')
       .then((pick) => {
-        if (pick) void vscode.commands.executeCommand('workbench.action.openSettings', 'lean4Agentic.sandbox');
+        if (pick) void openSetting('lean4Agentic.sandbox');
       });
   }
 

@@ -303,3 +303,27 @@ export function settingProblems(
   }
   return out;
 }
+
+/**
+ * Links in walkthrough text: each `command:` link names a command the extension contributes or one of
+ * VS Code's, and none opens a machine-scoped setting with a plain `openSettings` (a remote window lists
+ * those on its Remote tab, so the User tab says "No Settings Found").
+ */
+export function walkthroughLinkProblems(
+  texts: readonly string[],
+  contributed: readonly string[],
+  scopes: Readonly<Record<string, string | undefined>>,
+): string[] {
+  const out: string[] = [];
+  for (const t of texts)
+    for (const m of t.matchAll(/\]\(command:([A-Za-z0-9_.]+)(?:\?([^)]*))?\)/g)) {
+      const [, id = '', query] = m;
+      if (id.startsWith('lean4Agentic.') && !contributed.includes(id)) out.push(`${id} is linked but not contributed`);
+      if (id !== 'workbench.action.openSettings' || !query) continue;
+      const args = JSON.parse(decodeURIComponent(query)) as unknown[];
+      const key = typeof args[0] === 'string' ? args[0] : '';
+      if (/^machine/.test(scopes[key] ?? ''))
+        out.push(`${key} is opened on the User tab, where a remote window lacks it`);
+    }
+  return out;
+}
