@@ -115,18 +115,46 @@ export function runDiagnostics(model: TrajectoryModel, source: DiagnosticSource)
   while (lastEvent >= 0 && lines[lastEvent]!.parsed.kind !== 'event') lastEvent--;
   const last = lastEvent >= 0 ? lines[lastEvent]!.parsed : undefined;
   // The run has stopped when its last event says so (`end`) or it submitted.
-  const ended = last?.kind === 'event' && last.event.type === 'end';
-  const detail = last?.kind === 'event' && last.event.type === 'end' ? last.event.detail : undefined;
+  const end = last?.kind === 'event' && last.event.type === 'end' ? last.event : undefined;
+  const ended = end !== undefined;
   const outcomeLine = summary.outcome.line !== undefined ? summary.outcome.line - 1 : -1;
   const open = summary.stages.find((v) => v.endLine === undefined);
+  const scored: Diagnostic[] = [];
   if (open && lastEvent >= 0)
-    out.push(
-      ...openVisitDiagnostics(lines[lastEvent]!, lastEvent, open, { ended, detail, steps: summary.steps }, source),
+    scored.push(
+      ...openVisitDiagnostics(
+        lines[lastEvent]!,
+        lastEvent,
+        open,
+        { ended, detail: end?.detail, steps: summary.steps },
+        source,
+      ),
     );
   const at = outcomeLine >= 0 ? outcomeLine : lastEvent;
   if (at >= 0 && (summary.ended || ended))
-    out.push(outcomeDiagnostic(summary, lines[at]!.text, at, outcomeLine >= 0 ? ['exitCode'] : ['type'], source));
-  return out;
+    scored.push(outcomeDiagnostic(summary, lines[at]!.text, at, outcomeLine >= 0 ? ['exitCode'] : ['type'], source));
+  // A chat turn answered without submitting was never a task to pass: its outcome 0 and the criteria of the
+  // stage it stopped in stay in the editor's hover and lenses, out of the Problems panel (Hint is not listed).
+  if (end?.reason === 'answered') for (const d of scored) d.severity = DiagnosticSeverity.Hint;
+  return out.concat(scored);
+}
+
+/**
+ * Every diagnostic of a run: its lines' and its whole-run ones. Once the run passed (outcome +1), what its
+ * steps did wrong is history, not a problem to fix now: errors become warnings, so a passed run leaves no red.
+ */
+export function allDiagnostics(
+  lineDiags: readonly Diagnostic[],
+  model: TrajectoryModel,
+  source: DiagnosticSource,
+): Diagnostic[] {
+  const passed = model.summary()?.outcome.reward === 1;
+  const lines = passed
+    ? lineDiags.map((d) =>
+        d.severity === DiagnosticSeverity.Error ? { ...d, severity: DiagnosticSeverity.Warning } : d,
+      )
+    : lineDiags;
+  return lines.concat(runDiagnostics(model, source));
 }
 
 /** The workflow's problems and why nothing could be verified, on the header line. */

@@ -5,7 +5,7 @@
 import { RewardsMethod } from '../../core/protocol/lsp';
 import { verifyTrajectoryTextWith } from '../../core/verifier/verify';
 import { fileResolver } from '../../core/workflow/resolve';
-import { lineDiagnostics, runDiagnostics, type DiagnosticSource } from '../diagnostics';
+import { allDiagnostics, lineDiagnostics, type DiagnosticSource } from '../diagnostics';
 import { rewardsParams } from '../presentation';
 import { pathOf, type Run, type ServerState } from '../server-state';
 
@@ -27,7 +27,7 @@ export function publish(state: ServerState, uri: string, run: Run, from: number)
   const { model } = run;
   const src = state.source();
   rebuildLineDiagnostics(run, from, src);
-  const diagnostics = run.lineDiags.concat(runDiagnostics(model, src));
+  const diagnostics = allDiagnostics(run.lineDiags, model, src);
   // The smaller message first, so neither waits behind the other: a live
   // append's rewards are one line, a full document's rewards outweigh its diagnostics.
   const rewards = () =>
@@ -78,7 +78,7 @@ function scheduleLean(state: ServerState, uri: string, run: Run): void {
           const src = state.source();
           rebuildLineDiagnostics(run, 0, src);
           void connection.sendNotification(RewardsMethod, rewardsParams(run.model, uri, state.label, run.version, 0));
-          void connection.sendDiagnostics({ uri, diagnostics: run.lineDiags.concat(runDiagnostics(run.model, src)) });
+          void connection.sendDiagnostics({ uri, diagnostics: allDiagnostics(run.lineDiags, run.model, src) });
         })
         .catch((e: Error) => {
           state.lean?.dispose();

@@ -5,6 +5,9 @@ import { TrajectoryModel } from '../../server/trajectory-model';
 import { events } from '../support/arbitrary';
 import { generateTrajectory } from '../../bench/generate';
 import { textOf } from '../../testkit/text';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../../devtools/paths';
 
 const header = JSON.stringify({
   lar: 1,
@@ -193,4 +196,45 @@ test('a step taken after a checkpoint has a "Restore to before step N" lens that
   // A bad checkpoint id makes the line malformed: no lens from it.
   m.setText([header, read, run.replace(commit, '--output=/tmp/x')].join('\n'));
   assert.equal(codeLenses(m).filter((l) => l.command?.command === RESTORE_COMMAND).length, 0);
+});
+
+test('a passed run leaves no error in Problems; the same steps in a failed run do', async () => {
+  const { allDiagnostics, lineDiagnostics } = await import('../../server/diagnostics.js');
+  const { DiagnosticSeverity } = await import('vscode-languageserver');
+  const passed = readFileSync(join(REPO_ROOT, 'test-fixtures', 'trajectories', 'fix-failing-test.lar.jsonl'), 'utf8');
+  const failed = passed.replace('"exitCode":0,"completion":"exit"', '"exitCode":1,"completion":"exit"');
+  const severities = (text: string) => {
+    const m = new TrajectoryModel();
+    m.setText(text);
+    const lineDiags = m.lines.flatMap((l, i) => lineDiagnostics(l, i, 'lar (builtin)'));
+    return allDiagnostics(lineDiags, m, 'lar (builtin)')
+      .filter((d) => d.code === 'tool.permitted')
+      .map((d) => d.severity);
+  };
+  assert.deepEqual(severities(failed), [DiagnosticSeverity.Error], 'the blocked write is an error of a failed run');
+  assert.deepEqual(severities(passed), [DiagnosticSeverity.Warning], 'and history, not a problem, once the run passed');
+});
+
+test('a chat turn answered without submitting puts its outcome 0 and unmet stage criteria in hints, not Problems', async () => {
+  const { runDiagnostics } = await import('../../server/diagnostics.js');
+  const { DiagnosticSeverity } = await import('vscode-languageserver');
+  const read = JSON.stringify({ type: 'tool_call', id: 'c1', tool: 'list_files', args: { path: '.' }, status: 'ok' });
+  const listed = (reason: string) => {
+    const m = new TrajectoryModel();
+    m.setText([header, read, JSON.stringify({ type: 'end', reason })].join('\n'));
+    return runDiagnostics(m, 'lar (builtin)');
+  };
+  const answered = listed('answered');
+  assert.ok(
+    answered.some((d) => d.code === 'outcome.summary'),
+    'the outcome is still there, for the hover',
+  );
+  assert.ok(answered.length >= 2);
+  assert.deepEqual(
+    answered.filter((d) => d.severity !== DiagnosticSeverity.Hint).map((d) => d.code),
+    [],
+  );
+  // A run stopped by the user is not a chat answer: its findings stay in Problems.
+  const stopped = listed('cancelled');
+  assert.ok(stopped.some((d) => d.severity !== DiagnosticSeverity.Hint && d.code === 'outcome.summary'));
 });
