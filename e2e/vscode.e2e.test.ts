@@ -170,6 +170,8 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
         problems.some((r) => /edit_file is not permitted in stage "explore"/.test(r)),
         problems.join('\n'),
       );
+      // Listed, but the run passed: a warning to read, not a red error left behind.
+      assert.equal(await wb.errorCount(), 0);
 
       // The status bar: the run's return, and that its commands were sandboxed.
       const status = wb.page.locator('.statusbar-item', { hasText: /lar builtin · R 1\.\d{3}[\s\S]*sandboxed/ });
@@ -617,6 +619,9 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       // The first run's errors left the Problems panel with the next run (its trajectory is not open).
       const problems = await wb.problems();
       assert.ok(!problems.some((r) => /outcome\.check_passed|the outcome check failed/i.test(r)), problems.join('\n'));
+      // A passed run leaves no error; its two runs wrote in one agent terminal, not one each.
+      assert.equal(await wb.errorCount(), 0);
+      assert.equal(await wb.terminalCount(), 1);
       await wb.screenshot('9-status-passed');
       assert.deepEqual(wb.pageErrors, []);
     } finally {

@@ -195,6 +195,19 @@ export class Workbench {
     return rows.allInnerTexts();
   }
 
+  /** The errors the status bar counts in the Problems panel (its first figure). */
+  async errorCount(): Promise<number> {
+    const text = await this.page.locator('[id="status.problems"]').innerText();
+    const n = /\d+/.exec(text);
+    if (!n) throw new Error(`no count in the Problems status item: ${JSON.stringify(text)}`);
+    return Number(n[0]);
+  }
+
+  /** The editor terminals open in the panel. */
+  terminalCount(): Promise<number> {
+    return this.page.locator('.terminal-wrapper').count();
+  }
+
   /** Reloads the window and waits for the new workbench (a mark on the old document tells the two apart: the old one lingers, inert). */
   async reload(): Promise<void> {
     await this.page.evaluate('globalThis.larBeforeReload = true');

@@ -11,6 +11,7 @@ import { TerminalSession } from '../../core/shell/session';
 import type { RunOptions, RunResult, TerminalOptions } from '../../core/shell/types';
 import { MarkerLineFilter, commandBanner } from './marker-filter';
 import type { CheckMirror } from '../../core/tools/executor';
+import { TerminalDock, type Dockable } from './terminal-dock';
 
 export const TERMINAL_NAME = 'Lean4 Agentic';
 
@@ -45,18 +46,30 @@ export class AnnouncingTerminalSession extends TerminalSession {
   }
 }
 
+/** The run a terminal shows now: its shell follows the terminal's size. */
+interface PtyOwner {
+  resize(cols: number, rows: number): void;
+}
+
 class MirrorPty implements vscode.Pseudoterminal {
   private readonly writeEmitter = new vscode.EventEmitter<string>();
   readonly onDidWrite = this.writeEmitter.event;
   private opened = false;
   private backlog: string[] = [];
   private noted = false;
+  private dims: vscode.TerminalDimensions | undefined;
+  closed = false;
 
   constructor(
     private readonly sandbox: string,
-    private readonly onResize: (cols: number, rows: number) => void,
-    private readonly onClosed: () => void,
+    private owner: PtyOwner,
   ) {}
+
+  /** A later run writes on here: its shell takes the terminal's size. */
+  adopt(owner: PtyOwner): void {
+    this.owner = owner;
+    if (this.dims) owner.resize(this.dims.columns, this.dims.rows);
+  }
 
   open(dims: vscode.TerminalDimensions | undefined): void {
     this.opened = true;
@@ -69,12 +82,12 @@ class MirrorPty implements vscode.Pseudoterminal {
       );
     for (const s of this.backlog) this.writeEmitter.fire(s);
     this.backlog = [];
-    if (dims) this.onResize(dims.columns, dims.rows);
+    if (dims) this.setDimensions(dims);
   }
 
   close(): void {
     this.opened = false;
-    this.onClosed();
+    this.closed = true;
   }
 
   handleInput(): void {
@@ -87,7 +100,8 @@ class MirrorPty implements vscode.Pseudoterminal {
   }
 
   setDimensions(dims: vscode.TerminalDimensions): void {
-    this.onResize(dims.columns, dims.rows);
+    this.dims = dims;
+    this.owner.resize(dims.columns, dims.rows);
   }
 
   write(s: string): void {
@@ -101,11 +115,18 @@ class MirrorPty implements vscode.Pseudoterminal {
   }
 }
 
+interface DockedTerminal extends Dockable {
+  readonly pty: MirrorPty;
+  readonly terminal: vscode.Terminal;
+}
+
+/** The agent's editor terminal, shared by the runs one after another. */
+const dock = new TerminalDock<DockedTerminal>();
+
 /** The editor terminal bridged to one run's TerminalSession. */
 export class AgentTerminal implements vscode.Disposable {
   readonly session: AnnouncingTerminalSession;
-  private terminal: vscode.Terminal | undefined;
-  private pty: MirrorPty | undefined;
+  private docked: DockedTerminal | undefined;
   private readonly filter = new MarkerLineFilter({ hideUntilReady: true });
   private readonly subs: { dispose(): void }[] = [];
 
@@ -118,21 +139,21 @@ export class AgentTerminal implements vscode.Disposable {
     const root = realPathOr(options.cwd);
     this.session = new AnnouncingTerminalSession(options, (command, cwd) => {
       this.ensure().write(commandBanner(command, cwd === undefined ? undefined : relative(root, cwd) || '.'));
-      this.terminal?.show(true);
+      this.docked?.terminal.show(true);
     });
     this.subs.push(
       this.session.onData((d) => {
         // Always through the filter, so it sees a restarted shell's ready marker even while the terminal is closed.
         const shown = this.filter.push(d);
-        this.pty?.write(shown);
+        this.livePty()?.write(shown);
         if (shown) for (const l of this.outputListeners) l(shown);
       }),
       this.session.onExit((code) => {
-        this.pty?.write(this.filter.flush());
+        this.livePty()?.write(this.filter.flush());
         this.filter.restart();
         // Ended on purpose (the run is over): no "fresh one" follows.
         if (this.ending) return;
-        this.pty?.write(
+        this.livePty()?.write(
           `\r\n\x1b[2m[the shell exited with code ${code}; the next command starts a fresh one]\x1b[0m\r\n`,
         );
       }),
@@ -147,21 +168,36 @@ export class AgentTerminal implements vscode.Disposable {
     return { dispose: () => this.outputListeners.delete(listener) };
   }
 
+  /** The terminal this run writes in, unless the user closed it (the next command opens it again). */
+  private livePty(): MirrorPty | undefined {
+    return this.docked && !this.docked.closed ? this.docked.pty : undefined;
+  }
+
   private ensure(): MirrorPty {
-    if (this.pty && this.terminal) return this.pty;
-    const pty = new MirrorPty(
-      this.sandbox,
-      (cols, rows) => this.session.resize(cols, rows),
+    if (this.docked && !this.docked.closed) return this.docked.pty;
+    const owner: PtyOwner = { resize: (cols, rows) => this.session.resize(cols, rows) };
+    const name = terminalName(this.sandbox);
+    this.docked = dock.take(
+      name,
       () => {
-        if (this.pty === pty) {
-          this.pty = undefined;
-          this.terminal = undefined;
-        }
+        const pty = new MirrorPty(this.sandbox, owner);
+        const terminal = vscode.window.createTerminal({ name, pty, isTransient: true });
+        return {
+          name,
+          pty,
+          terminal,
+          get closed() {
+            return pty.closed;
+          },
+          dispose: () => terminal.dispose(),
+        };
+      },
+      (d) => {
+        d.pty.adopt(owner);
+        d.pty.write('\r\n\x1b[2m[the next run]\x1b[0m\r\n');
       },
     );
-    this.pty = pty;
-    this.terminal = vscode.window.createTerminal({ name: terminalName(this.sandbox), pty, isTransient: true });
-    return pty;
+    return this.docked.pty;
   }
 
   private ending = false;
@@ -175,7 +211,7 @@ export class AgentTerminal implements vscode.Disposable {
           ' \x1b[2m(run as the outcome check runs it, in a fresh sandbox)\x1b[0m\r\n',
         ),
       );
-      this.terminal?.show(true);
+      this.docked?.terminal.show(true);
     },
     end: (output) => {
       const shown = `${output.replace(/\r?\n/g, '\r\n')}${output && !output.endsWith('\n') ? '\r\n' : ''}`;
@@ -193,8 +229,9 @@ export class AgentTerminal implements vscode.Disposable {
   dispose(): void {
     this.ending = true;
     for (const s of this.subs) s.dispose();
-    this.pty?.write(this.filter.flush());
-    this.pty?.write('\r\n\x1b[2m[the run ended]\x1b[0m\r\n');
+    this.livePty()?.write(this.filter.flush());
+    this.livePty()?.write('\r\n\x1b[2m[the run ended]\x1b[0m\r\n');
+    if (this.docked) dock.release(this.docked);
     this.session.dispose();
   }
 }
