@@ -18,7 +18,7 @@ function stepCard(c: StepCard): HTMLElement {
   badge.title = 'tool reward';
   head.appendChild(badge);
   head.appendChild(el('span', 'tool', c.tool));
-  head.appendChild(el('span', `status s-${c.status}`, c.status));
+  head.appendChild(el('span', `status s-${c.status.replace(/[^A-Za-z0-9_-]+/g, '-')}`, c.status));
   if (c.stage) head.appendChild(el('span', 'stage', c.stage));
   if (c.step) head.appendChild(el('span', 'num', `#${c.step}`));
   // Only calls that took a while say how long: a quick read is not news.
@@ -36,6 +36,7 @@ function stepCard(c: StepCard): HTMLElement {
     }
     card.appendChild(ul);
   }
+  if (c.sandboxNote) card.appendChild(el('div', 'sandbox-refusal', c.sandboxNote));
   if (c.excerpt) card.appendChild(el('pre', 'excerpt', c.excerpt));
   if (c.change || c.checkpoint) card.appendChild(stepButtons(c));
   if (c.stageVisit) {

@@ -22,6 +22,7 @@ import {
   task,
 } from './page';
 import { append, watchScroll } from './scroll';
+import { sandboxNote } from './sandbox-note';
 import { state, type Msg } from './state';
 import { drawCounters, setActivity, setRunning, showConnection, showContext } from './status';
 import { endStream, retract, showAnswer, streamReasoning, streamText, userBubble } from './stream';
@@ -55,9 +56,7 @@ function runStarted(msg: Msg<'runStarted'>): void {
   drawCounters();
   if (!msg.shown) append(userBubble(msg.task));
   // How the commands of this run are confined, under the task: a warning when they are not.
-  const box = el('div', msg.sandbox.confined ? 'sandbox-note' : 'sandbox-note unconfined');
-  box.textContent = msg.sandbox.confined ? `Commands: ${msg.sandbox.text}` : `Commands run ${msg.sandbox.text}`;
-  append(box);
+  append(sandboxNote(msg.sandbox));
   if (msg.rules?.length) append(el('div', 'rules-note', `Rules in force: ${msg.rules.join(', ')}`));
   status.textContent = `${msg.model} · ${msg.endpoint}`;
   status.title = msg.trajectory;

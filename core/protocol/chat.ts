@@ -90,6 +90,8 @@ export const StepCard = z.object({
   /** Start of the output or error, for the card. */
   excerpt: short(2000).optional(),
   blocked: z.boolean().optional(),
+  /** What the sandbox refused the command, read from its output (core/sandbox/refusals.ts). */
+  sandboxNote: short(2000).optional(),
   /** The checkpoint taken just before this step, for its Restore button, and the run file the step is in. */
   checkpoint: CheckpointId.optional(),
   run: z.string().regex(RUN_FILE).optional(),
@@ -125,7 +127,17 @@ export const ToWebview = z.discriminatedUnion('type', [
       model: short(300),
       endpoint: short(1000),
       trajectory: short(2000),
-      sandbox: z.object({ confined: z.boolean(), text: short(2000) }).strict(),
+      sandbox: z
+        .object({
+          confined: z.boolean(),
+          text: short(2000),
+          /** What the run's commands cannot change, and why in words (core/sandbox/refusals.ts PROTECTION_WHY). */
+          protections: z
+            .array(z.object({ path: short(2000), why: short(300) }).strict())
+            .max(300)
+            .optional(),
+        })
+        .strict(),
       /** The workspace's rule files in the system prompt. */
       rules: z.array(short(500)).max(20).optional(),
       /** The task is a message already shown (typed during the run before). */

@@ -6,6 +6,8 @@ import type { AgentEvent } from '../../core/agent/loop';
 import { clip, type StepCard, type ToWebview } from '../../core/protocol/chat';
 import { shortArgs, toStepCard } from '../chat/cards';
 import type { FileChange } from '../checkpoints/file-changes';
+import { refusalNote } from '../../core/sandbox/refusals';
+import type { SandboxRecord } from '../../core/schema/trajectory';
 
 /** What the chat shows of a step never carries the key (a command or its output could echo it). */
 function redactCard(card: StepCard, mask: (text: string) => string): StepCard {
@@ -32,7 +34,14 @@ export class EventsToView {
   /** The write a file tool just made: the next step's (one tool runs at a time). */
   private written: Pick<FileChange, 'id' | 'path' | 'created'> | undefined;
 
+  /** How the run's commands are confined (known once the sandbox is up): a refusal is said on the card. */
+  private sandbox: SandboxRecord | undefined;
+
   constructor(private readonly o: EventsToViewOptions) {}
+
+  confinedBy(sandbox: SandboxRecord): void {
+    this.sandbox = sandbox;
+  }
 
   /** A file tool wrote a file (its change, for the Diff button of the step that follows). */
   wrote(change: Pick<FileChange, 'id' | 'path' | 'created'> | undefined): void {
@@ -103,6 +112,10 @@ export class EventsToView {
     if (written && e.event.status === 'ok')
       card.change = { id: written.id, path: clip(written.path, 2000), created: written.created };
     if (e.event.checkpoint) card.checkpoint = e.event.checkpoint;
+    if (e.event.result?.sandboxed) {
+      const note = refusalNote(`${e.event.result.output ?? ''}\n${e.event.result.error ?? ''}`, this.sandbox);
+      if (note) card.sandboxNote = clip(this.o.mask(note), 2000);
+    }
     card.run = this.o.runFile;
     this.written = undefined;
     return card;

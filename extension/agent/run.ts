@@ -18,6 +18,7 @@ import { readRules, type Rules } from '../../core/agent/rules';
 import { endNotes, openRun, type OpenRun } from '../../core/agent/run-setup';
 import type { CheckpointStore } from '../../core/checkpoints/store';
 import { clip } from '../../core/protocol/chat';
+import { PROTECTION_WHY } from '../../core/sandbox/refusals';
 import { describeSandbox, type SandboxSummary } from '../../core/sandbox/plan';
 import type { RestoreEvent } from '../../core/schema/trajectory';
 import { maskEndpoint } from '../../core/secrets/endpoint';
@@ -214,6 +215,7 @@ class ChatRun {
     });
     this.open = run;
     this.mask = run.redact;
+    view.confinedBy(run.sandbox.summary);
     this.chat.warnings.warnIfUnconfined(run.sandbox);
     this.chat.onSandbox(run.sandbox.summary);
     this.running.terminal = run.terminal;
@@ -230,7 +232,18 @@ class ChatRun {
       model: clip(modelName, 300),
       endpoint: clip(maskEndpoint(config.endpoint), 1000),
       trajectory: clip(vscode.workspace.asRelativePath(trajectory), 2000),
-      sandbox: { confined: box.plan.confined, text: clip(box.refusal ?? describeSandbox(box.summary), 2000) },
+      sandbox: {
+        confined: box.plan.confined,
+        text: clip(box.refusal ?? describeSandbox(box.summary), 2000),
+        ...(box.plan.confined && box.summary.protections?.length
+          ? {
+              protections: box.summary.protections.slice(0, 300).map((p) => ({
+                path: clip(p.path, 2000),
+                why: clip(p.note ? `${PROTECTION_WHY[p.why]}: ${p.note}` : PROTECTION_WHY[p.why], 300),
+              })),
+            }
+          : {}),
+      },
       ...(rules.files.length ? { rules: rules.files.map((f) => clip(f.path, 500)) } : {}),
       ...(this.opts.queued || plan.follow.reasked ? { shown: true } : {}),
       ...(this.opts.resume ? { resumed: true } : {}),

@@ -25,6 +25,14 @@ export function shortArgs(tool: string, args: unknown, max = 400): string {
   return clip(json, max);
 }
 
+/** A command that ran but failed says its exit code, not "ok" (the call itself went through). */
+function stepStatus(event: ToolCallEvent): string {
+  const code = event.result?.exitCode;
+  if (event.status === 'ok' && event.tool === 'run_command' && typeof code === 'number' && code !== 0)
+    return `exit ${code}`;
+  return event.status;
+}
+
 export function toStepCard(line: number, event: ToolCallEvent, result: StepResult, gate: GateResult): StepCard {
   const text = event.result?.error ?? event.result?.output;
   return {
@@ -38,7 +46,7 @@ export function toStepCard(line: number, event: ToolCallEvent, result: StepResul
       event.argsError !== undefined
         ? clip(`(arguments not JSON: ${event.argsError})`, 400)
         : shortArgs(event.tool, event.args),
-    status: clip(event.status, 40),
+    status: clip(stepStatus(event), 40),
     ...(result.toolReward !== undefined ? { toolReward: result.toolReward } : {}),
     ...(result.stage ? { stage: clip(result.stage, 200) } : {}),
     failed: result.verdicts

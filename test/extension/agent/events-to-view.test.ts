@@ -135,3 +135,24 @@ test('events the chat does not show post nothing', () => {
   assert.deepEqual(v.map({ kind: 'header', line: 1, text: '{}' }), []);
   assert.deepEqual(v.map({ kind: 'end', line: 9, text: '{}', reason: 'done' }), []);
 });
+
+test('a sandboxed command the sandbox refused says so on its card, with its exit code, not a bare "ok"', () => {
+  const v = view();
+  v.confinedBy({ confined: true, network: 'none', protections: [{ path: 'test', why: 'workflow' }] });
+  const refused = (output: string, sandboxed = true): AgentEvent => {
+    const e = step('ok') as AgentEvent & { kind: 'step' };
+    return { ...e, event: { ...e.event, result: { exitCode: 1, output, sandboxed } } };
+  };
+  const card = (e: AgentEvent) => {
+    const [m] = v.map(e);
+    assert.equal(m?.type, 'step');
+    return (m as Extract<ToWebview, { type: 'step' }>).card;
+  };
+  const ro = card(refused("touch: cannot touch 'test/a.js': Read-only file system"));
+  assert.equal(ro.status, 'exit 1');
+  assert.match(ro.sandboxNote ?? '', /test is read-only \(protected by the workflow\)/);
+  assert.match(card(refused('getaddrinfo EAI_AGAIN registry.npmjs.org')).sandboxNote ?? '', /the network is off/);
+  // An unconfined command's failure is its own.
+  assert.equal(card(refused('getaddrinfo EAI_AGAIN registry.npmjs.org', false)).sandboxNote, undefined);
+  assert.equal(card(step('ok')).status, 'ok');
+});
