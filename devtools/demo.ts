@@ -5,9 +5,9 @@
  * 127.0.0.1. The model is the scripted demo model (labelled as such in the
  * chat), or the real server named by LAR_ENDPOINT (and LAR_MODEL).
  *
- * In a terminal it runs until Ctrl+C. Without one (CI), or with --check, it
- * checks that the workbench is served with the extension installed, then stops
- * everything it started.
+ * In a terminal, or anywhere with --serve, it runs until Ctrl+C (SIGINT or
+ * SIGTERM). Without one (CI), or with --check, it checks that the workbench is
+ * served with the extension installed, then stops everything it started.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -44,7 +44,8 @@ function vsixPath(): string {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const check = argv.includes('--check') || !process.stdin.isTTY;
+  // --serve keeps it up without a terminal too (under nohup, a service manager, a container), until SIGINT or SIGTERM.
+  const check = argv.includes('--check') || (!process.stdin.isTTY && !argv.includes('--serve'));
 
   say('1/4 verifying a recorded agent run with the lar CLI');
   execFileSync(
@@ -119,11 +120,11 @@ async function main(argv: string[]): Promise<number> {
     );
     if (check) {
       say(
-        'checked: the workbench is served with the extension installed. Not a terminal (or --check): stopping. Run `npm run demo` in a terminal to keep it running.',
+        'checked: the workbench is served with the extension installed. Not a terminal (or --check): stopping. Run `npm run demo` in a terminal, or `npm run demo -- --serve`, to keep it running.',
       );
       return 0;
     }
-    say('running; Ctrl+C stops it.');
+    say(process.stdin.isTTY ? 'running; Ctrl+C stops it.' : 'running (--serve); SIGINT or SIGTERM stops it.');
     await stopSignal;
     return 0;
   } catch (e) {
