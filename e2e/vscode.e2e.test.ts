@@ -471,8 +471,8 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
   test('the window reloads mid-run: the trajectory is complete up to the last step, marked interrupted, and History reopens it', async () => {
     const script: ScriptedTurn[] = [
       { content: 'Reading first.', toolCalls: [{ name: 'read_file', arguments: { path: 'src/sum.js' } }] },
-      // The model goes quiet: the run is in flight when the window reloads.
-      { kind: 'stall', after: 'Thinking', ms: 120_000 },
+      // A long command: it is in flight when the window reloads.
+      { content: 'Waiting a while.', toolCalls: [{ name: 'run_command', arguments: { command: 'sleep 120' } }] },
       { content: 'Resumed: I had read src/sum.js before the reload.' },
     ];
     const server = new ScriptedModelServer({ script, models: [DEMO_MODEL] });
@@ -483,6 +483,7 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       const chat = await wb.openChat();
       await wb.send(chat, 'Look around.');
       await chat.locator('.card', { hasText: 'read_file' }).waitFor({ timeout: 60_000 });
+      await chat.locator('.card.live', { hasText: 'sleep 120' }).waitFor({ timeout: 60_000 });
       await wb.reload();
       const runs = join(ws, '.lar', 'runs');
       const file = await eventually(
@@ -499,19 +500,27 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
         .trimEnd()
         .split('\n')
         .map((l) => JSON.parse(l) as { type: string; tool?: string; reason?: string; detail?: string });
+      // Complete up to the last step; the command in flight has no step, and the end line names it.
       assert.deepEqual(
-        lines.map((l) => l.type),
-        ['header', 'message', 'message', 'tool_call', 'end'],
+        lines.filter((l) => l.type === 'tool_call').map((l) => l.tool),
+        ['read_file'],
       );
+      assert.equal(lines[0]!.type, 'header');
       assert.equal(lines.at(-1)!.reason, 'interrupted');
-      assert.match(lines.at(-1)!.detail ?? '', /reloaded during the run/);
+      assert.match(
+        lines.at(-1)!.detail ?? '',
+        /reloaded during the run, while the command `sleep 120` was running \(its result is lost\)/,
+      );
       const chat2 = await wb.openChat();
       // The chat comes back from its trajectory, says the run was cut short, and offers Resume.
       await chat2.locator('.restored-note').waitFor({ timeout: 30_000 });
       assert.match(await chat2.locator('.msg.user').first().innerText(), /Look around\./);
       assert.equal(await chat2.locator('.card', { hasText: 'read_file' }).count(), 1);
       const notice = chat2.locator('.interrupted');
-      assert.match(await notice.innerText(), /This run was interrupted: the editor closed or reloaded during the run/);
+      assert.match(
+        await notice.innerText(),
+        /This run was interrupted: the editor closed or reloaded during the run, while the command `sleep 120` was running/,
+      );
       await wb.screenshot('6-reload-restored');
       await notice.locator('button', { hasText: 'Resume' }).click();
       await chat2.locator('.answered').waitFor({ timeout: 60_000 });
@@ -534,7 +543,10 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
         ),
         'and a result for that call',
       );
-      assert.match(String(resumed.at(-1)!.content), /interrupted\. Continue the task from where you stopped/);
+      assert.match(
+        String(resumed.at(-1)!.content),
+        /interrupted while the command `sleep 120` was running\. Continue the task from where you stopped/,
+      );
       const second = readdirSync(runs)
         .filter((n) => n.endsWith('.lar.jsonl'))
         .sort()

@@ -18,7 +18,7 @@ import type { Workflow } from '../schema/workflow';
 import { VerifierState } from '../verifier/state';
 import { capText, MIN_ANSWER } from './context';
 import { Conversation, newCallId, type TurnCall, type TurnResult } from './conversation';
-import { hostFacts, newRunNote, outcomeLine, restoreNote, systemFor, toolSpecs } from './prompts';
+import { callInFlight, hostFacts, newRunNote, outcomeLine, restoreNote, systemFor, toolSpecs } from './prompts';
 import { recordDigest } from './run-digests';
 import { CallSteps } from './step';
 import { TrajectoryWriter } from './trajectory-writer';
@@ -113,10 +113,20 @@ class Run {
     const maxRepeats = Math.max(2, Math.floor(this.limits.maxRepeatedFailures));
     const header = headerOf(opts, format, window, maxRepeats);
     const writer = (this.writer = TrajectoryWriter.create(opts.trajectoryPath, header, redact));
-    opts.onStart?.({ interrupt: (detail) => writer.close(detail) });
+    // The call in flight when the host goes away is named in the end line: the chat and a Resume say what was lost.
+    let inFlight: string | undefined;
+    opts.onStart?.({
+      interrupt: (detail) =>
+        writer.close(inFlight ? `${detail}, while ${inFlight} was running (its result is lost)` : detail),
+    });
     const state = (this.state = new VerifierState(wf, 1, header.sandbox));
     const gate: AgentGate = opts.gate ?? ((call) => Promise.resolve(state.gate(call)));
-    const emit = (this.emit = opts.onEvent ?? (() => {}));
+    const onEvent = opts.onEvent ?? (() => {});
+    const emit = (this.emit = (e) => {
+      if (e.kind === 'toolStart') inFlight = callInFlight(e.tool, e.args);
+      else if (e.kind === 'step') inFlight = undefined;
+      onEvent(e);
+    });
     emit({ kind: 'header', line: 1, text: writer.headerText });
     const steps = (this.steps = new CallSteps({ opts, state, gate, writer, emit, redact }, maxRepeats));
     this.started = Date.now();

@@ -105,6 +105,14 @@ export function describeCall(c: ModelToolCall): string {
   return `${c.name || '(no tool name)'} ${args.length > 200 ? `${args.slice(0, 200)}…` : args}`;
 }
 
+/** A call that started, as the end line of an interrupted run names it: the command, else the tool and its path. */
+export function callInFlight(tool: string, args: unknown): string {
+  const a = (args && typeof args === 'object' ? args : {}) as Record<string, unknown>;
+  const clip = (t: string) => (t.length > 200 ? `${t.slice(0, 200)}…` : t);
+  if (tool === 'run_command' && typeof a.command === 'string') return `the command \`${clip(a.command)}\``;
+  return typeof a.path === 'string' ? `${tool} ${clip(a.path)}` : tool;
+}
+
 /** What the host knows for certain about the run so far, for a compaction's note. */
 export function hostFacts(
   state: VerifierState,

@@ -14,6 +14,7 @@ import type { LarClient } from '../client';
 import { branchFrom, restoreCheckpoint } from '../chat/branching';
 import { linkTarget } from '../chat/links';
 import { forgetChat, markInterrupted, restoreChat } from '../chat/persistence';
+import { resumeMessage } from '../chat/transcript';
 import type { ChatThread, Running } from '../chat/state';
 import { changeUri } from '../checkpoints/change-documents';
 import { Checkpoints } from '../checkpoints/checkpoints';
@@ -32,10 +33,6 @@ const SETTING_OF = {
   openModelSetting: 'lean4Agentic.model',
   openWorkflowSetting: 'lean4Agentic.workflow',
 } as const;
-
-/** What Resume tells the model (recorded as the user's message: it is what the user asked for). */
-export const RESUME_MESSAGE =
-  'The editor closed during your last run, which was interrupted. Continue the task from where you stopped.';
 
 type MessageOf = { [K in FromWebview['type']]: Extract<FromWebview, { type: K }> };
 type Handlers = { [K in keyof MessageOf]: (msg: MessageOf[K]) => void };
@@ -218,7 +215,7 @@ export class AgentSession implements vscode.Disposable, RunChat {
       this.fail('Only the latest run of this chat can be resumed.');
       return;
     }
-    await this.start(RESUME_MESSAGE, { resume: true });
+    await this.start(resumeMessage(this.thread.restored?.at(-1)?.end?.detail), { resume: true });
   }
 
   /** The runs recorded in the first workspace folder, newest first. */

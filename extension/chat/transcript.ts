@@ -127,3 +127,12 @@ function closingNotice(last: RecordedRun): ToWebview | undefined {
   }
   return undefined;
 }
+
+/**
+ * What Resume tells the model (recorded as the user's message: it is what the user asked for), with what the
+ * interrupted run's end line says was lost (the command in flight).
+ */
+export function resumeMessage(detail: string | undefined): string {
+  const lost = detail && /, while .* was running/.exec(detail)?.[0];
+  return `The editor closed during your last run, which was interrupted${lost ? `${lost.replace(/^,/, '')}` : ''}. Continue the task from where you stopped.`;
+}

@@ -311,3 +311,55 @@ test('enforcement warn never skips an approval: a blocked call that matches an a
   const step = events.find((e): e is Extract<AgentEvent, { kind: 'step' }> => e.kind === 'step')!;
   assert.equal(step.event.status, 'denied', 'rejected, so it did not run');
 });
+
+test('a run the host interrupts mid-command names the command in flight in its end line', async () => {
+  const server = new ScriptedModelServer({
+    script: [
+      { toolCalls: [{ name: 'read_file', arguments: { path: 'a.txt' } }] },
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'sleep 30 # sk-live-SECRET' } }] },
+    ],
+    whenDone: 'error',
+  });
+  const endpoint = await server.start();
+  const ws = mkdtempSync(join(tmpdir(), 'lar-inflight-'));
+  const ac = new AbortController();
+  let interrupt: ((detail: string) => void) | undefined;
+  const path = join(ws, '.lar', 'runs', 'run.lar.jsonl');
+  try {
+    await runWith({
+      endpoint,
+      workspace: ws,
+      trajectoryPath: path,
+      signal: ac.signal,
+      runOutcomeCheck: () => Promise.reject(new Error('not reached')),
+      redact: (t) => t.replaceAll('sk-live-SECRET', '***'),
+      onStart: (h) => (interrupt = h.interrupt),
+      onEvent: (e) => {
+        // The editor goes away while the command runs: the file is ended there and then, as dispose() does.
+        if (e.kind === 'toolStart' && e.tool === 'run_command') {
+          interrupt?.('the editor closed or reloaded during the run');
+          ac.abort();
+        }
+      },
+      execute: (tool, _args, ctx) =>
+        tool === 'run_command'
+          ? new Promise((resolve) => {
+              const stopped = () => resolve({ status: 'error', result: {}, observation: 'stopped' });
+              if (ctx.signal?.aborted) stopped();
+              else ctx.signal?.addEventListener('abort', stopped);
+            })
+          : Promise.resolve({ status: 'ok', result: {}, observation: 'x' }),
+    }).catch(() => undefined);
+    const end = JSON.parse(readFileSync(path, 'utf8').trimEnd().split('\n').at(-1)!) as {
+      reason: string;
+      detail: string;
+    };
+    assert.equal(end.reason, 'interrupted');
+    assert.equal(
+      end.detail,
+      'the editor closed or reloaded during the run, while the command `sleep 30 # ***` was running (its result is lost)',
+    );
+  } finally {
+    await server.stop();
+  }
+});

@@ -77,3 +77,18 @@ test('step cards: short args, failed checks, stage change', () => {
   assert.deepEqual(card.failed, [{ check: 'tool.allowed_in_stage', reason: 'write_file is not allowed in explore' }]);
   assert.deepEqual(card.stageVisit, { stage: 'explore', reward: 0.5 });
 });
+
+test('Resume tells the model which command the interruption cut off, when the end line says so', async () => {
+  const { resumeMessage } = await import('../../../extension/chat/transcript.js');
+  assert.equal(
+    resumeMessage(
+      'the editor closed or reloaded during the run, while the command `npm test` was running (its result is lost)',
+    ),
+    'The editor closed during your last run, which was interrupted while the command `npm test` was running. Continue the task from where you stopped.',
+  );
+  assert.equal(
+    resumeMessage('the editor closed or reloaded during the run'),
+    'The editor closed during your last run, which was interrupted. Continue the task from where you stopped.',
+  );
+  assert.equal(resumeMessage(undefined), resumeMessage(''));
+});
