@@ -203,9 +203,12 @@ export class Workbench {
     return Number(n[0]);
   }
 
-  /** The editor terminals open in the panel. */
-  terminalCount(): Promise<number> {
-    return this.page.locator('.terminal-wrapper').count();
+  /** The editor terminals open in the panel (its tab list shows only from two on). */
+  async terminalCount(): Promise<number> {
+    await this.runCommand('Terminal: Focus Terminal');
+    await this.page.locator('.terminal-wrapper').first().waitFor({ timeout: 30_000 });
+    const tabs = await this.page.locator('.terminal-tabs-entry').count();
+    return tabs || 1;
   }
 
   /** Reloads the window and waits for the new workbench (a mark on the old document tells the two apart: the old one lingers, inert). */
