@@ -6,6 +6,7 @@
 import * as vscode from 'vscode';
 import { LarClient, type ClientEvents } from './client';
 import { CHAT_VIEW_ID, ChatViewProvider } from './chat/view';
+import { ApprovalAlerts } from './agent/approval-alerts';
 import { registerConnectionCommands } from './agent/connection';
 import { COMMANDS } from '../core/protocol/commands';
 import { registerLanguageModels } from './lm/provider';
@@ -121,7 +122,16 @@ function createChat(
 ): { agent: AgentSession; chat: ChatViewProvider } {
   const agent = new AgentSession(context, larClient, output);
   const chat = new ChatViewProvider(context.extensionUri, output, (msg) => agent.handle(msg));
-  agent.post = (msg) => chat.post(msg);
+  // The chat's messages also tell when an approval waits: a badge, the status bar and, unseen, a notification.
+  const alerts = new ApprovalAlerts({
+    view: chat,
+    status,
+    answer: (id, approved) => agent.handle({ type: 'approve', id, approved }),
+  });
+  agent.post = (msg) => {
+    chat.post(msg);
+    alerts.observe(msg);
+  };
   agent.onSandbox = (s) => status.setSandbox(s);
   // Runs a crashed editor left open are marked first; then the latest chat comes back.
   void agent.markInterruptedRuns().then(() => agent.restore());
@@ -138,6 +148,7 @@ function registerChatCommands(
   return [
     vscode.commands.registerCommand(COMMANDS.stopAgent, () => agent.stop()),
     vscode.commands.registerCommand(COMMANDS.focusChat, () => chat.focusInput()),
+    vscode.commands.registerCommand(COMMANDS.showApproval, () => chat.showApproval()),
     // From a trajectory's "Restore to before step N" lens: only a checkpoint id, a step and a run file name get through.
     vscode.commands.registerCommand(COMMANDS.restoreCheckpoint, async (arg: unknown) => {
       const a = RestoreArgs.safeParse(arg);

@@ -5,7 +5,7 @@
 import type { StepCard } from '../core/protocol/chat';
 import { formatReward } from '../core/protocol/display';
 import { el, rewardClass, send } from './page';
-import { append, pin } from './scroll';
+import { append, pin, scrollToNode } from './scroll';
 import { state, type LiveCard, type Msg } from './state';
 import { drawCounters, setActivity } from './status';
 import { endStream } from './stream';
@@ -162,6 +162,14 @@ export function askApproval(msg: Msg<'approval'>): void {
   append(box);
   state.approvals.set(msg.id, box);
   yes.focus();
+}
+
+/** The status bar's or a notification's "show me": the first approval that waits, in view, Approve focused. */
+export function showApproval(): void {
+  const box = state.approvals.values().next().value;
+  if (!box) return;
+  scrollToNode(box);
+  box.querySelector('button')?.focus();
 }
 
 export function approvalDone(msg: Msg<'approvalDone'>): void {

@@ -4,7 +4,7 @@
  * text becomes DOM nodes through textContent only (see ./markdown.ts).
  */
 import { ToWebview } from '../core/protocol/chat';
-import { approvalDone, askApproval, showStep, showToolOutput, startTool } from './cards';
+import { approvalDone, askApproval, showApproval, showStep, showToolOutput, startTool } from './cards';
 import { drawTimeline, listRuns, setHistoryVisible, timeline } from './history';
 import { checkpointRestored, interrupted, laterChanges, outcome, runEnded, showError } from './notices';
 import {
@@ -102,6 +102,7 @@ const handlers: { [K in ToWebview['type']]: (m: Msg<K>) => void } = {
   history: listRuns,
   approval: askApproval,
   approvalDone,
+  showApproval,
   outcome,
   end: runEnded,
   error: showError,

@@ -38,3 +38,10 @@ export function append(node: HTMLElement): HTMLElement {
   pin();
   return node;
 }
+
+/** Scrolls the log (only the log) to show a node near its top; following resumes only if that is the bottom. */
+export function scrollToNode(node: HTMLElement): void {
+  log.scrollTop += node.getBoundingClientRect().top - log.getBoundingClientRect().top - 16;
+  state.stick = atBottom();
+  jump.hidden = state.stick;
+}

@@ -246,6 +246,8 @@ export const ToWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('queued'), text: short(20_000) }).strict(),
   /** Put the cursor in the task input (the focus command). */
   z.object({ type: z.literal('focusInput') }).strict(),
+  /** Scroll to the approval that waits and focus its Approve button (the status bar's or a notification's click). */
+  z.object({ type: z.literal('showApproval') }).strict(),
   z.object({ type: z.literal('history'), runs: z.array(HistoryEntry).max(100) }).strict(),
   /** Whether the inference server answers, shown above the chat; the latest replaces the one before. */
   z

@@ -20,6 +20,7 @@ export const COMMANDS = {
   restoreCheckpoint: 'lean4Agentic.restoreCheckpoint',
   branchFromCheckpoint: 'lean4Agentic.branchFromCheckpoint',
   openSample: 'lean4Agentic.openSample',
+  showApproval: 'lean4Agentic.showApproval',
 } as const;
 
 export type CommandName = keyof typeof COMMANDS;

@@ -308,7 +308,10 @@ class ChatRun {
     }
   }
 
-  /** Asks the chat (its buttons); Stop answers no. */
+  /**
+   * Asks the chat (its buttons); Stop answers no. The side bar is left as the user has it: the view's badge, the status
+   * bar and, when the chat cannot be seen, a notification say that it waits (approval-alerts.ts).
+   */
   private approve(req: { tool: string; args: unknown; reason: string }): Promise<boolean> {
     return new Promise((resolve) => {
       if (this.signal.aborted) return resolve(false);
@@ -321,7 +324,6 @@ class ChatRun {
         args: this.mask(shortArgs(req.tool, req.args, 20_000)),
         reason: clip(req.reason, 1000),
       });
-      void this.chat.reveal();
     });
   }
 

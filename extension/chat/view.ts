@@ -17,6 +17,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   private transcript: ToWebview[] = [];
   private connection: ToWebview | undefined;
   private running = false;
+  /** Kept for a view not made yet: it gets the badge when it is. */
+  private badge: vscode.ViewBadge | undefined;
   private readonly subs: vscode.Disposable[] = [];
 
   constructor(
@@ -27,6 +29,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
+    view.badge = this.badge;
     const media = vscode.Uri.joinPath(this.extensionUri, 'extension', 'media');
     const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
     view.webview.options = { enableScripts: true, enableCommandUris: false, localResourceRoots: [media, dist] };
@@ -69,7 +72,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       // Only the latest figure matters on a reload.
       this.transcript = this.transcript.filter((m) => m.type !== 'context');
       this.transcript.push(parsed.data);
-    } else if (parsed.data.type !== 'focusInput') this.keep(parsed.data);
+    } else if (parsed.data.type !== 'focusInput' && parsed.data.type !== 'showApproval') this.keep(parsed.data);
     if (this.transcript.length > 5000) this.transcript.splice(0, this.transcript.length - 5000);
     void this.view?.webview.postMessage(parsed.data);
   }
@@ -111,20 +114,41 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
   }
 
+  /** Whether the chat is made and on screen. */
+  get visible(): boolean {
+    return this.view?.visible ?? false;
+  }
+
+  /** The badge on the view (and its activity-bar item); undefined takes it away. */
+  setBadge(badge: vscode.ViewBadge | undefined): void {
+    this.badge = badge;
+    if (this.view) this.view.badge = badge;
+  }
+
   /** Shows the chat with the cursor in its input (a view not made yet gets it when it is ready). */
-  async focusInput(): Promise<void> {
-    this.wantsFocus = true;
+  focusInput(): Promise<void> {
+    return this.showAt('focusInput');
+  }
+
+  /** Shows the chat at the approval that waits, its Approve button focused. */
+  showApproval(): Promise<void> {
+    return this.showAt('showApproval');
+  }
+
+  private async showAt(where: 'focusInput' | 'showApproval'): Promise<void> {
+    this.wantsFocus = where;
     await this.reveal();
     if (this.view && this.ready) this.deliverFocus();
   }
 
-  private wantsFocus = false;
+  private wantsFocus: 'focusInput' | 'showApproval' | undefined;
   private ready = false;
 
   private deliverFocus(): void {
     if (!this.wantsFocus) return;
-    this.wantsFocus = false;
-    void this.view?.webview.postMessage({ type: 'focusInput' } satisfies ToWebview);
+    const type = this.wantsFocus;
+    this.wantsFocus = undefined;
+    void this.view?.webview.postMessage({ type } satisfies ToWebview);
   }
 
   private replay(): void {

@@ -4,16 +4,17 @@ import { COMMANDS } from '../../core/protocol/commands';
 import type { BackendLabel } from '../../core/protocol/lsp';
 import { statusView, withSandbox, type RunRegistry } from './runs';
 import type { SandboxSummary } from '../../core/sandbox/plan';
+import type { WaitingStatus } from '../agent/approval-notice';
 
 export class StatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('lean4Agentic.status', vscode.StatusBarAlignment.Left, 50);
   private problem: string | undefined;
   private backend: BackendLabel | undefined;
   private sandbox: SandboxSummary | undefined;
+  private waiting: WaitingStatus | undefined;
 
   constructor(private readonly runs: RunRegistry) {
     this.item.name = 'Lean4 Agentic';
-    this.item.command = COMMANDS.openCurrentRun;
     this.refresh();
     this.item.show();
   }
@@ -36,8 +37,17 @@ export class StatusBar implements vscode.Disposable {
     this.refresh();
   }
 
+  /** An approval waits: the item says so, on a warning background, and a click shows it; undefined: back to the run. */
+  setWaiting(w: WaitingStatus | undefined): void {
+    this.waiting = w;
+    this.refresh();
+  }
+
   refresh(): void {
-    const view = withSandbox(statusView(this.runs.current(), this.backend, this.problem), this.sandbox);
+    const view = this.waiting
+      ? { ...this.waiting, warning: true }
+      : withSandbox(statusView(this.runs.current(), this.backend, this.problem), this.sandbox);
+    this.item.command = this.waiting ? COMMANDS.showApproval : COMMANDS.openCurrentRun;
     this.item.text = view.text;
     const tooltip = new vscode.MarkdownString(view.tooltip);
     tooltip.supportThemeIcons = true;

@@ -1,0 +1,107 @@
+/**
+ * Pure: what tells the user that an approval waits outside the chat (the view's badge, the status bar, a
+ * notification) and when; approval-alerts.ts shows it. Kept apart from `vscode` so it is tested under node --test.
+ */
+import { clip } from '../../core/protocol/chat';
+
+/** An approval the chat asked for and nobody answered yet (the fields of the chat's `approval` message). */
+export interface WaitingApproval {
+  id: string;
+  tool: string;
+  /** The call's arguments as the chat shows them: the command of run_command, the path of a file tool. */
+  args: string;
+  reason: string;
+}
+
+/** The approvals that wait, in the order they were asked; each one settles once. */
+export class WaitingApprovals {
+  private readonly byId = new Map<string, WaitingApproval>();
+
+  add(a: WaitingApproval): void {
+    this.byId.set(a.id, a);
+  }
+
+  has(id: string): boolean {
+    return this.byId.has(id);
+  }
+
+  /** True when it was still waiting (the first answer), false for an answer that comes too late. */
+  settle(id: string): boolean {
+    return this.byId.delete(id);
+  }
+
+  /** The run ended or stopped: nothing waits any more. */
+  clear(): void {
+    this.byId.clear();
+  }
+
+  get count(): number {
+    return this.byId.size;
+  }
+
+  /** The one asked first: the one "show me" goes to. */
+  first(): WaitingApproval | undefined {
+    return this.byId.values().next().value;
+  }
+}
+
+export interface Badge {
+  value: number;
+  tooltip: string;
+}
+
+/** The chat view's badge while approvals wait; none when nothing waits. */
+export function badgeFor(count: number): Badge | undefined {
+  if (count <= 0) return undefined;
+  return { value: count, tooltip: `${count} approval${count === 1 ? '' : 's'} waiting` };
+}
+
+export interface WaitingStatus {
+  /** Status bar text, with a `$(codicon)`. */
+  text: string;
+  /** Markdown. */
+  tooltip: string;
+}
+
+/** One line of a call for a notification or a tooltip: whitespace folded, clipped. */
+export function callLine(a: WaitingApproval, max = 120): string {
+  return clip(a.args.replace(/\s+/g, ' ').trim(), max);
+}
+
+/** What the status bar says while approvals wait (on a warning background); undefined when nothing waits. */
+export function waitingStatus(approvals: WaitingApprovals): WaitingStatus | undefined {
+  const a = approvals.first();
+  if (!a) return undefined;
+  const more = approvals.count > 1 ? ` (and ${approvals.count - 1} more)` : '';
+  // Inline code cannot hold a backtick: the call is shown with them as quotes.
+  const call = callLine(a, 80).replace(/`/g, "'");
+  return {
+    text: '$(bell) Lean4 Agentic: waiting for you',
+    tooltip: `**Lean4 Agentic** waits for your approval: ${a.tool} \`${call}\`${more}.\n\nClick to show it in the chat.`,
+  };
+}
+
+/** Where the user is when an approval is asked. */
+export interface Attention {
+  /** The chat view is made and on screen. */
+  viewVisible: boolean;
+  /** The editor's window has the focus. */
+  windowFocused: boolean;
+}
+
+/** A notification is shown when the chat cannot be seen: its view is hidden or the window is in the background. */
+export function shouldNotify(at: Attention): boolean {
+  return !at.viewVisible || !at.windowFocused;
+}
+
+/** The notification's buttons, in the order shown. */
+export const NOTICE_ACTIONS = { approve: 'Approve', reject: 'Reject', show: 'Show in Chat' } as const;
+
+/** The notification's text: which call, and why it needs the user. */
+export function noticeText(a: WaitingApproval): string {
+  return `Lean4 Agentic waits for your approval: ${a.tool} "${callLine(a)}" — ${clip(a.reason, 300)}`;
+}
+
+/** Said when a notification's button is pressed after the approval was answered in the chat or the run ended. */
+export const ALREADY_ANSWERED =
+  'Lean4 Agentic: that approval no longer waits (it was answered in the chat, or its run ended).';
