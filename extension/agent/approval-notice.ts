@@ -3,6 +3,7 @@
  * notification) and when; approval-alerts.ts shows it. Kept apart from `vscode` so it is tested under node --test.
  */
 import { clip } from '../../core/protocol/chat';
+import { code } from '../trajectory/decorations';
 
 /** An approval the chat asked for and nobody answered yet (the fields of the chat's `approval` message). */
 export interface WaitingApproval {
@@ -73,11 +74,9 @@ export function waitingStatus(approvals: WaitingApprovals): WaitingStatus | unde
   const a = approvals.first();
   if (!a) return undefined;
   const more = approvals.count > 1 ? ` (and ${approvals.count - 1} more)` : '';
-  // Inline code cannot hold a backtick: the call is shown with them as quotes.
-  const call = callLine(a, 80).replace(/`/g, "'");
   return {
     text: '$(bell) Lean4 Agentic: waiting for you',
-    tooltip: `**Lean4 Agentic** waits for your approval: ${a.tool} \`${call}\`${more}.\n\nClick to show it in the chat.`,
+    tooltip: `**Lean4 Agentic** waits for your approval: ${a.tool} ${code(callLine(a, 80))}${more}.\n\nClick to show it in the chat.`,
   };
 }
 

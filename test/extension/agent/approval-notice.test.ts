@@ -62,7 +62,7 @@ test('the notification names the call on one clipped line and says why it needs 
   assert.ok(long.length < 600, `${long.length} characters`);
   assert.doesNotMatch(long, /\n/);
   // A backtick in the command cannot close the tooltip's code span.
-  assert.match(waitingStatus(withOne({ ...rm, args: 'echo `id`' }))?.tooltip ?? '', /`echo 'id'`/);
+  assert.match(waitingStatus(withOne({ ...rm, args: 'echo `id`' }))?.tooltip ?? '', /run_command `` echo `id` ``\./);
 });
 
 function withOne(a: WaitingApproval): WaitingApprovals {
