@@ -113,33 +113,59 @@ export interface StatusView {
 
 const BACKEND_ICON: Record<BackendLabel['backend'], string> = { lean: '$(verified)', builtin: '$(checklist)' };
 
+/** Where the long versions of the reasons are (the server logs its backend's reason there in full). */
+const DETAILS = 'details in the Lean4 Agentic output';
+
 /**
- * What the status bar shows: the backend that decided (and why, in the
- * tooltip) and the current run's return. `backend` is what the server
- * announced before any run, if anything; `problem` a client-side failure
- * (the server did not start).
+ * A reason in one short sentence for the tooltip: its first sentence, clipped. The reasons can be long (where Lean
+ * was looked for lists the whole PATH); the tooltip then points to the output channel, which has them in full.
  */
+export function briefReason(reason: string, max = 160): string {
+  const flat = reason.replace(/\s+/g, ' ').trim();
+  const end = /\.\s/.exec(flat);
+  const first = end ? flat.slice(0, end.index) : flat.replace(/\.$/, '');
+  const short = first.length > max ? `${first.slice(0, max - 1)}…` : first;
+  if (/^No Lean toolchain/.test(short)) return `${short}: install elan or set "lean4Agentic.leanPath" (${DETAILS})`;
+  return short.length < flat.replace(/\.$/, '').length ? `${short} (${DETAILS})` : short;
+}
+
+const CLICK = 'Click to open the trajectory.';
+
+/** A line added to a tooltip, above what a click does (which stays last). */
+function beforeClick(tooltip: string, line: string): string {
+  const lines = tooltip.split('\n\n');
+  const at = lines[lines.length - 1] === CLICK ? lines.length - 1 : lines.length;
+  lines.splice(at, 0, line);
+  return lines.join('\n\n');
+}
+
 /** The status with the running agent's sandbox: a shield when its commands are confined, a warning when not. */
 export function withSandbox(view: StatusView, s: SandboxSummary | undefined): StatusView {
   if (!s) return view;
   return {
     text: `${view.text} · ${s.confined ? '$(shield) sandboxed' : '$(warning) unconfined'}`,
-    tooltip: `${view.tooltip}\n\nAgent commands: ${escapeMarkdown(describeSandbox(s))}`,
+    tooltip: beforeClick(view.tooltip, `Agent commands: ${escapeMarkdown(briefReason(describeSandbox(s)))}`),
     warning: view.warning || !s.confined,
   };
 }
 
+/**
+ * What the status bar shows: the backend that decided and the current run's return; the tooltip one short line each
+ * for the backend (and why), the latest run (its state, outcome and return) and, from withSandbox, the sandbox.
+ * `backend` is what the server announced before any run, if anything; `problem` a client-side failure (the server
+ * did not start).
+ */
 export function statusView(run: RewardsParams | undefined, backend?: BackendLabel, problem?: string): StatusView {
   if (problem) {
     return {
       text: '$(error) lar',
-      tooltip: `**Lean4 Agentic**: the verifier is not running.\n\n${escapeMarkdown(problem)}\n\nSee the Lean4 Agentic output for details.`,
+      tooltip: `**Lean4 Agentic**: the verifier is not running: ${escapeMarkdown(briefReason(problem))}.`,
       warning: true,
     };
   }
   const label = run?.backend ?? backend;
   const tip = ['**Lean4 Agentic**'];
-  if (label) tip.push(`Backend: **${label.backend}** — ${escapeMarkdown(label.reason)}`);
+  if (label) tip.push(`Backend: **${label.backend}** — ${escapeMarkdown(briefReason(label.reason))}`);
   else tip.push('Backend: not known until the server verifies a document.');
   if (!run) {
     tip.push('No run yet: open a trajectory (`*.lar.jsonl`) or start the agent.');
@@ -151,8 +177,8 @@ export function statusView(run: RewardsParams | undefined, backend?: BackendLabe
   }
   const name = fileNameOf(run.uri);
   if (run.fatal) {
-    tip.push(`Current run ${code(name)} could not be verified: ${escapeMarkdown(run.fatal)}`);
-    tip.push('Click to open the trajectory.');
+    tip.push(`Latest run ${code(name)} could not be verified: ${escapeMarkdown(briefReason(run.fatal))}`);
+    tip.push(CLICK);
     return { text: `$(warning) lar ${run.backend.backend} · not verified`, tooltip: tip.join('\n\n'), warning: true };
   }
   const s = run.summary;
@@ -170,12 +196,13 @@ export function statusView(run: RewardsParams | undefined, backend?: BackendLabe
           : '';
   if (s) {
     const where = s.finalStage !== undefined ? `, stage ${code(s.finalStage)}` : '';
-    tip.push(`Current run ${code(name)}: ${state ?? 'live'}, ${s.steps} steps${where}`);
-    tip.push(`Outcome **${s.outcome}** · return **${formatNumber(s.return)}**`);
+    tip.push(
+      `Latest run ${code(name)}: ${state ?? 'live'}, ${s.steps} steps${where} · outcome **${s.outcome}** · return **${formatNumber(s.return)}**`,
+    );
   } else {
-    tip.push(`Current run ${code(name)}: no steps verified yet`);
+    tip.push(`Latest run ${code(name)}: no steps verified yet`);
   }
-  tip.push('Click to open the trajectory.');
+  tip.push(CLICK);
   return {
     text: `${BACKEND_ICON[run.backend.backend]} lar ${run.backend.backend}${ret}${live}`,
     tooltip: tip.join('\n\n'),

@@ -1,7 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LineReward, RewardsParams } from '../../../core/protocol/lsp';
-import { fileNameOf, mergeRewards, RunRegistry, statusView } from '../../../extension/trajectory/runs';
+import {
+  briefReason,
+  fileNameOf,
+  mergeRewards,
+  RunRegistry,
+  statusView,
+  withSandbox,
+} from '../../../extension/trajectory/runs';
 
 const builtin = { backend: 'builtin' as const, reason: 'no Lean toolchain found: lake is not on PATH' };
 const lean = { backend: 'lean' as const, reason: 'Lean 4.21.0 at /home/u/.elan/bin/lake' };
@@ -127,7 +134,10 @@ test('status bar: backend and return of the current run, the reason in the toolt
   const live = statusView(params('file:///ws/runs/my%20run.lar.jsonl'));
   assert.equal(live.text, '$(checklist) lar builtin · R 0.75 (live)');
   assert.match(live.tooltip, /Backend: \*\*builtin\*\* — no Lean toolchain found: lake is not on PATH/);
-  assert.match(live.tooltip, /Current run `my run\.lar\.jsonl`: live, 3 steps, stage `explore`/);
+  assert.match(
+    live.tooltip,
+    /Latest run `my run\.lar\.jsonl`: live, 3 steps, stage `explore` · outcome \*\*0\*\* · return \*\*0\.75\*\*/,
+  );
   assert.match(live.tooltip, /Click to open the trajectory/);
   assert.equal(live.warning, false);
 
@@ -135,7 +145,7 @@ test('status bar: backend and return of the current run, the reason in the toolt
     params('u', { backend: lean, summary: { return: 1.6944, outcome: 1, steps: 9, ended: true } }),
   );
   assert.equal(ended.text, '$(verified) lar lean · R 1.694');
-  assert.match(ended.tooltip, /Outcome \*\*1\*\* · return \*\*1\.694\*\*/);
+  assert.match(ended.tooltip, /outcome \*\*1\*\* · return \*\*1\.694\*\*/);
 
   const submittedFailed = statusView(
     params('u', { summary: { return: 0.6, outcome: 0, steps: 7, ended: true, endReason: 'submitted' } }),
@@ -151,7 +161,7 @@ test('status bar: backend and return of the current run, the reason in the toolt
     params('u', { summary: { return: 0, outcome: 0, steps: 0, ended: false, endReason: 'error' } }),
   );
   assert.equal(failed.text, '$(checklist) lar builtin · R 0 (error)');
-  assert.match(failed.tooltip, /Current run `u`: error, 0 steps/);
+  assert.match(failed.tooltip, /Latest run `u`: error, 0 steps/);
 });
 
 test('the current run: a run that stopped on an error is not live and does not hide a newer one', () => {
@@ -191,6 +201,43 @@ test('status bar: before any run, when a run cannot be verified, and when the se
   );
   assert.equal(down.text, '$(error) lar');
   assert.equal(down.warning, true);
+});
+
+test('the tooltip is short: no PATH dump, one line each for the backend, the latest run and the sandbox', () => {
+  const path = Array.from({ length: 30 }, (_, i) => `/opt/tool${i}/bin`).join(':');
+  const reason =
+    `No Lean toolchain found. Searched: the "lean4Agentic.leanPath" setting (not set); $LAR_LEAN_PATH (not set); ` +
+    `PATH (${path}); /home/u/.elan/bin (does not exist). Install Lean with elan (https://github.com/leanprover/elan: ` +
+    'on Linux and macOS `curl … | sh`), or set the "lean4Agentic.leanPath" setting. Until then the builtin decides.';
+  const view = withSandbox(statusView(params('file:///ws/r.lar.jsonl', { backend: { backend: 'builtin', reason } })), {
+    confined: true,
+    tool: 'bubblewrap 0.8.0',
+    network: 'none',
+    protected: ['.git/hooks', '.vscode'],
+  });
+  const lines = view.tooltip.split('\n\n');
+  assert.deepEqual(lines, [
+    '**Lean4 Agentic**',
+    'Backend: **builtin** — No Lean toolchain found: install elan or set "lean4Agentic\\.leanPath" \\(details in the Lean4 Agentic output\\)',
+    'Latest run `r.lar.jsonl`: live, 3 steps, stage `explore` · outcome **0** · return **0.75**',
+    'Agent commands: sandboxed \\(bubblewrap 0\\.8\\.0; network off, 2 protected paths\\)',
+    'Click to open the trajectory.',
+  ]);
+  assert.doesNotMatch(view.tooltip, /tool7|PATH/);
+  assert.ok(view.tooltip.length < 500, `${view.tooltip.length} characters`);
+});
+
+test('a reason in one sentence: a short one whole, a long one cut with a pointer to the output', () => {
+  assert.equal(briefReason('Lean 4.21.0 at /home/u/.elan/bin/lake'), 'Lean 4.21.0 at /home/u/.elan/bin/lake');
+  assert.equal(
+    briefReason('the builtin backend was chosen in the settings.'),
+    'the builtin backend was chosen in the settings',
+  );
+  assert.equal(
+    briefReason('Found /x/lean, but `lean --version` failed: boom. Install Lean with elan.'),
+    'Found /x/lean, but `lean --version` failed: boom (details in the Lean4 Agentic output)',
+  );
+  assert.ok(briefReason('x'.repeat(5000)).length < 220);
 });
 
 test('file names from URIs are decoded', () => {
