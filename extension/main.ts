@@ -132,6 +132,7 @@ function createChat(
     chat.post(msg);
     alerts.observe(msg);
   };
+  chat.onVisible = (visible) => agent.setVisible(visible);
   agent.onSandbox = (s) => status.setSandbox(s);
   // Runs a crashed editor left open are marked first; then the latest chat comes back.
   void agent.markInterruptedRuns().then(() => agent.restore());

@@ -32,14 +32,14 @@ export class ConnectionProbe {
   /**
    * Asks the server for its models and tells the chat whether it answers (and
    * with which model), or what is wrong and how to fix it. Only the latest
-   * check is shown: an older one finishing late is dropped.
+   * check is shown: an older one finishing late is dropped. `quiet` (the periodic check): no "Checking…" first.
    */
-  async check(): Promise<void> {
+  async check(quiet = false): Promise<void> {
     const seq = ++this.seq;
     const config = readAgentConfig();
     const endpoint = clip(maskEndpoint(config.endpoint), 1000);
     const endpointSource = describeSource(settingSource('lean4Agentic.endpoint'));
-    this.post({ type: 'connection', state: 'checking', endpoint, endpointSource, actions: [] });
+    if (!quiet) this.post({ type: 'connection', state: 'checking', endpoint, endpointSource, actions: [] });
     let apiKey: string | undefined;
     try {
       apiKey = await readApiKey(this.secrets);

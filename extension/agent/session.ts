@@ -23,6 +23,7 @@ import { COMMANDS } from '../../core/protocol/commands';
 import { openSetting } from './connection';
 import { showTrajectory } from '../trajectory/open';
 import { ConnectionProbe } from './connection-probe';
+import { ConnectionWatch } from './connection-watch';
 import { startRun, type RunChat, type StartOptions } from './run';
 import { RunWarnings } from './warnings';
 
@@ -77,6 +78,8 @@ export class AgentSession implements vscode.Disposable, RunChat {
   restores: RestoreEvent[] = [];
   readonly warnings: RunWarnings;
   private readonly probe: ConnectionProbe;
+  /** Checks the connection by itself while the chat is visible, and when a send fails. */
+  private readonly watch: ConnectionWatch;
   post: (msg: ToWebview) => void = () => {};
   reveal: () => Promise<void> = async () => {};
   /** Told of the sandbox of each run that starts: the status bar shows it. */
@@ -90,6 +93,7 @@ export class AgentSession implements vscode.Disposable, RunChat {
     this.checkpoints = new Checkpoints(context, output);
     this.warnings = new RunWarnings(context, output);
     this.probe = new ConnectionProbe(context.secrets, (msg) => this.post(msg));
+    this.watch = new ConnectionWatch({ check: (quiet) => this.probe.check(quiet), running: () => this.isRunning });
     // A changed endpoint, model or key: the chat says at once whether the server answers.
     this.subs.push(
       this.checkpoints,
@@ -144,7 +148,8 @@ export class AgentSession implements vscode.Disposable, RunChat {
         this.fail(`Could not open ${clip(msg.href, 200)}: ${e instanceof Error ? e.message : String(e)}`),
       ),
     checkConnection: () => void this.postConnection(),
-    ready: () => void this.postConnection(),
+    // Through the watch: the view showing has most likely just asked the same.
+    ready: () => void this.watch.checkNow(),
   };
 
   private approve(id: string, approved: boolean): void {
@@ -183,6 +188,11 @@ export class AgentSession implements vscode.Disposable, RunChat {
   /** Whether the server answers (and with which model), or what is wrong: only the latest check is shown. */
   postConnection(): Promise<void> {
     return this.probe.check();
+  }
+
+  /** The chat was shown or hidden: while it is visible, the connection is checked every little while. */
+  setVisible(visible: boolean): void {
+    this.watch.setVisible(visible);
   }
 
   /** Runs a crashed or killed editor left without an end are marked interrupted. */
@@ -276,6 +286,7 @@ export class AgentSession implements vscode.Disposable, RunChat {
     this.running?.interrupt?.('the editor closed or reloaded during the run');
     this.running?.terminal?.dispose();
     this.stop();
+    this.watch.dispose();
     for (const s of this.subs) s.dispose();
   }
 }

@@ -20,6 +20,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   /** Kept for a view not made yet: it gets the badge when it is. */
   private badge: vscode.ViewBadge | undefined;
   private readonly subs: vscode.Disposable[] = [];
+  /** Told when the view is shown or hidden (the connection is checked while it shows). */
+  onVisible: (visible: boolean) => void = () => {};
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -44,10 +46,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         if (parsed.data.type === 'ready') this.replay();
         this.onMessage(parsed.data);
       }),
+      view.onDidChangeVisibility(() => this.onVisible(view.visible)),
       view.onDidDispose(() => {
         if (this.view === view) this.view = undefined;
+        this.onVisible(false);
       }),
     );
+    this.onVisible(view.visible);
   }
 
   /** Sends a message (validated) and keeps it for a reload of the view. */
