@@ -26,7 +26,9 @@ export function prepareFollowUp(
   const none: FollowUp = { task, conversation, reasked: false, takeUnanswered: () => {} };
   if (!conversation) return none;
   const unanswered = conversation.unanswered().map(stripNewRunNote);
-  const asked = (first: string[]) => (opts.resume ? first : [...first, task]).join('\n\n');
+  // A message sent again (Retry after the model failed to answer it) is asked once, not twice.
+  const asked = (first: string[]) =>
+    (opts.resume || first[first.length - 1] === task ? first : [...first, task]).join('\n\n');
   if (conversation.turns.length - unanswered.length <= 2) {
     // The model never answered this chat at all: it starts afresh with what was asked.
     return {

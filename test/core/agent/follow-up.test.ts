@@ -57,6 +57,15 @@ test('a chat the model never answered starts afresh with everything that was ask
   assert.equal(r.reasked, true);
 });
 
+test('a message sent again after the model failed to answer it is asked once', () => {
+  const c = answered();
+  c.push({ kind: 'user', text: 'also the lint' });
+  assert.equal(prepareFollowUp(c, 'also the lint').task, 'also the lint');
+  const fresh = new Conversation('system', `fix the test${NOTE}`, []);
+  assert.equal(prepareFollowUp(fresh, 'fix the test').task, 'fix the test');
+  assert.equal(prepareFollowUp(fresh, 'fix the test, please').task, 'fix the test\n\nfix the test, please');
+});
+
 test('a first message has no conversation to continue', () => {
   const f = prepareFollowUp(undefined, 'fix the test', { resume: true });
   assert.deepEqual(
