@@ -23,6 +23,16 @@ import {
 } from './page';
 import { append, watchScroll } from './scroll';
 import { sandboxNote } from './sandbox-note';
+import {
+  bubbleFor,
+  clearSends,
+  inputChanged,
+  recallKey,
+  remember,
+  sendFailed,
+  sendMessage,
+  sendReceived,
+} from './sends';
 import { state, type Msg } from './state';
 import { drawCounters, setActivity, setRunning, showConnection, showContext } from './status';
 import { endStream, retract, showAnswer, streamReasoning, streamText, userBubble } from './stream';
@@ -40,6 +50,7 @@ function clear(): void {
   openTrajectory.hidden = true;
   timeline.clear();
   drawTimeline();
+  clearSends();
 }
 
 function runStarted(msg: Msg<'runStarted'>): void {
@@ -54,7 +65,8 @@ function runStarted(msg: Msg<'runStarted'>): void {
   state.resumeButton = undefined;
   state.run = { started: Date.now(), steps: 0, tokens: 0 };
   drawCounters();
-  if (!msg.shown) append(userBubble(msg.task));
+  // The message's bubble is in the log since it was sent; a reload's replay draws it.
+  if (!msg.shown) bubbleFor(msg.id, msg.task, 'msg user');
   // How the commands of this run are confined, under the task: a warning when they are not.
   append(sandboxNote(msg.sandbox));
   if (msg.rules?.length) append(el('div', 'rules-note', `Rules in force: ${msg.rules.join(', ')}`));
@@ -67,15 +79,18 @@ function runStarted(msg: Msg<'runStarted'>): void {
 const handlers: { [K in ToWebview['type']]: (m: Msg<K>) => void } = {
   focusInput: () => task.focus(),
   queued: (msg) => {
-    const u = userBubble(msg.text, 'msg user queued');
-    u.title = 'Reaches the agent at its next turn';
+    bubbleFor(msg.id, msg.text, 'msg user queued').title = 'Reaches the agent at its next turn';
     state.stick = true;
-    append(u);
   },
+  sendReceived,
+  sendFailed,
   checkpointRestored,
   restored: (msg) => append(el('div', 'restored-note', msg.text)),
   laterChanges,
-  userMessage: (msg) => append(userBubble(msg.text)),
+  userMessage: (msg) => {
+    append(userBubble(msg.text));
+    remember(msg.text);
+  },
   interrupted,
   clear,
   state: (msg) => setRunning(msg.running),
@@ -115,13 +130,19 @@ function receive<K extends ToWebview['type']>(type: K, msg: Msg<K>): void {
 function submit(): void {
   const text = task.value.trim();
   if (!text) return;
-  send({ type: 'start', task: text });
+  sendMessage(text);
   task.value = '';
 }
 
 watchScroll();
 run.addEventListener('click', submit);
+task.addEventListener('input', inputChanged);
 task.addEventListener('keydown', (e) => {
+  if (recallKey(e)) {
+    e.preventDefault();
+    e.stopPropagation();
+    return;
+  }
   if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
     e.preventDefault();
     submit();

@@ -26,10 +26,15 @@ export const ErrorAction = z.enum([
 ]);
 export type ErrorAction = z.infer<typeof ErrorAction>;
 
+/** The id the webview gives each message it sends: the extension's answer (started, queued, failed) names it. */
+export const SendId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/);
+
 /** Webview → extension. */
 export const FromWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready') }).strict(),
-  z.object({ type: z.literal('start'), task: z.string().trim().min(1).max(20_000) }).strict(),
+  z.object({ type: z.literal('start'), id: SendId, task: z.string().trim().min(1).max(20_000) }).strict(),
+  /** A message that could not be sent was taken back into the input (Edit): a reload no longer shows it. */
+  z.object({ type: z.literal('discardFailed'), id: SendId }).strict(),
   z.object({ type: z.literal('stop') }).strict(),
   z
     .object({ type: z.literal('approve'), id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/), approved: z.boolean() })
@@ -144,6 +149,8 @@ export const ToWebview = z.discriminatedUnion('type', [
       shown: z.boolean().optional(),
       /** The run continues an interrupted one (Resume). */
       resumed: z.boolean().optional(),
+      /** The message the user sent that started it (its bubble is in the log already). */
+      id: SendId.optional(),
     })
     .strict(),
   z.object({ type: z.literal('text'), delta: short(100_000) }).strict(),
@@ -243,7 +250,19 @@ export const ToWebview = z.discriminatedUnion('type', [
     })
     .strict(),
   /** A message typed during a run, held for the agent's next turn. */
-  z.object({ type: z.literal('queued'), text: short(20_000) }).strict(),
+  z.object({ type: z.literal('queued'), text: short(20_000), id: SendId.optional() }).strict(),
+  /** The extension got the message: it answers with the run's start, `queued` or `sendFailed`. */
+  z.object({ type: z.literal('sendReceived'), id: SendId }).strict(),
+  /** The message could not be sent: its bubble stays, marked failed, with Retry and Edit (and what fixes it). */
+  z
+    .object({
+      type: z.literal('sendFailed'),
+      id: SendId,
+      task: short(20_000),
+      reason: short(4000),
+      actions: z.array(ErrorAction).max(3),
+    })
+    .strict(),
   /** Put the cursor in the task input (the focus command). */
   z.object({ type: z.literal('focusInput') }).strict(),
   /** Scroll to the approval that waits and focus its Approve button (the status bar's or a notification's click). */

@@ -34,6 +34,7 @@ import { createLiveGate, type LiveGate } from './live-gate';
 import { LiveOutput } from './live-output';
 import { AgentTerminal } from './terminal';
 import { preflight, type Preflight } from './preflight';
+import { SendAnswer, failureOf, type Fail } from './send-answer';
 import { VscodeWorkspaceFs } from './vscode-fs';
 import type { RunWarnings } from './warnings';
 
@@ -46,6 +47,8 @@ export interface RunChat extends Chat {
   /** Told of the sandbox of each run that starts: the status bar shows it. */
   onSandbox(summary: SandboxSummary | undefined): void;
   postHistory(): Promise<void>;
+  /** Looks at the connection again (a request failed): the chat's connection line follows. */
+  checkConnection(): void;
 }
 
 export interface StartOptions {
@@ -53,40 +56,45 @@ export interface StartOptions {
   queued?: boolean;
   /** Resume: the chat's interrupted run goes on. */
   resume?: boolean;
+  /** The webview's id of the message: its bubble is told whether it was sent. */
+  id?: string;
 }
 
 /** Starts a run with the message, or queues it for the run in progress. */
 export async function startRun(chat: RunChat, task: string, opts: StartOptions = {}): Promise<void> {
+  const answer = new SendAnswer(opts.id, task, (m) => chat.post(m));
+  const fail = failureOf(chat, answer);
   if (chat.busy) {
-    chat.fail(`${chat.busy} is in progress: finish it (or cancel its dialog), then send the message again.`);
+    fail(`${chat.busy} is in progress: finish it (or cancel its dialog), then send the message again.`);
     return;
   }
   if (chat.running) {
     // Typed while the agent works: it reaches the model at its next turn.
     chat.queued.push(task);
-    chat.post({ type: 'queued', text: clip(task, 20_000) });
+    chat.post({ type: 'queued', text: clip(task, 20_000), ...answer.queued() });
     return;
   }
   const folder = vscode.workspace.workspaceFolders?.[0];
   if (!folder || folder.uri.scheme !== 'file') {
-    chat.fail('Open a folder first: the agent works in the first workspace folder (on disk).');
+    fail('Open a folder first: the agent works in the first workspace folder (on disk).');
     return;
   }
   if (!vscode.workspace.isTrusted) {
-    chat.fail('The agent runs commands in the workspace: trust the workspace first (Restricted Mode is on).');
+    fail('The agent runs commands in the workspace: trust the workspace first (Restricted Mode is on).');
     return;
   }
   const running: Running = { ac: new AbortController(), approvals: new Map() };
   chat.running = running;
   chat.post({ type: 'state', running: true });
   void vscode.commands.executeCommand('setContext', 'lean4Agentic.agentRunning', true);
-  const run = new ChatRun(chat, running, folder.uri.fsPath, opts);
+  const run = new ChatRun(chat, running, folder.uri.fsPath, opts, answer, fail);
   try {
     await run.execute(task);
   } catch (e) {
     run.failed(e);
   } finally {
     await run.end();
+    answer.settle();
     chat.running = undefined;
     chat.post({ type: 'state', running: false });
     void vscode.commands.executeCommand('setContext', 'lean4Agentic.agentRunning', false);
@@ -129,6 +137,8 @@ class ChatRun {
     private readonly running: Running,
     private readonly ws: string,
     private readonly opts: StartOptions,
+    private readonly answer: SendAnswer,
+    private readonly fail: Fail,
   ) {
     this.signal = running.ac.signal;
   }
@@ -143,7 +153,7 @@ class ChatRun {
         // The key, and the values of environment variables that look secret (the terminal inherits them).
         this.mask = combineRedactors((t) => redact(t, key), secretRedactor(process.env));
       },
-      fail: (message, actions) => this.chat.fail(message, actions),
+      fail: this.fail,
     });
     if (!pre) return;
     const { config, workflow } = pre;
@@ -247,6 +257,7 @@ class ChatRun {
       ...(rules.files.length ? { rules: rules.files.map((f) => clip(f.path, 500)) } : {}),
       ...(this.opts.queued || plan.follow.reasked ? { shown: true } : {}),
       ...(this.opts.resume ? { resumed: true } : {}),
+      ...this.answer.started(),
     });
     this.chat.output.info(
       `agent run ${runId}: ${modelName} at ${maskEndpoint(config.endpoint)}, workflow ${workflow.id}, trajectory ${trajectoryPath}`,
@@ -351,15 +362,21 @@ class ChatRun {
       ...(result.detail ? { detail: clip(this.mask(result.detail), 2000) } : {}),
       summary: { return: s.return, outcome: s.outcome.reward, steps: s.steps },
     });
-    if (result.endReason === 'error' && result.detail)
-      this.chat.fail(this.mask(result.detail), ['testConnection', 'openEndpointSetting']);
+    if (result.endReason === 'error' && result.detail) {
+      const reason = this.mask(result.detail);
+      // The model never answered the message: its bubble says so, with Retry, rather than a box under it.
+      const unanswered = s.steps === 0 && result.conversation.awaitsModel;
+      if (!(unanswered && this.answer.unanswered(reason, ['testConnection', 'openEndpointSetting'])))
+        this.chat.fail(reason, ['testConnection', 'openEndpointSetting']);
+      this.chat.checkConnection();
+    }
     void this.chat.postHistory();
   }
 
   failed(e: unknown): void {
     const message = this.mask(e instanceof Error ? e.message : String(e));
     this.chat.output.error(`agent run failed: ${message}`);
-    this.chat.fail(`The run failed: ${message}`, actionsFor(e));
+    this.fail(`The run failed: ${message}`, actionsFor(e));
   }
 
   /** Approvals still open say no; every process stops and the sandbox puts back what it must, and says so. */

@@ -114,7 +114,13 @@ export class AgentSession implements vscode.Disposable, RunChat {
   }
 
   private readonly handlers: Handlers = {
-    start: (msg) => void this.start(msg.task),
+    start: (msg) => {
+      // The webview waits a few seconds for this, then marks the message failed (the extension is not answering).
+      this.post({ type: 'sendReceived', id: msg.id });
+      void this.start(msg.task, { id: msg.id });
+    },
+    // The view forgets the failed message (extension/chat/view.ts): there is nothing to undo here.
+    discardFailed: () => {},
     stop: () => this.stop(),
     approve: (msg) => this.approve(msg.id, msg.approved),
     action: (msg) => {
@@ -188,6 +194,11 @@ export class AgentSession implements vscode.Disposable, RunChat {
   /** Whether the server answers (and with which model), or what is wrong: only the latest check is shown. */
   postConnection(): Promise<void> {
     return this.probe.check();
+  }
+
+  /** A request failed: the connection line says at once whether the server still answers. */
+  checkConnection(): void {
+    void this.watch.checkNow();
   }
 
   /** The chat was shown or hidden: while it is visible, the connection is checked every little while. */

@@ -44,6 +44,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
           return;
         }
         if (parsed.data.type === 'ready') this.replay();
+        if (parsed.data.type === 'discardFailed') this.forgetFailed(parsed.data.id);
         this.onMessage(parsed.data);
       }),
       view.onDidChangeVisibility(() => this.onVisible(view.visible)),
@@ -68,7 +69,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       // A run that is over has no live cards left to show after a reload.
       if (!this.running)
         this.transcript = this.transcript.filter((x) => x.type !== 'toolStarted' && x.type !== 'toolOutput');
-    } else if (parsed.data.type === 'waiting') {
+    } else if (parsed.data.type === 'waiting' || parsed.data.type === 'sendReceived') {
       // Only of use while it lasts.
     } else if (parsed.data.type === 'connection') this.connection = parsed.data;
     else if (parsed.data.type === 'history') {
@@ -88,6 +89,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
    * one entry, not thousands that push the run's start out of the replay.
    */
   private keep(m: ToWebview): void {
+    // A message's later answer (its Retry started, queued or failed again) stands for its earlier failure.
+    if ((m.type === 'sendFailed' || m.type === 'runStarted' || m.type === 'queued') && m.id) this.forgetFailed(m.id);
     const last = this.transcript[this.transcript.length - 1];
     if (m.type === 'toolOutput') {
       // A tail, not a delta: only the newest matters.
@@ -113,6 +116,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       return;
     }
     this.transcript.push(m);
+  }
+
+  /** A failed message the user took back (Edit), or sent again: a reload shows it no more as failed. */
+  private forgetFailed(id: string): void {
+    this.transcript = this.transcript.filter((x) => !(x.type === 'sendFailed' && x.id === id));
   }
 
   async reveal(): Promise<void> {

