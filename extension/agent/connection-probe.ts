@@ -23,11 +23,24 @@ export function actionsFor(e: unknown): ErrorAction[] {
 
 export class ConnectionProbe {
   private seq = 0;
+  /** What the chat's connection line says now. */
+  private shown: 'checking' | 'connected' | 'failed' | undefined;
+  private readonly post: (msg: ToWebview) => void;
 
   constructor(
     private readonly secrets: vscode.SecretStorage,
-    private readonly post: (msg: ToWebview) => void,
-  ) {}
+    post: (msg: ToWebview) => void,
+  ) {
+    this.post = (msg) => {
+      if (msg.type === 'connection') this.shown = msg.state;
+      post(msg);
+    };
+  }
+
+  /** The connection line says the server does not answer (a request that just worked says otherwise). */
+  get failed(): boolean {
+    return this.shown === 'failed';
+  }
 
   /**
    * Asks the server for its models and tells the chat whether it answers (and

@@ -49,6 +49,8 @@ export interface RunChat extends Chat {
   postHistory(): Promise<void>;
   /** Looks at the connection again (a request failed): the chat's connection line follows. */
   checkConnection(): void;
+  /** The server answered (the checks before a run passed): a connection line saying otherwise is checked again. */
+  serverAnswered(): void;
 }
 
 export interface StartOptions {
@@ -156,6 +158,7 @@ class ChatRun {
       fail: this.fail,
     });
     if (!pre) return;
+    this.chat.serverAnswered();
     const { config, workflow } = pre;
     const runId = newRunId();
     const rules = readRules(this.ws, config.rules);

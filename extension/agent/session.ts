@@ -201,6 +201,11 @@ export class AgentSession implements vscode.Disposable, RunChat {
     void this.watch.checkNow();
   }
 
+  /** The server just answered a run: a connection line still saying it does not is checked again. */
+  serverAnswered(): void {
+    if (this.probe.failed) void this.watch.checkNow(true);
+  }
+
   /** The chat was shown or hidden: while it is visible, the connection is checked every little while. */
   setVisible(visible: boolean): void {
     this.watch.setVisible(visible);
