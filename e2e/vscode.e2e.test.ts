@@ -756,11 +756,12 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       // The value in force comes from the workspace's settings, and the chat says so (the fix must be made there).
       assert.match(await conn.innerText(), /endpoint from Workspace settings/);
       await wb.send(chat, 'Make npm test pass.');
-      const error = chat.locator('#log .error');
+      // Said on the message's own bubble, which stays in the log (e2e/sends.e2e.test.ts follows it further).
+      const error = chat.locator('#log .msg.user.send-failed .send-failure');
       await error.waitFor({ timeout: 30_000 });
       assert.match(await error.innerText(), /cannot reach the inference server at http:\/\/127\.0\.0\.1:9\/v1/);
       assert.equal(await chat.locator('#run').isDisabled(), false, 'the chat is ready for another try');
-      assert.equal(await chat.locator('#log .error').count(), 1, 'said once');
+      assert.equal(await chat.locator('#log .send-failure, #log .error').count(), 1, 'said once');
       const runsDir = join(ws, '.lar', 'runs');
       assert.deepEqual(
         existsSync(runsDir) ? readdirSync(runsDir) : [],

@@ -93,7 +93,7 @@ export function sendFailed(msg: Msg<'sendFailed'>): void {
 
 function markFailed(o: Outgoing, reason: string, actions: ErrorAction[]): void {
   clearTimeout(o.timer);
-  setBubble(o, 'msg user failed');
+  setBubble(o, 'msg user send-failed');
   const box = el('div', 'send-failure');
   box.setAttribute('role', 'alert');
   box.appendChild(el('div', 'send-reason', `✕ Not sent: ${reason}`));
@@ -104,7 +104,14 @@ function markFailed(o: Outgoing, reason: string, actions: ErrorAction[]): void {
   const edit = el('button', 'secondary small', 'Edit');
   edit.title = 'Put the message back in the input to change it';
   edit.addEventListener('click', () => takeBack(o));
-  for (const b of [retry, edit, ...actions.map(actionButton)]) row.appendChild(b);
+  row.appendChild(retry);
+  row.appendChild(edit);
+  for (const a of actions) {
+    // The buttons that fix the cause, as small as Retry and Edit beside them.
+    const fix = actionButton(a);
+    fix.className = 'secondary small';
+    row.appendChild(fix);
+  }
   box.appendChild(row);
   o.bubble.appendChild(box);
   o.failure = box;

@@ -705,7 +705,7 @@ test('a message that could not be sent stays in the log, marked failed, with Ret
     },
   });
   const [bubble] = bubbles();
-  assert.equal(bubble!.className, 'msg user failed');
+  assert.equal(bubble!.className, 'msg user send-failed');
   assert.match(bubble!.textContent ?? '', /fix the test✕ Not sent: Could not reach the model server/);
   const buttons = bubble!.all().filter((n) => n.tag === 'button');
   assert.deepEqual(
@@ -742,7 +742,7 @@ test('Edit puts a failed message back in the input and forgets it; a reload read
   const inner = ids.get('log-inner')!;
   // As a reload replays it: the bubble is drawn from the message alone, and Retry sends it under its id.
   onMessage({ data: { type: 'sendFailed', id: 'mold1', task: 'add a test', reason: 'down', actions: [] } });
-  const failed = inner.all().find((n) => n.className === 'msg user failed');
+  const failed = inner.all().find((n) => n.className === 'msg user send-failed');
   assert.ok(failed);
   const button = (label: string) => failed.all().find((n) => n.tag === 'button' && n.textContent === label)!;
   button('Retry').fire('click');
@@ -808,6 +808,6 @@ test('a message the model never answered is marked failed where it is, live and 
   const bubbles = inner.all().filter((n) => n.className.startsWith('msg user'));
   assert.deepEqual(
     bubbles.map((b) => b.className),
-    ['msg user failed'],
+    ['msg user send-failed'],
   );
 });
