@@ -18,8 +18,8 @@ import { readRules, type Rules } from '../../core/agent/rules';
 import { endNotes, openRun, type OpenRun } from '../../core/agent/run-setup';
 import type { CheckpointStore } from '../../core/checkpoints/store';
 import { clip } from '../../core/protocol/chat';
-import { PROTECTION_WHY } from '../../core/sandbox/refusals';
 import { describeSandbox, type SandboxSummary } from '../../core/sandbox/plan';
+import { sandboxForChat } from '../chat/sandbox-view';
 import type { RestoreEvent } from '../../core/schema/trajectory';
 import { maskEndpoint } from '../../core/secrets/endpoint';
 import { combineRedactors, redact, secretRedactor } from '../../core/secrets/redact';
@@ -245,18 +245,7 @@ class ChatRun {
       model: clip(modelName, 300),
       endpoint: clip(maskEndpoint(config.endpoint), 1000),
       trajectory: clip(vscode.workspace.asRelativePath(trajectory), 2000),
-      sandbox: {
-        confined: box.plan.confined,
-        text: clip(box.refusal ?? describeSandbox(box.summary), 2000),
-        ...(box.plan.confined && box.summary.protections?.length
-          ? {
-              protections: box.summary.protections.slice(0, 300).map((p) => ({
-                path: clip(p.path, 2000),
-                why: clip(p.note ? `${PROTECTION_WHY[p.why]}: ${p.note}` : PROTECTION_WHY[p.why], 300),
-              })),
-            }
-          : {}),
-      },
+      sandbox: sandboxForChat(box.plan.confined, box.summary, box.refusal),
       ...(rules.files.length ? { rules: rules.files.map((f) => clip(f.path, 500)) } : {}),
       ...(this.opts.queued || plan.follow.reasked ? { shown: true } : {}),
       ...(this.opts.resume ? { resumed: true } : {}),

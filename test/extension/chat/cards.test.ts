@@ -97,3 +97,21 @@ test('Resume tells the model which command the interruption cut off, when the en
   );
   assert.equal(resumeMessage(undefined), resumeMessage(''));
 });
+
+test('the sandbox under a task names each protected path and why, and nothing for an unconfined run', async () => {
+  const { sandboxForChat } = await import('../../../extension/chat/sandbox-view.js');
+  const summary = {
+    confined: true,
+    network: 'none' as const,
+    protected: ['test'],
+    protections: [
+      { path: 'test', why: 'workflow' as const },
+      { path: '.husky/pre-commit', why: 'runs_later' as const, note: 'named by package.json' },
+    ],
+  };
+  assert.deepEqual(sandboxForChat(true, summary, undefined).protections, [
+    { path: 'test', why: 'protected by the workflow' },
+    { path: '.husky/pre-commit', why: 'your tools run it later, outside the sandbox: named by package.json' },
+  ]);
+  assert.equal(sandboxForChat(false, { confined: false, reason: 'no bwrap' }, undefined).protections, undefined);
+});
