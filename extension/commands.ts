@@ -41,11 +41,33 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     vscode.commands.registerCommand(COMMANDS.chooseBackend, () => chooseBackend()),
     vscode.commands.registerCommand(COMMANDS.restartServer, () => client.restart()),
     vscode.commands.registerCommand(COMMANDS.clearEditHints, () => editedFiles.clear()),
+    // The gutter's context menu: VS Code gives an extension's gutter icons no hover of their own.
+    vscode.commands.registerCommand(COMMANDS.explainLine, (at?: unknown) => explainLine(at)),
     vscode.commands.registerCommand(COMMANDS.revealTrajectoryLine, async (uri: unknown, line: unknown) => {
       if (typeof uri !== 'string' || typeof line !== 'number') return;
       await revealLine(vscode.Uri.parse(uri), line);
     }),
   ];
+}
+
+/**
+ * Shows the hover of a trajectory line (its reward and why, what the gutter icon stands for): the line the
+ * gutter's context menu was opened on (`{ lineNumber, uri }`, 1-based), else the cursor's.
+ */
+async function explainLine(at: unknown): Promise<void> {
+  const given = at && typeof at === 'object' ? (at as { lineNumber?: unknown; uri?: unknown }) : {};
+  const uri = given.uri instanceof vscode.Uri ? given.uri : vscode.window.activeTextEditor?.document.uri;
+  if (!uri) return;
+  const editor = await vscode.window.showTextDocument(uri, { preserveFocus: false, preview: false });
+  const line =
+    typeof given.lineNumber === 'number'
+      ? Math.max(0, Math.min(given.lineNumber - 1, editor.document.lineCount - 1))
+      : editor.selection.active.line;
+  // On the line's first character that is not a space: the hover of the whole line is there.
+  const pos = new vscode.Position(line, editor.document.lineAt(line).firstNonWhitespaceCharacterIndex);
+  editor.selection = new vscode.Selection(pos, pos);
+  editor.revealRange(new vscode.Range(pos, pos));
+  await vscode.commands.executeCommand('editor.action.showHover');
 }
 
 /** Verifies the given trajectory, else the active editor's, else the current run's, and says how it scored. */

@@ -11,6 +11,7 @@ export const COMMANDS = {
   restartServer: 'lean4Agentic.restartServer',
   clearEditHints: 'lean4Agentic.clearEditHints',
   revealTrajectoryLine: 'lean4Agentic.revealTrajectoryLine',
+  explainLine: 'lean4Agentic.explainLine',
   setApiKey: 'lean4Agentic.setApiKey',
   clearApiKey: 'lean4Agentic.clearApiKey',
   testConnection: 'lean4Agentic.testConnection',

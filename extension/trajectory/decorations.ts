@@ -100,7 +100,8 @@ export function kindOf(l: LineReward, outcome: 0 | 1 | undefined): DecorationKin
 /**
  * Hover Markdown for one decorated line: what its mark says, in a line or two.
  * It shows under the server's hover for the line (a gutter icon cannot have
- * a hover of its own), which gives every check with its reason.
+ * a hover of its own: the gutter's context menu, Explain This Line's Reward,
+ * opens this one), which gives every check with its reason.
  */
 export function hoverFor(l: LineReward, params: RewardsParams, visit?: StageVisit): string {
   const outcome = params.summary?.outcome;
