@@ -146,7 +146,7 @@ test('a sandboxed command the sandbox refused says so on its card, with its exit
   const card = (e: AgentEvent) => {
     const [m] = v.map(e);
     assert.equal(m?.type, 'step');
-    return (m as Extract<ToWebview, { type: 'step' }>).card;
+    return m.card;
   };
   const ro = card(refused("touch: cannot touch 'test/a.js': Read-only file system"));
   assert.equal(ro.status, 'exit 1');
