@@ -192,11 +192,15 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 <body>
 <div class="wrap">
   <header>
-    <span id="status" aria-live="polite"></span>
-    <span id="context" class="context" hidden title="Prompt tokens of the last request / the model's context window"></span>
-    <button id="open-trajectory" class="secondary" hidden title="Open this run's trajectory">Trajectory</button>
-    <button id="show-history" class="secondary" aria-expanded="false" aria-controls="history" title="Past runs in this workspace">History</button>
-    <button id="new-chat" class="secondary" title="Clear the chat">New</button>
+    <div class="header-info">
+      <span id="status" aria-live="polite"></span>
+      <span id="context" class="context" hidden title="Prompt tokens of the last request / the model's context window"></span>
+    </div>
+    <div class="header-actions">
+      <button id="open-trajectory" class="secondary" hidden title="Open this run's trajectory">Trajectory</button>
+      <button id="show-history" class="secondary" aria-expanded="false" aria-controls="history" title="Past runs in this workspace">History</button>
+      <button id="new-chat" class="secondary" title="Clear the chat">New</button>
+    </div>
   </header>
   <div id="connection" role="status" hidden></div>
   <nav id="timeline" aria-label="Stage timeline" hidden></nav>
