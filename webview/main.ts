@@ -36,6 +36,7 @@ import {
 import { state, type Msg } from './state';
 import { drawCounters, setActivity, setRunning, showConnection, showContext } from './status';
 import { endStream, retract, showAnswer, streamReasoning, streamText, userBubble } from './stream';
+import { watchWelcome } from './welcome';
 
 function clear(): void {
   inner.replaceChildren();
@@ -135,6 +136,7 @@ function submit(): void {
 }
 
 watchScroll();
+watchWelcome();
 run.addEventListener('click', submit);
 task.addEventListener('input', inputChanged);
 task.addEventListener('keydown', (e) => {
