@@ -10,19 +10,13 @@ import type { ScriptedTurn } from '../testkit/scripted-turns';
 import { textOf } from '../testkit/text';
 import { DEMO_MODEL, startDemoModel } from '../devtools/demo-model';
 import { REPO_ROOT } from '../devtools/paths';
-import { Suite, eventually, missingPrerequisite } from './support/workbench';
+import { Suite, eventually, missingPrerequisite, settingsFor } from './support/workbench';
 
 /** A scripted model turn that makes one tool call. */
 const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }] });
 
 const skip = missingPrerequisite();
 if (skip) process.stdout.write(`# end-to-end tests skipped: ${skip}\n`);
-
-const settingsFor = (endpoint: string, model = DEMO_MODEL) => ({
-  'lean4Agentic.endpoint': endpoint,
-  'lean4Agentic.model': model,
-  'lean4Agentic.workflow': 'demo.larflow.json',
-});
 
 describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrency: 1 }, () => {
   let suite: Suite;

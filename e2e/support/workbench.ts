@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type FrameLocator, type Page } from 'playwright-core';
 import { CodeServer } from '../../devtools/code-server';
+import { DEMO_MODEL } from '../../devtools/demo-model';
 import { REPO_ROOT, chromiumPath, codeServerCommand } from '../../devtools/paths';
 
 export const ARTIFACTS = join(REPO_ROOT, 'out', 'e2e-artifacts');
@@ -29,6 +30,13 @@ export function missingPrerequisite(): string | undefined {
   if (!existsSync(vsixPath())) return `no VSIX at ${vsixPath()}: run \`npm run package -- --target linux-x64\``;
   return undefined;
 }
+
+/** The workspace settings of a scenario: the model server to use and the demo repository's workflow. */
+export const settingsFor = (endpoint: string, model = DEMO_MODEL) => ({
+  'lean4Agentic.endpoint': endpoint,
+  'lean4Agentic.model': model,
+  'lean4Agentic.workflow': 'demo.larflow.json',
+});
 
 export class Suite {
   private constructor(
