@@ -63,6 +63,7 @@ function headerOf(opts: AgentOptions, format: WireFormat, window: ContextWindow,
     model: {
       name: opts.modelInfo.name,
       ...(opts.modelInfo.endpoint ? { endpoint: maskEndpoint(opts.modelInfo.endpoint) } : {}),
+      ...(opts.modelInfo.endpointName ? { endpointName: opts.modelInfo.endpointName } : {}),
       toolFormat: format,
       contextWindow: window.tokens,
       contextWindowSource: window.source,

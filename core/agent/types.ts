@@ -99,7 +99,7 @@ export interface AgentOptions {
   /** How the header names the workflow (inline object, builtin:ID or a path). */
   workflowRef: WorkflowRef;
   model: AgentModel;
-  modelInfo: { name: string; endpoint?: string };
+  modelInfo: { name: string; endpoint?: string; endpointName?: string };
   workspace: string;
   trajectoryPath: string;
   execute: ToolExecutor;

@@ -9,6 +9,9 @@ import {
   servedModelIds,
   type EndpointListing,
 } from '../../../core/model/model-choice';
+import { readFileSync } from 'node:fs';
+import type { Header } from '../../../core/schema/trajectory';
+import { outcomePasses, runWith } from '../../../testkit/agent-run';
 import { ScriptedModelServer } from '../../../testkit/scripted-server';
 
 async function withServers(
@@ -135,4 +138,24 @@ test("a chat read back takes its pick from the last run's header", () => {
   assert.deepEqual(choiceFromHeader({ name: 'LAR-27B', endpointName: 'big' }), { endpoint: 'big', model: 'LAR-27B' });
   assert.equal(choiceFromHeader({ name: 'LAR-9B' }), undefined, 'a header from before endpoints had names');
   assert.equal(choiceFromHeader(undefined), undefined);
+});
+
+test("a run's header records the picked model, the endpoint's name and its URL without credentials", async () => {
+  const server = new ScriptedModelServer({ models: ['LAR-27B'], script: [{ content: 'Done.' }], whenDone: 'repeat' });
+  const endpoint = await server.start();
+  try {
+    const { trajectoryPath } = await runWith({
+      endpoint,
+      modelInfo: { name: 'LAR-27B', endpoint: endpoint.replace('http://', 'http://u:pw@'), endpointName: 'big' },
+      runOutcomeCheck: outcomePasses,
+      limits: { maxIdleTurns: 1 },
+    });
+    const header = JSON.parse(readFileSync(trajectoryPath, 'utf8').split('\n')[0]!) as Header;
+    assert.equal(header.model?.name, 'LAR-27B');
+    assert.equal(header.model?.endpointName, 'big');
+    assert.equal(header.model?.endpoint, endpoint.replace('http://', 'http://***@'));
+    assert.deepEqual(choiceFromHeader(header.model), { endpoint: 'big', model: 'LAR-27B' });
+  } finally {
+    await server.stop();
+  }
 });
