@@ -3,6 +3,7 @@ import type { ServerOptions } from '../core/protocol/lsp';
 /** The extension's settings (`lean4Agentic.*`), read in one place. */
 import * as vscode from 'vscode';
 import { TOOL_FORMATS, type ToolFormatSetting } from '../core/model/formats';
+import { mergeEndpoints, type EndpointsConfig } from '../core/model/endpoints';
 
 export const SECTION = 'lean4Agentic';
 
@@ -81,6 +82,8 @@ export async function writeBackend(choice: BackendChoice): Promise<void> {
 /** The agent's settings (`lean4Agentic.endpoint` … `lean4Agentic.limits.*`); the API key is in SecretStorage, not here. */
 export interface AgentConfig {
   endpoint: string;
+  /** `endpoint` as "default", then the valid named endpoints, and why the others were left out. */
+  endpoints: EndpointsConfig;
   model: string;
   temperature: number;
   maxTokens: number;
@@ -141,12 +144,20 @@ function trustedEndpoint(c: vscode.WorkspaceConfiguration): string {
   return (typeof value === 'string' ? value.trim() : '') || fallback;
 }
 
+/** The named endpoints receive their keys too: in Restricted Mode only the user's list counts, as for `endpoint`. */
+function trustedEndpoints(c: vscode.WorkspaceConfiguration, endpoint: string): EndpointsConfig {
+  const value = vscode.workspace.isTrusted ? c.get<unknown>('endpoints') : c.inspect<unknown>('endpoints')?.globalValue;
+  return mergeEndpoints(endpoint, value);
+}
+
 export function readAgentConfig(): AgentConfig {
   const c = vscode.workspace.getConfiguration(SECTION);
   const temperature = c.get<number>('temperature', 0.2);
   const approvals = c.get<unknown>('approvals');
+  const endpoint = trustedEndpoint(c);
   return {
-    endpoint: trustedEndpoint(c),
+    endpoint,
+    endpoints: trustedEndpoints(c, endpoint),
     model: c.get<string>('model', '').trim(),
     temperature:
       typeof temperature === 'number' && Number.isFinite(temperature) ? Math.min(Math.max(temperature, 0), 2) : 0.2,

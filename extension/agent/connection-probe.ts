@@ -8,7 +8,8 @@ import { maskEndpoint } from '../../core/secrets/endpoint';
 import { redact } from '../../core/secrets/redact';
 import { clip, type ErrorAction, type ToWebview } from '../../core/protocol/chat';
 import { readAgentConfig, type AgentConfig } from '../config';
-import { describeSource, modelClientFor, readApiKey, settingSource } from './connection';
+import { describeSource, modelClientFor, settingSource } from './connection';
+import { readApiKey } from './endpoint-keys';
 
 /** The buttons that fix a failed request to the model server (none for a cancelled one). */
 export function actionsFor(e: unknown): ErrorAction[] {

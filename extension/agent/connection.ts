@@ -9,14 +9,10 @@ import { COMMANDS } from '../../core/protocol/commands';
 import { ModelClient } from '../../core/model/client';
 import type { ConnectionReport } from '../../core/model/probe';
 import { redact } from '../../core/secrets/redact';
-import { API_KEY_SECRET, readAgentConfig, type AgentConfig } from '../config';
+import { readAgentConfig, type AgentConfig } from '../config';
 import { formatTokens } from '../../core/protocol/display';
 import { maskEndpoint } from '../../core/secrets/endpoint';
-
-export async function readApiKey(secrets: vscode.SecretStorage): Promise<string | undefined> {
-  const key = await secrets.get(API_KEY_SECRET);
-  return key ? key : undefined;
-}
+import { apiKeySecretFor, keyOwner, pickEndpoint, readApiKey } from './endpoint-keys';
 
 export function modelClientFor(config: AgentConfig, apiKey: string | undefined): ModelClient {
   return new ModelClient({
@@ -34,7 +30,7 @@ export function modelClientFor(config: AgentConfig, apiKey: string | undefined):
 }
 
 /** Settings that differ per machine (scope machine-overridable): in a remote window the Settings editor lists them under Remote, not User. */
-const MACHINE_SETTINGS = new Set(['lean4Agentic.endpoint', 'lean4Agentic.leanPath']);
+const MACHINE_SETTINGS = new Set(['lean4Agentic.endpoint', 'lean4Agentic.endpoints', 'lean4Agentic.leanPath']);
 
 export type SettingSource = 'default' | 'user' | 'workspace' | 'folder';
 
@@ -140,34 +136,46 @@ export async function testConnection(secrets: vscode.SecretStorage, output: vsco
   else if (pick === 'Set API Key') await vscode.commands.executeCommand(COMMANDS.setApiKey);
 }
 
+/** Set API Key: for the only endpoint, or the one picked among several. */
+async function setApiKey(secrets: vscode.SecretStorage, output: vscode.LogOutputChannel): Promise<void> {
+  const config = readAgentConfig().endpoints;
+  const endpoint = await pickEndpoint(config, 'Set');
+  if (!endpoint) return;
+  const owner = keyOwner(config, endpoint);
+  const key = await vscode.window.showInputBox({
+    title: `Lean4 Agentic: API key for ${owner} (${maskEndpoint(endpoint.url)})`,
+    prompt:
+      'Kept in VS Code SecretStorage; never written to settings, logs or trajectories. Leave empty for a server without a key.',
+    password: true,
+    ignoreFocusOut: true,
+  });
+  if (key === undefined) return;
+  if (key.trim() === '') {
+    await secrets.delete(apiKeySecretFor(endpoint.name));
+    void vscode.window.showInformationMessage(`Lean4 Agentic: the API key of ${owner} was cleared.`);
+    return;
+  }
+  await secrets.store(apiKeySecretFor(endpoint.name), key.trim());
+  output.info(`the API key of ${owner} was stored in SecretStorage`);
+  void vscode.window.showInformationMessage(`Lean4 Agentic: the API key of ${owner} is stored.`);
+}
+
 export function registerConnectionCommands(
   context: vscode.ExtensionContext,
   output: vscode.LogOutputChannel,
 ): vscode.Disposable[] {
   const { secrets } = context;
   return [
-    vscode.commands.registerCommand(COMMANDS.setApiKey, async () => {
-      const key = await vscode.window.showInputBox({
-        title: 'Lean4 Agentic: API key for the inference server',
-        prompt:
-          'Kept in VS Code SecretStorage; never written to settings, logs or trajectories. Leave empty for a server without a key.',
-        password: true,
-        ignoreFocusOut: true,
-      });
-      if (key === undefined) return;
-      if (key.trim() === '') {
-        await secrets.delete(API_KEY_SECRET);
-        void vscode.window.showInformationMessage('Lean4 Agentic: the API key was cleared.');
-        return;
-      }
-      await secrets.store(API_KEY_SECRET, key.trim());
-      output.info('the API key was stored in SecretStorage');
-      void vscode.window.showInformationMessage('Lean4 Agentic: the API key is stored.');
-    }),
+    vscode.commands.registerCommand(COMMANDS.setApiKey, () => setApiKey(secrets, output)),
     vscode.commands.registerCommand(COMMANDS.clearApiKey, async () => {
-      await secrets.delete(API_KEY_SECRET);
-      output.info('the API key was removed from SecretStorage');
-      void vscode.window.showInformationMessage('Lean4 Agentic: the API key was cleared.');
+      const config = readAgentConfig().endpoints;
+      const endpoint = await pickEndpoint(config, 'Clear');
+      if (!endpoint) return;
+      await secrets.delete(apiKeySecretFor(endpoint.name));
+      output.info(`the API key of ${keyOwner(config, endpoint)} was removed from SecretStorage`);
+      void vscode.window.showInformationMessage(
+        `Lean4 Agentic: the API key of ${keyOwner(config, endpoint)} was cleared.`,
+      );
     }),
     vscode.commands.registerCommand(COMMANDS.testConnection, () => testConnection(secrets, output)),
     // The walkthrough's button: a plain openSettings lands on the User tab, where a remote window does not list it.

@@ -8,7 +8,8 @@ import type { ErrorAction } from '../../core/protocol/chat';
 import type { Workflow } from '../../core/schema/workflow';
 import { loadWorkflowRef } from '../../core/workflow/resolve';
 import { readAgentConfig, type AgentConfig } from '../config';
-import { modelClientFor, readApiKey } from './connection';
+import { modelClientFor } from './connection';
+import { readApiKey } from './endpoint-keys';
 import { actionsFor } from './connection-probe';
 
 /** What the checks before a run found: the settings, the workflow and the model to run with. */

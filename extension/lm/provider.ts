@@ -7,7 +7,8 @@
  */
 import * as vscode from 'vscode';
 import { API_KEY_SECRET, SECTION, readAgentConfig } from '../config';
-import { modelClientFor, readApiKey } from '../agent/connection';
+import { modelClientFor } from '../agent/connection';
+import { readApiKey } from '../agent/endpoint-keys';
 import { LM_VENDOR, answerChat, estimateTokens, failureMessage, listChatModels } from './bridge';
 
 /** The cancellation token as an AbortSignal, for as long as `run` takes. */
