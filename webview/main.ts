@@ -21,6 +21,7 @@ import {
   stop,
   task,
 } from './page';
+import { setPickerRunning, showModelChoice, showModels } from './model-picker';
 import { append, watchScroll } from './scroll';
 import { sandboxNote } from './sandbox-note';
 import {
@@ -94,7 +95,10 @@ const handlers: { [K in ToWebview['type']]: (m: Msg<K>) => void } = {
   },
   interrupted,
   clear,
-  state: (msg) => setRunning(msg.running),
+  state: (msg) => {
+    setRunning(msg.running);
+    setPickerRunning(msg.running);
+  },
   runStarted,
   text: streamText,
   reasoning: streamReasoning,
@@ -115,6 +119,8 @@ const handlers: { [K in ToWebview['type']]: (m: Msg<K>) => void } = {
     if (timeline.apply(msg.card)) drawTimeline();
   },
   connection: showConnection,
+  models: showModels,
+  modelChoice: showModelChoice,
   history: listRuns,
   approval: askApproval,
   approvalDone,

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { CheckpointId, EndEvent, RUN_FILE } from '../schema/trajectory';
+import { PickerRequest, PickerUpdate } from './models';
 
 /** The id of one file change the chat can show in a diff editor (extension/checkpoints/file-changes.ts). */
 export const CHANGE_ID = /^c[0-9]{1,12}$/;
@@ -74,6 +75,7 @@ export const FromWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('copy'), text: z.string().max(200_000) }).strict(),
   /** Open a link from model text; the extension decides whether it may (http/https, files of the workspace). */
   z.object({ type: z.literal('openLink'), href: z.string().min(1).max(4000) }).strict(),
+  ...PickerRequest,
 ]);
 export type FromWebview = z.infer<typeof FromWebview>;
 
@@ -283,6 +285,7 @@ export const ToWebview = z.discriminatedUnion('type', [
       actions: z.array(ErrorAction).max(3),
     })
     .strict(),
+  ...PickerUpdate,
 ]);
 export type ToWebview = z.infer<typeof ToWebview>;
 

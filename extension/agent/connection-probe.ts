@@ -7,9 +7,12 @@ import { ModelError } from '../../core/model/errors';
 import { maskEndpoint } from '../../core/secrets/endpoint';
 import { redact } from '../../core/secrets/redact';
 import { clip, type ErrorAction, type ToWebview } from '../../core/protocol/chat';
-import { readAgentConfig, type AgentConfig } from '../config';
+import { DEFAULT_ENDPOINT_NAME } from '../../core/model/endpoints';
+import type { ModelChoice } from '../../core/model/model-choice';
+import type { AgentConfig } from '../config';
 import { describeSource, modelClientFor, settingSource } from './connection';
 import { readApiKey } from './endpoint-keys';
+import { chatConfig } from './model-picker';
 
 /** The buttons that fix a failed request to the model server (none for a cancelled one). */
 export function actionsFor(e: unknown): ErrorAction[] {
@@ -31,6 +34,8 @@ export class ConnectionProbe {
   constructor(
     private readonly secrets: vscode.SecretStorage,
     post: (msg: ToWebview) => void,
+    /** The chat's model pick: the line checks the endpoint and model the next run will use. */
+    private readonly choice: () => ModelChoice | undefined = () => undefined,
   ) {
     this.post = (msg) => {
       if (msg.type === 'connection') this.shown = msg.state;
@@ -50,13 +55,20 @@ export class ConnectionProbe {
    */
   async check(quiet = false): Promise<void> {
     const seq = ++this.seq;
-    const config = readAgentConfig();
+    const chat = chatConfig(this.choice());
+    if ('error' in chat) {
+      this.post({ type: 'connection', state: 'failed', endpoint: '', message: clip(chat.error, 2000), actions: [] });
+      return;
+    }
+    const { config } = chat;
     const endpoint = clip(maskEndpoint(config.endpoint), 1000);
-    const endpointSource = describeSource(settingSource('lean4Agentic.endpoint'));
+    const endpointSource = describeSource(
+      settingSource(`lean4Agentic.${chat.endpointName === DEFAULT_ENDPOINT_NAME ? 'endpoint' : 'endpoints'}`),
+    );
     if (!quiet) this.post({ type: 'connection', state: 'checking', endpoint, endpointSource, actions: [] });
     let apiKey: string | undefined;
     try {
-      apiKey = await readApiKey(this.secrets);
+      apiKey = await readApiKey(this.secrets, chat.endpointName);
     } catch (e) {
       if (seq === this.seq)
         this.post({

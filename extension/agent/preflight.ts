@@ -7,10 +7,12 @@ import { redact } from '../../core/secrets/redact';
 import type { ErrorAction } from '../../core/protocol/chat';
 import type { Workflow } from '../../core/schema/workflow';
 import { loadWorkflowRef } from '../../core/workflow/resolve';
-import { readAgentConfig, type AgentConfig } from '../config';
+import type { ModelChoice } from '../../core/model/model-choice';
+import type { AgentConfig } from '../config';
 import { modelClientFor } from './connection';
 import { readApiKey } from './endpoint-keys';
 import { actionsFor } from './connection-probe';
+import { chatConfig } from './model-picker';
 
 /** What the checks before a run found: the settings, the workflow and the model to run with. */
 export interface Preflight {
@@ -18,6 +20,8 @@ export interface Preflight {
   workflow: Workflow;
   model: ReturnType<typeof modelClientFor>;
   modelName: string;
+  /** The endpoint's name among the named ones (its key is that endpoint's). */
+  endpointName: string;
 }
 
 export interface PreflightHost {
@@ -25,6 +29,8 @@ export interface PreflightHost {
   /** The workspace folder the run works in. */
   readonly ws: string;
   readonly signal: AbortSignal;
+  /** The chat's model pick (undefined: the settings' endpoint and model). */
+  readonly choice: ModelChoice | undefined;
   /** The key was read: from now on it is masked. */
   onKey(apiKey: string | undefined): void;
   fail(message: string, actions?: ErrorAction[]): void;
@@ -32,8 +38,13 @@ export interface PreflightHost {
 
 /** The settings, the key, the workflow and the model: undefined when the run cannot start (said already). */
 export async function preflight(host: PreflightHost): Promise<Preflight | undefined> {
-  const config = readAgentConfig();
-  const apiKey = await readApiKey(host.secrets);
+  const chat = chatConfig(host.choice);
+  if ('error' in chat) {
+    host.fail(chat.error, ['openSettings']);
+    return undefined;
+  }
+  const { config, endpointName } = chat;
+  const apiKey = await readApiKey(host.secrets, endpointName);
   host.onKey(apiKey);
   const wf = loadWorkflowRef(config.workflow, host.ws);
   if ('error' in wf) {
@@ -41,8 +52,8 @@ export async function preflight(host: PreflightHost): Promise<Preflight | undefi
     return undefined;
   }
   const model = modelClientFor(config, apiKey);
-  const modelName = await resolveModel(host, config, model, apiKey);
-  return modelName === undefined ? undefined : { config, workflow: wf.workflow, model, modelName };
+  const modelName = await resolveModel(host, config, model, apiKey, chat.chosen);
+  return modelName === undefined ? undefined : { config, workflow: wf.workflow, model, modelName, endpointName };
 }
 
 async function resolveModel(
@@ -50,6 +61,7 @@ async function resolveModel(
   config: AgentConfig,
   model: Preflight['model'],
   apiKey: string | undefined,
+  chosen: boolean,
 ): Promise<string | undefined> {
   try {
     // The server is asked first even when the model is named: a run it could never answer is
@@ -61,8 +73,8 @@ async function resolveModel(
     });
     if (served?.length && config.model && !served.some((m) => m.id === config.model)) {
       host.fail(
-        `The server does not serve the model "${config.model}" (it serves: ${served.map((m) => m.id).join(', ')}). Change the model setting or leave it empty.`,
-        ['openModelSetting'],
+        `The server does not serve the model "${config.model}" (it serves: ${served.map((m) => m.id).join(', ')}). ${chosen ? 'Pick another model next to Run.' : 'Change the model setting or leave it empty.'}`,
+        chosen ? [] : ['openModelSetting'],
       );
       return undefined;
     }

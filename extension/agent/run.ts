@@ -33,6 +33,7 @@ import { EventsToView } from './events-to-view';
 import { createLiveGate, type LiveGate } from './live-gate';
 import { LiveOutput } from './live-output';
 import { AgentTerminal } from './terminal';
+import type { ModelPicker } from './model-picker';
 import { preflight, type Preflight } from './preflight';
 import { SendAnswer, failureOf, type Fail } from './send-answer';
 import { VscodeWorkspaceFs } from './vscode-fs';
@@ -42,6 +43,8 @@ import type { RunWarnings } from './warnings';
 export interface RunChat extends Chat {
   readonly lar: LarClient;
   readonly warnings: RunWarnings;
+  /** This chat's model pick. */
+  readonly picker: ModelPicker;
   /** Numbers the approvals the chat asks for. */
   approvalSeq: number;
   /** Told of the sandbox of each run that starts: the status bar shows it. */
@@ -150,6 +153,7 @@ class ChatRun {
       secrets: this.chat.context.secrets,
       ws: this.ws,
       signal: this.signal,
+      choice: this.chat.picker.current,
       onKey: (key) => {
         this.apiKey = key;
         // The key, and the values of environment variables that look secret (the terminal inherits them).
@@ -237,7 +241,7 @@ class ChatRun {
 
   /** The chat's header of the run, and the log's line. */
   private announce(plan: Plan, run: OpenRun, typed: string, trajectory: vscode.Uri): void {
-    const { config, workflow, modelName, rules, runId, trajectoryPath } = plan;
+    const { config, workflow, modelName, endpointName, rules, runId, trajectoryPath } = plan;
     const box = run.sandbox;
     this.chat.post({
       type: 'runStarted',
@@ -252,20 +256,20 @@ class ChatRun {
       ...this.answer.started(),
     });
     this.chat.output.info(
-      `agent run ${runId}: ${modelName} at ${maskEndpoint(config.endpoint)}, workflow ${workflow.id}, trajectory ${trajectoryPath}`,
+      `agent run ${runId}: ${modelName} at ${maskEndpoint(config.endpoint)} (${endpointName}), workflow ${workflow.id}, trajectory ${trajectoryPath}`,
     );
   }
 
   /** runAgent's options: the set-up's, the settings', and the chat's conversation, restores and thread. */
   private agentOptions(plan: Plan, run: OpenRun, live: LiveGate, onEvent: (e: AgentEvent) => void): AgentOptions {
-    const { config, workflow, model, modelName, runId, thread, follow, store, restores } = plan;
+    const { config, workflow, model, modelName, endpointName, runId, thread, follow, store, restores } = plan;
     return {
       ...run.agentOptions,
       task: follow.task,
       workflow,
       workflowRef: config.workflow.startsWith('builtin:') ? config.workflow : workflow,
       model,
-      modelInfo: { name: modelName, endpoint: maskEndpoint(config.endpoint) },
+      modelInfo: { name: modelName, endpoint: maskEndpoint(config.endpoint), endpointName },
       approve: (req) => this.approve(req),
       enforcement: config.enforcement,
       toolFormat: config.toolCallFormat,

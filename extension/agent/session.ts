@@ -24,6 +24,8 @@ import { openSetting } from './connection';
 import { showTrajectory } from '../trajectory/open';
 import { ConnectionProbe } from './connection-probe';
 import { ConnectionWatch } from './connection-watch';
+import { ModelPicker } from './model-picker';
+import { choiceFromHeader } from '../../core/model/model-choice';
 import { startRun, type RunChat, type StartOptions } from './run';
 import { RunWarnings } from './warnings';
 
@@ -80,6 +82,7 @@ export class AgentSession implements vscode.Disposable, RunChat {
   private readonly probe: ConnectionProbe;
   /** Checks the connection by itself while the chat is visible, and when a send fails. */
   private readonly watch: ConnectionWatch;
+  readonly picker: ModelPicker;
   post: (msg: ToWebview) => void = () => {};
   reveal: () => Promise<void> = async () => {};
   /** Told of the sandbox of each run that starts: the status bar shows it. */
@@ -92,14 +95,21 @@ export class AgentSession implements vscode.Disposable, RunChat {
   ) {
     this.checkpoints = new Checkpoints(context, output);
     this.warnings = new RunWarnings(context, output);
-    this.probe = new ConnectionProbe(context.secrets, (msg) => this.post(msg));
+    this.picker = new ModelPicker(context, (msg) => this.post(msg), output);
+    this.probe = new ConnectionProbe(
+      context.secrets,
+      (msg) => this.post(msg),
+      () => this.picker.current,
+    );
     this.watch = new ConnectionWatch({ check: (quiet) => this.probe.check(quiet), running: () => this.isRunning });
     // A changed endpoint, model or key: the chat says at once whether the server answers.
     this.subs.push(
       this.checkpoints,
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('lean4Agentic.endpoint') || e.affectsConfiguration('lean4Agentic.model'))
+        if (['endpoint', 'endpoints', 'model'].some((k) => e.affectsConfiguration(`lean4Agentic.${k}`))) {
           void this.postConnection();
+          this.picker.postChoice();
+        }
       }),
       context.secrets.onDidChange(() => void this.postConnection()),
     );
@@ -154,8 +164,20 @@ export class AgentSession implements vscode.Disposable, RunChat {
         this.fail(`Could not open ${clip(msg.href, 200)}: ${e instanceof Error ? e.message : String(e)}`),
       ),
     checkConnection: () => void this.postConnection(),
-    // Through the watch: the view showing has most likely just asked the same.
-    ready: () => void this.watch.checkNow(),
+    ready: () => {
+      // Through the watch: the view showing has most likely just asked the same.
+      void this.watch.checkNow();
+      this.picker.postChoice();
+    },
+    listModels: () =>
+      void this.picker
+        .list()
+        .catch((e: unknown) => this.fail(`Could not list the models: ${e instanceof Error ? e.message : String(e)}`)),
+    chooseModel: (msg) => {
+      const problem = this.picker.choose({ endpoint: msg.endpoint, model: msg.model }, this.running !== undefined);
+      if (problem) this.fail(problem);
+      else void this.postConnection();
+    },
   };
 
   private approve(id: string, approved: boolean): void {
@@ -179,6 +201,11 @@ export class AgentSession implements vscode.Disposable, RunChat {
     forgetChat(this.context);
     this.thread = undefined;
     this.post({ type: 'clear' });
+    // A new chat starts with the settings' model.
+    if (this.picker.current) {
+      this.picker.reset();
+      void this.postConnection();
+    }
   }
 
   /** A recorded run's trajectory (by file name in .lar/runs, nothing else), beside the chat. */
@@ -217,8 +244,10 @@ export class AgentSession implements vscode.Disposable, RunChat {
   }
 
   /** Brings back the workspace's latest chat from its trajectories (after a reload or a restart). */
-  restore(): Promise<void> {
-    return restoreChat(this);
+  async restore(): Promise<void> {
+    await restoreChat(this);
+    const runs = this.thread?.restored;
+    if (runs?.length) this.picker.restore(choiceFromHeader(runs[runs.length - 1]!.header.model));
   }
 
   /** Restore to here: the workspace as it was at a checkpoint, after the diff and a confirmation. */

@@ -16,6 +16,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   private view: vscode.WebviewView | undefined;
   private transcript: ToWebview[] = [];
   private connection: ToWebview | undefined;
+  /** The model picker's current model (its listing is asked for again whenever it opens). */
+  private modelChoice: ToWebview | undefined;
   private running = false;
   /** Kept for a view not made yet: it gets the badge when it is. */
   private badge: vscode.ViewBadge | undefined;
@@ -72,7 +74,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     } else if (parsed.data.type === 'waiting' || parsed.data.type === 'sendReceived') {
       // Only of use while it lasts.
     } else if (parsed.data.type === 'connection') this.connection = parsed.data;
-    else if (parsed.data.type === 'history') {
+    else if (parsed.data.type === 'modelChoice') this.modelChoice = parsed.data;
+    else if (parsed.data.type === 'history' || parsed.data.type === 'models') {
       // A listing, not part of the conversation: asked for again after a reload.
     } else if (parsed.data.type === 'context') {
       // Only the latest figure matters on a reload.
@@ -169,6 +172,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     if (!w) return;
     void w.postMessage({ type: 'clear' } satisfies ToWebview);
     if (this.connection) void w.postMessage(this.connection);
+    if (this.modelChoice) void w.postMessage(this.modelChoice);
     for (const m of this.transcript) void w.postMessage(m);
     void w.postMessage({ type: 'state', running: this.running } satisfies ToWebview);
     this.ready = true;
@@ -179,6 +183,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     const nonce = randomBytes(16).toString('base64');
     const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'chat.js'));
     const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'extension', 'media', 'chat.css'));
+    const pickerStyle = webview.asWebviewUri(
+      vscode.Uri.joinPath(this.extensionUri, 'extension', 'media', 'model-picker.css'),
+    );
     const csp = `default-src 'none'; img-src ${webview.cspSource}; script-src 'nonce-${nonce}'; style-src ${webview.cspSource} 'nonce-${nonce}'; font-src ${webview.cspSource}`;
     return `<!DOCTYPE html>
 <html lang="en">
@@ -187,6 +194,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <link rel="stylesheet" nonce="${nonce}" href="${style.toString()}">
+<link rel="stylesheet" nonce="${nonce}" href="${pickerStyle.toString()}">
 <title>Lean4 Agentic</title>
 </head>
 <body>
@@ -213,6 +221,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   <footer>
     <textarea id="task" aria-label="Task for the agent" placeholder="Describe a task (Enter to run, Shift+Enter for a new line)"></textarea>
     <div class="row">
+      <button id="model-picker" class="secondary" aria-haspopup="listbox" aria-expanded="false" aria-controls="model-menu" title="The model this chat runs with"><span id="model-label">Model</span><span aria-hidden="true"> ▾</span></button>
+      <div id="model-menu" role="listbox" aria-label="Models of the configured endpoints" hidden></div>
       <button id="run">Run</button>
       <button id="stop" class="secondary" hidden>Stop</button>
     </div>

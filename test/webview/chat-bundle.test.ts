@@ -47,6 +47,9 @@ class Node_ {
   setAttribute(k: string, v: string) {
     this.attrs.set(k, v);
   }
+  getAttribute(k: string): string | null {
+    return this.attrs.get(k) ?? null;
+  }
   addEventListener(t: string, f: (e: unknown) => void) {
     this.listeners.set(t, [...(this.listeners.get(t) ?? []), f]);
   }
@@ -109,8 +112,12 @@ function loadChat() {
       'activity-text',
       'counters',
       'jump',
+      'model-picker',
+      'model-label',
+      'model-menu',
     ].map((id) => [id, new Node_('div')]),
   );
+  ids.get('model-menu')!.hidden = true; // as in the view's HTML
   ids.get('log')!.appendChild(ids.get('log-inner')!);
   ids.get('history')!.hidden = true; // as in the view's HTML
   const posted: unknown[] = [];
@@ -120,6 +127,7 @@ function loadChat() {
       createElement: (t: string) => new Node_(t),
       createTextNode: (s: string) => new Node_('#text', s),
       getElementById: (id: string) => ids.get(id) ?? null,
+      addEventListener: () => {},
     },
     window: { addEventListener: (t: string, f: (e: unknown) => void) => listeners.set(t, f) },
     acquireVsCodeApi: () => ({ postMessage: (m: unknown) => posted.push(JSON.parse(JSON.stringify(m))) }),
@@ -810,4 +818,68 @@ test('a message the model never answered is marked failed where it is, live and 
     bubbles.map((b) => b.className),
     ['msg user send-failed'],
   );
+});
+
+test('the model picker lists every endpoint, greys one that failed, picks for the chat, and rests during a run', () => {
+  const { ids, posted, onMessage } = loadChat();
+  const picker = ids.get('model-picker')!;
+  const menu = ids.get('model-menu')!;
+  onMessage({
+    data: { type: 'modelChoice', model: 'LAR-9B', endpoint: 'default', url: 'http://a/v1', chosen: false },
+  });
+  assert.equal(ids.get('model-label')!.textContent, 'LAR-9B');
+  assert.match(picker.title, /LAR-9B on "default" \(http:\/\/a\/v1\), the settings' default/);
+  picker.fire('click');
+  assert.equal(menu.hidden, false);
+  assert.deepEqual(posted.at(-1), { type: 'listModels' });
+  assert.match(menu.textContent ?? '', /Asking the endpoints/);
+  const evil = '<img src=x onerror=alert(1)>';
+  onMessage({
+    data: {
+      type: 'models',
+      endpoints: [
+        { name: 'default', url: 'http://a/v1', models: ['LAR-9B'] },
+        { name: 'big', url: 'http://b/v1', models: ['LAR-27B', evil] },
+        { name: 'down', url: 'http://c/v1', error: 'cannot reach the inference server at http://c/v1' },
+      ],
+      problems: ['lean4Agentic.endpoints entry 4: the name "big" is used twice; the first one is kept'],
+    },
+  });
+  const options = menu.all().filter((n) => n.attrs.get('role') === 'option');
+  assert.deepEqual(
+    options.map((o) => o.textContent),
+    ['LAR-9B', 'LAR-27B', evil],
+    'model ids are text, never markup',
+  );
+  assert.equal(options[0]!.attrs.get('aria-selected'), 'true');
+  const failed = menu.all().find((n) => n.className === 'model-group failed')!;
+  assert.match(failed.textContent ?? '', /^downcannot reach/);
+  assert.match(menu.textContent ?? '', /used twice/);
+  options[1]!.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'chooseModel', endpoint: 'big', model: 'LAR-27B' });
+  assert.equal(menu.hidden, true);
+  onMessage({
+    data: { type: 'modelChoice', model: 'LAR-27B', endpoint: 'big', url: 'http://b/v1', chosen: true },
+  });
+  assert.equal(ids.get('model-label')!.textContent, 'LAR-27B');
+  // During a run the model stays: the picker is disabled, and an open menu closes.
+  picker.fire('click');
+  onMessage({ data: { type: 'state', running: true } });
+  assert.equal(picker.disabled, true);
+  assert.equal(menu.hidden, true);
+  onMessage({ data: { type: 'state', running: false } });
+  assert.equal(picker.disabled, false);
+  // A pick whose endpoint left the settings says so on the button.
+  onMessage({
+    data: {
+      type: 'modelChoice',
+      model: 'LAR-27B',
+      endpoint: 'big',
+      url: '',
+      chosen: true,
+      problem: 'This chat runs "LAR-27B" on the endpoint "big", which is no longer in lean4Agentic.endpoints',
+    },
+  });
+  assert.equal(picker.className, 'secondary problem');
+  assert.match(picker.title, /no longer in lean4Agentic\.endpoints/);
 });
