@@ -108,7 +108,7 @@ export class AgentSession implements vscode.Disposable, RunChat {
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (['endpoint', 'endpoints', 'model'].some((k) => e.affectsConfiguration(`lean4Agentic.${k}`))) {
           void this.postConnection();
-          this.picker.postChoice();
+          this.listModels();
         }
       }),
       context.secrets.onDidChange(() => void this.postConnection()),
@@ -167,18 +167,24 @@ export class AgentSession implements vscode.Disposable, RunChat {
     ready: () => {
       // Through the watch: the view showing has most likely just asked the same.
       void this.watch.checkNow();
+      // The button names the model the server lists first when the setting leaves it empty.
       this.picker.postChoice();
+      this.listModels();
     },
-    listModels: () =>
-      void this.picker
-        .list()
-        .catch((e: unknown) => this.fail(`Could not list the models: ${e instanceof Error ? e.message : String(e)}`)),
+    listModels: () => this.listModels(),
     chooseModel: (msg) => {
       const problem = this.picker.choose({ endpoint: msg.endpoint, model: msg.model }, this.running !== undefined);
       if (problem) this.fail(problem);
       else void this.postConnection();
     },
   };
+
+  /** What every endpoint serves, for the model picker (its menu, and the name of the default model). */
+  private listModels(): void {
+    void this.picker.list().catch((e: unknown) => {
+      this.fail(`Could not list the models: ${e instanceof Error ? e.message : String(e)}`);
+    });
+  }
 
   private approve(id: string, approved: boolean): void {
     const resolve = this.running?.approvals.get(id);

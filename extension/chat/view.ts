@@ -221,7 +221,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   <footer>
     <textarea id="task" aria-label="Task for the agent" placeholder="Describe a task (Enter to run, Shift+Enter for a new line)"></textarea>
     <div class="row">
-      <button id="model-picker" class="secondary" aria-haspopup="listbox" aria-expanded="false" aria-controls="model-menu" title="The model this chat runs with"><span id="model-label">Model</span><span aria-hidden="true"> ▾</span></button>
+      <button id="model-picker" class="secondary" aria-haspopup="listbox" aria-expanded="false" aria-controls="model-menu" title="The model this chat runs with"><span id="model-label">Model</span><span class="model-chevron" aria-hidden="true">▾</span></button>
       <div id="model-menu" role="listbox" aria-label="Models of the configured endpoints" hidden></div>
       <button id="run">Run</button>
       <button id="stop" class="secondary" hidden>Stop</button>
