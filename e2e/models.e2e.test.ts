@@ -3,7 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ScriptedModelServer } from '../testkit/scripted-server';
-import { endedRunHeader, overflowOf } from './support/models';
+import { overflowOf, runHeaders } from './support/models';
 import { Suite, missingPrerequisite } from './support/workbench';
 
 const skip = missingPrerequisite();
@@ -83,10 +83,12 @@ describe('the model picker (code-server + Chromium)', { skip, concurrency: 1 }, 
       assert.equal(chats(second).length >= 1, true, 'the second server got the request');
       assert.equal(chats(first).length, 0, 'the default server got none');
       assert.equal((chats(second)[0]!.body as { model: string }).model, 'beta-27b-instruct-long-model-name');
-      const header = await endedRunHeader(ws);
-      assert.equal(header.model?.name, 'beta-27b-instruct-long-model-name');
-      assert.equal(header.model?.endpointName, 'second');
-      assert.equal(header.model?.endpoint, b);
+      const headers = runHeaders(ws);
+      assert.equal(headers.length, 1);
+      const header = headers[0];
+      assert.equal(header!.model?.name, 'beta-27b-instruct-long-model-name');
+      assert.equal(header!.model?.endpointName, 'second');
+      assert.equal(header!.model?.endpoint, b);
       // The footer still fits after a run (the header's own width is issue 21's first point, not the picker's).
       const afterRun = await overflowOf(chat, ['#model-picker', '#run']);
       assert.equal(afterRun.footerExtra, 0, 'nothing in the footer scrolls sideways after the run');

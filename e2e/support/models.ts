@@ -1,11 +1,10 @@
 /**
  * What the model-picker scenario reads off the chat: whether anything scrolls sideways or is cut at the side
- * bar's edge, and the header of the run a workspace recorded.
+ * bar's edge, and the headers of the runs a workspace recorded.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FrameLocator } from 'playwright-core';
-import { eventually } from './workbench';
 
 /** How far the chat's page (and its footer) is wider than its view, and which of these elements end past its right edge. */
 export async function overflowOf(
@@ -28,18 +27,11 @@ export async function overflowOf(
   }, selectors);
 }
 
-/** The header (line 1) of the workspace's one run, once the run has ended. */
-export async function endedRunHeader(ws: string): Promise<{ model?: Record<string, unknown> }> {
+/** The header (line 1, written when the run starts) of each run the workspace recorded, oldest first. */
+export function runHeaders(ws: string): { model?: Record<string, unknown> }[] {
   const runs = join(ws, '.lar', 'runs');
-  const file = await eventually(
-    'the run file ended',
-    () => {
-      const f = readdirSync(runs).find((n) => n.endsWith('.lar.jsonl'));
-      if (!f) return undefined;
-      const last = readFileSync(join(runs, f), 'utf8').trimEnd().split('\n').at(-1)!;
-      return /"type":"end"/.test(last) ? f : undefined;
-    },
-    60_000,
-  );
-  return JSON.parse(readFileSync(join(runs, file), 'utf8').split('\n')[0]!) as { model?: Record<string, unknown> };
+  return readdirSync(runs)
+    .filter((n) => n.endsWith('.lar.jsonl'))
+    .sort()
+    .map((f) => JSON.parse(readFileSync(join(runs, f), 'utf8').split('\n')[0]!) as { model?: Record<string, unknown> });
 }
