@@ -55,9 +55,12 @@ export class ConnectionProbe {
    */
   async check(quiet = false): Promise<void> {
     const seq = ++this.seq;
-    const chat = chatConfig(this.choice());
+    const choice = this.choice();
+    const chat = chatConfig(choice);
     if ('error' in chat) {
-      this.post({ type: 'connection', state: 'failed', endpoint: '', message: clip(chat.error, 2000), actions: [] });
+      // The pick's endpoint is no longer named in the settings: the line says which, and the picker offers others.
+      const named = clip(`the endpoint "${choice?.endpoint ?? ''}"`, 1000);
+      this.post({ type: 'connection', state: 'failed', endpoint: named, message: clip(chat.error, 2000), actions: [] });
       return;
     }
     const { config } = chat;
