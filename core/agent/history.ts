@@ -31,6 +31,9 @@ export interface RunEntry {
   note?: string;
 }
 
+/** Files above this size are listed without verifying them. */
+export const MAX_VERIFY_BYTES = 8 * 1024 * 1024;
+
 export interface ListRunsOptions {
   /** The newest this many files. Default 30. */
   limit?: number;
@@ -38,7 +41,8 @@ export interface ListRunsOptions {
   maxVerifyBytes?: number;
 }
 
-interface RunFile {
+/** A run file found in the runs folder, with its size and time. */
+export interface RunFile {
   name: string;
   path: string;
   mtimeMs: number;
@@ -46,7 +50,7 @@ interface RunFile {
 }
 
 /** The run files of a workspace with their size and time; none when there is no runs folder. */
-async function runFiles(workspace: string): Promise<RunFile[]> {
+export async function runFiles(workspace: string): Promise<RunFile[]> {
   const dir = join(workspace, RUNS_DIR);
   let names: string[];
   try {
@@ -68,63 +72,94 @@ async function runFiles(workspace: string): Promise<RunFile[]> {
 }
 
 export async function listRuns(workspace: string, opts: ListRunsOptions = {}): Promise<RunEntry[]> {
-  const files = await runFiles(workspace);
-  files.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.name < b.name ? 1 : -1));
+  const files = newestFirst(await runFiles(workspace));
   const out: RunEntry[] = [];
-  for (const f of files.slice(0, opts.limit ?? 30)) {
-    out.push(
-      await describeRun(
-        f.path,
-        f.name,
-        f.size,
-        new Date(f.mtimeMs).toISOString(),
-        opts.maxVerifyBytes ?? 8 * 1024 * 1024,
-      ),
-    );
-  }
+  for (const f of files.slice(0, opts.limit ?? 30))
+    out.push(await describeRun(f, opts.maxVerifyBytes ?? MAX_VERIFY_BYTES));
   return out;
 }
 
-/** One run file as the history lists it (its status, steps and figures), read from disk now. */
-export async function describeRunFile(path: string, maxVerifyBytes = 8 * 1024 * 1024): Promise<RunEntry> {
-  const s = await stat(path);
-  return describeRun(path, basename(path), s.size, new Date(s.mtimeMs).toISOString(), maxVerifyBytes);
+/** Newest modification first; the same time ordered by name, newest name first (run ids sort by time). */
+export function newestFirst(files: RunFile[]): RunFile[] {
+  return files.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
 }
 
-async function describeRun(
-  path: string,
-  name: string,
-  size: number,
-  mtime: string,
-  maxVerifyBytes: number,
-): Promise<RunEntry> {
-  const entry: RunEntry = { file: name, task: '', started: mtime, status: 'unfinished', steps: 0 };
-  let text: string;
+/** One run file as the history lists it (its status, steps and figures), read from disk now. */
+export async function describeRunFile(path: string, maxVerifyBytes = MAX_VERIFY_BYTES): Promise<RunEntry> {
+  const s = await stat(path);
+  return describeRun({ name: basename(path), path, mtimeMs: s.mtimeMs, size: s.size }, maxVerifyBytes);
+}
+
+/** What a run's first and last lines say: its task, start, model, the chat it belongs to, and how it ended. */
+export interface RunHead {
+  file: string;
+  task: string;
+  /** ISO time the run started (the header's), else the file's modification time. */
+  started: string;
+  model?: string;
+  status: RunStatus;
+  /** The header's `thread`, when it has a valid one. */
+  thread?: { id: string; turn?: number; previous?: string };
+  /** Why the header could not be read, when it could not. */
+  note?: string;
+}
+
+/** The head of a run read from at most 64 KB at each end of its file (any size): never throws. */
+export async function readRunHead(f: RunFile): Promise<RunHead> {
+  const head: RunHead = { file: f.name, task: '', started: new Date(f.mtimeMs).toISOString(), status: 'unfinished' };
+  let first: string;
   try {
-    text = size > maxVerifyBytes ? await readSlice(path, 0, size) : await readFile(path, 'utf8');
+    first = await readSlice(f.path, 0, f.size);
   } catch (e) {
-    return { ...entry, note: `not readable: ${e instanceof Error ? e.message : String(e)}` };
+    return { ...head, note: `not readable: ${e instanceof Error ? e.message : String(e)}` };
   }
-  const firstLine = text.slice(0, text.indexOf('\n') < 0 ? text.length : text.indexOf('\n'));
-  const header = parseObject(firstLine);
+  const header = parseObject(first.slice(0, first.indexOf('\n') < 0 ? first.length : first.indexOf('\n')));
   if (header?.type === 'header') {
-    if (typeof header.task === 'string') entry.task = header.task;
-    if (typeof header.started === 'string') entry.started = header.started;
+    if (typeof header.task === 'string') head.task = header.task;
+    if (typeof header.started === 'string') head.started = header.started;
     const model = header.model as { name?: unknown } | undefined;
-    if (model && typeof model.name === 'string') entry.model = model.name;
+    if (model && typeof model.name === 'string') head.model = model.name;
+    const thread = header.thread as { id?: unknown; turn?: unknown; previous?: unknown } | undefined;
+    if (thread && typeof thread.id === 'string' && thread.id)
+      head.thread = {
+        id: thread.id,
+        ...(typeof thread.turn === 'number' ? { turn: thread.turn } : {}),
+        ...(typeof thread.previous === 'string' ? { previous: thread.previous } : {}),
+      };
   }
-  // How it ended is on its last line, read even when the file is too large to verify for a list.
+  // How it ended is on its last line.
   const tail =
-    size > maxVerifyBytes ? await readSlice(path, Math.max(0, size - 64 * 1024), size).catch(() => '') : text;
+    f.size > first.length ? await readSlice(f.path, Math.max(0, f.size - 64 * 1024), f.size).catch(() => '') : first;
   const last = parseObject(lastLine(tail));
   if (
     last?.type === 'end' &&
     typeof last.reason === 'string' &&
     (RUN_STATUSES as readonly string[]).includes(last.reason)
   )
-    entry.status = last.reason as RunStatus;
-  if (size > maxVerifyBytes) return { ...entry, note: `${Math.round(size / 1e6)} MB: open it to verify` };
-  const report = verifyTrajectoryText(text, { resolve: fileResolver(path) });
+    head.status = last.reason as RunStatus;
+  return head;
+}
+
+/** A run's head and, when it is small enough to verify for a list, its figures. */
+export async function describeRun(f: RunFile, maxVerifyBytes: number): Promise<RunEntry> {
+  const head = await readRunHead(f);
+  const entry: RunEntry = {
+    file: head.file,
+    task: head.task,
+    started: head.started,
+    status: head.status,
+    steps: 0,
+    ...(head.model ? { model: head.model } : {}),
+  };
+  if (head.note) return { ...entry, note: head.note };
+  if (f.size > maxVerifyBytes) return { ...entry, note: `${Math.round(f.size / 1e6)} MB: open it to verify` };
+  let text: string;
+  try {
+    text = await readFile(f.path, 'utf8');
+  } catch (e) {
+    return { ...entry, note: `not readable: ${e instanceof Error ? e.message : String(e)}` };
+  }
+  const report = verifyTrajectoryText(text, { resolve: fileResolver(f.path) });
   if (!report.summary) return { ...entry, note: report.fatal ?? 'not verifiable' };
   return {
     ...entry,
