@@ -189,13 +189,13 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       );
       await wb.screenshot('2-task-diff');
 
-      // History: the run is listed with its task and status, and opens its trajectory.
+      // History: the conversation is listed with its first message and how its last turn went.
       await chat.locator('#show-history').click();
-      const row = chat.locator('#history button.run-row').first();
+      const row = chat.locator('#history button.thread-row').first();
       await row.waitFor({ timeout: 30_000 });
       assert.match(
         await row.innerText(),
-        /Make npm test pass\.[\s\S]*submitted · 8 steps · return 1\.\d{3} · outcome 1/,
+        /Make npm test pass\.[\s\S]*1 turn · last turn submitted: outcome 1 · return 1(\.\d{1,3})?/,
       );
       await wb.screenshot('2-task-history');
 
@@ -552,10 +552,13 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       );
       await wb.screenshot('6-reload-resumed');
       await chat2.locator('#show-history').click();
-      const row = chat2.locator('#history button.run-row').first();
+      // One conversation of two runs; its trajectories are under its Trajectories button.
+      const row = chat2.locator('#history .thread-item', { hasText: 'Look around.' });
       await row.waitFor({ timeout: 30_000 });
-      const interruptedRow = chat2.locator('#history button.run-row', { hasText: 'Look around.' }).first();
-      assert.match(await interruptedRow.innerText(), /Look around\.[\s\S]*interrupted · 1 steps/);
+      assert.match(await row.locator('button.thread-row').innerText(), /Look around\.[\s\S]*2 turns/);
+      await row.locator('button.thread-trajectories').click();
+      const interruptedRow = row.locator('button.run-row', { hasText: 'interrupted' }).first();
+      assert.match(await interruptedRow.innerText(), new RegExp(`1\\. Look around\\.[\\s\\S]*interrupted · ${file}`));
       await interruptedRow.click();
       await wb.editor(file).waitFor({ timeout: 30_000 });
       // Opened again, and the latest run beside it: one editor group, no new empty ones.

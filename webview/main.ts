@@ -5,7 +5,7 @@
  */
 import { ToWebview } from '../core/protocol/chat';
 import { approvalDone, askApproval, showApproval, showStep, showToolOutput, startTool } from './cards';
-import { drawTimeline, listRuns, setHistoryVisible, timeline } from './history';
+import { drawTimeline, setHistoryVisible, timeline } from './history';
 import { checkpointRestored, interrupted, laterChanges, outcome, runEnded, showError } from './notices';
 import {
   contextBar,
@@ -36,6 +36,7 @@ import {
 } from './sends';
 import { state, type Msg } from './state';
 import { drawCounters, setActivity, setRunning, showConnection, showContext } from './status';
+import { listThreads } from './threads';
 import { endStream, retract, showAnswer, streamReasoning, streamText, userBubble } from './stream';
 import { watchWelcome } from './welcome';
 
@@ -121,7 +122,7 @@ const handlers: { [K in ToWebview['type']]: (m: Msg<K>) => void } = {
   connection: showConnection,
   models: showModels,
   modelChoice: showModelChoice,
-  history: listRuns,
+  history: listThreads,
   approval: askApproval,
   approvalDone,
   showApproval,

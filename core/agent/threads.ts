@@ -43,6 +43,8 @@ export interface ListThreadsOptions {
   maxFiles?: number;
   /** The latest run of a conversation is verified for its figures only up to this size. Default 8 MB. */
   maxVerifyBytes?: number;
+  /** False: no figures (a look-up by id needs none, and verifying takes time). Default true. */
+  figures?: boolean;
 }
 
 /** The conversation a run belongs to: its header's thread, else the run alone (named as a first run names its thread). */
@@ -104,7 +106,7 @@ export async function listThreads(workspace: string, opts: ListThreadsOptions = 
   const heads: ThreadRunHead[] = [];
   for (const f of files) heads.push({ ...(await readRunHead(f)), mtimeMs: f.mtimeMs });
   const threads = groupThreads(heads).slice(0, opts.limit ?? 30);
-  for (const t of threads) {
+  for (const t of opts.figures === false ? [] : threads) {
     const latest = byName.get(t.runs[t.runs.length - 1]!.file)!;
     const figures = await describeRun(latest, opts.maxVerifyBytes ?? MAX_VERIFY_BYTES);
     if (figures.return !== undefined) {

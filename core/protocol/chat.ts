@@ -29,6 +29,8 @@ export type ErrorAction = z.infer<typeof ErrorAction>;
 
 /** The id the webview gives each message it sends: the extension's answer (started, queued, failed) names it. */
 export const SendId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/);
+/** A conversation's id as History names it (the extension looks it up again among the listed ones, never as a path). */
+export const ThreadId = z.string().min(1).max(300);
 
 /** Webview → extension. */
 export const FromWebview = z.discriminatedUnion('type', [
@@ -47,8 +49,10 @@ export const FromWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('showChange'), id: z.string().regex(CHANGE_ID) }).strict(),
   /** Check the connection to the inference server again. */
   z.object({ type: z.literal('checkConnection') }).strict(),
-  /** List the workspace's recorded runs. */
+  /** List the workspace's recorded conversations. */
   z.object({ type: z.literal('history') }).strict(),
+  /** Bring a recorded conversation back into the chat, to continue it (by its id as History listed it). */
+  z.object({ type: z.literal('openThread'), id: ThreadId }).strict(),
   /** Open a recorded run's trajectory (by file name in .lar/runs, nothing else). */
   z.object({ type: z.literal('openRun'), file: z.string().regex(RUN_FILE) }).strict(),
   /** Put the workspace back to a checkpoint (a step's, or the snapshot before a restore: Undo). */
@@ -110,20 +114,31 @@ export type StepCard = z.infer<typeof StepCard>;
 /** How a recorded run ended; `unfinished`: the file has no end line (the editor stopped mid-run). */
 export const RunStatus = z.enum([...EndEvent.shape.reason.options, 'unfinished']);
 
-export const HistoryEntry = z
+/** One run file of a conversation in History: the trajectory its Trajectories list opens. */
+const ThreadRunEntry = z
+  .object({ file: z.string().regex(RUN_FILE), task: short(200), started: short(40), status: RunStatus })
+  .strict();
+
+/** One conversation in History; its status and figures are its latest run's. */
+export const ThreadEntry = z
   .object({
-    file: z.string().regex(RUN_FILE),
+    id: ThreadId,
+    /** Its first message. */
     task: short(300),
     started: short(40),
-    model: short(300).optional(),
+    lastActive: short(40),
+    /** How many runs it has (the runs listed are the latest 100 of them). */
+    turns: z.number().int().positive(),
     status: RunStatus,
-    steps: z.number().int().nonnegative(),
+    model: short(300).optional(),
+    steps: z.number().int().nonnegative().optional(),
     return: z.number().optional(),
     outcome: z.number().optional(),
     note: short(500).optional(),
+    runs: z.array(ThreadRunEntry).min(1).max(100),
   })
   .strict();
-export type HistoryEntry = z.infer<typeof HistoryEntry>;
+export type ThreadEntry = z.infer<typeof ThreadEntry>;
 
 /** Extension → webview. */
 export const ToWebview = z.discriminatedUnion('type', [
@@ -269,7 +284,10 @@ export const ToWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('focusInput') }).strict(),
   /** Scroll to the approval that waits and focus its Approve button (the status bar's or a notification's click). */
   z.object({ type: z.literal('showApproval') }).strict(),
-  z.object({ type: z.literal('history'), runs: z.array(HistoryEntry).max(100) }).strict(),
+  /** The workspace's conversations, newest activity first; `current`: the one the chat shows. */
+  z
+    .object({ type: z.literal('history'), threads: z.array(ThreadEntry).max(100), current: ThreadId.optional() })
+    .strict(),
   /** Whether the inference server answers, shown above the chat; the latest replaces the one before. */
   z
     .object({

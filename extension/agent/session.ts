@@ -5,14 +5,14 @@
  * events-to-view.ts; the chat over a reload in chat/persistence.ts.
  */
 import * as vscode from 'vscode';
-import { listRuns } from '../../core/agent/history';
-import { clip, type ErrorAction, type FromWebview, type HistoryEntry, type ToWebview } from '../../core/protocol/chat';
+import { clip, type ErrorAction, type FromWebview, type ToWebview } from '../../core/protocol/chat';
 import type { SandboxSummary } from '../../core/sandbox/plan';
 import { RUN_FILE, type RestoreEvent } from '../../core/schema/trajectory';
 import { RUNS_DIR } from '../../core/workspace/lar-layout';
 import type { LarClient } from '../client';
 import { branchFrom, restoreCheckpoint } from '../chat/branching';
 import { linkTarget } from '../chat/links';
+import { openThread, postHistory } from '../chat/history';
 import { forgetChat, markInterrupted, restoreChat } from '../chat/persistence';
 import { resumeMessage } from '../chat/transcript';
 import type { ChatThread, Running } from '../chat/state';
@@ -155,7 +155,11 @@ export class AgentSession implements vscode.Disposable, RunChat {
       ),
     history: () =>
       void this.postHistory().catch((e: unknown) =>
-        this.fail(`Could not list the runs: ${e instanceof Error ? e.message : String(e)}`),
+        this.fail(`Could not list the conversations: ${e instanceof Error ? e.message : String(e)}`),
+      ),
+    openThread: (msg) =>
+      void openThread(this, msg.id).catch((e: unknown) =>
+        this.fail(`Could not open the conversation: ${e instanceof Error ? e.message : String(e)}`),
       ),
     openRun: (msg) => this.openRun(msg.file),
     copy: (msg) => void vscode.env.clipboard.writeText(msg.text),
@@ -279,22 +283,9 @@ export class AgentSession implements vscode.Disposable, RunChat {
     await this.start(resumeMessage(this.thread.restored?.at(-1)?.end?.detail), { resume: true });
   }
 
-  /** The runs recorded in the first workspace folder, newest first. */
-  async postHistory(): Promise<void> {
-    const folder = vscode.workspace.workspaceFolders?.[0];
-    const runs = folder?.uri.scheme === 'file' ? await listRuns(folder.uri.fsPath) : [];
-    const entries: HistoryEntry[] = runs.map((r) => ({
-      file: r.file,
-      task: clip(r.task.replace(/\s+/g, ' ').trim() || '(no task)', 300),
-      started: clip(r.started, 40),
-      ...(r.model ? { model: clip(r.model, 300) } : {}),
-      status: r.status,
-      steps: r.steps,
-      ...(r.return !== undefined ? { return: r.return } : {}),
-      ...(r.outcome !== undefined ? { outcome: r.outcome } : {}),
-      ...(r.note ? { note: clip(r.note, 500) } : {}),
-    }));
-    this.post({ type: 'history', runs: entries });
+  /** The conversations recorded in the first workspace folder, newest activity first. */
+  postHistory(): Promise<void> {
+    return postHistory(this);
   }
 
   private async showChange(id: string): Promise<void> {

@@ -80,20 +80,44 @@ export async function restoreChat(chat: Chat): Promise<void> {
   try {
     const runsDir = join(folder.uri.fsPath, RUNS_DIR);
     const runs = await new Promise<RecordedRun[]>((resolve) => setImmediate(() => resolve(readChat(runsDir, latest))));
-    const thread = threadOf(runs);
-    if (!thread || chat.running || chat.thread || chat.cleared) return;
+    if (!threadOf(runs) || chat.running || chat.thread || chat.cleared) return;
     // Restores not yet recorded and a branch not yet continued come back too (the same chat only).
     const saved = Pending.safeParse(chat.context.workspaceState.get(PENDING_KEY));
     const pending = saved.success ? saved.data : undefined;
     const branch = pending?.branch?.run === latest ? pending.branch : undefined;
     if (pending && !chat.restores.length) chat.restores = pending.restores;
-    if (branch) runs[runs.length - 1]!.cutAtStep = branch.step;
-    chat.thread = { ...thread, restored: runs, ...(branch ? { step: branch.step } : {}) };
-    chat.lastTrajectory = vscode.Uri.file(join(runsDir, latest));
-    chat.post({ type: 'clear' });
-    for (const m of transcriptOf(runs)) chat.post(m);
+    showChat(chat, runsDir, runs, branch?.step);
     chat.output.info(`restored the chat of ${runs.length} run(s) ending in ${latest}`);
   } catch (e) {
     chat.output.warn(`could not restore the last chat: ${e instanceof Error ? e.message : String(e)}`);
   }
+}
+
+/**
+ * Opens the conversation that run `file` of `runsDir` ends in place of the
+ * chat's (History): shown as it was, continued by the next message, and the
+ * one a reload brings back. The restores of the chat it replaces are not its
+ * story. False when the file cannot be read back as a chat.
+ */
+export function openChat(chat: Chat, runsDir: string, file: string): boolean {
+  const runs = readChat(runsDir, file);
+  if (!threadOf(runs)) return false;
+  chat.changes.clear();
+  chat.restores = [];
+  chat.cleared = false;
+  rememberChat(chat.context, file);
+  forgetPending(chat.context);
+  showChat(chat, runsDir, runs);
+  chat.output.info(`opened the chat of ${runs.length} run(s) ending in ${file}`);
+  return true;
+}
+
+/** Shows a chat read back from its runs and makes it the one the next message continues (from `step` of its last run: a branch). */
+function showChat(chat: Chat, runsDir: string, runs: RecordedRun[], step?: number): void {
+  const last = runs[runs.length - 1]!;
+  if (step !== undefined) last.cutAtStep = step;
+  chat.thread = { ...threadOf(runs)!, restored: runs, ...(step !== undefined ? { step } : {}) };
+  chat.lastTrajectory = vscode.Uri.file(join(runsDir, last.file));
+  chat.post({ type: 'clear' });
+  for (const m of transcriptOf(runs)) chat.post(m);
 }

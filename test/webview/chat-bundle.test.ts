@@ -245,54 +245,79 @@ test('the chat draws the stage timeline, Diff buttons and the run history, and E
   assert.deepEqual(posted.at(-1), { type: 'history' });
   assert.equal(ids.get('history')!.hidden, false);
   assert.equal(ids.get('log')!.hidden, true);
+  const run = (file: string, task: string, status: string) => ({
+    file,
+    task,
+    started: '2026-11-30T10:00:00.000Z',
+    status,
+  });
   onMessage({
     data: {
       type: 'history',
-      runs: [
+      current: 'run-1',
+      threads: [
         {
-          file: 'run-2.lar.jsonl',
+          id: 'run-2',
           task: 'fix the failing test',
           started: '2026-11-30T10:00:00.000Z',
+          lastActive: '2026-11-30T10:05:00.000Z',
+          turns: 2,
           status: 'submitted',
           steps: 6,
           return: 1.75,
           outcome: 1,
+          runs: [
+            run('run-2.lar.jsonl', 'fix the failing test', 'answered'),
+            run('run-3.lar.jsonl', 'go on', 'submitted'),
+          ],
         },
         {
-          file: 'run-1.lar.jsonl',
+          id: 'run-1',
           task: 'crashed one',
           started: '2026-11-29T10:00:00.000Z',
+          lastActive: '2026-11-29T10:00:00.000Z',
+          turns: 1,
           status: 'unfinished',
-          steps: 2,
-          return: -0.5,
-          outcome: 0,
+          runs: [run('run-1.lar.jsonl', 'crashed one', 'unfinished')],
         },
       ],
     },
   });
-  const rows = ids
-    .get('history')!
-    .all()
-    .filter((n) => n.tag === 'button');
-  assert.equal(rows.length, 2);
-  assert.match(rows[0]!.textContent ?? '', /fix the failing test.*submitted · 6 steps · return 1\.750 · outcome 1/);
-  assert.match(rows[1]!.textContent ?? '', /unfinished/);
-  rows[1]!.fire('click');
-  assert.deepEqual(posted.at(-1), { type: 'openRun', file: 'run-1.lar.jsonl' });
+  const history = () => ids.get('history')!.all();
+  const rows = history().filter((n) => n.tag === 'button' && n.className === 'thread-row');
+  assert.equal(rows.length, 2, 'one row per conversation');
+  assert.match(
+    rows[0]!.textContent ?? '',
+    /fix the failing test.*2 turns · last turn submitted: outcome 1 · return 1\.75/,
+  );
+  assert.match(rows[1]!.textContent ?? '', /crashed one.*1 turn · last turn unfinished.*unfinished.*in the chat/);
+  rows[0]!.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'openThread', id: 'run-2' });
+  assert.equal(ids.get('history')!.hidden, true, 'opening a conversation goes back to the chat');
+  // Its trajectories, one click away: hidden under a Trajectories button, each opening its file.
+  const toggle = history().find((n) => n.tag === 'button' && n.textContent === 'Trajectories (2)')!;
+  const runsList = history().find((n) => n.className === 'thread-runs')!;
+  assert.equal(runsList.hidden, true);
+  toggle.fire('click');
+  assert.equal(runsList.hidden, false);
+  assert.equal(toggle.attrs.get('aria-expanded'), 'true');
+  const files = runsList.all().filter((n) => n.tag === 'button');
+  assert.match(files[1]!.textContent ?? '', /2\. go on.*submitted · run-3\.lar\.jsonl/);
+  files[1]!.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'openRun', file: 'run-3.lar.jsonl' });
   // A listing naming a path outside the runs folder is refused by the schema, so nothing is drawn from it.
   onMessage({
     data: {
       type: 'history',
-      runs: [{ file: '../../.ssh/id_rsa.lar.jsonl', task: 'x', started: '', status: 'submitted', steps: 0 }],
+      threads: [
+        {
+          ...{ id: 'x', task: 'x', started: '', lastActive: '', turns: 1, status: 'submitted' },
+          runs: [run('../../.ssh/id_rsa.lar.jsonl', 'x', 'submitted')],
+        },
+      ],
     },
   });
-  assert.equal(
-    ids
-      .get('history')!
-      .all()
-      .filter((n) => n.tag === 'button').length,
-    2,
-  );
+  assert.equal(history().filter((n) => n.className === 'thread-row').length, 2);
   assert.ok(posted.every((m) => FromWebview.safeParse(m).success));
 
   onMessage({ data: { type: 'clear' } });
@@ -316,6 +341,10 @@ test('the chat protocol refuses paths and ids the extension did not hand out', (
   );
   for (const id of ['', 'c', 'x1', 'c1/../', 'c1234567890123'])
     assert.equal(FromWebview.safeParse({ type: 'showChange', id }).success, false, id);
+  // A conversation is asked for by its id alone (looked up again among the listed ones), never by a path.
+  for (const id of ['', 'r'.repeat(301)])
+    assert.equal(FromWebview.safeParse({ type: 'openThread', id }).success, false, id.slice(0, 9));
+  assert.equal(FromWebview.safeParse({ type: 'openThread', id: 'run-1', file: 'run-1.lar.jsonl' }).success, false);
 });
 
 test('the chat shows whether the server answers, with a way to fix it when it does not', () => {
