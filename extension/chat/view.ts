@@ -206,13 +206,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     </div>
     <div class="header-actions">
       <button id="open-trajectory" class="secondary" hidden title="Open this run's trajectory">Trajectory</button>
-      <button id="show-history" class="secondary" aria-expanded="false" aria-controls="history" title="Past runs in this workspace">History</button>
+      <button id="show-history" class="secondary" aria-expanded="false" aria-controls="history" title="Past conversations in this workspace">History</button>
       <button id="new-chat" class="secondary" title="Clear the chat">New</button>
     </div>
   </header>
   <div id="connection" role="status" hidden></div>
   <nav id="timeline" aria-label="Stage timeline" hidden></nav>
-  <section id="history" aria-label="Past runs" hidden></section>
+  <section id="history" aria-label="Past conversations" hidden></section>
   <div class="log-wrap">
     <main id="log" role="log" aria-live="polite"><div id="log-inner"></div></main>
     <button id="jump" class="secondary small" hidden title="Follow the run again">↓ Latest</button>
