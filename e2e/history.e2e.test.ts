@@ -1,6 +1,6 @@
 // History by conversation in the real VS Code (code-server + Chromium) at the default side-bar width: two chats
 // are two rows, an older one opens back in the chat (and survives a reload), a follow-up continues it with its
-// earlier context in the same thread, and its trajectories stay one click away.
+// earlier context in the same thread, its trajectories stay one click away, and none opens during a run.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -62,6 +62,8 @@ describe('History by conversation (code-server + Chromium)', { skip, concurrency
         { content: 'test/sum.test.js tests it.' },
         { content: 'No, there is no README here.' },
         { content: 'I said that sum subtracts instead of adding.' },
+        // The model goes quiet: a run in progress, until Stop.
+        { kind: 'stall', after: 'Thinking', ms: 120_000 },
       ],
     });
     const endpoint = await server.start();
@@ -167,6 +169,17 @@ describe('History by conversation (code-server + Chromium)', { skip, concurrency
       assert.equal(await chat.locator('#history').isHidden(), true);
       assert.equal(await chat.locator('.msg.user').count(), 3);
       await wb.screenshot('history-trajectory-open');
+
+      // While a run is in progress, another conversation does not open: the chat says why and stays as it is.
+      await wb.send(chat, 'One more thing.');
+      await chat.locator('#stop').waitFor({ state: 'visible', timeout: 30_000 });
+      await chat.locator('#show-history').click();
+      await chat.locator('#history .thread-item', { hasText: OTHER }).locator('.thread-row').click();
+      await chat.locator('#log .error', { hasText: 'A run is in progress' }).waitFor({ timeout: 10_000 });
+      assert.equal(await chat.locator('.msg', { hasText: OTHER }).count(), 0, 'the chat still shows its conversation');
+      await wb.screenshot('history-refused-during-run');
+      await chat.locator('#stop').click();
+      await chat.locator('#stop').waitFor({ state: 'hidden', timeout: 30_000 });
       assert.deepEqual(wb.pageErrors, []);
     } finally {
       await wb.close();
