@@ -19,6 +19,7 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileS
 import { join } from 'node:path';
 import { CheckpointId } from '../schema/trajectory';
 import { isInside } from '../workspace/fs';
+import { changedAmong, diffFiles, withPathsFrom, type FileDiff } from './run-diff';
 import { ShadowGit } from './shadow-git';
 
 export interface Checkpoint {
@@ -335,5 +336,34 @@ export class CheckpointStore {
     commitId(commit);
     const r = await this.repo.run(['cat-file', 'blob', `${commit}:${path}`], { allowFail: true });
     return r.code === 0 ? r.stdout : undefined;
+  }
+
+  /** Every file that differs from checkpoint `from` to checkpoint `to`, with line counts (a run's review). */
+  async diffFiles(from: string, to: string): Promise<FileDiff[]> {
+    return diffFiles(this.repo, commitId(from), commitId(to));
+  }
+
+  /**
+   * What putting only `paths` back as they were at `source` would do, from the workspace as it is now: the
+   * snapshot of now (`pre`), the commit to restore (now's tree but for those paths), and which of the paths
+   * changed since checkpoint `since` (edited after the run ended). `restore(target, pre.commit)` then
+   * changes those paths and nothing else.
+   */
+  async previewFiles(
+    source: string,
+    paths: string[],
+    since: string,
+  ): Promise<{ pre: Checkpoint; target: string; changedSince: string[] }> {
+    commitId(source);
+    commitId(since);
+    return this.repo.serial(async () => {
+      await this.exists(source);
+      await this.exists(since);
+      const pre = await this.snapshotNow(`restores/${Date.now()}-pre`, 'before putting files back');
+      const at = { base: pre.commit, source, paths };
+      const target = await withPathsFrom(this.repo, join(this.dir, 'git', 'files-index'), at);
+      await this.repo.run(['update-ref', `refs/lar/restores/${Date.now()}-files`, target]);
+      return { pre, target, changedSince: await changedAmong(this.repo, since, pre.commit, paths) };
+    });
   }
 }

@@ -19,6 +19,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { read, setup } from '../../support/checkpoint-workspace';
 import fc from '../../support/fc';
 import { CheckpointStore, type CheckpointStore as Store } from '../../../core/checkpoints/store';
 
@@ -36,21 +37,6 @@ function hashTree(dir: string): string {
   walk(dir);
   return h.digest('hex');
 }
-
-async function setup(files: Record<string, string> = {}) {
-  const root = mkdtempSync(join(tmpdir(), 'lar-ckpt-'));
-  const ws = join(root, 'ws');
-  mkdirSync(ws);
-  for (const [p, c] of Object.entries(files)) {
-    mkdirSync(join(ws, p, '..'), { recursive: true });
-    writeFileSync(join(ws, p), c);
-  }
-  const store = await CheckpointStore.open({ storage: join(root, 'storage'), workspace: ws, maxFileBytes: 1024 });
-  assert.ok(store instanceof CheckpointStore, JSON.stringify(store));
-  return { root, ws, store: store };
-}
-
-const read = (ws: string, p: string) => (existsSync(join(ws, p)) ? readFileSync(join(ws, p), 'utf8') : undefined);
 
 test('restore to a checkpoint: changed files reverted, deleted ones back, new ones removed — and it can be undone', async () => {
   const { ws, store } = await setup({ 'src/a.js': 'a1', 'src/b.js': 'b1', 'README.md': 'r' });
