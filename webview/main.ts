@@ -5,6 +5,7 @@
  */
 import { ToWebview } from '../core/protocol/chat';
 import { approvalDone, askApproval, showApproval, showStep, showToolOutput, startTool } from './cards';
+import { forgetCards, runChanges } from './changes';
 import { drawTimeline, setHistoryVisible, timeline } from './history';
 import { checkpointRestored, interrupted, laterChanges, outcome, runEnded, showError } from './notices';
 import {
@@ -42,6 +43,7 @@ import { watchWelcome } from './welcome';
 
 function clear(): void {
   inner.replaceChildren();
+  forgetCards();
   state.approvals.clear();
   state.liveCards.clear();
   endStream();
@@ -90,6 +92,7 @@ const handlers: { [K in ToWebview['type']]: (m: Msg<K>) => void } = {
   checkpointRestored,
   restored: (msg) => append(el('div', 'restored-note', msg.text)),
   laterChanges,
+  runChanges,
   userMessage: (msg) => {
     append(userBubble(msg.text));
     remember(msg.text);

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { CheckpointId, EndEvent, RUN_FILE } from '../schema/trajectory';
 import { PickerRequest, PickerUpdate } from './models';
+import { ReviewAction, RunReview } from './run-review';
 
 /** The id of one file change the chat can show in a diff editor (extension/checkpoints/file-changes.ts). */
 export const CHANGE_ID = /^c[0-9]{1,12}$/;
@@ -80,6 +81,8 @@ export const FromWebview = z.discriminatedUnion('type', [
   /** Open a link from model text; the extension decides whether it may (http/https, files of the workspace). */
   z.object({ type: z.literal('openLink'), href: z.string().min(1).max(4000) }).strict(),
   ...PickerRequest,
+  /** A file of a run's review (by the id the extension gave it): its diff, Keep or Undo; or all of them. */
+  ReviewAction,
 ]);
 export type FromWebview = z.infer<typeof FromWebview>;
 
@@ -253,6 +256,8 @@ export const ToWebview = z.discriminatedUnion('type', [
       more: z.number().int().nonnegative(),
     })
     .strict(),
+  /** What a run changed, with Keep / Undo (sent again, whole, when a file's state changes: the card is replaced). */
+  z.object({ type: z.literal('runChanges'), review: RunReview }).strict(),
   /** The chat was read back from its trajectories (after a reload or a restart). */
   z.object({ type: z.literal('restored'), text: short(2000) }).strict(),
   /** A message of the user's, as recorded (a restored chat). */

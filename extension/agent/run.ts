@@ -28,6 +28,7 @@ import type { LarClient } from '../client';
 import { forgetPending, rememberChat } from '../chat/persistence';
 import type { Chat, ChatThread, Running } from '../chat/state';
 import { shortArgs } from '../chat/cards';
+import { postRunChanges } from '../chat/review';
 import { actionsFor } from './connection-probe';
 import { EventsToView } from './events-to-view';
 import { createLiveGate, type LiveGate } from './live-gate';
@@ -131,6 +132,8 @@ class ChatRun {
   /** Masks the key (and, once read, the host's secret-looking values) in all the chat is shown. */
   private mask: (text: string) => string = (t) => redact(t, this.apiKey);
   private open: OpenRun<AgentTerminal> | undefined;
+  /** What the Changes card at the end compares from: the run's first checkpoint, in its store. */
+  private review: { store: CheckpointStore; run: string; runId: string; start?: string } | undefined;
   /** The running command's output on its live card. */
   private readonly liveOutput = new LiveOutput(
     (msg) => this.chat.post(msg),
@@ -184,6 +187,7 @@ class ChatRun {
     this.chat.warnings.warnIfNoPty();
     const store = config.checkpoints ? await this.chat.checkpoints.store(this.ws) : undefined;
     const plan: Plan = { ...pre, runId, rules, thread, follow, store, restores: this.chat.restores, trajectoryPath };
+    if (store) this.review = { store, run: basename(trajectoryPath), runId };
     const view = new EventsToView({
       mask: (t) => this.mask(t),
       expectExitCode: workflow.outcome.expectExitCode,
@@ -308,7 +312,9 @@ class ChatRun {
   /** The workspace before a step, in the checkpoints (a step without one still runs). */
   private async checkpoint(store: CheckpointStore, runId: string, step: number): Promise<string | undefined> {
     try {
-      return (await store.snapshot(`runs/${runId}/steps/${step}`, `${runId}: before step ${step}`)).commit;
+      const { commit } = await store.snapshot(`runs/${runId}/steps/${step}`, `${runId}: before step ${step}`);
+      if (this.review && !this.review.start) this.review.start = commit;
+      return commit;
     } catch (e) {
       this.chat.output.warn(`no checkpoint before step ${step}: ${e instanceof Error ? e.message : String(e)}`);
       return undefined;
@@ -384,17 +390,11 @@ class ChatRun {
       this.chat.output[n.level](n.detail ? `${n.text}\n${n.detail}` : n.text);
       if (n.kind === 'quarantined') void vscode.window.showWarningMessage(`Lean4 Agentic ${n.text}`);
     }
-    if (end?.later?.length) {
-      const shown = end.later.slice(0, 200);
-      this.chat.post({
-        type: 'laterChanges',
-        files: shown.map((f) => ({
-          path: clip(f.path, 2000),
-          change: f.change,
-          ...(f.diff ? { diff: clip(f.diff, 40_000) } : {}),
-        })),
-        more: end.later.length - shown.length,
-      });
-    }
+    const r = this.review;
+    await postRunChanges(
+      this.chat,
+      r?.start ? { ...r, start: r.start, later: end?.later ?? [] } : undefined,
+      end?.later,
+    );
   }
 }

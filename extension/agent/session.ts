@@ -13,12 +13,14 @@ import type { LarClient } from '../client';
 import { branchFrom, restoreCheckpoint } from '../chat/branching';
 import { linkTarget } from '../chat/links';
 import { openThread, postHistory } from '../chat/history';
+import { reviewAction } from '../chat/review';
 import { forgetChat, markInterrupted, restoreChat } from '../chat/persistence';
 import { resumeMessage } from '../chat/transcript';
 import type { ChatThread, Running } from '../chat/state';
 import { changeUri } from '../checkpoints/change-documents';
 import { Checkpoints } from '../checkpoints/checkpoints';
 import { FileChanges } from '../checkpoints/file-changes';
+import { RunReviews } from '../checkpoints/run-review';
 import { COMMANDS } from '../../core/protocol/commands';
 import { openSetting } from './connection';
 import { showTrajectory } from '../trajectory/open';
@@ -77,6 +79,7 @@ export class AgentSession implements vscode.Disposable, RunChat {
   private readonly subs: vscode.Disposable[] = [];
   readonly changes = new FileChanges();
   readonly checkpoints: Checkpoints;
+  readonly reviews: RunReviews;
   restores: RestoreEvent[] = [];
   readonly warnings: RunWarnings;
   private readonly probe: ConnectionProbe;
@@ -94,6 +97,7 @@ export class AgentSession implements vscode.Disposable, RunChat {
     readonly output: vscode.LogOutputChannel,
   ) {
     this.checkpoints = new Checkpoints(context, output);
+    this.reviews = new RunReviews(context.workspaceState);
     this.warnings = new RunWarnings(context, output);
     this.picker = new ModelPicker(context, (msg) => this.post(msg), output);
     this.probe = new ConnectionProbe(
@@ -166,6 +170,10 @@ export class AgentSession implements vscode.Disposable, RunChat {
     openLink: (msg) =>
       void openLink(msg.href).then(undefined, (e: unknown) =>
         this.fail(`Could not open ${clip(msg.href, 200)}: ${e instanceof Error ? e.message : String(e)}`),
+      ),
+    reviewChange: (msg) =>
+      void reviewAction(this, msg).catch((e: unknown) =>
+        this.fail(`The review could not do that: ${e instanceof Error ? e.message : String(e)}`),
       ),
     checkConnection: () => void this.postConnection(),
     ready: () => {

@@ -119,5 +119,5 @@ function showChat(chat: Chat, runsDir: string, runs: RecordedRun[], step?: numbe
   chat.thread = { ...threadOf(runs)!, restored: runs, ...(step !== undefined ? { step } : {}) };
   chat.lastTrajectory = vscode.Uri.file(join(runsDir, last.file));
   chat.post({ type: 'clear' });
-  for (const m of transcriptOf(runs)) chat.post(m);
+  for (const m of transcriptOf(runs, (file) => chat.reviews.messagesFor(file))) chat.post(m);
 }

@@ -10,6 +10,7 @@ import type { RestoreEvent } from '../../core/schema/trajectory';
 import type { AgentTerminal } from '../agent/terminal';
 import type { Checkpoints } from '../checkpoints/checkpoints';
 import type { FileChanges } from '../checkpoints/file-changes';
+import type { RunReviews } from '../checkpoints/run-review';
 
 /** The run in progress. */
 export interface Running {
@@ -43,6 +44,8 @@ export interface Chat {
   readonly changes: FileChanges;
   /** The workspace's checkpoints (a shadow git repository in the editor's storage). */
   readonly checkpoints: Checkpoints;
+  /** What each run changed, with Keep / Undo (kept over a reload). */
+  readonly reviews: RunReviews;
   running: Running | undefined;
   lastTrajectory: vscode.Uri | undefined;
   thread: ChatThread | undefined;

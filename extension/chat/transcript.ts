@@ -14,13 +14,21 @@ import { clip, type ToWebview } from '../../core/protocol/chat';
 
 /** A restore as the chat states it. */
 export function restoreLine(r: RestoreEvent): string {
+  if (r.step === undefined && !r.undo && r.run) {
+    const n = r.reverted.length + r.deleted.length + r.restored.length;
+    return `Undone from the changes of ${r.run}: ${n} file${n === 1 ? '' : 's'} put back as before the run (${r.reverted.length} changed back, ${r.deleted.length} deleted, ${r.restored.length} brought back)${r.leftovers?.length ? `; not put back: ${r.leftovers.join(', ')}` : ''}.`;
+  }
   if (r.undo)
     return `Restore undone: the workspace is back as it was before it (${r.reverted.length + r.deleted.length + r.restored.length} files).`;
   const n = r.reverted.length + r.deleted.length + r.restored.length;
   return `Workspace restored to before step ${r.step ?? '?'}${r.run ? ` of ${r.run}` : ''}: ${n} file${n === 1 ? '' : 's'} (${r.reverted.length} changed back, ${r.deleted.length} deleted, ${r.restored.length} brought back)${r.leftovers?.length ? `; not put back: ${r.leftovers.join(', ')}` : ''}.`;
 }
 
-export function transcriptOf(runs: readonly RecordedRun[]): ToWebview[] {
+/** `after`: what the chat shows below a run (its Changes card). */
+export function transcriptOf(
+  runs: readonly RecordedRun[],
+  after: (runFile: string) => ToWebview[] = () => [],
+): ToWebview[] {
   const out: ToWebview[] = [];
   const last = runs[runs.length - 1];
   if (!last) return out;
@@ -31,7 +39,10 @@ export function transcriptOf(runs: readonly RecordedRun[]): ToWebview[] {
       2000,
     ),
   });
-  for (const run of runs) for (const recorded of chatEvents(run)) out.push(...eventMessages(run, recorded));
+  for (const run of runs) {
+    for (const recorded of chatEvents(run)) out.push(...eventMessages(run, recorded));
+    out.push(...after(run.file));
+  }
   const notice = closingNotice(last);
   if (notice) out.push(notice);
   return out;

@@ -103,6 +103,14 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         return;
       }
     }
+    if (m.type === 'runChanges') {
+      // The card as it stands now replaces the one sent before (a reload shows it once, with its marks).
+      const i = this.transcript.findIndex((x) => x.type === 'runChanges' && x.review.run === m.review.run);
+      if (i >= 0) {
+        this.transcript[i] = m;
+        return;
+      }
+    }
     if (m.type === 'step' && m.card.id !== undefined) {
       // The finished card stands for the live one.
       const id = m.card.id;

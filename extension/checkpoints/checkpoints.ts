@@ -67,7 +67,8 @@ export class Checkpoints implements vscode.TextDocumentContentProvider, vscode.D
     return data.includes(0) ? `(binary file, ${data.length} bytes)` : data.toString('utf8');
   }
 
-  private at(commit: string, path: string): vscode.Uri {
+  /** A file as it was at a checkpoint, as a read-only document (empty when it did not exist there). */
+  uriAt(commit: string, path: string): vscode.Uri {
     return vscode.Uri.from({ scheme: CHECKPOINT_SCHEME, path: `/${path}`, query: commit });
   }
 
@@ -155,7 +156,7 @@ export class Checkpoints implements vscode.TextDocumentContentProvider, vscode.D
     const rows = changes.slice(0, 200).map((c) => {
       const file = vscode.Uri.file(join(workspace, c.path));
       // Left: as it is now (the snapshot just taken), right: as the restore leaves it.
-      return [file, this.at(now, c.path), this.at(target, c.path)] as const;
+      return [file, this.uriAt(now, c.path), this.uriAt(target, c.path)] as const;
     });
     const title = `Restore ${what} (now ↔ after the restore)`;
     try {

@@ -912,3 +912,52 @@ test('the model picker lists every endpoint, greys one that failed, picks for th
   assert.equal(picker.className, 'secondary problem');
   assert.match(picker.title, /no longer in lean4Agentic\.endpoints/);
 });
+
+test("the Changes card lists the run's files with Diff, Keep and Undo by id, and a new state replaces it", () => {
+  const { ids, posted, onMessage } = loadChat();
+  const log = ids.get('log')!;
+  const file = (id: string, path: string, extra: object = {}) => ({
+    id,
+    path,
+    change: 'modified',
+    added: 2,
+    removed: 1,
+    state: 'pending',
+    ...extra,
+  });
+  const review = {
+    run: 'r1.lar.jsonl',
+    files: [
+      file('f1', 'package.json', { runsLater: true }),
+      file('f2', 'node_modules/.bin/x', { runsLater: true, untracked: true, diff: '+evil', change: 'added' }),
+      file('f3', 'src/sum.js'),
+    ],
+    more: 0,
+  };
+  onMessage({ data: { type: 'runChanges', review } });
+  const cards = () => log.all().filter((n) => n.className === 'run-changes');
+  assert.equal(cards().length, 1);
+  const text = cards()[0]!.textContent ?? '';
+  assert.match(text, /^3 files changed: 3 to review/);
+  assert.match(text, /2 changed files that run later .* outside the sandbox/);
+  assert.match(text, /src\/sum\.js\+2 −1/);
+  assert.match(text, /\+evil/, 'a file the checkpoints miss shows its diff in the card');
+  const buttons = (label: string) =>
+    cards()[0]!
+      .all()
+      .filter((n) => n.tag === 'button' && n.textContent === label);
+  assert.equal(buttons('Diff').length, 2, 'no Diff nor Undo for the file the checkpoints miss');
+  assert.equal(buttons('Undo').length, 2);
+  buttons('Undo')[1]!.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'reviewChange', run: 'r1.lar.jsonl', file: 'f3', action: 'undo' });
+  buttons('Diff')[0]!.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'reviewChange', run: 'r1.lar.jsonl', file: 'f1', action: 'diff' });
+  buttons('Keep all')[0]!.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'reviewChange', run: 'r1.lar.jsonl', file: 'all', action: 'keep' });
+  const files = [{ ...review.files[0]!, state: 'kept' }, review.files[1]!, { ...review.files[2]!, state: 'undone' }];
+  onMessage({ data: { type: 'runChanges', review: { ...review, files } } });
+  assert.equal(cards().length, 1, 'the card is replaced, not drawn twice');
+  assert.match(cards()[0]!.textContent ?? '', /^3 files changed: 1 kept, 1 undone, 1 to review/);
+  assert.equal(buttons('Undo').length, 1);
+  assert.equal(buttons('Undo all')[0]!.disabled, false);
+});
