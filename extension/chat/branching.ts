@@ -8,7 +8,7 @@ import { branchCheckpoint, threadOf } from '../../core/agent/resume';
 import { clip } from '../../core/protocol/chat';
 import { RUN_FILE } from '../../core/schema/trajectory';
 import { RUNS_DIR } from '../../core/workspace/lar-layout';
-import { readChat, rememberChat, savePending } from './persistence';
+import { keepRestore, readChat, rememberChat, savePending } from './persistence';
 import type { Chat } from './state';
 import { restoreLine, transcriptOf } from './transcript';
 
@@ -49,11 +49,7 @@ export async function restoreCheckpoint(
       return;
     }
     if (!event) return;
-    chat.restores.push(event);
-    savePending(
-      chat,
-      chat.thread?.step !== undefined ? { run: chat.thread.previous, step: chat.thread.step } : undefined,
-    );
+    keepRestore(chat, event);
     chat.post({ type: 'checkpointRestored', text: clip(restoreLine(event), 4000), undo: event.before });
   } catch (e) {
     chat.fail(`The workspace was not restored: ${e instanceof Error ? e.message : String(e)}`);

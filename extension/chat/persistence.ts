@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import { z } from 'zod';
 import { markInterruptedRuns } from '../../core/agent/history';
 import { readThread, threadOf, type RecordedRun } from '../../core/agent/resume';
-import { RestoreEvent as RestoreEventSchema, RUN_FILE } from '../../core/schema/trajectory';
+import { RestoreEvent as RestoreEventSchema, RUN_FILE, type RestoreEvent } from '../../core/schema/trajectory';
 import { fileResolver } from '../../core/workflow/resolve';
 import { RUNS_DIR } from '../../core/workspace/lar-layout';
 import { readAgentConfig } from '../config';
@@ -50,6 +50,15 @@ export function savePending(chat: Chat, branch?: Pending['branch']): void {
   const value: Pending | undefined =
     chat.restores.length || branch ? { restores: chat.restores, ...(branch ? { branch } : {}) } : undefined;
   void chat.context.workspaceState.update(PENDING_KEY, value);
+}
+
+/** A restore (or an undo of a run's files) the chat's next run records first, kept for a reload meanwhile. */
+export function keepRestore(chat: Chat, event: RestoreEvent): void {
+  chat.restores.push(event);
+  savePending(
+    chat,
+    chat.thread?.step !== undefined ? { run: chat.thread.previous, step: chat.thread.step } : undefined,
+  );
 }
 
 /**

@@ -17,7 +17,7 @@ import {
 import type { RestoreEvent } from '../../core/schema/trajectory';
 import { isInside } from '../../core/workspace/fs';
 import type { RunEnd, StoredReview } from '../checkpoints/run-review';
-import { savePending } from './persistence';
+import { keepRestore } from './persistence';
 import type { Chat } from './state';
 import { restoreLine } from './transcript';
 
@@ -112,16 +112,12 @@ async function undo(chat: Chat, ws: string, stored: StoredReview, targets: Revie
     at: new Date().toISOString(),
   };
   chat.output.info(`undid ${targets.length} file(s) of ${stored.review.run}: ${restoreLine(event)}`);
-  if (event.reverted.length + event.deleted.length + event.restored.length) {
-    chat.restores.push(event);
-    savePending(
-      chat,
-      chat.thread?.step !== undefined ? { run: chat.thread.previous, step: chat.thread.step } : undefined,
-    );
-  }
+  if (event.reverted.length + event.deleted.length + event.restored.length) keepRestore(chat, event);
   const left = new Set(r.leftovers);
   const done = targets.filter((f) => !left.has(f.path)).map((f) => f.id);
-  const next = await chat.reviews.update(stored, withState(stored.review.files, done, 'undone'));
+  // As it stands now (a Keep may have come meanwhile).
+  const latest = chat.reviews.get(stored.review.run) ?? stored;
+  const next = await chat.reviews.update(latest, withState(latest.review.files, done, 'undone'));
   chat.post({ type: 'runChanges', review: next.review });
   if (left.size) chat.fail(`Not put back (a file in the way, a permission): ${[...left].join(', ')}`);
   // The user's edits were overwritten: the notice's Undo brings them back.
