@@ -90,6 +90,13 @@ export class Conversation {
     return out;
   }
 
+  /** Removes one of the user's unanswered messages at the end (its index among `unanswered()`). */
+  dropUnanswered(index: number): void {
+    const n = this.unanswered().length;
+    if (index < 0 || index >= n) return;
+    this.list.splice(this.list.length - n + index, 1);
+  }
+
   /** Whether the last turn is the user's (the task, a message, a note): the model has not answered it. */
   get awaitsModel(): boolean {
     const k = this.list[this.list.length - 1]?.kind;

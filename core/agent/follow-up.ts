@@ -46,3 +46,23 @@ export function prepareFollowUp(
     takeUnanswered: () => void conversation.takeUnanswered(),
   };
 }
+
+/**
+ * The user took a message that was never answered back (Edit): it leaves the conversation, so the next message
+ * does not ask it again (it may hold what the user meant to remove). Returns the conversation to keep: none when
+ * the model never answered the chat at all and this was its first message.
+ */
+export function discardUnanswered(conversation: Conversation | undefined, text: string): Conversation | undefined {
+  if (!conversation) return undefined;
+  const unanswered = conversation.unanswered().map(stripNewRunNote);
+  const at = unanswered.lastIndexOf(text);
+  if (at >= 0) {
+    conversation.dropUnanswered(at);
+    return conversation;
+  }
+  // The chat's first message, never answered: the chat starts afresh (a later failed message keeps its Retry).
+  const first = conversation.turns[1] as { kind: string; text?: string } | undefined;
+  const neverAnswered = conversation.turns.length - unanswered.length <= 2;
+  if (neverAnswered && first?.text !== undefined && stripNewRunNote(first.text) === text) return undefined;
+  return conversation;
+}

@@ -15,6 +15,7 @@ import { linkTarget } from '../chat/links';
 import { openThread, postHistory } from '../chat/history';
 import { reviewAction } from '../chat/review';
 import { forgetChat, markInterrupted, restoreChat } from '../chat/persistence';
+import { discardUnanswered } from '../../core/agent/follow-up';
 import { resumeMessage } from '../chat/transcript';
 import type { ChatThread, Running } from '../chat/state';
 import { changeUri } from '../checkpoints/change-documents';
@@ -83,6 +84,8 @@ export class AgentSession implements vscode.Disposable, RunChat {
   restores: RestoreEvent[] = [];
   readonly warnings: RunWarnings;
   private readonly probe: ConnectionProbe;
+  /** The text of each message sent, by its webview id (the latest 200): Edit names one by id. */
+  private readonly sent = new Map<string, string>();
   /** Checks the connection by itself while the chat is visible, and when a send fails. */
   private readonly watch: ConnectionWatch;
   readonly picker: ModelPicker;
@@ -131,10 +134,16 @@ export class AgentSession implements vscode.Disposable, RunChat {
     start: (msg) => {
       // The webview waits a few seconds for this, then marks the message failed (the extension is not answering).
       this.post({ type: 'sendReceived', id: msg.id });
+      this.sent.set(msg.id, msg.task);
+      if (this.sent.size > 200) this.sent.delete(this.sent.keys().next().value!);
       void this.start(msg.task, { id: msg.id });
     },
-    // The view forgets the failed message (extension/chat/view.ts): there is nothing to undo here.
-    discardFailed: () => {},
+    // Edit took the message back: the model is not asked it again with the next one.
+    discardFailed: (msg) => {
+      const text = this.sent.get(msg.id);
+      if (text === undefined || !this.thread) return;
+      this.thread.conversation = discardUnanswered(this.thread.conversation, text);
+    },
     stop: () => this.stop(),
     approve: (msg) => this.approve(msg.id, msg.approved),
     action: (msg) => {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Conversation } from '../../../core/agent/conversation';
-import { prepareFollowUp } from '../../../core/agent/follow-up';
+import { discardUnanswered, prepareFollowUp } from '../../../core/agent/follow-up';
 
 const NOTE =
   '\n\n[Lean4 Agentic: this message starts a new run of the workflow; its verifier starts again in stage "edit".]';
@@ -76,4 +76,27 @@ test('a first message has no conversation to continue', () => {
       reasked: false,
     },
   );
+});
+
+test('a failed message the user took back (Edit) is not asked again with the next one', () => {
+  const c = answered();
+  c.push({ kind: 'user', text: `deploy with token sk-live-123${NOTE}` }, { kind: 'user', text: 'and the types' });
+  assert.equal(discardUnanswered(c, 'deploy with token sk-live-123'), c);
+  const f = prepareFollowUp(c, 'deploy with the token from the env');
+  assert.equal(f.task, 'and the types\n\ndeploy with the token from the env');
+  assert.doesNotMatch(f.task, /sk-live-123/);
+  // A text that is not among the unanswered changes nothing.
+  assert.equal(discardUnanswered(c, 'never sent'), c);
+  assert.equal(c.unanswered().length, 1);
+});
+
+test("a chat's first message taken back, never answered, leaves no conversation to continue", () => {
+  const c = new Conversation('system', 'fix with password hunter2', []);
+  assert.equal(discardUnanswered(c, 'fix with password hunter2'), undefined);
+  const f = prepareFollowUp(undefined, 'fix it');
+  assert.equal(f.task, 'fix it');
+  // Once the model answered it, the first message is history, not taken back.
+  const a = answered();
+  assert.equal(discardUnanswered(a, 'fix the test'), a);
+  assert.equal(a.turns.length, 3);
 });
