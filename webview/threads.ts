@@ -23,10 +23,13 @@ function lastTurn(t: ThreadEntry): string {
   return `last turn ${t.status}${figures ? `: ${figures}` : ''}`;
 }
 
+/** The conversations whose trajectories the user opened: they stay open when the list is drawn again (a run ended). */
+const expanded = new Set<string>();
+
 /** The conversation's run files, each opening its trajectory: hidden until its Trajectories button is pressed. */
 function trajectories(t: ThreadEntry): { toggle: HTMLButtonElement; list: HTMLElement } {
   const list = el('div', 'thread-runs');
-  list.hidden = true;
+  list.hidden = !expanded.has(t.id);
   list.setAttribute('aria-label', 'Trajectories of this conversation');
   t.runs.forEach((r, i) => {
     const b = el('button', 'run-row');
@@ -37,10 +40,12 @@ function trajectories(t: ThreadEntry): { toggle: HTMLButtonElement; list: HTMLEl
     list.appendChild(b);
   });
   const toggle = el('button', 'secondary small thread-trajectories', `Trajectories (${t.runs.length})`);
-  toggle.setAttribute('aria-expanded', 'false');
+  toggle.setAttribute('aria-expanded', String(!list.hidden));
   toggle.title = 'The run files of this conversation, each opening its trajectory';
   toggle.addEventListener('click', () => {
     list.hidden = !list.hidden;
+    if (list.hidden) expanded.delete(t.id);
+    else expanded.add(t.id);
     toggle.setAttribute('aria-expanded', String(!list.hidden));
   });
   return { toggle, list };
