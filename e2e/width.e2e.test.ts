@@ -131,6 +131,9 @@ describe('the chat at the side bar widths people use (code-server + Chromium)', 
       await assertFits(wb, chat, 'a finished run with long content');
       await wb.screenshot('width-250');
       await chat.locator('#show-history').click();
+      await chat.locator('#history button.thread-row').first().waitFor({ timeout: 30_000 });
+      // A conversation's row and, opened under it, its trajectories.
+      await chat.locator('#history button.thread-trajectories').first().click();
       await chat.locator('#history button.run-row').first().waitFor({ timeout: 30_000 });
       await assertFits(wb, chat, 'the history list');
       await wb.screenshot('width-250-history');
