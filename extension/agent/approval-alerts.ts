@@ -9,6 +9,7 @@ import {
   NOTICE_ACTIONS,
   WaitingApprovals,
   badgeFor,
+  noticeActions,
   noticeText,
   shouldNotify,
   waitingStatus,
@@ -61,8 +62,8 @@ export class ApprovalAlerts {
 
   /** Non-modal: closing it leaves the approval waiting in the chat. A button pressed too late does nothing but say so. */
   private async notify(a: WaitingApproval): Promise<void> {
-    const { approve, reject, show } = NOTICE_ACTIONS;
-    const pick = await vscode.window.showWarningMessage(noticeText(a), approve, reject, show);
+    const { approve, show } = NOTICE_ACTIONS;
+    const pick = await vscode.window.showWarningMessage(noticeText(a), ...noticeActions(a));
     if (pick === undefined) return;
     if (pick === show) return this.to.view.showApproval();
     if (!this.waiting.has(a.id)) {

@@ -96,9 +96,21 @@ export function shouldNotify(at: Attention): boolean {
 /** The notification's buttons, in the order shown. */
 export const NOTICE_ACTIONS = { approve: 'Approve', reject: 'Reject', show: 'Show in Chat' } as const;
 
+/** Whether the notification's line shows the call whole: only then may it be approved from there. */
+export function shownWhole(a: WaitingApproval, max = 120): boolean {
+  return a.args.replace(/\s+/g, ' ').trim().length <= max;
+}
+
+/** The notification's buttons: Approve and Reject only for a call it shows whole (an approval is for exactly what runs). */
+export function noticeActions(a: WaitingApproval): string[] {
+  const { approve, reject, show } = NOTICE_ACTIONS;
+  return shownWhole(a) ? [approve, reject, show] : [show];
+}
+
 /** The notification's text: which call, and why it needs the user. */
 export function noticeText(a: WaitingApproval): string {
-  return `Lean4 Agentic waits for your approval: ${a.tool} "${callLine(a)}" — ${clip(a.reason, 300)}`;
+  const whole = shownWhole(a) ? '' : ' (too long to show here: read it whole in the chat before you answer)';
+  return `Lean4 Agentic waits for your approval: ${a.tool} "${callLine(a)}"${whole} — ${clip(a.reason, 300)}`;
 }
 
 /** Said when a notification's button is pressed after the approval was answered in the chat or the run ended. */
