@@ -104,12 +104,12 @@ export interface RunHead {
   note?: string;
 }
 
-/** The head of a run read from at most 64 KB at each end of its file (any size): never throws. */
+/** The head of a run, from its first line (up to 8 MB) and the last 64 KB of its file (any size): never throws. */
 export async function readRunHead(f: RunFile): Promise<RunHead> {
   const head: RunHead = { file: f.name, task: '', started: new Date(f.mtimeMs).toISOString(), status: 'unfinished' };
   let first: string;
   try {
-    first = await readSlice(f.path, 0, f.size);
+    first = await readFirstLine(f.path, f.size);
   } catch (e) {
     return { ...head, note: `not readable: ${e instanceof Error ? e.message : String(e)}` };
   }
@@ -169,6 +169,29 @@ export async function describeRun(f: RunFile, maxVerifyBytes: number): Promise<R
   };
 }
 
+/**
+ * A file's first line, read 64 KB at a time up to `max` bytes: a header is one line whatever its size (a long
+ * message, its attachments), and one cut short would read as no header at all.
+ */
+async function readFirstLine(path: string, size: number, max = 8 * 1024 * 1024): Promise<string> {
+  const fh = await open(path, 'r');
+  try {
+    const chunks: Buffer[] = [];
+    for (let at = 0; at < Math.min(size, max);) {
+      const buf = Buffer.alloc(Math.min(64 * 1024, size - at));
+      const { bytesRead } = await fh.read(buf, 0, buf.length, at);
+      if (bytesRead === 0) break;
+      const nl = buf.subarray(0, bytesRead).indexOf(10);
+      chunks.push(buf.subarray(0, nl < 0 ? bytesRead : nl + 1));
+      if (nl >= 0) break;
+      at += bytesRead;
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  } finally {
+    await fh.close();
+  }
+}
+
 /** At most 64 KB of a file from `position` (the start of a run for its header, the end for its last line). */
 async function readSlice(path: string, position: number, size: number): Promise<string> {
   const fh = await open(path, 'r');
@@ -209,7 +232,7 @@ export async function markInterruptedRuns(workspace: string, olderThanMs: number
       if (f.size === 0) continue;
       const text = await readSlice(f.path, Math.max(0, f.size - 64 * 1024), f.size);
       if (parseObject(lastLine(text))?.type === 'end') continue;
-      const header = parseObject((await readSlice(f.path, 0, f.size)).split('\n')[0] ?? '');
+      const header = parseObject((await readFirstLine(f.path, f.size)).trimEnd());
       const started = typeof header?.started === 'string' ? Date.parse(header.started) : f.mtimeMs;
       // Both old and quiet: a run that outlived its limit (a long approval wait, a slow command) still writes.
       if (!(now - (Number.isFinite(started) ? started : f.mtimeMs) > olderThanMs) || !(now - f.mtimeMs > olderThanMs))

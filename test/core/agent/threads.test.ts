@@ -224,3 +224,31 @@ test('listThreads: conversations from a runs folder, with the latest run verifie
     done();
   }
 });
+
+test('a run whose header is longer than a read (a long message, its attachments) stays in its conversation', async () => {
+  const { ws, runs, done } = workspace();
+  try {
+    writeRun(runs, 'run-1', {
+      task: 'Short start',
+      started: '2026-12-01T10:00:00Z',
+      thread: { id: 'run-1', turn: 1 },
+      ageSeconds: 500,
+    });
+    // 35 000 two-byte characters: a header line of about 70 KB, past one 64 KB read.
+    const long = `Follow-up ${'é'.repeat(35_000)}`;
+    writeRun(runs, 'run-2', {
+      task: long,
+      started: '2026-12-01T10:10:00Z',
+      thread: { id: 'run-1', turn: 2, previous: 'run-1.lar.jsonl' },
+      ageSeconds: 300,
+    });
+    const threads = await listThreads(ws);
+    assert.deepEqual(
+      threads.map((t) => [t.id, t.runs.length, t.status]),
+      [['run-1', 2, 'submitted']],
+    );
+    assert.equal(threads[0]!.runs[1]!.task.slice(0, 10), 'Follow-up ');
+  } finally {
+    done();
+  }
+});
