@@ -22,6 +22,7 @@ import { callInFlight, hostFacts, newRunNote, outcomeLine, restoreNote, systemFo
 import { recordDigest } from './run-digests';
 import { CallSteps } from './step';
 import { TrajectoryWriter } from './trajectory-writer';
+import { asUserInput, partsOf, renderUserMessage, type UserInput } from '../schema/user-message';
 import { WindowFit, type Prompt } from './window-fit';
 import type { AgentEvent, AgentGate, AgentOptions, AgentResult } from './types';
 
@@ -55,10 +56,12 @@ function limitsOf(opts: AgentOptions) {
 
 /** Line 1 of the trajectory: what the run was asked and sized for. */
 function headerOf(opts: AgentOptions, format: WireFormat, window: ContextWindow, maxRepeats: number): Header {
+  const parts = partsOf({ text: opts.task, ...(opts.attachments ? { attachments: opts.attachments } : {}) });
   return {
     lar: 1,
     type: 'header',
     task: opts.task,
+    ...(parts ? { parts } : {}),
     workflow: opts.workflowRef,
     model: {
       name: opts.modelInfo.name,
@@ -131,15 +134,18 @@ class Run {
     emit({ kind: 'header', line: 1, text: writer.headerText });
     const steps = (this.steps = new CallSteps({ opts, state, gate, writer, emit, redact }, maxRepeats));
     this.started = Date.now();
+    // The model reads the attachments in the task's message, masked as everything it is sent.
+    const attachments = (opts.attachments ?? []).map((a) => ({ ...a, content: redact(a.content) }));
+    const asked = renderUserMessage(opts.task, attachments);
     const conversation = (this.conversation =
-      opts.conversation ?? new Conversation(systemFor(wf, opts.rules), opts.task, toolSpecs()));
+      opts.conversation ?? new Conversation(systemFor(wf, opts.rules), asked, toolSpecs()));
     // A follow-up: the user's next message in the conversation the chat already has.
     // Each run is verified on its own, from the workflow's start stage: the model is told, or it would go on in the stage it last entered.
     const lastRestore = opts.restored?.[opts.restored.length - 1];
     if (opts.conversation)
       conversation.push({
         kind: 'user',
-        text: `${opts.task}\n\n${lastRestore ? `${restoreNote(lastRestore)}\n` : ''}${newRunNote(wf)}`,
+        text: `${asked}\n\n${lastRestore ? `${restoreNote(lastRestore)}\n` : ''}${newRunNote(wf)}`,
       });
     const facts = () => hostFacts(state, wf, steps.touched, steps.recentFailures);
     const spend = (tokens: number) => {
@@ -151,8 +157,7 @@ class Run {
       state.append(r, w.line);
       emit({ kind: 'restore', ...w, event: r });
     }
-    const user = writer.append({ type: 'message', role: 'user', content: opts.task, at: new Date().toISOString() });
-    emit({ kind: 'message', ...user });
+    this.record({ text: opts.task, attachments });
   }
 
   /** Turns until one ends the run. */
@@ -203,10 +208,25 @@ class Run {
   /** What the user typed meanwhile reaches the model now, in order. */
   private takeTyped(): void {
     for (let typed = this.opts.nextUserMessage?.(); typed !== undefined; typed = this.opts.nextUserMessage?.()) {
-      this.conversation.push({ kind: 'user', text: typed });
-      const m = this.writer.append({ type: 'message', role: 'user', content: typed, at: new Date().toISOString() });
-      this.emit({ kind: 'message', ...m });
+      const input = asUserInput(typed);
+      const attachments = (input.attachments ?? []).map((a) => ({ ...a, content: this.redact(a.content) }));
+      this.conversation.push({ kind: 'user', text: renderUserMessage(input.text, attachments) });
+      this.record({ text: input.text, attachments });
     }
+  }
+
+  /** The user's message in the trajectory: the text as typed, with its parts when something was attached. */
+  private record(input: UserInput): void {
+    const parts = partsOf(input);
+    const at = new Date().toISOString();
+    const m = this.writer.append({
+      type: 'message',
+      role: 'user',
+      content: input.text,
+      ...(parts ? { parts } : {}),
+      at,
+    });
+    this.emit({ kind: 'message', ...m });
   }
 
   /** Sends the request and streams the answer out; a failed request ends the run or is made again (`end` absent). */

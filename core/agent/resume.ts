@@ -26,6 +26,7 @@ import { Conversation, type Turn, type TurnCall, type TurnResult } from './conve
 import { SAFETY_CHECKS } from './step';
 import { enteredStage, newRunNote, outcomeLine, restoreNote, verifierFeedback } from './prompts';
 import { RepeatedFailures } from './repeats';
+import { recordedUserText } from '../schema/user-message';
 import { checkObservation, commandObservation } from '../tools/executor';
 import type { Workflow } from '../schema/workflow';
 import { RUN_FILE } from '../schema/trajectory';
@@ -233,7 +234,7 @@ export function rebuildConversation(
 ): Conversation {
   const first = runs[0];
   if (!first) throw new Error('rebuildConversation: no runs');
-  const rebuild = new Rebuild(system, tools, first.header.task);
+  const rebuild = new Rebuild(system, tools, recordedUserText(first.header.task, first.header.parts));
   runs.forEach((run, r) => rebuild.replay(run, r));
   return rebuild.conv;
 }
@@ -267,7 +268,7 @@ class Rebuild {
     for (const { line, event, step } of chatEvents(run)) {
       switch (event.type) {
         case 'message':
-          if (event.role === 'user') this.user(event.content, run, r);
+          if (event.role === 'user') this.user(recordedUserText(event.content, event.parts), run, r);
           else if (event.role === 'assistant') this.answer(event);
           break;
         case 'tool_call':

@@ -18,8 +18,10 @@ import type {
 import type { Workflow } from '../schema/workflow';
 import type { ToolExecutor } from '../tools/types';
 import type { GateResult, ProposedCall, StepResult, TrajectorySummary } from '../verifier/types';
+import type { AttachmentPart } from '../schema/message-parts';
 import type { Conversation } from './conversation';
 import type { Rules } from './rules';
+import type { UserInput } from '../schema/user-message';
 
 export interface AgentModel {
   complete(req: CompleteRequest): Promise<ModelReply>;
@@ -87,6 +89,8 @@ export interface AgentLimits {
 
 export interface AgentOptions {
   task: string;
+  /** What the user attached to the task (`@`): recorded as the message's parts, rendered into the model's message. */
+  attachments?: readonly AttachmentPart[];
   /**
    * Takes a checkpoint of the workspace before a call that may change files
    * runs (after the gate and any approval): its id is recorded on the step.
@@ -139,7 +143,7 @@ export interface AgentOptions {
    * (before the next request to the model); each one is the user's next
    * message in the conversation, recorded as such.
    */
-  nextUserMessage?: () => string | undefined;
+  nextUserMessage?: () => string | UserInput | undefined;
   /**
    * Gets, once the trajectory exists, a way to end its file at once (marked
    * interrupted, synchronously) when the host is going away and cannot wait

@@ -1,5 +1,7 @@
 import type { ParsedTrajectory } from '../schema/jsonl';
+import { attachmentsOf, type MessagePart } from '../schema/message-parts';
 import type { ToolCallEvent, TrajectoryEvent } from '../schema/trajectory';
+import { renderAttachment } from '../schema/user-message';
 import { toolDefinitions } from '../schema/tool-definitions';
 import type { StepResult } from '../verifier/types';
 import type { TrajectoryReport } from '../verifier/verify';
@@ -55,6 +57,27 @@ export function exportAtif(parsed: ParsedTrajectory, report: TrajectoryReport, o
   return checked.data;
 }
 
+/** A user's message: its text, then each attachment as the model read it, as ATIF's content parts. */
+function userMessage(text: string, parts: readonly MessagePart[] | undefined): Pick<AtifStep, 'message'> {
+  const attached = attachmentsOf(parts);
+  if (!attached.length) return { message: text };
+  return { message: [text, ...attached.map(renderAttachment)].map((t) => ({ type: 'text' as const, text: t })) };
+}
+
+/** Where each attachment came from (its content is in the message), for a reader of the export. */
+function attachmentsExtra(parts: readonly MessagePart[] | undefined): { attachments?: unknown[] } {
+  const attached = attachmentsOf(parts);
+  if (!attached.length) return {};
+  return {
+    attachments: attached.map((a) => ({
+      kind: a.kind,
+      label: a.label,
+      source: a.source,
+      truncated: a.truncated === true,
+    })),
+  };
+}
+
 /** The steps: the task, then one per message, model turn or system event, in trajectory order. */
 function atifSteps(parsed: ParsedTrajectory, report: TrajectoryReport, modelName: string | undefined): AtifStep[] {
   const header = parsed.header;
@@ -81,9 +104,9 @@ function atifSteps(parsed: ParsedTrajectory, report: TrajectoryReport, modelName
   if (header)
     push({
       source: 'user',
-      message: header.task,
+      ...userMessage(header.task, header.parts),
       ...(header.started ? { timestamp: header.started } : {}),
-      extra: { lar: { line: parsed.headerLine, kind: 'task' } },
+      extra: { lar: { line: parsed.headerLine, kind: 'task', ...attachmentsExtra(header.parts) } },
     });
 
   for (const line of parsed.lines) {
@@ -96,14 +119,14 @@ function atifSteps(parsed: ParsedTrajectory, report: TrajectoryReport, modelName
         if (e.role === 'assistant') {
           open = openAgentStep(e.content, e.at, line.line);
           if (e.reasoning) open.reasoning_content = e.reasoning;
-        } else if (e.role === 'user' && steps.length === 1 && steps[0]!.message === e.content) {
+        } else if (e.role === 'user' && steps.length === 1 && header?.task === e.content) {
           // The task already opened the document as its first user step.
         } else {
           push({
             source: e.role,
-            message: e.content,
+            ...userMessage(e.content, e.parts),
             ...(e.at ? { timestamp: e.at } : {}),
-            extra: { lar: { line: line.line } },
+            extra: { lar: { line: line.line, ...attachmentsExtra(e.parts) } },
           });
         }
         break;

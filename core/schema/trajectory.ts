@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MessagePart } from './message-parts';
 import { LAR_VERSION, NetworkMode, Workflow } from './workflow';
 
 /**
@@ -78,7 +79,9 @@ export type SandboxLimitsRecord = NonNullable<SandboxRecord['limits']>;
 export const Header = z.object({
   lar: z.literal(LAR_VERSION),
   type: z.literal('header'),
+  /** The task as the user typed it; with attachments, `parts` has them too (absent in older files). */
   task: z.string(),
+  parts: z.array(MessagePart).optional(),
   workflow: WorkflowRef,
   model: ModelInfo.optional(),
   started: IsoTime,
@@ -195,7 +198,9 @@ export type ToolCallEvent = z.infer<typeof ToolCallEvent>;
 export const MessageEvent = z.object({
   type: z.literal('message'),
   role: z.enum(['system', 'user', 'assistant']),
+  /** A user's message: the text as typed; its attachments are in `parts` (core/schema/message-parts.ts). */
   content: z.string(),
+  parts: z.array(MessagePart).optional(),
   /** The model's reasoning before this answer (streamed apart, or in <think> tags). */
   reasoning: z.string().optional(),
   at: IsoTime.optional(),

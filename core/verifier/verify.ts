@@ -1,3 +1,4 @@
+import { attachmentsOf, type MessagePart } from '../schema/message-parts';
 import type { Header, TrajectoryEvent, WorkflowRef } from '../schema/trajectory';
 import type { Workflow } from '../schema/workflow';
 import { parseLine, splitLines, type LineError } from '../schema/jsonl';
@@ -22,6 +23,32 @@ export interface TrajectoryReport {
   summary?: TrajectorySummary;
   /** Why nothing could be verified (no header and no workflow, a workflow that is not well-formed). */
   fatal?: string;
+  /**
+   * What the user attached to the task and to later messages (`@`, the parts of the user's message
+   * events; the header repeats the task's): the user's context, never a step and never scored.
+   */
+  userContext?: UserContext[];
+}
+
+/** One attachment of a user's message, without its content. */
+export interface UserContext {
+  line: number;
+  kind: string;
+  label: string;
+  source: string;
+  truncated?: boolean;
+}
+
+function noteUserContext(report: TrajectoryReport, parts: readonly MessagePart[] | undefined, line: number): void {
+  for (const a of attachmentsOf(parts)) {
+    (report.userContext ??= []).push({
+      line,
+      kind: a.kind,
+      label: a.label,
+      source: a.source,
+      ...(a.truncated ? { truncated: true } : {}),
+    });
+  }
 }
 
 export interface VerifyOptions {
@@ -116,7 +143,10 @@ function* readTrajectory(
   for (; i < lines.length; i++) {
     const p = parseLine(lines[i]!, i + 1, false);
     if (p.kind === 'malformed') report.lineErrors.push(p.error);
-    else if (p.kind === 'event' && report.workflow) yield { event: p.event, line: p.line };
+    else if (p.kind === 'event' && report.workflow) {
+      if (p.event.type === 'message' && p.event.role === 'user') noteUserContext(report, p.event.parts, p.line);
+      yield { event: p.event, line: p.line };
+    }
   }
 }
 
