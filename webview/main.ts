@@ -4,6 +4,7 @@
  * text becomes DOM nodes through textContent only (see ./markdown.ts).
  */
 import { ToWebview } from '../core/protocol/chat';
+import { attachOptions, pickerKey, restoreInput, setUpAttachments, takeAttachments, withChips } from './attachments';
 import { approvalDone, askApproval, showApproval, showStep, showToolOutput, startTool } from './cards';
 import { forgetCards, runChanges } from './changes';
 import { drawTimeline, setHistoryVisible, timeline } from './history';
@@ -27,6 +28,7 @@ import { append, watchScroll } from './scroll';
 import { sandboxNote } from './sandbox-note';
 import {
   bubbleFor,
+  forgetSend,
   clearSends,
   inputChanged,
   recallKey,
@@ -71,7 +73,7 @@ function runStarted(msg: Msg<'runStarted'>): void {
   state.run = { started: Date.now(), steps: 0, tokens: 0 };
   drawCounters();
   // The message's bubble is in the log since it was sent; a reload's replay draws it.
-  if (!msg.shown) bubbleFor(msg.id, msg.task, 'msg user');
+  if (!msg.shown) withChips(bubbleFor(msg.id, msg.task, 'msg user'), msg.attachments);
   // How the commands of this run are confined, under the task: a warning when they are not.
   append(sandboxNote(msg.sandbox));
   if (msg.rules?.length) append(el('div', 'rules-note', `Rules in force: ${msg.rules.join(', ')}`));
@@ -84,7 +86,8 @@ function runStarted(msg: Msg<'runStarted'>): void {
 const handlers: { [K in ToWebview['type']]: (m: Msg<K>) => void } = {
   focusInput: () => task.focus(),
   queued: (msg) => {
-    bubbleFor(msg.id, msg.text, 'msg user queued').title = 'Reaches the agent at its next turn';
+    withChips(bubbleFor(msg.id, msg.text, 'msg user queued'), msg.attachments).title =
+      'Reaches the agent at its next turn';
     state.stick = true;
   },
   sendReceived,
@@ -94,8 +97,15 @@ const handlers: { [K in ToWebview['type']]: (m: Msg<K>) => void } = {
   laterChanges,
   runChanges,
   userMessage: (msg) => {
-    append(userBubble(msg.text));
+    append(withChips(userBubble(msg.text), msg.attachments));
     remember(msg.text);
+  },
+  attachOptions,
+  unsent: (msg) => {
+    // An attachment could not be read: the message leaves the log and goes back to the input with it.
+    if (msg.id !== undefined) forgetSend(msg.id);
+    restoreInput(msg.text, msg.attachments);
+    showError({ type: 'error', message: msg.reason, actions: [] });
   },
   interrupted,
   clear,
@@ -141,15 +151,18 @@ function receive<K extends ToWebview['type']>(type: K, msg: Msg<K>): void {
 function submit(): void {
   const text = task.value.trim();
   if (!text) return;
-  sendMessage(text);
+  sendMessage(text, takeAttachments());
   task.value = '';
 }
 
 watchScroll();
 watchWelcome();
+setUpAttachments(run.parentElement ?? run);
 run.addEventListener('click', submit);
 task.addEventListener('input', inputChanged);
 task.addEventListener('keydown', (e) => {
+  // The @ picker, while open, has the arrows and Enter; then ↑ recall.
+  if (pickerKey(e)) return;
   if (recallKey(e)) {
     e.preventDefault();
     e.stopPropagation();

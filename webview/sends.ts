@@ -2,7 +2,9 @@
  * The messages the user sends, until the extension answers for each: its bubble shows at once and stays,
  * marked failed with Retry and Edit, when it could not be sent (nothing typed is lost); ↑ recalls them.
  */
+import type { AttachmentRef } from '../core/protocol/attachments';
 import type { ErrorAction } from '../core/protocol/chat';
+import { restoreInput } from './attachments';
 import { actionButton } from './history';
 import { el, send, task } from './page';
 import { Recall } from './recall';
@@ -17,6 +19,8 @@ const RECEIPT_MS = 10_000;
 interface Outgoing {
   id: string;
   text: string;
+  /** What the user attached (`@`): sent again with a Retry, back in the input with Edit. */
+  refs: readonly AttachmentRef[];
   bubble: HTMLElement;
   timer?: ReturnType<typeof setTimeout>;
   received: boolean;
@@ -34,8 +38,8 @@ function newId(): string {
 }
 
 /** Sends what the user typed: the bubble now, its fate when the extension answers. */
-export function sendMessage(text: string): void {
-  const o: Outgoing = { id: newId(), text, bubble: userBubble(text), received: false };
+export function sendMessage(text: string, refs: readonly AttachmentRef[] = []): void {
+  const o: Outgoing = { id: newId(), text, refs, bubble: userBubble(text), received: false };
   state.stick = true;
   append(o.bubble);
   recall.add(text, o.id);
@@ -52,7 +56,7 @@ function dispatch(o: Outgoing): void {
     if (!o.received)
       markFailed(o, `the extension did not answer within ${RECEIPT_MS / 1000} s (reload the window if it goes on)`, []);
   }, RECEIPT_MS);
-  send({ type: 'start', id: o.id, task: o.text });
+  send({ type: 'start', id: o.id, task: o.text, ...(o.refs.length ? { attachments: [...o.refs] } : {}) });
 }
 
 function setBubble(o: Outgoing, cls: string, busy = false): void {
@@ -76,7 +80,7 @@ export function sendReceived(msg: Msg<'sendReceived'>): void {
  */
 export function bubbleFor(id: string | undefined, text: string, cls: string): HTMLElement {
   const known = id === undefined ? undefined : outgoing.get(id);
-  const o = known ?? { id: id ?? '', text, bubble: append(userBubble(text)), received: true };
+  const o = known ?? { id: id ?? '', text, refs: [], bubble: append(userBubble(text)), received: true };
   o.received = true;
   clearTimeout(o.timer);
   setBubble(o, cls);
@@ -117,13 +121,22 @@ function markFailed(o: Outgoing, reason: string, actions: ErrorAction[]): void {
   o.failure = box;
 }
 
+/** A message the extension sent back to the input (an attachment it could not read): its bubble goes. */
+export function forgetSend(id: string): void {
+  const o = outgoing.get(id);
+  if (!o) return;
+  clearTimeout(o.timer);
+  outgoing.delete(id);
+  o.bubble.remove();
+}
+
 /** Edit: the text goes back into the input (before what is typed there) and the failed bubble goes. */
 function takeBack(o: Outgoing): void {
-  clearTimeout(o.timer);
-  outgoing.delete(o.id);
-  o.bubble.remove();
+  forgetSend(o.id);
   send({ type: 'discardFailed', id: o.id });
-  task.value = task.value.trim() ? `${o.text}\n\n${task.value}` : o.text;
+  const text = task.value.trim() ? `${o.text}\n\n${task.value}` : o.text;
+  if (o.refs.length) restoreInput(text, o.refs);
+  else task.value = text;
   task.focus();
   task.setSelectionRange(o.text.length, o.text.length);
 }

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { CheckpointId, EndEvent, RUN_FILE } from '../schema/trajectory';
 import { PickerRequest, PickerUpdate } from './models';
 import { ReviewAction, RunReview } from './run-review';
+import { AttachmentChips, AttachmentRef, AttachOptions, MAX_ATTACHMENTS } from './attachments';
 
 /** The id of one file change the chat can show in a diff editor (extension/checkpoints/file-changes.ts). */
 export const CHANGE_ID = /^c[0-9]{1,12}$/;
@@ -36,7 +37,16 @@ export const ThreadId = z.string().min(1).max(300);
 /** Webview → extension. */
 export const FromWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready') }).strict(),
-  z.object({ type: z.literal('start'), id: SendId, task: z.string().trim().min(1).max(20_000) }).strict(),
+  z
+    .object({
+      type: z.literal('start'),
+      id: SendId,
+      task: z.string().trim().min(1).max(20_000),
+      attachments: z.array(AttachmentRef).max(MAX_ATTACHMENTS).optional(),
+    })
+    .strict(),
+  /** The picker's choices for what follows `@` (the extension answers with attachOptions). */
+  z.object({ type: z.literal('attachQuery'), query: z.string().max(200) }).strict(),
   /** A message that could not be sent was taken back into the input (Edit): a reload no longer shows it. */
   z.object({ type: z.literal('discardFailed'), id: SendId }).strict(),
   z.object({ type: z.literal('stop') }).strict(),
@@ -171,6 +181,8 @@ export const ToWebview = z.discriminatedUnion('type', [
       resumed: z.boolean().optional(),
       /** The message the user sent that started it (its bubble is in the log already). */
       id: SendId.optional(),
+      /** What the user attached to the message (chips in their bubble). */
+      attachments: AttachmentChips.optional(),
     })
     .strict(),
   z.object({ type: z.literal('text'), delta: short(100_000) }).strict(),
@@ -261,7 +273,7 @@ export const ToWebview = z.discriminatedUnion('type', [
   /** The chat was read back from its trajectories (after a reload or a restart). */
   z.object({ type: z.literal('restored'), text: short(2000) }).strict(),
   /** A message of the user's, as recorded (a restored chat). */
-  z.object({ type: z.literal('userMessage'), text: short(20_000) }).strict(),
+  z.object({ type: z.literal('userMessage'), text: short(20_000), attachments: AttachmentChips.optional() }).strict(),
   /** The chat's last run was cut short: say so and offer Resume. */
   z
     .object({
@@ -272,7 +284,26 @@ export const ToWebview = z.discriminatedUnion('type', [
     })
     .strict(),
   /** A message typed during a run, held for the agent's next turn. */
-  z.object({ type: z.literal('queued'), text: short(20_000), id: SendId.optional() }).strict(),
+  z
+    .object({
+      type: z.literal('queued'),
+      text: short(20_000),
+      id: SendId.optional(),
+      attachments: AttachmentChips.optional(),
+    })
+    .strict(),
+  AttachOptions,
+  /** A message was not sent (an attachment could not be read): back in the input, with why. */
+  z
+    .object({
+      type: z.literal('unsent'),
+      /** The message's id: its bubble leaves the log. */
+      id: SendId.optional(),
+      text: short(20_000),
+      attachments: z.array(AttachmentRef).max(MAX_ATTACHMENTS),
+      reason: short(2000),
+    })
+    .strict(),
   /** The extension got the message: it answers with the run's start, `queued` or `sendFailed`. */
   z.object({ type: z.literal('sendReceived'), id: SendId }).strict(),
   /** The message could not be sent: its bubble stays, marked failed, with Retry and Edit (and what fixes it). */

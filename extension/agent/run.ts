@@ -17,7 +17,9 @@ import { newRunId } from '../../core/agent/run-id';
 import { readRules, type Rules } from '../../core/agent/rules';
 import { endNotes, openRun, type OpenRun } from '../../core/agent/run-setup';
 import type { CheckpointStore } from '../../core/checkpoints/store';
+import { chipsField } from '../../core/protocol/attachments';
 import { clip } from '../../core/protocol/chat';
+import type { AttachmentPart } from '../../core/schema/message-parts';
 import { describeSandbox, type SandboxSummary } from '../../core/sandbox/plan';
 import { sandboxForChat } from '../chat/sandbox-view';
 import type { RestoreEvent } from '../../core/schema/trajectory';
@@ -64,6 +66,8 @@ export interface StartOptions {
   resume?: boolean;
   /** The webview's id of the message: its bubble is told whether it was sent. */
   id?: string;
+  /** What the user attached to the message (`@`), read already. */
+  attachments?: readonly AttachmentPart[];
 }
 
 /** Starts a run with the message, or queues it for the run in progress. */
@@ -76,8 +80,9 @@ export async function startRun(chat: RunChat, task: string, opts: StartOptions =
   }
   if (chat.running) {
     // Typed while the agent works: it reaches the model at its next turn.
-    chat.queued.push(task);
-    chat.post({ type: 'queued', text: clip(task, 20_000), ...answer.queued() });
+    const attachments = opts.attachments ?? [];
+    chat.queued.push({ text: task, attachments });
+    chat.post({ type: 'queued', text: clip(task, 20_000), ...answer.queued(), ...chipsField(attachments) });
     return;
   }
   const folder = vscode.workspace.workspaceFolders?.[0];
@@ -108,7 +113,8 @@ export async function startRun(chat: RunChat, task: string, opts: StartOptions =
     // first turn; a run the user stopped drops the queue with it.
     if (running.ac.signal.aborted) chat.queued = [];
     const next = chat.queued.shift();
-    if (next !== undefined) void startRun(chat, next, { queued: true });
+    if (next !== undefined)
+      void startRun(chat, next.text, { queued: true, ...(next.attachments ? { attachments: next.attachments } : {}) });
   }
 }
 
@@ -258,6 +264,7 @@ class ChatRun {
       ...(this.opts.queued || plan.follow.reasked ? { shown: true } : {}),
       ...(this.opts.resume ? { resumed: true } : {}),
       ...this.answer.started(),
+      ...chipsField(this.opts.attachments ?? []),
     });
     this.chat.output.info(
       `agent run ${runId}: ${modelName} at ${maskEndpoint(config.endpoint)} (${endpointName}), workflow ${workflow.id}, trajectory ${trajectoryPath}`,
@@ -270,6 +277,7 @@ class ChatRun {
     return {
       ...run.agentOptions,
       task: follow.task,
+      ...(this.opts.attachments?.length ? { attachments: this.opts.attachments } : {}),
       workflow,
       workflowRef: config.workflow.startsWith('builtin:') ? config.workflow : workflow,
       model,

@@ -7,9 +7,12 @@
 import * as vscode from 'vscode';
 import { clip, type ErrorAction, type FromWebview, type ToWebview } from '../../core/protocol/chat';
 import type { SandboxSummary } from '../../core/sandbox/plan';
+import type { UserInput } from '../../core/schema/user-message';
 import { RUN_FILE, type RestoreEvent } from '../../core/schema/trajectory';
 import { RUNS_DIR } from '../../core/workspace/lar-layout';
 import type { LarClient } from '../client';
+import type { AttachmentRef } from '../../core/protocol/attachments';
+import { AttachmentSource } from '../chat/attachments';
 import { branchFrom, restoreCheckpoint } from '../chat/branching';
 import { linkTarget } from '../chat/links';
 import { openThread, postHistory } from '../chat/history';
@@ -73,7 +76,7 @@ export class AgentSession implements vscode.Disposable, RunChat {
   running: Running | undefined;
   lastTrajectory: vscode.Uri | undefined;
   thread: ChatThread | undefined;
-  queued: string[] = [];
+  queued: UserInput[] = [];
   busy: string | undefined;
   cleared = false;
   approvalSeq = 0;
@@ -86,6 +89,7 @@ export class AgentSession implements vscode.Disposable, RunChat {
   private readonly probe: ConnectionProbe;
   /** The text of each message sent, by its webview id (the latest 200): Edit names one by id. */
   private readonly sent = new Map<string, string>();
+  private readonly attachments: AttachmentSource;
   /** Checks the connection by itself while the chat is visible, and when a send fails. */
   private readonly watch: ConnectionWatch;
   readonly picker: ModelPicker;
@@ -109,9 +113,11 @@ export class AgentSession implements vscode.Disposable, RunChat {
       () => this.picker.current,
     );
     this.watch = new ConnectionWatch({ check: (quiet) => this.probe.check(quiet), running: () => this.isRunning });
+    this.attachments = new AttachmentSource(context.secrets);
     // A changed endpoint, model or key: the chat says at once whether the server answers.
     this.subs.push(
       this.checkpoints,
+      this.attachments,
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (['endpoint', 'endpoints', 'model'].some((k) => e.affectsConfiguration(`lean4Agentic.${k}`))) {
           void this.postConnection();
@@ -136,7 +142,7 @@ export class AgentSession implements vscode.Disposable, RunChat {
       this.post({ type: 'sendReceived', id: msg.id });
       this.sent.set(msg.id, msg.task);
       if (this.sent.size > 200) this.sent.delete(this.sent.keys().next().value!);
-      void this.start(msg.task, { id: msg.id });
+      void this.send(msg.task, msg.attachments ?? [], msg.id);
     },
     // Edit took the message back: the model is not asked it again with the next one.
     discardFailed: (msg) => {
@@ -144,6 +150,11 @@ export class AgentSession implements vscode.Disposable, RunChat {
       if (text === undefined || !this.thread) return;
       this.thread.conversation = discardUnanswered(this.thread.conversation, text);
     },
+    attachQuery: (msg) =>
+      void this.attachments.options(msg.query, this.lastTrajectory).then(
+        (o) => this.post(o),
+        (e: unknown) => this.fail(`Could not list what to attach: ${e instanceof Error ? e.message : String(e)}`),
+      ),
     stop: () => this.stop(),
     approve: (msg) => this.approve(msg.id, msg.approved),
     action: (msg) => {
@@ -332,6 +343,23 @@ export class AgentSession implements vscode.Disposable, RunChat {
 
   fail(message: string, actions: ErrorAction[] = []): void {
     this.post({ type: 'error', message: clip(message, 4000), actions });
+  }
+
+  /** The message with what the user attached, read now; one that cannot be read puts the message back in the input. */
+  private async send(task: string, refs: AttachmentRef[], id: string): Promise<void> {
+    if (!refs.length) return this.start(task, { id });
+    const r = await this.attachments.resolve(refs, this.lastTrajectory);
+    if (!r.ok) {
+      this.post({
+        type: 'unsent',
+        id,
+        text: clip(task, 20_000),
+        attachments: refs,
+        reason: clip(`Not sent: ${r.error}.`, 2000),
+      });
+      return;
+    }
+    await this.start(task, { id, attachments: r.parts });
   }
 
   /** Starts a run with the message, or queues it for the run in progress. */

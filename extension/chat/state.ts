@@ -7,6 +7,7 @@ import type { Conversation } from '../../core/agent/conversation';
 import type { RecordedRun } from '../../core/agent/resume';
 import type { ErrorAction, ToWebview } from '../../core/protocol/chat';
 import type { RestoreEvent } from '../../core/schema/trajectory';
+import type { UserInput } from '../../core/schema/user-message';
 import type { AgentTerminal } from '../agent/terminal';
 import type { Checkpoints } from '../checkpoints/checkpoints';
 import type { FileChanges } from '../checkpoints/file-changes';
@@ -50,7 +51,7 @@ export interface Chat {
   lastTrajectory: vscode.Uri | undefined;
   thread: ChatThread | undefined;
   /** Messages typed during a run, not yet given to the model. */
-  queued: string[];
+  queued: UserInput[];
   /** A restore or a branch is on its way (a diff, a dialog): no run starts meanwhile. */
   busy: string | undefined;
   /** New was pressed: a restore still reading the trajectories must not bring the chat back. */

@@ -11,6 +11,8 @@ import type { GateResult } from '../../core/verifier/types';
 import type { RestoreEvent } from '../../core/schema/trajectory';
 import { toStepCard } from './cards';
 import { clip, type ToWebview } from '../../core/protocol/chat';
+import { chipsField } from '../../core/protocol/attachments';
+import { attachmentsOf } from '../../core/schema/message-parts';
 
 /** A restore as the chat states it. */
 export function restoreLine(r: RestoreEvent): string {
@@ -52,7 +54,8 @@ export function transcriptOf(
 function eventMessages(run: RecordedRun, { line, event, step }: RecordedRun['events'][number]): ToWebview[] {
   switch (event.type) {
     case 'message':
-      if (event.role === 'user') return [{ type: 'userMessage', text: clip(event.content, 20_000) }];
+      if (event.role === 'user')
+        return [{ type: 'userMessage', text: clip(event.content, 20_000), ...chipsField(attachmentsOf(event.parts)) }];
       else if (event.role === 'assistant' && (event.content || event.reasoning)) {
         return [
           {

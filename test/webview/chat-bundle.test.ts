@@ -86,6 +86,26 @@ class Node_ {
     this.selectionStart = start;
     this.selectionEnd = end;
   }
+
+  // What the @ picker (webview/attachments.ts) uses of the DOM.
+  removeAttribute(k: string) {
+    this.attrs.delete(k);
+  }
+  get parentElement(): Node_ | null {
+    return this.parent ?? null;
+  }
+  get firstChild(): Node_ | null {
+    return this.children[0] ?? null;
+  }
+  prepend(...nodes: Node_[]) {
+    for (const n of nodes.reverse()) this.insertBefore(n, this.firstChild);
+  }
+  before(...nodes: Node_[]) {
+    for (const n of nodes) this.parent?.insertBefore(n, this);
+  }
+  querySelector(): Node_ | null {
+    return null;
+  }
   all(): Node_[] {
     return [this, ...this.children.flatMap((c) => c.all())];
   }
