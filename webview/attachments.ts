@@ -153,6 +153,9 @@ export function pickerKey(e: KeyboardEvent): boolean {
 
 /** The extension's choices for a query: drawn if the picker still shows that query. */
 export function attachOptions(msg: AttachOptions): void {
+  // Answers can come out of order (each query is answered as soon as its files are listed): only the
+  // answer to what the picker shows now is kept, or a late one for an earlier query would hide the files.
+  if (open && msg.query !== open.token.query) return;
   options = msg;
   draw();
 }
