@@ -1,0 +1,117 @@
+// `@` attachments in the real VS Code: a selection and a file picked in the chat reach the model inside the
+// user's message, are recorded as the message's parts, and show as chips in the user's bubble.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { ScriptedModelServer } from '../testkit/scripted-server';
+import { textOf } from '../testkit/text';
+import { DEMO_MODEL } from '../devtools/demo-model';
+import { Suite, eventually, missingPrerequisite } from './support/workbench';
+
+const skip = missingPrerequisite();
+if (skip) process.stdout.write(`# end-to-end tests skipped: ${skip}\n`);
+
+describe('@ attachments in VS Code (code-server + Chromium)', { skip, concurrency: 1 }, () => {
+  let suite: Suite;
+  before(async () => {
+    suite = await Suite.start();
+  });
+  after(async () => {
+    await suite?.stop();
+  });
+
+  test('a selection and a file picked with @ reach the model, the trajectory and the bubble', async () => {
+    const server = new ScriptedModelServer({ models: [DEMO_MODEL], script: [{ content: 'I read both.' }] });
+    const endpoint = await server.start();
+    const ws = suite.workspace('attach', {
+      'lean4Agentic.endpoint': endpoint,
+      'lean4Agentic.model': DEMO_MODEL,
+      'lean4Agentic.workflow': 'demo.larflow.json',
+    });
+    const wb = await suite.open(ws);
+    try {
+      // Lines 2-3 of src/sum.js selected in the editor.
+      await wb.openFile('sum.js', 'src/sum.js');
+      await wb.editor('src/sum.js').locator('.view-lines').click();
+      await wb.page.keyboard.press('Control+Home');
+      await wb.page.keyboard.press('ArrowDown');
+      await wb.page.keyboard.press('Shift+ArrowDown');
+      await wb.page.keyboard.press('Shift+End');
+      const chat = await wb.openChat();
+      await chat.locator('#connection.conn.connected').waitFor({ timeout: 30_000 });
+      const input = chat.locator('#task');
+      await input.click();
+      await input.pressSequentially('Why does this fail? @');
+      const picker = chat.locator('#attach-picker');
+      const selection = picker.locator('[role="option"]', { hasText: 'Selection' });
+      await selection.waitFor({ timeout: 20_000 });
+      assert.match(await selection.innerText(), /src\/sum\.js:2-3/);
+      assert.equal(await input.getAttribute('aria-expanded'), 'true');
+      await wb.screenshot('attach-1-picker');
+      // The keyboard: File… is first, Selection second.
+      await input.press('ArrowDown');
+      await input.press('Enter');
+      assert.equal(await picker.isHidden(), true);
+      // The mouse: File…, then the file that matches what is typed.
+      await input.pressSequentially('and @');
+      await picker.locator('[role="option"]', { hasText: 'File…' }).click();
+      await input.pressSequentially('sum.test');
+      const file = picker.locator('[role="option"]', { hasText: 'test/sum.test.js' });
+      await file.waitFor({ timeout: 20_000 }).catch(async (e: unknown) => {
+        await wb.screenshot('attach-failed');
+        throw e;
+      });
+      await wb.screenshot('attach-2-files');
+      await file.click();
+      const chips = chat.locator('footer .chip .chip-label');
+      assert.deepEqual(await chips.allInnerTexts(), ['@selection', '@sum.test.js']);
+      assert.equal(await input.inputValue(), 'Why does this fail? @selection and @sum.test.js ');
+      // The side bar at its default width: nothing in the chat scrolls sideways.
+      const overflow = await chat
+        .locator('body')
+        .evaluate((b) => b.ownerDocument.documentElement.scrollWidth - b.ownerDocument.documentElement.clientWidth);
+      assert.ok(overflow <= 0, `the chat overflows by ${overflow} px`);
+      await wb.screenshot('attach-3-chips');
+      await input.press('Enter');
+
+      const bubble = chat.locator('.msg.user').last();
+      await chat.locator('.msg', { hasText: 'I read both.' }).waitFor({ timeout: 60_000 });
+      assert.deepEqual(await bubble.locator('.chips.sent .chip-label').allInnerTexts(), ['@selection', '@sum.test.js']);
+      assert.equal(await chat.locator('footer .chip').count(), 0);
+      await wb.screenshot('attach-4-sent');
+
+      // The model got both attachments' content in the user's message.
+      const request = server.requests.find((q) => q.path === '/v1/chat/completions')!;
+      const messages = (request.body as { messages: { role: string; content: unknown }[] }).messages;
+      const user = textOf(messages.find((m) => m.role === 'user')!.content);
+      assert.match(user, /^Why does this fail\? @selection and @sum\.test\.js/);
+      assert.match(
+        user,
+        /Attached by the user, selection src\/sum\.js:2-3:\n```\nfunction sum\(a, b\) \{\n {2}return a - b;\n```/,
+      );
+      const testFile = readFileSync(join(ws, 'test', 'sum.test.js'), 'utf8');
+      assert.ok(user.includes(`Attached by the user, file test/sum.test.js:\n\`\`\`\n${testFile}`), user);
+
+      // The trajectory records them as the user's message parts.
+      const runs = join(ws, '.lar', 'runs');
+      const fileName = await eventually('the trajectory', () =>
+        readdirSync(runs).find((f) => f.endsWith('.lar.jsonl')),
+      );
+      const lines = readFileSync(join(runs, fileName), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; role?: string; parts?: { type: string; kind?: string }[] });
+      const message = lines.find((l) => l.type === 'message' && l.role === 'user')!;
+      assert.deepEqual(
+        message.parts?.map((p) => p.kind ?? p.type),
+        ['text', 'selection', 'file'],
+      );
+      assert.deepEqual(lines[0]!.parts, message.parts);
+      assert.deepEqual(wb.pageErrors, []);
+    } finally {
+      await wb.close();
+      await server.stop();
+    }
+  });
+});
