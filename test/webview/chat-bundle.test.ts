@@ -106,6 +106,9 @@ class Node_ {
   querySelector(): Node_ | null {
     return null;
   }
+  append(...nodes: Node_[]) {
+    for (const n of nodes) this.appendChild(n);
+  }
   all(): Node_[] {
     return [this, ...this.children.flatMap((c) => c.all())];
   }
@@ -140,6 +143,12 @@ function loadChat() {
   ids.get('model-menu')!.hidden = true; // as in the view's HTML
   ids.get('log')!.appendChild(ids.get('log-inner')!);
   ids.get('history')!.hidden = true; // as in the view's HTML
+  // The footer as the view's HTML nests it: the @ picker and the chips go in around the input.
+  const footer = new Node_('footer');
+  const row = new Node_('div');
+  footer.appendChild(ids.get('task')!);
+  row.appendChild(ids.get('run')!);
+  footer.appendChild(row);
   const posted: unknown[] = [];
   const listeners = new Map<string, (e: unknown) => void>();
   const context = {
@@ -980,4 +989,107 @@ test("the Changes card lists the run's files with Diff, Keep and Undo by id, and
   assert.match(cards()[0]!.textContent ?? '', /^3 files changed: 1 kept, 1 undone, 1 to review/);
   assert.equal(buttons('Undo').length, 1);
   assert.equal(buttons('Undo all')[0]!.disabled, false);
+});
+
+test('@ opens a picker chosen from by keyboard and mouse; the message carries references, its bubble chips', () => {
+  const { ids, posted, onMessage } = loadChat();
+  const task = ids.get('task')!;
+  const footer = task.parent!;
+  const find = (cls: string, under: Node_ = footer) => under.all().filter((n) => n.className.split(' ').includes(cls));
+  const type = (text: string) => {
+    task.value += text;
+    task.selectionStart = task.value.length;
+    task.fire('input');
+  };
+  let stopped = 0;
+  const key = (k: string) =>
+    task.fire('keydown', {
+      key: k,
+      shiftKey: false,
+      isComposing: false,
+      preventDefault() {},
+      stopPropagation: () => stopped++,
+    });
+  type('why @');
+  assert.deepEqual(posted.at(-1), { type: 'attachQuery', query: '' });
+  onMessage({
+    data: {
+      type: 'attachOptions',
+      query: '',
+      files: ['src/a.ts'],
+      selection: 'src/a.ts:2-3',
+      terminal: 'Agent terminal: $ npm test',
+    },
+  });
+  const picker = find('attach-picker')[0]!;
+  assert.equal(picker.hidden, false);
+  assert.equal(picker.attrs.get('role'), 'listbox');
+  assert.deepEqual(
+    find('attach-label').map((n) => n.textContent),
+    ['File…', 'Selection', 'Terminal output'],
+  );
+  // A late answer to another query changes nothing.
+  onMessage({ data: { type: 'attachOptions', query: 'zz', files: [] } });
+  assert.equal(find('attach-option').length, 3);
+  key('ArrowDown');
+  assert.equal(task.attrs.get('aria-activedescendant'), 'attach-option-1');
+  key('Enter');
+  assert.equal(task.value, 'why @selection ');
+  assert.equal(picker.hidden, true);
+  // The mouse: a file typed after @.
+  type('and @a');
+  assert.deepEqual(posted.at(-1), { type: 'attachQuery', query: 'a' });
+  onMessage({ data: { type: 'attachOptions', query: 'a', files: ['src/a.ts'] } });
+  find('attach-option')[0]!.fire('click');
+  assert.equal(task.value, 'why @selection and @a.ts ');
+  // Escape closes the picker and goes no further (it would stop a run).
+  type('@');
+  assert.equal(picker.hidden, false);
+  key('Escape');
+  assert.equal(picker.hidden, true);
+  assert.ok(stopped > 0);
+  assert.deepEqual(
+    find('chip-label').map((n) => n.textContent),
+    ['@selection', '@a.ts'],
+  );
+  const remove = find('chip-remove')[1]!;
+  assert.equal(remove.attrs.get('aria-label'), 'Remove @a.ts');
+  remove.fire('click');
+  assert.equal(task.value, 'why @selection and @');
+  task.value = 'why @selection';
+  ids.get('run')!.fire('click');
+  assert.deepEqual(posted.at(-1), { type: 'start', task: 'why @selection', attachments: [{ kind: 'selection' }] });
+  assert.equal(find('chip').length, 0);
+  // Not sent: the message and its chips come back, with why.
+  onMessage({
+    data: {
+      type: 'unsent',
+      text: 'why @selection',
+      attachments: [{ kind: 'selection' }],
+      reason: 'Not sent: there is no selection.',
+    },
+  });
+  assert.equal(task.value, 'why @selection');
+  assert.equal(find('chip').length, 1);
+  assert.match(ids.get('log')!.textContent ?? '', /Not sent: there is no selection\./);
+  // The sent message's bubble shows its chips.
+  onMessage({
+    data: {
+      type: 'runStarted',
+      task: 'why @selection',
+      model: 'm',
+      endpoint: 'http://e/v1',
+      trajectory: 't',
+      sandbox: { confined: true, text: 'x' },
+      attachments: [{ kind: 'selection', label: '@selection', source: 'src/a.ts:2-3' }],
+    },
+  });
+  const bubble = ids
+    .get('log')!
+    .all()
+    .find((n) => n.className === 'msg user')!;
+  assert.deepEqual(
+    find('chip-label', bubble).map((n) => n.textContent),
+    ['@selection'],
+  );
 });
