@@ -57,6 +57,19 @@ const KINDS: { word: string; label: string; of: (o: AttachOptions) => Choice | u
         ? { id: 'terminal', label: 'Terminal output', detail: o.terminal, ref: { kind: 'terminal' } }
         : undefined,
   },
+  {
+    word: 'terminal',
+    label: 'Terminal output',
+    of: (o) =>
+      o.activeTerminal
+        ? {
+            id: 'active-terminal',
+            label: 'Terminal output',
+            detail: o.activeTerminal,
+            ref: { kind: 'terminal', of: 'active' },
+          }
+        : undefined,
+  },
 ];
 
 /** Before the extension answered: only File… is offered. */
@@ -101,7 +114,7 @@ export function removeToken(text: string, label: string): string {
   return (text.slice(0, start) + text.slice(start + label.length)).replace(/^ /, '').replace(/ {2}/, ' ');
 }
 
-/** Two references to the same thing (attached once). */
+/** Two references to the same thing (attached once): the same kind, path and terminal. */
 export function sameRef(a: AttachmentRef, b: AttachmentRef): boolean {
-  return a.kind === b.kind && ('path' in a ? a.path : undefined) === ('path' in b ? b.path : undefined);
+  return JSON.stringify(a) === JSON.stringify(b);
 }

@@ -8,6 +8,7 @@ import { open } from 'node:fs/promises';
 import { chipLabel } from '../protocol/attachments';
 import type { AttachmentPart } from '../schema/message-parts';
 import type { TrajectoryEvent } from '../schema/trajectory';
+import { looksBinary } from '../shell/output';
 import { confinePath, describeFsError, openWorkspace, type FsResult } from '../workspace/fs';
 
 /** The most of a file, a selection or a list of problems the model is given (characters). */
@@ -77,7 +78,7 @@ export async function fileAttachment(workspace: string, path: string): Promise<F
       got += bytesRead;
     }
     const bytes = buf.subarray(0, got);
-    if (bytes.subarray(0, SNIFF_BYTES).includes(0))
+    if (bytes.subarray(0, SNIFF_BYTES).includes(0) || looksBinary(bytes, SNIFF_BYTES).binary)
       return { ok: false, error: `"${relative}" looks binary: only text files can be attached` };
     // A read cut inside a character leaves a replacement character at the end: drop it.
     const text = bytes.toString('utf8').replace(/\uFFFD$/, '');
@@ -146,14 +147,13 @@ export function lastCommand(events: readonly TrajectoryEvent[]): RecordedCommand
   return undefined;
 }
 
-/** The agent terminal's last command and the end of its output, secrets masked. */
-export function terminalAttachment(cmd: RecordedCommand, redact: (text: string) => string): AttachmentPart {
+/** A terminal's last command and the end of its output, secrets masked; `where` names the terminal. */
+export function terminalAttachment(
+  cmd: RecordedCommand,
+  redact: (text: string) => string,
+  where = 'agent terminal',
+): AttachmentPart {
   const exit = cmd.exitCode === undefined ? '' : ` (exit ${cmd.exitCode ?? 'unknown'})`;
   const command = redact(cmd.command).replace(/\s+/g, ' ').slice(0, 200);
-  return part(
-    'terminal',
-    '@terminal',
-    `agent terminal: $ ${command}${exit}`,
-    capEnd(redact(cmd.output), TERMINAL_CHARS),
-  );
+  return part('terminal', '@terminal', `${where}: $ ${command}${exit}`, capEnd(redact(cmd.output), TERMINAL_CHARS));
 }

@@ -20,7 +20,8 @@ export const AttachmentRef = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('file'), path: OfferedPath }).strict(),
   z.object({ kind: z.literal('selection') }).strict(),
   z.object({ kind: z.literal('problems'), path: OfferedPath.optional() }).strict(),
-  z.object({ kind: z.literal('terminal') }).strict(),
+  /** The agent's terminal (the default), or the active terminal of the user's, read through shell integration. */
+  z.object({ kind: z.literal('terminal'), of: z.enum(['agent', 'active']).optional() }).strict(),
 ]);
 export type AttachmentRef = z.infer<typeof AttachmentRef>;
 
@@ -44,6 +45,8 @@ export const AttachOptions = z
     problemsOf: z.string().max(1000).optional(),
     /** Which terminal "Terminal output" reads, and its last command; absent when there is none. */
     terminal: z.string().max(1000).optional(),
+    /** The active terminal's name and last command, when shell integration let the extension read it. */
+    activeTerminal: z.string().max(1000).optional(),
   })
   .strict();
 export type AttachOptions = z.infer<typeof AttachOptions>;

@@ -21,6 +21,7 @@ import { combineRedactors, redact, secretRedactor } from '../../core/secrets/red
 import { readBoundedText } from '../../core/workspace/bounded-read';
 import { confinePath, openWorkspace } from '../../core/workspace/fs';
 import { API_KEY_SECRET } from '../config';
+import { ShellCapture } from './shell-capture';
 
 /** Files listed to filter what is typed after `@` (the picker shows the first matches). */
 const LISTED_FILES = 5000;
@@ -53,9 +54,11 @@ export class AttachmentSource implements vscode.Disposable {
   /** The text editor the user worked in last: the chat has the focus when they pick from it. */
   private editor: vscode.TextEditor | undefined = vscode.window.activeTextEditor;
   private readonly subs: vscode.Disposable[];
+  private readonly shell = new ShellCapture();
 
   constructor(private readonly secrets: vscode.SecretStorage) {
     this.subs = [
+      this.shell,
       vscode.window.onDidChangeActiveTextEditor((e) => {
         if (e) this.editor = e;
       }),
@@ -80,13 +83,15 @@ export class AttachmentSource implements vscode.Disposable {
     const sel = ed && !ed.selection.isEmpty ? `${this.pathOf(ed)}:${linesOf(ed.selection)}` : undefined;
     const problemsOf = ed ? inWorkspace(ed.document.uri) : undefined;
     const cmd = this.lastCommand(lastRun);
+    const user = this.shell.active();
     return {
       type: 'attachOptions',
       query: query.slice(0, 200),
       files,
       ...(sel ? { selection: sel.slice(0, 1000) } : {}),
       ...(problemsOf ? { problemsOf: problemsOf.slice(0, 1000) } : {}),
-      ...(cmd ? { terminal: `Agent terminal: $ ${cmd.command.replace(/\s+/g, ' ')}`.slice(0, 1000) } : {}),
+      ...(cmd ? { terminal: `Agent terminal: $ ${oneLine(cmd.command)}`.slice(0, 1000) } : {}),
+      ...(user ? { activeTerminal: `Terminal "${user.name}": $ ${oneLine(user.command.command)}`.slice(0, 1000) } : {}),
     };
   }
 
@@ -127,13 +132,16 @@ export class AttachmentSource implements vscode.Disposable {
       case 'problems':
         return this.problems(ref.path, root);
       case 'terminal': {
+        const key = await this.secrets.get(API_KEY_SECRET);
+        const mask = combineRedactors((t) => redact(t, key), secretRedactor(process.env));
+        if (ref.of === 'active') {
+          const user = this.shell.active();
+          if (!user) return 'the active terminal has no command whose output VS Code let the extension read';
+          return terminalAttachment(user.command, mask, `terminal "${user.name}"`);
+        }
         const cmd = this.lastCommand(lastRun);
         if (!cmd) return 'the agent terminal has run no command in this chat yet';
-        const key = await this.secrets.get(API_KEY_SECRET);
-        return terminalAttachment(
-          cmd,
-          combineRedactors((t) => redact(t, key), secretRedactor(process.env)),
-        );
+        return terminalAttachment(cmd, mask);
       }
     }
   }
@@ -200,6 +208,8 @@ function linesOf(s: vscode.Selection): string {
   const { start, end } = spanOf(s);
   return start === end ? `${start}` : `${start}-${end}`;
 }
+
+const oneLine = (s: string) => s.replace(/\s+/g, ' ');
 
 /** Files whose name starts with the query first, then those whose name has it, then the rest. */
 function rank(path: string, q: string): number {

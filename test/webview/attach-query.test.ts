@@ -25,6 +25,19 @@ test('the picker offers the kinds the editor has, then the files matching what i
     all.map((c) => c.label),
     ['File…', 'Selection', 'Problems', 'Terminal output'],
   );
+  // The user's terminal is offered beside the agent's only when shell integration let the extension read it.
+  const both = choicesFor(
+    { ...options, files: [], query: 'term', activeTerminal: 'Terminal "bash": $ make' },
+    'term',
+    false,
+  );
+  assert.deepEqual(
+    both.map((c) => [c.detail, c.ref]),
+    [
+      ['Agent terminal: $ npm test', { kind: 'terminal' }],
+      ['Terminal "bash": $ make', { kind: 'terminal', of: 'active' }],
+    ],
+  );
   assert.deepEqual(
     choicesFor(options, 'ma', false).map((c) => c.detail),
     ['src/main.ts', 'docs/manual.md'],

@@ -115,6 +115,8 @@ test("the terminal's last command is attached with the end of its output, secret
   assert.equal(t.content.length, TERMINAL_CHARS);
   assert.equal(t.source, 'agent terminal: $ echo $TOKEN (exit 1)');
   assert.equal(lastCommand([]), undefined);
+  const user = terminalAttachment({ command: 'make', output: 'ok', exitCode: 0 }, (x) => x, 'terminal "bash"');
+  assert.equal(user.source, 'terminal "bash": $ make (exit 0)');
 });
 
 test('the model reads the attachments in the user message, and the trajectory records them as its parts', async () => {
