@@ -118,3 +118,11 @@ export function removeToken(text: string, label: string): string {
 export function sameRef(a: AttachmentRef, b: AttachmentRef): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
+
+/** What the picker says when it has no row: for the terminal, which output the extension can read at all. */
+export function emptyNote(query: string, fileMode: boolean): string {
+  if (fileMode) return 'No matching file';
+  if ('terminal'.startsWith(query.toLowerCase()) && query)
+    return "No terminal output yet: the chat reads the agent terminal's commands, and a terminal of yours only through shell integration, from when the chat opened";
+  return 'Nothing to attach';
+}

@@ -5,7 +5,16 @@
  */
 import type { AttachmentChip, AttachmentRef, AttachOptions } from '../core/protocol/attachments';
 import { chipLabel } from '../core/protocol/attachments';
-import { choicesFor, insertToken, removeToken, sameRef, tokenAt, type AtToken, type Choice } from './attach-query';
+import {
+  choicesFor,
+  emptyNote,
+  insertToken,
+  removeToken,
+  sameRef,
+  tokenAt,
+  type AtToken,
+  type Choice,
+} from './attach-query';
 import { el, send, task } from './page';
 
 interface Attached {
@@ -46,8 +55,7 @@ function draw(): void {
   open.choices = choicesFor(options, open.token.query, open.fileMode);
   open.active = Math.min(open.active, Math.max(0, open.choices.length - 1));
   picker.replaceChildren();
-  if (!open.choices.length)
-    picker.append(el('div', 'attach-empty', open.fileMode ? 'No matching file' : 'Nothing to attach'));
+  if (!open.choices.length) picker.append(el('div', 'attach-empty', emptyNote(open.token.query, open.fileMode)));
   open.choices.forEach((c, i) => {
     const row = el('div', i === open!.active ? 'attach-option active' : 'attach-option');
     row.id = `attach-option-${i}`;

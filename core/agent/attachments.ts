@@ -155,5 +155,7 @@ export function terminalAttachment(
 ): AttachmentPart {
   const exit = cmd.exitCode === undefined ? '' : ` (exit ${cmd.exitCode ?? 'unknown'})`;
   const command = redact(cmd.command).replace(/\s+/g, ' ').slice(0, 200);
-  return part('terminal', '@terminal', `${where}: $ ${command}${exit}`, capEnd(redact(cmd.output), TERMINAL_CHARS));
+  // An empty block would read as "it printed nothing" when the terminal may only not have told us.
+  const output = cmd.output.trim() ? redact(cmd.output) : '(no output was reported for this command)';
+  return part('terminal', '@terminal', `${where}: $ ${command}${exit}`, capEnd(output, TERMINAL_CHARS));
 }

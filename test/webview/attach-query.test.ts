@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { AttachOptions } from '../../core/protocol/attachments';
-import { choicesFor, insertToken, removeToken, tokenAt } from '../../webview/attach-query';
+import { choicesFor, emptyNote, insertToken, removeToken, tokenAt } from '../../webview/attach-query';
 
 const options: AttachOptions = {
   type: 'attachOptions',
@@ -68,4 +68,10 @@ test('a choice replaces the @word with a readable token, and removing its chip r
   assert.equal(removeToken('explain @main.ts and @selection', '@main.ts'), 'explain and @selection');
   assert.equal(removeToken('@selection why?', '@selection'), 'why?');
   assert.equal(removeToken('no token here', '@main.ts'), 'no token here');
+});
+
+test('with nothing to offer for @term, the picker says which terminal output it can read', () => {
+  assert.match(emptyNote('term', false), /shell integration/);
+  assert.equal(emptyNote('zz', false), 'Nothing to attach');
+  assert.equal(emptyNote('term', true), 'No matching file');
 });

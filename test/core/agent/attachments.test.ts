@@ -117,6 +117,10 @@ test("the terminal's last command is attached with the end of its output, secret
   assert.equal(lastCommand([]), undefined);
   const user = terminalAttachment({ command: 'make', output: 'ok', exitCode: 0 }, (x) => x, 'terminal "bash"');
   assert.equal(user.source, 'terminal "bash": $ make (exit 0)');
+  assert.match(
+    terminalAttachment({ command: 'true', output: '', exitCode: 0 }, (x) => x).content,
+    /no output was reported/,
+  );
 });
 
 test('the model reads the attachments in the user message, and the trajectory records them as its parts', async () => {
