@@ -114,4 +114,54 @@ describe('@ attachments in VS Code (code-server + Chromium)', { skip, concurrenc
       await server.stop();
     }
   });
+
+  test("the user's terminal's last command is offered and attached, named for its terminal", async () => {
+    const server = new ScriptedModelServer({ models: [DEMO_MODEL], script: [{ content: 'Seen the output.' }] });
+    const endpoint = await server.start();
+    const ws = suite.workspace('attach-terminal', {
+      'lean4Agentic.endpoint': endpoint,
+      'lean4Agentic.model': DEMO_MODEL,
+      'lean4Agentic.workflow': 'demo.larflow.json',
+    });
+    const wb = await suite.open(ws);
+    try {
+      // The extension reads a terminal's commands from when it is active (the chat opened).
+      const chat = await wb.openChat();
+      await chat.locator('#connection.conn.connected').waitFor({ timeout: 30_000 });
+      await wb.runCommand('Terminal: Create New Terminal');
+      const rows = wb.page.locator('.terminal-wrapper.active .xterm-rows');
+      await rows.waitFor({ timeout: 30_000 });
+      // Typed once the prompt is there: shell integration reports a command's output only once it is ready.
+      await eventually('the prompt', async () =>
+        /[#$] *$/.test((await rows.innerText()).trimEnd()) ? true : undefined,
+      );
+      await wb.page.waitForTimeout(1000);
+      await wb.page.keyboard.type('echo attach-marker-$((6*7))');
+      await wb.page.keyboard.press('Enter');
+      await eventually('the command output', async () =>
+        (await rows.innerText()).includes('attach-marker-42') ? true : undefined,
+      );
+      const input = chat.locator('#task');
+      await input.click();
+      await input.pressSequentially('What did it print? @term');
+      const option = chat.locator('#attach-picker [role="option"]', { hasText: 'echo attach-marker' });
+      await option.waitFor({ timeout: 20_000 }).catch(async (e: unknown) => {
+        await wb.screenshot('attach-terminal-failed');
+        throw e;
+      });
+      assert.match(await option.innerText(), /Terminal ".+": \$ echo attach-marker-\$\(\(6\*7\)\)/);
+      await wb.screenshot('attach-5-terminal');
+      await option.click();
+      await input.press('Enter');
+      await chat.locator('.msg', { hasText: 'Seen the output.' }).waitFor({ timeout: 60_000 });
+      const request = server.requests.find((q) => q.path === '/v1/chat/completions')!;
+      const messages = (request.body as { messages: { role: string; content: unknown }[] }).messages;
+      const user = textOf(messages.find((m) => m.role === 'user')!.content);
+      assert.match(user, /Attached by the user, terminal output terminal ".+": \$ echo attach-marker-\$\(\(6\*7\)\)/);
+      assert.match(user, /\nattach-marker-42\n/);
+    } finally {
+      await wb.close();
+      await server.stop();
+    }
+  });
 });
