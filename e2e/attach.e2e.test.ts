@@ -4,9 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ScriptedModelServer } from '../testkit/scripted-server';
-import { textOf } from '../testkit/text';
-import { DEMO_MODEL } from '../devtools/demo-model';
+import { firstUserMessage, withAnsweringModel } from './support/attach';
 import { Suite, eventually, missingPrerequisite } from './support/workbench';
 
 const skip = missingPrerequisite();
@@ -22,15 +20,7 @@ describe('@ attachments in VS Code (code-server + Chromium)', { skip, concurrenc
   });
 
   test('a selection and a file picked with @ reach the model, the trajectory and the bubble', async () => {
-    const server = new ScriptedModelServer({ models: [DEMO_MODEL], script: [{ content: 'I read both.' }] });
-    const endpoint = await server.start();
-    const ws = suite.workspace('attach', {
-      'lean4Agentic.endpoint': endpoint,
-      'lean4Agentic.model': DEMO_MODEL,
-      'lean4Agentic.workflow': 'demo.larflow.json',
-    });
-    const wb = await suite.open(ws);
-    try {
+    await withAnsweringModel(suite, 'attach', 'I read both.', async (wb, ws, server) => {
       // Lines 2-3 of src/sum.js selected in the editor.
       await wb.openFile('sum.js', 'src/sum.js');
       await wb.editor('src/sum.js').locator('.view-lines').click();
@@ -82,9 +72,7 @@ describe('@ attachments in VS Code (code-server + Chromium)', { skip, concurrenc
       await wb.screenshot('attach-4-sent');
 
       // The model got both attachments' content in the user's message.
-      const request = server.requests.find((q) => q.path === '/v1/chat/completions')!;
-      const messages = (request.body as { messages: { role: string; content: unknown }[] }).messages;
-      const user = textOf(messages.find((m) => m.role === 'user')!.content);
+      const user = firstUserMessage(server);
       assert.match(user, /^Why does this fail\? @selection and @sum\.test\.js/);
       assert.match(
         user,
@@ -109,22 +97,11 @@ describe('@ attachments in VS Code (code-server + Chromium)', { skip, concurrenc
       );
       assert.deepEqual(lines[0]!.parts, message.parts);
       assert.deepEqual(wb.pageErrors, []);
-    } finally {
-      await wb.close();
-      await server.stop();
-    }
+    });
   });
 
   test("the user's terminal's last command is offered and attached, named for its terminal", async () => {
-    const server = new ScriptedModelServer({ models: [DEMO_MODEL], script: [{ content: 'Seen the output.' }] });
-    const endpoint = await server.start();
-    const ws = suite.workspace('attach-terminal', {
-      'lean4Agentic.endpoint': endpoint,
-      'lean4Agentic.model': DEMO_MODEL,
-      'lean4Agentic.workflow': 'demo.larflow.json',
-    });
-    const wb = await suite.open(ws);
-    try {
+    await withAnsweringModel(suite, 'attach-terminal', 'Seen the output.', async (wb, _ws, server) => {
       // The extension reads a terminal's commands from when it is active (the chat opened).
       const chat = await wb.openChat();
       await chat.locator('#connection.conn.connected').waitFor({ timeout: 30_000 });
@@ -136,7 +113,9 @@ describe('@ attachments in VS Code (code-server + Chromium)', { skip, concurrenc
         /[#$] *$/.test((await rows.innerText()).trimEnd()) ? true : undefined,
       );
       await wb.page.waitForTimeout(1000);
-      await wb.page.keyboard.type('echo attach-marker-$((6*7))');
+      // The output comes a moment after the command starts: VS Code's shell integration may report a command's
+      // start to an extension after the first output of a fast one, which is then lost (the chat says so).
+      await wb.page.keyboard.type('sleep 1; echo attach-marker-$((6*7))');
       await wb.page.keyboard.press('Enter');
       await eventually('the command output', async () =>
         (await rows.innerText()).includes('attach-marker-42') ? true : undefined,
@@ -144,24 +123,22 @@ describe('@ attachments in VS Code (code-server + Chromium)', { skip, concurrenc
       const input = chat.locator('#task');
       await input.click();
       await input.pressSequentially('What did it print? @term');
-      const option = chat.locator('#attach-picker [role="option"]', { hasText: 'echo attach-marker' });
+      const option = chat.locator('#attach-picker [role="option"]', { hasText: 'sleep 1; echo attach-marker' });
       await option.waitFor({ timeout: 20_000 }).catch(async (e: unknown) => {
         await wb.screenshot('attach-terminal-failed');
         throw e;
       });
-      assert.match(await option.innerText(), /Terminal ".+": \$ echo attach-marker-\$\(\(6\*7\)\)/);
+      assert.match(await option.innerText(), /Terminal ".+": \$ sleep 1; echo attach-marker-\$\(\(6\*7\)\)/);
       await wb.screenshot('attach-5-terminal');
       await option.click();
       await input.press('Enter');
       await chat.locator('.msg', { hasText: 'Seen the output.' }).waitFor({ timeout: 60_000 });
-      const request = server.requests.find((q) => q.path === '/v1/chat/completions')!;
-      const messages = (request.body as { messages: { role: string; content: unknown }[] }).messages;
-      const user = textOf(messages.find((m) => m.role === 'user')!.content);
-      assert.match(user, /Attached by the user, terminal output terminal ".+": \$ echo attach-marker-\$\(\(6\*7\)\)/);
+      const user = firstUserMessage(server);
+      assert.match(
+        user,
+        /Attached by the user, terminal output terminal ".+": \$ sleep 1; echo attach-marker-\$\(\(6\*7\)\)/,
+      );
       assert.match(user, /\nattach-marker-42\n/);
-    } finally {
-      await wb.close();
-      await server.stop();
-    }
+    });
   });
 });
