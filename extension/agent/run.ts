@@ -38,7 +38,7 @@ import { LiveOutput } from './live-output';
 import { AgentTerminal } from './terminal';
 import type { ModelPicker } from './model-picker';
 import { preflight, type Preflight } from './preflight';
-import { SendAnswer, failureOf, type Fail } from './send-answer';
+import type { SendAnswer, Fail } from './send-answer';
 import { VscodeWorkspaceFs } from './vscode-fs';
 import type { RunWarnings } from './warnings';
 
@@ -70,54 +70,6 @@ export interface StartOptions {
   attachments?: readonly AttachmentPart[];
 }
 
-/** Starts a run with the message, or queues it for the run in progress. */
-export async function startRun(chat: RunChat, task: string, opts: StartOptions = {}): Promise<void> {
-  const answer = new SendAnswer(opts.id, task, (m) => chat.post(m));
-  const fail = failureOf(chat, answer);
-  if (chat.busy) {
-    fail(`${chat.busy} is in progress: finish it (or cancel its dialog), then send the message again.`);
-    return;
-  }
-  if (chat.running) {
-    // Typed while the agent works: it reaches the model at its next turn.
-    const attachments = opts.attachments ?? [];
-    chat.queued.push({ text: task, attachments });
-    chat.post({ type: 'queued', text: clip(task, 20_000), ...answer.queued(), ...chipsField(attachments) });
-    return;
-  }
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  if (!folder || folder.uri.scheme !== 'file') {
-    fail('Open a folder first: the agent works in the first workspace folder (on disk).');
-    return;
-  }
-  if (!vscode.workspace.isTrusted) {
-    fail('The agent runs commands in the workspace: trust the workspace first (Restricted Mode is on).');
-    return;
-  }
-  const running: Running = { ac: new AbortController(), approvals: new Map() };
-  chat.running = running;
-  chat.post({ type: 'state', running: true });
-  void vscode.commands.executeCommand('setContext', 'lean4Agentic.agentRunning', true);
-  const run = new ChatRun(chat, running, folder.uri.fsPath, opts, answer, fail);
-  try {
-    await run.execute(task);
-  } catch (e) {
-    run.failed(e);
-  } finally {
-    await run.end();
-    answer.settle();
-    chat.running = undefined;
-    chat.post({ type: 'state', running: false });
-    void vscode.commands.executeCommand('setContext', 'lean4Agentic.agentRunning', false);
-    // A message typed after the model's last turn starts the follow-up, the others reach it at its
-    // first turn; a run the user stopped drops the queue with it.
-    if (running.ac.signal.aborted) chat.queued = [];
-    const next = chat.queued.shift();
-    if (next !== undefined)
-      void startRun(chat, next.text, { queued: true, ...(next.attachments ? { attachments: next.attachments } : {}) });
-  }
-}
-
 /** Everything a run starts from, once the checks passed. */
 interface Plan extends Preflight {
   runId: string;
@@ -132,7 +84,7 @@ interface Plan extends Preflight {
 }
 
 /** A run once it may start: its set-up, its live output, and its end. */
-class ChatRun {
+export class ChatRun {
   private readonly signal: AbortSignal;
   private apiKey: string | undefined;
   /** Masks the key (and, once read, the host's secret-looking values) in all the chat is shown. */

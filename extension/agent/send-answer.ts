@@ -72,3 +72,20 @@ export class SendAnswer {
     this.fail(reason);
   }
 }
+
+/** The queue a stopped run drops: none of it reached the agent, so each bubble is told it was not sent. */
+export function droppedQueue(queued: readonly { text: string; id?: string }[]): ToWebview[] {
+  return queued.flatMap((q) =>
+    q.id === undefined
+      ? []
+      : [
+          {
+            type: 'sendFailed' as const,
+            id: q.id,
+            task: clip(q.text, 20_000),
+            reason: 'the run was stopped before the agent read this message',
+            actions: [],
+          },
+        ],
+  );
+}

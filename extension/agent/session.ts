@@ -32,7 +32,8 @@ import { ConnectionProbe } from './connection-probe';
 import { ConnectionWatch } from './connection-watch';
 import { ModelPicker } from './model-picker';
 import { choiceFromHeader } from '../../core/model/model-choice';
-import { startRun, type RunChat, type StartOptions } from './run';
+import type { RunChat, StartOptions } from './run';
+import { startRun } from './start-run';
 import { RunWarnings } from './warnings';
 
 /** The setting each "open setting" action shows (the search the Settings editor opens with). */
@@ -76,7 +77,7 @@ export class AgentSession implements vscode.Disposable, RunChat {
   running: Running | undefined;
   lastTrajectory: vscode.Uri | undefined;
   thread: ChatThread | undefined;
-  queued: UserInput[] = [];
+  queued: (UserInput & { id?: string })[] = [];
   busy: string | undefined;
   cleared = false;
   approvalSeq = 0;

@@ -51,7 +51,8 @@ export interface Chat {
   lastTrajectory: vscode.Uri | undefined;
   thread: ChatThread | undefined;
   /** Messages typed during a run, not yet given to the model. */
-  queued: UserInput[];
+  /** Messages typed during a run, with the webview's id of each (its bubble is told what became of it). */
+  queued: (UserInput & { id?: string })[];
   /** A restore or a branch is on its way (a diff, a dialog): no run starts meanwhile. */
   busy: string | undefined;
   /** New was pressed: a restore still reading the trajectories must not bring the chat back. */

@@ -1058,12 +1058,20 @@ test('@ opens a picker chosen from by keyboard and mouse; the message carries re
   assert.equal(task.value, 'why @selection and @');
   task.value = 'why @selection';
   ids.get('run')!.fire('click');
-  assert.deepEqual(posted.at(-1), { type: 'start', task: 'why @selection', attachments: [{ kind: 'selection' }] });
+  const sent = posted.at(-1) as { id: string };
+  assert.deepEqual(sent, { type: 'start', id: sent.id, task: 'why @selection', attachments: [{ kind: 'selection' }] });
   assert.equal(find('chip').length, 0);
-  // Not sent: the message and its chips come back, with why.
+  const bubbles = () =>
+    ids
+      .get('log')!
+      .all()
+      .filter((n) => n.className.startsWith('msg user'));
+  assert.equal(bubbles().length, 1, 'its bubble, sending');
+  // Not sent: the message and its chips come back, with why, and its bubble leaves the log.
   onMessage({
     data: {
       type: 'unsent',
+      id: sent.id,
       text: 'why @selection',
       attachments: [{ kind: 'selection' }],
       reason: 'Not sent: there is no selection.',
@@ -1071,6 +1079,7 @@ test('@ opens a picker chosen from by keyboard and mouse; the message carries re
   });
   assert.equal(task.value, 'why @selection');
   assert.equal(find('chip').length, 1);
+  assert.equal(bubbles().length, 0);
   assert.match(ids.get('log')!.textContent ?? '', /Not sent: there is no selection\./);
   // The sent message's bubble shows its chips.
   onMessage({

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ToWebview } from '../../../core/protocol/chat';
 import { ToWebview as ToWebviewSchema } from '../../../core/protocol/chat';
-import { SendAnswer, failureOf } from '../../../extension/agent/send-answer';
+import { SendAnswer, droppedQueue, failureOf } from '../../../extension/agent/send-answer';
 
 function answer(id: string | undefined = 'm1', task = 'fix the test') {
   const posted: ToWebview[] = [];
@@ -85,4 +85,20 @@ test('a run whose model never answered the message marks it failed after its sta
   const posted2: ToWebview[] = [];
   assert.equal(new SendAnswer(undefined, 'queued one', (m) => posted2.push(m)).unanswered('down', []), false);
   assert.deepEqual(posted2, []);
+});
+
+test('the messages a stopped run drops from its queue are each marked not sent, by their id', () => {
+  const out = droppedQueue([
+    { text: 'and add a test', id: 'm1' },
+    { text: 'no id (typed before ids)' },
+    { text: 'x', id: 'm2' },
+  ]);
+  assert.deepEqual(
+    out.map((m) => (m.type === 'sendFailed' ? [m.id, m.task] : m.type)),
+    [
+      ['m1', 'and add a test'],
+      ['m2', 'x'],
+    ],
+  );
+  assert.ok(out.every((m) => ToWebviewSchema.safeParse(m).success));
 });
