@@ -26,6 +26,12 @@ export async function readApiKey(
   return key ? key : undefined;
 }
 
+/** Every configured endpoint's key: text that may echo any of them (a terminal's output) is masked of all. */
+export async function allApiKeys(secrets: vscode.SecretStorage, config: EndpointsConfig): Promise<string[]> {
+  const keys = await Promise.all(config.endpoints.map((e) => readApiKey(secrets, e.name)));
+  return keys.filter((k): k is string => k !== undefined);
+}
+
 /** The endpoint whose key to set or clear: the only one, or the one the user picks (undefined: cancelled). */
 export async function pickEndpoint(config: EndpointsConfig, verb: string): Promise<NamedEndpoint | undefined> {
   if (config.endpoints.length === 1) return config.endpoints[0];

@@ -20,7 +20,8 @@ import type { TrajectoryEvent } from '../../core/schema/trajectory';
 import { combineRedactors, redact, secretRedactor } from '../../core/secrets/redact';
 import { readBoundedText } from '../../core/workspace/bounded-read';
 import { confinePath, openWorkspace } from '../../core/workspace/fs';
-import { API_KEY_SECRET } from '../config';
+import { readAgentConfig } from '../config';
+import { allApiKeys } from '../agent/endpoint-keys';
 import { ShellCapture } from './shell-capture';
 
 /** Files listed to filter what is typed after `@` (the picker shows the first matches). */
@@ -132,8 +133,8 @@ export class AttachmentSource implements vscode.Disposable {
       case 'problems':
         return this.problems(ref.path, root);
       case 'terminal': {
-        const key = await this.secrets.get(API_KEY_SECRET);
-        const mask = combineRedactors((t) => redact(t, key), secretRedactor(process.env));
+        const keys = await allApiKeys(this.secrets, readAgentConfig().endpoints);
+        const mask = combineRedactors(...keys.map((k) => (t: string) => redact(t, k)), secretRedactor(process.env));
         if (ref.of === 'active') {
           const user = this.shell.active();
           if (!user) return 'the active terminal has no command whose output VS Code let the extension read';
