@@ -59,6 +59,9 @@ export async function fileAttachment(workspace: string, path: string): Promise<F
   const confined = await confinePath(ws.value, path);
   if (!confined.ok) return confined;
   const { absolute, relative, exists } = confined.value;
+  // Git's metadata (its config, hooks, credentials) and the agent's own records are not the user's content.
+  if (relative.split(/[\\/]/).some((seg) => seg === '.git' || seg === '.lar'))
+    return { ok: false, error: `"${relative}" is in .git or .lar, which are not attached` };
   if (!exists) return { ok: false, error: `"${relative}" does not exist` };
   let fh;
   try {

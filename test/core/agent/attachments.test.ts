@@ -171,3 +171,17 @@ test('the model reads the attachments in the user message, and the trajectory re
     await server.stop();
   }
 });
+
+test("git's metadata and the agent's records are never attached, however the path names them", async () => {
+  const ws = workspace();
+  mkdirSync(join(ws, '.git'), { recursive: true });
+  writeFileSync(join(ws, '.git', 'config'), '[credential]\n\thelper = store');
+  mkdirSync(join(ws, 'sub', '.git'), { recursive: true });
+  writeFileSync(join(ws, 'sub', '.git', 'HEAD'), 'ref');
+  mkdirSync(join(ws, '.lar', 'runs'), { recursive: true });
+  writeFileSync(join(ws, '.lar', 'runs', 'r.lar.jsonl'), '{}');
+  for (const path of ['.git/config', './.git/config', 'src/../.git/config', 'sub/.git/HEAD', '.lar/runs/r.lar.jsonl']) {
+    const r = await fileAttachment(ws, path);
+    assert.ok(!r.ok && /\.git or \.lar/.test(r.error), path);
+  }
+});
