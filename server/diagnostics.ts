@@ -149,9 +149,12 @@ export function allDiagnostics(
   source: DiagnosticSource,
 ): Diagnostic[] {
   const passed = model.summary()?.outcome.reward === 1;
+  // A line that is not valid JSON is wrong in the file now, whatever the run did: it stays an error.
   const lines = passed
     ? lineDiags.map((d) =>
-        d.severity === DiagnosticSeverity.Error ? { ...d, severity: DiagnosticSeverity.Warning } : d,
+        d.severity === DiagnosticSeverity.Error && d.code !== 'trajectory.malformed'
+          ? { ...d, severity: DiagnosticSeverity.Warning }
+          : d,
       )
     : lineDiags;
   return lines.concat(runDiagnostics(model, source));

@@ -213,6 +213,20 @@ test('a passed run leaves no error in Problems; the same steps in a failed run d
   };
   assert.deepEqual(severities(failed), [DiagnosticSeverity.Error], 'the blocked write is an error of a failed run');
   assert.deepEqual(severities(passed), [DiagnosticSeverity.Warning], 'and history, not a problem, once the run passed');
+  // A line broken in the file is a problem now, passed run or not.
+  const broken = passed.replace('{"type":"tool_call","id":"call_1"', '{"type":"tool_call","id":"call_1",,');
+  const m = new TrajectoryModel();
+  m.setText(broken);
+  const all = allDiagnostics(
+    m.lines.flatMap((l, i) => lineDiagnostics(l, i, 'lar (builtin)')),
+    m,
+    'lar (builtin)',
+  );
+  assert.equal(m.summary()?.outcome.reward, 1);
+  assert.deepEqual(
+    all.filter((d) => d.code === 'trajectory.malformed').map((d) => d.severity),
+    [DiagnosticSeverity.Error],
+  );
 });
 
 test('a chat turn answered without submitting puts its outcome 0 and unmet stage criteria in hints, not Problems', async () => {
