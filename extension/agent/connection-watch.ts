@@ -46,8 +46,11 @@ export class ConnectionWatch {
     this.visible = visible;
     this.unschedule();
     if (!visible) return;
-    if (this.clock.now() - this.lastCheck >= this.intervalMs) void this.checkNow(true);
-    else this.schedule(this.intervalMs - (this.clock.now() - this.lastCheck));
+    const since = this.clock.now() - this.lastCheck;
+    // During a run its own requests say whether the server answers: the check waits for a tick after it.
+    if (since < this.intervalMs) this.schedule(this.intervalMs - since);
+    else if (this.opts.running()) this.schedule(this.intervalMs);
+    else void this.checkNow(true);
   }
 
   /**
