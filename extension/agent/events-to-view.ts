@@ -36,11 +36,13 @@ export class EventsToView {
 
   /** How the run's commands are confined (known once the sandbox is up): a refusal is said on the card. */
   private sandbox: SandboxRecord | undefined;
+  private workspace: string | undefined;
 
   constructor(private readonly o: EventsToViewOptions) {}
 
-  confinedBy(sandbox: SandboxRecord): void {
+  confinedBy(sandbox: SandboxRecord, workspace: string): void {
     this.sandbox = sandbox;
+    this.workspace = workspace;
   }
 
   /** A file tool wrote a file (its change, for the Diff button of the step that follows). */
@@ -113,7 +115,11 @@ export class EventsToView {
       card.change = { id: written.id, path: clip(written.path, 2000), created: written.created };
     if (e.event.checkpoint) card.checkpoint = e.event.checkpoint;
     if (e.event.result?.sandboxed) {
-      const note = refusalNote(`${e.event.result.output ?? ''}\n${e.event.result.error ?? ''}`, this.sandbox);
+      const r = e.event.result;
+      const note = refusalNote(`${r.output ?? ''}\n${r.error ?? ''}`, this.sandbox, {
+        exitCode: r.exitCode,
+        ...(this.workspace !== undefined ? { workspace: this.workspace } : {}),
+      });
       if (note) card.sandboxNote = clip(this.o.mask(note), 2000);
     }
     card.run = this.o.runFile;

@@ -194,7 +194,7 @@ export class ChatRun {
     });
     this.open = run;
     this.mask = run.redact;
-    view.confinedBy(run.sandbox.summary);
+    view.confinedBy(run.sandbox.summary, this.ws);
     this.chat.warnings.warnIfUnconfined(run.sandbox);
     this.chat.onSandbox(run.sandbox.summary);
     this.running.terminal = run.terminal;

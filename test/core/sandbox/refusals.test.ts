@@ -30,7 +30,8 @@ test('a write the sandbox refused names the protected path and why, however the 
     ],
     ["touch: cannot touch '/usr/lib/x': Read-only file system", /refused a write to \/usr\/lib\/x: only the workspace/],
   ];
-  for (const [output, want] of cases) assert.match(refusalNote(`$ cmd\n${output}\n`, box) ?? '', want, output);
+  for (const [output, want] of cases)
+    assert.match(refusalNote(`$ cmd\n${output}\n`, box, { exitCode: 1, workspace: '/home/u/ws' }) ?? '', want, output);
 });
 
 test('a connection the sandbox refused says the network is off, or which hosts it allows', () => {
@@ -43,8 +44,22 @@ test('a connection the sandbox refused says the network is off, or which hosts i
     assert.match(refusalNote(output, box) ?? '', /^The sandbox refused a connection: the network is off/, output);
   assert.match(
     refusalNote('getaddrinfo ENOTFOUND evil.example', { ...box, network: 'allowlist', hosts: ['pypi.org'] }) ?? '',
-    /only 1 allowed host can be reached \(ENOTFOUND\)/,
+    /only 1 allowed host can be reached \(getaddrinfo ENOTFOUND\)/,
   );
+});
+
+test('no refusal is read into a command that succeeded, a mention in a log, or a path outside the workspace', () => {
+  const ro = "touch: cannot touch 'test/x': Read-only file system";
+  assert.equal(refusalNote(ro, box, { exitCode: 0 }), undefined, 'exit 0: nothing was refused');
+  assert.equal(refusalNote('  expected error code ENOTFOUND, got ECONNRESET', box, { exitCode: 1 }), undefined);
+  assert.equal(refusalNote('grep: found "read-only file system" in notes.md', box, { exitCode: 1 }), undefined);
+  // npm -g writes the system's files: the sandbox refused it, but no protection of the workspace is at stake.
+  const global = refusalNote(
+    "npm error EROFS: read-only file system, open '/usr/lib/node_modules/npm/package.json'",
+    box,
+    { exitCode: 1, workspace: '/work/ws' },
+  );
+  assert.match(global ?? '', /refused a write to \/usr\/lib\/node_modules\/npm\/package\.json: only the workspace/);
 });
 
 test('no refusal is read into a failure of the command itself, an unconfined run, or the host network', () => {

@@ -138,7 +138,7 @@ test('events the chat does not show post nothing', () => {
 
 test('a sandboxed command the sandbox refused says so on its card, with its exit code, not a bare "ok"', () => {
   const v = view();
-  v.confinedBy({ confined: true, network: 'none', protections: [{ path: 'test', why: 'workflow' }] });
+  v.confinedBy({ confined: true, network: 'none', protections: [{ path: 'test', why: 'workflow' }] }, '/ws');
   const refused = (output: string, sandboxed = true): AgentEvent => {
     const e = step('ok') as AgentEvent & { kind: 'step' };
     return { ...e, event: { ...e.event, result: { exitCode: 1, output, sandboxed } } };
