@@ -14,7 +14,7 @@ export const ModelInfo = z.object({
   name: z.string(),
   endpoint: z.string().optional(),
   /** The endpoint's name among those the user named (`default`: lean4Agentic.endpoint); a chat picks its model by it. */
-  endpointName: z.string().max(40).optional(),
+  endpointName: z.string().optional(),
   /** How tool calls were carried at the start: `native`, or a text format (core/model/formats). */
   toolFormat: z.string().optional(),
   /** The model's context window in tokens, and where that figure came from. */

@@ -112,3 +112,19 @@ test('parseLine never throws, whatever the line', () => {
     { numRuns: 500 },
   );
 });
+
+test("a header's informational fields (the endpoint's name) never make a trajectory unverifiable, however long", async () => {
+  const { verifyTrajectoryText } = await import('../../../core/verifier/verify.js');
+  const { readFileSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { REPO_ROOT } = await import('../../../devtools/paths.js');
+  const text = readFileSync(join(REPO_ROOT, 'test-fixtures', 'trajectories', 'fix-failing-test.lar.jsonl'), 'utf8');
+  const long = text.replace(
+    '"endpoint":"http://127.0.0.1:30000/v1"',
+    `"endpoint":"x","endpointName":"${'n'.repeat(5000)}"`,
+  );
+  assert.notEqual(long, text);
+  const report = verifyTrajectoryText(long);
+  assert.equal(report.fatal, undefined);
+  assert.equal(report.summary?.outcome.reward, 1);
+});
