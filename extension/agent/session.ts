@@ -183,7 +183,7 @@ export class AgentSession implements vscode.Disposable, RunChat {
         this.fail(`Could not list the conversations: ${e instanceof Error ? e.message : String(e)}`),
       ),
     openThread: (msg) =>
-      void openThread(this, msg.id).catch((e: unknown) =>
+      void this.openThread(msg.id).catch((e: unknown) =>
         this.fail(`Could not open the conversation: ${e instanceof Error ? e.message : String(e)}`),
       ),
     openRun: (msg) => this.openRun(msg.file),
@@ -285,6 +285,22 @@ export class AgentSession implements vscode.Disposable, RunChat {
   /** Brings back the workspace's latest chat from its trajectories (after a reload or a restart). */
   async restore(): Promise<void> {
     await restoreChat(this);
+    this.pickFromRecord();
+  }
+
+  /** A past conversation from History, back in the chat with the model it ran on. */
+  private async openThread(id: string): Promise<void> {
+    const before = this.thread;
+    await openThread(this, id);
+    if (this.thread === before) return;
+    // Its own pick, not the one of the chat it replaces.
+    this.picker.reset();
+    this.pickFromRecord();
+    void this.postConnection();
+  }
+
+  /** The chat read back takes the model its last run recorded (a run on the settings' default was no pick). */
+  private pickFromRecord(): void {
     const runs = this.thread?.restored;
     if (runs?.length) this.picker.restore(choiceFromHeader(runs[runs.length - 1]!.header.model));
   }
