@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import fc from '../../support/fc';
 import { findJsonSyntaxError, locateJsonValue } from '../../../core/json/position';
 import { parseLine, parseTrajectory, formatLineError } from '../../../core/schema/jsonl';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 test('a JSON syntax error names the column and what was expected', () => {
   const cases: [string, number, RegExp][] = [
@@ -115,8 +117,6 @@ test('parseLine never throws, whatever the line', () => {
 
 test("a header's informational fields (the endpoint's name) never make a trajectory unverifiable, however long", async () => {
   const { verifyTrajectoryText } = await import('../../../core/verifier/verify.js');
-  const { readFileSync } = await import('node:fs');
-  const { join } = await import('node:path');
   const { REPO_ROOT } = await import('../../../devtools/paths.js');
   const text = readFileSync(join(REPO_ROOT, 'test-fixtures', 'trajectories', 'fix-failing-test.lar.jsonl'), 'utf8');
   const long = text.replace(
