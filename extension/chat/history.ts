@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import { listThreads, type ThreadSummary } from '../../core/agent/threads';
 import { clip, ThreadId, type ThreadEntry } from '../../core/protocol/chat';
 import { RUNS_DIR } from '../../core/workspace/lar-layout';
-import { openChat } from './persistence';
+import { openChat, recordedHere } from './persistence';
 import type { Chat } from './state';
 
 /** The folder whose `.lar/runs` History lists: the first workspace folder, on disk. */
@@ -79,6 +79,24 @@ export async function openThread(chat: Chat, id: string): Promise<void> {
   if (refusal()) return chat.fail(refusal()!);
   if (!thread) return chat.fail('That conversation is no longer in .lar/runs: open History again to see what is.');
   const latest = thread.runs[thread.runs.length - 1]!.file;
+  if (
+    !recordedHere(
+      chat.context,
+      thread.runs.map((r) => r.file),
+    )
+  ) {
+    const go = 'Open and Continue';
+    const pick = await vscode.window.showWarningMessage(
+      'This conversation was not recorded by this editor: it may have come with the repository or another tool.',
+      {
+        modal: true,
+        detail:
+          "Its messages, answers and tool results become the model's context when you continue it. Open its trajectories from History to read it first.",
+      },
+      go,
+    );
+    if (pick !== go || refusal() || chat.thread?.id === id) return;
+  }
   if (!openChat(chat, join(ws, RUNS_DIR), latest))
     chat.fail(`${latest} cannot be read back as a chat: its trajectory is still in History's Trajectories list.`);
   else void chat.reveal();

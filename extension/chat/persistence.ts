@@ -16,6 +16,8 @@ import { transcriptOf } from './transcript';
 
 /** The file of the chat's latest run (workspace state): what a reload brings back; New forgets it. */
 const CHAT_KEY = 'lean4Agentic.chat.latest';
+/** The run files this editor wrote (the latest 2000). */
+const OWN_RUNS_KEY = 'lean4Agentic.chat.ownRuns';
 /** What the chat's next run still has to record (restores) and where it goes on from (a branch): kept over a reload. */
 const PENDING_KEY = 'lean4Agentic.chat.pending';
 const Pending = z.object({
@@ -32,6 +34,17 @@ export function readChat(runsDir: string, file: string): RecordedRun[] {
 /** The run a reload brings the chat back to (its trajectory's file name). */
 export function rememberChat(context: vscode.ExtensionContext, file: string): void {
   void context.workspaceState.update(CHAT_KEY, file);
+  const known = context.workspaceState.get<string[]>(OWN_RUNS_KEY) ?? [];
+  if (!known.includes(file)) void context.workspaceState.update(OWN_RUNS_KEY, [...known, file].slice(-2000));
+}
+
+/**
+ * Whether this editor recorded one of these runs: a conversation that came with the repository (or from
+ * another tool) is not the user's to continue without being asked, as its turns become the model's context.
+ */
+export function recordedHere(context: vscode.ExtensionContext, files: readonly string[]): boolean {
+  const known = new Set(context.workspaceState.get<string[]>(OWN_RUNS_KEY) ?? []);
+  return files.some((f) => known.has(f));
 }
 
 /** New Chat: a reload brings nothing back. */
