@@ -108,9 +108,17 @@ export function describeReport(r: ConnectionReport, apiKey: string | undefined):
   return redact([head, ...r.problems].join(' '), apiKey);
 }
 
-export async function testConnection(secrets: vscode.SecretStorage, output: vscode.LogOutputChannel): Promise<void> {
-  const config = readAgentConfig();
-  const apiKey = await readApiKey(secrets);
+/**
+ * Test Connection: the settings' endpoint and model, or the chat's pick (`target`: the endpoint and model the
+ * chat's next run uses, with that endpoint's key).
+ */
+export async function testConnection(
+  secrets: vscode.SecretStorage,
+  output: vscode.LogOutputChannel,
+  target?: { config: AgentConfig; endpointName: string },
+): Promise<void> {
+  const config = target?.config ?? readAgentConfig();
+  const apiKey = await readApiKey(secrets, target?.endpointName);
   const report = await vscode.window.withProgress(
     {
       location: vscode.ProgressLocation.Notification,

@@ -14,7 +14,6 @@ import type { LarClient } from '../client';
 import type { AttachmentRef } from '../../core/protocol/attachments';
 import { AttachmentSource } from '../chat/attachments';
 import { branchFrom, restoreCheckpoint } from '../chat/branching';
-import { linkTarget } from '../chat/links';
 import { openThread, postHistory } from '../chat/history';
 import { reviewAction } from '../chat/review';
 import { forgetChat, markInterrupted, restoreChat } from '../chat/persistence';
@@ -25,8 +24,7 @@ import { changeUri } from '../checkpoints/change-documents';
 import { Checkpoints } from '../checkpoints/checkpoints';
 import { FileChanges } from '../checkpoints/file-changes';
 import { RunReviews } from '../checkpoints/run-review';
-import { COMMANDS } from '../../core/protocol/commands';
-import { openSetting } from './connection';
+import { chatAction, openLink } from './chat-actions';
 import { showTrajectory } from '../trajectory/open';
 import { ConnectionProbe } from './connection-probe';
 import { ConnectionWatch } from './connection-watch';
@@ -36,40 +34,12 @@ import type { RunChat, StartOptions } from './run';
 import { startRun } from './start-run';
 import { RunWarnings } from './warnings';
 
-/** The setting each "open setting" action shows (the search the Settings editor opens with). */
-const SETTING_OF = {
-  openSettings: 'lean4Agentic',
-  openEndpointSetting: 'lean4Agentic.endpoint',
-  openModelSetting: 'lean4Agentic.model',
-  openWorkflowSetting: 'lean4Agentic.workflow',
-} as const;
-
 type MessageOf = { [K in FromWebview['type']]: Extract<FromWebview, { type: K }> };
 type Handlers = { [K in keyof MessageOf]: (msg: MessageOf[K]) => void };
 
 /** Each message to the handler of its type. */
 function dispatch<K extends keyof MessageOf>(handlers: Handlers, type: K, msg: MessageOf[K]): void {
   handlers[type](msg);
-}
-
-/** Opens a link from the chat if linkTarget allows it: web pages outside, workspace files in the editor. */
-async function openLink(href: string): Promise<void> {
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  const target =
-    folder?.uri.scheme === 'file' ? linkTarget(href, folder.uri.fsPath) : linkTarget(href, '/nonexistent-workspace');
-  if (target.kind === 'refused') {
-    void vscode.window.showWarningMessage(`Lean4 Agentic did not open the link: ${target.reason}.`);
-    return;
-  }
-  if (target.kind === 'web') {
-    await vscode.env.openExternal(vscode.Uri.parse(target.url, true));
-    return;
-  }
-  const line = target.line ? Math.max(0, target.line - 1) : undefined;
-  await vscode.window.showTextDocument(vscode.Uri.file(target.path), {
-    preview: true,
-    ...(line !== undefined ? { selection: new vscode.Range(line, 0, line, 0) } : {}),
-  });
 }
 
 export class AgentSession implements vscode.Disposable, RunChat {
@@ -158,11 +128,7 @@ export class AgentSession implements vscode.Disposable, RunChat {
       ),
     stop: () => this.stop(),
     approve: (msg) => this.approve(msg.id, msg.approved),
-    action: (msg) => {
-      if (msg.action in SETTING_OF) void openSetting(SETTING_OF[msg.action as keyof typeof SETTING_OF]);
-      else if (msg.action === 'testConnection') void vscode.commands.executeCommand(COMMANDS.testConnection);
-      else void vscode.commands.executeCommand(COMMANDS.setApiKey);
-    },
+    action: (msg) => chatAction(this, msg.action),
     openTrajectory: () => {
       if (this.lastTrajectory) void showTrajectory(this.lastTrajectory);
     },
