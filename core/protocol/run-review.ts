@@ -100,12 +100,17 @@ export function reviewFiles(changed: readonly ChangedFile[], later: readonly Lat
   return rows.map((r, i) => ({ id: `f${i + 1}`, ...r, path: r.path.slice(0, 2000), diff: r.diff?.slice(0, 40_000) }));
 }
 
-/** The files an action applies to: Undo to what can still be undone, Keep to what is still to review. */
+/**
+ * The files an action applies to: Undo to what can still be undone (Undo all leaves what the user kept: a file
+ * kept stays as it is unless undone by itself), Keep to what is still to review.
+ */
 export function actionTargets(files: readonly ReviewFile[], file: string, action: 'keep' | 'undo'): ReviewFile[] {
   return files.filter(
     (f) =>
       (file === 'all' || f.id === file) &&
-      (action === 'undo' ? f.state !== 'undone' && !f.untracked : f.state === 'pending'),
+      (action === 'undo'
+        ? f.state !== 'undone' && !f.untracked && (file !== 'all' || f.state !== 'kept')
+        : f.state === 'pending'),
   );
 }
 

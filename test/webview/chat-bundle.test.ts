@@ -987,8 +987,8 @@ test("the Changes card lists the run's files with Diff, Keep and Undo by id, and
   onMessage({ data: { type: 'runChanges', review: { ...review, files } } });
   assert.equal(cards().length, 1, 'the card is replaced, not drawn twice');
   assert.match(cards()[0]!.textContent ?? '', /^3 files changed: 1 kept, 1 undone, 1 to review/);
-  assert.equal(buttons('Undo').length, 1);
-  assert.equal(buttons('Undo all')[0]!.disabled, false);
+  assert.equal(buttons('Undo').length, 1, 'the kept file can still be undone by itself');
+  assert.equal(buttons('Undo all')[0]!.disabled, true, 'Undo all leaves what was kept');
 });
 
 test('@ opens a picker chosen from by keyboard and mouse; the message carries references, its bubble chips', () => {

@@ -50,8 +50,13 @@ test('Keep and Undo apply to what they still can; the files the checkpoints miss
   files = withState(files, [id('notes.txt')], 'kept');
   assert.deepEqual(
     actionTargets(files, 'all', 'undo').map((f) => f.path),
-    ['notes.txt', 'old.txt', 'package.json'],
-    'Undo all: kept files too, not the undone one, not the untracked one',
+    ['old.txt', 'package.json'],
+    'Undo all: not what was kept, not the undone one, not the untracked one',
+  );
+  assert.deepEqual(
+    actionTargets(files, id('notes.txt'), 'undo').map((f) => f.path),
+    ['notes.txt'],
+    'a kept file can still be undone by itself',
   );
   assert.deepEqual(
     actionTargets(files, 'all', 'keep').map((f) => f.path),
