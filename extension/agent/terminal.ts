@@ -175,6 +175,8 @@ export class AgentTerminal implements vscode.Disposable {
 
   private ensure(): MirrorPty {
     if (this.docked && !this.docked.closed) return this.docked.pty;
+    // The user closed it mid-run: it is no run's any more.
+    if (this.docked) dock.release(this.docked);
     const owner: PtyOwner = { resize: (cols, rows) => this.session.resize(cols, rows) };
     const name = terminalName(this.sandbox);
     this.docked = dock.take(
