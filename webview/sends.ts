@@ -72,6 +72,8 @@ export function sendReceived(msg: Msg<'sendReceived'>): void {
   if (!o) return;
   o.received = true;
   clearTimeout(o.timer);
+  // It came after the wait ran out: the message is on its way after all, and a Retry would send it twice.
+  if (o.failure) setBubble(o, 'msg user sending', true);
 }
 
 /**

@@ -115,7 +115,7 @@ class Node_ {
 }
 
 /** Loads dist/chat.js in a vm with a fake DOM; returns the elements by id, what it posted, and how to send it messages. */
-function loadChat() {
+function loadChat(opts: { timeouts?: (() => void)[] } = {}) {
   const ids = new Map(
     [
       'log',
@@ -162,7 +162,8 @@ function loadChat() {
     acquireVsCodeApi: () => ({ postMessage: (m: unknown) => posted.push(JSON.parse(JSON.stringify(m))) }),
     // Frames are drawn at once; timers are the host's (unref'd: a test never waits on the chat's clock).
     requestAnimationFrame: (f: () => void) => (f(), 0),
-    setTimeout: (f: () => void, ms: number) => setTimeout(f, ms).unref(),
+    // Or kept for the test to fire (`timeouts`): a wait the chat starts runs out when the test says so.
+    setTimeout: (f: () => void, ms: number) => (opts.timeouts ? opts.timeouts.push(f) : setTimeout(f, ms).unref()),
     clearTimeout,
     setInterval: (f: () => void, ms: number) => setInterval(f, ms).unref(),
     clearInterval,
@@ -1101,4 +1102,22 @@ test('@ opens a picker chosen from by keyboard and mouse; the message carries re
     find('chip-label', bubble).map((n) => n.textContent),
     ['@selection'],
   );
+});
+
+test('a message whose receipt comes after the wait ran out is no longer marked failed: a Retry would send it twice', () => {
+  const timeouts: (() => void)[] = [];
+  const { ids, posted, onMessage } = loadChat({ timeouts });
+  ids.get('task')!.value = 'fix the test';
+  ids.get('run')!.fire('click');
+  const start = posted.at(-1) as { id: string };
+  const bubble = () =>
+    ids
+      .get('log-inner')!
+      .all()
+      .find((n) => n.className.startsWith('msg user'))!;
+  for (const f of timeouts.splice(0)) f();
+  assert.equal(bubble().className, 'msg user send-failed', 'no receipt in time: marked failed');
+  onMessage({ data: { type: 'sendReceived', id: start.id } });
+  assert.equal(bubble().className, 'msg user sending');
+  assert.doesNotMatch(bubble().textContent ?? '', /Not sent/);
 });
