@@ -4,6 +4,7 @@
  */
 import type { Conversation } from './conversation';
 import { stripNewRunNote } from './prompts';
+import { isMessage } from '../schema/user-message';
 
 /** What the next run of a chat asks, and from which conversation. */
 export interface FollowUp {
@@ -13,6 +14,8 @@ export interface FollowUp {
   conversation: Conversation | undefined;
   /** A resumed run asks again what the chat already shows. */
   reasked: boolean;
+  /** The message is among the unanswered already (a Retry): it is asked once, its attachments with it. */
+  repeated: boolean;
   /** Drops the unanswered messages from the conversation (they are in `task`): called when the run starts. */
   takeUnanswered: () => void;
 }
@@ -23,12 +26,12 @@ export function prepareFollowUp(
   task: string,
   opts: { resume?: boolean } = {},
 ): FollowUp {
-  const none: FollowUp = { task, conversation, reasked: false, takeUnanswered: () => {} };
+  const none: FollowUp = { task, conversation, reasked: false, repeated: false, takeUnanswered: () => {} };
   if (!conversation) return none;
   const unanswered = conversation.unanswered().map(stripNewRunNote);
   // A message sent again (Retry after the model failed to answer it) is asked once, not twice.
-  const asked = (first: string[]) =>
-    (opts.resume || first[first.length - 1] === task ? first : [...first, task]).join('\n\n');
+  const again = (first: string[]) => !opts.resume && isMessage(first[first.length - 1] ?? '', task);
+  const asked = (first: string[]) => (opts.resume || again(first) ? first : [...first, task]).join('\n\n');
   if (conversation.turns.length - unanswered.length <= 2) {
     // The model never answered this chat at all: it starts afresh with what was asked.
     return {
@@ -36,6 +39,7 @@ export function prepareFollowUp(
       task: asked([stripNewRunNote((conversation.turns[1] as { text: string }).text), ...unanswered]),
       conversation: undefined,
       reasked: opts.resume === true,
+      repeated: again([stripNewRunNote((conversation.turns[1] as { text: string }).text), ...unanswered]),
     };
   }
   if (!unanswered.length) return none;
@@ -43,6 +47,7 @@ export function prepareFollowUp(
     ...none,
     task: asked(unanswered),
     reasked: opts.resume === true,
+    repeated: again(unanswered),
     takeUnanswered: () => void conversation.takeUnanswered(),
   };
 }
@@ -55,7 +60,7 @@ export function prepareFollowUp(
 export function discardUnanswered(conversation: Conversation | undefined, text: string): Conversation | undefined {
   if (!conversation) return undefined;
   const unanswered = conversation.unanswered().map(stripNewRunNote);
-  const at = unanswered.lastIndexOf(text);
+  const at = unanswered.findLastIndex((u) => isMessage(u, text));
   if (at >= 0) {
     conversation.dropUnanswered(at);
     return conversation;
@@ -63,6 +68,6 @@ export function discardUnanswered(conversation: Conversation | undefined, text: 
   // The chat's first message, never answered: the chat starts afresh (a later failed message keeps its Retry).
   const first = conversation.turns[1] as { kind: string; text?: string } | undefined;
   const neverAnswered = conversation.turns.length - unanswered.length <= 2;
-  if (neverAnswered && first?.text !== undefined && stripNewRunNote(first.text) === text) return undefined;
+  if (neverAnswered && first?.text !== undefined && isMessage(stripNewRunNote(first.text), text)) return undefined;
   return conversation;
 }

@@ -37,6 +37,11 @@ export function renderUserMessage(text: string, attachments: readonly Attachment
   return [text, ...attachments.map(renderAttachment)].join('\n\n');
 }
 
+/** Whether `rendered` (as the model received it) is the user's message `text`, with or without its attachments. */
+export function isMessage(rendered: string, text: string): boolean {
+  return rendered === text || rendered.startsWith(`${text}\n\nAttached by the user, `);
+}
+
 /** The parts recorded for a message; none without attachments (the file stays as it was before parts). */
 export function partsOf(input: UserInput): MessagePart[] | undefined {
   if (!input.attachments?.length) return undefined;

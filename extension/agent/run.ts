@@ -229,7 +229,8 @@ export class ChatRun {
     return {
       ...run.agentOptions,
       task: follow.task,
-      ...(this.opts.attachments?.length ? { attachments: this.opts.attachments } : {}),
+      // A Retry's message is in the task already, attachments and all.
+      ...(this.opts.attachments?.length && !follow.repeated ? { attachments: this.opts.attachments } : {}),
       workflow,
       workflowRef: config.workflow.startsWith('builtin:') ? config.workflow : workflow,
       model,

@@ -100,3 +100,19 @@ test("a chat's first message taken back, never answered, leaves no conversation 
   assert.equal(discardUnanswered(a, 'fix the test'), a);
   assert.equal(a.turns.length, 3);
 });
+
+test('a message with attachments is matched as the model received it: Edit forgets it, Retry asks it once', async () => {
+  const { renderUserMessage } = await import('../../../core/schema/user-message.js');
+  const rendered = renderUserMessage('why does this fail', [
+    { type: 'attachment', kind: 'file', label: '@.env', source: '.env', content: 'TOKEN=sk-live-123' },
+  ]);
+  const c = answered();
+  c.push({ kind: 'user', text: `${rendered}${NOTE}` });
+  const retry = prepareFollowUp(c, 'why does this fail');
+  assert.equal(retry.repeated, true, 'a Retry: the run adds neither the message nor its attachments again');
+  assert.equal(retry.task.split('Attached by the user').length, 2, 'the attachment once');
+  assert.equal(discardUnanswered(c, 'why does this fail'), c);
+  const next = prepareFollowUp(c, 'never mind');
+  assert.equal(next.task, 'never mind');
+  assert.equal(next.repeated, false);
+});
