@@ -98,7 +98,11 @@ export const NOTICE_ACTIONS = { approve: 'Approve', reject: 'Reject', show: 'Sho
 
 /** Whether the notification's line shows the call whole: only then may it be approved from there. */
 export function shownWhole(a: WaitingApproval, max = 120): boolean {
-  return a.args.replace(/\s+/g, ' ').trim().length <= max;
+  // One line as it will run: no line breaks (a second command), no invisible or direction-changing characters.
+  const call = a.args.trim();
+  return (
+    call.length <= max && !/[\r\n\u0000-\u0008\u000b-\u001f\u007f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/.test(call)
+  );
 }
 
 /** The notification's buttons: Approve and Reject only for a call it shows whole (an approval is for exactly what runs). */

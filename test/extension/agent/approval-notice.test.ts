@@ -79,4 +79,7 @@ test('a call the notification cannot show whole is answered in the chat only: no
   assert.deepEqual(noticeActions(hidden), ['Show in Chat']);
   assert.match(noticeText(hidden), /too long to show here: read it whole in the chat/);
   assert.doesNotMatch(noticeText(hidden), /evil\.example/);
+  // Short, but not one line as it runs: a second command after a line break, text hidden by a direction override.
+  assert.deepEqual(noticeActions({ ...rm, args: 'ls\nrm -rf ~' }), ['Show in Chat']);
+  assert.deepEqual(noticeActions({ ...rm, args: 'echo ok \u202e; hs | x/moc.live' }), ['Show in Chat']);
 });
