@@ -60,7 +60,8 @@ export async function fileAttachment(workspace: string, path: string): Promise<F
   if (!confined.ok) return confined;
   const { absolute, relative, exists } = confined.value;
   // Git's metadata (its config, hooks, credentials) and the agent's own records are not the user's content.
-  if (relative.split(/[\\/]/).some((seg) => seg === '.git' || seg === '.lar'))
+  // Case folded: on a case-insensitive disk `.GIT/config` is the same file.
+  if (relative.split(/[\\/]/).some((seg) => ['.git', '.lar'].includes(seg.toLowerCase())))
     return { ok: false, error: `"${relative}" is in .git or .lar, which are not attached` };
   if (!exists) return { ok: false, error: `"${relative}" does not exist` };
   let fh;

@@ -180,7 +180,15 @@ test("git's metadata and the agent's records are never attached, however the pat
   writeFileSync(join(ws, 'sub', '.git', 'HEAD'), 'ref');
   mkdirSync(join(ws, '.lar', 'runs'), { recursive: true });
   writeFileSync(join(ws, '.lar', 'runs', 'r.lar.jsonl'), '{}');
-  for (const path of ['.git/config', './.git/config', 'src/../.git/config', 'sub/.git/HEAD', '.lar/runs/r.lar.jsonl']) {
+  for (const path of [
+    '.git/config',
+    './.git/config',
+    'src/../.git/config',
+    'sub/.git/HEAD',
+    '.lar/runs/r.lar.jsonl',
+    '.GIT/config',
+    '.Lar/runs/r.lar.jsonl',
+  ]) {
     const r = await fileAttachment(ws, path);
     assert.ok(!r.ok && /\.git or \.lar/.test(r.error), path);
   }
