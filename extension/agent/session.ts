@@ -164,8 +164,8 @@ export class AgentSession implements vscode.Disposable, RunChat {
       ),
     checkConnection: () => void this.postConnection(),
     ready: () => {
-      // Through the watch: the view showing has most likely just asked the same.
-      void this.watch.checkNow();
+      // Through the watch: the view showing has most likely just asked the same; during a run its requests say it.
+      if (!this.isRunning) void this.watch.checkNow();
       // The button names the model the server lists first when the setting leaves it empty.
       this.picker.postChoice();
       this.listModels();
