@@ -81,6 +81,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       // Only the latest figure matters on a reload.
       this.transcript = this.transcript.filter((m) => m.type !== 'context');
       this.transcript.push(parsed.data);
+    } else if (parsed.data.type === 'unsent') {
+      // Back in the input once; a reload must not put it there again. Its earlier failure is answered too.
+      if (parsed.data.id) this.forgetFailed(parsed.data.id);
     } else if (parsed.data.type !== 'focusInput' && parsed.data.type !== 'showApproval') this.keep(parsed.data);
     if (this.transcript.length > 5000) this.transcript.splice(0, this.transcript.length - 5000);
     void this.view?.webview.postMessage(parsed.data);
