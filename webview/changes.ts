@@ -80,7 +80,7 @@ function card(review: RunReview): HTMLElement {
     'all',
     'undo',
     'Undo all',
-    "Put every file of the list back as before the run (others' edits stay)",
+    "Put every file still to review back as before the run (what you kept stays, and so do others' edits)",
   );
   undoAll.disabled = !actionTargets(review.files, 'all', 'undo').length;
   row.appendChild(keepAll);
