@@ -39,12 +39,12 @@ export function rememberChat(context: vscode.ExtensionContext, file: string): vo
 }
 
 /**
- * Whether this editor recorded one of these runs: a conversation that came with the repository (or from
+ * Whether this editor recorded every one of these runs: a conversation that came with the repository (or from
  * another tool) is not the user's to continue without being asked, as its turns become the model's context.
  */
 export function recordedHere(context: vscode.ExtensionContext, files: readonly string[]): boolean {
   const known = new Set(context.workspaceState.get<string[]>(OWN_RUNS_KEY) ?? []);
-  return files.some((f) => known.has(f));
+  return files.length > 0 && files.every((f) => known.has(f));
 }
 
 /** New Chat: a reload brings nothing back. */
