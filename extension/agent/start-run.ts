@@ -43,9 +43,12 @@ export async function startRun(chat: RunChat, task: string, opts: StartOptions =
   } catch (e) {
     run.failed(e);
   } finally {
+    let gone = (): void => {};
+    running.ending = new Promise((resolve) => (gone = resolve));
     await run.end();
     answer.settle();
     chat.running = undefined;
+    gone();
     chat.post({ type: 'state', running: false });
     void vscode.commands.executeCommand('setContext', 'lean4Agentic.agentRunning', false);
     // A message typed after the model's last turn starts the follow-up, the others reach it at its

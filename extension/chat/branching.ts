@@ -9,7 +9,7 @@ import { clip } from '../../core/protocol/chat';
 import { RUN_FILE } from '../../core/schema/trajectory';
 import { RUNS_DIR } from '../../core/workspace/lar-layout';
 import { keepRestore, readChat, rememberChat, savePending } from './persistence';
-import type { Chat } from './state';
+import { afterEnding, type Chat } from './state';
 import { restoreLine, transcriptOf } from './transcript';
 
 /**
@@ -22,6 +22,7 @@ export async function restoreCheckpoint(
   commit: string,
   where: { step?: number; run?: string },
 ): Promise<void> {
+  await afterEnding(chat);
   if (chat.running || chat.busy) {
     chat.fail(
       chat.running ? 'A run is in progress: stop it before restoring the workspace.' : `${chat.busy} is in progress.`,
@@ -65,6 +66,7 @@ export async function restoreCheckpoint(
  * header names the run and the step it branched from.
  */
 export async function branchFrom(chat: Chat, commit: string, step: number, runFile?: string): Promise<void> {
+  await afterEnding(chat);
   if (chat.running || chat.busy) {
     chat.fail(chat.running ? 'A run is in progress: stop it before branching.' : `${chat.busy} is in progress.`);
     return;

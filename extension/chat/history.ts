@@ -8,7 +8,7 @@ import { listThreads, type ThreadSummary } from '../../core/agent/threads';
 import { clip, ThreadId, type ThreadEntry } from '../../core/protocol/chat';
 import { RUNS_DIR } from '../../core/workspace/lar-layout';
 import { openChat, recordedHere } from './persistence';
-import type { Chat } from './state';
+import { afterEnding, type Chat } from './state';
 
 /** The folder whose `.lar/runs` History lists: the first workspace folder, on disk. */
 function workspaceDir(): string | undefined {
@@ -61,6 +61,7 @@ export async function postHistory(chat: Chat): Promise<void> {
  * is on its way. The id must be one History lists now: its latest run file comes from the listing, on disk.
  */
 export async function openThread(chat: Chat, id: string): Promise<void> {
+  await afterEnding(chat);
   const refusal = (): string | undefined =>
     chat.running
       ? 'A run is in progress: stop it, or wait for it to end, before opening another conversation.'

@@ -18,7 +18,7 @@ import type { RestoreEvent } from '../../core/schema/trajectory';
 import { isInside } from '../../core/workspace/fs';
 import type { RunEnd, StoredReview } from '../checkpoints/run-review';
 import { keepRestore } from './persistence';
-import type { Chat } from './state';
+import { afterEnding, type Chat } from './state';
 import { restoreLine } from './transcript';
 
 /** Does what the card asked, for a review and file ids the extension gave (anything else is refused). */
@@ -49,6 +49,7 @@ export async function reviewAction(chat: Chat, msg: ReviewAction): Promise<void>
     chat.post({ type: 'runChanges', review: next.review });
     return;
   }
+  await afterEnding(chat);
   if (chat.running || chat.busy) {
     chat.fail(chat.running ? 'A run is in progress: stop it before undoing changes.' : `${chat.busy} is in progress.`);
     return;

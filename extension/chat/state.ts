@@ -21,6 +21,16 @@ export interface Running {
   interrupt?: (detail: string) => void;
   /** The run's shell: killed with everything it started when the host goes away. */
   terminal?: AgentTerminal;
+  /**
+   * Set once its loop is over and it is ending (the sandbox closing, the Changes snapshot): resolves when the run
+   * is gone. The chat already says it ended, so what the user clicks then waits for it instead of being refused.
+   */
+  ending?: Promise<void>;
+}
+
+/** Waits for a run that has ended in the chat's eyes but is still closing (the user cannot tell the two apart). */
+export async function afterEnding(chat: { running: Running | undefined }): Promise<void> {
+  await chat.running?.ending;
 }
 
 /**
