@@ -2,14 +2,8 @@
  * The model picker next to Run: the model this chat runs with, and a menu of what every configured endpoint
  * serves, listed afresh each time it opens (an endpoint that fails is shown greyed with its error).
  */
-import { el, send } from './page';
+import { $, el, send } from './page';
 import type { Msg } from './state';
-
-function $<T extends HTMLElement>(id: string): T {
-  const e = document.getElementById(id);
-  if (!e) throw new Error(`missing #${id}`);
-  return e as T;
-}
 
 const button = $<HTMLButtonElement>('model-picker');
 const label = $('model-label');

@@ -9,7 +9,7 @@ declare function acquireVsCodeApi(): { postMessage(msg: unknown): void };
 
 const vscode = acquireVsCodeApi();
 /** The page's element `id`, as the kind of element the page (extension/chat/view.ts) declares it. */
-function $<T extends HTMLElement = HTMLElement>(id: string): T {
+export function $<T extends HTMLElement = HTMLElement>(id: string): T {
   const el = document.getElementById(id);
   if (!el) throw new Error(`missing #${id}`);
   return el as T;
