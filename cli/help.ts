@@ -17,7 +17,7 @@ Usage:
       The trajectory as ATIF-v1.7 with the verifier's results in extra.lar.
   lar workflow check FILE.larflow.json
       Well-formedness of a workflow. Exit 0: usable (warnings allowed); 1: not.
-  lar run --task TEXT [--endpoint URL] [--model M] [--workflow W] [--workspace DIR]
+  lar run --task TEXT|- [--endpoint URL] [--model M] [--workflow W] [--workspace DIR]
           [--out FILE] [--enforcement block|warn] [--yes] [--max-steps N] [--tool-format F]
           [--context-length N] [--thinking auto|on|off] [--rules FILE,…]
           [--rollouts N] [--max-repeated-failures N] [--sandbox auto|required|off]
@@ -27,6 +27,8 @@ Usage:
       The endpoint defaults to SGLang's http://127.0.0.1:30000/v1; the API key is
       read from $LAR_API_KEY. Calls that need approval are rejected unless --yes.
       Exit 0 when the run submitted, 1 otherwise.
+      --task -: the task is read from standard input to its end (UTF-8, at most 1 MiB,
+      byte for byte), for text no shell should quote: printf '%s' "$TASK" | lar run --task -
       --rollouts N (2–64): N rollouts one after the other, each in a fresh copy of the
       workspace (left untouched), written as a group to .lar/runs/group-*/ (or --out
       DIR) with their GRPO advantages in advantages.jsonl. Exit 0 when all N ran.

@@ -5,10 +5,12 @@ import type { Flags, Io } from './args';
 import { UsageError } from './read-input';
 import { COLOR, PLAIN } from './report-format';
 import { runFromCli } from './run';
+import { readTaskFrom } from './task-input';
 
 export async function cmdRun(flags: Flags, io: Io): Promise<number> {
-  const task = flags.values.get('--task');
-  if (!task || flags.positional.length) throw new UsageError('usage: lar run --task TEXT [options] (see lar --help)');
+  const taskFlag = flags.values.get('--task');
+  if (!taskFlag || flags.positional.length)
+    throw new UsageError('usage: lar run --task TEXT|- [options] (see lar --help)');
   const w = flags.values.get('--workflow') ?? 'builtin:default-coding';
   const wf = loadWorkflowRef(w, process.cwd());
   if ('error' in wf) throw new UsageError(wf.error);
@@ -42,6 +44,7 @@ export async function cmdRun(flags: Flags, io: Io): Promise<number> {
   const sandbox = flags.values.get('--sandbox') ?? 'auto';
   if (sandbox !== 'auto' && sandbox !== 'required' && sandbox !== 'off')
     throw new UsageError('--sandbox must be auto, required or off');
+  const task = taskFlag === '-' ? await taskFromStdin(io) : taskFlag;
   const out = flags.values.get('--out');
   const model = flags.values.get('--model');
   const ac = new AbortController();
@@ -78,4 +81,10 @@ export async function cmdRun(flags: Flags, io: Io): Promise<number> {
     io.color ? COLOR : PLAIN,
     ac.signal,
   );
+}
+
+/** `--task -`: read last, after every other flag is checked, so a usage error never waits on stdin. */
+function taskFromStdin(io: Io): Promise<string> {
+  if (process.stdin.isTTY) io.err('lar run: reading the task from standard input (end it with Ctrl-D)');
+  return readTaskFrom(process.stdin);
 }
