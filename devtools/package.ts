@@ -13,11 +13,14 @@
  * with markers written by a POSIX shell (use VS Code's WSL or Remote-SSH, where
  * the extension runs on Linux).
  *
+ * It also writes the `lar` CLI as an npm tarball into out/cli/ (devtools/cli-package.ts).
+ *
  * Usage: node out/devtools/package.js [--target T ...] [--out DIR]
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { linuxX64PtyBinary, writeCliPackage } from './cli-package';
 import { REPO_ROOT } from './paths';
 
 export const TARGETS = ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-arm64'] as const;
@@ -45,18 +48,15 @@ export function ignoreFileFor(target: Target, base: string): string {
 function unavailable(target: Target): string | undefined {
   const pty = join(REPO_ROOT, 'node_modules', 'node-pty');
   if (target === 'linux-x64') {
-    const bin = join(pty, 'build', 'Release', 'pty.node');
-    if (!existsSync(bin)) return 'node-pty was not built (run npm ci)';
-    if (!(process.platform === 'linux' && process.arch === 'x64'))
-      return `the node-pty binary here was built for ${process.platform}-${process.arch}`;
-    return undefined;
+    const binary = linuxX64PtyBinary();
+    return 'why' in binary ? binary.why : undefined;
   }
   if (target.startsWith('darwin-') && !existsSync(join(pty, 'prebuilds', target, 'pty.node')))
     return `node-pty ships no ${target} prebuild in this version`;
   return undefined;
 }
 
-function main(argv: string[]): number {
+async function main(argv: string[]): Promise<number> {
   const wanted: Target[] = [];
   let outDir = join(REPO_ROOT, 'out', 'vsix');
   for (let i = 0; i < argv.length; i++) {
@@ -83,6 +83,10 @@ function main(argv: string[]): number {
   const base = readFileSync(join(REPO_ROOT, '.vscodeignore'), 'utf8');
 
   execFileSync(process.execPath, ['esbuild.mjs', '--production'], { cwd: REPO_ROOT, stdio: 'inherit' });
+  const cli = await writeCliPackage(join(REPO_ROOT, 'out', 'cli'));
+  process.stdout.write(
+    `package: cli: ${relative(process.cwd(), cli.file)} (${Math.round(cli.bytes / 1024)} KB)${cli.withoutPty ? ` — without node-pty (${cli.withoutPty}): commands use the child-process fallback` : ''}\n`,
+  );
   mkdirSync(outDir, { recursive: true });
   const vsce = join(REPO_ROOT, 'node_modules', '@vscode', 'vsce', 'vsce');
   let failed = 0;
@@ -124,4 +128,7 @@ function main(argv: string[]): number {
   return failed ? 1 : 0;
 }
 
-if (require.main === module) process.exitCode = main(process.argv.slice(2));
+if (require.main === module)
+  void main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
