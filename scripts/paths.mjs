@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const pins = JSON.parse(readFileSync(new URL('./code-server.json', import.meta.url), 'utf8'));
 export const CODE_SERVER_VERSION = pins.version;
@@ -57,4 +58,17 @@ export function nodePackage() {
     dependencies: { node: NODE_FOR_CODE_SERVER },
     allowScripts: { node: true },
   };
+}
+
+/** The Harbor integration's Python package in this clone, and the lock of its virtual environment. */
+export const HARBOR_DIR = fileURLToPath(new URL('../integrations/harbor', import.meta.url));
+export const HARBOR_LOCK = join(HARBOR_DIR, 'requirements.lock');
+export const HARBOR_VERSION = '0.26.0';
+/** The virtual environment with Harbor and lar-harbor (scripts/harbor-setup.mjs). */
+export function harborVenvDir() {
+  return join(cacheDir(), `harbor-${HARBOR_VERSION}`);
+}
+/** What setup found: `{ ok, venv }` or `{ ok: false, reason }`; the Harbor tests read it to run or say why they skip. */
+export function harborStatusFile() {
+  return join(cacheDir(), 'harbor-status.json');
 }

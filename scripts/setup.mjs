@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEBIAN_PACKAGES } from './debian-packages.mjs';
+import { harborSetup } from './harbor-setup.mjs';
 import { installEnv } from './install-env.mjs';
 import {
   CODE_SERVER_LOCK,
@@ -148,6 +149,7 @@ try {
   debianPackages();
   nodeForCodeServer();
   codeServer();
+  harborSetup(log);
   log('done');
 } catch (e) {
   process.stderr.write(`setup: ${e instanceof Error ? e.message : String(e)}\n`);

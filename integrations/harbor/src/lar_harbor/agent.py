@@ -1,0 +1,230 @@
+"""LarAgent: Lean4 Agentic's verified agent as a Harbor installed agent (`-a lar_harbor:LarAgent`).
+
+install() puts the `lar` CLI into the task's environment from its npm tarball
+(no registry needed), run() pipes the instruction to `lar run --task -`, and the
+run leaves its trajectory and an ATIF-v1.7 export in /logs/agent for Harbor.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import replace
+from pathlib import Path, PurePosixPath
+from typing import Any, ClassVar, Literal
+
+from harbor.agents.agent_auth_resolution import ModelConnectionSpec, ProviderAccess, ResolvedModelConnection
+from harbor.agents.installed.base import (
+    BaseInstalledAgent,
+    ContextWindowExceededError,
+    NonZeroAgentExitCodeError,
+    with_prompt_template,
+)
+from harbor.agents.options import InstalledAgentOptions
+from harbor.environments.base import BaseEnvironment
+from harbor.models.agent.context import AgentContext
+from harbor.models.model_api_format import ModelApiFormat
+from pydantic import Field
+
+from lar_harbor.cli_tarball import find_tarball
+from lar_harbor.environment import LocalSandboxEnvironment
+
+PREFIX = PurePosixPath("/opt/lar")
+LAR = PREFIX / "bin" / "lar"
+TRAJECTORY_NAME = "lar.lar.jsonl"
+# `lar run` exits 3 when the model's context window could not hold the run.
+EXIT_CONTEXT_FULL = 3
+# Provider prefixes Harbor's -m may carry; the rest is the model's name as the server knows it.
+_PROVIDERS = ("hosted_vllm/", "openai/", "vllm/", "sglang/")
+_NODE_MAJOR_MIN = 20
+
+
+class LarAgentOptions(InstalledAgentOptions):
+    workflow: str = Field(default="builtin:terminal-task", description="The workflow every step is checked against.")
+    enforcement: Literal["block", "warn"] = Field(default="block", description="Block or only flag violations.")
+    api_base: str | None = Field(default=None, description="The OpenAI-compatible endpoint (as terminus-2's api_base).")
+    max_steps: int | None = Field(default=None, ge=1, description="At most this many tool calls.")
+    context_length: int | None = Field(default=None, ge=1, description="The model's window in tokens.")
+    tool_format: str | None = Field(default=None, description="How tool calls travel (lar run --tool-format).")
+    thinking: Literal["auto", "on", "off"] | None = Field(default=None, description="Ask for reasoning or not.")
+    cli_tarball: str | None = Field(default=None, description="The lar CLI's npm tarball (npm run package).")
+
+
+def model_id(name: str | None) -> str:
+    """The model as the server serves it: Harbor's provider prefix dropped (`hosted_vllm/LAR-27B` → `LAR-27B`)."""
+    if not name:
+        raise ValueError("LarAgent needs a model: -m hosted_vllm/NAME (the name the server serves)")
+    for prefix in _PROVIDERS:
+        if name.startswith(prefix):
+            return name[len(prefix) :]
+    return name
+
+
+class LarAgent(BaseInstalledAgent):
+    options_model: ClassVar[type[InstalledAgentOptions] | None] = LarAgentOptions
+    SUPPORTS_ATIF: ClassVar[bool] = True
+    MODEL_CONNECTION = ModelConnectionSpec(
+        default_provider="hosted_vllm",
+        agent_provider_access=ProviderAccess(
+            api_key_candidate_names=["LAR_API_KEY", "HOSTED_VLLM_API_KEY", "OPENAI_API_KEY"],
+            base_url_candidate_names=["HOSTED_VLLM_API_BASE", "OPENAI_BASE_URL", "LAR_ENDPOINT"],
+        ),
+        api_key_destination_names={"default": "LAR_API_KEY"},
+        base_url_destination_names={"default": "LAR_ENDPOINT"},
+        supported_api_formats=[ModelApiFormat.OPENAI_CHAT_COMPLETIONS],
+        default_api_format_by_provider={"default": ModelApiFormat.OPENAI_CHAT_COMPLETIONS},
+    )
+
+    @staticmethod
+    def name() -> str:
+        return "lar"
+
+    @property
+    def _options(self) -> LarAgentOptions:
+        options = self.options
+        return options if isinstance(options, LarAgentOptions) else LarAgentOptions()
+
+    def get_version_command(self) -> str | None:
+        return f"{LAR} --version"
+
+    async def install(self, environment: BaseEnvironment) -> None:
+        tarball = find_tarball(self._options.cli_tarball)
+        await self._ensure_node(environment)
+        remote = f"/tmp/{tarball.name}"
+        await environment.upload_file(tarball, remote)
+        # --offline: the tarball carries everything it needs, so a task without network installs it too.
+        await self.exec_as_root(
+            environment,
+            command=(
+                f"npm install --global --offline --no-audit --no-fund --prefix {PREFIX} {shlex.quote(remote)}"
+                f" > /tmp/lar-install.log 2>&1 || {{ tail -n 30 /tmp/lar-install.log >&2; exit 1; }}; "
+                f"rm -f {shlex.quote(remote)}; {LAR} --version"
+            ),
+            env={"npm_config_cache": "/tmp/lar-npm-cache", "npm_config_update_notifier": "false"},
+        )
+
+    async def _ensure_node(self, environment: BaseEnvironment) -> None:
+        probe = await environment.exec(
+            "node -e 'process.stdout.write(process.versions.node)' 2>/dev/null", user="root"
+        )
+        version = (probe.stdout or "").strip()
+        if probe.return_code == 0 and version.split(".")[0].isdigit():
+            if int(version.split(".")[0]) >= _NODE_MAJOR_MIN:
+                return
+        # No Node (or too old): Harbor's own way, nvm from the network, as its Codex adapter does.
+        await self.ensure_system_dependencies(environment, ("curl", "bash"))
+        await self.exec_as_root(
+            environment,
+            command=(
+                "curl -fsSL -o- https://raw.githubusercontent.com/nvm-sh/nvm/v0.40.2/install.sh | env -u NODE_VERSION bash"
+                ' && export NVM_DIR="$HOME/.nvm" && . "$NVM_DIR/nvm.sh"'
+                " && nvm install 22 && nvm alias default 22"
+                ' && ln -sf "$(command -v node)" /usr/local/bin/node && ln -sf "$(command -v npm)" /usr/local/bin/npm'
+            ),
+        )
+
+    @property
+    def model_connection(self) -> ResolvedModelConnection:
+        # Harbor allowlists the host of this URL for a task without network; --ak api_base must count too.
+        connection = super().model_connection
+        try:
+            endpoint = self._endpoint(connection)
+        except ValueError:
+            return connection
+        return replace(connection, resolved_base_url=endpoint)
+
+    def _endpoint(self, connection: ResolvedModelConnection | None = None) -> str:
+        options = self._options
+        connection = connection or super().model_connection
+        found = (
+            self._base_url
+            or options.base_url
+            or options.api_base
+            or connection.execution_base_url
+            or self._get_env("HOSTED_VLLM_API_BASE", "OPENAI_BASE_URL", "LAR_ENDPOINT")
+        )
+        if not found:
+            raise ValueError(
+                "LarAgent needs the model's endpoint: --base-url URL, --ak api_base=URL, "
+                "or HOSTED_VLLM_API_BASE in the environment (an OpenAI-compatible /v1 URL)"
+            )
+        return found
+
+    def _api_key(self) -> str | None:
+        return self.model_connection.api_key or self._get_env("LAR_API_KEY", "HOSTED_VLLM_API_KEY", "OPENAI_API_KEY")
+
+    def _run_flags(self) -> list[str]:
+        options = self._options
+        flags = [
+            "--task", "-",
+            "--endpoint", self._endpoint(),
+            "--model", model_id(self.model_name),
+            "--workflow", options.workflow,
+            "--enforcement", options.enforcement,
+            "--sandbox", "container",
+            "--yes",
+            "--out", str(self.environment_logs_dir / TRAJECTORY_NAME),
+        ]  # fmt: skip
+        optional: list[tuple[str, Any]] = [
+            ("--max-steps", options.max_steps),
+            ("--context-length", options.context_length),
+            ("--tool-format", options.tool_format),
+            ("--thinking", options.thinking),
+        ]
+        for flag, value in optional:
+            if value is not None:
+                flags += [flag, str(value)]
+        return flags
+
+    @with_prompt_template
+    async def run(self, instruction: str, environment: BaseEnvironment, context: AgentContext) -> None:
+        logs = self.environment_logs_dir
+        env = {"LAR_TASK": instruction, "NO_COLOR": "1"}
+        key = self._api_key()
+        if key:
+            env["LAR_API_KEY"] = key
+        flags = self._run_flags()
+        if isinstance(environment, LocalSandboxEnvironment):
+            # No network of its own: the endpoint is reached through the trial's forwarder.
+            at = flags.index("--endpoint") + 1
+            flags[at] = await environment.reach(flags[at])
+        run = " ".join(shlex.quote(a) for a in [str(LAR), "run", *flags])
+        trajectory = shlex.quote(str(logs / TRAJECTORY_NAME))
+        atif = shlex.quote(str(logs / "trajectory.json"))
+        command = (
+            f"mkdir -p {shlex.quote(str(logs))}; "
+            f'printf "%s" "$LAR_TASK" | {run} --workspace "$PWD" > {shlex.quote(str(logs / "lar-output.txt"))} 2>&1; '
+            "code=$?; "
+            f"if [ -s {trajectory} ]; then {LAR} export {trajectory} --format atif --out {atif}"
+            f" > {shlex.quote(str(logs / 'lar-export.txt'))} 2>&1; fi; "
+            "exit $code"
+        )
+        result = await environment.exec(command=command, env=env)
+        code = result.return_code
+        if code == EXIT_CONTEXT_FULL:
+            raise ContextWindowExceededError(f"lar run: the model's context window could not hold the run (exit {code})")
+        if code not in (0, 1):
+            raise NonZeroAgentExitCodeError(
+                f"lar run exited with {code}; see agent/lar-output.txt: {self._truncate_output(result.stdout)}"
+            )
+
+    def populate_context_post_run(self, context: AgentContext) -> None:
+        atif = Path(self.logs_dir) / "trajectory.json"
+        try:
+            document = json.loads(atif.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        metrics = document.get("final_metrics") if isinstance(document, dict) else None
+        if not isinstance(metrics, dict):
+            return
+        for field, key in (
+            ("n_input_tokens", "total_prompt_tokens"),
+            ("n_output_tokens", "total_completion_tokens"),
+            ("n_cache_tokens", "total_cached_tokens"),
+        ):
+            value = metrics.get(key)
+            if isinstance(value, int) and value >= 0:
+                setattr(context, field, value)
+        cost = metrics.get("total_cost_usd")
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+            context.cost_usd = float(cost)

@@ -1,0 +1,180 @@
+"""LocalSandboxEnvironment: a Harbor environment for machines without Docker (`-e lar_harbor:LocalSandboxEnvironment`).
+
+Each trial gets a fresh copy of the task's environment, built from its
+Dockerfile on the host (lar_harbor.image), and every command runs in bubblewrap
+with the host's tools read-only. What the Dockerfile asks that the host cannot
+reproduce refuses the task before the agent starts.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any, ClassVar
+
+from harbor.environments.base import BaseEnvironment, ExecResult
+from harbor.environments.capabilities import EnvironmentCapabilities
+from harbor.environments.options import EnvironmentOptions
+from harbor.models.task.config import NetworkMode
+from pydantic import Field
+
+from lar_harbor import image, sandbox, transfer
+from lar_harbor.dockerfile import BuildPlan, DockerfileRefused, parse_file
+from lar_harbor.forward import INSIDE_DIR, INSIDE_SCRIPT, PRELUDE, EndpointNotAllowed, Forwards
+
+_ROOT_USERS: tuple[object, ...] = (None, "root", 0, "0")
+_LOG_DIRS = ("/logs/agent", "/logs/verifier", "/logs/artifacts")
+
+
+def cache_dir() -> Path:
+    """Where built environments are kept: $LAR_CACHE_DIR, else ~/.cache/lean4-agentic (as the rest of lar)."""
+    own = os.environ.get("LAR_CACHE_DIR")
+    if own:
+        return Path(own)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache") / "lean4-agentic"
+
+
+class LocalSandboxOptions(EnvironmentOptions):
+    keep_root: bool = Field(default=False, description="Keep each trial's root folder after the trial, for debugging.")
+
+
+class LocalSandboxEnvironment(BaseEnvironment):
+    options_model: ClassVar[type[EnvironmentOptions] | None] = LocalSandboxOptions
+
+    _plan: BuildPlan
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        options = self.options
+        self._keep_root = isinstance(options, LocalSandboxOptions) and options.keep_root
+        base = Path(tempfile.gettempdir()) / "lar-harbor"
+        unique = uuid.uuid4().hex[:8]
+        self._root = base / f"{self.session_id}-{unique}" / "root"
+        # Unix socket paths are short (108 bytes): the forwarders get a short folder of their own.
+        self._forwards = Forwards(base / f"net-{unique}")
+
+    @staticmethod
+    def type() -> str:
+        return "lar-sandbox"
+
+    @property
+    def capabilities(self) -> EnvironmentCapabilities:
+        # No network is a network namespace of its own; an allowlist is what Harbor adds for the
+        # model's endpoint, which reach() forwards (a task's own allowlist is refused).
+        return EnvironmentCapabilities(
+            disable_internet=True,
+            network_allowlist=True,
+            network_allowlist_hostnames=True,
+            network_allowlist_ipv4_addresses=True,
+            network_allowlist_ipv6_addresses=True,
+        )
+
+    def _validate_definition(self) -> None:
+        if self.task_env_config.docker_image:
+            raise ValueError(
+                f"{self.environment_name}: the task names the image {self.task_env_config.docker_image!r}; "
+                "LocalSandboxEnvironment builds from environment/Dockerfile on the host and cannot run an image "
+                "(use -e docker)"
+            )
+        dockerfile = self.environment_dir / "Dockerfile"
+        if not dockerfile.is_file():
+            compose = [p.name for p in self.environment_dir.glob("docker-compose*.y*ml")]
+            what = f"a compose file ({compose[0]})" if compose else "no environment/Dockerfile"
+            raise FileNotFoundError(f"{self.environment_name}: {what}; LocalSandboxEnvironment needs a Dockerfile")
+        if self.task_env_config.network_mode == NetworkMode.ALLOWLIST:
+            raise ValueError(
+                f"{self.environment_name}: the task's network allowlist cannot be enforced by "
+                "LocalSandboxEnvironment (it forwards only the model's endpoint); use -e docker"
+            )
+        if (self.environment_dir / ".dockerignore").exists():
+            raise ValueError(f"{self.environment_name}: a .dockerignore is not supported by LocalSandboxEnvironment")
+        try:
+            self._plan = parse_file(dockerfile)
+        except DockerfileRefused as exc:
+            raise ValueError(f"{self.environment_name}: LocalSandboxEnvironment refuses this task: {exc}") from None
+
+    @property
+    def _network(self) -> bool:
+        return self._network_policy.network_mode == NetworkMode.PUBLIC
+
+    async def start(self, force_build: bool) -> None:
+        sandbox.bwrap_path()
+        key = f"{self.environment_name[:40]}-{self.environment_id[:16]}-{'net' if self._network else 'nonet'}"
+        built = await image.ensure_image(
+            cache_dir() / "harbor-images",
+            key,
+            self.environment_dir,
+            self._plan,
+            network=self._network,
+            rebuild=force_build,
+        )
+        image.copy_root(built, self._root)
+        for log_dir in _LOG_DIRS:
+            path = self._root / log_dir.lstrip("/")
+            path.mkdir(parents=True, exist_ok=True)
+            path.chmod(0o777)
+
+    async def reach(self, url: str) -> str:
+        """The URL an agent inside uses for the model endpoint `url` (forwarded when the trial has no network)."""
+        policy = self._network_policy
+        if policy.network_mode == NetworkMode.PUBLIC:
+            return url
+        if policy.network_mode == NetworkMode.NO_NETWORK:
+            raise EndpointNotAllowed(f"the trial has no network, and Harbor allowed no inference host for {url}")
+        return await self._forwards.reach(url, policy.allowed_hosts)
+
+    async def stop(self, delete: bool) -> None:
+        await self._forwards.close()
+        image.remove_tree(self._forwards.directory)
+        if self._keep_root:
+            self.logger.info(f"trial root kept at {self._root}")
+            return
+        image.remove_tree(self._root.parent)
+
+    def _check_user(self, user: str | int | None) -> None:
+        if self._resolve_user(user) not in _ROOT_USERS:
+            raise RuntimeError(
+                f"LocalSandboxEnvironment runs every command as root of its own user namespace; "
+                f"it cannot run as user {self._resolve_user(user)!r}"
+            )
+
+    async def exec(
+        self,
+        command: str,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout_sec: int | None = None,
+        user: str | int | None = None,
+    ) -> ExecResult:
+        self._check_user(user)
+        merged = {**self._plan.env, "HOME": "/root", **self._startup_env(), **(self._merge_env(env) or {})}
+        argv = ["bash", "-c", command]
+        binds: tuple[tuple[str, str], ...] = ()
+        if self._forwards.active:
+            argv = ["/bin/sh", "-c", PRELUDE, "sh", INSIDE_SCRIPT, command]
+            binds = ((str(self._forwards.directory), INSIDE_DIR),)
+        done = await sandbox.run(
+            self._root,
+            argv,
+            cwd=cwd or self.task_env_config.workdir or self._plan.workdir,
+            env=merged,
+            network=self._network,
+            timeout_sec=timeout_sec,
+            binds=binds,
+        )
+        return ExecResult(stdout=done.stdout, stderr=done.stderr, return_code=done.return_code)
+
+    async def upload_file(self, source_path: Path | str, target_path: str) -> None:
+        await transfer.upload_file(self._root, Path(source_path), target_path)
+
+    async def upload_dir(self, source_dir: Path | str, target_dir: str) -> None:
+        await transfer.upload_dir(self._root, Path(source_dir), target_dir)
+
+    async def download_file(self, source_path: str, target_path: Path | str) -> None:
+        await transfer.download_file(self._root, source_path, Path(target_path))
+
+    async def download_dir(self, source_dir: str, target_dir: Path | str) -> None:
+        await transfer.download_dir(self._root, source_dir, Path(target_dir))

@@ -1,0 +1,137 @@
+"""A task's environment built once on the host, then copied fresh for every trial.
+
+The "image" is a folder: the Dockerfile's COPY and WORKDIR steps applied to an
+empty root, its RUN steps run in the sandbox with the host's tools. A build
+that fails is a refusal of the task, naming the Dockerfile line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from harbor.environments.base import SandboxBuildFailedError
+
+from lar_harbor import sandbox, transfer
+from lar_harbor.dockerfile import BuildPlan, Copy, DockerfileRefused, Run, Workdir
+
+_BASE_DIRS = {"tmp": 0o1777, "root": 0o700, "var": 0o755, "var/tmp": 0o1777, "run": 0o755, "home": 0o755, "opt": 0o755}
+_FINISHED = ".lar-image-finished"
+_locks: dict[str, asyncio.Lock] = {}
+
+
+def _sources(context: Path, step: Copy) -> list[Path]:
+    base = context.resolve()
+    found: list[Path] = []
+    for pattern in step.sources:
+        if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
+            raise DockerfileRefused(f"line {step.line}: COPY source {pattern} leaves the build context")
+        matches = sorted(base.glob(pattern)) if any(c in pattern for c in "*?[") else [base / pattern]
+        matches = [m for m in matches if m.exists() or m.is_symlink()]
+        if not matches:
+            raise DockerfileRefused(f"line {step.line}: COPY source {pattern} is not in the build context")
+        for match in matches:
+            if not match.resolve().is_relative_to(base):
+                raise DockerfileRefused(f"line {step.line}: COPY source {pattern} leads outside the build context")
+            found.append(match)
+    return found
+
+
+async def _copy(root: Path, context: Path, step: Copy) -> None:
+    sources = _sources(context, step)
+    mode = int(step.mode, 8) if step.mode else None
+    into_dir = step.destination.endswith("/") or len(sources) > 1
+    if not into_dir and sources[0].is_file():
+        # COPY file /path/name: the file becomes /path/name, unless that is already a folder.
+        probe = await sandbox.run(root, ["test", "-d", step.destination], cwd="/", env=_env(), network=False)
+        if probe.return_code != 0:
+            parent, name = os.path.split(step.destination.rstrip("/"))
+            await transfer.unpack_into(root, transfer.pack([(sources[0], name)], mode), parent or "/")
+            return
+    entries = [(s, "." if s.is_dir() and not s.is_symlink() else s.name) for s in sources]
+    await transfer.unpack_into(root, transfer.pack(entries, mode), step.destination.rstrip("/") or "/")
+
+
+def _env() -> dict[str, str]:
+    return {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root"}
+
+
+async def _run(root: Path, step: Run, network: bool) -> None:
+    env = {**dict(step.env), "HOME": "/root"}
+    done = await sandbox.run(root, list(step.argv), cwd=step.workdir, env=env, network=network)
+    if done.return_code != 0:
+        tail = (done.stderr.strip() or done.stdout.strip())[-800:]
+        command = " ".join(step.argv[2:] if step.argv[:2] == ("/bin/sh", "-c") else step.argv)
+        raise SandboxBuildFailedError(
+            f"Dockerfile line {step.line}: RUN {command} failed here with exit code {done.return_code} "
+            f"(the host's tools stand in for the image; a step that installs packages cannot run): {tail}"
+        )
+
+
+async def _build(root: Path, context: Path, plan: BuildPlan, network: bool) -> None:
+    for name, mode in _BASE_DIRS.items():
+        (root / name).mkdir(parents=True, exist_ok=True)
+        (root / name).chmod(mode)
+    for step in plan.steps:
+        if isinstance(step, Workdir):
+            await sandbox.run(root, ["mkdir", "-p", "--", step.path], cwd="/", env=_env(), network=False)
+        elif isinstance(step, Copy):
+            try:
+                await _copy(root, context, step)
+            except DockerfileRefused as exc:
+                raise SandboxBuildFailedError(f"Dockerfile {exc}") from None
+        else:
+            await _run(root, step, network)
+    await sandbox.run(root, ["mkdir", "-p", "--", plan.workdir], cwd="/", env=_env(), network=False)
+
+
+async def ensure_image(images: Path, key: str, context: Path, plan: BuildPlan, *, network: bool, rebuild: bool) -> Path:
+    """The built root for `key`, building it first unless a finished one is there (or `rebuild`)."""
+    lock = _locks.setdefault(key, asyncio.Lock())
+    async with lock:
+        images.mkdir(parents=True, exist_ok=True)
+        final = images / key
+        with open(images / f"{key}.lock", "w") as lock_file:
+            await asyncio.to_thread(fcntl.flock, lock_file, fcntl.LOCK_EX)
+            if (final / _FINISHED).exists() and not rebuild:
+                return final / "root"
+            building = images / f"{key}.building"
+            remove_tree(building)
+            remove_tree(final)
+            (building / "root").mkdir(parents=True)
+            try:
+                await _build(building / "root", context, plan, network)
+            except BaseException:
+                remove_tree(building)
+                raise
+            (building / _FINISHED).touch()
+            building.rename(final)
+            return final / "root"
+
+
+def copy_root(image_root: Path, trial_root: Path) -> None:
+    """A fresh copy of the image for one trial (cp keeps links as links and shares blocks where it can)."""
+    trial_root.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["cp", "-a", "--reflink=auto", str(image_root), str(trial_root)], check=True)
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a trial's or image's folder even where the task made folders read-only."""
+    if not path.exists() and not path.is_symlink():
+        return
+
+    def writable(function: object, name: str, _exc: BaseException) -> None:
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(name), 0o700)
+            if os.path.isdir(name) and not os.path.islink(name):
+                os.chmod(name, 0o700)
+                shutil.rmtree(name, onexc=writable)
+            else:
+                os.unlink(name)
+
+    shutil.rmtree(path, onexc=writable)

@@ -1,0 +1,170 @@
+"""One command in a trial's bubblewrap sandbox: the host's system read-only, the trial's root writable.
+
+A trial's root is a host folder bound at `/`; the host's /usr and /etc are laid
+over it read-only, so the task sees the host's tools but writes only its own
+files. Every file transfer also runs inside the sandbox (tar), so a symbolic
+link the agent planted is resolved in the trial's root, never on the host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+# Host folders the trial sees read-only: the tools (/usr) and the system's
+# configuration (/etc: users, DNS, certificates). Everything else is the trial's.
+_READ_ONLY = ("usr", "etc")
+# Merged-/usr links (/bin → usr/bin …) are recreated; real folders are bound read-only.
+_SYSTEM_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+
+# What one command may print before the rest is dropped: Harbor keeps output in memory.
+OUTPUT_LIMIT = 8 * 1024 * 1024
+
+
+class SandboxUnavailable(RuntimeError):
+    """bubblewrap is missing or cannot create its namespaces here."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    stdout: str
+    stderr: str
+    return_code: int
+
+
+def bwrap_path() -> str:
+    found = shutil.which("bwrap")
+    if not found:
+        raise SandboxUnavailable(
+            "bubblewrap (bwrap) is not installed: LocalSandboxEnvironment runs each trial in it "
+            "(Debian/Ubuntu: apt-get install bubblewrap)"
+        )
+    return found
+
+
+def _system_args(root: Path) -> list[str]:
+    args: list[str] = []
+    for name in _READ_ONLY:
+        args += ["--ro-bind", f"/{name}", f"/{name}"]
+    for name in _SYSTEM_LINKS:
+        host = Path("/") / name
+        mine = root / name  # only lstat'ed: a link the task made is never followed on the host
+        if host.is_symlink():
+            target = os.readlink(host)
+            if not mine.is_symlink() and not mine.exists():
+                args += ["--symlink", target, f"/{name}"]
+            elif not (mine.is_symlink() and os.readlink(mine) == target):
+                args += ["--ro-bind", str(host.resolve()), f"/{name}"]
+        elif host.is_dir():
+            args += ["--ro-bind", str(host), f"/{name}"]
+    return args
+
+
+def command_line(
+    root: Path,
+    argv: list[str],
+    *,
+    cwd: str,
+    env: dict[str, str],
+    network: bool,
+    binds: tuple[tuple[str, str], ...] = (),
+) -> list[str]:
+    """The bwrap command line that runs `argv` as root of a new user namespace inside `root`."""
+    args = [bwrap_path(), "--unshare-all", "--unshare-user"]
+    if network:
+        args.append("--share-net")
+    args += ["--die-with-parent", "--bind", str(root), "/", *_system_args(root)]
+    for source, target in binds:
+        args += ["--bind", source, target]
+    args += ["--proc", "/proc", "--dev", "/dev", "--uid", "0", "--gid", "0", "--chdir", cwd, "--clearenv"]
+    for key, value in env.items():
+        args += ["--setenv", key, value]
+    return [*args, "--", *argv]
+
+
+async def _read_bounded(stream: asyncio.StreamReader | None) -> str:
+    if stream is None:
+        return ""
+    kept = bytearray()
+    dropped = 0
+    while chunk := await stream.read(65536):
+        room = OUTPUT_LIMIT - len(kept)
+        kept += chunk[:room]
+        dropped += max(0, len(chunk) - room)
+    text = kept.decode(errors="replace")
+    if dropped:
+        text += f"\n[lar-harbor: {dropped} more bytes of output were dropped]\n"
+    return text
+
+
+async def _copy_out(stream: asyncio.StreamReader | None, sink: BinaryIO) -> str:
+    if stream is not None:
+        while chunk := await stream.read(1 << 20):
+            sink.write(chunk)
+    return ""
+
+
+async def _kill(process: asyncio.subprocess.Process) -> None:
+    if process.returncode is not None:
+        return
+    # bwrap leads its own session: killing the group takes the sandbox's first
+    # process, and with it (a PID namespace) everything it started.
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()
+    await process.wait()
+
+
+async def run(
+    root: Path,
+    argv: list[str],
+    *,
+    cwd: str,
+    env: dict[str, str],
+    network: bool,
+    timeout_sec: float | None = None,
+    stdin: bytes | None = None,
+    stdout_to: BinaryIO | None = None,
+    binds: tuple[tuple[str, str], ...] = (),
+) -> Outcome:
+    """Run `argv` in the sandbox; a timeout or a cancellation kills everything it started.
+
+    With `stdout_to` the output goes there whole (a download), else it is kept up to OUTPUT_LIMIT.
+    """
+    process = await asyncio.create_subprocess_exec(
+        *command_line(root, argv, cwd=cwd, env=env, network=network, binds=binds),
+        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+
+    async def feed() -> None:
+        if stdin is None or process.stdin is None:
+            return
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            process.stdin.write(stdin)
+            await process.stdin.drain()
+        process.stdin.close()
+
+    async def whole() -> tuple[str, str, int]:
+        out_reader = _copy_out(process.stdout, stdout_to) if stdout_to else _read_bounded(process.stdout)
+        _, out, err = await asyncio.gather(feed(), out_reader, _read_bounded(process.stderr))
+        return out, err, await process.wait()
+
+    try:
+        out, err, code = await asyncio.wait_for(whole(), timeout=timeout_sec)
+    except TimeoutError:
+        await _kill(process)
+        raise RuntimeError(f"Command timed out after {timeout_sec} seconds") from None
+    except BaseException:
+        await _kill(process)
+        raise
+    return Outcome(out, err, code)
