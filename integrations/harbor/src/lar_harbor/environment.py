@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 from typing import Any, ClassVar
 
-from harbor.environments.base import BaseEnvironment, ExecResult
+from harbor.environments.base import BaseEnvironment, ExecResult, SandboxBuildFailedError
 from harbor.environments.capabilities import EnvironmentCapabilities
 from harbor.environments.options import EnvironmentOptions
 from harbor.models.task.config import NetworkMode
@@ -73,34 +73,45 @@ class LocalSandboxEnvironment(BaseEnvironment):
         )
 
     def _validate_definition(self) -> None:
+        # A task this environment cannot reproduce is refused in start(), so the refusal is that
+        # trial's result (Harbor records it and grades nothing) instead of stopping the whole job.
+        self._refusal: str | None = None
+        try:
+            self._plan = self._read_definition()
+        except DockerfileRefused as exc:
+            self._refusal = str(exc)
+
+    def _read_definition(self) -> BuildPlan:
+        name = self.environment_name
         if self.task_env_config.docker_image:
-            raise ValueError(
-                f"{self.environment_name}: the task names the image {self.task_env_config.docker_image!r}; "
-                "LocalSandboxEnvironment builds from environment/Dockerfile on the host and cannot run an image "
-                "(use -e docker)"
+            raise DockerfileRefused(
+                f"{name}: the task names the image {self.task_env_config.docker_image!r}; LocalSandboxEnvironment "
+                "builds from environment/Dockerfile with the host's tools and cannot run an image (use -e docker)"
+            )
+        if self.task_env_config.network_mode == NetworkMode.ALLOWLIST:
+            raise DockerfileRefused(
+                f"{name}: the task's network allowlist cannot be enforced by LocalSandboxEnvironment "
+                "(it forwards only the model's endpoint); use -e docker"
             )
         dockerfile = self.environment_dir / "Dockerfile"
         if not dockerfile.is_file():
             compose = [p.name for p in self.environment_dir.glob("docker-compose*.y*ml")]
             what = f"a compose file ({compose[0]})" if compose else "no environment/Dockerfile"
-            raise FileNotFoundError(f"{self.environment_name}: {what}; LocalSandboxEnvironment needs a Dockerfile")
-        if self.task_env_config.network_mode == NetworkMode.ALLOWLIST:
-            raise ValueError(
-                f"{self.environment_name}: the task's network allowlist cannot be enforced by "
-                "LocalSandboxEnvironment (it forwards only the model's endpoint); use -e docker"
-            )
+            raise DockerfileRefused(f"{name}: {what}; LocalSandboxEnvironment needs a Dockerfile")
         if (self.environment_dir / ".dockerignore").exists():
-            raise ValueError(f"{self.environment_name}: a .dockerignore is not supported by LocalSandboxEnvironment")
+            raise DockerfileRefused(f"{name}: a .dockerignore is not supported by LocalSandboxEnvironment")
         try:
-            self._plan = parse_file(dockerfile)
+            return parse_file(dockerfile)
         except DockerfileRefused as exc:
-            raise ValueError(f"{self.environment_name}: LocalSandboxEnvironment refuses this task: {exc}") from None
+            raise DockerfileRefused(f"{name}: LocalSandboxEnvironment refuses this task: {exc}") from None
 
     @property
     def _network(self) -> bool:
         return self._network_policy.network_mode == NetworkMode.PUBLIC
 
     async def start(self, force_build: bool) -> None:
+        if self._refusal is not None:
+            raise SandboxBuildFailedError(self._refusal)
         sandbox.bwrap_path()
         key = f"{self.environment_name[:40]}-{self.environment_id[:16]}-{'net' if self._network else 'nonet'}"
         built = await image.ensure_image(

@@ -22,6 +22,17 @@ from lar_harbor.dockerfile import BuildPlan, Copy, DockerfileRefused, Run, Workd
 
 _BASE_DIRS = {"tmp": 0o1777, "root": 0o700, "var": 0o755, "var/tmp": 0o1777, "run": 0o755, "home": 0o755, "opt": 0o755}
 _FINISHED = ".lar-image-finished"
+# What of the host's /etc a trial gets, copied: what programs need to run (users, name
+# resolution, the loader's cache, alternatives, certificates, shells' defaults), never a
+# secret (shadow, keys, credentials) and nothing that names the host's services.
+_ETC = (
+    "passwd", "group", "hosts", "resolv.conf", "nsswitch.conf", "host.conf", "gai.conf",
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl/certs", "ssl/openssl.cnf",
+    "ca-certificates", "ca-certificates.conf", "localtime", "timezone", "os-release", "debian_version",
+    "lsb-release", "profile", "profile.d", "bash.bashrc", "inputrc", "environment", "login.defs",
+    "mime.types", "protocols", "services", "shells", "python3", "python3.11", "python3.12", "python3.13",
+    "perl", "terminfo", "magic", "magic.mime",
+)  # fmt: skip
 _locks: dict[str, asyncio.Lock] = {}
 
 
@@ -73,10 +84,26 @@ async def _run(root: Path, step: Run, network: bool) -> None:
         )
 
 
+def _copy_etc(root: Path) -> None:
+    etc = root / "etc"
+    etc.mkdir(mode=0o755, exist_ok=True)
+    for name in _ETC:
+        source = Path("/etc") / name
+        target = etc / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            os.symlink(os.readlink(source), target)
+        elif source.is_dir():
+            shutil.copytree(source, target, symlinks=True)
+        elif source.is_file():
+            shutil.copy2(source, target)
+
+
 async def _build(root: Path, context: Path, plan: BuildPlan, network: bool) -> None:
     for name, mode in _BASE_DIRS.items():
         (root / name).mkdir(parents=True, exist_ok=True)
         (root / name).chmod(mode)
+    _copy_etc(root)
     for step in plan.steps:
         if isinstance(step, Workdir):
             await sandbox.run(root, ["mkdir", "-p", "--", step.path], cwd="/", env=_env(), network=False)

@@ -1,8 +1,7 @@
-"""One command in a trial's bubblewrap sandbox: the host's system read-only, the trial's root writable.
+"""One command in a trial's bubblewrap sandbox: the host's tools read-only, the trial's root writable.
 
-A trial's root is a host folder bound at `/`; the host's /usr and /etc are laid
-over it read-only, so the task sees the host's tools but writes only its own
-files. Every file transfer also runs inside the sandbox (tar), so a symbolic
+A trial's root is a host folder bound at `/`; the host's /usr is laid over it
+read-only, so the task sees the host's tools but writes only its own files. Every file transfer also runs inside the sandbox (tar), so a symbolic
 link the agent planted is resolved in the trial's root, never on the host.
 """
 
@@ -17,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-# Host folders the trial sees read-only: the tools (/usr) and the system's
-# configuration (/etc: users, DNS, certificates). Everything else is the trial's.
-_READ_ONLY = ("usr", "etc")
+# The host folder the trial sees read-only: the tools. Its /etc is a curated copy
+# of the host's (lar_harbor.image), so no host secret is in view and the task may change it.
+_READ_ONLY = ("usr",)
 # Merged-/usr links (/bin → usr/bin …) are recreated; real folders are bound read-only.
 _SYSTEM_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 

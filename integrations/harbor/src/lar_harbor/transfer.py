@@ -76,8 +76,21 @@ async def download_dir(root: Path, source_dir: str, target_dir: Path) -> None:
             raise RuntimeError(f"could not read {source_dir} in the sandbox: {done.stderr.strip()[-500:]}")
         spool.seek(0)
         Path(target_dir).mkdir(parents=True, exist_ok=True)
+        skipped: list[str] = []
+
+        def safe(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
+            # A link out of the folder or a device is left behind, the rest still comes.
+            try:
+                return tarfile.data_filter(member, path)
+            except tarfile.FilterError:
+                skipped.append(member.name)
+                return None
+
         with tarfile.open(fileobj=spool, mode="r:") as archive:
-            archive.extractall(Path(target_dir), filter="data")
+            archive.extractall(Path(target_dir), filter=safe)
+        if skipped:
+            note = Path(target_dir) / "lar-harbor-skipped.txt"
+            note.write_text("Left in the sandbox (a link that leaves the folder, or not a file):\n" + "\n".join(skipped) + "\n")
 
 
 async def download_file(root: Path, source_path: str, target_path: Path) -> None:
