@@ -232,7 +232,8 @@ export function rewardsParams(
   if (s)
     params.summary = {
       return: s.return,
-      outcome: s.outcome.reward,
+      // The live verifier judges o as 0 or 1; a value judged outside the run is joined later (external.ts).
+      outcome: s.outcome.reward === 1 ? 1 : 0,
       steps: s.steps,
       ended: s.ended,
       ...(stopped ? { endReason: stopped } : {}),
