@@ -78,7 +78,9 @@ export async function runOnce(
     ...(r.hidden ? { hidden: r.hidden } : {}),
   });
   const { sandbox, rules } = run;
-  if (!sandbox.plan.confined) {
+  if (sandbox.summary.container) {
+    if (!prefix) io.err(`lar run: ${describeSandbox(sandbox.summary)}`);
+  } else if (!sandbox.plan.confined) {
     if (!warnedUnconfined || sandbox.refusal)
       io.err(
         `lar run: ${prefix}${sandbox.refusal ? `commands will not run: ${sandbox.refusal}` : `commands are NOT confined: ${sandbox.summary.reason}${sandbox.plan.fix ? `\n  fix: ${sandbox.plan.fix}` : ''}`}`,

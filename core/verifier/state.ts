@@ -236,15 +236,7 @@ export class VerifierState {
             ),
       );
     }
-    if (e.tool === 'run_command' && ran(e)) {
-      const unconfined =
-        e.result?.sandboxed === false || (e.result?.sandboxed === undefined && this.sandbox?.confined === false);
-      verdicts.push(
-        unconfined
-          ? fail('tool.sandboxed', `the command ran unconfined (${this.sandbox?.reason ?? 'no sandbox'})`, ['result'])
-          : pass('tool.sandboxed'),
-      );
-    }
+    if (e.tool === 'run_command' && ran(e)) verdicts.push(this.sandboxedVerdict(e));
     verdicts.push(
       ok
         ? pass('tool.succeeded')
@@ -298,6 +290,21 @@ export class VerifierState {
       return stageVisit;
     }
     return undefined;
+  }
+
+  /** `tool.sandboxed`: the OS sandbox held the command, or the container the run is in (it is the sandbox). */
+  private sandboxedVerdict(e: ToolCallEvent): Verdict {
+    if (this.sandbox?.container === true)
+      return this.passCache.pass(
+        'tool.sandboxed',
+        this.sandbox,
+        () => "the command ran in the run's container, its sandbox",
+      );
+    const unconfined =
+      e.result?.sandboxed === false || (e.result?.sandboxed === undefined && this.sandbox?.confined === false);
+    return unconfined
+      ? fail('tool.sandboxed', `the command ran unconfined (${this.sandbox?.reason ?? 'no sandbox'})`, ['result'])
+      : pass('tool.sandboxed');
   }
 
   private closeVisit(visit: Visit, line: number, endedBy: VisitEnd, legal: boolean, target?: string): StageVisitResult {

@@ -430,12 +430,13 @@ def sandboxRequiredB (wf : Workflow) (sb : Option SandboxRecord) : Bool :=
   wf.sandbox.required || sb.any (·.required)
 
 /-- `tool.sandbox_required`: where the sandbox is required, commands run only in
-a run whose header records that its commands were confined. -/
+a run whose header records that its commands were held: confined by the OS sandbox,
+or inside a container that is the run's sandbox (`SandboxRecord.held`). -/
 def SandboxOk (wf : Workflow) (sb : Option SandboxRecord) : Prop :=
-  sandboxRequiredB wf sb = true → sb.map (·.confined) = some true
+  sandboxRequiredB wf sb = true → sb.map (·.held) = some true
 
 def sandboxOkB (wf : Workflow) (sb : Option SandboxRecord) : Bool :=
-  !sandboxRequiredB wf sb || decide (sb.map (·.confined) = some true)
+  !sandboxRequiredB wf sb || decide (sb.map (·.held) = some true)
 
 theorem sandboxOk_iff (wf : Workflow) (sb : Option SandboxRecord) :
     sandboxOkB wf sb = true ↔ SandboxOk wf sb := by

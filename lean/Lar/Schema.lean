@@ -537,13 +537,19 @@ def Event.typeName : Event → String
   | .finish => "end"
 
 /-- What a trajectory header records of the sandbox its run's commands had
-(core/schema/trajectory.ts `SandboxRecord`); the verifier reads these two fields. -/
+(core/schema/trajectory.ts `SandboxRecord`); the verifier reads these fields. -/
 structure SandboxRecord where
   confined : Bool
   /-- The user required the sandbox for this run (`lar run --sandbox required`). -/
   required : Bool := false
   reason : Option String := none
+  /-- The run was inside a container that is its sandbox (`lar run --sandbox container`): commands
+  ran without bubblewrap, held by the container the user vouched for. -/
+  container : Bool := false
   deriving Repr, Inhabited
+
+/-- The run's commands were held: by the OS sandbox, or by the container that is the run's sandbox. -/
+def SandboxRecord.held (r : SandboxRecord) : Bool := r.confined || r.container
 
 def SandboxRecord.fromJson? (j : Json) : Except String SandboxRecord := do
   Read.object "sandbox" j
@@ -551,6 +557,7 @@ def SandboxRecord.fromJson? (j : Json) : Except String SandboxRecord := do
     confined := (← Read.bool "sandbox.confined" (← Read.req "sandbox" j "confined"))
     required := (← Read.optD j "required" false (Read.bool "sandbox.required"))
     reason := (← Read.opt j "reason" (Read.str "sandbox.reason"))
+    container := (← Read.optD j "container" false (Read.bool "sandbox.container"))
   }
 
 /-- A call the model proposes, before it runs (the gate's input). -/

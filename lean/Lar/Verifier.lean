@@ -540,16 +540,21 @@ def ranB (c : ToolCall) : Bool :=
   c.status == .ok || c.status == .timeout || c.status == .interrupted
 
 /-- A command that ran outside the sandbox: its result says so, or says nothing
-in a run whose header records no confinement. -/
+in a run whose header records no confinement; never in a run inside a container
+that is its sandbox (the header's `container`). -/
 def unconfinedB (sb : Option SandboxRecord) (c : ToolCall) : Bool :=
-  match c.result.sandboxed with
-  | some b => !b
-  | none => decide (sb.map (·.confined) = some false)
+  if sb.any (·.container) then false
+  else
+    match c.result.sandboxed with
+    | some b => !b
+    | none => decide (sb.map (·.confined) = some false)
 
 /-- `tool.sandboxed` (a warning), for a `run_command` that ran. -/
 def sandboxedVerdicts (sb : Option SandboxRecord) (c : ToolCall) : List Verdict :=
   if c.tool == "run_command" && ranB c then
-    [Verdict.ofBool .toolSandboxed (!unconfinedB sb c) "the command ran in the OS sandbox"
+    [Verdict.ofBool .toolSandboxed (!unconfinedB sb c)
+      (if sb.any (·.container) then "the command ran in the run's container, its sandbox"
+        else "the command ran in the OS sandbox")
       s!"the command ran unconfined ({(sb.bind (·.reason)).getD "no sandbox"})" (some ["result"])]
   else []
 
