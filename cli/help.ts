@@ -15,7 +15,7 @@ Usage:
       output line per trajectory (docs/rewards.md).
   lar export FILE --format atif [--out OUT.json] [--workflow W] [--backend builtin|lean]
       The trajectory as ATIF-v1.7 with the verifier's results in extra.lar.
-  lar workflow check FILE.larflow.json
+  lar workflow check FILE.larflow.json|builtin:ID
       Well-formedness of a workflow. Exit 0: usable (warnings allowed); 1: not.
   lar run --task TEXT [--endpoint URL] [--model M] [--workflow W] [--workspace DIR]
           [--out FILE] [--enforcement block|warn] [--yes] [--max-steps N] [--tool-format F]

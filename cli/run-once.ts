@@ -115,7 +115,7 @@ export async function runOnce(
     const s = result.summary;
     io.out(`\n${prefix}${st.bold('run ended')}: ${result.endReason}${result.detail ? ` (${result.detail})` : ''}\n`);
     io.out(
-      `${prefix}outcome ${s.outcome.reward} · return ${s.return.toFixed(3)} · ${s.steps} steps · ${r.trajectoryPath}\n`,
+      `${prefix}outcome ${s.outcome.pending ? `pending (judged by ${s.outcome.external})` : s.outcome.reward} · return ${s.return.toFixed(3)} · ${s.steps} steps · ${r.trajectoryPath}\n`,
     );
     return result;
   } finally {

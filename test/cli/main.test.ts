@@ -141,3 +141,12 @@ test('lar verify says an outcome judged outside the run is pending, and shows th
   assert.equal(json.summary!.outcome.external, "Harbor's verifier");
   assert.equal(json.summary!.return, 0.7);
 });
+
+test('lar workflow check takes a builtin workflow by its name, and says which exist', () => {
+  const r = run('workflow', 'check', 'builtin:terminal-task');
+  assert.equal(r.code, 0, r.err + r.out);
+  assert.match(r.out, /builtin:terminal-task: workflow "terminal-task" is well-formed \(3 stages\)/);
+  const none = run('workflow', 'check', 'builtin:nope');
+  assert.equal(none.code, 1);
+  assert.match(none.err, /there is no builtin workflow "nope" \(builtin: default-coding, terminal-task\)/);
+});

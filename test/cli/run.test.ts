@@ -201,3 +201,50 @@ test('lar run --sandbox container: commands run without bubblewrap, and the head
     await server.stop();
   }
 });
+
+test('lar run with builtin:terminal-task in a container: submit ends the run, the outcome waits for Harbor', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'lar-run-terminal-'));
+  writeFileSync(join(ws, 'run.sh'), 'echo $((2-3))\n');
+  const server = new ScriptedModelServer({
+    script: [
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'ls' } }] },
+      { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'work' } }] },
+      { toolCalls: [{ name: 'edit_file', arguments: { path: 'run.sh', search: '2-3', replace: '2+3' } }] },
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'sh run.sh' } }] },
+      { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'verify' } }] },
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'sh run.sh | grep -x 5' } }] },
+      { toolCalls: [{ name: 'submit', arguments: { summary: 'run.sh prints the sum' } }] },
+    ],
+  });
+  const endpoint = await server.start();
+  try {
+    const r = await lar(
+      [
+        ...['run', '--task', 'make run.sh print the sum of 2 and 3', '--endpoint', endpoint, '--workspace', ws],
+        ...['--workflow', 'builtin:terminal-task', '--sandbox', 'container'],
+      ],
+      {},
+    );
+    assert.equal(r.code, 0, r.err + r.out);
+    // T = 7 × +1, S = [1, 1, 1]: the running return 0.5 + 0.25.
+    assert.match(r.out, /outcome pending \(judged by Harbor's verifier\) · return 0\.750 · 7 steps/);
+    assert.doesNotMatch(r.out, /outcome check:/);
+    assert.equal(readFileSync(join(ws, 'run.sh'), 'utf8'), 'echo $((2+3))\n');
+    const runs = readdirSync(join(ws, '.lar', 'runs'));
+    const text = readFileSync(join(ws, '.lar', 'runs', runs[0]!), 'utf8');
+    assert.doesNotMatch(text, /"type":"outcome"/);
+    const report = verifyTrajectoryText(text);
+    assert.equal(report.workflowSource, 'builtin:terminal-task');
+    assert.equal(report.summary!.outcome.pending, true);
+    assert.deepEqual(
+      report.summary!.stages.map((s) => [s.stage, s.reward]),
+      [
+        ['explore', 1],
+        ['work', 1],
+        ['verify', 1],
+      ],
+    );
+  } finally {
+    await server.stop();
+  }
+});

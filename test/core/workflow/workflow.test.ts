@@ -1,6 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { defaultWorkflow, loadWorkflow, loadWorkflowText } from '../../../core/workflow/load';
+import {
+  BUILTIN_WORKFLOWS,
+  builtinWorkflow,
+  defaultWorkflow,
+  loadWorkflow,
+  loadWorkflowText,
+} from '../../../core/workflow/load';
 import { DEFAULT_PROTECTED, Workflow, externalJudge, outcomeCommand } from '../../../core/schema/workflow';
 import { checkWorkflow } from '../../../core/workflow/wellformed';
 import { defaultWorkflowJson } from '../../support/workflow-json';
@@ -200,4 +206,36 @@ test('an outcome_ran exit in a workflow judged outside the run is an error: noth
     [['workflow.outcome_ran_external', 'stages.2.exit.0.kind']],
   );
   assert.match(load.problems[0]!.message, /Harbor's verifier/);
+});
+
+test('the terminal-task workflow is well-formed, judged by Harbor after the run, and protects no test path', () => {
+  const load = loadWorkflow(BUILTIN_WORKFLOWS['terminal-task']);
+  assert.ok(load.ok, JSON.stringify(load.problems));
+  assert.deepEqual(load.problems, []);
+  const wf = builtinWorkflow('terminal-task');
+  assert.deepEqual(
+    wf.stages.map((s) => s.id),
+    ['explore', 'work', 'verify'],
+  );
+  assert.deepEqual(wf.transitions, { explore: ['work'], work: ['verify'], verify: ['work'] });
+  assert.deepEqual(wf.terminal, ['verify']);
+  assert.equal(externalJudge(wf), "Harbor's verifier");
+  // Harbor copies /tests in only after the agent; the container decides the network.
+  assert.deepEqual(wf.sandbox.protected, []);
+  assert.equal(wf.sandbox.network, 'host');
+  // The same commands are never run as in the default workflow.
+  assert.deepEqual(wf.policy.commands.deny, defaultWorkflow().policy.commands.deny);
+  const tools = new Set(wf.stages.flatMap((s) => s.tools));
+  for (const t of [
+    'read_file',
+    'list_files',
+    'search',
+    'run_command',
+    'write_file',
+    'edit_file',
+    'enter_stage',
+    'submit',
+  ])
+    assert.ok(tools.has(t), t);
+  assert.throws(() => builtinWorkflow('constructor'), /there is no builtin workflow "constructor"/);
 });
