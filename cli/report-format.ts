@@ -1,5 +1,6 @@
 import { severityOf, signed, type Verdict } from '../core/verifier/checks';
 import type { TrajectoryReport } from '../core/verifier/verify';
+import { outcomeText } from '../core/verifier/score';
 import { formatLineError } from '../core/schema/jsonl';
 
 export interface Style {
@@ -84,7 +85,7 @@ export function formatReport(file: string, report: TrajectoryReport, st: Style):
   const why = o.verdicts.find((v) => !v.ok) ?? o.verdicts[o.verdicts.length - 1];
   out.push(
     o.pending
-      ? `${st.bold('outcome')}  ${st.warn('pending')} (judged by ${o.external})`
+      ? `${st.bold('outcome')}  ${st.warn(outcomeText(o))}`
       : `${st.bold('outcome')}  ${o.reward ? st.good(String(o.reward)) : st.bad('0')}${why ? `  (${why.reason})` : ''}`,
   );
   out.push(

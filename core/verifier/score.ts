@@ -63,6 +63,11 @@ export function outcomeCheckVerdict(check: OutcomeCheck, rec: RecordedOutcome | 
   return pass('outcome.check_passed', `"${e.command}" exited ${e.exitCode} as expected`);
 }
 
+/** The outcome as people read it: o, or "pending (judged by …)" while a judge outside the run has not given it. */
+export function outcomeText(o: OutcomeResult): string {
+  return o.pending ? `pending (judged by ${o.external})` : String(o.reward);
+}
+
 /** What a run comes to, as the summary reports it. */
 export interface RunTotals {
   steps: number;
