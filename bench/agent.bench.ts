@@ -13,6 +13,7 @@ import nodeFs, { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { runAgent, type AgentEvent, type AgentModel, type ToolExecutor } from '../core/agent/loop';
 import { runOutcomeCheck } from '../core/outcome/check';
+import { outcomeCommand } from '../core/schema/workflow';
 import { createToolExecutor } from '../core/tools/executor';
 import { TrajectoryWriter } from '../core/agent/trajectory-writer';
 import { Conversation } from '../core/agent/conversation';
@@ -111,7 +112,7 @@ async function oneRun(steps: number): Promise<StepTimes[]> {
       execute: timedExecute,
       runOutcomeCheck: (signal) => {
         timer.endRun();
-        return runOutcomeCheck(workflow.outcome, ws, signal);
+        return runOutcomeCheck(outcomeCommand(workflow)!, ws, signal);
       },
       // Streamed text arrives inside the model call and is its time; the rest is the loop's.
       onEvent: (e) => (e.kind === 'text' ? events.push(e) : timer.time('events', () => events.push(e))),

@@ -15,12 +15,12 @@ Usage:
       output line per trajectory (docs/rewards.md).
   lar export FILE --format atif [--out OUT.json] [--workflow W] [--backend builtin|lean]
       The trajectory as ATIF-v1.7 with the verifier's results in extra.lar.
-  lar workflow check FILE.larflow.json
+  lar workflow check FILE.larflow.json|builtin:ID
       Well-formedness of a workflow. Exit 0: usable (warnings allowed); 1: not.
   lar run --task TEXT|- [--endpoint URL] [--model M] [--workflow W] [--workspace DIR]
           [--out FILE] [--enforcement block|warn] [--yes] [--max-steps N] [--tool-format F]
           [--context-length N] [--thinking auto|on|off] [--rules FILE,…]
-          [--rollouts N] [--max-repeated-failures N] [--sandbox auto|required|off]
+          [--rollouts N] [--max-repeated-failures N] [--sandbox auto|required|off|container]
           [--break-hard-links]
       The verified agent in the terminal: every tool call is gated by the workflow,
       each step is written to the trajectory (default .lar/runs/ in the workspace).
@@ -40,7 +40,9 @@ Usage:
       --rules FILE,…: the workspace's rule files for the system prompt (default AGENTS.md; "" for none).
       --sandbox (default auto): commands run in a bubblewrap sandbox (no network, private
       home, read-only system and protected paths); auto runs them unconfined, and says
-      so on every step, when it cannot start; required refuses to run commands then.
+      so on every step, when it cannot start; required refuses to run commands then;
+      container: the run is inside a container that is its sandbox (Harbor, Docker), so
+      commands run without bubblewrap and the trajectory says the container held them.
       --break-hard-links: make each workspace file with more than one link (a pnpm
       store's, a local clone's objects) its own copy before the first step, instead of
       mounting each read-only in the sandbox (or refusing the run past 3 000 of them).

@@ -1,7 +1,7 @@
 /** The `lar` command line's entry: dispatches each subcommand and turns errors into exit codes. */
 import { JSON_SCHEMAS } from '../core/schema/json-schema';
 import { formatProblem } from '../core/workflow/resolve';
-import { loadWorkflowText } from '../core/workflow/load';
+import { builtinWorkflowValue, loadWorkflowText } from '../core/workflow/load';
 import {
   createConnection,
   ProposedFeatures,
@@ -19,8 +19,10 @@ import { cmdAdvantages, cmdExport, cmdVerify } from './trajectory-commands';
 function cmdWorkflow(flags: Flags, io: Io): number {
   const [sub, file, ...rest] = flags.positional;
   if (sub !== 'check' || file === undefined || rest.length)
-    throw new UsageError('usage: lar workflow check FILE.larflow.json');
-  const text = readText(file);
+    throw new UsageError('usage: lar workflow check FILE.larflow.json|builtin:ID');
+  const text = file.startsWith('builtin:')
+    ? JSON.stringify(builtinWorkflowValue(file.slice('builtin:'.length)), null, 2)
+    : readText(file);
   const load = loadWorkflowText(text);
   for (const p of load.problems) io.out(formatProblem(file, text, p));
   if (load.ok)

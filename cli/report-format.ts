@@ -1,5 +1,6 @@
 import { severityOf, signed, type Verdict } from '../core/verifier/checks';
 import type { TrajectoryReport } from '../core/verifier/verify';
+import { outcomeText } from '../core/verifier/score';
 import { formatLineError } from '../core/schema/jsonl';
 
 export interface Style {
@@ -82,9 +83,13 @@ export function formatReport(file: string, report: TrajectoryReport, st: Style):
   out.push('');
   const o = summary.outcome;
   const why = o.verdicts.find((v) => !v.ok) ?? o.verdicts[o.verdicts.length - 1];
-  out.push(`${st.bold('outcome')}  ${o.reward ? st.good('1') : st.bad('0')}${why ? `  (${why.reason})` : ''}`);
   out.push(
-    `${st.bold('return')}   ${fmt(summary.return)} = ${o.reward} + ${summary.alpha}·mean(stage) ${fmt(summary.stageRewards.mean)} + ${summary.beta}·mean(tool) ${fmt(summary.toolRewards.mean)}   (${summary.steps} steps, ${summary.stages.length} stage visits)`,
+    o.pending
+      ? `${st.bold('outcome')}  ${st.warn(outcomeText(o))}`
+      : `${st.bold('outcome')}  ${o.reward ? st.good(String(o.reward)) : st.bad('0')}${why ? `  (${why.reason})` : ''}`,
+  );
+  out.push(
+    `${st.bold('return')}   ${fmt(summary.return)} = ${o.pending ? '' : `${o.reward} + `}${summary.alpha}·mean(stage) ${fmt(summary.stageRewards.mean)} + ${summary.beta}·mean(tool) ${fmt(summary.toolRewards.mean)}   (${summary.steps} steps, ${summary.stages.length} stage visits${o.pending ? '; the running return: outcome not counted yet' : ''})`,
   );
   return out.join('\n');
 }

@@ -42,8 +42,8 @@ export async function cmdRun(flags: Flags, io: Io): Promise<number> {
   if (rollouts !== undefined && !(/^[1-9][0-9]*$/.test(rollouts) && Number(rollouts) <= 64))
     throw new UsageError('--rollouts must be an integer from 1 to 64');
   const sandbox = flags.values.get('--sandbox') ?? 'auto';
-  if (sandbox !== 'auto' && sandbox !== 'required' && sandbox !== 'off')
-    throw new UsageError('--sandbox must be auto, required or off');
+  if (sandbox !== 'auto' && sandbox !== 'required' && sandbox !== 'off' && sandbox !== 'container')
+    throw new UsageError('--sandbox must be auto, required, off or container');
   const task = taskFlag === '-' ? await taskFromStdin(io) : taskFlag;
   const out = flags.values.get('--out');
   const model = flags.values.get('--model');

@@ -9,6 +9,7 @@ import { describeSandbox, type SandboxSetting } from '../core/sandbox/plan';
 import type { WorkflowRef } from '../core/schema/trajectory';
 import type { Workflow } from '../core/schema/workflow';
 import { signed } from '../core/verifier/checks';
+import { outcomeText } from '../core/verifier/score';
 import type { Style } from './report-format';
 
 export interface RunArgs {
@@ -78,7 +79,9 @@ export async function runOnce(
     ...(r.hidden ? { hidden: r.hidden } : {}),
   });
   const { sandbox, rules } = run;
-  if (!sandbox.plan.confined) {
+  if (sandbox.summary.container) {
+    if (!prefix) io.err(`lar run: ${describeSandbox(sandbox.summary)}`);
+  } else if (!sandbox.plan.confined) {
     if (!warnedUnconfined || sandbox.refusal)
       io.err(
         `lar run: ${prefix}${sandbox.refusal ? `commands will not run: ${sandbox.refusal}` : `commands are NOT confined: ${sandbox.summary.reason}${sandbox.plan.fix ? `\n  fix: ${sandbox.plan.fix}` : ''}`}`,
@@ -113,7 +116,7 @@ export async function runOnce(
     const s = result.summary;
     io.out(`\n${prefix}${st.bold('run ended')}: ${result.endReason}${result.detail ? ` (${result.detail})` : ''}\n`);
     io.out(
-      `${prefix}outcome ${s.outcome.reward} · return ${s.return.toFixed(3)} · ${s.steps} steps · ${r.trajectoryPath}\n`,
+      `${prefix}outcome ${outcomeText(s.outcome)} · return ${s.return.toFixed(3)} · ${s.steps} steps · ${r.trajectoryPath}\n`,
     );
     return result;
   } finally {

@@ -2,6 +2,7 @@ import { Diagnostic, DiagnosticSeverity, type Range } from 'vscode-languageserve
 import { locateJsonValue, type JsonPath } from '../core/json/position';
 import { CHECKS, signed, type Verdict } from '../core/verifier/checks';
 import type { StageVisitResult, StepResult, TrajectorySummary } from '../core/verifier/types';
+import { outcomeText } from '../core/verifier/score';
 import type { LocatedProblem } from '../core/workflow/load';
 import { lineColumn } from '../core/workflow/load';
 import type { LineEntry, TrajectoryModel } from './trajectory-model';
@@ -236,7 +237,8 @@ function outcomeDiagnostic(
   source: DiagnosticSource,
 ): Diagnostic {
   const failed = summary.outcome.verdicts.find((v) => !v.ok);
-  const message = `outcome ${summary.outcome.reward}${failed ? ` (${failed.reason})` : ''} · return ${summary.return.toFixed(3)} = ${summary.outcome.reward} + ${summary.alpha}·${summary.stageRewards.mean.toFixed(3)} + ${summary.beta}·${summary.toolRewards.mean.toFixed(3)}`;
+  const o = summary.outcome;
+  const message = `outcome ${outcomeText(o)}${failed ? ` (${failed.reason})` : ''} · return ${summary.return.toFixed(3)} = ${o.pending ? '' : `${o.reward} + `}${summary.alpha}·${summary.stageRewards.mean.toFixed(3)} + ${summary.beta}·${summary.toolRewards.mean.toFixed(3)}`;
   return Diagnostic.create(
     rangeOf(text, line, path),
     message,

@@ -3,6 +3,7 @@ import { COMMANDS } from '../core/protocol/commands';
 import { Command, DocumentSymbol, type CodeLens, SymbolKind, type Hover, type Range } from 'vscode-languageserver';
 import { signed } from '../core/verifier/checks';
 import type { StageVisitResult } from '../core/verifier/types';
+import { outcomeText } from '../core/verifier/score';
 import type {
   BackendLabel,
   LineRewardInput as LineReward,
@@ -34,7 +35,7 @@ export function hoverAt(model: TrajectoryModel, line: number, source: string): H
     ];
     if (s)
       lines.push(
-        `return **${s.return.toFixed(3)}** = outcome ${s.outcome.reward} + ${s.alpha}·mean(stage) ${s.stageRewards.mean.toFixed(3)} + ${s.beta}·mean(tool) ${s.toolRewards.mean.toFixed(3)}`,
+        `return **${s.return.toFixed(3)}** = ${s.outcome.pending ? `(outcome ${outcomeText(s.outcome)}) ` : `outcome ${s.outcome.reward} + `}${s.alpha}·mean(stage) ${s.stageRewards.mean.toFixed(3)} + ${s.beta}·mean(tool) ${s.toolRewards.mean.toFixed(3)}`,
         `${s.steps} steps, ${s.stages.length} stage visits`,
       );
     lines.push('', `_${source}_`);
@@ -74,7 +75,7 @@ export function hoverAt(model: TrajectoryModel, line: number, source: string): H
   const s = model.summary();
   md.push(
     '',
-    `running return ${r.runningReturn.toFixed(3)}${s?.ended ? ` · final return ${s.return.toFixed(3)} (outcome ${s.outcome.reward})` : ''}`,
+    `running return ${r.runningReturn.toFixed(3)}${s?.ended ? ` · final return ${s.return.toFixed(3)} (outcome ${outcomeText(s.outcome)})` : ''}`,
     '',
     `_${source}_`,
   );
@@ -232,7 +233,8 @@ export function rewardsParams(
   if (s)
     params.summary = {
       return: s.return,
-      outcome: s.outcome.reward,
+      // The live verifier judges o as 0 or 1; a value judged outside the run is joined later (external.ts).
+      outcome: s.outcome.reward === 1 ? 1 : 0,
       steps: s.steps,
       ended: s.ended,
       ...(stopped ? { endReason: stopped } : {}),

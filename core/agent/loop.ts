@@ -14,7 +14,7 @@ import { maskEndpoint } from '../secrets/endpoint';
 import type { ToolFormatSetting, WireFormat } from '../model/formats';
 import { StreamView } from '../model/stream-view';
 import type { Header } from '../schema/trajectory';
-import type { Workflow } from '../schema/workflow';
+import { externalJudge, type Workflow } from '../schema/workflow';
 import { VerifierState } from '../verifier/state';
 import { capText, MIN_ANSWER } from './context';
 import { Conversation, newCallId, type TurnCall, type TurnResult } from './conversation';
@@ -347,8 +347,9 @@ class Run {
     return undefined;
   }
 
-  /** Submit ran: the workflow's outcome check runs, and submit's result says how it went. */
+  /** Submit ran: the outcome check runs (nothing when judged outside the run), and submit's result says how it went. */
   private async submitted(results: TurnResult[]): Promise<AgentResult> {
+    if (externalJudge(this.wf) !== undefined) return this.finish('submitted');
     const outcome = await this.opts.runOutcomeCheck(this.opts.signal);
     const w = this.writer.append(outcome);
     this.state.append(outcome, w.line);

@@ -6,7 +6,7 @@ import type { ModelToolCall } from '../model/reply';
 import type { ToolSpec } from '../model/formats';
 import { toolDefinitions } from '../schema/tool-definitions';
 import type { OutcomeEvent, RestoreEvent } from '../schema/trajectory';
-import { transitionsFrom, type Workflow } from '../schema/workflow';
+import { externalJudge, outcomeCommand, transitionsFrom, type Workflow } from '../schema/workflow';
 import { CHECKS } from '../verifier/checks';
 import type { VerifierState } from '../verifier/state';
 import type { StepResult } from '../verifier/types';
@@ -24,7 +24,7 @@ function systemPrompt(wf: Workflow): string {
         case 'command_ran':
           return `a command matching "${c.pattern}" ${c.kind === 'command_succeeded' ? 'succeeded' : 'ran'}${c.afterLastChange ? ' after the last file change' : ''}`;
         case 'outcome_ran':
-          return `the check itself (${wf.outcome.command}, exactly as written) ran its tests${c.afterLastChange ? ' after the last file change' : ''}, pass or fail`;
+          return `the check itself (${outcomeCommand(wf)?.command ?? 'none: the outcome is judged after the run'}, exactly as written) ran its tests${c.afterLastChange ? ' after the last file change' : ''}, pass or fail`;
       }
     });
     const next = transitionsFrom(wf, s.id);
@@ -35,10 +35,30 @@ function systemPrompt(wf: Workflow): string {
     `Workflow "${wf.id}"${wf.description ? `: ${wf.description}` : ''}. You start in stage "${wf.start}".`,
     'Stages:',
     ...stages,
-    'Move between stages with enter_stage; use only the tools of the current stage; finish with submit from a terminal stage. After submit the workflow runs its own check:',
-    `  ${wf.outcome.command} (must exit ${wf.outcome.expectExitCode}).`,
+    ...outcomeLines(wf),
     'Call tools; do not only describe what you would do.',
   ].join('\n');
+}
+
+/** How a run ends: submit, then the workflow's own check or a judge outside the run. */
+function outcomeLines(wf: Workflow): string[] {
+  const moves =
+    'Move between stages with enter_stage; use only the tools of the current stage; finish with submit from a terminal stage.';
+  const check = outcomeCommand(wf);
+  return check
+    ? [
+        `${moves} After submit the workflow runs its own check:`,
+        `  ${check.command} (must exit ${check.expectExitCode}).`,
+      ]
+    : [`${moves} After submit the run ends and ${externalJudge(wf)} judges the outcome: leave the task done first.`];
+}
+
+/** What the model reads of submit (a chat rebuilt from the file reads the same). */
+export function submittedText(wf: Workflow | undefined): string {
+  const judge = wf && externalJudge(wf);
+  return judge === undefined
+    ? 'Submitted. The workflow outcome check runs now.'
+    : `Submitted. The run ends here; ${judge} judges the outcome after it.`;
 }
 
 /** The system prompt of a run: the workflow's, then the workspace's rules. */

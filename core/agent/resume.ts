@@ -24,7 +24,7 @@ import { verifyTrajectoryText, type TrajectoryReport, type WorkflowResolver } fr
 import type { StepResult } from '../verifier/types';
 import { Conversation, type Turn, type TurnCall, type TurnResult } from './conversation';
 import { SAFETY_CHECKS } from './step';
-import { enteredStage, newRunNote, outcomeLine, restoreNote, verifierFeedback } from './prompts';
+import { enteredStage, newRunNote, outcomeLine, restoreNote, submittedText, verifierFeedback } from './prompts';
 import { RepeatedFailures } from './repeats';
 import { recordedUserText } from '../schema/user-message';
 import { checkObservation, commandObservation } from '../tools/executor';
@@ -187,7 +187,7 @@ export function recordedResult(e: ToolCallEvent, step: StepResult | undefined, w
       const error = e.result?.error || undefined;
       if (e.tool === 'enter_stage' && e.status === 'ok' && typeof stage === 'string' && wf)
         base = enteredStage(wf, stage);
-      else if (e.tool === 'submit' && e.status === 'ok') base = 'Submitted. The workflow outcome check runs now.';
+      else if (e.tool === 'submit' && e.status === 'ok') base = submittedText(wf);
       else if (error !== undefined) base = e.tool === 'run_command' ? `Not run: ${error}` : `Error: ${error}`;
       else if (e.tool === 'run_command' && typeof command === 'string') {
         // As the loop showed it: the command, its output as recorded, how it ended, what it changed.

@@ -24,7 +24,7 @@ import type { WorkspaceFs } from '../workspace/fs';
 import { NodeWorkspaceFs } from '../workspace/node-fs';
 import { ensureLarDir, outputDir as outputDirOf, trajectoryFile } from '../workspace/lar-layout';
 import { combineRedactors, redact, secretRedactor } from '../secrets/redact';
-import type { Workflow } from '../schema/workflow';
+import { outcomeCommand, type Workflow } from '../schema/workflow';
 
 /** The terminal a run's commands go to: the core's session, or the editor's mirror of it. */
 export interface RunTerminal {
@@ -137,15 +137,19 @@ export async function openRun(o: RunSetupOptions): Promise<OpenRun> {
     const key = o.apiKey;
     const mask = combineRedactors((t) => redact(t, key), secretRedactor(o.hostEnv));
     const fs = (o.makeFs ?? ((ro) => new NodeWorkspaceFs(o.workspace, ro)))(sandbox.readOnlyPaths);
+    // An outcome judged outside the run has no command a call could run as the check.
+    const check = outcomeCommand(o.workflow);
     const execute = createToolExecutor({
       fs,
       terminal: terminal.session,
       limits: sandbox.limits,
-      check: {
-        command: o.workflow.outcome.command,
-        run: (s) => sandbox.checkNow(s),
-        ...(terminal.checkMirror ? { mirror: terminal.checkMirror } : {}),
-      },
+      ...(check && {
+        check: {
+          command: check.command,
+          run: (s: AbortSignal | undefined) => sandbox.checkNow(s),
+          ...(terminal.checkMirror ? { mirror: terminal.checkMirror } : {}),
+        },
+      }),
       ...(sandbox.refusal ? { refuseCommands: sandbox.refusal } : {}),
     });
     return ready({

@@ -8,7 +8,7 @@ import type { CallStatus, ToolCallEvent, ToolResult } from '../schema/trajectory
 import { changedFiles } from '../verifier/events';
 import type { VerifierState } from '../verifier/state';
 import type { GateResult, ProposedCall } from '../verifier/types';
-import { describeCall, enteredStage, verifierFeedback } from './prompts';
+import { describeCall, enteredStage, submittedText, verifierFeedback } from './prompts';
 import { RepeatedFailures } from './repeats';
 import type { TrajectoryWriter } from './trajectory-writer';
 import type { AgentEvent, AgentGate, AgentOptions } from './types';
@@ -121,8 +121,7 @@ export class CallSteps {
     }
     if (call.name === 'enter_stage')
       return not('ok', enteredStage(opts.workflow, (call.args as { stage: string }).stage));
-    if (call.name === 'submit')
-      return { ...not('ok', 'Submitted. The workflow outcome check runs now.'), submitted: true };
+    if (call.name === 'submit') return { ...not('ok', submittedText(opts.workflow)), submitted: true };
     return this.execute(call, call.name);
   }
 

@@ -21,8 +21,9 @@ import { forwarderLauncher, type ProxyEndpoint } from './forwarder';
 import { gitIdentity, gitMetadata } from './git-metadata';
 import { CREDENTIAL_FILES, expandHostPath, isHostPath, nodeFolder, toolFoldersUnder } from './home';
 
-export type SandboxSetting = 'auto' | 'required' | 'off';
-export const SANDBOX_SETTINGS: readonly SandboxSetting[] = ['auto', 'required', 'off'];
+/** `container`: the run is inside a container that is its sandbox (Harbor, Docker), so no bubblewrap (lar run only). */
+export type SandboxSetting = 'auto' | 'required' | 'off' | 'container';
+export const SANDBOX_SETTINGS: readonly SandboxSetting[] = ['auto', 'required', 'off', 'container'];
 
 /** What the trajectory header records about the sandbox a run had. */
 export type SandboxSummary = SandboxRecord;
@@ -148,6 +149,13 @@ export function planSandbox(req: PlanRequest): SandboxPlan {
 function startOf(req: PlanRequest, required: boolean): UnconfinedPlan | Start {
   const platform = req.platform ?? process.platform;
   const unconfined = (reason: string, fix?: string): UnconfinedPlan => unconfinedPlan(required, reason, fix);
+  if (req.setting === 'container') {
+    // The container the user vouched for is the sandbox, even where the workflow requires one: the header says so.
+    const plan = unconfined(
+      `the run is inside a container that is its sandbox (--sandbox container)${required ? ', taken as the sandbox the workflow requires' : ''}: commands run without bubblewrap`,
+    );
+    return { ...plan, summary: { ...plan.summary, container: true }, refuseCommands: false };
+  }
   if (req.setting === 'off') {
     return unconfined(
       required
@@ -315,6 +323,7 @@ function launcherFor(probe: BwrapFound, args: string[], then: string[]): { file:
 
 /** One line for the chat, the status bar and the terminal's name. */
 export function describeSandbox(s: SandboxSummary): string {
+  if (s.container) return `in a container that is its sandbox (no bubblewrap)`;
   if (!s.confined) return `unconfined: ${s.reason ?? 'no sandbox'}`;
   const parts = [
     s.network === 'host'

@@ -10,7 +10,7 @@ import { mkdir, rename } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { OutcomeEvent } from '../schema/trajectory';
-import { ALWAYS_READ_ONLY } from '../schema/workflow';
+import { ALWAYS_READ_ONLY, outcomeCommand, type OutcomeCheck } from '../schema/workflow';
 import { runOutcomeCheck } from '../outcome/check';
 import { planSandbox, type SandboxPlan, type SandboxSummary } from './plan';
 import { findRepositories } from './git-metadata';
@@ -188,7 +188,7 @@ export class RunSandbox {
    * back and the check runs in a sandbox of its own when the run had one.
    */
   async outcome(endRun: () => Promise<boolean | void> | boolean | void, signal?: AbortSignal): Promise<OutcomeEvent> {
-    const check = this.opts.workflow.outcome;
+    const check = this.outcomeCheck();
     if ((await endRun()) === false) {
       // Fail closed: a process of the run still alive could change the workspace under the check.
       return {
@@ -228,8 +228,15 @@ export class RunSandbox {
     return { ...(await this.runCheck(signal)), sandboxed: this.plan.confined };
   }
 
+  /** The workflow's outcome command; a run whose outcome is judged outside it never gets here (the loop runs nothing). */
+  private outcomeCheck(): OutcomeCheck {
+    const check = outcomeCommand(this.opts.workflow);
+    if (!check) throw new Error(`the outcome of workflow "${this.opts.workflow.id}" is judged outside the run`);
+    return check;
+  }
+
   private async runCheck(signal?: AbortSignal): Promise<OutcomeEvent> {
-    const check = this.opts.workflow.outcome;
+    const check = this.outcomeCheck();
     let event: OutcomeEvent;
     if (this.plan.confined) {
       // A fresh plan: what exists now (restored paths included) is mounted read-only.

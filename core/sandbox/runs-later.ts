@@ -3,7 +3,7 @@
  * direnv, CI, editors) and what the outcome check runs, found by following what their files name.
  */
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
-import type { Workflow } from '../schema/workflow';
+import { outcomeCommand, type Workflow } from '../schema/workflow';
 import { entryKind } from '../workspace/path-kind';
 import { isInside } from '../workspace/fs';
 import {
@@ -324,14 +324,16 @@ function followSources(root: string, sources: readonly Source[], budget: FollowB
  */
 export function outcomeReach(root: string, wf: Workflow): Found[] {
   const found = new Map<string, Found>();
-  const words = wf.outcome.command.split(/[\s;&|()`]+/).filter(Boolean);
+  const check = outcomeCommand(wf);
+  if (!check) return [];
+  const words = check.command.split(/[\s;&|()`]+/).filter(Boolean);
   let i = 0;
   while (i < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!) || words[i] === 'env' || words[i] === 'exec'))
     i++;
   const runner = words[i];
   // `at`: the file a text is in (its references are read from its folder too); the workspace's top for the command and package.json.
   let texts: { from: string; at: string; text: string }[] = [
-    { from: 'the outcome command', at: 'package.json', text: wf.outcome.command },
+    { from: 'the outcome command', at: 'package.json', text: check.command },
   ];
   if (runner === 'npm' || runner === 'yarn' || runner === 'pnpm' || runner === 'bun') {
     const verb = words[i + 1];

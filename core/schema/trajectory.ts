@@ -30,6 +30,11 @@ export type WorkflowRef = z.infer<typeof WorkflowRef>;
 export const SandboxRecord = z.object({
   /** Every command ran in the OS sandbox. */
   confined: z.boolean(),
+  /**
+   * The run was inside a container that is itself its sandbox (`lar run --sandbox container`: Harbor,
+   * Docker): commands ran without bubblewrap (`confined` false), held by the container the user vouched for.
+   */
+  container: z.boolean().optional(),
   /** e.g. "bubblewrap 0.8.0". */
   tool: z.string().optional(),
   network: NetworkMode.optional(),

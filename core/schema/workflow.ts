@@ -73,6 +73,31 @@ export const OutcomeCheck = z.strictObject({
 });
 export type OutcomeCheck = z.infer<typeof OutcomeCheck>;
 
+/**
+ * An outcome judged outside the run, after it (Harbor's verifier runs a task's tests in the
+ * container once the agent is done): `submit` ends the run and nothing runs, and the outcome
+ * stays pending until the judge's value is joined to the rewards (core/verifier/external.ts).
+ */
+export const ExternalOutcome = z.strictObject({
+  /** Who judges, for people: "Harbor's verifier". */
+  external: z.string().regex(/[^ \t\n\r]/, 'say who judges the outcome (not only spaces)'),
+});
+export type ExternalOutcome = z.infer<typeof ExternalOutcome>;
+
+/** A workflow's outcome: a command the host runs after `submit` (the usual form), or a judge outside the run. */
+export const WorkflowOutcome = z.union([OutcomeCheck, ExternalOutcome]);
+export type WorkflowOutcome = z.infer<typeof WorkflowOutcome>;
+
+/** The outcome command of a workflow, or undefined when its outcome is judged outside the run. */
+export function outcomeCommand(wf: Pick<Workflow, 'outcome'>): OutcomeCheck | undefined {
+  return 'command' in wf.outcome ? wf.outcome : undefined;
+}
+
+/** Who judges a workflow's outcome outside the run, or undefined when its outcome command does. */
+export function externalJudge(wf: Pick<Workflow, 'outcome'>): string | undefined {
+  return 'external' in wf.outcome ? wf.outcome.external : undefined;
+}
+
 export const CommandPolicy = z.strictObject({
   /** A command with a part matching one of these is a violation and never runs. */
   deny: z.array(Pattern).default([]),
@@ -302,7 +327,7 @@ export const Workflow = z.strictObject({
   start: z.string().min(1),
   /** Stages from which `submit` ends the run. */
   terminal: z.array(z.string()).min(1, 'a workflow needs at least one terminal stage'),
-  outcome: OutcomeCheck,
+  outcome: WorkflowOutcome,
   policy: z
     .strictObject({
       commands: CommandPolicy.default({ deny: [], ask: [] }),

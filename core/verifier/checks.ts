@@ -77,6 +77,11 @@ export const CHECKS = {
     severity: 'warning',
     title: "the workflow's outcome command itself ran its tests in the visit",
   },
+  'outcome.external': {
+    level: 'outcome',
+    severity: 'error',
+    title: 'an outcome check result is recorded only when the outcome is judged in the run',
+  },
   'outcome.after_submit': { level: 'outcome', severity: 'error', title: 'the outcome check result follows a submit' },
   'outcome.single': { level: 'outcome', severity: 'error', title: 'the outcome check result is recorded once' },
   'outcome.submitted': { level: 'outcome', severity: 'info', title: 'the run submitted from a terminal stage' },

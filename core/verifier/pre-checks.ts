@@ -173,7 +173,10 @@ function pathVerdict(policy: CallPolicy, tool: ToolName, a: Record<string, unkno
 }
 
 function sandboxRequiredVerdict(wf: Workflow, sandbox: SandboxRecord | undefined): Verdict {
-  return !(wf.sandbox.required || sandbox?.required === true) || sandbox?.confined === true
+  // A container that is the run's sandbox (`--sandbox container`) is one the user vouched for.
+  return !(wf.sandbox.required || sandbox?.required === true) ||
+    sandbox?.confined === true ||
+    sandbox?.container === true
     ? pass('tool.sandbox_required')
     : fail(
         'tool.sandbox_required',

@@ -2,7 +2,7 @@
  * Rewards: of a call, of a stage visit, of the outcome, and the return that weighs them (docs/rewards.md).
  * Lean counterpart: lean/Lar/Rewards.lean.
  */
-import type { OutcomeCheck, Workflow } from '../schema/workflow';
+import { externalJudge, outcomeCommand, type OutcomeCheck, type Workflow } from '../schema/workflow';
 import { CHECKS, fail, pass, type StageReward, type ToolReward, type Verdict } from './checks';
 import type { OutcomeResult, RecordedOutcome, StageVisitResult, TrajectorySummary } from './types';
 
@@ -63,6 +63,11 @@ export function outcomeCheckVerdict(check: OutcomeCheck, rec: RecordedOutcome | 
   return pass('outcome.check_passed', `"${e.command}" exited ${e.exitCode} as expected`);
 }
 
+/** The outcome as people read it: o, or "pending (judged by …)" while a judge outside the run has not given it. */
+export function outcomeText(o: OutcomeResult): string {
+  return o.pending ? `pending (judged by ${o.external})` : String(o.reward);
+}
+
 /** What a run comes to, as the summary reports it. */
 export interface RunTotals {
   steps: number;
@@ -86,9 +91,13 @@ export function summarize(wf: Workflow, t: RunTotals): TrajectorySummary {
           t.ended ? 'the run submitted from a stage that is not terminal' : 'the run never submitted',
         ),
   ];
-  if (t.ended) outcomeVerdicts.push(outcomeCheckVerdict(wf.outcome, t.outcome));
-  const outcomeReward: 0 | 1 = outcomeVerdicts.every((v) => v.ok) && t.ended ? 1 : 0;
+  const check = outcomeCommand(wf);
+  if (t.ended && check) outcomeVerdicts.push(outcomeCheckVerdict(check, t.outcome));
+  // Judged outside the run: 0 here, the judge's value joined later (external.ts); pending only after a submit.
+  const outcomeReward: 0 | 1 = check && outcomeVerdicts.every((v) => v.ok) && t.ended ? 1 : 0;
   const outcome: OutcomeResult = { reward: outcomeReward, verdicts: outcomeVerdicts };
+  const judge = externalJudge(wf);
+  if (judge !== undefined) Object.assign(outcome, { external: judge, pending: t.submittedFromTerminal });
   if (t.outcome) outcome.line = t.outcome.line;
   const { alpha, beta } = wf.rewards;
   const stages = t.stages;

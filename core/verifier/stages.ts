@@ -25,7 +25,8 @@ export function newVisit(stage: Stage, visit: number, line: number): Visit {
 /** Counts one call toward each exit condition of the visit (O(1) per condition, not a rescan). */
 export function trackConditions(
   visit: Visit,
-  outcome: OutcomeCheck,
+  /** The outcome command; undefined when the outcome is judged outside the run (no call runs it). */
+  outcome: OutcomeCheck | undefined,
   e: ToolCallEvent,
   ok: boolean,
   changed: readonly string[],
@@ -52,7 +53,7 @@ export function trackConditions(
       }
       case 'outcome_ran':
         if (changed.length && cond.afterLastChange) c.count = 0;
-        if (ranCheck(outcome, e)) c.count = 1;
+        if (outcome && ranCheck(outcome, e)) c.count = 1;
         break;
     }
   }
@@ -61,7 +62,7 @@ export function trackConditions(
 /** The stage-level verdicts of a visit that ends now (toward `target` for a transition). */
 export function scoreVisit(
   visit: Visit,
-  outcome: OutcomeCheck,
+  outcome: OutcomeCheck | undefined,
   cache: VerdictCache,
   endedBy: VisitEnd,
   legal: boolean,
@@ -100,7 +101,12 @@ export function scoreVisit(
   return verdicts;
 }
 
-function pushConditionVerdicts(visit: Visit, outcome: OutcomeCheck, cache: VerdictCache, out: Verdict[]): void {
+function pushConditionVerdicts(
+  visit: Visit,
+  outcome: OutcomeCheck | undefined,
+  cache: VerdictCache,
+  out: Verdict[],
+): void {
   for (const { cond, count } of visit.conditions) {
     const id = `stage.exit.${cond.kind}` as const;
     switch (cond.kind) {
@@ -145,6 +151,10 @@ function pushConditionVerdicts(visit: Visit, outcome: OutcomeCheck, cache: Verdi
       }
       case 'outcome_ran': {
         const after = cond.afterLastChange ? ' after the last file change' : '';
+        if (!outcome) {
+          out.push(fail(id, 'the outcome is judged outside the run: no command of the run is its check'));
+          break;
+        }
         const command = outcome.command;
         out.push(
           count

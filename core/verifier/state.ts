@@ -3,7 +3,14 @@
  * come from pre-checks.ts, stages.ts and score.ts. Lean counterpart: `State` in lean/Lar/Verifier.lean.
  */
 import type { OutcomeEvent, SandboxRecord, ToolCallEvent, TrajectoryEvent } from '../schema/trajectory';
-import { transitionsFrom, type Stage, type Workflow } from '../schema/workflow';
+import {
+  externalJudge,
+  outcomeCommand,
+  transitionsFrom,
+  type OutcomeCheck,
+  type Stage,
+  type Workflow,
+} from '../schema/workflow';
 import { canonicalExact } from '../json/canonical';
 import { fail, pass, type CheckId, type Verdict } from './checks';
 import { changedFiles, failureReason, ran, succeeded } from './events';
@@ -73,6 +80,8 @@ export class VerifierState {
   private outcomeEvent: RecordedOutcome | undefined;
   private readonly policy: CallPolicy;
   private readonly passCache = new PassCache();
+  /** The workflow's outcome command; undefined when its outcome is judged outside the run. */
+  private readonly outcomeCheck: OutcomeCheck | undefined;
 
   constructor(
     readonly workflow: Workflow,
@@ -82,6 +91,7 @@ export class VerifierState {
     readonly sandbox?: SandboxRecord,
   ) {
     this.policy = compileCallPolicy(workflow);
+    this.outcomeCheck = outcomeCommand(workflow);
     const start = this.policy.stageById.get(workflow.start);
     if (!start) throw new Error(`workflow "${workflow.id}": start stage "${workflow.start}" does not exist`);
     this.openVisit(start, headerLine);
@@ -226,15 +236,7 @@ export class VerifierState {
             ),
       );
     }
-    if (e.tool === 'run_command' && ran(e)) {
-      const unconfined =
-        e.result?.sandboxed === false || (e.result?.sandboxed === undefined && this.sandbox?.confined === false);
-      verdicts.push(
-        unconfined
-          ? fail('tool.sandboxed', `the command ran unconfined (${this.sandbox?.reason ?? 'no sandbox'})`, ['result'])
-          : pass('tool.sandboxed'),
-      );
-    }
+    if (e.tool === 'run_command' && ran(e)) verdicts.push(this.sandboxedVerdict(e));
     verdicts.push(
       ok
         ? pass('tool.succeeded')
@@ -271,7 +273,7 @@ export class VerifierState {
     changed: readonly string[],
   ): StageVisitResult | undefined {
     visit.steps++;
-    trackConditions(visit, this.workflow.outcome, e, ok, changed);
+    trackConditions(visit, this.outcomeCheck, e, ok, changed);
     if (e.status === 'ok' && e.tool === 'enter_stage') {
       const target = this.policy.stageById.get((e.args as { stage?: unknown } | null)?.stage as string);
       if (!target) return undefined;
@@ -290,8 +292,23 @@ export class VerifierState {
     return undefined;
   }
 
+  /** `tool.sandboxed`: the OS sandbox held the command, or the container the run is in (it is the sandbox). */
+  private sandboxedVerdict(e: ToolCallEvent): Verdict {
+    if (this.sandbox?.container === true)
+      return this.passCache.pass(
+        'tool.sandboxed',
+        this.sandbox,
+        () => "the command ran in the run's container, its sandbox",
+      );
+    const unconfined =
+      e.result?.sandboxed === false || (e.result?.sandboxed === undefined && this.sandbox?.confined === false);
+    return unconfined
+      ? fail('tool.sandboxed', `the command ran unconfined (${this.sandbox?.reason ?? 'no sandbox'})`, ['result'])
+      : pass('tool.sandboxed');
+  }
+
   private closeVisit(visit: Visit, line: number, endedBy: VisitEnd, legal: boolean, target?: string): StageVisitResult {
-    const verdicts = scoreVisit(visit, this.workflow.outcome, this.passCache, endedBy, legal, target);
+    const verdicts = scoreVisit(visit, this.outcomeCheck, this.passCache, endedBy, legal, target);
     const reward = stageRewardOf(verdicts);
     this.stageSum += reward;
     const result: StageVisitResult = {
@@ -311,7 +328,14 @@ export class VerifierState {
 
   private appendOutcome(e: OutcomeEvent, line: number): StepResult {
     const verdicts: Verdict[] = [];
-    if (!this.runEnded) {
+    const judge = externalJudge(this.workflow);
+    if (judge !== undefined) {
+      verdicts.push(
+        fail('outcome.external', `the outcome is judged outside the run (${judge}): this outcome event is ignored`, [
+          'type',
+        ]),
+      );
+    } else if (!this.runEnded) {
       verdicts.push(fail('outcome.after_submit', 'an outcome check result before any submit is ignored', ['type']));
     } else if (this.outcomeEvent) {
       verdicts.push(
@@ -324,7 +348,7 @@ export class VerifierState {
     } else {
       verdicts.push(pass('outcome.after_submit'), pass('outcome.single'));
       this.outcomeEvent = { event: e, line };
-      verdicts.push(outcomeCheckVerdict(this.workflow.outcome, this.outcomeEvent));
+      verdicts.push(outcomeCheckVerdict(this.outcomeCheck!, this.outcomeEvent));
     }
     return this.result(line, 'outcome', verdicts);
   }
@@ -339,7 +363,7 @@ export class VerifierState {
     let stageSum = this.stageSum;
     const v = this.visit;
     if (v) {
-      const verdicts = scoreVisit(v, this.workflow.outcome, this.passCache, 'run_end', false);
+      const verdicts = scoreVisit(v, this.outcomeCheck, this.passCache, 'run_end', false);
       const reward = stageRewardOf(verdicts);
       stageSum += reward;
       stages.push({

@@ -71,8 +71,15 @@ export interface StepResult {
 }
 
 export interface OutcomeResult {
-  reward: 0 | 1;
+  /** o: 0 or 1 when judged in the run; the judge's value in [0, 1] once an outside outcome is joined (external.ts). */
+  reward: number;
   verdicts: Verdict[];
+  /** Who judges the outcome outside the run (the workflow's `outcome.external`); absent for an outcome command. */
+  external?: string;
+  /** With `external`: the run submitted and the judge's value is not joined yet, so `reward` is 0 for now. */
+  pending?: boolean;
+  /** With `external`: the value the judge gave, once joined (the reward is 0 when the run never submitted). */
+  judged?: number;
   /** Line of the outcome event that counted, if any. */
   line?: number;
 }

@@ -2,6 +2,7 @@ import { Workflow } from '../schema/workflow';
 import { findJsonSyntaxError, locateJsonValue } from '../json/position';
 import { checkWorkflow, hasErrors, type WorkflowProblem } from './wellformed';
 import defaultCoding from './default-coding.larflow.json';
+import terminalTask from './terminal-task.larflow.json';
 
 export interface LocatedProblem extends WorkflowProblem {
   /** 0-based offsets into the workflow text, when it came from text. */
@@ -67,12 +68,19 @@ export function loadWorkflowText(text: string): WorkflowLoad {
 /** Workflows that ship with the project, addressed as `builtin:ID`. */
 export const BUILTIN_WORKFLOWS: Record<string, unknown> = {
   'default-coding': defaultCoding,
+  /** Terminal-Bench through Harbor: no outcome command (Harbor's verifier judges after the run). */
+  'terminal-task': terminalTask,
 };
 
-export function builtinWorkflow(id: string): Workflow {
-  const value = BUILTIN_WORKFLOWS[id];
-  if (value === undefined)
+/** A builtin workflow's JSON value; the id is user text, so the lookup must not reach Object.prototype. */
+export function builtinWorkflowValue(id: string): unknown {
+  if (!Object.hasOwn(BUILTIN_WORKFLOWS, id))
     throw new Error(`there is no builtin workflow "${id}" (builtin: ${Object.keys(BUILTIN_WORKFLOWS).join(', ')})`);
+  return BUILTIN_WORKFLOWS[id];
+}
+
+export function builtinWorkflow(id: string): Workflow {
+  const value = builtinWorkflowValue(id);
   const load = loadWorkflow(value);
   if (!load.ok)
     throw new Error(`builtin workflow "${id}" is not well-formed: ${load.problems.map((p) => p.message).join('; ')}`);

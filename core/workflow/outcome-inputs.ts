@@ -8,7 +8,7 @@
  */
 import { globMatch } from '../policy/glob';
 import { normalizeWorkspacePath } from '../policy/path';
-import { ALWAYS_READ_ONLY, type Workflow } from '../schema/workflow';
+import { ALWAYS_READ_ONLY, outcomeCommand, type Workflow } from '../schema/workflow';
 
 /** The files a runner reads before it runs anything, by the command's first word. */
 const RUNNER_FILES: Record<string, readonly string[]> = {
@@ -86,9 +86,11 @@ export function unprotectedOutcomeInputs(wf: Workflow): { path: string; why: str
   const readOnly = [...ALWAYS_READ_ONLY, ...wf.sandbox.protected].map((p) => p.replace(/\/+$/, ''));
   const kept = (p: string): boolean =>
     readOnly.some((q) => p === q || p.startsWith(`${q}/`)) || wf.policy.paths.deny.some((d) => globMatch(d, p));
+  const check = outcomeCommand(wf);
+  if (!check) return [];
   // `sh -c "npm test"` runs the quoted line: read that instead.
-  const inner = /^\s*(?:ba|z|da)?sh\s+-c\s+(['"])(.*)\1\s*$/.exec(wf.outcome.command)?.[2];
-  const ws = words(inner ?? wf.outcome.command);
+  const inner = /^\s*(?:ba|z|da)?sh\s+-c\s+(['"])(.*)\1\s*$/.exec(check.command)?.[2];
+  const ws = words(inner ?? check.command);
   // The runner: past assignments, wrappers (`timeout 600`, `env`), `cd DIR &&` and `uv run`-style launchers.
   let i = 0;
   for (;;) {

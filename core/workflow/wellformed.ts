@@ -1,6 +1,13 @@
 import { normalizeWorkspacePath } from '../policy/path';
 import { TOOL_NAMES, isToolName } from '../schema/tools';
-import { HOST_GATEWAY, parseHostEntry, transitionsFrom, type Workflow } from '../schema/workflow';
+import {
+  HOST_GATEWAY,
+  externalJudge,
+  outcomeCommand,
+  parseHostEntry,
+  transitionsFrom,
+  type Workflow,
+} from '../schema/workflow';
 import type { JsonPath } from '../json/position';
 import { unprotectedOutcomeInputs } from './outcome-inputs';
 
@@ -75,6 +82,13 @@ function checkStageDefinitions(wf: Workflow, add: AddProblem): Map<string, numbe
           'tool',
         ]);
       }
+      if (c.kind === 'outcome_ran' && !outcomeCommand(wf))
+        add(
+          'workflow.outcome_ran_external',
+          'error',
+          `stage "${s.id}" exits when the outcome command ran, but the outcome is judged outside the run (${externalJudge(wf)}): nothing can meet it`,
+          ['stages', i, 'exit', j, 'kind'],
+        );
       if ('pattern' in c && c.pattern !== undefined) checkPattern(c.pattern, ['stages', i, 'exit', j, 'pattern'], add);
     });
   });
@@ -107,11 +121,12 @@ function checkStageReferences(wf: Workflow, known: (id: string) => boolean, add:
 
 /** The outcome check must not read what the run may change (it would decide its own outcome). */
 function checkOutcomeInputs(wf: Workflow, add: AddProblem): void {
+  const command = outcomeCommand(wf)?.command;
   for (const u of unprotectedOutcomeInputs(wf)) {
     add(
       'workflow.outcome_unprotected',
       'warning',
-      `the outcome check "${wf.outcome.command}" reads ${u.path} (${u.why}), which the run can change: protect it (sandbox.protected) or deny it to writes (policy.paths.deny)`,
+      `the outcome check "${command}" reads ${u.path} (${u.why}), which the run can change: protect it (sandbox.protected) or deny it to writes (policy.paths.deny)`,
       ['outcome', 'command'],
     );
   }

@@ -23,6 +23,7 @@ import type { AttachmentPart } from '../../core/schema/message-parts';
 import { describeSandbox, type SandboxSummary } from '../../core/sandbox/plan';
 import { sandboxForChat } from '../chat/sandbox-view';
 import type { RestoreEvent } from '../../core/schema/trajectory';
+import { outcomeCommand } from '../../core/schema/workflow';
 import { maskEndpoint } from '../../core/secrets/endpoint';
 import { combineRedactors, redact, secretRedactor } from '../../core/secrets/redact';
 import { ensureLarDir, trajectoryFile } from '../../core/workspace/lar-layout';
@@ -148,7 +149,7 @@ export class ChatRun {
     if (store) this.review = { store, run: basename(trajectoryPath), runId };
     const view = new EventsToView({
       mask: (t) => this.mask(t),
-      expectExitCode: workflow.outcome.expectExitCode,
+      expectExitCode: outcomeCommand(workflow)?.expectExitCode ?? 0,
       runFile: basename(trajectoryPath),
     });
     const run = await this.openRun(plan, view);

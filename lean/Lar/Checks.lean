@@ -32,7 +32,7 @@ inductive CheckId where
   | stageTransition | stageClosed | stageBudget
   | stageExitToolSucceeded | stageExitCommandSucceeded | stageExitCommandRan | stageExitFileChanged
   | stageExitOutcomeRan
-  | outcomeAfterSubmit | outcomeSingle | outcomeSubmitted | outcomeCheckPassed
+  | outcomeExternal | outcomeAfterSubmit | outcomeSingle | outcomeSubmitted | outcomeCheckPassed
   deriving DecidableEq, Repr
 
 /-- The stable id, as in core/verifier/checks.ts. -/
@@ -58,6 +58,7 @@ def CheckId.name : CheckId → String
   | .stageExitCommandRan => "stage.exit.command_ran"
   | .stageExitFileChanged => "stage.exit.file_changed"
   | .stageExitOutcomeRan => "stage.exit.outcome_ran"
+  | .outcomeExternal => "outcome.external"
   | .outcomeAfterSubmit => "outcome.after_submit"
   | .outcomeSingle => "outcome.single"
   | .outcomeSubmitted => "outcome.submitted"
@@ -70,7 +71,7 @@ def CheckId.level : CheckId → Level
   | .stageTransition | .stageClosed | .stageBudget | .stageExitToolSucceeded
   | .stageExitCommandSucceeded | .stageExitCommandRan | .stageExitFileChanged
   | .stageExitOutcomeRan => .stage
-  | .outcomeAfterSubmit | .outcomeSingle | .outcomeSubmitted | .outcomeCheckPassed => .outcome
+  | .outcomeExternal | .outcomeAfterSubmit | .outcomeSingle | .outcomeSubmitted | .outcomeCheckPassed => .outcome
 
 def CheckId.severity : CheckId → Severity
   | .toolRunOpen | .toolKnown | .toolArgs | .toolPermitted | .toolTransition | .toolSubmitTerminal
@@ -79,7 +80,7 @@ def CheckId.severity : CheckId → Severity
   | .stageTransition => .error
   | .stageClosed | .stageBudget | .stageExitToolSucceeded | .stageExitCommandSucceeded
   | .stageExitCommandRan | .stageExitFileChanged | .stageExitOutcomeRan => .warning
-  | .outcomeAfterSubmit | .outcomeSingle => .error
+  | .outcomeExternal | .outcomeAfterSubmit | .outcomeSingle => .error
   | .outcomeSubmitted | .outcomeCheckPassed => .info
 
 /-- The checks whose failure makes a tool reward −1: the tool-level checks of
@@ -107,6 +108,7 @@ def CheckId.blocks : CheckId → Bool
   | .stageExitCommandRan => false
   | .stageExitFileChanged => false
   | .stageExitOutcomeRan => false
+  | .outcomeExternal => false
   | .outcomeAfterSubmit => false
   | .outcomeSingle => false
   | .outcomeSubmitted => false
@@ -365,6 +367,19 @@ def ranCheckB (check : OutcomeCheck) (c : ToolCall) : Bool :=
 theorem ranCheck_iff (check : OutcomeCheck) (c : ToolCall) : ranCheckB check c = true ↔ RanCheck check c := by
   cases h : c.result.testsRan <;> simp [ranCheckB, RanCheck, ranToEnd_iff, h]
 
+/-- `outcome_ran` against the workflow's outcome: never met when the outcome is judged
+outside the run (no call of the run is its check). -/
+def ranCheckOfB (o : WorkflowOutcome) (c : ToolCall) : Bool :=
+  match o with
+  | .command k => ranCheckB k c
+  | .external _ => false
+
+theorem ranCheckOf_iff (o : WorkflowOutcome) (c : ToolCall) :
+    ranCheckOfB o c = true ↔ ∃ k, o = .command k ∧ RanCheck k c := by
+  cases o with
+  | command k => simp [ranCheckOfB, ranCheck_iff]
+  | external _ => simp [ranCheckOfB]
+
 /-! ## Tool-call level: the call as a whole
 
 The checks above combined as the verifier makes them for one call (rewards.md,
@@ -415,12 +430,13 @@ def sandboxRequiredB (wf : Workflow) (sb : Option SandboxRecord) : Bool :=
   wf.sandbox.required || sb.any (·.required)
 
 /-- `tool.sandbox_required`: where the sandbox is required, commands run only in
-a run whose header records that its commands were confined. -/
+a run whose header records that its commands were held: confined by the OS sandbox,
+or inside a container that is the run's sandbox (`SandboxRecord.held`). -/
 def SandboxOk (wf : Workflow) (sb : Option SandboxRecord) : Prop :=
-  sandboxRequiredB wf sb = true → sb.map (·.confined) = some true
+  sandboxRequiredB wf sb = true → sb.map (·.held) = some true
 
 def sandboxOkB (wf : Workflow) (sb : Option SandboxRecord) : Bool :=
-  !sandboxRequiredB wf sb || decide (sb.map (·.confined) = some true)
+  !sandboxRequiredB wf sb || decide (sb.map (·.held) = some true)
 
 theorem sandboxOk_iff (wf : Workflow) (sb : Option SandboxRecord) :
     sandboxOkB wf sb = true ↔ SandboxOk wf sb := by
@@ -664,6 +680,15 @@ def ExitCondition.checkId : ExitCondition → CheckId
   | .outcomeRan .. => .stageExitOutcomeRan
 
 /-! ## Outcome level -/
+
+/-- `outcome.external`: an `outcome` event may be recorded only when the workflow's outcome
+is its own command's; in a run judged outside it the event is an error and is ignored. -/
+def JudgedInRun (o : WorkflowOutcome) : Prop := o.judge? = none
+
+def judgedInRunB (o : WorkflowOutcome) : Bool := o.judge?.isNone
+
+theorem judgedInRun_iff (o : WorkflowOutcome) : judgedInRunB o = true ↔ JudgedInRun o := by
+  cases o <;> simp [judgedInRunB, JudgedInRun, WorkflowOutcome.judge?]
 
 /-- `outcome.after_submit`: the run has ended. -/
 def AfterSubmit (ended : Bool) : Prop := ended = true

@@ -175,6 +175,11 @@ def ExitCondition.fromJson? (j : Json) : Except String ExitCondition := do
 
 instance : FromJson ExitCondition := ⟨ExitCondition.fromJson?⟩
 
+/-- An `outcome_ran` exit: ill-formed in a workflow whose outcome is judged outside the run. -/
+def ExitCondition.isOutcomeRan : ExitCondition → Bool
+  | .outcomeRan _ => true
+  | _ => false
+
 instance : ToJson ExitCondition where
   toJson
     | .toolSucceeded t n =>
@@ -220,6 +225,24 @@ structure OutcomeCheck where
   expectExitCode : Int := 0
   timeoutMs : Nat := 600000
   deriving Repr, Inhabited
+
+/-- A workflow's outcome: the command the host runs after `submit`, or a judge outside the
+run (`{"external": J}`: Harbor's verifier runs the task's tests after the agent), for whom
+nothing runs and no `outcome` event is written. -/
+inductive WorkflowOutcome where
+  | command (check : OutcomeCheck)
+  | external (judge : String)
+  deriving Repr, Inhabited
+
+/-- The outcome command; `none` when the outcome is judged outside the run. -/
+def WorkflowOutcome.check? : WorkflowOutcome → Option OutcomeCheck
+  | .command c => some c
+  | .external _ => none
+
+/-- Who judges the outcome outside the run; `none` for an outcome command. -/
+def WorkflowOutcome.judge? : WorkflowOutcome → Option String
+  | .command _ => none
+  | .external j => some j
 
 structure CommandPolicy where
   deny : List String := []
@@ -281,7 +304,7 @@ structure Workflow where
   transitions : List (String × List String)
   start : String
   terminal : List String
-  outcome : OutcomeCheck
+  outcome : WorkflowOutcome
   policy : Policy := {}
   sandbox : SandboxSection := {}
   rewards : RewardWeights := {}
@@ -299,6 +322,23 @@ def defaultProtected : List String :=
 /-- The paths the write tools must leave alone: the always read-only ones, then the protected ones. -/
 def Workflow.readOnlyPaths (wf : Workflow) : List String := alwaysReadOnly ++ wf.sandbox.protectedPaths
 
+/-- One form or the other (a zod union of two strict objects): `external` alone, with some
+character that is not a space, tab or line break; or the command's keys. -/
+def WorkflowOutcome.fromJson? (oj : Json) : Except String WorkflowOutcome :=
+  match field? oj "external" with
+  | some ej => do
+    Read.strict "workflow.outcome" oj ["external"]
+    let judge ← Read.str "workflow.outcome.external" ej
+    unless judge.toList.any (fun c => c != ' ' && c != '\t' && c != '\n' && c != '\r') do
+      throw "workflow.outcome.external: say who judges the outcome (not only spaces)"
+    pure (.external judge)
+  | none => do
+    Read.strict "workflow.outcome" oj ["command", "expectExitCode", "timeoutMs"]
+    let command ← Read.nonEmptyStr "workflow.outcome.command" (← Read.req "workflow.outcome" oj "command")
+    let expectExitCode ← Read.optD oj "expectExitCode" 0 (Read.int "workflow.outcome.expectExitCode")
+    let timeoutMs ← Read.optD oj "timeoutMs" 600000 (Read.posNat "workflow.outcome.timeoutMs")
+    pure (.command { command := command, expectExitCode := expectExitCode, timeoutMs := timeoutMs })
+
 def Workflow.fromJson? (j : Json) : Except String Workflow := do
   Read.strict "workflow" j
     ["lar", "id", "description", "stages", "transitions", "start", "terminal", "outcome", "policy", "sandbox", "rewards"]
@@ -312,13 +352,7 @@ def Workflow.fromJson? (j : Json) : Except String Workflow := do
     pure (k, (← Read.strList s!"workflow.transitions.{k}" (← Read.req "workflow.transitions" tj k)))
   let terminal ← Read.strList "workflow.terminal" (← Read.req "workflow" j "terminal")
   if terminal.isEmpty then throw "workflow.terminal: a workflow needs at least one terminal stage"
-  let oj ← Read.req "workflow" j "outcome"
-  Read.strict "workflow.outcome" oj ["command", "expectExitCode", "timeoutMs"]
-  let outcome : OutcomeCheck := {
-    command := (← Read.nonEmptyStr "workflow.outcome.command" (← Read.req "workflow.outcome" oj "command"))
-    expectExitCode := (← Read.optD oj "expectExitCode" 0 (Read.int "workflow.outcome.expectExitCode"))
-    timeoutMs := (← Read.optD oj "timeoutMs" 600000 (Read.posNat "workflow.outcome.timeoutMs"))
-  }
+  let outcome ← WorkflowOutcome.fromJson? (← Read.req "workflow" j "outcome")
   let policy : Policy ← Read.optD j "policy" {} fun pj => do
     Read.strict "workflow.policy" pj ["commands", "paths"]
     let commands : CommandPolicy ← Read.optD pj "commands" {} fun cj => do
@@ -386,8 +420,10 @@ instance : ToJson Workflow where
      ("transitions", Json.mkObj (w.transitions.map fun (k, v) => (k, toJson v))),
      ("start", toJson w.start),
      ("terminal", toJson w.terminal),
-     ("outcome", Json.mkObj [("command", toJson w.outcome.command),
-        ("expectExitCode", toJson w.outcome.expectExitCode), ("timeoutMs", toJson w.outcome.timeoutMs)]),
+     ("outcome", match w.outcome with
+        | .command c => Json.mkObj [("command", toJson c.command),
+            ("expectExitCode", toJson c.expectExitCode), ("timeoutMs", toJson c.timeoutMs)]
+        | .external judge => Json.mkObj [("external", toJson judge)]),
      ("policy", Json.mkObj [
         ("commands", Json.mkObj [("deny", toJson w.policy.commands.deny), ("ask", toJson w.policy.commands.ask)]),
         ("paths", Json.mkObj [("workspaceOnly", toJson w.policy.paths.workspaceOnly),
@@ -501,13 +537,19 @@ def Event.typeName : Event → String
   | .finish => "end"
 
 /-- What a trajectory header records of the sandbox its run's commands had
-(core/schema/trajectory.ts `SandboxRecord`); the verifier reads these two fields. -/
+(core/schema/trajectory.ts `SandboxRecord`); the verifier reads these fields. -/
 structure SandboxRecord where
   confined : Bool
   /-- The user required the sandbox for this run (`lar run --sandbox required`). -/
   required : Bool := false
   reason : Option String := none
+  /-- The run was inside a container that is its sandbox (`lar run --sandbox container`): commands
+  ran without bubblewrap, held by the container the user vouched for. -/
+  container : Bool := false
   deriving Repr, Inhabited
+
+/-- The run's commands were held: by the OS sandbox, or by the container that is the run's sandbox. -/
+def SandboxRecord.held (r : SandboxRecord) : Bool := r.confined || r.container
 
 def SandboxRecord.fromJson? (j : Json) : Except String SandboxRecord := do
   Read.object "sandbox" j
@@ -515,6 +557,7 @@ def SandboxRecord.fromJson? (j : Json) : Except String SandboxRecord := do
     confined := (← Read.bool "sandbox.confined" (← Read.req "sandbox" j "confined"))
     required := (← Read.optD j "required" false (Read.bool "sandbox.required"))
     reason := (← Read.opt j "reason" (Read.str "sandbox.reason"))
+    container := (← Read.optD j "container" false (Read.bool "sandbox.container"))
   }
 
 /-- A call the model proposes, before it runs (the gate's input). -/

@@ -363,7 +363,7 @@ structure Visit where
   /-- What the exit conditions need of each step, newest first. -/
   facts : List StepFact := []
 
-def exitReasons (check : OutcomeCheck) (cond : ExitCondition) (facts : List StepFact) : String × String :=
+def exitReasons (check : Option OutcomeCheck) (cond : ExitCondition) (facts : List StepFact) : String × String :=
   match cond with
   | .toolSucceeded tool n =>
     let k := countSucceeded tool facts
@@ -382,8 +382,13 @@ def exitReasons (check : OutcomeCheck) (cond : ExitCondition) (facts : List Step
      s!"no command matching \"{p}\" ran to an observed end in this visit{after}")
   | .outcomeRan alc =>
     let after := if alc then " after the last file change" else ""
-    (s!"the outcome command \"{check.command}\" ran tests{after}",
-     s!"the outcome command \"{check.command}\" did not run tests in this visit{after}")
+    match check with
+    | some k =>
+      (s!"the outcome command \"{k.command}\" ran tests{after}",
+       s!"the outcome command \"{k.command}\" did not run tests in this visit{after}")
+    | none =>
+      ("the outcome is judged outside the run: no command of the run is its check",
+       "the outcome is judged outside the run: no command of the run is its check")
 
 /-- The stage-level verdicts of a visit that ends now (toward `target` for a
 transition). `stage.closed` and `stage.transition` are decided by `closedB` and
@@ -411,7 +416,7 @@ def scoreVisit (wf : Workflow) (v : Visit) (endedBy : VisitEnd) (target : Option
     s!"{v.steps} steps in this visit; the budget of \"{src}\" is {v.stage.budget}"
   let facts := v.facts.reverse
   let conds := v.stage.exit.map fun cond =>
-    let reasons := exitReasons wf.outcome cond facts
+    let reasons := exitReasons wf.outcome.check? cond facts
     Verdict.ofBool cond.checkId (exitMetB cond facts) reasons.1 reasons.2
   [closed] ++ transition ++ [budget] ++ conds
 
@@ -455,6 +460,8 @@ at the header; `sb` is the header's sandbox record. -/
 def State.create (wf : Workflow) (headerLine : Nat := 1) (sb : Option SandboxRecord := none) : Except String State :=
   if hasDuplicates (wf.stages.map (·.id)) then
     .error s!"workflow \"{wf.id}\": a stage id is defined twice"
+  else if wf.outcome.check?.isNone && wf.stages.any (fun s => s.exit.any ExitCondition.isOutcomeRan) then
+    .error s!"workflow \"{wf.id}\": an outcome_ran exit, but the outcome is judged outside the run: nothing can meet it"
   else
     match wf.findStage? wf.start with
     | none => .error s!"workflow \"{wf.id}\": start stage \"{wf.start}\" does not exist"
@@ -533,16 +540,21 @@ def ranB (c : ToolCall) : Bool :=
   c.status == .ok || c.status == .timeout || c.status == .interrupted
 
 /-- A command that ran outside the sandbox: its result says so, or says nothing
-in a run whose header records no confinement. -/
+in a run whose header records no confinement; never in a run inside a container
+that is its sandbox (the header's `container`). -/
 def unconfinedB (sb : Option SandboxRecord) (c : ToolCall) : Bool :=
-  match c.result.sandboxed with
-  | some b => !b
-  | none => decide (sb.map (·.confined) = some false)
+  if sb.any (·.container) then false
+  else
+    match c.result.sandboxed with
+    | some b => !b
+    | none => decide (sb.map (·.confined) = some false)
 
 /-- `tool.sandboxed` (a warning), for a `run_command` that ran. -/
 def sandboxedVerdicts (sb : Option SandboxRecord) (c : ToolCall) : List Verdict :=
   if c.tool == "run_command" && ranB c then
-    [Verdict.ofBool .toolSandboxed (!unconfinedB sb c) "the command ran in the OS sandbox"
+    [Verdict.ofBool .toolSandboxed (!unconfinedB sb c)
+      (if sb.any (·.container) then "the command ran in the run's container, its sandbox"
+        else "the command ran in the OS sandbox")
       s!"the command ran unconfined ({(sb.bind (·.reason)).getD "no sandbox"})" (some ["result"])]
   else []
 
@@ -588,7 +600,7 @@ def State.appendCall (st : State) (c : ToolCall) (line : Nat) : State × StepRes
         tool := c.tool
         ok := ok
         ran := ranToEndB c
-        checked := ranCheckB wf.outcome c
+        checked := ranCheckOfB wf.outcome c
         command := if c.tool == "run_command" then strArg? c.args "command" else none
         changed := changed }
       let v : Visit := { v0 with steps := v0.steps + 1, facts := fact :: v0.facts }
@@ -642,8 +654,8 @@ theorem State.callVerdicts_ok_iff (st : State) (c : ToolCall) :
   rw [← callConforms_iff, ne_eq, toolReward_eq_neg_one_iff, State.callVerdicts_err, preChecks_err]
   cases callConformsB st.wf st.sandbox st.currentStage c.toProposed <;> decide
 
-def State.outcomeCheckVerdict (st : State) : Verdict :=
-  let expected := st.wf.outcome.expectExitCode
+def State.outcomeCheckVerdict (st : State) (check : OutcomeCheck) : Verdict :=
+  let expected := check.expectExitCode
   match st.outcome with
   | none => .fail .outcomeCheckPassed "no outcome check result was recorded after the submit"
   | some (o, _) =>
@@ -667,18 +679,25 @@ def State.outcomeCheckVerdict (st : State) : Verdict :=
         else
           .fail .outcomeCheckPassed s!"\"{o.command}\" exited {code}; expected {expected}" (some ["exitCode"])
 
-/-- The verdicts of an `outcome` event and the state after it. -/
+/-- The verdicts of an `outcome` event and the state after it. An outcome judged outside
+the run fails `outcome.external` (`judgedInRunB` is false exactly for `.external`,
+`judgedInRun_iff`) and nothing else is made on the event. -/
 def State.outcomeStep (st : State) (o : OutcomeEvent) (line : Nat) : State × List Verdict :=
-  let recorded := st.outcome.map (·.2)
-  if !afterSubmitB st.ended then
-    (st, [.fail .outcomeAfterSubmit "an outcome check result before any submit is ignored" (some ["type"])])
-  else if !singleOutcomeB recorded then
-    (st, [.fail .outcomeSingle
-      s!"the outcome was already recorded on line {recorded.getD 0}; this one is ignored" (some ["type"])])
-  else
-    let st' := { st with outcome := some (o, line) }
-    (st', [.pass .outcomeAfterSubmit "the outcome check result follows a submit",
-      .pass .outcomeSingle "the outcome check result is recorded once", st'.outcomeCheckVerdict])
+  match st.wf.outcome with
+  | .external judge =>
+    (st, [.fail .outcomeExternal
+      s!"the outcome is judged outside the run ({judge}): this outcome event is ignored" (some ["type"])])
+  | .command check =>
+    let recorded := st.outcome.map (·.2)
+    if !afterSubmitB st.ended then
+      (st, [.fail .outcomeAfterSubmit "an outcome check result before any submit is ignored" (some ["type"])])
+    else if !singleOutcomeB recorded then
+      (st, [.fail .outcomeSingle
+        s!"the outcome was already recorded on line {recorded.getD 0}; this one is ignored" (some ["type"])])
+    else
+      let st' := { st with outcome := some (o, line) }
+      (st', [.pass .outcomeAfterSubmit "the outcome check result follows a submit",
+        .pass .outcomeSingle "the outcome check result is recorded once", st'.outcomeCheckVerdict check])
 
 /-- Feeds one `outcome` event. -/
 def State.appendOutcome (st : State) (o : OutcomeEvent) (line : Nat) : State × StepResult :=
@@ -767,9 +786,18 @@ def State.summary (st : State) : Json :=
   let submitted := Verdict.ofBool .outcomeSubmitted (submittedB st.ended st.submittedFromTerminal)
     "the run submitted from a terminal stage"
     (if st.ended then "the run submitted from a stage that is not terminal" else "the run never submitted")
-  let check := st.outcomeCheckVerdict
-  let outcomeVerdicts := if st.ended then [submitted, check] else [submitted]
-  let o := outcomeReward st.ended st.submittedFromTerminal check.ok
+  -- Judged outside the run: `outcome.submitted` alone, o counted 0 and pending after a submit.
+  let judged : List Verdict × Int × List (String × Json) :=
+    match st.wf.outcome with
+    | .command k =>
+      let check := st.outcomeCheckVerdict k
+      ((if st.ended then [submitted, check] else [submitted]),
+        outcomeReward st.ended st.submittedFromTerminal check.ok, [])
+    | .external judge =>
+      ([submitted], 0,
+        [("external", toJson judge), ("pending", toJson (submittedB st.ended st.submittedFromTerminal))])
+  let outcomeVerdicts := judged.1
+  let o := judged.2.1
   let stageMean := meanF stageSum stages.length
   let toolMean := meanF st.toolSum st.steps
   let finalStage := match st.visit with
@@ -783,7 +811,8 @@ def State.summary (st : State) : Json :=
      ("stageRewards", Json.mkObj [("sum", toJson stageSum), ("count", toJson stages.length),
         ("mean", Num.floatToJson stageMean)]),
      ("outcome", Json.mkObj <|
-        [("reward", toJson o), ("verdicts", toJson outcomeVerdicts)] ++ Json.opt "line" (st.outcome.map (·.2))),
+        [("reward", toJson o), ("verdicts", toJson outcomeVerdicts)] ++ Json.opt "line" (st.outcome.map (·.2)) ++
+          judged.2.2),
      ("return", Num.floatToJson (Float.ofInt o + st.alpha * stageMean + st.beta * toolMean)),
      ("alpha", Json.num st.wf.rewards.alpha),
      ("beta", Json.num st.wf.rewards.beta),

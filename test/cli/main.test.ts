@@ -129,3 +129,24 @@ test('lar verify --backend lean without a toolchain says why and lets the builti
   assert.match(r.stderr, /using the builtin backend/);
   assert.equal((JSON.parse(r.stdout) as TrajectoryReport).backend, 'builtin');
 });
+
+test('lar verify says an outcome judged outside the run is pending, and shows the running return', () => {
+  const judged = resolve(root, 'test-fixtures/conformance/089-outcome-judged-outside.lar.jsonl');
+  const r = run('verify', judged);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /outcome\s+pending \(judged by Harbor's verifier\)/);
+  assert.match(r.out, /return\s+0\.700 = 0\.5·mean\(stage\) 1 \+ 0\.25·mean\(tool\) 0\.800 .*outcome not counted yet/);
+  const json = JSON.parse(run('verify', judged, '--json').out) as TrajectoryReport;
+  assert.equal(json.summary!.outcome.pending, true);
+  assert.equal(json.summary!.outcome.external, "Harbor's verifier");
+  assert.equal(json.summary!.return, 0.7);
+});
+
+test('lar workflow check takes a builtin workflow by its name, and says which exist', () => {
+  const r = run('workflow', 'check', 'builtin:terminal-task');
+  assert.equal(r.code, 0, r.err + r.out);
+  assert.match(r.out, /builtin:terminal-task: workflow "terminal-task" is well-formed \(3 stages\)/);
+  const none = run('workflow', 'check', 'builtin:nope');
+  assert.equal(none.code, 1);
+  assert.match(none.err, /there is no builtin workflow "nope" \(builtin: default-coding, terminal-task\)/);
+});

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ScriptedModelServer } from '../../testkit/scripted-server';
+import type { ScriptedTurn } from '../../testkit/scripted-turns';
 import { verifyTrajectoryText } from '../../core/verifier/verify';
 import { lar } from '../support/lar-cli';
 import { defaultWorkflowJson } from '../support/workflow-json';
@@ -19,18 +20,21 @@ function failingWorkspace(prefix: string): string {
   return ws;
 }
 
+/** The model's side of fixing failingWorkspace: read, edit, run the check, submit. */
+const fixSum = (): ScriptedTurn[] => [
+  { toolCalls: [{ name: 'read_file', arguments: { path: 'sum.js' } }] },
+  { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'edit' } }] },
+  { toolCalls: [{ name: 'edit_file', arguments: { path: 'sum.js', search: 'a - b', replace: 'a + b' } }] },
+  { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'verify' } }] },
+  { toolCalls: [{ name: 'run_command', arguments: { command: 'node test.js' } }] },
+  { toolCalls: [{ name: 'submit', arguments: {} }] },
+];
+
 test('lar run drives the agent from the terminal against an OpenAI-compatible server', async () => {
   const ws = failingWorkspace('lar-run-');
   const server = new ScriptedModelServer({
     apiKey: 'sk-test-secret-123456',
-    script: [
-      { toolCalls: [{ name: 'read_file', arguments: { path: 'sum.js' } }] },
-      { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'edit' } }] },
-      { toolCalls: [{ name: 'edit_file', arguments: { path: 'sum.js', search: 'a - b', replace: 'a + b' } }] },
-      { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'verify' } }] },
-      { toolCalls: [{ name: 'run_command', arguments: { command: 'node test.js' } }] },
-      { toolCalls: [{ name: 'submit', arguments: {} }] },
-    ],
+    script: fixSum(),
   });
   const endpoint = await server.start();
   try {
@@ -83,14 +87,7 @@ test('lar run says clearly when the server is down, and usage errors exit 2', as
 
 test('lar run --rollouts runs a group in copies of the workspace and writes its advantages', async () => {
   const ws = failingWorkspace('lar-rollouts-');
-  const fix = [
-    { toolCalls: [{ name: 'read_file', arguments: { path: 'sum.js' } }] },
-    { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'edit' } }] },
-    { toolCalls: [{ name: 'edit_file', arguments: { path: 'sum.js', search: 'a - b', replace: 'a + b' } }] },
-    { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'verify' } }] },
-    { toolCalls: [{ name: 'run_command', arguments: { command: 'node test.js' } }] },
-    { toolCalls: [{ name: 'submit', arguments: {} }] },
-  ];
+  const fix = fixSum();
   // The second rollout submits without fixing anything: it must start from the
   // unfixed workspace (not the first rollout's edit), so its outcome is 0.
   const giveUp = [
@@ -158,4 +155,96 @@ test('lar run --rollouts rejects nonsense counts', async () => {
     assert.equal((await lar(['run', '--task', 'x', '--rollouts', n], {})).code, 2, n);
   for (const n of ['0', '1', 'x'])
     assert.equal((await lar(['run', '--task', 'x', '--max-repeated-failures', n], {})).code, 2, n);
+});
+
+test('lar run --sandbox container: commands run without bubblewrap, and the header says the container held them', async () => {
+  const ws = failingWorkspace('lar-run-container-');
+  // A workflow that requires a sandbox: the container the user vouched for is taken as it.
+  const wf = { ...defaultWorkflowJson(), sandbox: { required: true } };
+  wf.outcome.command = 'node test.js';
+  writeFileSync(join(ws, 'fix.larflow.json'), JSON.stringify(wf));
+  const server = new ScriptedModelServer({
+    script: fixSum(),
+  });
+  const endpoint = await server.start();
+  try {
+    const args = ['run', '--task', 'make node test.js pass', '--endpoint', endpoint, '--workspace', ws];
+    const r = await lar([...args, '--workflow', join(ws, 'fix.larflow.json'), '--sandbox', 'container'], {});
+    assert.equal(r.code, 0, r.err + r.out);
+    assert.match(r.err, /in a container that is its sandbox/);
+    assert.doesNotMatch(r.err, /NOT confined/);
+    const runs = readdirSync(join(ws, '.lar', 'runs'));
+    const text = readFileSync(join(ws, '.lar', 'runs', runs[0]!), 'utf8');
+    const header = JSON.parse(text.slice(0, text.indexOf('\n'))) as { sandbox?: Record<string, unknown> };
+    assert.equal(header.sandbox?.confined, false);
+    assert.equal(header.sandbox?.container, true);
+    assert.equal(header.sandbox?.required, true);
+    assert.match(String(header.sandbox?.reason), /inside a container that is its sandbox.*the workflow requires/);
+    const report = verifyTrajectoryText(text);
+    const command = report.steps.find((s) => s.tool === 'run_command')!;
+    assert.deepEqual(
+      command.verdicts
+        .filter((v) => v.check === 'tool.sandboxed' || v.check === 'tool.sandbox_required')
+        .map((v) => [v.check, v.ok]),
+      [
+        ['tool.sandbox_required', true],
+        ['tool.sandboxed', true],
+      ],
+    );
+    assert.match(command.verdicts.find((v) => v.check === 'tool.sandboxed')!.reason, /container/);
+    assert.equal(report.summary!.outcome.reward, 1);
+    assert.equal(report.summary!.return, 1.75);
+    const bad = await lar([...args, '--sandbox', 'podman'], {});
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /--sandbox must be auto, required, off or container/);
+  } finally {
+    await server.stop();
+  }
+});
+
+test('lar run with builtin:terminal-task in a container: submit ends the run, the outcome waits for Harbor', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'lar-run-terminal-'));
+  writeFileSync(join(ws, 'run.sh'), 'echo $((2-3))\n');
+  const server = new ScriptedModelServer({
+    script: [
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'ls' } }] },
+      { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'work' } }] },
+      { toolCalls: [{ name: 'edit_file', arguments: { path: 'run.sh', search: '2-3', replace: '2+3' } }] },
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'sh run.sh' } }] },
+      { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'verify' } }] },
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'sh run.sh | grep -x 5' } }] },
+      { toolCalls: [{ name: 'submit', arguments: { summary: 'run.sh prints the sum' } }] },
+    ],
+  });
+  const endpoint = await server.start();
+  try {
+    const r = await lar(
+      [
+        ...['run', '--task', 'make run.sh print the sum of 2 and 3', '--endpoint', endpoint, '--workspace', ws],
+        ...['--workflow', 'builtin:terminal-task', '--sandbox', 'container'],
+      ],
+      {},
+    );
+    assert.equal(r.code, 0, r.err + r.out);
+    // T = 7 × +1, S = [1, 1, 1]: the running return 0.5 + 0.25.
+    assert.match(r.out, /outcome pending \(judged by Harbor's verifier\) · return 0\.750 · 7 steps/);
+    assert.doesNotMatch(r.out, /outcome check:/);
+    assert.equal(readFileSync(join(ws, 'run.sh'), 'utf8'), 'echo $((2+3))\n');
+    const runs = readdirSync(join(ws, '.lar', 'runs'));
+    const text = readFileSync(join(ws, '.lar', 'runs', runs[0]!), 'utf8');
+    assert.doesNotMatch(text, /"type":"outcome"/);
+    const report = verifyTrajectoryText(text);
+    assert.equal(report.workflowSource, 'builtin:terminal-task');
+    assert.equal(report.summary!.outcome.pending, true);
+    assert.deepEqual(
+      report.summary!.stages.map((s) => [s.stage, s.reward]),
+      [
+        ['explore', 1],
+        ['work', 1],
+        ['verify', 1],
+      ],
+    );
+  } finally {
+    await server.stop();
+  }
 });

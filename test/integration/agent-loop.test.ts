@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentEvent, AgentOptions } from '../../core/agent/loop';
 import { runOutcomeCheck } from '../../core/outcome/check';
+import { outcomeCommand } from '../../core/schema/workflow';
 import { createToolExecutor } from '../../core/tools/executor';
 import { runWith } from '../../testkit/agent-run';
 import { ScriptedModelServer } from '../../testkit/scripted-server';
@@ -49,7 +50,7 @@ async function run(script: ScriptedTurn[], extra: Partial<AgentOptions> = {}) {
       modelInfo: { name: 'LAR-9B', endpoint },
       workspace: ws,
       execute: createToolExecutor({ fs: new NodeWorkspaceFs(ws), terminal }),
-      runOutcomeCheck: (signal) => runOutcomeCheck(wf.outcome, ws, signal),
+      runOutcomeCheck: (signal) => runOutcomeCheck(outcomeCommand(wf)!, ws, signal),
       onEvent: (e) => events.push(e),
       ...extra,
     });
@@ -362,4 +363,39 @@ test('a run the host interrupts mid-command names the command in flight in its e
   } finally {
     await server.stop();
   }
+});
+
+test('submit in a workflow judged outside ends the run: nothing runs, no outcome is written, the outcome is pending', async () => {
+  const base = defaultWorkflow();
+  const judged = {
+    ...base,
+    stages: base.stages.map((s) =>
+      s.id === 'verify' ? { ...s, exit: [{ kind: 'command_ran' as const, pattern: '*', afterLastChange: true }] } : s,
+    ),
+    outcome: { external: "Harbor's verifier" },
+  };
+  const { result, events, server } = await run(
+    [
+      { toolCalls: [{ name: 'read_file', arguments: { path: 'sum.js' } }] },
+      { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'edit' } }] },
+      { toolCalls: [{ name: 'edit_file', arguments: { path: 'sum.js', search: 'a - b', replace: 'a + b' } }] },
+      { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'verify' } }] },
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'node test.js' } }] },
+      { toolCalls: [{ name: 'submit', arguments: { summary: 'sum adds' } }] },
+    ],
+    { workflow: judged, runOutcomeCheck: () => Promise.reject(new Error('an outside judge runs no check here')) },
+  );
+  assert.equal(result.endReason, 'submitted');
+  assert.equal(result.summary.outcome.pending, true);
+  assert.equal(result.summary.outcome.reward, 0);
+  // The running return: S = [1, 1, 1]; T: six calls, the command unconfined here (tool.sandboxed, 0).
+  assert.equal(result.summary.return, 0.5 + 0.25 * (5 / 6));
+  assert.ok(!events.some((e) => e.kind === 'outcome'));
+  const text = readFileSync(result.trajectoryPath, 'utf8');
+  assert.doesNotMatch(text, /"type":"outcome"/);
+  assert.match(text.trimEnd().split('\n').at(-1)!, /"type":"end","reason":"submitted"/);
+  assert.equal(verifyTrajectoryText(text).summary!.outcome.pending, true);
+  // The model was told who judges, and that the run ends at submit.
+  const told = JSON.stringify(server.requests.map((r) => r.body));
+  assert.match(told, /Harbor's verifier judges the outcome/);
 });

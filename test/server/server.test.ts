@@ -50,6 +50,17 @@ test('open: one diagnostic per failed check, ranged to the value at fault, with 
   assert.match(msg(outcome[0]!), /^outcome 1 · return 1\.694/);
 });
 
+test('a run judged outside: the outcome summary says it is pending and who judges, with the running return', async () => {
+  const text = readFileSync(resolve(root, 'test-fixtures/conformance/089-outcome-judged-outside.lar.jsonl'), 'utf8');
+  const { diagnostics } = await client.open(uri('judged.lar.jsonl'), text);
+  const outcome = byCode(diagnostics, 'outcome.summary');
+  assert.equal(outcome.length, 1);
+  assert.match(
+    msg(outcome[0]!),
+    /^outcome pending \(judged by Harbor's verifier\) · return 0\.700 = 0\.5·1\.000 \+ 0\.25·0\.800$/,
+  );
+});
+
 test('an edit in the middle re-verifies from there on: later verdicts change, earlier ones stay', async () => {
   const u = uri('edit.lar.jsonl');
   const first = await client.open(u, fixture);

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentEvent, AgentOptions, AgentResult } from '../../core/agent/loop';
 import { runOutcomeCheck } from '../../core/outcome/check';
+import { outcomeCommand } from '../../core/schema/workflow';
 import { createToolExecutor } from '../../core/tools/executor';
 import { ModelClient } from '../../core/model/client';
 import type { ModelClientOptions } from '../../core/model/options';
@@ -80,7 +81,7 @@ async function run(script: ScriptedTurn[], setup: RunSetup = {}) {
       modelInfo: { name: 'LAR-9B', endpoint },
       workspace: ws,
       execute: createToolExecutor({ fs: new NodeWorkspaceFs(ws), terminal }),
-      runOutcomeCheck: (signal) => runOutcomeCheck(workflow.outcome, ws, signal),
+      runOutcomeCheck: (signal) => runOutcomeCheck(outcomeCommand(workflow)!, ws, signal),
       onEvent: (e) => events.push(e),
       redact: (t) => redact(t, clientOptions.apiKey),
       ...setup.agent,

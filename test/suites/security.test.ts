@@ -41,7 +41,7 @@ import { ScriptedModelServer } from '../../testkit/scripted-server';
 import type { ScriptedTurn } from '../../testkit/scripted-turns';
 import { commandParts } from '../../core/policy/command';
 import type { ToolCallEvent } from '../../core/schema/trajectory';
-import type { Workflow } from '../../core/schema/workflow';
+import { outcomeCommand, type Workflow } from '../../core/schema/workflow';
 import { runFileTool } from '../../core/tools/file-tools';
 import { TerminalSession } from '../../core/shell/session';
 import { probeCaseInsensitive } from '../../core/workspace/fs';
@@ -141,7 +141,7 @@ async function agentRun(ws: string, script: ScriptedTurn[], extra: Partial<Agent
       workspace: ws,
       trajectoryPath: join(ws, '.lar', 'runs', `run-${Date.now()}-${Math.random().toString(36).slice(2)}.lar.jsonl`),
       execute: createToolExecutor({ fs: new NodeWorkspaceFs(ws), terminal }),
-      runOutcomeCheck: (signal) => runOutcomeCheck(wf.outcome, ws, signal),
+      runOutcomeCheck: (signal) => runOutcomeCheck(outcomeCommand(wf)!, ws, signal),
       onEvent: (e) => events.push(e),
       limits: { maxSteps: script.reduce((n, t) => n + ('toolCalls' in t ? (t.toolCalls?.length ?? 0) : 0), 0) },
       ...extra,

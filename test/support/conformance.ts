@@ -65,6 +65,8 @@ export interface ExpectedCase {
   outcome: 0 | 1;
   /** Exactly the summary's failed outcome checks (outcome.submitted, outcome.check_passed). */
   outcomeFailed?: CheckId[];
+  /** Whether the summary's outcome waits for a judge outside the run (`outcome.pending`); absent: not compared. */
+  outcomePending?: boolean;
   return: number;
   /** Set when the builtin verifier is believed to disagree with the spec: the case is reported as a todo. */
   disputed?: string;
@@ -278,6 +280,8 @@ export function compareCase(expected: ExpectedCase, results: ConformanceResults)
       `outcome: expected ${expected.outcome}, got ${summary.outcome.reward}${failedNote(summary.outcome.verdicts)}`,
     );
   }
+  if (expected.outcomePending !== undefined && (summary.outcome.pending ?? false) !== expected.outcomePending)
+    diffs.push(`outcome pending: expected ${expected.outcomePending}, got ${summary.outcome.pending ?? false}`);
   if (expected.outcomeFailed)
     diffs.push(...compareVerdicts('summary outcome', { failed: expected.outcomeFailed }, summary.outcome.verdicts));
   if (!(Math.abs(summary.return - expected.return) <= RETURN_TOLERANCE)) {
@@ -383,6 +387,7 @@ const CASE_KEYS = [
   'stages',
   'outcome',
   'outcomeFailed',
+  'outcomePending',
   'return',
   'disputed',
   'gates',
@@ -401,6 +406,8 @@ function checkExpected(raw: unknown): string[] {
   if (raw.outcome !== 0 && raw.outcome !== 1) p.push('"outcome" must be 0 or 1');
   if (typeof raw.return !== 'number' || !Number.isFinite(raw.return)) p.push('"return" must be a number');
   if (raw.outcomeFailed !== undefined) checkIds(raw.outcomeFailed, 'outcomeFailed', p);
+  if (raw.outcomePending !== undefined && typeof raw.outcomePending !== 'boolean')
+    p.push('"outcomePending" must be true or false');
   if (raw.lineErrors !== undefined) {
     if (!Array.isArray(raw.lineErrors)) p.push('"lineErrors" must be an array');
     else

@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runOutcomeCheck } from '../../../core/outcome/check';
+import { outcomeCommand } from '../../../core/schema/workflow';
 import { testsRanFrom } from '../../../core/outcome/tests-ran';
 import { verifyEvents } from '../../../core/verifier/verify';
 import { builtinWorkflow } from '../../../core/workflow/load';
@@ -43,7 +44,7 @@ test('npm test over an empty suite exits 0 but is not a pass; with tests it is',
       mkdirSync(join(ws, 'test'));
       writeFileSync(join(ws, 'test', 'a.test.js'), "require('node:test')('ok', () => {});\n");
     }
-    const event = await runOutcomeCheck(wf.outcome, ws);
+    const event = await runOutcomeCheck(outcomeCommand(wf)!, ws);
     const events = [
       {
         line: 2,

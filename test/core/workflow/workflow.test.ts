@@ -1,7 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { defaultWorkflow, loadWorkflow, loadWorkflowText } from '../../../core/workflow/load';
-import { DEFAULT_PROTECTED, Workflow } from '../../../core/schema/workflow';
+import {
+  BUILTIN_WORKFLOWS,
+  builtinWorkflow,
+  defaultWorkflow,
+  loadWorkflow,
+  loadWorkflowText,
+} from '../../../core/workflow/load';
+import { DEFAULT_PROTECTED, Workflow, externalJudge, outcomeCommand } from '../../../core/schema/workflow';
 import { checkWorkflow } from '../../../core/workflow/wellformed';
 import { defaultWorkflowJson } from '../../support/workflow-json';
 
@@ -169,4 +175,67 @@ test('the outcome check warning sees through wrappers, cd and launchers, and nam
   assert.match(messages('sh -c "npm test"', ['test']), /reads package\.json/);
   assert.match(messages('node --test', []), /no test folder is protected/);
   assert.doesNotMatch(messages('go test ./...', ['tests', 'go.mod']), /\.\.\./);
+});
+
+test('an outcome judged outside the run is a workflow outcome; a mixed or empty one is refused', () => {
+  const external = base() as unknown as Record<string, unknown>;
+  external.outcome = { external: "Harbor's verifier" };
+  const exits = external.stages as { exit?: unknown[] }[];
+  exits[2]!.exit = [{ kind: 'command_ran', pattern: '*' }];
+  const load = loadWorkflow(external);
+  assert.equal(load.ok, true, JSON.stringify(load.problems));
+  assert.ok(load.ok && outcomeCommand(load.workflow) === undefined);
+  assert.ok(load.ok && externalJudge(load.workflow) === "Harbor's verifier");
+
+  for (const outcome of [{ external: '  ' }, { external: 'x', command: 'npm test' }, {}]) {
+    const bad = { ...external, outcome };
+    assert.deepEqual(codes(bad), ['workflow.schema'], JSON.stringify(outcome));
+  }
+  // The command form is unchanged: its defaults still apply.
+  const command = Workflow.parse(base());
+  assert.deepEqual(outcomeCommand(command), { command: 'npm test', expectExitCode: 0, timeoutMs: 600000 });
+});
+
+test('an outcome_ran exit in a workflow judged outside the run is an error: nothing can meet it', () => {
+  const external = base() as unknown as Record<string, unknown>;
+  external.outcome = { external: "Harbor's verifier" };
+  const load = loadWorkflow(external);
+  assert.equal(load.ok, false);
+  assert.deepEqual(
+    load.problems.map((p) => [p.code, p.path.join('.')]),
+    [['workflow.outcome_ran_external', 'stages.2.exit.0.kind']],
+  );
+  assert.match(load.problems[0]!.message, /Harbor's verifier/);
+});
+
+test('the terminal-task workflow is well-formed, judged by Harbor after the run, and protects no test path', () => {
+  const load = loadWorkflow(BUILTIN_WORKFLOWS['terminal-task']);
+  assert.ok(load.ok, JSON.stringify(load.problems));
+  assert.deepEqual(load.problems, []);
+  const wf = builtinWorkflow('terminal-task');
+  assert.deepEqual(
+    wf.stages.map((s) => s.id),
+    ['explore', 'work', 'verify'],
+  );
+  assert.deepEqual(wf.transitions, { explore: ['work'], work: ['verify'], verify: ['work'] });
+  assert.deepEqual(wf.terminal, ['verify']);
+  assert.equal(externalJudge(wf), "Harbor's verifier");
+  // Harbor copies /tests in only after the agent; the container decides the network.
+  assert.deepEqual(wf.sandbox.protected, []);
+  assert.equal(wf.sandbox.network, 'host');
+  // The same commands are never run as in the default workflow.
+  assert.deepEqual(wf.policy.commands.deny, defaultWorkflow().policy.commands.deny);
+  const tools = new Set(wf.stages.flatMap((s) => s.tools));
+  for (const t of [
+    'read_file',
+    'list_files',
+    'search',
+    'run_command',
+    'write_file',
+    'edit_file',
+    'enter_stage',
+    'submit',
+  ])
+    assert.ok(tools.has(t), t);
+  assert.throws(() => builtinWorkflow('constructor'), /there is no builtin workflow "constructor"/);
 });
