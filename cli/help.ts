@@ -15,6 +15,12 @@ Usage:
       output line per trajectory (docs/rewards.md).
   lar export FILE --format atif [--out OUT.json] [--workflow W] [--backend builtin|lean]
       The trajectory as ATIF-v1.7 with the verifier's results in extra.lar.
+  lar harbor JOB_FOLDER [--workflow W] [--backend builtin|lean] [--json]
+      The rewards of a Harbor job (harbor run -a lar_harbor:LarAgent …): Harbor's verifier
+      reward joins each trial's lar trajectory as its outcome, verified against the workflow
+      the job gave the agent. Writes lar-rewards.json beside each trial's result.json and
+      each task's group advantages (-k 2 or more) to lar-advantages/; prints pass@1, pass@k,
+      the mean return and the mean of each level per task and overall.
   lar workflow check FILE.larflow.json|builtin:ID
       Well-formedness of a workflow. Exit 0: usable (warnings allowed); 1: not.
   lar run --task TEXT|- [--endpoint URL] [--model M] [--workflow W] [--workspace DIR]

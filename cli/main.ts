@@ -13,6 +13,7 @@ import packageJson from '../package.json';
 import { parseFlags, type Flags, type Io } from './args';
 import { HELP } from './help';
 import { UsageError, readText } from './read-input';
+import { cmdHarbor } from './harbor-command';
 import { cmdRun } from './run-command';
 import { cmdAdvantages, cmdExport, cmdVerify } from './trajectory-commands';
 
@@ -76,6 +77,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
         return await cmdAdvantages(flags, io);
       case 'export':
         return await cmdExport(flags, io);
+      case 'harbor':
+        return await cmdHarbor(flags, io);
       case 'workflow':
         return cmdWorkflow(flags, io);
       case 'schema':

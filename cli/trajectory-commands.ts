@@ -28,7 +28,7 @@ async function verifyFile(file: string, flags: Flags, backend: VerifierBackend):
   return verifyTrajectoryTextWith(backend, text, opts);
 }
 
-async function withBackend<T>(flags: Flags, io: Io, run: (b: VerifierBackend) => Promise<T>): Promise<T> {
+export async function withBackend<T>(flags: Flags, io: Io, run: (b: VerifierBackend) => Promise<T>): Promise<T> {
   const name = flags.values.get('--backend') ?? 'builtin';
   if (name !== 'builtin' && name !== 'lean') throw new UsageError(`--backend must be builtin or lean, not "${name}"`);
   const backend = name === 'builtin' ? new BuiltinBackend() : await openBackend(name, (msg) => io.err(msg));

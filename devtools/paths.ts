@@ -1,5 +1,5 @@
 /** Where scripts/setup.mjs put code-server and Chromium is found; the demo and the end-to-end tests read it here. */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import pins from '../scripts/code-server.json';
@@ -44,4 +44,13 @@ export function chromiumPath(): string | undefined {
     (p): p is string => !!p,
   );
   return candidates.find((p) => existsSync(p));
+}
+
+/** What setup found for the Harbor integration (scripts/paths.mjs `harborStatusFile`): its venv, or why there is none. */
+export function harborStatus(): { venv: string } | { skip: string } {
+  const file = join(cacheDir(), 'harbor-status.json');
+  if (!existsSync(file)) return { skip: `npm run setup has not run with this cache folder (${cacheDir()})` };
+  const status = JSON.parse(readFileSync(file, 'utf8')) as { ok?: boolean; venv?: string; reason?: string };
+  if (status.ok && status.venv && existsSync(join(status.venv, 'bin', 'harbor'))) return { venv: status.venv };
+  return { skip: `setup skipped Harbor: ${status.reason ?? 'its venv is missing'}` };
 }

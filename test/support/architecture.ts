@@ -96,6 +96,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['core/workflow'],
   ['core/verifier', 'core/shell'],
   ['core/outcome', 'core/model', 'core/checkpoints', 'core/lean', 'core/export', 'core/rewards', 'core/protocol'],
+  ['core/harbor'],
   ['core/sandbox'],
   ['core/tools'],
   ['core/agent'],
