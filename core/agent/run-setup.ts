@@ -34,6 +34,8 @@ export interface RunTerminal {
   /** Shows the outcome command run as the check runs it, which does not go through the shell (the editor's terminal). */
   readonly checkMirror?: CheckMirror;
   dispose(): void;
+  /** Ends the shell alone: what it started in the background goes on (a run inside its own container). */
+  release?(): void;
 }
 
 export interface RunSetupOptions<T extends RunTerminal = RunTerminal> {
@@ -86,7 +88,12 @@ const isRules = (r: readonly string[] | Rules): r is Rules => !Array.isArray(r);
 
 const plainTerminal = (options: TerminalOptions): RunTerminal => {
   const session = new TerminalSession(options);
-  return { session, end: () => session.close(), dispose: () => session.dispose() };
+  return {
+    session,
+    end: () => session.close(),
+    dispose: () => session.dispose(),
+    release: () => session.dispose(true),
+  };
 };
 
 export function openRun(o: RunSetupOptions & { makeTerminal?: undefined }): Promise<OpenRun>;
@@ -120,16 +127,7 @@ export async function openRun(o: RunSetupOptions): Promise<OpenRun> {
   } catch (e) {
     throw await failed(e, () => sandbox.dispose());
   }
-  let closing: Promise<EndReport> | undefined;
-  const close = (): Promise<EndReport> => {
-    closing ??= (async () => {
-      // Every process gone before anything is put back (one still dying could race the restore).
-      await terminal.end().catch(() => false);
-      terminal.dispose();
-      return sandbox.dispose().catch(endFailed);
-    })();
-    return closing;
-  };
+  const close = closer(terminal, sandbox);
   try {
     const rules = isRules(o.rules) ? o.rules : readRules(o.workspace, o.rules);
     // Commands inherit the environment: tokens they print are masked before the trajectory and the model see
@@ -167,6 +165,26 @@ export async function openRun(o: RunSetupOptions): Promise<OpenRun> {
   } catch (e) {
     throw await failed(e, close);
   }
+}
+
+/** The run's end, once however often it is asked for: its processes stopped, then what it must not have changed put back. */
+function closer(terminal: RunTerminal, sandbox: RunSandbox): () => Promise<EndReport> {
+  let closing: Promise<EndReport> | undefined;
+  return () => {
+    closing ??= (async () => {
+      if (sandbox.summary.container && terminal.release) {
+        // In its own container, a server the agent started is part of its work: the task's tests, run
+        // after the agent in the same container, may need it. Nothing is put back that it could race.
+        terminal.release();
+      } else {
+        // Every process gone before anything is put back (one still dying could race the restore).
+        await terminal.end().catch(() => false);
+        terminal.dispose();
+      }
+      return sandbox.dispose().catch(endFailed);
+    })();
+    return closing;
+  };
 }
 
 /** The report of an end that itself failed: nothing known put back, and why. */

@@ -322,7 +322,8 @@ export class RunSandbox {
           report.error = `${report.error ? `${report.error}; ` : ''}${p}, which the run added where the workflow denies writes, could not be moved away: ${(e as Error).message}`;
         }
       }
-      for (const repo of findRepositories(this.opts.workspace)) {
+      // In its own container no editor's git runs a repository's config: one the task asked for stays.
+      for (const repo of this.plan.summary.container ? [] : findRepositories(this.opts.workspace)) {
         if (this.repositories.has(repo.id)) continue;
         const to = join(quarantine, repo.rel);
         try {

@@ -50,6 +50,7 @@ export class TerminalSession {
   /** The execute-only copy of the shell, made once per session (see startup.ts). */
   private shellCopy: string | undefined;
   private disposed = false;
+  private leaveJobs = false;
   /** Names this session's files apart from another session's in the same folder. */
   private readonly tag = randomBytes(3).toString('hex');
   private readonly logs: CommandLogs;
@@ -330,10 +331,9 @@ export class TerminalSession {
   }
 
   private exited(p: ShellProcess, code: number): void {
-    // Reap what the shell left behind, whichever shell it was.
-    killAll(sessionProcesses(p.pid), 'SIGKILL');
-    // A shell we killed ourselves (killShell) was already let go: its exit must not
-    // touch the shell that replaced it, nor the command now running there.
+    // Reap what the shell left behind, whichever shell it was (unless let go: dispose's leaveJobs).
+    if (!this.leaveJobs) killAll(sessionProcesses(p.pid), 'SIGKILL');
+    // A shell we killed (killShell) was let go: its exit must not touch the one that replaced it, nor its command.
     if (this.pty !== p) return;
     this.pty = undefined;
     this.shellGone(code);
@@ -349,7 +349,8 @@ export class TerminalSession {
     if (!p) return;
     this.pty = undefined;
     // Not p.kill() afterwards: node-pty reaps on its own thread, so the pid may already be another process's.
-    killTree(p.pid);
+    if (this.leaveJobs) killAll([p.pid], 'SIGKILL');
+    else killTree(p.pid);
     // Told now, before a new shell can start: its own exit event will be ignored (see exited).
     this.shellGone(128 + 9);
     for (const l of this.exitListeners) l(128 + 9);
@@ -383,10 +384,11 @@ export class TerminalSession {
     if (!this.disposed && !this.active) this.logs.prepare(this.seq + 1);
   }
 
-  /** Kill the shell and every process it started. The session cannot be used afterwards. */
-  dispose(): void {
+  /** Kill the shell and all it started (`leaveJobs`: the shell only, as in a container whose tests need its jobs). */
+  dispose(leaveJobs = false): void {
     if (this.disposed) return;
     this.disposed = true;
+    this.leaveJobs = leaveJobs;
     this.logs.drop();
     const a = this.active;
     this.killShell();

@@ -1,6 +1,7 @@
+import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ScriptedModelServer } from '../../testkit/scripted-server';
@@ -246,5 +247,54 @@ test('lar run with builtin:terminal-task in a container: submit ends the run, th
     );
   } finally {
     await server.stop();
+  }
+});
+
+test('in its own container a run leaves its background jobs running and its repositories in place; elsewhere not', async () => {
+  const tag = `lar-bg-${process.pid}-${Date.now()}`;
+  const turns = (): ScriptedTurn[] => [
+    { toolCalls: [{ name: 'run_command', arguments: { command: 'ls' } }] },
+    { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'work' } }] },
+    // A server the task's tests will query after the agent, started the way agents do.
+    {
+      toolCalls: [
+        {
+          name: 'run_command',
+          arguments: { command: `(exec -a ${tag} sleep 600) > /dev/null 2>&1 & git init -q made-repo` },
+        },
+      ],
+    },
+    { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'verify' } }] },
+    { toolCalls: [{ name: 'run_command', arguments: { command: 'true' } }] },
+    { toolCalls: [{ name: 'submit', arguments: { summary: 'started' } }] },
+  ];
+  const alive = (): boolean => spawnSync('pgrep', ['-f', tag]).status === 0;
+  try {
+    for (const [mode, survives] of [
+      ['container', true],
+      ['off', false],
+    ] as const) {
+      const ws = mkdtempSync(join(tmpdir(), `lar-run-bg-${mode}-`));
+      const server = new ScriptedModelServer({ script: turns() });
+      const endpoint = await server.start();
+      try {
+        const r = await lar(
+          [
+            ...['run', '--task', 'start the server', '--endpoint', endpoint, '--workspace', ws],
+            ...['--workflow', 'builtin:terminal-task', '--sandbox', mode],
+          ],
+          {},
+        );
+        assert.equal(r.code, 0, r.err + r.out);
+        assert.equal(alive(), survives, `--sandbox ${mode}`);
+        // A repository the task asked for stays in a container; elsewhere its config could run in the editor's git.
+        assert.equal(existsSync(join(ws, 'made-repo', '.git')), survives, `--sandbox ${mode}: made-repo`);
+      } finally {
+        await server.stop();
+        spawnSync('pkill', ['-f', tag]);
+      }
+    }
+  } finally {
+    spawnSync('pkill', ['-f', tag]);
   }
 });
