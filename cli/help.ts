@@ -32,7 +32,7 @@ Usage:
       each step is written to the trajectory (default .lar/runs/ in the workspace).
       The endpoint defaults to SGLang's http://127.0.0.1:30000/v1; the API key is
       read from $LAR_API_KEY. Calls that need approval are rejected unless --yes.
-      Exit 0 when the run submitted, 1 otherwise.
+      Exit 0 when the run submitted, 1 otherwise, 3 when the model's context window could not hold it.
       --task -: the task is read from standard input to its end (UTF-8, at most 1 MiB,
       byte for byte), for text no shell should quote: printf '%s' "$TASK" | lar run --task -
       --rollouts N (2–64): N rollouts one after the other, each in a fresh copy of the

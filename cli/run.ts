@@ -73,8 +73,11 @@ async function runSingle(
     '',
     signal,
   );
-  return r.endReason === 'submitted' ? 0 : 1;
+  return r.endReason === 'submitted' ? 0 : r.windowFull ? EXIT_WINDOW_FULL : 1;
 }
+
+/** `lar run`'s exit when the model's context window could not hold the run (Harbor's LarAgent raises its context-length error). */
+export const EXIT_WINDOW_FULL = 3;
 
 /** The window and the tool format a run starts with, for its first line. */
 async function windowLine(client: ModelClient, signal?: AbortSignal): Promise<string> {

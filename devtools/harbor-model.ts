@@ -101,11 +101,12 @@ export function harborTurn(body: ChatRequestBody): ScriptedTurn {
   return turns[Math.min(answered, turns.length - 1)]!;
 }
 
-/** The server, on a free port of 127.0.0.1. */
-export function harborModelServer(): ScriptedModelServer {
+/** The server (start() puts it on a free port of 127.0.0.1); a small `contextLength` makes every run overflow it. */
+export function harborModelServer(contextLength = 32768): ScriptedModelServer {
   return new ScriptedModelServer({
     models: [HARBOR_MODEL],
-    contextLength: 32768,
+    contextLength,
+    enforceWindow: true,
     script: [],
     respond: (body) => harborTurn(body),
   });

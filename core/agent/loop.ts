@@ -26,13 +26,11 @@ import { asUserInput, partsOf, renderUserMessage, type UserInput } from '../sche
 import { WindowFit, type Prompt } from './window-fit';
 import type { AgentEvent, AgentGate, AgentOptions, AgentResult } from './types';
 
-// runAgent's signature, where its callers find runAgent.
-export type { ToolExecutor } from '../tools/types';
+export type { ToolExecutor } from '../tools/types'; // runAgent's signature, where its callers find runAgent
 export type { AgentEvent, AgentGate, AgentLimits, AgentModel, AgentOptions, AgentResult } from './types';
 
 export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
-  // The window before the header, so the file says what the run was sized for; a server that is
-  // down here fails the first request instead, with the file already written.
+  // The window before the header, so the file says what the run was sized for (a server down fails the first request).
   const window: ContextWindow = opts.limits?.contextWindow
     ? { tokens: opts.limits.contextWindow, source: 'setting' }
     : ((await opts.model.contextWindow?.(opts.signal).catch(() => undefined)) ?? {
@@ -164,7 +162,7 @@ class Run {
   async cycle(): Promise<AgentResult> {
     try {
       const small = this.fit.tooSmall();
-      if (small) return this.finish('error', small);
+      if (small) return this.finish('error', small, true);
       for (;;) {
         const end = await this.turn();
         if (end) return end;
@@ -185,6 +183,7 @@ class Run {
       return this.finish(
         'error',
         `the conversation does not fit the model's context window (${this.fit.window.tokens} tokens) even compacted: its ${prompt.estimate} prompt tokens leave ${Math.max(0, prompt.answer)} for an answer. Serve the model with a longer context (vLLM --max-model-len, SGLang --context-length) or shorten the task`,
+        true,
       );
     }
     const asked = await this.ask(prompt);
@@ -375,12 +374,12 @@ class Run {
     this.pending = undefined;
   }
 
-  /** Ends the run with an error when there is a `detail` to give; nothing when the turn goes on. */
+  /** Ends the run because the window cannot hold it when there is a `detail` to give; nothing when the turn goes on. */
   private endIf(detail: string | undefined): AgentResult | undefined {
-    return detail === undefined ? undefined : this.finish('error', detail);
+    return detail === undefined ? undefined : this.finish('error', detail, true);
   }
 
-  private finish(reason: AgentResult['endReason'], detail?: string): AgentResult {
+  private finish(reason: AgentResult['endReason'], detail?: string, windowFull = false): AgentResult {
     const { writer, opts } = this;
     this.settle(`the run ended (${reason})`);
     const end = writer.append({ type: 'end', reason, ...(detail ? { detail } : {}), at: new Date().toISOString() });
@@ -394,6 +393,7 @@ class Run {
       summary: this.state.summary(),
       endReason: reason,
       ...(detail ? { detail } : {}),
+      ...(windowFull ? { windowFull } : {}),
       conversation: this.conversation,
     };
   }

@@ -159,6 +159,8 @@ export interface AgentResult {
   summary: TrajectorySummary;
   endReason: 'submitted' | 'answered' | 'limit' | 'error' | 'cancelled';
   detail?: string;
+  /** The run ended because the model's context window could not hold it, compacted or not (a harness scores it 0). */
+  windowFull?: true;
   /** The conversation as it stands at the end, for a follow-up to continue. */
   conversation: Conversation;
 }

@@ -298,3 +298,17 @@ test('in its own container a run leaves its background jobs running and its repo
     spawnSync('pkill', ['-f', tag]);
   }
 });
+
+test('lar run exits 3 when the model context window cannot hold the run, so a harness can score it', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'lar-run-window-'));
+  // 600 tokens: less than the system prompt and the tools take, whatever is compacted.
+  const server = new ScriptedModelServer({ contextLength: 600, enforceWindow: true, script: [{ content: 'hi' }] });
+  const endpoint = await server.start();
+  try {
+    const r = await lar(['run', '--task', 'anything', '--endpoint', endpoint, '--workspace', ws], {});
+    assert.equal(r.code, 3, r.err + r.out);
+    assert.match(r.out, /run ended: error \(.*context/);
+  } finally {
+    await server.stop();
+  }
+});
