@@ -11,6 +11,7 @@ import { MAX_TRAJECTORY_BYTES, readBoundedText } from '../core/workspace/bounded
 import { fileResolver } from '../core/workflow/resolve';
 import type { DiagnosticSource } from './diagnostics';
 import { TrajectoryModel } from './trajectory-model';
+import { harborRewardFor } from '../core/harbor/job-folder';
 
 export interface Run {
   model: TrajectoryModel;
@@ -40,7 +41,10 @@ export class ServerState {
     if (!run) {
       const path = pathOf(uri);
       run = {
-        model: new TrajectoryModel(path ? { resolve: fileResolver(path) } : {}),
+        model: new TrajectoryModel(
+          path ? { resolve: fileResolver(path) } : {},
+          path ? () => harborRewardFor(path) : undefined,
+        ),
         lineDiags: [],
         lineStart: [],
         version: undefined,

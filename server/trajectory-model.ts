@@ -1,3 +1,4 @@
+import { withJudgedOutcome } from '../core/verifier/external';
 import { parseLine, splitLines, type ParsedLine } from '../core/schema/jsonl';
 import type { EndEvent, Header } from '../core/schema/trajectory';
 import type { Workflow } from '../core/schema/workflow';
@@ -56,7 +57,11 @@ export class TrajectoryModel {
   private cachedSummary: TrajectorySummary | undefined;
   lastUpdate: UpdateStats = { from: 0, verified: 0 };
 
-  constructor(private readonly opts: VerifyOptions = {}) {}
+  /** `judged`: the value an outside judge gave the run (Harbor's verifier), looked up when its outcome is pending. */
+  constructor(
+    private readonly opts: VerifyOptions = {},
+    private readonly judged?: () => number | undefined,
+  ) {}
 
   get lines(): readonly LineEntry[] {
     return this.entries;
@@ -100,7 +105,7 @@ export class TrajectoryModel {
   /** The summary as if the run stopped after the last line. */
   summary(): TrajectorySummary | undefined {
     if (!this.state) return undefined;
-    this.cachedSummary ??= this.state.summary();
+    this.cachedSummary ??= this.withJudge(this.state.summary());
     return this.cachedSummary;
   }
 
@@ -188,7 +193,13 @@ export class TrajectoryModel {
       const r = byLine.get(i + 1);
       if (r) e.result = r;
     });
-    if (report.summary) this.cachedSummary = report.summary;
+    if (report.summary) this.cachedSummary = this.withJudge(report.summary);
+  }
+
+  /** The summary with the outside judge's value as its outcome, once there is one (docs/harbor.md). */
+  private withJudge(s: TrajectorySummary): TrajectorySummary {
+    const value = s.outcome.pending ? this.judged?.() : undefined;
+    return value === undefined ? s : withJudgedOutcome(s, value);
   }
 
   private setHeader(): void {

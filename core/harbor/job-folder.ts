@@ -5,7 +5,7 @@
  * the agent wrote, so every file is read bounded and every field is checked.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { MAX_TRAJECTORY_BYTES, readBoundedText } from '../workspace/bounded-read';
 
@@ -131,6 +131,25 @@ function readTrial(dir: string): Trial | undefined {
   const workflow = configuredWorkflow(dir);
   if (workflow) trial.workflow = workflow;
   return trial;
+}
+
+/**
+ * Harbor's verifier reward for the trajectory at `path` when it is a trial's (`<trial>/agent/*.lar.jsonl`
+ * beside `<trial>/result.json`) and the reward is valid and in [0, 1]; what the editor joins as the outcome.
+ */
+export function harborRewardFor(path: string): number | undefined {
+  if (basename(dirname(path)) !== 'agent') return undefined;
+  const file = join(dirname(dirname(path)), 'result.json');
+  try {
+    if (!existsSync(file)) return undefined;
+    const fields = TrialResultFields.safeParse(
+      JSON.parse(readBoundedText(file, MAX_RESULT_BYTES, "the trial's result")),
+    );
+    const reward = fields.success ? rewardOf(fields.data).reward : undefined;
+    return reward !== undefined && reward >= 0 && reward <= 1 ? reward : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The job's trials, by task then trial name. Throws JobFolderError when `dir` is not a Harbor job folder. */

@@ -65,7 +65,8 @@ export function outcomeCheckVerdict(check: OutcomeCheck, rec: RecordedOutcome | 
 
 /** The outcome as people read it: o, or "pending (judged by …)" while a judge outside the run has not given it. */
 export function outcomeText(o: OutcomeResult): string {
-  return o.pending ? `pending (judged by ${o.external})` : String(o.reward);
+  if (o.pending) return `pending (judged by ${o.external})`;
+  return o.judged !== undefined ? `${o.reward} (judged by ${o.external})` : String(o.reward);
 }
 
 /** What a run comes to, as the summary reports it. */

@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -59,6 +59,32 @@ test('a run judged outside: the outcome summary says it is pending and who judge
     msg(outcome[0]!),
     /^outcome pending \(judged by Harbor's verifier\) · return 0\.700 = 0\.5·1\.000 \+ 0\.25·0\.800$/,
   );
+});
+
+test("a Harbor trial's trajectory shows Harbor's verifier reward as its outcome, and the return with it", async () => {
+  const text = readFileSync(resolve(root, 'test-fixtures/conformance/089-outcome-judged-outside.lar.jsonl'), 'utf8');
+  const trial = mkdtempSync(join(tmpdir(), 'lar-trial-'));
+  mkdirSync(join(trial, 'agent'));
+  const file = join(trial, 'agent', 'lar.lar.jsonl');
+  writeFileSync(file, text);
+  const result = {
+    task_name: 'lean4-agentic/t',
+    trial_name: 't__abc',
+    reward_valid: true,
+    verifier_result: { rewards: { reward: 1 } },
+  };
+  writeFileSync(join(trial, 'result.json'), JSON.stringify(result));
+  const { diagnostics } = await client.open(pathToFileURL(file).toString(), text);
+  assert.match(
+    msg(byCode(diagnostics, 'outcome.summary')[0]!),
+    /^outcome 1 \(judged by Harbor's verifier\) · return 1\.700/,
+  );
+  // A reward Harbor does not count (an invalid one, or none yet) leaves the outcome pending.
+  const other = mkdtempSync(join(tmpdir(), 'lar-trial-'));
+  mkdirSync(join(other, 'agent'));
+  writeFileSync(join(other, 'result.json'), JSON.stringify({ ...result, reward_valid: false }));
+  const second = await client.open(pathToFileURL(join(other, 'agent', 'lar.lar.jsonl')).toString(), text);
+  assert.match(msg(byCode(second.diagnostics, 'outcome.summary')[0]!), /^outcome pending/);
 });
 
 test('an edit in the middle re-verifies from there on: later verdicts change, earlier ones stay', async () => {
