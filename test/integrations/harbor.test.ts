@@ -54,6 +54,21 @@ describe('Harbor through LocalSandboxEnvironment', { skip }, () => {
     assert.match(r.out, /\nOK/);
   });
 
+  test('lar-harbor is type-checked (mypy --strict) and formatted and linted (ruff)', async () => {
+    const dir = 'integrations/harbor';
+    for (const [tool, args] of [
+      ['mypy', ['--config-file', `${dir}/pyproject.toml`, `${dir}/src`]],
+      ['ruff', ['format', '--check', '--config', `${dir}/pyproject.toml`, `${dir}/src`, `${dir}/tests`]],
+      ['ruff', ['check', '--config', `${dir}/pyproject.toml`, `${dir}/src`, `${dir}/tests`]],
+    ] as const) {
+      const r = await python(
+        venv,
+        `import runpy, sys; sys.argv = ${JSON.stringify([tool, ...args])}; runpy.run_module(${JSON.stringify(tool)}, run_name="__main__")`,
+      );
+      assert.equal(r.code, 0, `${tool} ${args.join(' ')}:\n${r.out}`);
+    }
+  });
+
   test('the oracle gets reward 1 on every task, and Harbor parses every result', async () => {
     const { job } = await harborRun(venv, join(scratch, 'oracle'), ['-p', TASKS, '-a', 'oracle', '-e', ENV, '-n', '4']);
     const trials = trialsOf(job);

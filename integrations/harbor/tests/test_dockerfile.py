@@ -11,7 +11,7 @@ class Reads(unittest.TestCase):
             "# syntax=docker/dockerfile:1\n"
             "FROM python:3.12-slim-bookworm AS base\n"
             "ARG NAME=app\n"
-            "ENV LANG=C.UTF-8 \\\n    GREETING=\"hello world\"\n"
+            'ENV LANG=C.UTF-8 \\\n    GREETING="hello world"\n'
             "WORKDIR /${NAME}\n"
             "COPY --chmod=755 run.sh data/ ./\n"
             "RUN echo $GREETING > built.txt\n"
@@ -54,7 +54,7 @@ class Refuses(unittest.TestCase):
         self.refused("FROM a\nADD src.tar.gz /x\n", "archive")
         self.refused("FROM a\nVOLUME /data\n", "line 2", "VOLUME")
         self.refused("FROM a\nHEALTHCHECK CMD true\n", "HEALTHCHECK")
-        self.refused("FROM a\nSHELL [\"/bin/bash\", \"-c\"]\n", "SHELL")
+        self.refused('FROM a\nSHELL ["/bin/bash", "-c"]\n', "SHELL")
         self.refused("FROM a\nUSER agent\n", "USER agent")
         self.refused("FROM a\nRUN --mount=type=cache,target=/x true\n", "--mount")
         self.refused("FROM a\nRUN <<EOF\necho\nEOF\n", "heredoc")

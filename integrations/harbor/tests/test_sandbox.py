@@ -1,7 +1,6 @@
 """A trial's sandbox as the agent and Harbor meet it: confinement, transfers that cannot reach the host, bounds."""
 
 import asyncio
-import os
 import subprocess
 import tempfile
 import threading
@@ -61,7 +60,7 @@ class Trial(unittest.TestCase):
         port = server.server_address[1]
         try:
             code = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2)"
-            done = sh(self.root, f"python3 -c \"{code}\" 2>&1")
+            done = sh(self.root, f'python3 -c "{code}" 2>&1')
         finally:
             server.server_close()
         self.assertNotEqual(done.return_code, 0)
@@ -81,7 +80,11 @@ class Trial(unittest.TestCase):
         self.assertLess(len(done.stdout), sandbox.OUTPUT_LIMIT + 200)
 
     def test_downloads_leave_links_out_of_the_folder_behind(self) -> None:
-        sh(self.root, "mkdir -p /logs/agent && cd /logs/agent && echo ok > run.txt && ln -s /etc/passwd pw && ln -s ../../../../../../etc/hostname up")
+        sh(
+            self.root,
+            "mkdir -p /logs/agent && cd /logs/agent && echo ok > run.txt"
+            " && ln -s /etc/passwd pw && ln -s ../../../../../../etc/hostname up",
+        )
         target = self.scratch / "out"
         asyncio.run(transfer.download_dir(self.root, "/logs/agent", target))
         self.assertEqual((target / "run.txt").read_text(), "ok\n")
@@ -100,7 +103,9 @@ class Trial(unittest.TestCase):
     def test_a_build_step_the_host_cannot_run_refuses_the_task(self) -> None:
         plan = parse("FROM debian\nWORKDIR /app\nRUN apt-get install -y cowsay\n")
         with self.assertRaises(SandboxBuildFailedError) as caught:
-            asyncio.run(image.ensure_image(self.scratch / "images", "bad", self.scratch, plan, network=False, rebuild=False))
+            asyncio.run(
+                image.ensure_image(self.scratch / "images", "bad", self.scratch, plan, network=False, rebuild=False)
+            )
         self.assertIn("line 3", str(caught.exception))
         self.assertFalse((self.scratch / "images" / "bad").exists())
 
@@ -135,7 +140,7 @@ class Forwarding(unittest.TestCase):
                 "    try: print(urllib.request.urlopen(u, timeout=3).read().decode())\n"
                 "    except Exception as e: print('refused', type(e).__name__)\n"
             )
-            command = f"python3 -c \"$FETCH\" {url} http://127.0.0.1:{other.server_address[1]}/"
+            command = f'python3 -c "$FETCH" {url} http://127.0.0.1:{other.server_address[1]}/'
             done = await sandbox.run(
                 root,
                 ["/bin/sh", "-c", PRELUDE, "sh", INSIDE_SCRIPT, command],

@@ -104,19 +104,18 @@ class LarAgent(BaseInstalledAgent):
         )
 
     async def _ensure_node(self, environment: BaseEnvironment) -> None:
-        probe = await environment.exec(
-            "node -e 'process.stdout.write(process.versions.node)' 2>/dev/null", user="root"
-        )
+        probe = await environment.exec("node -e 'process.stdout.write(process.versions.node)' 2>/dev/null", user="root")
         version = (probe.stdout or "").strip()
-        if probe.return_code == 0 and version.split(".")[0].isdigit():
-            if int(version.split(".")[0]) >= _NODE_MAJOR_MIN:
-                return
+        major = version.split(".")[0]
+        if probe.return_code == 0 and major.isdigit() and int(major) >= _NODE_MAJOR_MIN:
+            return
         # No Node (or too old): Harbor's own way, nvm from the network, as its Codex adapter does.
         await self.ensure_system_dependencies(environment, ("curl", "bash"))
         await self.exec_as_root(
             environment,
             command=(
-                "curl -fsSL -o- https://raw.githubusercontent.com/nvm-sh/nvm/v0.40.2/install.sh | env -u NODE_VERSION bash"
+                "curl -fsSL -o- https://raw.githubusercontent.com/nvm-sh/nvm/v0.40.2/install.sh"
+                " | env -u NODE_VERSION bash"
                 ' && export NVM_DIR="$HOME/.nvm" && . "$NVM_DIR/nvm.sh"'
                 " && nvm install 22 && nvm alias default 22"
                 ' && ln -sf "$(command -v node)" /usr/local/bin/node && ln -sf "$(command -v npm)" /usr/local/bin/npm'
@@ -202,7 +201,9 @@ class LarAgent(BaseInstalledAgent):
         result = await environment.exec(command=command, env=env)
         code = result.return_code
         if code == EXIT_CONTEXT_FULL:
-            raise ContextWindowExceededError(f"lar run: the model's context window could not hold the run (exit {code})")
+            raise ContextWindowExceededError(
+                f"lar run: the model's context window could not hold the run (exit {code})"
+            )
         if code not in (0, 1):
             raise NonZeroAgentExitCodeError(
                 f"lar run exited with {code}; see agent/lar-output.txt: {self._truncate_output(result.stdout)}"

@@ -34,4 +34,6 @@ def find_tarball(explicit: str | None = None) -> Path:
             "or pass --ak cli_tarball=PATH (or set LAR_CLI_TARBALL)"
         )
     names = ", ".join(p.name for p in found)
-    raise FileNotFoundError(f"several lar CLI tarballs in {_clone_out()} ({names}): name one with --ak cli_tarball=PATH")
+    raise FileNotFoundError(
+        f"several lar CLI tarballs in {_clone_out()} ({names}): name one with --ak cli_tarball=PATH"
+    )

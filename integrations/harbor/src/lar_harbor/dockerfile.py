@@ -96,7 +96,9 @@ def _logical_lines(text: str) -> list[_Line]:
     return lines
 
 
-_VAR = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?P<op>:[-+])?(?P<word>[^}]*)\}|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))")
+_VAR = re.compile(
+    r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?P<op>:[-+])?(?P<word>[^}]*)\}|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))"
+)
 
 
 def _expand(text: str, variables: dict[str, str], line: int) -> str:
@@ -210,7 +212,7 @@ def parse(text: str) -> BuildPlan:
         if line.instruction == "FROM":
             if plan is not None:
                 raise DockerfileRefused(f"line {line.number}: a second FROM (a multi-stage build) is not supported")
-            flags, rest = _flags(line.rest, line.number, {"platform"})
+            _, rest = _flags(line.rest, line.number, {"platform"})
             image = _expand(rest.split()[0] if rest else "", variables, line.number)
             if not image:
                 raise DockerfileRefused(f"line {line.number}: FROM names no image")
@@ -229,7 +231,7 @@ def parse(text: str) -> BuildPlan:
         elif line.instruction in ("COPY", "ADD"):
             plan.steps.append(_copy(line, variables, workdir))
         elif line.instruction == "RUN":
-            flags, rest = _flags(line.rest, line.number, set())
+            _, rest = _flags(line.rest, line.number, set())
             words = _json_or_words(rest, line.number)
             argv = tuple(words) if words is not None else ("/bin/sh", "-c", rest)
             run_env = tuple(sorted({**args, **env}.items()))

@@ -70,7 +70,9 @@ for t in threads:
 
 # Starts the inside half, then the command; a forwarder that cannot start fails the command visibly.
 PRELUDE = (
-    'python3 -c "$1" ' + INSIDE_DIR + " || { echo 'lar-harbor: the model endpoint forwarder did not start' >&2; exit 97; }; "
+    'python3 -c "$1" '
+    + INSIDE_DIR
+    + " || { echo 'lar-harbor: the model endpoint forwarder did not start' >&2; exit 97; }; "
     'exec bash -c "$2"'
 )
 
@@ -108,10 +110,13 @@ class Forwards:
             inside = inside + 1 if inside < 65535 else 1024
         if inside not in self._servers:
             self.directory.mkdir(parents=True, exist_ok=True)
-            self._targets[inside] = (host, port)
-            self._servers[inside] = await asyncio.start_unix_server(
-                lambda r, w, target=(host, port): self._carry(r, w, target), path=str(self.directory / f"{inside}.sock")
-            )
+            target = (host, port)
+            self._targets[inside] = target
+
+            async def carry(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+                await self._carry(reader, writer, target)
+
+            self._servers[inside] = await asyncio.start_unix_server(carry, path=str(self.directory / f"{inside}.sock"))
         netloc = f"127.0.0.1:{inside}"
         if parts.username:
             netloc = f"{parts.username}{':' + parts.password if parts.password else ''}@{netloc}"

@@ -1,8 +1,9 @@
 """One command in a trial's bubblewrap sandbox: the host's tools read-only, the trial's root writable.
 
 A trial's root is a host folder bound at `/`; the host's /usr is laid over it
-read-only, so the task sees the host's tools but writes only its own files. Every file transfer also runs inside the sandbox (tar), so a symbolic
-link the agent planted is resolved in the trial's root, never on the host.
+read-only, so the task sees the host's tools but writes only its own files.
+Every file transfer also runs inside the sandbox (tar), so a symbolic link the
+agent planted is resolved in the trial's root, never on the host.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import shutil
 import signal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 # The host folder the trial sees read-only: the tools. Its /etc is a curated copy
 # of the host's (lar_harbor.image), so no host secret is in view and the task may change it.
@@ -102,7 +103,7 @@ async def _read_bounded(stream: asyncio.StreamReader | None) -> str:
     return text
 
 
-async def _copy_out(stream: asyncio.StreamReader | None, sink: BinaryIO) -> str:
+async def _copy_out(stream: asyncio.StreamReader | None, sink: IO[bytes]) -> str:
     if stream is not None:
         while chunk := await stream.read(1 << 20):
             sink.write(chunk)
@@ -130,7 +131,7 @@ async def run(
     network: bool,
     timeout_sec: float | None = None,
     stdin: bytes | None = None,
-    stdout_to: BinaryIO | None = None,
+    stdout_to: IO[bytes] | None = None,
     binds: tuple[tuple[str, str], ...] = (),
 ) -> Outcome:
     """Run `argv` in the sandbox; a timeout or a cancellation kills everything it started.

@@ -90,7 +90,9 @@ async def download_dir(root: Path, source_dir: str, target_dir: Path) -> None:
             archive.extractall(Path(target_dir), filter=safe)
         if skipped:
             note = Path(target_dir) / "lar-harbor-skipped.txt"
-            note.write_text("Left in the sandbox (a link that leaves the folder, or not a file):\n" + "\n".join(skipped) + "\n")
+            note.write_text(
+                "Left in the sandbox (a link that leaves the folder, or not a file):\n" + "\n".join(skipped) + "\n"
+            )
 
 
 async def download_file(root: Path, source_path: str, target_path: Path) -> None:
