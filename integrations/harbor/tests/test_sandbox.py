@@ -130,7 +130,7 @@ class Forwarding(unittest.TestCase):
         (root / "tmp").mkdir(parents=True)
 
         async def scenario() -> tuple[str, sandbox.Outcome]:
-            forwards = Forwards(scratch / "net")
+            forwards = Forwards()
             url = await forwards.reach(f"http://127.0.0.1:{allowed.server_address[1]}/v1", ["127.0.0.1"])
             with self.assertRaises(EndpointNotAllowed):
                 await forwards.reach("http://gpu.example:30000/v1", ["127.0.0.1"])
@@ -149,7 +149,9 @@ class Forwarding(unittest.TestCase):
                 network=False,
                 binds=((str(forwards.directory), INSIDE_DIR),),
             )
+            used = forwards.directory
             await forwards.close()
+            self.assertFalse(used is not None and used.exists(), "the sockets' folder is removed")
             return url, done
 
         try:

@@ -9,8 +9,8 @@ reproduce refuses the task before the agent starts.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
-import uuid
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -50,11 +50,10 @@ class LocalSandboxEnvironment(BaseEnvironment):
         super().__init__(*args, **kwargs)
         options = self.options
         self._keep_root = isinstance(options, LocalSandboxOptions) and options.keep_root
-        base = Path(tempfile.gettempdir()) / "lar-harbor"
-        unique = uuid.uuid4().hex[:8]
-        self._root = base / f"{self.session_id}-{unique}" / "root"
-        # Unix socket paths are short (108 bytes): the forwarders get a short folder of their own.
-        self._forwards = Forwards(base / f"net-{unique}")
+        # A folder of our own (mkdtemp: unique, 0700), so no other user of a shared /tmp can lay a link in its place.
+        name = re.sub(r"[^A-Za-z0-9._-]+", "_", self.session_id)[:60]
+        self._root = Path(tempfile.mkdtemp(prefix=f"lar-harbor-{name}-")) / "root"
+        self._forwards = Forwards()
 
     @staticmethod
     def type() -> str:
@@ -113,7 +112,8 @@ class LocalSandboxEnvironment(BaseEnvironment):
         if self._refusal is not None:
             raise SandboxBuildFailedError(self._refusal)
         sandbox.bwrap_path()
-        key = f"{self.environment_name[:40]}-{self.environment_id[:16]}-{'net' if self._network else 'nonet'}"
+        name = re.sub(r"[^A-Za-z0-9._-]+", "_", self.environment_name)[:40]
+        key = f"{name}-{self.environment_id[:16]}-{'net' if self._network else 'nonet'}"
         built = await image.ensure_image(
             cache_dir() / "harbor-images",
             key,
@@ -139,7 +139,6 @@ class LocalSandboxEnvironment(BaseEnvironment):
 
     async def stop(self, delete: bool) -> None:
         await self._forwards.close()
-        image.remove_tree(self._forwards.directory)
         if self._keep_root:
             self.logger.info(f"trial root kept at {self._root}")
             return
@@ -164,7 +163,7 @@ class LocalSandboxEnvironment(BaseEnvironment):
         merged = {**self._plan.env, "HOME": "/root", **self._startup_env(), **(self._merge_env(env) or {})}
         argv = ["bash", "-c", command]
         binds: tuple[tuple[str, str], ...] = ()
-        if self._forwards.active:
+        if self._forwards.directory is not None:
             argv = ["/bin/sh", "-c", PRELUDE, "sh", INSIDE_SCRIPT, command]
             binds = ((str(self._forwards.directory), INSIDE_DIR),)
         done = await sandbox.run(

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
+import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -82,16 +84,13 @@ class EndpointNotAllowed(RuntimeError):
 
 
 class Forwards:
-    """The outside halves for one trial: a Unix socket per allowed endpoint, in `directory`."""
+    """The outside halves for one trial: a Unix socket per allowed endpoint, in `directory` once there is one."""
 
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
+    def __init__(self) -> None:
+        # Unix socket paths are short (108 bytes): a folder of their own, made at the first endpoint.
+        self.directory: Path | None = None
         self._servers: dict[int, asyncio.Server] = {}
         self._targets: dict[int, tuple[str, int]] = {}
-
-    @property
-    def active(self) -> bool:
-        return bool(self._servers)
 
     async def reach(self, url: str, allowed_hosts: list[str]) -> str:
         """The URL to use inside for `url`: the same path on the sandbox's loopback, at a forwarded port."""
@@ -109,7 +108,8 @@ class Forwards:
         while inside in self._targets and self._targets[inside] != (host, port):
             inside = inside + 1 if inside < 65535 else 1024
         if inside not in self._servers:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            if self.directory is None:
+                self.directory = Path(tempfile.mkdtemp(prefix="lar-net-"))
             target = (host, port)
             self._targets[inside] = target
 
@@ -143,3 +143,6 @@ class Forwards:
         for server in self._servers.values():
             server.close()
         self._servers.clear()
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory = None
