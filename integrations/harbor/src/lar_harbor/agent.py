@@ -192,7 +192,9 @@ class LarAgent(BaseInstalledAgent):
         atif = shlex.quote(str(logs / "trajectory.json"))
         command = (
             f"mkdir -p {shlex.quote(str(logs))}; "
-            f'printf "%s" "$LAR_TASK" | {run} --workspace "$PWD" > {shlex.quote(str(logs / "lar-output.txt"))} 2>&1; '
+            # The task's working directory is the workspace; never the whole file system (a task without WORKDIR).
+            'ws="$PWD"; [ "$ws" = / ] && ws="${HOME:-/root}"; '
+            f'printf "%s" "$LAR_TASK" | {run} --workspace "$ws" > {shlex.quote(str(logs / "lar-output.txt"))} 2>&1; '
             "code=$?; "
             f"if [ -s {trajectory} ]; then {LAR} export {trajectory} --format atif --out {atif}"
             f" > {shlex.quote(str(logs / 'lar-export.txt'))} 2>&1; fi; "
