@@ -6,12 +6,13 @@
  * `lar harbor` joins as a computation by hand does.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { HARBOR_MODEL, HARBOR_SCRIPTS, harborModelServer } from '../../devtools/harbor-model';
-import { harborStatus } from '../../devtools/paths';
+import { writeCliPackage } from '../../devtools/cli-package';
+import { REPO_ROOT, harborStatus } from '../../devtools/paths';
 import { harborRun, python, trialsOf, type HarborTrial } from '../support/harbor-job';
 import { lar } from '../support/lar-cli';
 
@@ -40,8 +41,14 @@ async function assertResultsParse(job: string, trials: readonly HarborTrial[]): 
 
 describe('Harbor through LocalSandboxEnvironment', { skip }, () => {
   let scratch = '';
-  before(() => {
+  before(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'lar-harbor-jobs-'));
+    // LarAgent installs the CLI tarball `npm run package` writes; `npm run test:unit` does not package.
+    if (
+      !existsSync(join(REPO_ROOT, 'out', 'cli')) ||
+      !readdirSync(join(REPO_ROOT, 'out', 'cli')).some((f) => f.endsWith('.tgz'))
+    )
+      await writeCliPackage(join(REPO_ROOT, 'out', 'cli'));
   });
   after(() => rmSync(scratch, { recursive: true, force: true }));
 
