@@ -146,28 +146,22 @@ describe('Harbor through LocalSandboxEnvironment', { skip }, () => {
     await assertTrajectories(trials);
     await assertRewardsByHand(job, trials, scripted);
   });
-});
 
-test(
-  "a run the context window cannot hold is Harbor's context-length error, scored 0 rather than dropped",
-  { skip },
-  async () => {
-    const scratch = mkdtempSync(join(tmpdir(), 'lar-harbor-window-'));
+  test("a run the context window cannot hold is Harbor's context-length error, scored 0 rather than dropped", async () => {
     const model = harborModelServer(600);
     const url = await model.start();
     try {
-      const { job } = await harborRun(venv, join(scratch, 'jobs'), [
-      '-p', TASKS, '-i', 'csv-report', '-a', 'lar_harbor:LarAgent', '-m', `hosted_vllm/${HARBOR_MODEL}`,
-      '--ak', `api_base=${url}`, '-e', ENV,
-    ]); // prettier-ignore
+      const { job } = await harborRun(venv, join(scratch, 'window'), [
+        '-p', TASKS, '-i', 'csv-report', '-a', 'lar_harbor:LarAgent', '-m', `hosted_vllm/${HARBOR_MODEL}`,
+        '--ak', `api_base=${url}`, '-e', ENV,
+      ]); // prettier-ignore
       const [t] = trialsOf(job);
       assert.deepEqual([t?.exception, t?.reward], ['ContextWindowExceededError', 0]);
     } finally {
       await model.stop();
-      rmSync(scratch, { recursive: true, force: true });
     }
-  },
-);
+  });
+});
 
 async function assertTrajectories(trials: readonly HarborTrial[]): Promise<void> {
   for (const t of trials) {
