@@ -292,7 +292,7 @@ test('a window that cannot hold the system prompt and the tools is refused with 
   const endpoint = await server.start();
   try {
     const r = await lar(['run', '--task', 'x', '--endpoint', endpoint, '--workspace', ws, '--workflow', workflow]);
-    assert.equal(r.code, 1);
+    assert.equal(r.code, 3, 'the exit a harness reads as a context-length error');
     assert.match(r.out, /cannot hold the system prompt and the tool descriptions.*--max-model-len/);
     assert.equal(server.requests.filter((q) => q.path === '/v1/chat/completions').length, 0);
   } finally {
