@@ -1,14 +1,19 @@
 /**
  * The server's token counts through a real run: on each model turn of the trajectory, never
- * invented.
+ * invented, and in the ATIF export as Harbor's metrics (which Harbor's own validator accepts).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { exportAtif } from '../../core/export/atif';
+import { parseTrajectory } from '../../core/schema/jsonl';
 import type { TurnUsage } from '../../core/schema/trajectory';
 import { verifyTrajectoryText } from '../../core/verifier/verify';
+import { harborStatus } from '../../devtools/paths';
 import { outcomePasses, runWith } from '../../testkit/agent-run';
 import { ScriptedModelServer, type ScriptedServerOptions } from '../../testkit/scripted-server';
+import { python } from '../support/harbor-job';
 
 interface Line {
   type?: string;
@@ -87,4 +92,28 @@ test('a server that reports no usage leaves no token counts in the trajectory', 
     lines.find((l) => l.usage),
     undefined,
   );
+});
+
+const harbor = harborStatus();
+
+test("the export of a run with token counts has them as ATIF metrics, and Harbor's validator accepts it", async (t) => {
+  const { text } = await runAgainst({ script, promptCache: true });
+  const doc = exportAtif(parseTrajectory(text), verifyTrajectoryText(text), { agentVersion: '0', fallbackId: 'r' });
+  const metrics = doc.steps.flatMap((s) => (s.metrics ? [s.metrics] : []));
+  assert.equal(metrics.length, 3);
+  assert.deepEqual(doc.final_metrics, {
+    total_prompt_tokens: metrics.reduce((n, m) => n + m.prompt_tokens!, 0),
+    total_completion_tokens: metrics.reduce((n, m) => n + m.completion_tokens!, 0),
+    total_cached_tokens: metrics.reduce((n, m) => n + m.cached_tokens!, 0),
+    total_steps: doc.steps.length,
+  });
+  if ('skip' in harbor) return t.skip(harbor.skip);
+  const file = join(process.env.TMPDIR ?? '/tmp', 'usage-trajectory.json');
+  writeFileSync(file, JSON.stringify(doc));
+  const v = await python(
+    harbor.venv,
+    'import runpy, sys; sys.argv = ["validator", sys.argv[1]]; runpy.run_module("harbor.utils.trajectory_validator", run_name="__main__")',
+    [file],
+  );
+  assert.equal(v.code, 0, v.out);
 });
