@@ -16,6 +16,20 @@ export interface Answer {
   flavor: ServerFlavor;
   /** Prompt tokens of the chat request being answered (the `usage` it reports). */
   promptTokens: number;
+  /** Of those, what the prefix cache held, when the server reports it (`prompt_tokens_details`). */
+  cachedTokens?: number;
+  /** A streamed answer ends with a usage chunk (`stream_options.include_usage`). */
+  includeUsage?: boolean;
+}
+
+/** The `usage` object a server sends for an answer of `completion` tokens. */
+export function usageOf(answer: Answer, completion: number, total = answer.promptTokens + completion): object {
+  return {
+    prompt_tokens: answer.promptTokens,
+    completion_tokens: completion,
+    total_tokens: total,
+    ...(answer.cachedTokens !== undefined ? { prompt_tokens_details: { cached_tokens: answer.cachedTokens } } : {}),
+  };
 }
 
 export function render(turn: ReplyTurn): { content: string; toolCalls: RenderedCall[] } {
@@ -92,10 +106,6 @@ export function completionBody(turn: ReplyTurn, answer: Answer): object {
         finish_reason: toolCalls.length ? 'tool_calls' : 'stop',
       },
     ],
-    usage: {
-      prompt_tokens: answer.promptTokens,
-      completion_tokens: 10,
-      total_tokens: answer.promptTokens + 10,
-    },
+    usage: usageOf(answer, 10),
   };
 }

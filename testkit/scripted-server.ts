@@ -53,6 +53,12 @@ export interface ScriptedServerOptions {
   refusalMessage?: string;
   /** Answer Test Connection's probe (a request offering only the `ping` tool) with the ping call, outside the script. */
   answerProbe?: boolean;
+  /**
+   * Report in `usage.prompt_tokens_details.cached_tokens` what a prefix cache held of each prompt, as
+   * vLLM (--enable-prompt-tokens-details) and SGLang do: the previous chat request's prompt tokens when
+   * this request's messages begin with that one's, else 0.
+   */
+  promptCache?: boolean;
   /** Makes each turn from the request instead of the script (a model that reads its prompt). */
   respond?: (body: ChatRequestBody, n: number) => ScriptedTurn;
 }
@@ -75,6 +81,8 @@ export class ScriptedModelServer {
   private turn = 0;
   /** Prompt tokens of the chat request being answered (the `usage` it reports). */
   private lastPromptTokens = 0;
+  /** The previous chat request's messages and prompt tokens: what a prefix cache holds. */
+  private cache: { messages: string[]; tokens: number } | undefined;
   readonly requests: RecordedRequest[] = [];
 
   constructor(private readonly opts: ScriptedServerOptions) {}
@@ -176,11 +184,28 @@ export class ScriptedModelServer {
     this.lastPromptTokens = promptTokens;
 
     if (turn.kind === 'http_error') return sendJson(res, turn.status, turn.body);
-    const answer = { id: `chatcmpl-${this.turn}`, model, flavor: this.flavor, promptTokens: this.lastPromptTokens };
+    const answer = {
+      id: `chatcmpl-${this.turn}`,
+      model,
+      flavor: this.flavor,
+      promptTokens: this.lastPromptTokens,
+      includeUsage: chat.stream_options?.include_usage === true,
+      ...(this.opts.promptCache ? { cachedTokens: this.cached(chat, promptTokens) } : {}),
+    };
     if (chat.stream) return streamTurn(res, answer, turn, chat.max_tokens);
     if (!isReply(turn))
       return this.error(res, 500, `turn "${turn.kind}" needs a streaming request`, 'InternalServerError');
     sendJson(res, 200, completionBody(turn, answer));
+  }
+
+  /** What the prefix cache held of this prompt, remembering it for the next request. */
+  private cached(chat: ChatRequestBody, promptTokens: number): number {
+    const messages = (chat.messages ?? []).map((m) => JSON.stringify(m));
+    const before = this.cache;
+    this.cache = { messages, tokens: promptTokens };
+    if (!before || before.messages.length > messages.length) return 0;
+    const grows = before.messages.every((m, i) => m === messages[i]);
+    return grows ? Math.min(before.tokens, promptTokens) : 0;
   }
 
   /** The turn that answers this request: the probe's, the responder's, or the script's next. */

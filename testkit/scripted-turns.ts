@@ -57,6 +57,8 @@ export interface ChatRequestBody {
   tool_choice?: unknown;
   max_tokens?: number;
   stream?: boolean;
+  /** vLLM and SGLang send a final usage chunk only when asked with `include_usage`. */
+  stream_options?: { include_usage?: boolean } | null;
   chat_template_kwargs?: Record<string, unknown>;
 }
 

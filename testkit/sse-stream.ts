@@ -1,7 +1,7 @@
 /** A scripted turn sent as Server-Sent Events, chunked the way SGLang or vLLM chunks it, faults included. */
 
 import type { ServerResponse } from 'node:http';
-import { fragments, render, type Answer, type RenderedCall } from './reply-render';
+import { fragments, render, usageOf, type Answer, type RenderedCall } from './reply-render';
 import { isReply, type FaultTurn, type ReplyTurn, type ScriptedTurn } from './scripted-turns';
 
 /** Writes the chunks of one streamed answer. */
@@ -23,11 +23,9 @@ class ChunkWriter {
     this.send({ choices: [{ index: 0, delta: d, logprobs: null, finish_reason: finish }] });
   }
 
+  /** The final usage chunk, empty `choices`, sent only when the request asked for it (as vLLM and SGLang do). */
   usage(completion: number, total: number): void {
-    this.send({
-      choices: [],
-      usage: { prompt_tokens: this.answer.promptTokens, completion_tokens: completion, total_tokens: total },
-    });
+    if (this.answer.includeUsage) this.send({ choices: [], usage: usageOf(this.answer, completion, total) });
   }
 }
 

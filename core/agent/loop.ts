@@ -10,10 +10,10 @@ import { wireFormatOf } from '../model/client';
 import { ModelError } from '../model/errors';
 import type { ModelReply, ModelToolCall } from '../model/reply';
 import { DEFAULT_CONTEXT_WINDOW, type ContextWindow } from '../model/server-info';
-import { maskEndpoint } from '../secrets/endpoint';
-import type { ToolFormatSetting, WireFormat } from '../model/formats';
+import type { ToolFormatSetting } from '../model/formats';
 import { StreamView } from '../model/stream-view';
-import type { Header } from '../schema/trajectory';
+import type { TurnUsage } from '../schema/trajectory';
+import { turnUsage } from '../model/usage';
 import { externalJudge, type Workflow } from '../schema/workflow';
 import { VerifierState } from '../verifier/state';
 import { capText, MIN_ANSWER } from './context';
@@ -22,6 +22,7 @@ import { callInFlight, hostFacts, newRunNote, outcomeLine, restoreNote, systemFo
 import { recordDigest } from './run-digests';
 import { CallSteps } from './step';
 import { TrajectoryWriter } from './trajectory-writer';
+import { headerOf, limitsOf } from './run-header';
 import { asUserInput, partsOf, renderUserMessage, type UserInput } from '../schema/user-message';
 import { WindowFit, type Prompt } from './window-fit';
 import type { AgentEvent, AgentGate, AgentOptions, AgentResult } from './types';
@@ -38,44 +39,6 @@ export async function runAgent(opts: AgentOptions): Promise<AgentResult> {
         source: 'default',
       });
   return new Run(opts, window).cycle();
-}
-
-/** The run's limits, defaults filled in. */
-function limitsOf(opts: AgentOptions) {
-  return {
-    maxSteps: 200,
-    maxTimeMs: 3_600_000,
-    maxTokens: Infinity,
-    maxIdleTurns: 3,
-    maxRepeatedFailures: 3,
-    ...opts.limits,
-  };
-}
-
-/** Line 1 of the trajectory: what the run was asked and sized for. */
-function headerOf(opts: AgentOptions, format: WireFormat, window: ContextWindow, maxRepeats: number): Header {
-  const parts = partsOf({ text: opts.task, ...(opts.attachments ? { attachments: opts.attachments } : {}) });
-  return {
-    lar: 1,
-    type: 'header',
-    task: opts.task,
-    ...(parts ? { parts } : {}),
-    workflow: opts.workflowRef,
-    model: {
-      name: opts.modelInfo.name,
-      ...(opts.modelInfo.endpoint ? { endpoint: maskEndpoint(opts.modelInfo.endpoint) } : {}),
-      ...(opts.modelInfo.endpointName ? { endpointName: opts.modelInfo.endpointName } : {}),
-      toolFormat: format,
-      contextWindow: window.tokens,
-      contextWindowSource: window.source,
-    },
-    started: new Date().toISOString(),
-    ...(opts.runId ? { id: opts.runId } : {}),
-    ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
-    ...(opts.rules?.files.length ? { rules: opts.rules.files.map((f) => f.path) } : {}),
-    ...(opts.thread ? { thread: opts.thread } : {}),
-    limits: { maxRepeatedFailures: maxRepeats },
-  };
 }
 
 /**
@@ -99,6 +62,8 @@ class Run {
   private idleTurns = 0;
   /** Model replies with calls so far: each call records the reply it came in. */
   private replies = 0;
+  /** The token counts of a reply without words, for its first call's line. */
+  private usage: TurnUsage | undefined;
   /** The calls of the model's latest turn and the results so far: settled into the conversation however the run ends. */
   private pending: { calls: readonly ModelToolCall[]; results: TurnResult[] } | undefined;
 
@@ -278,16 +243,20 @@ class Run {
       source: this.fit.window.source,
       completionTokens: this.tokens,
     });
-    if (reply.text || reply.reasoning) {
+    // The turn's token counts go on its message, or on its first call when it had no words (no line is added for them).
+    const usage = turnUsage(reply.usage);
+    this.usage = undefined;
+    if (reply.text || reply.reasoning || (usage && reply.toolCalls.length === 0)) {
       const m = this.writer.append({
         type: 'message',
         role: 'assistant',
         content: reply.text,
         ...(reply.reasoning ? { reasoning: reply.reasoning } : {}),
+        ...(usage ? { usage } : {}),
         at: new Date().toISOString(),
       });
       this.emit({ kind: 'message', ...m });
-    }
+    } else this.usage = usage;
     // Text calls get run-unique ids (the server gave them none); the conversation keys results by them.
     const calls = reply.toolCalls.map((c) => (c.via === 'text' ? { ...c, id: newCallId() } : c));
     const turnCalls: TurnCall[] = calls.map((c) => ({
@@ -328,7 +297,8 @@ class Run {
     const resultCap = this.fit.resultCap();
     for (const call of calls) {
       if (this.opts.signal?.aborted) return this.finish('cancelled', 'the user stopped the run');
-      const stepped = await this.steps.step(call, this.replies);
+      const stepped = await this.steps.step(call, this.replies, this.usage);
+      this.usage = undefined;
       // What a command printed or a file held may carry a secret: the model gets it masked, as the trajectory does.
       const observation = capText(
         this.redact(stepped.observation),

@@ -4,7 +4,7 @@
  */
 import type { ModelToolCall } from '../model/reply';
 import { isToolName, ToolArgs, type ToolName } from '../schema/tools';
-import type { CallStatus, ToolCallEvent, ToolResult } from '../schema/trajectory';
+import type { CallStatus, ToolCallEvent, ToolResult, TurnUsage } from '../schema/trajectory';
 import { changedFiles } from '../verifier/events';
 import type { VerifierState } from '../verifier/state';
 import type { GateResult, ProposedCall } from '../verifier/types';
@@ -60,8 +60,8 @@ export class CallSteps {
     this.failures = new RepeatedFailures(maxRepeats);
   }
 
-  /** Gates, runs (or not) and records one tool call of the model's `reply`-th reply with calls. */
-  async step(call: ModelToolCall, reply: number): Promise<Stepped> {
+  /** Gates, runs (or not) and records one tool call of the model's `reply`-th reply with calls (`usage`: the reply's, on its first call when it had no words). */
+  async step(call: ModelToolCall, reply: number, usage?: TurnUsage): Promise<Stepped> {
     const { state, writer, emit, redact, gate } = this.run;
     const proposed: ProposedCall =
       call.argsError !== undefined
@@ -72,7 +72,7 @@ export class CallSteps {
     const stageBefore = state.currentStage;
     const ran = await this.decide(call, verdict);
     if (ran.result.durationMs === undefined) ran.result = { ...ran.result, durationMs: Date.now() - t0 };
-    const event = eventOf(call, ran, reply);
+    const event = eventOf(call, ran, reply, usage);
     const written = writer.append(event);
     const stepResult = state.append(event, written.line);
     emit({ kind: 'step', ...written, event, result: stepResult, gate: verdict });
@@ -162,7 +162,7 @@ export class CallSteps {
 }
 
 /** The trajectory's record of a call. */
-function eventOf(call: ModelToolCall, ran: Ran, reply: number): ToolCallEvent {
+function eventOf(call: ModelToolCall, ran: Ran, reply: number, usage: TurnUsage | undefined): ToolCallEvent {
   return {
     type: 'tool_call',
     id: call.id,
@@ -174,6 +174,7 @@ function eventOf(call: ModelToolCall, ran: Ran, reply: number): ToolCallEvent {
     ...(call.repairs?.length ? { repairs: call.repairs } : {}),
     ...(call.via === 'text' ? { via: 'text' as const } : {}),
     reply,
+    ...(usage ? { usage } : {}),
     ...(ran.checkpoint ? { checkpoint: ran.checkpoint } : {}),
     status: ran.status,
     result: ran.result,

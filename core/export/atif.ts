@@ -1,10 +1,11 @@
 import type { ParsedTrajectory } from '../schema/jsonl';
 import { attachmentsOf, type MessagePart } from '../schema/message-parts';
-import type { ToolCallEvent, TrajectoryEvent } from '../schema/trajectory';
+import type { ToolCallEvent, TrajectoryEvent, TurnUsage } from '../schema/trajectory';
 import { renderAttachment } from '../schema/user-message';
 import { toolDefinitions } from '../schema/tool-definitions';
 import type { StepResult } from '../verifier/types';
 import type { TrajectoryReport } from '../verifier/verify';
+import { finalMetrics, outcomeLevel, stepLevels, stepMetrics } from './atif-levels';
 import { ATIF_VERSION, AtifTrajectory, type AtifStep } from './atif-schema';
 
 export interface AtifOptions {
@@ -26,9 +27,10 @@ function failedChecks(r: StepResult): { check: string; reason: string }[] {
 /**
  * The trajectory in ATIF-v1.7 with the verifier's results attached. ATIF
  * objects accept no unknown keys, so every result goes in `extra.lar`: per call
- * on its observation result, per step on the step, per run at the root. One
- * agent step per model turn: an assistant message and the tool calls that
- * follow it belong together.
+ * on its observation result, per step on the step (the three levels: its calls'
+ * tool rewards, its stage visit's reward, the run's outcome), per run at the
+ * root. One agent step per model turn: an assistant message and the tool calls
+ * of its reply belong together, with the server's token counts in `metrics`.
  */
 export function exportAtif(parsed: ParsedTrajectory, report: TrajectoryReport, opts: AtifOptions): AtifTrajectory {
   const header = parsed.header;
@@ -44,9 +46,9 @@ export function exportAtif(parsed: ParsedTrajectory, report: TrajectoryReport, o
       tool_definitions: toolDefinitions() as unknown as Record<string, unknown>[],
     },
     steps,
-    final_metrics: { total_steps: steps.length },
+    final_metrics: finalMetrics(steps),
     notes:
-      'Exported by lar (Lean4 Agentic). Verifier results are in extra.lar: per tool call on observation results, per model turn on steps, per run at the root; see docs/rewards.md.',
+      "Exported by lar (Lean4 Agentic). Verifier results are in extra.lar: per tool call on observation results; per model turn on agent steps (its calls' tool rewards, its stage visit's reward, the run's outcome, null with outcomePending while an outside judge has not given it); per run at the root; see docs/rewards.md. Token counts are the server's, on the turns it reported them for.",
     extra: { lar: runResults(report, header?.task) },
   };
   const checked = AtifTrajectory.safeParse(doc);
@@ -78,85 +80,133 @@ function attachmentsExtra(parts: readonly MessagePart[] | undefined): { attachme
   };
 }
 
+/** An agent step being filled: its first event's result and its calls' results, for the reward levels. */
+interface OpenTurn {
+  step: AgentStep;
+  first: StepResult | undefined;
+  calls: (StepResult | undefined)[];
+  /** The reply its calls came in (files from before `reply` have none: their calls group). */
+  reply: number | undefined;
+}
+
 /** The steps: the task, then one per message, model turn or system event, in trajectory order. */
 function atifSteps(parsed: ParsedTrajectory, report: TrajectoryReport, modelName: string | undefined): AtifStep[] {
+  const walk = new StepWalk(report, modelName);
   const header = parsed.header;
-  const results = new Map(report.steps.map((s) => [s.line, s]));
-  const steps: AtifStep[] = [];
-  let open: AgentStep | undefined;
-  const push = (s: Omit<AtifStep, 'step_id'>): AtifStep => {
-    const step = { step_id: steps.length + 1, ...s };
-    steps.push(step);
-    return step;
-  };
-  /** A model turn: its text, then the tool calls that follow it. */
-  const openAgentStep = (message: string, at: string | undefined, line: number): AgentStep =>
-    push({
-      source: 'agent',
-      message,
-      ...(modelName ? { model_name: modelName } : {}),
-      ...(at ? { timestamp: at } : {}),
-      tool_calls: [],
-      observation: { results: [] },
-      extra: { lar: { line, calls: [] } },
-    }) as AgentStep;
-
   if (header)
-    push({
+    walk.push({
       source: 'user',
       ...userMessage(header.task, header.parts),
       ...(header.started ? { timestamp: header.started } : {}),
       extra: { lar: { line: parsed.headerLine, kind: 'task', ...attachmentsExtra(header.parts) } },
     });
+  for (const line of parsed.lines) if (line.kind === 'event') walk.event(line.event, line.line, header?.task);
+  return walk.finish(header?.task ?? '');
+}
 
-  for (const line of parsed.lines) {
-    if (line.kind !== 'event') continue;
-    const e: TrajectoryEvent = line.event;
-    const r = results.get(line.line);
+/** The walk over the events that makes the steps, one model turn open at a time. */
+class StepWalk {
+  private readonly steps: AtifStep[] = [];
+  private readonly turns: OpenTurn[] = [];
+  private readonly results: Map<number, StepResult>;
+  private open: OpenTurn | undefined;
+
+  constructor(
+    private readonly report: TrajectoryReport,
+    private readonly modelName: string | undefined,
+  ) {
+    this.results = new Map(report.steps.map((s) => [s.line, s]));
+  }
+
+  push(s: Omit<AtifStep, 'step_id'>): AtifStep {
+    const step = { step_id: this.steps.length + 1, ...s };
+    this.steps.push(step);
+    return step;
+  }
+
+  event(e: TrajectoryEvent, line: number, task: string | undefined): void {
+    const r = this.results.get(line);
     switch (e.type) {
       case 'message':
-        open = undefined;
+        this.open = undefined;
         if (e.role === 'assistant') {
-          open = openAgentStep(e.content, e.at, line.line);
-          if (e.reasoning) open.reasoning_content = e.reasoning;
-        } else if (e.role === 'user' && steps.length === 1 && header?.task === e.content) {
+          this.open = this.openTurn(e.content, e.at, line, r, e.usage);
+          if (e.reasoning) this.open.step.reasoning_content = e.reasoning;
+        } else if (e.role === 'user' && this.steps.length === 1 && task === e.content) {
           // The task already opened the document as its first user step.
         } else {
-          push({
+          this.push({
             source: e.role,
             ...userMessage(e.content, e.parts),
             ...(e.at ? { timestamp: e.at } : {}),
-            extra: { lar: { line: line.line, ...attachmentsExtra(e.parts) } },
+            extra: { lar: { line, ...attachmentsExtra(e.parts) } },
           });
         }
-        break;
-      case 'tool_call': {
-        if (!open) {
-          open = openAgentStep('', e.at, line.line);
-        }
-        addCall(open, e, line.line, r);
-        // A stage change or a submit ends the model turn it belongs to.
-        if (e.tool === 'enter_stage' || e.tool === 'submit') open = undefined;
-        break;
-      }
+        return;
+      case 'tool_call':
+        return this.call(e, line, r);
       case 'outcome':
       case 'compaction':
       case 'restore':
-        open = undefined;
-        push(systemStep(e, line.line, r));
-        break;
+        this.open = undefined;
+        this.push(systemStep(e, line, r));
+        return;
       case 'end':
-        open = undefined;
-        break;
+        this.open = undefined;
     }
   }
-  if (steps.length === 0) push({ source: 'user', message: header?.task ?? '' });
-  for (const s of steps) {
-    // A model turn without tool calls carries no empty lists.
-    if (s.tool_calls?.length === 0) delete s.tool_calls;
-    if (s.observation?.results.length === 0) delete s.observation;
+
+  /** A call joins its model turn; a call of another reply, or one carrying a reply's token counts, starts a new turn. */
+  private call(e: ToolCallEvent, line: number, r: StepResult | undefined): void {
+    let open = this.open;
+    const otherReply = open !== undefined && open.calls.length > 0 && e.reply !== open.reply;
+    if (!open || otherReply || e.usage) open = this.open = this.openTurn('', e.at, line, r, e.usage);
+    open.reply = e.reply;
+    open.calls.push(r);
+    addCall(open.step, e, line, r);
+    // A stage change or a submit ends the model turn it belongs to.
+    if (e.tool === 'enter_stage' || e.tool === 'submit') this.open = undefined;
   }
-  return steps;
+
+  /** A model turn: its text, then the tool calls that follow it; its token counts when the server gave them. */
+  private openTurn(
+    message: string,
+    at: string | undefined,
+    line: number,
+    first: StepResult | undefined,
+    usage: TurnUsage | undefined,
+  ): OpenTurn {
+    const step = this.push({
+      source: 'agent',
+      message,
+      ...(this.modelName ? { model_name: this.modelName } : {}),
+      ...(at ? { timestamp: at } : {}),
+      tool_calls: [],
+      observation: { results: [] },
+      ...(usage ? { metrics: stepMetrics(usage) } : {}),
+      extra: { lar: { line, calls: [] } },
+    }) as AgentStep;
+    const turn: OpenTurn = { step, first, calls: [], reply: undefined };
+    this.turns.push(turn);
+    return turn;
+  }
+
+  /** The steps, each agent step with its reward levels. */
+  finish(task: string): AtifStep[] {
+    const { steps } = this;
+    if (steps.length === 0) this.push({ source: 'user', message: task });
+    for (const t of this.turns) Object.assign(agentLar(t.step), stepLevels(t.first, t.calls, this.report.summary));
+    for (const s of steps) {
+      // A model turn without tool calls carries no empty lists.
+      if (s.tool_calls?.length === 0) delete s.tool_calls;
+      if (s.observation?.results.length === 0) delete s.observation;
+    }
+    return steps;
+  }
+}
+
+function agentLar(step: AgentStep): { calls: number[] } & Record<string, unknown> {
+  return (step.extra as { lar: { calls: number[] } & Record<string, unknown> }).lar;
 }
 
 type SystemEvent = Extract<TrajectoryEvent, { type: 'outcome' | 'compaction' | 'restore' }>;
@@ -201,8 +251,11 @@ function runResults(report: TrajectoryReport, task: string | undefined): Record<
     workflow: report.workflow?.id,
     ...(summary
       ? {
-          outcome: summary.outcome.reward,
-          return: summary.return,
+          ...outcomeLevel(summary),
+          // While the outside judge has not given the outcome, the return so far has none in it: not the run's return.
+          ...(summary.outcome.pending
+            ? { return: null, returnWithoutOutcome: summary.return }
+            : { return: summary.return }),
           alpha: summary.alpha,
           beta: summary.beta,
           toolRewardMean: summary.toolRewards.mean,
@@ -251,6 +304,5 @@ function addCall(step: AgentStep, e: ToolCallEvent, line: number, r: StepResult 
       },
     },
   });
-  const lar = (step.extra as { lar: { calls: number[] } }).lar;
-  lar.calls.push(line);
+  agentLar(step).calls.push(line);
 }

@@ -51,6 +51,8 @@ export interface Usage {
   prompt_tokens?: number;
   completion_tokens?: number;
   total_tokens?: number;
+  /** Of the prompt, what the prefix cache held (vLLM with --enable-prompt-tokens-details, SGLang's cache report). */
+  prompt_tokens_details?: { cached_tokens?: number | null } | null;
 }
 
 /** A tool call as the model made it: the raw argument text, and what it parsed to. */

@@ -159,6 +159,23 @@ export const ToolResult = z.object({
 });
 export type ToolResult = z.infer<typeof ToolResult>;
 
+/** The most tokens one count may hold: far above any context window, low enough to stay an exact integer in every reader. */
+export const MAX_TURN_TOKENS = 1_000_000_000;
+const TokenCount = z.number().int().min(0).max(MAX_TURN_TOKENS);
+
+/**
+ * What one model turn cost in tokens, as the server counted them in its `usage` (never estimated;
+ * absent when the server sent none): the prompt, the answer, and of the prompt what its prefix
+ * cache already held. Not scored by the verifier: there for a reader, a trainer and the ATIF export.
+ */
+export const TurnUsage = z
+  .object({ prompt: TokenCount, completion: TokenCount, cached: TokenCount.optional() })
+  .refine((u) => u.cached === undefined || u.cached <= u.prompt, {
+    message: 'cached tokens are part of the prompt, so at most prompt',
+    path: ['cached'],
+  });
+export type TurnUsage = z.infer<typeof TurnUsage>;
+
 /** A commit of the checkpoint store (SHA-1 or SHA-256 hex). */
 export const CheckpointId = z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/);
 
@@ -188,6 +205,8 @@ export const ToolCallEvent = z.object({
    * resumed from this file, rebuild the conversation turn by turn.
    */
   reply: z.number().int().positive().optional(),
+  /** The first call of a reply that had no words: the reply's token counts (else on its message). */
+  usage: TurnUsage.optional(),
   /**
    * The workspace just before this call ran, as a commit of the editor's
    * checkpoint store (a shadow git repository outside the workspace): "Restore
@@ -208,6 +227,8 @@ export const MessageEvent = z.object({
   parts: z.array(MessagePart).optional(),
   /** The model's reasoning before this answer (streamed apart, or in <think> tags). */
   reasoning: z.string().optional(),
+  /** The model's answer: the turn's token counts, when the server reported them. */
+  usage: TurnUsage.optional(),
   at: IsoTime.optional(),
 });
 export type MessageEvent = z.infer<typeof MessageEvent>;

@@ -139,6 +139,8 @@ function compactionText(c: (AgentEvent & { kind: 'compaction' })['event']): stri
 function assistantMessage(text: string): ToWebview[] {
   const m = JSON.parse(text) as { role?: string; content?: string; reasoning?: string };
   if (m.role !== 'assistant' || typeof m.content !== 'string') return [];
+  // An empty answer is recorded for its token counts; there is nothing to show.
+  if (!m.content && !m.reasoning) return [];
   return [
     {
       type: 'assistant',

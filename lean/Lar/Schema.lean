@@ -592,10 +592,40 @@ def ToolResult.fromJson? (j : Json) : Except String ToolResult := do
     testsRan := (← Read.opt j "testsRan" (Read.nat "result.testsRan"))
   }
 
+/-- The most tokens one count may hold (core/schema/trajectory.ts `MAX_TURN_TOKENS`). -/
+def maxTurnTokens : Nat := 1000000000
+
+def Read.tokens (ctx : String) (j : Json) : Except String Nat := do
+  let n ← Read.nat ctx j
+  if n > maxTurnTokens then throw s!"{ctx}: at most {maxTurnTokens} tokens"
+  pure n
+
+/-- A model turn's token counts, `usage` on its message or its first call (core/schema/trajectory.ts
+`TurnUsage`), checked as the TypeScript schema checks them so that both readers refuse the same
+malformed lines; nothing in it is judged. -/
+def TurnUsage.check (ctx : String) (j : Json) : Except String Unit := do
+  match field? j "usage" with
+  | none => pure ()
+  | some u =>
+    Read.object s!"{ctx}.usage" u
+    let prompt ← Read.tokens s!"{ctx}.usage.prompt" (← Read.req s!"{ctx}.usage" u "prompt")
+    discard <| Read.tokens s!"{ctx}.usage.completion" (← Read.req s!"{ctx}.usage" u "completion")
+    match (← Read.opt u "cached" (Read.tokens s!"{ctx}.usage.cached")) with
+    | some cached =>
+      if cached > prompt then throw s!"{ctx}.usage.cached: cached tokens are part of the prompt, so at most prompt"
+    | none => pure ()
+
+#guard (TurnUsage.check "m" (Json.mkObj [("usage", Json.mkObj
+  [("prompt", toJson (10 : Nat)), ("completion", toJson (3 : Nat)), ("cached", toJson (10 : Nat))])])).toOption.isSome
+#guard (TurnUsage.check "m" (Json.mkObj [("usage", Json.mkObj
+  [("prompt", toJson (10 : Nat)), ("completion", toJson (3 : Nat)), ("cached", toJson (11 : Nat))])])).toOption.isNone
+#guard (TurnUsage.check "m" (Json.mkObj [("usage", Json.mkObj [("prompt", toJson (10 : Nat))])])).toOption.isNone
+
 def ToolCall.fromJson? (j : Json) : Except String ToolCall := do
   let status ← Read.str "tool_call.status" (← Read.req "tool_call" j "status")
   let some status := CallStatus.ofString? status
     | throw s!"tool_call.status: unknown status \"{status}\""
+  TurnUsage.check "tool_call" j
   pure {
     tool := (← Read.str "tool_call.tool" (← Read.req "tool_call" j "tool"))
     args := (field? j "args").getD Json.null
@@ -659,7 +689,9 @@ def Event.fromJson? (j : Json) : Except String Event := do
   Read.object "event" j
   match (← Read.str "event.type" (← Read.req "event" j "type")) with
   | "tool_call" => return .toolCall (← ToolCall.fromJson? j)
-  | "message" => return .message
+  | "message" =>
+    TurnUsage.check "message" j
+    return .message
   | "outcome" => return .outcome (← OutcomeEvent.fromJson? j)
   | "compaction" =>
     CompactionEvent.check j

@@ -190,3 +190,26 @@ test('a stream cut off mid-way does not pass for a finished reply', async () => 
     assert.equal(a.result().choices[0]!.content, 'partial answ', 'what arrived is kept');
   });
 });
+
+test('usage comes in a final chunk only when the request asks for it, with the prefix cache when it is reported', async () => {
+  await withServer({ script: [{ content: 'one' }, { content: 'two' }, { content: 'three' }], promptCache: true }, async (client) => {
+    const ask = async (messages: { role: 'user' | 'assistant'; content: string }[], includeUsage: boolean) => {
+      const stream = await client.chat.completions.create({
+        model: 'LAR-9B',
+        stream: true,
+        ...(includeUsage ? { stream_options: { include_usage: true } } : {}),
+        messages,
+      });
+      const a = new CompletionAssembler();
+      for await (const chunk of stream) a.push(chunk);
+      return a.result().usage;
+    };
+    const first = [{ role: 'user' as const, content: 'fix the test' }];
+    assert.equal(await ask(first, false), undefined);
+    const u1 = await ask(first, true);
+    assert.equal(u1?.prompt_tokens_details?.cached_tokens, u1?.prompt_tokens, 'the same prompt again is all cached');
+    const u2 = await ask([...first, { role: 'assistant', content: 'one' }, { role: 'user', content: 'go on' }], true);
+    assert.equal(u2?.prompt_tokens_details?.cached_tokens, u1?.prompt_tokens);
+    assert.ok(u2!.prompt_tokens! > u1!.prompt_tokens!);
+  }); // prettier-ignore
+});

@@ -143,3 +143,102 @@ test('a restore exports as a system step that says what the user did to the work
   );
   assert.equal(restores[0]!.source, 'system');
 });
+
+/** A terminal-task run (outcome judged by Harbor) with the server's token counts on its turns. */
+const judgedOutside = (submitted: boolean) =>
+  [
+    { lar: 1, type: 'header', task: 't', workflow: 'builtin:terminal-task', started: '2026-11-30T00:00:00Z' },
+    { type: 'message', role: 'assistant', content: 'Look first.', usage: { prompt: 900, completion: 40, cached: 0 } },
+    { type: 'tool_call', id: 'a', tool: 'run_command', args: { command: 'ls' }, reply: 1, status: 'ok', result: { exitCode: 0, completion: 'exit' } },
+    { type: 'tool_call', id: 'b', tool: 'write_file', args: { path: 'x', content: 'y' }, reply: 1, status: 'blocked' },
+    // A reply without words: its counts are on its first call, and it is a turn of its own.
+    { type: 'tool_call', id: 'c', tool: 'enter_stage', args: { stage: 'work' }, reply: 2, usage: { prompt: 1000, completion: 20, cached: 900 }, status: 'ok' },
+    { type: 'tool_call', id: 'd', tool: 'run_command', args: { command: 'make' }, reply: 3, usage: { prompt: 1100, completion: 30 }, status: 'ok', result: { exitCode: 0, completion: 'exit' } },
+    { type: 'tool_call', id: 'e', tool: 'enter_stage', args: { stage: 'verify' }, reply: 3, status: 'ok' },
+    { type: 'tool_call', id: 'f', tool: 'run_command', args: { command: 'make test' }, reply: 4, usage: { prompt: 1200, completion: 25, cached: 1100 }, status: 'ok', result: { exitCode: 0, completion: 'exit' } },
+    ...(submitted
+      ? [{ type: 'tool_call', id: 'g', tool: 'submit', args: { summary: 'done' }, reply: 5, status: 'ok' }, { type: 'end', reason: 'submitted' }]
+      : [{ type: 'end', reason: 'limit' }]),
+  ]
+    .map((l) => JSON.stringify(l))
+    .join('\n'); // prettier-ignore
+
+interface StepLar {
+  toolRewards: (number | null)[];
+  stage: string | null;
+  stageReward: number | null;
+  outcome: number | null;
+  outcomePending?: boolean;
+  judgedBy?: string;
+}
+const larOf = (s: { extra?: Record<string, unknown> }) => (s.extra as { lar: StepLar }).lar;
+
+test("each model turn is an agent step with the server's token counts as metrics, and the totals in final_metrics", () => {
+  const doc = exportText(judgedOutside(true));
+  const agents = doc.steps.filter((s) => s.source === 'agent');
+  // Five replies, five turns: calls of another reply start a step of their own.
+  assert.deepEqual(
+    agents.map((s) => s.tool_calls?.map((c) => c.tool_call_id)),
+    [['a', 'b'], ['c'], ['d', 'e'], ['f'], ['g']],
+  );
+  assert.deepEqual(
+    agents.map((s) => s.metrics),
+    [
+      { prompt_tokens: 900, completion_tokens: 40, cached_tokens: 0 },
+      { prompt_tokens: 1000, completion_tokens: 20, cached_tokens: 900 },
+      { prompt_tokens: 1100, completion_tokens: 30 },
+      { prompt_tokens: 1200, completion_tokens: 25, cached_tokens: 1100 },
+      undefined,
+    ],
+  );
+  assert.deepEqual(doc.final_metrics, {
+    total_prompt_tokens: 4200,
+    total_completion_tokens: 115,
+    total_cached_tokens: 2000,
+    total_steps: doc.steps.length,
+  });
+});
+
+test('a trajectory without token counts exports no token totals, rather than zeros', () => {
+  assert.deepEqual(exportText(fixture).final_metrics, { total_steps: exportText(fixture).steps.length });
+});
+
+test("every agent step carries the three levels: its calls' tool rewards, its stage visit's reward, the run's outcome", () => {
+  const doc = exportText(judgedOutside(true));
+  const levels = doc.steps.filter((s) => s.source === 'agent').map(larOf);
+  assert.deepEqual(
+    levels.map((l) => [l.stage, l.toolRewards, l.stageReward]),
+    [
+      ['explore', [1, -1], 1],
+      ['explore', [1], 1],
+      ['work', [1, 1], 1],
+      ['verify', [1], 1],
+      ['verify', [1], 1],
+    ],
+  );
+  // Harbor's verifier has not judged yet: the outcome says so and who judges, never a 0.
+  for (const l of levels)
+    assert.deepEqual([l.outcome, l.outcomePending, l.judgedBy], [null, true, "Harbor's verifier"]);
+  const root = (doc.extra as { lar: Record<string, unknown> }).lar;
+  assert.deepEqual(
+    [root.outcome, root.outcomePending, root.judgedBy, root.return],
+    [null, true, "Harbor's verifier", null],
+  );
+  assert.equal(typeof root.returnWithoutOutcome, 'number');
+});
+
+test('a run that never submitted has outcome 0 on every step even with an outside judge, and a return', () => {
+  const doc = exportText(judgedOutside(false));
+  for (const l of doc.steps.filter((s) => s.source === 'agent').map(larOf)) {
+    assert.deepEqual([l.outcome, l.outcomePending, l.judgedBy], [0, undefined, "Harbor's verifier"]);
+  }
+  const root = (doc.extra as { lar: Record<string, unknown> }).lar;
+  assert.deepEqual([root.outcome, root.outcomePending, typeof root.return], [0, undefined, 'number']);
+});
+
+test('an outcome judged in the run is its reward on every agent step', () => {
+  const doc = exportText(fixture);
+  const levels = doc.steps.filter((s) => s.source === 'agent').map(larOf);
+  assert.ok(levels.length > 0);
+  for (const l of levels) assert.deepEqual([l.outcome, l.outcomePending, l.judgedBy], [1, undefined, undefined]);
+});
