@@ -8,6 +8,7 @@ reproduce refuses the task before the agent starts.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import tempfile
@@ -122,7 +123,8 @@ class LocalSandboxEnvironment(BaseEnvironment):
             network=self._network,
             rebuild=force_build,
         )
-        image.copy_root(built, self._root)
+        # In a thread: trials share Harbor's one event loop, and a copy must not hold up the others.
+        await asyncio.to_thread(image.copy_root, built, self._root)
         for log_dir in _LOG_DIRS:
             path = self._root / log_dir.lstrip("/")
             path.mkdir(parents=True, exist_ok=True)
@@ -142,7 +144,7 @@ class LocalSandboxEnvironment(BaseEnvironment):
         if self._keep_root:
             self.logger.info(f"trial root kept at {self._root}")
             return
-        image.remove_tree(self._root.parent)
+        await asyncio.to_thread(image.remove_tree, self._root.parent)
 
     def _check_user(self, user: str | int | None) -> None:
         if self._resolve_user(user) not in _ROOT_USERS:
