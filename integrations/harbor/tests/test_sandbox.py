@@ -10,9 +10,12 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 from harbor.environments.base import SandboxBuildFailedError
+from harbor.models.task.config import EnvironmentConfig
+from harbor.models.trial.paths import TrialPaths
 
 from lar_harbor import image, sandbox, transfer
 from lar_harbor.dockerfile import parse
+from lar_harbor.environment import LocalSandboxEnvironment
 from lar_harbor.forward import INSIDE_DIR, INSIDE_SCRIPT, PRELUDE, EndpointNotAllowed, Forwards
 
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/root"}
@@ -108,6 +111,70 @@ class Trial(unittest.TestCase):
             )
         self.assertIn("line 3", str(caught.exception))
         self.assertFalse((self.scratch / "images" / "bad").exists())
+
+    def test_a_link_where_a_mount_point_goes_is_removed_not_followed(self) -> None:
+        escape = self.scratch / "escape"
+        escape.mkdir()
+        # From inside, bwrap 0.8 would resolve /run through the host's root (/oldroot) to make /run/lar-net.
+        sh(self.root, f"rm -rf /run && ln -s ../oldroot{escape} /run && ln -s /etc /bin2")
+        net = self.scratch / "net"
+        net.mkdir()
+        done = asyncio.run(
+            sandbox.run(self.root, ["true"], cwd="/", env=ENV, network=False, binds=((str(net), "/run/lar-net"),))
+        )
+        self.assertEqual(done.return_code, 0, done.stderr)
+        self.assertEqual(list(escape.iterdir()), [])
+        self.assertTrue((self.root / "run").is_dir() and not (self.root / "run").is_symlink())
+
+    def test_a_sparse_file_stays_small_on_its_way_out(self) -> None:
+        sh(self.root, "mkdir -p /logs/agent && truncate -s 3G /logs/agent/big && echo ok > /logs/agent/run.txt")
+        target = self.scratch / "out"
+        asyncio.run(transfer.download_dir(self.root, "/logs/agent", target))
+        self.assertEqual((target / "run.txt").read_text(), "ok\n")
+        self.assertLess((target / "big").stat().st_blocks * 512, 1 << 20)
+
+    def test_add_of_an_archive_is_refused_whatever_its_name(self) -> None:
+        context = self.scratch / "ctx"
+        context.mkdir()
+        (context / "f.txt").write_text("x")
+        subprocess.run(["tar", "-cf", str(context / "bundle"), "-C", str(context), "f.txt"], check=True)
+        plan = parse("FROM debian\nADD bundle /app/\n")
+        with self.assertRaises(SandboxBuildFailedError) as caught:
+            asyncio.run(image.ensure_image(self.scratch / "images", "add", context, plan, network=False, rebuild=False))
+        self.assertIn("archive", str(caught.exception))
+
+
+class Environment(unittest.TestCase):
+    """LocalSandboxEnvironment as Harbor makes it."""
+
+    def test_links_in_the_task_files_never_reach_the_host(self) -> None:
+        scratch = Path(tempfile.mkdtemp(prefix="lar-env-"))
+        victim = scratch / "victim"
+        victim.mkdir(mode=0o700)
+        env_dir = scratch / "task" / "environment"
+        (env_dir / "logs").mkdir(parents=True)
+        (env_dir / "logs" / "agent").symlink_to(victim)
+        (env_dir / "Dockerfile").write_text("FROM debian\nCOPY . /\n")
+        trial = TrialPaths(trial_dir=scratch / "trial")
+        trial.mkdir()
+        env = LocalSandboxEnvironment(
+            environment_dir=env_dir,
+            environment_name="links",
+            session_id="links__x",
+            trial_paths=trial,
+            task_env_config=EnvironmentConfig(network_mode="no-network"),
+        )
+        try:
+            # The link is the trial's own: the logs cannot be made there, so the task is refused.
+            with self.assertRaises(SandboxBuildFailedError):
+                asyncio.run(env.start(force_build=True))
+            asyncio.run(env.stop(delete=True))
+        finally:
+            mode = victim.stat().st_mode & 0o777
+            listed = list(victim.iterdir())
+            image.remove_tree(scratch)
+        self.assertEqual(mode, 0o700)
+        self.assertEqual(listed, [])
 
 
 class Forwarding(unittest.TestCase):

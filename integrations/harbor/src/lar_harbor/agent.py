@@ -7,13 +7,17 @@ run leaves its trajectory and an ATIF-v1.7 export in /logs/agent for Harbor.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import shlex
+import tempfile
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar, Literal
 
 from harbor.agents.agent_auth_resolution import ModelConnectionSpec, ProviderAccess, ResolvedModelConnection
+from harbor.agents.capabilities import AgentCapabilities
 from harbor.agents.installed.base import (
     BaseInstalledAgent,
     ContextWindowExceededError,
@@ -37,6 +41,11 @@ EXIT_CONTEXT_FULL = 3
 # Provider prefixes Harbor's -m may carry; the rest is the model's name as the server knows it.
 _PROVIDERS = ("hosted_vllm/", "openai/", "vllm/", "sglang/")
 _NODE_MAJOR_MIN = 20
+_TASK_IN_ENV_MAX = 100 * 1024
+_TASK_FILE = "/tmp/lar-task.txt"
+_EXPORT_TIMEOUT_SEC = 60
+# Node from nvm when install() had to put it there (its folder is not on a plain shell's PATH).
+_NODE_PATH = 'if [ -s "$HOME/.nvm/nvm.sh" ]; then . "$HOME/.nvm/nvm.sh" >/dev/null; fi; '
 
 
 class LarAgentOptions(InstalledAgentOptions):
@@ -62,7 +71,8 @@ def model_id(name: str | None) -> str:
 
 class LarAgent(BaseInstalledAgent):
     options_model: ClassVar[type[InstalledAgentOptions] | None] = LarAgentOptions
-    SUPPORTS_ATIF: ClassVar[bool] = True
+    # base_url: Harbor's --base-url is applied (it is lar run's --endpoint).
+    capabilities: ClassVar[AgentCapabilities] = AgentCapabilities(atif=True, base_url=True)
     MODEL_CONNECTION = ModelConnectionSpec(
         default_provider="hosted_vllm",
         agent_provider_access=ProviderAccess(
@@ -85,7 +95,7 @@ class LarAgent(BaseInstalledAgent):
         return options if isinstance(options, LarAgentOptions) else LarAgentOptions()
 
     def get_version_command(self) -> str | None:
-        return f"{LAR} --version"
+        return f"{_NODE_PATH}{LAR} --version"
 
     async def install(self, environment: BaseEnvironment) -> None:
         tarball = find_tarball(self._options.cli_tarball)
@@ -96,15 +106,18 @@ class LarAgent(BaseInstalledAgent):
         await self.exec_as_root(
             environment,
             command=(
-                f"npm install --global --offline --no-audit --no-fund --prefix {PREFIX} {shlex.quote(remote)}"
-                f" > /tmp/lar-install.log 2>&1 || {{ tail -n 30 /tmp/lar-install.log >&2; exit 1; }}; "
+                f"{_NODE_PATH}npm install --global --offline --no-audit --no-fund --prefix {PREFIX}"
+                f" {shlex.quote(remote)} > /tmp/lar-install.log 2>&1"
+                " || { tail -n 30 /tmp/lar-install.log >&2; exit 1; }; "
                 f"rm -f {shlex.quote(remote)}; {LAR} --version"
             ),
             env={"npm_config_cache": "/tmp/lar-npm-cache", "npm_config_update_notifier": "false"},
         )
 
     async def _ensure_node(self, environment: BaseEnvironment) -> None:
-        probe = await environment.exec("node -e 'process.stdout.write(process.versions.node)' 2>/dev/null", user="root")
+        probe = await environment.exec(
+            f"{_NODE_PATH}node -e 'process.stdout.write(process.versions.node)' 2>/dev/null", user="root"
+        )
         version = (probe.stdout or "").strip()
         major = version.split(".")[0]
         if probe.return_code == 0 and major.isdigit() and int(major) >= _NODE_MAJOR_MIN:
@@ -118,7 +131,8 @@ class LarAgent(BaseInstalledAgent):
                 " | env -u NODE_VERSION bash"
                 ' && export NVM_DIR="$HOME/.nvm" && . "$NVM_DIR/nvm.sh"'
                 " && nvm install 22 && nvm alias default 22"
-                ' && ln -sf "$(command -v node)" /usr/local/bin/node && ln -sf "$(command -v npm)" /usr/local/bin/npm'
+                # Where /usr is writable, plain shells find it too; elsewhere _NODE_PATH does.
+                ' && { ln -sf "$(command -v node)" /usr/local/bin/node 2>/dev/null || true; }'
             ),
         )
 
@@ -178,7 +192,7 @@ class LarAgent(BaseInstalledAgent):
     @with_prompt_template
     async def run(self, instruction: str, environment: BaseEnvironment, context: AgentContext) -> None:
         logs = self.environment_logs_dir
-        env = {"LAR_TASK": instruction, "NO_COLOR": "1"}
+        env = {"NO_COLOR": "1"}
         key = self._api_key()
         if key:
             env["LAR_API_KEY"] = key
@@ -188,19 +202,29 @@ class LarAgent(BaseInstalledAgent):
             at = flags.index("--endpoint") + 1
             flags[at] = await environment.reach(flags[at])
         run = " ".join(shlex.quote(a) for a in [str(LAR), "run", *flags])
-        trajectory = shlex.quote(str(logs / TRAJECTORY_NAME))
-        atif = shlex.quote(str(logs / "trajectory.json"))
+        if len(instruction.encode()) <= _TASK_IN_ENV_MAX:
+            env["LAR_TASK"] = instruction
+            task = 'printf "%s" "$LAR_TASK"'
+        else:
+            # One variable holds at most 128 KiB (Linux's MAX_ARG_STRLEN): a longer task goes as a file.
+            with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False) as f:
+                f.write(instruction)
+            try:
+                await environment.upload_file(f.name, _TASK_FILE)
+            finally:
+                Path(f.name).unlink(missing_ok=True)
+            task = f"cat {_TASK_FILE}"
         command = (
-            f"mkdir -p {shlex.quote(str(logs))}; "
+            f"{_NODE_PATH}mkdir -p {shlex.quote(str(logs))}; "
             # The task's working directory is the workspace; never the whole file system (a task without WORKDIR).
             'ws="$PWD"; [ "$ws" = / ] && ws="${HOME:-/root}"; '
-            f'printf "%s" "$LAR_TASK" | {run} --workspace "$ws" > {shlex.quote(str(logs / "lar-output.txt"))} 2>&1; '
-            "code=$?; "
-            f"if [ -s {trajectory} ]; then {LAR} export {trajectory} --format atif --out {atif}"
-            f" > {shlex.quote(str(logs / 'lar-export.txt'))} 2>&1; fi; "
-            "exit $code"
+            f'{task} | {run} --workspace "$ws" > {shlex.quote(str(logs / "lar-output.txt"))} 2>&1'
         )
-        result = await environment.exec(command=command, env=env)
+        try:
+            result = await environment.exec(command=command, env=env)
+        finally:
+            # Also after Harbor's timeout cancelled the run: the trajectory so far becomes trajectory.json.
+            await self._export(environment)
         code = result.return_code
         if code == EXIT_CONTEXT_FULL:
             raise ContextWindowExceededError(
@@ -210,6 +234,18 @@ class LarAgent(BaseInstalledAgent):
             raise NonZeroAgentExitCodeError(
                 f"lar run exited with {code}; see agent/lar-output.txt: {self._truncate_output(result.stdout)}"
             )
+
+    async def _export(self, environment: BaseEnvironment) -> None:
+        logs = self.environment_logs_dir
+        trajectory = shlex.quote(str(logs / TRAJECTORY_NAME))
+        command = (
+            f"{_NODE_PATH}if [ -s {trajectory} ]; then {LAR} export {trajectory} --format atif"
+            f" --out {shlex.quote(str(logs / 'trajectory.json'))}"
+            f" > {shlex.quote(str(logs / 'lar-export.txt'))} 2>&1; fi"
+        )
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(_EXPORT_TIMEOUT_SEC):
+                await environment.exec(command=command, timeout_sec=_EXPORT_TIMEOUT_SEC)
 
     def populate_context_post_run(self, context: AgentContext) -> None:
         atif = Path(self.logs_dir) / "trajectory.json"

@@ -33,6 +33,8 @@ class Copy:
     sources: tuple[str, ...]
     destination: str
     mode: str | None
+    # ADD unpacks a local archive, whatever its name: the build checks each source's content.
+    add: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,8 @@ def _logical_lines(text: str) -> list[_Line]:
     for number, raw in enumerate(text.splitlines(), start=1):
         stripped = raw.strip()
         if not pending and (not stripped or stripped.startswith("#")):
-            if re.match(r"#\s*escape\s*=", stripped) and number == 1:
+            # Parser directives are read only before the first instruction (any comment line there).
+            if not lines and re.match(r"#\s*escape\s*=", stripped, re.IGNORECASE):
                 raise DockerfileRefused(f"line {number}: the escape directive is not supported")
             continue
         if pending and stripped.startswith("#"):
@@ -187,7 +190,7 @@ def _copy(line: _Line, variables: dict[str, str], workdir: str) -> Copy:
         raise DockerfileRefused(f"line {line.number}: --chmod={mode} is not an octal mode")
     trailing = destination.endswith("/")
     dest = _absolute(destination, workdir) + ("/" if trailing and destination != "/" else "")
-    return Copy(line.number, tuple(sources), dest, mode)
+    return Copy(line.number, tuple(sources), dest, mode, add=line.instruction == "ADD")
 
 
 def _user(rest: str, line: int, variables: dict[str, str]) -> None:

@@ -98,6 +98,8 @@ class LocalSandboxEnvironment(BaseEnvironment):
             compose = [p.name for p in self.environment_dir.glob("docker-compose*.y*ml")]
             what = f"a compose file ({compose[0]})" if compose else "no environment/Dockerfile"
             raise DockerfileRefused(f"{name}: {what}; LocalSandboxEnvironment needs a Dockerfile")
+        if self._host_mounts:  # the user's --mounts (auto_mounting, which would add ours, is refused by Harbor)
+            raise DockerfileRefused(f"{name}: LocalSandboxEnvironment mounts no host folder into a trial (--mounts)")
         if (self.environment_dir / ".dockerignore").exists():
             raise DockerfileRefused(f"{name}: a .dockerignore is not supported by LocalSandboxEnvironment")
         try:
@@ -112,23 +114,36 @@ class LocalSandboxEnvironment(BaseEnvironment):
     async def start(self, force_build: bool) -> None:
         if self._refusal is not None:
             raise SandboxBuildFailedError(self._refusal)
+        policy = self._network_policy
+        if policy.network_mode == NetworkMode.ALLOWLIST and len(policy.allowed_hosts) > 1:
+            # Only the agent's model endpoint is forwarded (reach()); more hosts could not be let through.
+            raise SandboxBuildFailedError(
+                f"{self.environment_name}: LocalSandboxEnvironment lets through one host, the agent's model endpoint, "
+                f"not {', '.join(policy.allowed_hosts)} (use -e docker)"
+            )
         sandbox.bwrap_path()
         name = re.sub(r"[^A-Za-z0-9._-]+", "_", self.environment_name)[:40]
         key = f"{name}-{self.environment_id[:16]}-{'net' if self._network else 'nonet'}"
-        built = await image.ensure_image(
+        # Copied while the image is held: a --force-build of another trial cannot remove it mid-copy.
+        await image.ensure_image(
             cache_dir() / "harbor-images",
             key,
             self.environment_dir,
             self._plan,
             network=self._network,
             rebuild=force_build,
+            copy_to=self._root,
         )
-        # In a thread: trials share Harbor's one event loop, and a copy must not hold up the others.
-        await asyncio.to_thread(image.copy_root, built, self._root)
-        for log_dir in _LOG_DIRS:
-            path = self._root / log_dir.lstrip("/")
-            path.mkdir(parents=True, exist_ok=True)
-            path.chmod(0o777)
+        # Inside the sandbox: a link the task's files put at /logs is resolved in the trial, never on the host.
+        made = await sandbox.run(
+            self._root,
+            ["/bin/sh", "-c", 'mkdir -p -- "$@" && chmod 777 -- "$@"', "sh", *_LOG_DIRS],
+            cwd="/",
+            env={"PATH": "/usr/bin:/bin"},
+            network=False,
+        )
+        if made.return_code != 0:
+            raise SandboxBuildFailedError(f"{self.environment_name}: cannot make {', '.join(_LOG_DIRS)}: {made.stderr}")
 
     async def reach(self, url: str) -> str:
         """The URL an agent inside uses for the model endpoint `url` (forwarded when the trial has no network)."""

@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 INSIDE_DIR = "/run/lar-net"
+INSIDE_PORT = 47291
 
 # Runs inside with the host's python3: listens on each <port>.sock's port, returns
 # once listening (the server goes on in the background until the sandbox ends).
@@ -104,9 +105,9 @@ class Forwards:
         if host not in {h.lower() for h in allowed_hosts}:
             raise EndpointNotAllowed(f"{host} is not among the hosts this trial may reach ({', '.join(allowed_hosts)})")
         port = parts.port or 80
-        inside = port
-        while inside in self._targets and self._targets[inside] != (host, port):
-            inside = inside + 1 if inside < 65535 else 1024
+        # An unusual port of the sandbox's loopback, not the endpoint's own (8000, 30000): a task's
+        # server or its tests may want that one.
+        inside = next((p for p, t in self._targets.items() if t == (host, port)), INSIDE_PORT + len(self._targets))
         if inside not in self._servers:
             if self.directory is None:
                 self.directory = Path(tempfile.mkdtemp(prefix="lar-net-"))

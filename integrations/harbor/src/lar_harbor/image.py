@@ -13,6 +13,7 @@ import fcntl
 import os
 import shutil
 import subprocess
+import tarfile
 from pathlib import Path
 
 from harbor.environments.base import SandboxBuildFailedError
@@ -23,13 +24,13 @@ from lar_harbor.dockerfile import BuildPlan, Copy, DockerfileRefused, Run, Workd
 _BASE_DIRS = {"tmp": 0o1777, "root": 0o700, "var": 0o755, "var/tmp": 0o1777, "run": 0o755, "home": 0o755, "opt": 0o755}
 _FINISHED = ".lar-image-finished"
 # What of the host's /etc a trial gets, copied: what programs need to run (users, name
-# resolution, the loader's cache, alternatives, certificates, shells' defaults), never a
-# secret (shadow, keys, credentials) and nothing that names the host's services.
+# resolution, the loader's cache, alternatives, certificates), never a secret (shadow, keys,
+# credentials; not environment or profile.d, where proxies with passwords are often set).
 _ETC = (
     "passwd", "group", "hosts", "resolv.conf", "nsswitch.conf", "host.conf", "gai.conf",
     "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl/certs", "ssl/openssl.cnf",
     "ca-certificates", "ca-certificates.conf", "localtime", "timezone", "os-release", "debian_version",
-    "lsb-release", "profile", "profile.d", "bash.bashrc", "inputrc", "environment", "login.defs",
+    "lsb-release", "bash.bashrc", "inputrc", "login.defs",
     "mime.types", "protocols", "services", "shells", "python3", "python3.11", "python3.12", "python3.13",
     "perl", "terminfo", "magic", "magic.mime",
 )  # fmt: skip
@@ -53,8 +54,23 @@ def _sources(context: Path, step: Copy) -> list[Path]:
     return found
 
 
+_ARCHIVE_MAGIC = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd")
+
+
+def _is_archive(path: Path) -> bool:
+    """What Docker's ADD would unpack: a tar, plain or compressed, recognised by its content."""
+    if not path.is_file() or path.is_symlink():
+        return False
+    with open(path, "rb") as f:
+        head = f.read(512)
+    return head.startswith(_ARCHIVE_MAGIC) or tarfile.is_tarfile(path)
+
+
 async def _copy(root: Path, context: Path, step: Copy) -> None:
     sources = _sources(context, step)
+    for source in sources if step.add else []:
+        if _is_archive(source):
+            raise DockerfileRefused(f"line {step.line}: ADD of an archive ({source.name}) is not supported; use COPY")
     mode = int(step.mode, 8) if step.mode else None
     into_dir = step.destination.endswith("/") or len(sources) > 1
     if not into_dir and sources[0].is_file():
@@ -117,8 +133,10 @@ async def _build(root: Path, context: Path, plan: BuildPlan, network: bool) -> N
     await sandbox.run(root, ["mkdir", "-p", "--", plan.workdir], cwd="/", env=_env(), network=False)
 
 
-async def ensure_image(images: Path, key: str, context: Path, plan: BuildPlan, *, network: bool, rebuild: bool) -> Path:
-    """The built root for `key`, building it first unless a finished one is there (or `rebuild`)."""
+async def ensure_image(
+    images: Path, key: str, context: Path, plan: BuildPlan, *, network: bool, rebuild: bool, copy_to: Path | None = None
+) -> Path:
+    """The built root for `key`, built first unless a finished one is there (or `rebuild`); copied to `copy_to`."""
     lock = _locks.setdefault(key, asyncio.Lock())
     async with lock:
         images.mkdir(parents=True, exist_ok=True)
@@ -126,6 +144,8 @@ async def ensure_image(images: Path, key: str, context: Path, plan: BuildPlan, *
         with open(images / f"{key}.lock", "w") as lock_file:
             await asyncio.to_thread(fcntl.flock, lock_file, fcntl.LOCK_EX)
             if (final / _FINISHED).exists() and not rebuild:
+                if copy_to is not None:
+                    await asyncio.to_thread(copy_root, final / "root", copy_to)
                 return final / "root"
             building = images / f"{key}.building"
             remove_tree(building)
@@ -138,6 +158,8 @@ async def ensure_image(images: Path, key: str, context: Path, plan: BuildPlan, *
                 raise
             (building / _FINISHED).touch()
             building.rename(final)
+            if copy_to is not None:
+                await asyncio.to_thread(copy_root, final / "root", copy_to)
             return final / "root"
 
 

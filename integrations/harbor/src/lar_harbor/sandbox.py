@@ -13,8 +13,9 @@ import contextlib
 import os
 import shutil
 import signal
+import stat
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import IO
 
 # The host folder the trial sees read-only: the tools. Its /etc is a curated copy
@@ -25,6 +26,8 @@ _SYSTEM_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 
 # What one command may print before the rest is dropped: Harbor keeps output in memory.
 OUTPUT_LIMIT = 8 * 1024 * 1024
+# What one download may bring to the host's disk (a trial's files are the trial's to fill, not the host's).
+DOWNLOAD_LIMIT = 2 * 1024 * 1024 * 1024
 
 
 class SandboxUnavailable(RuntimeError):
@@ -48,21 +51,51 @@ def bwrap_path() -> str:
     return found
 
 
+def real_folders(root: Path, target: str) -> None:
+    """Every part of `target` under `root` a real folder, as bwrap needs a mount point to be.
+
+    Between two commands nothing of the trial runs, so a link the trial left where a mount
+    point goes (bwrap would resolve it from outside the new root) is removed here first.
+    """
+    current = root
+    for part in PurePosixPath(target).parts[1:]:
+        current = current / part
+        try:
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            current.mkdir()
+            continue
+        if stat.S_ISDIR(mode):
+            continue
+        current.unlink()  # a link, a file, a FIFO: never followed
+        current.mkdir()
+
+
 def _system_args(root: Path) -> list[str]:
     args: list[str] = []
     for name in _READ_ONLY:
+        real_folders(root, f"/{name}")
         args += ["--ro-bind", f"/{name}", f"/{name}"]
     for name in _SYSTEM_LINKS:
         host = Path("/") / name
-        mine = root / name  # only lstat'ed: a link the task made is never followed on the host
-        if host.is_symlink():
-            target = os.readlink(host)
-            if not mine.is_symlink() and not mine.exists():
-                args += ["--symlink", target, f"/{name}"]
-            elif not (mine.is_symlink() and os.readlink(mine) == target):
-                args += ["--ro-bind", str(host.resolve()), f"/{name}"]
-        elif host.is_dir():
-            args += ["--ro-bind", str(host), f"/{name}"]
+        mine = root / name
+        if not (host.is_symlink() or host.is_dir()):
+            continue
+        try:
+            mode: int | None = os.lstat(mine).st_mode
+        except FileNotFoundError:
+            mode = None
+        target = os.readlink(host) if host.is_symlink() else None
+        if mode is not None and stat.S_ISLNK(mode) and target is not None and os.readlink(mine) == target:
+            continue  # the link a former command's bwrap made
+        if mode is not None and not stat.S_ISDIR(mode):
+            mine.unlink()  # a link the trial made elsewhere, or a file: never followed
+            mode = None
+        if mode is None and target is not None:
+            args += ["--symlink", target, f"/{name}"]
+        else:
+            real_folders(root, f"/{name}")
+            args += ["--ro-bind", str(host.resolve()), f"/{name}"]
     return args
 
 
@@ -71,20 +104,23 @@ def command_line(
     argv: list[str],
     *,
     cwd: str,
-    env: dict[str, str],
     network: bool,
     binds: tuple[tuple[str, str], ...] = (),
 ) -> list[str]:
-    """The bwrap command line that runs `argv` as root of a new user namespace inside `root`."""
+    """The bwrap command line that runs `argv` as root of a new user namespace inside `root`.
+
+    The environment is not on it (a host's other users read command lines): bwrap passes its own on.
+    """
     args = [bwrap_path(), "--unshare-all", "--unshare-user"]
     if network:
         args.append("--share-net")
     args += ["--die-with-parent", "--bind", str(root), "/", *_system_args(root)]
     for source, target in binds:
+        real_folders(root, target)
         args += ["--bind", source, target]
-    args += ["--proc", "/proc", "--dev", "/dev", "--uid", "0", "--gid", "0", "--chdir", cwd, "--clearenv"]
-    for key, value in env.items():
-        args += ["--setenv", key, value]
+    for target in ("/proc", "/dev"):
+        real_folders(root, target)
+    args += ["--proc", "/proc", "--dev", "/dev", "--uid", "0", "--gid", "0", "--chdir", cwd]
     return [*args, "--", *argv]
 
 
@@ -104,8 +140,12 @@ async def _read_bounded(stream: asyncio.StreamReader | None) -> str:
 
 
 async def _copy_out(stream: asyncio.StreamReader | None, sink: IO[bytes]) -> str:
+    written = 0
     if stream is not None:
         while chunk := await stream.read(1 << 20):
+            written += len(chunk)
+            if written > DOWNLOAD_LIMIT:
+                raise RuntimeError(f"more than {DOWNLOAD_LIMIT >> 30} GiB to copy out of the trial: refused")
             sink.write(chunk)
     return ""
 
@@ -139,7 +179,8 @@ async def run(
     With `stdout_to` the output goes there whole (a download), else it is kept up to OUTPUT_LIMIT.
     """
     process = await asyncio.create_subprocess_exec(
-        *command_line(root, argv, cwd=cwd, env=env, network=network, binds=binds),
+        *command_line(root, argv, cwd=cwd, network=network, binds=binds),
+        env=env,
         stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -160,7 +201,8 @@ async def run(
         return out, err, await process.wait()
 
     try:
-        out, err, code = await asyncio.wait_for(whole(), timeout=timeout_sec)
+        # 0 is no timeout, as for Docker's exec.
+        out, err, code = await asyncio.wait_for(whole(), timeout=timeout_sec or None)
     except TimeoutError:
         await _kill(process)
         raise RuntimeError(f"Command timed out after {timeout_sec} seconds") from None

@@ -17,7 +17,8 @@ from pathlib import Path
 from lar_harbor import sandbox
 
 _UNPACK = 'mkdir -p -- "$1" && exec tar -x --no-same-owner -C "$1" -f -'
-_PACK_DIR = 'cd -- "$1" && exec tar -c -f - .'
+# --sparse: a file of holes (truncate -s 1T) stays small on its way out.
+_PACK_DIR = 'cd -- "$1" && exec tar --sparse -c -f - .'
 _CAT_FILE = 'if [ -f "$1" ]; then exec cat -- "$1"; else echo "not a file: $1" >&2; exit 2; fi'
 
 _ENV = {"PATH": "/usr/bin:/bin", "HOME": "/root"}
