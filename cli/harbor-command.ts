@@ -4,7 +4,7 @@
  * outcome here; lar-rewards.json goes beside each trial's result.json, each
  * task's group advantages into lar-advantages/, and a summary to the terminal.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readJobFolder, JobFolderError, type Trial } from '../core/harbor/job-folder';
 import { jobRewards, type JobRewards, type TaskSummary } from '../core/harbor/job-rewards';
@@ -68,15 +68,24 @@ function slug(task: string): string {
   return task.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 120) || 'task';
 }
 
+/** Writes `file` by a rename over it: a link a crafted job folder put there is replaced, never written through. */
+function writeReplacing(file: string, text: string): void {
+  const temporary = `${file}.${process.pid}.tmp`;
+  writeFileSync(temporary, text, { flag: 'wx' }); // O_EXCL: not through a link at that name either
+  renameSync(temporary, file);
+}
+
 function write(dir: string, r: JobRewards, trials: readonly Trial[]): void {
   for (const [i, t] of r.trials.entries())
-    writeFileSync(join(trials[i]!.dir, 'lar-rewards.json'), `${JSON.stringify(t, null, 2)}\n`);
+    writeReplacing(join(trials[i]!.dir, 'lar-rewards.json'), `${JSON.stringify(t, null, 2)}\n`);
   const groups = r.groups.filter((g) => g.advantages);
   if (!groups.length) return;
   const out = join(dir, 'lar-advantages');
+  const kind = lstatSync(out, { throwIfNoEntry: false });
+  if (kind && !kind.isDirectory()) throw new UsageError(`${out} is not a folder (a link?): not written through`);
   mkdirSync(out, { recursive: true });
   for (const g of groups)
-    writeFileSync(join(out, `${slug(g.task)}.jsonl`), g.advantages!.map((a) => JSON.stringify(a)).join('\n') + '\n');
+    writeReplacing(join(out, `${slug(g.task)}.jsonl`), g.advantages!.map((a) => JSON.stringify(a)).join('\n') + '\n');
 }
 
 export async function cmdHarbor(flags: Flags, io: Io): Promise<number> {

@@ -43,7 +43,7 @@ export class ServerState {
       run = {
         model: new TrajectoryModel(
           path ? { resolve: fileResolver(path) } : {},
-          path ? () => harborRewardFor(path) : undefined,
+          path ? (header) => harborRewardFor(path, header?.workflow) : undefined,
         ),
         lineDiags: [],
         lineStart: [],

@@ -60,7 +60,7 @@ export class TrajectoryModel {
   /** `judged`: the value an outside judge gave the run (Harbor's verifier), looked up when its outcome is pending. */
   constructor(
     private readonly opts: VerifyOptions = {},
-    private readonly judged?: () => number | undefined,
+    private readonly judged?: (header: Header | undefined) => number | undefined,
   ) {}
 
   get lines(): readonly LineEntry[] {
@@ -198,7 +198,7 @@ export class TrajectoryModel {
 
   /** The summary with the outside judge's value as its outcome, once there is one (docs/harbor.md). */
   private withJudge(s: TrajectorySummary): TrajectorySummary {
-    const value = s.outcome.pending ? this.judged?.() : undefined;
+    const value = s.outcome.pending ? this.judged?.(this.header) : undefined;
     return value === undefined ? s : withJudgedOutcome(s, value);
   }
 

@@ -135,11 +135,14 @@ function readTrial(dir: string): Trial | undefined {
 
 /**
  * Harbor's verifier reward for the trajectory at `path` when it is a trial's (`<trial>/agent/*.lar.jsonl`
- * beside `<trial>/result.json`) and the reward is valid and in [0, 1]; what the editor joins as the outcome.
+ * beside `<trial>/result.json`), the reward is valid and in [0, 1], and the trajectory's header names the
+ * workflow the job gave the agent (`headerWorkflow`; the run wrote its header): what the editor joins as the outcome.
  */
-export function harborRewardFor(path: string): number | undefined {
+export function harborRewardFor(path: string, headerWorkflow: unknown): number | undefined {
   if (basename(dirname(path)) !== 'agent') return undefined;
-  const file = join(dirname(dirname(path)), 'result.json');
+  const trial = dirname(dirname(path));
+  if (typeof headerWorkflow !== 'string' || headerWorkflow !== configuredWorkflow(trial)) return undefined;
+  const file = join(trial, 'result.json');
   try {
     if (!existsSync(file)) return undefined;
     const fields = TrialResultFields.safeParse(

@@ -23,9 +23,9 @@ export interface TrialRewards {
   trajectory: string | null;
   /** Why the process levels are missing although a trajectory is there. */
   problem?: string;
-  /** The outcome level o; the return R = o + α·mean(S) + β·mean(T) (o alone without a trajectory). */
-  outcome: number | null;
-  return: number | null;
+  /** The outcome level o (0 without a usable reward); the return R = o + α·mean(S) + β·mean(T) (o alone without a trajectory). */
+  outcome: number;
+  return: number;
   submitted?: boolean;
   stageMean?: number;
   toolMean?: number;
@@ -57,47 +57,44 @@ export interface JobRewards {
   groups: { task: string; advantages?: RolloutAdvantages[]; leftOut?: string }[];
 }
 
-/** A trial passes when Harbor's verifier gave it the full reward (1). */
-export const passed = (t: TrialRewards): boolean => t.harborReward !== null && t.harborReward >= 1;
+/** A trial passes when Harbor's verifier gave it the full reward, 1 (a reward above 1 is a verifier's fault, not a pass). */
+export const passed = (t: TrialRewards): boolean => t.harborReward === 1;
 
+/**
+ * One trial's levels. Every attempt counts, as in pass@1: one without a usable reward from Harbor (none, invalid,
+ * outside [0, 1]) has outcome 0, and its return is its process levels alone (0 without a trajectory).
+ */
 function joined(
   trial: Trial,
   report: TrajectoryReport | undefined,
-): { rewards: TrialRewards; report?: TrajectoryReport } {
+): { rewards: TrialRewards; report?: TrajectoryReport; usable: boolean } {
   const base: TrialRewards = {
     lar: 1,
     trial: trial.name,
     task: trial.task,
     harborReward: trial.reward ?? null,
     trajectory: trial.trajectory?.path ?? null,
-    outcome: null,
-    return: null,
+    outcome: 0,
+    return: 0,
   };
   if (trial.agent) base.agent = trial.agent;
   if (trial.noReward) base.noReward = trial.noReward;
   if (trial.exception) base.exception = trial.exception;
   if (trial.trajectoryProblem) base.problem = trial.trajectoryProblem;
   const reward = trial.reward;
-  const inRange = reward !== undefined && reward >= 0 && reward <= 1;
-  if (reward !== undefined && !inRange) base.problem = `Harbor's reward ${reward} is outside [0, 1]: not joined`;
-  if (!report) {
-    if (inRange && !trial.trajectory && !trial.trajectoryProblem) {
-      base.outcome = reward;
-      base.return = reward;
-    }
-    return { rewards: base };
-  }
-  if (!report.summary) {
-    base.problem = `the trajectory could not be verified${report.fatal ? `: ${report.fatal}` : ''}`;
-    return { rewards: base };
+  const usable = reward !== undefined && reward >= 0 && reward <= 1;
+  if (reward !== undefined && !usable) base.problem = `Harbor's reward ${reward} is outside [0, 1]: counted as 0`;
+  const judged = usable ? reward : 0;
+  if (!report?.summary) {
+    if (report) base.problem = `the trajectory could not be verified${report.fatal ? `: ${report.fatal}` : ''}`;
+    // No process levels: the outcome alone (an agent that leaves no trajectory, like the oracle).
+    base.outcome = judged;
+    base.return = judged;
+    return { rewards: base, usable: usable && !trial.trajectory };
   }
   let done = report;
-  if (report.summary.outcome.external !== undefined) {
-    if (!inRange) return { rewards: base };
-    done = reportWithJudgedOutcome(report, reward);
-  } else {
-    base.problem = "the run's workflow judges its own outcome: Harbor's reward is not joined";
-  }
+  if (report.summary.outcome.external !== undefined) done = reportWithJudgedOutcome(report, judged);
+  else base.problem = "the run's workflow judges its own outcome: Harbor's reward is not joined";
   const s = done.summary!;
   return {
     rewards: {
@@ -112,6 +109,7 @@ function joined(
       beta: s.beta,
     },
     report: done,
+    usable,
   };
 }
 
@@ -145,10 +143,10 @@ function summarizeTask(task: string, trials: readonly TrialRewards[], k: number)
 
 function groupOf(
   task: string,
-  members: { rewards: TrialRewards; report?: TrajectoryReport }[],
+  members: { rewards: TrialRewards; report?: TrajectoryReport; usable: boolean }[],
 ): JobRewards['groups'][number] {
   // As trainers do: one attempt without a usable reward or trajectory masks the whole group.
-  const missing = members.find((m) => !m.report || m.rewards.outcome === null);
+  const missing = members.find((m) => !m.report || !m.usable);
   if (missing) {
     const why =
       missing.rewards.problem ??

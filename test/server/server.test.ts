@@ -61,30 +61,48 @@ test('a run judged outside: the outcome summary says it is pending and who judge
   );
 });
 
-test("a Harbor trial's trajectory shows Harbor's verifier reward as its outcome, and the return with it", async () => {
-  const text = readFileSync(resolve(root, 'test-fixtures/conformance/089-outcome-judged-outside.lar.jsonl'), 'utf8');
-  const trial = mkdtempSync(join(tmpdir(), 'lar-trial-'));
-  mkdirSync(join(trial, 'agent'));
-  const file = join(trial, 'agent', 'lar.lar.jsonl');
-  writeFileSync(file, text);
+test("a Harbor trial's trajectory shows Harbor's verifier reward as its outcome, only under the job's workflow", async () => {
+  const cmd = (id: string, command: string) =>
+    JSON.stringify({
+      type: 'tool_call',
+      id,
+      tool: 'run_command',
+      args: { command },
+      status: 'ok',
+      result: { exitCode: 0, completion: 'marker', output: '' },
+    });
+  const stage = (id: string, to: string) =>
+    JSON.stringify({ type: 'tool_call', id, tool: 'enter_stage', args: { stage: to }, status: 'ok' });
+  const header = (workflow: unknown) =>
+    JSON.stringify({ lar: 1, type: 'header', task: 't', workflow, started: '2026-12-03T00:00:00Z' });
+  const steps = [cmd('a', 'ls'), stage('b', 'work'), cmd('c', 'make'), stage('d', 'verify'), cmd('e', 'make test')];
+  const tail = [
+    JSON.stringify({ type: 'tool_call', id: 'f', tool: 'submit', args: {}, status: 'ok' }),
+    '{"type":"end","reason":"submitted"}',
+  ];
+  const text = [header('builtin:terminal-task'), ...steps, ...tail].join('\n') + '\n';
+  const trialWith = (result: object): string => {
+    const trial = mkdtempSync(join(tmpdir(), 'lar-trial-'));
+    mkdirSync(join(trial, 'agent'));
+    writeFileSync(join(trial, 'result.json'), JSON.stringify(result));
+    writeFileSync(join(trial, 'config.json'), JSON.stringify({ agent: { name: 'lar_harbor:LarAgent', kwargs: {} } }));
+    return join(trial, 'agent', 'lar.lar.jsonl');
+  };
   const result = {
     task_name: 'lean4-agentic/t',
     trial_name: 't__abc',
     reward_valid: true,
     verifier_result: { rewards: { reward: 1 } },
   };
-  writeFileSync(join(trial, 'result.json'), JSON.stringify(result));
-  const { diagnostics } = await client.open(pathToFileURL(file).toString(), text);
-  assert.match(
-    msg(byCode(diagnostics, 'outcome.summary')[0]!),
-    /^outcome 1 \(judged by Harbor's verifier\) · return 1\.700/,
-  );
-  // A reward Harbor does not count (an invalid one, or none yet) leaves the outcome pending.
-  const other = mkdtempSync(join(tmpdir(), 'lar-trial-'));
-  mkdirSync(join(other, 'agent'));
-  writeFileSync(join(other, 'result.json'), JSON.stringify({ ...result, reward_valid: false }));
-  const second = await client.open(pathToFileURL(join(other, 'agent', 'lar.lar.jsonl')).toString(), text);
-  assert.match(msg(byCode(second.diagnostics, 'outcome.summary')[0]!), /^outcome pending/);
+  const outcomeOf = async (file: string, body: string): Promise<string> =>
+    msg(byCode((await client.open(pathToFileURL(file).toString(), body)).diagnostics, 'outcome.summary')[0]!);
+  // All 6 calls +1, the three visits +1: R = 1 + 0.5 + 0.25.
+  assert.match(await outcomeOf(trialWith(result), text), /^outcome 1 \(judged by Harbor's verifier\) · return 1\.750/);
+  // A reward Harbor does not count leaves the outcome pending.
+  assert.match(await outcomeOf(trialWith({ ...result, reward_valid: false }), text), /^outcome pending/);
+  // A header that names another workflow than the job gave (the run wrote its header) gets no reward joined.
+  const lax = readFileSync(resolve(root, 'test-fixtures/conformance/089-outcome-judged-outside.lar.jsonl'), 'utf8');
+  assert.match(await outcomeOf(trialWith(result), lax), /^outcome pending/);
 });
 
 test('an edit in the middle re-verifies from there on: later verdicts change, earlier ones stay', async () => {

@@ -56,7 +56,7 @@ describe("a Harbor job's rewards", () => {
     assert.ok(group.advantages[0]!.outcomeAdvantage > 0 && group.advantages[1]!.outcomeAdvantage < 0);
   });
 
-  test('an attempt without a usable reward counts as a failure and masks its group, as trainers do', async () => {
+  test('every attempt counts: one without a usable reward is a failure with outcome 0, and masks its group', async () => {
     const report = await judgedOutside();
     const trials = [
       trial('a', 't', { reward: 1 }),
@@ -66,15 +66,17 @@ describe("a Harbor job's rewards", () => {
     ];
     const r = jobRewards(trials, new Map(trials.filter((t) => t.trajectory).map((t) => [t.dir, report])));
     const [a, b, c, d] = r.trials;
-    assert.deepEqual([a!.outcome, b!.outcome, b!.noReward], [1, null, 'no verifier result']);
-    assert.match(c!.problem!, /outside \[0, 1\]/);
-    assert.equal(c!.return, null);
+    assert.deepEqual([a!.outcome, b!.outcome, b!.return, b!.noReward], [1, 0, PROCESS, 'no verifier result']);
+    // A reward above 1 is the verifier's fault: not a pass, counted as 0.
+    assert.match(c!.problem!, /outside \[0, 1\]: counted as 0/);
+    assert.deepEqual([c!.outcome, c!.return], [0, PROCESS]);
     assert.deepEqual([d!.outcome, d!.return, d!.trajectory], [0.5, 0.5, null]);
+    // The means take every attempt, as pass@1 does: the summary never reads better than the runs earned.
     assert.deepEqual(
-      r.tasks.map((t) => [t.task, t.passes, t.pass1]),
+      r.tasks.map((t) => [t.task, t.passes, t.pass1, t.meanOutcome, t.meanReturn]),
       [
-        ['t', 1, 0.5],
-        ['u', 1, 0.5],
+        ['t', 1, 0.5, 0.5, (1 + PROCESS + PROCESS) / 2],
+        ['u', 0, 0, 0.25, (PROCESS + 0.5) / 2],
       ],
     );
     assert.match(r.groups[0]!.leftOut!, /^b: no verifier result/);
@@ -91,8 +93,8 @@ describe("a Harbor job's rewards", () => {
     };
     const r = jobRewards([trial('a', 't', { reward: 1 })], new Map([['/job/a', broken]]));
     assert.deepEqual(
-      [r.trials[0]!.outcome, r.trials[0]!.problem],
-      [null, 'the trajectory could not be verified: no header'],
+      [r.trials[0]!.outcome, r.trials[0]!.return, r.trials[0]!.stageMean, r.trials[0]!.problem],
+      [1, 1, undefined, 'the trajectory could not be verified: no header'],
     );
     assert.equal(r.tasks[0]!.pass1, 1);
   });
