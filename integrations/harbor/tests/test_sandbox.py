@@ -176,6 +176,43 @@ class Environment(unittest.TestCase):
         self.assertEqual(mode, 0o700)
         self.assertEqual(listed, [])
 
+    def test_a_command_runs_as_harbor_asks_and_its_output_reaches_harbors_log(self) -> None:
+        scratch = Path(tempfile.mkdtemp(prefix="lar-env-"))
+        env_dir = scratch / "environment"
+        env_dir.mkdir()
+        (env_dir / "Dockerfile").write_text("FROM debian\nENV GREETING=hello\nWORKDIR /app\n")
+        trial = TrialPaths(trial_dir=scratch / "trial")
+        trial.mkdir()
+        env = LocalSandboxEnvironment(
+            environment_dir=env_dir,
+            environment_name="plain",
+            session_id="plain__x",
+            trial_paths=trial,
+            task_env_config=EnvironmentConfig(network_mode="no-network"),
+        )
+        seen: list[tuple[str, str]] = []
+
+        async def log(text: str, stream: str) -> None:
+            seen.append((text, stream))
+
+        async def scenario() -> tuple[object, object]:
+            await env.start(force_build=True)
+            try:
+                with env.scoped_output_callback(log):
+                    done = await env.exec('echo "$GREETING from $PWD" && echo oops >&2', env={"EXTRA": "1"})
+                with self.assertRaises(RuntimeError):
+                    await env.exec("true", user="agent")
+                return done.stdout, done.return_code
+            finally:
+                await env.stop(delete=True)
+
+        try:
+            out, code = asyncio.run(scenario())
+        finally:
+            image.remove_tree(scratch)
+        self.assertEqual((out, code), ("hello from /app\n", 0))
+        self.assertEqual(seen, [("hello from /app\n", "stdout"), ("oops\n", "stderr")])
+
 
 class Forwarding(unittest.TestCase):
     def test_only_the_allowed_endpoint_is_reachable(self) -> None:

@@ -192,6 +192,13 @@ class LocalSandboxEnvironment(BaseEnvironment):
             timeout_sec=timeout_sec,
             binds=binds,
         )
+        # Harbor's live log (a phase's output callback), once the command is done: no stream mode here.
+        emit = self._output_callback()
+        if emit is not None:
+            if done.stdout:
+                await emit(done.stdout, "stdout")
+            if done.stderr:
+                await emit(done.stderr, "stderr")
         return ExecResult(stdout=done.stdout, stderr=done.stderr, return_code=done.return_code)
 
     async def upload_file(self, source_path: Path | str, target_path: str) -> None:
