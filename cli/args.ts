@@ -25,8 +25,9 @@ const VALUE_FLAGS = new Set([
   '--rollouts',
   '--max-repeated-failures',
   '--sandbox',
+  '--concurrency',
 ]);
-const SWITCHES = new Set(['--json', '--no-color', '--help', '-h', '--stdio', '--yes', '--break-hard-links']);
+const SWITCHES = new Set(['--json', '--no-color', '--help', '-h', '--stdio', '--yes', '--break-hard-links', '--keep']);
 
 export function parseFlags(args: string[]): Flags {
   const f: Flags = { positional: [], values: new Map(), switches: new Set() };

@@ -26,8 +26,8 @@ Usage:
   lar run --task TEXT|- [--endpoint URL] [--model M] [--workflow W] [--workspace DIR]
           [--out FILE] [--enforcement block|warn] [--yes] [--max-steps N] [--tool-format F]
           [--context-length N] [--thinking auto|on|off] [--rules FILE,…]
-          [--rollouts N] [--max-repeated-failures N] [--sandbox auto|required|off|container]
-          [--break-hard-links]
+          [--rollouts N [--concurrency C] [--keep]] [--max-repeated-failures N]
+          [--sandbox auto|required|off|container] [--break-hard-links]
       The verified agent in the terminal: every tool call is gated by the workflow,
       each step is written to the trajectory (default .lar/runs/ in the workspace).
       The endpoint defaults to SGLang's http://127.0.0.1:30000/v1; the API key is
@@ -35,9 +35,12 @@ Usage:
       Exit 0 when the run submitted, 1 otherwise, 3 when the model's context window could not hold it.
       --task -: the task is read from standard input to its end (UTF-8, at most 1 MiB,
       byte for byte), for text no shell should quote: printf '%s' "$TASK" | lar run --task -
-      --rollouts N (2–64): N rollouts one after the other, each in a fresh copy of the
-      workspace (left untouched), written as a group to .lar/runs/group-*/ (or --out
-      DIR) with their GRPO advantages in advantages.jsonl. Exit 0 when all N ran.
+      --rollouts N (2–64): N rollouts, each in a fresh copy of the workspace (left
+      untouched), written as a group to .lar/runs/group-*/ (or --out DIR) with their GRPO
+      advantages in advantages.jsonl. Exit 0 when all N ran and joined the group.
+      --concurrency C (1–16, default 1): C rollouts at the same time, each in its own copy
+      and sandbox; one that crashed or ended on an error is left out, and said so.
+      --keep: keep each rollout's copy of the workspace (its path is printed).
       --tool-format (default auto): how tool calls travel: auto (native, calls a server
       left as text still read, a text format when the server has no parser), native,
       or a text format: ${TOOL_FORMATS.filter((f) => f !== 'auto' && f !== 'native').join(', ')}.

@@ -16,6 +16,18 @@ import { runOnce, type Io, type ModelSetup, type RunArgs } from './run-once';
 export interface Group {
   workspace: string;
   size: number;
+  /** Rollouts at the same time (default 1), each in its own copy and sandbox; only the endpoint is shared. */
+  concurrency?: number;
+  /** Keep each rollout's copy of the workspace (its path is printed) instead of removing it. */
+  keep?: boolean;
+}
+
+/** What the group's progress line counts. */
+interface Progress {
+  done: number;
+  running: number;
+  passed: number;
+  failed: number;
 }
 
 /** A trajectory of the group with the digest its run recorded. */
@@ -24,7 +36,7 @@ interface Member {
   digest: string | undefined;
 }
 
-/** N rollouts one after the other, then their advantages; exit 0 when all N ran and joined the group. */
+/** N rollouts, `concurrency` at a time, then their advantages; exit 0 when all N ran and joined the group. */
 export async function runGroup(
   a: RunArgs,
   m: ModelSetup,
@@ -37,15 +49,31 @@ export async function runGroup(
   const groupDir = resolve(a.out ?? groupFolder(g.workspace, groupId));
   mkdirSync(groupDir, { recursive: true });
   io.err(
-    `lar run: ${g.size} rollouts of one task with ${m.modelName} at ${maskEndpoint(a.endpoint)}, workflow ${a.workflow.id}, group ${groupDir}`,
+    `lar run: ${g.size} rollouts of one task, ${g.concurrency ?? 1} at a time, with ${m.modelName} at ${maskEndpoint(a.endpoint)}, workflow ${a.workflow.id}, group ${groupDir}`,
   );
-  const members: Member[] = [];
-  const rows: string[] = [];
-  for (let k = 1; k <= g.size && !signal?.aborted; k++) {
-    const one = await runRollout(a, m, { ...g, id: groupId, dir: groupDir }, k, io, st, signal);
-    rows.push(one.row);
-    if (one.member) members.push(one.member);
-  }
+  const results: { row: string; member?: Member }[] = [];
+  const progress: Progress = { done: 0, running: 0, passed: 0, failed: 0 };
+  let next = 1;
+  // A pool of workers, each taking the next rollout: a slow one holds only its own worker.
+  const worker = async (): Promise<void> => {
+    while (next <= g.size && !signal?.aborted) {
+      const k = next++;
+      progress.running++;
+      const one = await runRollout(a, m, { ...g, id: groupId, dir: groupDir }, k, io, st, signal);
+      progress.running--;
+      progress.done++;
+      if (!one.member) progress.failed++;
+      else if (one.passed) progress.passed++;
+      results[k - 1] = one;
+      io.err(
+        `lar run: group ${progress.done}/${g.size} done, ${progress.running} running, ${progress.passed} passed, ${progress.failed} left out`,
+      );
+    }
+  };
+  const width = Math.max(1, Math.min(g.concurrency ?? 1, g.size));
+  await Promise.all(Array.from({ length: width }, worker));
+  const rows = results.filter(Boolean).map((r) => r.row);
+  const members = results.filter((r) => r?.member).map((r) => r.member!);
   const files = stillAsWritten(members, groupDir, rows);
   const advantagesPath = writeGroupAdvantages(files, groupDir);
   io.out(
@@ -64,12 +92,12 @@ async function runRollout(
   io: Io,
   st: Style,
   signal?: AbortSignal,
-): Promise<{ row: string; member?: Member }> {
+): Promise<{ row: string; member?: Member; passed?: boolean }> {
   const copy = mkdtempSync(join(tmpdir(), `lar-rollout-${k}-`));
   try {
     copyWorkspace(g.workspace, copy, g.dir);
     const trajectoryPath = join(g.dir, `rollout-${k}.lar.jsonl`);
-    io.out(st.bold(`\n── rollout ${k}/${g.size} ──\n`));
+    io.out(st.bold(`\n── rollout ${k}/${g.size}${g.keep ? ` in ${copy}` : ''} ──\n`));
     let r: AgentResult;
     try {
       // The copy's own output folder (its .lar), so its sandbox sees its files and nothing of the group's.
@@ -97,10 +125,15 @@ async function runRollout(
       return { row: `rollout ${k}: failed (${e instanceof Error ? e.message : String(e)})` };
     }
     const row = `rollout ${k}: ${r.endReason}, outcome ${r.summary.outcome.reward}, return ${r.summary.return.toFixed(3)}, ${r.summary.steps} steps`;
+    // A rollout the server or the host broke off is no sample of the policy (trainers mask it); one the
+    // context window could not hold is, and scores 0.
+    if (r.endReason === 'error' && !r.windowFull)
+      return { row: `${row}: left out: it ended on an error (${r.detail ?? 'unknown'})` };
     // A stopped rollout is not a sample of the policy: it stays on disk but out of the group.
-    return r.endReason !== 'cancelled' ? { row, member: { path: trajectoryPath, digest: r.digest } } : { row };
+    const passed = r.summary.outcome.reward === 1;
+    return r.endReason !== 'cancelled' ? { row, member: { path: trajectoryPath, digest: r.digest }, passed } : { row };
   } finally {
-    rmSync(copy, { recursive: true, force: true });
+    if (!g.keep) rmSync(copy, { recursive: true, force: true });
   }
 }
 

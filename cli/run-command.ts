@@ -41,6 +41,11 @@ export async function cmdRun(flags: Flags, io: Io): Promise<number> {
   const rollouts = flags.values.get('--rollouts');
   if (rollouts !== undefined && !(/^[1-9][0-9]*$/.test(rollouts) && Number(rollouts) <= 64))
     throw new UsageError('--rollouts must be an integer from 1 to 64');
+  const concurrency = flags.values.get('--concurrency');
+  if (concurrency !== undefined && !(/^[1-9][0-9]*$/.test(concurrency) && Number(concurrency) <= 16))
+    throw new UsageError('--concurrency must be an integer from 1 to 16');
+  if ((concurrency !== undefined || flags.switches.has('--keep')) && rollouts === undefined)
+    throw new UsageError('--concurrency and --keep go with --rollouts N');
   const sandbox = flags.values.get('--sandbox') ?? 'auto';
   if (sandbox !== 'auto' && sandbox !== 'required' && sandbox !== 'off' && sandbox !== 'container')
     throw new UsageError('--sandbox must be auto, required, off or container');
@@ -75,6 +80,8 @@ export async function cmdRun(flags: Flags, io: Io): Promise<number> {
           }
         : {}),
       ...(rollouts ? { rollouts: Number(rollouts) } : {}),
+      ...(concurrency ? { concurrency: Number(concurrency) } : {}),
+      ...(flags.switches.has('--keep') ? { keep: true } : {}),
       sandbox,
     },
     { out: (s) => process.stdout.write(s), err: io.err },

@@ -36,6 +36,10 @@ export interface RunArgs {
   rules?: string[];
   /** Rollouts of the task (a group for GRPO); default 1, in the workspace itself. */
   rollouts?: number;
+  /** With rollouts: how many run at the same time (1 to 16). */
+  concurrency?: number;
+  /** With rollouts: keep each rollout's copy of the workspace. */
+  keep?: boolean;
   /** How commands are confined (default auto). */
   sandbox?: SandboxSetting;
 }

@@ -37,7 +37,14 @@ export async function runFromCli(a: RunArgs, io: Io, st: Style, signal?: AbortSi
   const model: ModelSetup = { client, modelName, apiKey };
   const rollouts = a.rollouts ?? 1;
   if (rollouts === 1) return runSingle(a, model, workspace, io, st, signal);
-  return runGroup(a, model, { workspace, size: rollouts }, io, st, signal);
+  return runGroup(
+    a,
+    model,
+    { workspace, size: rollouts, ...(a.concurrency ? { concurrency: a.concurrency } : {}), keep: a.keep === true },
+    io,
+    st,
+    signal,
+  );
 }
 
 function modelClientFor(a: RunArgs, apiKey: string | undefined): ModelClient {
