@@ -26,6 +26,8 @@ const VALUE_FLAGS = new Set([
   '--max-repeated-failures',
   '--sandbox',
   '--concurrency',
+  '--temperature',
+  '--seed',
 ]);
 const SWITCHES = new Set(['--json', '--no-color', '--help', '-h', '--stdio', '--yes', '--break-hard-links', '--keep']);
 

@@ -1,6 +1,6 @@
 /** `lar run --rollouts N`: N rollouts of one task, each in its own copy of the workspace, and their advantages. */
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createHash } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
 import type { AgentResult } from '../core/agent/loop';
@@ -46,10 +46,12 @@ export async function runGroup(
   signal?: AbortSignal,
 ): Promise<number> {
   const groupId = newRunId().replace(/^run-/, 'group-');
+  // Each rollout samples with its own seed, recorded in its header: the group is reproducible from its first.
+  const firstSeed = a.seed ?? randomInt(0, 2 ** 31 - g.size);
   const groupDir = resolve(a.out ?? groupFolder(g.workspace, groupId));
   mkdirSync(groupDir, { recursive: true });
   io.err(
-    `lar run: ${g.size} rollouts of one task, ${g.concurrency ?? 1} at a time, with ${m.modelName} at ${maskEndpoint(a.endpoint)}, workflow ${a.workflow.id}, group ${groupDir}`,
+    `lar run: ${g.size} rollouts of one task, ${g.concurrency ?? 1} at a time, with ${m.modelName} at ${maskEndpoint(a.endpoint)}, workflow ${a.workflow.id}, seeds ${firstSeed}–${firstSeed + g.size - 1}${a.temperature !== undefined ? `, temperature ${a.temperature}` : ''}, group ${groupDir}`,
   );
   const results: { row: string; member?: Member }[] = [];
   const progress: Progress = { done: 0, running: 0, passed: 0, failed: 0 };
@@ -59,7 +61,9 @@ export async function runGroup(
     while (next <= g.size && !signal?.aborted) {
       const k = next++;
       progress.running++;
-      const one = await runRollout(a, m, { ...g, id: groupId, dir: groupDir }, k, io, st, signal);
+      const seed = firstSeed + k - 1;
+      const rollout = { ...m, client: m.client.withSampling({ seed }), seed };
+      const one = await runRollout(a, rollout, { ...g, id: groupId, dir: groupDir }, k, io, st, signal);
       progress.running--;
       progress.done++;
       if (!one.member) progress.failed++;
@@ -86,7 +90,7 @@ export async function runGroup(
 /** Rollout k in a fresh copy of the workspace: its line of the group's table, and its trajectory if it joins the group. */
 async function runRollout(
   a: RunArgs,
-  m: ModelSetup,
+  m: ModelSetup & { seed: number },
   g: Group & { id: string; dir: string },
   k: number,
   io: Io,

@@ -46,6 +46,12 @@ export async function cmdRun(flags: Flags, io: Io): Promise<number> {
     throw new UsageError('--concurrency must be an integer from 1 to 16');
   if ((concurrency !== undefined || flags.switches.has('--keep')) && rollouts === undefined)
     throw new UsageError('--concurrency and --keep go with --rollouts N');
+  const temperature = flags.values.get('--temperature');
+  if (temperature !== undefined && !(/^\d+(\.\d+)?$/.test(temperature) && Number(temperature) <= 2))
+    throw new UsageError('--temperature must be a number from 0 to 2');
+  const seed = flags.values.get('--seed');
+  if (seed !== undefined && !(/^\d+$/.test(seed) && Number(seed) < 2 ** 31))
+    throw new UsageError('--seed must be an integer from 0 to 2147483647');
   const sandbox = flags.values.get('--sandbox') ?? 'auto';
   if (sandbox !== 'auto' && sandbox !== 'required' && sandbox !== 'off' && sandbox !== 'container')
     throw new UsageError('--sandbox must be auto, required, off or container');
@@ -81,6 +87,8 @@ export async function cmdRun(flags: Flags, io: Io): Promise<number> {
         : {}),
       ...(rollouts ? { rollouts: Number(rollouts) } : {}),
       ...(concurrency ? { concurrency: Number(concurrency) } : {}),
+      ...(temperature !== undefined ? { temperature: Number(temperature) } : {}),
+      ...(seed !== undefined ? { seed: Number(seed) } : {}),
       ...(flags.switches.has('--keep') ? { keep: true } : {}),
       sandbox,
     },

@@ -40,6 +40,9 @@ export interface RunArgs {
   concurrency?: number;
   /** With rollouts: keep each rollout's copy of the workspace. */
   keep?: boolean;
+  /** Sampling asked of the server (absent: its defaults); with rollouts, rollout k gets seed + k − 1. */
+  temperature?: number;
+  seed?: number;
   /** How commands are confined (default auto). */
   sandbox?: SandboxSetting;
 }
@@ -56,6 +59,8 @@ export interface Rollout {
   outputDir: string;
   /** Host folders the rollout's sandbox must not see (the original workspace, the group). */
   hidden?: string[];
+  /** This run's seed (the client sends it), recorded in the header. */
+  seed?: number;
 }
 
 /** The model a run talks to, the same for every rollout of a group. */
@@ -101,7 +106,12 @@ export async function runOnce(
       workflow: a.workflow,
       workflowRef: a.workflowRef,
       model: r.client,
-      modelInfo: { name: r.modelName, endpoint: maskEndpoint(a.endpoint) },
+      modelInfo: {
+        name: r.modelName,
+        endpoint: maskEndpoint(a.endpoint),
+        ...(a.temperature !== undefined ? { temperature: a.temperature } : {}),
+        ...(r.seed !== undefined ? { seed: r.seed } : {}),
+      },
       approve: (req) => {
         io.err(
           `lar run: ${prefix}${req.tool} needs approval (${req.reason}): ${a.yes ? 'approved (--yes)' : 'rejected (use --yes to approve such calls)'}`,

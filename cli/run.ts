@@ -55,6 +55,8 @@ function modelClientFor(a: RunArgs, apiKey: string | undefined): ModelClient {
     ...(a.toolFormat ? { toolFormat: a.toolFormat } : {}),
     ...(a.contextLength ? { contextLength: a.contextLength } : {}),
     ...(a.thinking ? { thinking: a.thinking } : {}),
+    ...(a.temperature !== undefined ? { temperature: a.temperature } : {}),
+    ...(a.seed !== undefined ? { seed: a.seed } : {}),
   });
 }
 
@@ -74,7 +76,14 @@ async function runSingle(
   );
   const r = await runOnce(
     a,
-    { ...m, workspace, trajectoryPath, runId, outputDir: outputDir(workspace, runId) },
+    {
+      ...m,
+      workspace,
+      trajectoryPath,
+      runId,
+      outputDir: outputDir(workspace, runId),
+      ...(a.seed !== undefined ? { seed: a.seed } : {}),
+    },
     io,
     st,
     '',

@@ -44,7 +44,10 @@ export class ModelClient {
   private readonly openai: OpenAI;
   private readonly server: ServerInfo;
 
-  constructor(private readonly opts: ModelClientOptions) {
+  constructor(
+    private readonly opts: ModelClientOptions,
+    server?: ServerInfo,
+  ) {
     // Retries are ours (we must not retry once text has streamed); the client's are off.
     this.openai = new OpenAI({
       apiKey: opts.apiKey || 'none',
@@ -52,7 +55,12 @@ export class ModelClient {
       maxRetries: 0,
       timeout: opts.requestTimeoutMs ?? 60_000,
     });
-    this.server = new ServerInfo(this.openai, opts);
+    this.server = server ?? new ServerInfo(this.openai, opts);
+  }
+
+  /** The same server and model with other sampling (a rollout's own seed): what the server told is shared. */
+  withSampling(sampling: Pick<ModelClientOptions, 'seed' | 'temperature'>): ModelClient {
+    return new ModelClient({ ...this.opts, ...sampling }, this.server);
   }
 
   /** Turns anything thrown while talking to the server into a ModelError. */
@@ -198,6 +206,7 @@ export class ModelClient {
       stream_options: { include_usage: true },
       ...(format === 'native' && req.tools?.length ? { tools: req.tools, tool_choice: req.toolChoice ?? 'auto' } : {}),
       ...(this.opts.temperature !== undefined ? { temperature: this.opts.temperature } : {}),
+      ...(this.opts.seed !== undefined ? { seed: this.opts.seed } : {}),
       ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
       ...templateKwargs(this.opts.thinking),
     };

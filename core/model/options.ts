@@ -9,6 +9,8 @@ export interface ModelClientOptions {
   /** Model id; default: the first model the server lists. */
   model?: string;
   temperature?: number;
+  /** Sent as `seed` (vLLM and SGLang sample each request reproducibly with it); a group gives each rollout its own. */
+  seed?: number;
   maxTokens?: number;
   /** Time allowed for the response to start (headers). Default 60 s. */
   requestTimeoutMs?: number;

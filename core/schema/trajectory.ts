@@ -20,6 +20,9 @@ export const ModelInfo = z.object({
   /** The model's context window in tokens, and where that figure came from. */
   contextWindow: z.number().int().positive().optional(),
   contextWindowSource: z.enum(['setting', 'server', 'server_info', 'error', 'default']).optional(),
+  /** The sampling the run asked for (absent: the server's defaults); a group's rollouts each have their own seed. */
+  temperature: z.number().nonnegative().optional(),
+  seed: z.number().int().nonnegative().optional(),
 });
 
 /** `workflow` is inline, a path relative to the trajectory file, or `builtin:ID`. */

@@ -125,8 +125,12 @@ test('a rollout the server breaks off is left out of the group, which says so; -
   for (const dir of kept) assert.ok(existsSync(join(dir, 'README')), dir);
 });
 
-test('--concurrency and --keep need --rollouts, and a sane count', async () => {
+test('--concurrency and --keep need --rollouts, and counts, seeds and temperatures must be sane', async () => {
   for (const args of [
+    ['--seed', '-1'],
+    ['--seed', 'x'],
+    ['--temperature', '3'],
+    ['--temperature', '-0.1'],
     ['--concurrency', '2'],
     ['--keep'],
     ['--rollouts', '2', '--concurrency', '0'],
