@@ -28,6 +28,7 @@ const VALUE_FLAGS = new Set([
   '--concurrency',
   '--temperature',
   '--seed',
+  '--max-time',
 ]);
 const SWITCHES = new Set(['--json', '--no-color', '--help', '-h', '--stdio', '--yes', '--break-hard-links', '--keep']);
 

@@ -27,7 +27,7 @@ Usage:
           [--out FILE] [--enforcement block|warn] [--yes] [--max-steps N] [--tool-format F]
           [--context-length N] [--thinking auto|on|off] [--rules FILE,…]
           [--rollouts N [--concurrency C] [--keep]] [--seed S] [--temperature T]
-          [--max-repeated-failures N]
+          [--max-time SECONDS] [--max-repeated-failures N]
           [--sandbox auto|required|off|container] [--break-hard-links]
       The verified agent in the terminal: every tool call is gated by the workflow,
       each step is written to the trajectory (default .lar/runs/ in the workspace).
@@ -42,6 +42,7 @@ Usage:
       --concurrency C (1–16, default 1): C rollouts at the same time, each in its own copy
       and sandbox; one that crashed or ended on an error is left out, and said so.
       --keep: keep each rollout's copy of the workspace (its path is printed).
+      --max-time SECONDS (default 3600): the run ends (reason limit) at the first turn after it.
       --seed S, --temperature T (0–2): the sampling sent with every request and recorded in
       the header; rollout k of a group samples with seed S + k − 1 (S random when not given).
       --tool-format (default auto): how tool calls travel: auto (native, calls a server

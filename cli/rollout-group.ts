@@ -7,6 +7,7 @@ import type { AgentResult } from '../core/agent/loop';
 import { newRunId } from '../core/agent/run-id';
 import { maskEndpoint } from '../core/secrets/endpoint';
 import { groupAdvantages } from '../core/rewards/advantages';
+import { outcomeText } from '../core/verifier/score';
 import { verifyTrajectoryText } from '../core/verifier/verify';
 import { fileResolver } from '../core/workflow/resolve';
 import { groupDir as groupFolder, LAR_DIR, outputDir } from '../core/workspace/lar-layout';
@@ -128,7 +129,7 @@ async function runRollout(
       // One rollout failing (its file is closed and says why) does not lose the others.
       return { row: `rollout ${k}: failed (${e instanceof Error ? e.message : String(e)})` };
     }
-    const row = `rollout ${k}: ${r.endReason}, outcome ${r.summary.outcome.reward}, return ${r.summary.return.toFixed(3)}, ${r.summary.steps} steps`;
+    const row = `rollout ${k}: ${r.endReason}, outcome ${outcomeText(r.summary.outcome)}, return ${r.summary.return.toFixed(3)}, ${r.summary.steps} steps`;
     // A rollout the server or the host broke off is no sample of the policy (trainers mask it); one the
     // context window could not hold is, and scores 0.
     if (r.endReason === 'error' && !r.windowFull)

@@ -46,6 +46,9 @@ export async function cmdRun(flags: Flags, io: Io): Promise<number> {
     throw new UsageError('--concurrency must be an integer from 1 to 16');
   if ((concurrency !== undefined || flags.switches.has('--keep')) && rollouts === undefined)
     throw new UsageError('--concurrency and --keep go with --rollouts N');
+  const maxTime = flags.values.get('--max-time');
+  if (maxTime !== undefined && !(/^[1-9][0-9]*$/.test(maxTime) && Number(maxTime) <= 86_400))
+    throw new UsageError('--max-time must be a whole number of seconds from 1 to 86400');
   const temperature = flags.values.get('--temperature');
   if (temperature !== undefined && !(/^\d+(\.\d+)?$/.test(temperature) && Number(temperature) <= 2))
     throw new UsageError('--temperature must be a number from 0 to 2');
@@ -88,6 +91,7 @@ export async function cmdRun(flags: Flags, io: Io): Promise<number> {
       ...(rollouts ? { rollouts: Number(rollouts) } : {}),
       ...(concurrency ? { concurrency: Number(concurrency) } : {}),
       ...(temperature !== undefined ? { temperature: Number(temperature) } : {}),
+      ...(maxTime !== undefined ? { maxTimeSec: Number(maxTime) } : {}),
       ...(seed !== undefined ? { seed: Number(seed) } : {}),
       ...(flags.switches.has('--keep') ? { keep: true } : {}),
       sandbox,

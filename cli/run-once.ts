@@ -40,6 +40,8 @@ export interface RunArgs {
   concurrency?: number;
   /** With rollouts: keep each rollout's copy of the workspace. */
   keep?: boolean;
+  /** A run's time limit in seconds (checked between turns; a command has its own timeout). Default 1 hour. */
+  maxTimeSec?: number;
   /** Sampling asked of the server (absent: its defaults); with rollouts, rollout k gets seed + k − 1. */
   temperature?: number;
   seed?: number;
@@ -124,6 +126,7 @@ export async function runOnce(
       limits: {
         ...(a.maxSteps !== undefined ? { maxSteps: a.maxSteps } : {}),
         ...(a.maxRepeatedFailures !== undefined ? { maxRepeatedFailures: a.maxRepeatedFailures } : {}),
+        ...(a.maxTimeSec !== undefined ? { maxTimeMs: a.maxTimeSec * 1000 } : {}),
       },
       ...(signal ? { signal } : {}),
     });

@@ -125,12 +125,25 @@ test('a rollout the server breaks off is left out of the group, which says so; -
   for (const dir of kept) assert.ok(existsSync(join(dir, 'README')), dir);
 });
 
+test('a rollout that runs out of time ends on its limit and stays in the group, scored; the others go on', async () => {
+  const r = await group(
+    groupModel((n) => ({ sleep: n === 1 ? 2 : 0.1 })),
+    3,
+    ['--concurrency', '3', '--max-time', '1'],
+  );
+  assert.equal(r.code, 0, r.err + r.out);
+  assert.match(r.out, /rollout \d: limit, outcome 0/);
+  assert.equal((r.out.match(/rollout \d: submitted/g) ?? []).length, 2);
+  assert.match(r.out, /group: 3 of 3 rollouts in the group/);
+});
+
 test('--concurrency and --keep need --rollouts, and counts, seeds and temperatures must be sane', async () => {
   for (const args of [
     ['--seed', '-1'],
     ['--seed', 'x'],
     ['--temperature', '3'],
     ['--temperature', '-0.1'],
+    ['--max-time', '0'],
     ['--concurrency', '2'],
     ['--keep'],
     ['--rollouts', '2', '--concurrency', '0'],
