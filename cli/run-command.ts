@@ -5,6 +5,7 @@ import type { Flags, Io } from './args';
 import { UsageError } from './read-input';
 import { COLOR, PLAIN } from './report-format';
 import { runFromCli } from './run';
+import type { RunArgs } from './run-once';
 import { readTaskFrom } from './task-input';
 
 export async function cmdRun(flags: Flags, io: Io): Promise<number> {
@@ -38,23 +39,7 @@ export async function cmdRun(flags: Flags, io: Io): Promise<number> {
   const maxRepeats = flags.values.get('--max-repeated-failures');
   if (maxRepeats !== undefined && !(/^[0-9]+$/.test(maxRepeats) && Number(maxRepeats) >= 2))
     throw new UsageError('--max-repeated-failures must be an integer of at least 2');
-  const rollouts = flags.values.get('--rollouts');
-  if (rollouts !== undefined && !(/^[1-9][0-9]*$/.test(rollouts) && Number(rollouts) <= 64))
-    throw new UsageError('--rollouts must be an integer from 1 to 64');
-  const concurrency = flags.values.get('--concurrency');
-  if (concurrency !== undefined && !(/^[1-9][0-9]*$/.test(concurrency) && Number(concurrency) <= 16))
-    throw new UsageError('--concurrency must be an integer from 1 to 16');
-  if ((concurrency !== undefined || flags.switches.has('--keep')) && rollouts === undefined)
-    throw new UsageError('--concurrency and --keep go with --rollouts N');
-  const maxTime = flags.values.get('--max-time');
-  if (maxTime !== undefined && !(/^[1-9][0-9]*$/.test(maxTime) && Number(maxTime) <= 86_400))
-    throw new UsageError('--max-time must be a whole number of seconds from 1 to 86400');
-  const temperature = flags.values.get('--temperature');
-  if (temperature !== undefined && !(/^\d+(\.\d+)?$/.test(temperature) && Number(temperature) <= 2))
-    throw new UsageError('--temperature must be a number from 0 to 2');
-  const seed = flags.values.get('--seed');
-  if (seed !== undefined && !(/^\d+$/.test(seed) && Number(seed) < 2 ** 31))
-    throw new UsageError('--seed must be an integer from 0 to 2147483647');
+  const group = groupAndSampling(flags);
   const sandbox = flags.values.get('--sandbox') ?? 'auto';
   if (sandbox !== 'auto' && sandbox !== 'required' && sandbox !== 'off' && sandbox !== 'container')
     throw new UsageError('--sandbox must be auto, required, off or container');
@@ -88,18 +73,44 @@ export async function cmdRun(flags: Flags, io: Io): Promise<number> {
               .filter(Boolean),
           }
         : {}),
-      ...(rollouts ? { rollouts: Number(rollouts) } : {}),
-      ...(concurrency ? { concurrency: Number(concurrency) } : {}),
-      ...(temperature !== undefined ? { temperature: Number(temperature) } : {}),
-      ...(maxTime !== undefined ? { maxTimeSec: Number(maxTime) } : {}),
-      ...(seed !== undefined ? { seed: Number(seed) } : {}),
-      ...(flags.switches.has('--keep') ? { keep: true } : {}),
+      ...group,
       sandbox,
     },
     { out: (s) => process.stdout.write(s), err: io.err },
     io.color ? COLOR : PLAIN,
     ac.signal,
   );
+}
+
+/** The group's and the sampling's flags, checked: `--rollouts`, `--concurrency`, `--keep`, `--max-time`, `--temperature`, `--seed`. */
+function groupAndSampling(
+  flags: Flags,
+): Pick<RunArgs, 'rollouts' | 'concurrency' | 'keep' | 'maxTimeSec' | 'temperature' | 'seed'> {
+  const rollouts = flags.values.get('--rollouts');
+  if (rollouts !== undefined && !(/^[1-9][0-9]*$/.test(rollouts) && Number(rollouts) <= 64))
+    throw new UsageError('--rollouts must be an integer from 1 to 64');
+  const concurrency = flags.values.get('--concurrency');
+  if (concurrency !== undefined && !(/^[1-9][0-9]*$/.test(concurrency) && Number(concurrency) <= 16))
+    throw new UsageError('--concurrency must be an integer from 1 to 16');
+  if ((concurrency !== undefined || flags.switches.has('--keep')) && rollouts === undefined)
+    throw new UsageError('--concurrency and --keep go with --rollouts N');
+  const maxTime = flags.values.get('--max-time');
+  if (maxTime !== undefined && !(/^[1-9][0-9]*$/.test(maxTime) && Number(maxTime) <= 86_400))
+    throw new UsageError('--max-time must be a whole number of seconds from 1 to 86400');
+  const temperature = flags.values.get('--temperature');
+  if (temperature !== undefined && !(/^\d+(\.\d+)?$/.test(temperature) && Number(temperature) <= 2))
+    throw new UsageError('--temperature must be a number from 0 to 2');
+  const seed = flags.values.get('--seed');
+  if (seed !== undefined && !(/^\d+$/.test(seed) && Number(seed) < 2 ** 31))
+    throw new UsageError('--seed must be an integer from 0 to 2147483647');
+  return {
+    ...(rollouts ? { rollouts: Number(rollouts) } : {}),
+    ...(concurrency ? { concurrency: Number(concurrency) } : {}),
+    ...(flags.switches.has('--keep') ? { keep: true } : {}),
+    ...(maxTime !== undefined ? { maxTimeSec: Number(maxTime) } : {}),
+    ...(temperature !== undefined ? { temperature: Number(temperature) } : {}),
+    ...(seed !== undefined ? { seed: Number(seed) } : {}),
+  };
 }
 
 /** `--task -`: read last, after every other flag is checked, so a usage error never waits on stdin. */
