@@ -81,9 +81,9 @@ async function group(
 }
 
 test('--concurrency runs rollouts at the same time, and a slow one holds only itself', async () => {
-  // Conversation 1 is slow (3 s); the others are quick.
+  // Conversation 1 is slow (6 s: a wide margin on a loaded machine); the others are quick.
   const r = await group(
-    groupModel((n) => ({ sleep: n === 1 ? 3 : 0.2 })),
+    groupModel((n) => ({ sleep: n === 1 ? 6 : 0.2 })),
     4,
     ['--concurrency', '2'],
   );
