@@ -144,6 +144,19 @@ class Trial(unittest.TestCase):
         self.assertIn("archive", str(caught.exception))
 
 
+def harbors_environment(env_dir: Path, name: str) -> LocalSandboxEnvironment:
+    """The environment as Harbor makes it for a trial of the task whose environment/ is `env_dir`."""
+    trial = TrialPaths(trial_dir=env_dir.parent / "trial")
+    trial.mkdir()
+    return LocalSandboxEnvironment(
+        environment_dir=env_dir,
+        environment_name=name,
+        session_id=f"{name}__x",
+        trial_paths=trial,
+        task_env_config=EnvironmentConfig(network_mode="no-network"),
+    )
+
+
 class Environment(unittest.TestCase):
     """LocalSandboxEnvironment as Harbor makes it."""
 
@@ -155,15 +168,7 @@ class Environment(unittest.TestCase):
         (env_dir / "logs").mkdir(parents=True)
         (env_dir / "logs" / "agent").symlink_to(victim)
         (env_dir / "Dockerfile").write_text("FROM debian\nCOPY . /\n")
-        trial = TrialPaths(trial_dir=scratch / "trial")
-        trial.mkdir()
-        env = LocalSandboxEnvironment(
-            environment_dir=env_dir,
-            environment_name="links",
-            session_id="links__x",
-            trial_paths=trial,
-            task_env_config=EnvironmentConfig(network_mode="no-network"),
-        )
+        env = harbors_environment(env_dir, "links")
         try:
             # The link is the trial's own: the logs cannot be made there, so the task is refused.
             with self.assertRaises(SandboxBuildFailedError):
@@ -181,15 +186,7 @@ class Environment(unittest.TestCase):
         env_dir = scratch / "environment"
         env_dir.mkdir()
         (env_dir / "Dockerfile").write_text("FROM debian\nENV GREETING=hello\nWORKDIR /app\n")
-        trial = TrialPaths(trial_dir=scratch / "trial")
-        trial.mkdir()
-        env = LocalSandboxEnvironment(
-            environment_dir=env_dir,
-            environment_name="plain",
-            session_id="plain__x",
-            trial_paths=trial,
-            task_env_config=EnvironmentConfig(network_mode="no-network"),
-        )
+        env = harbors_environment(env_dir, "plain")
         seen: list[tuple[str, str]] = []
 
         async def log(text: str, stream: str) -> None:

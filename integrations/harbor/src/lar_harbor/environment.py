@@ -139,7 +139,7 @@ class LocalSandboxEnvironment(BaseEnvironment):
             self._root,
             ["/bin/sh", "-c", 'mkdir -p -- "$@" && chmod 777 -- "$@"', "sh", *_LOG_DIRS],
             cwd="/",
-            env={"PATH": "/usr/bin:/bin"},
+            env=sandbox.BASE_ENV,
             network=False,
         )
         if made.return_code != 0:

@@ -75,17 +75,13 @@ async def _copy(root: Path, context: Path, step: Copy) -> None:
     into_dir = step.destination.endswith("/") or len(sources) > 1
     if not into_dir and sources[0].is_file():
         # COPY file /path/name: the file becomes /path/name, unless that is already a folder.
-        probe = await sandbox.run(root, ["test", "-d", step.destination], cwd="/", env=_env(), network=False)
+        probe = await sandbox.run(root, ["test", "-d", step.destination], cwd="/", env=sandbox.BASE_ENV, network=False)
         if probe.return_code != 0:
             parent, name = os.path.split(step.destination.rstrip("/"))
             await transfer.unpack_into(root, transfer.pack([(sources[0], name)], mode), parent or "/")
             return
     entries = [(s, "." if s.is_dir() and not s.is_symlink() else s.name) for s in sources]
     await transfer.unpack_into(root, transfer.pack(entries, mode), step.destination.rstrip("/") or "/")
-
-
-def _env() -> dict[str, str]:
-    return {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root"}
 
 
 async def _run(root: Path, step: Run, network: bool) -> None:
@@ -122,7 +118,7 @@ async def _build(root: Path, context: Path, plan: BuildPlan, network: bool) -> N
     _copy_etc(root)
     for step in plan.steps:
         if isinstance(step, Workdir):
-            await sandbox.run(root, ["mkdir", "-p", "--", step.path], cwd="/", env=_env(), network=False)
+            await sandbox.run(root, ["mkdir", "-p", "--", step.path], cwd="/", env=sandbox.BASE_ENV, network=False)
         elif isinstance(step, Copy):
             try:
                 await _copy(root, context, step)
@@ -130,7 +126,7 @@ async def _build(root: Path, context: Path, plan: BuildPlan, network: bool) -> N
                 raise SandboxBuildFailedError(f"Dockerfile {exc}") from None
         else:
             await _run(root, step, network)
-    await sandbox.run(root, ["mkdir", "-p", "--", plan.workdir], cwd="/", env=_env(), network=False)
+    await sandbox.run(root, ["mkdir", "-p", "--", plan.workdir], cwd="/", env=sandbox.BASE_ENV, network=False)
 
 
 async def ensure_image(

@@ -18,11 +18,16 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from lar_harbor.dockerfile import DEFAULT_PATH
+
 # The host folder the trial sees read-only: the tools. Its /etc is a curated copy
 # of the host's (lar_harbor.image), so no host secret is in view and the task may change it.
 _READ_ONLY = ("usr",)
 # Merged-/usr links (/bin → usr/bin …) are recreated; real folders are bound read-only.
 _SYSTEM_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+
+# What our own commands in a trial (transfers, the build's folders) run with: a container's defaults.
+BASE_ENV = {"PATH": DEFAULT_PATH, "HOME": "/root"}
 
 # What one command may print before the rest is dropped: Harbor keeps output in memory.
 OUTPUT_LIMIT = 8 * 1024 * 1024

@@ -21,8 +21,6 @@ _UNPACK = 'mkdir -p -- "$1" && exec tar -x --no-same-owner -C "$1" -f -'
 _PACK_DIR = 'cd -- "$1" && exec tar --sparse -c -f - .'
 _CAT_FILE = 'if [ -f "$1" ]; then exec cat -- "$1"; else echo "not a file: $1" >&2; exit 2; fi'
 
-_ENV = {"PATH": "/usr/bin:/bin", "HOME": "/root"}
-
 
 def _add_tree(archive: tarfile.TarFile, source: Path, name: str, mode: int | None) -> None:
     def with_mode(info: tarfile.TarInfo) -> tarfile.TarInfo:
@@ -47,7 +45,12 @@ def pack(entries: list[tuple[Path, str]], mode: int | None = None) -> bytes:
 async def unpack_into(root: Path, archive: bytes, target_dir: str, *, network: bool = False) -> None:
     """Unpack `archive` into `target_dir` of the trial (created if missing)."""
     done = await sandbox.run(
-        root, ["/bin/sh", "-c", _UNPACK, "sh", target_dir], cwd="/", env=_ENV, network=network, stdin=archive
+        root,
+        ["/bin/sh", "-c", _UNPACK, "sh", target_dir],
+        cwd="/",
+        env=sandbox.BASE_ENV,
+        network=network,
+        stdin=archive,
     )
     if done.return_code != 0:
         raise RuntimeError(f"could not write {target_dir} in the sandbox: {done.stderr.strip()[-500:]}")
@@ -71,7 +74,12 @@ async def upload_file(root: Path, source_path: Path, target_path: str) -> None:
 async def download_dir(root: Path, source_dir: str, target_dir: Path) -> None:
     with tempfile.TemporaryFile() as spool:
         done = await sandbox.run(
-            root, ["/bin/sh", "-c", _PACK_DIR, "sh", source_dir], cwd="/", env=_ENV, network=False, stdout_to=spool
+            root,
+            ["/bin/sh", "-c", _PACK_DIR, "sh", source_dir],
+            cwd="/",
+            env=sandbox.BASE_ENV,
+            network=False,
+            stdout_to=spool,
         )
         if done.return_code != 0:
             raise RuntimeError(f"could not read {source_dir} in the sandbox: {done.stderr.strip()[-500:]}")
@@ -102,7 +110,12 @@ async def download_file(root: Path, source_path: str, target_path: Path) -> None
     with tempfile.NamedTemporaryFile(dir=target.parent, delete=False) as spool:
         try:
             done = await sandbox.run(
-                root, ["/bin/sh", "-c", _CAT_FILE, "sh", source_path], cwd="/", env=_ENV, network=False, stdout_to=spool
+                root,
+                ["/bin/sh", "-c", _CAT_FILE, "sh", source_path],
+                cwd="/",
+                env=sandbox.BASE_ENV,
+                network=False,
+                stdout_to=spool,
             )
             if done.return_code != 0:
                 raise FileNotFoundError(f"{source_path}: {done.stderr.strip()[-500:]}")
