@@ -230,46 +230,30 @@ export class SandboxLimits {
   /**
    * At the task limit: every process of the sandbox but the shell and those
    * above it (bwrap) is stopped, then killed; stopping first keeps a fork
-   * bomb from refilling the places that killing frees. How many were killed.
+   * bomb from refilling the places that killing frees. Rounds go on until a
+   * look finds none left: a process caught inside fork() can still make a
+   * child after the last look of a round. How many were killed.
    */
   private killStrays(g: Cgroup, shellPid: number): number {
     const procsFile = join(g.pids ?? g.memory!, 'cgroup.procs');
     const keep = new Set<number>();
     for (let p: number | undefined = shellPid; p !== undefined && p > 1 && !keep.has(p); p = procInfo(p)?.ppid)
       keep.add(p);
-    const stopped = new Set<number>();
-    // Until every one is really stopped: one that was inside fork() when SIGSTOP came still makes
-    // its child (found on the next pass). Stopped ones fork no more; then all are killed at once.
-    const deadline = Date.now() + 2000;
+    const killed = new Set<number>();
+    const deadline = Date.now() + 5000;
     for (;;) {
-      const fresh = (read(procsFile) ?? '')
-        .split('\n')
-        .filter(Boolean)
-        .map(Number)
-        .filter((p) => !keep.has(p) && !stopped.has(p));
-      for (const p of fresh) {
+      const stopped = stopAll(procsFile, (p) => !keep.has(p) && !killed.has(p), deadline);
+      for (const p of stopped) {
         try {
-          process.kill(p, 'SIGSTOP');
+          process.kill(p, 'SIGKILL');
         } catch {
           // gone
         }
-        stopped.add(p);
+        killed.add(p);
       }
-      if (fresh.length) continue;
-      const running = [...stopped].some((p) => {
-        const state = procInfo(p)?.state;
-        return state !== undefined && !'TtZX'.includes(state);
-      });
-      if (!running || Date.now() > deadline) break;
+      if (!stopped.size || Date.now() > deadline) break;
     }
-    for (const p of stopped) {
-      try {
-        process.kill(p, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    }
-    return stopped.size;
+    return killed.size;
   }
 
   /** Whether the task limit was reached since the last look: then the strays are killed. */
@@ -334,5 +318,36 @@ export class SandboxLimits {
       }
       if (dirs.some((d) => existsSync(d))) await new Promise((r) => setTimeout(r, 20));
     }
+  }
+}
+
+/**
+ * Stops the cgroup's processes that `stray` names, until none of them runs (or the
+ * deadline): one that was inside fork() when SIGSTOP came still makes its child,
+ * found on the next pass. The ones stopped.
+ */
+function stopAll(procsFile: string, stray: (pid: number) => boolean, deadline: number): Set<number> {
+  const stopped = new Set<number>();
+  for (;;) {
+    const fresh = (read(procsFile) ?? '')
+      .split('\n')
+      .filter(Boolean)
+      .map(Number)
+      .filter((p) => stray(p) && !stopped.has(p));
+    for (const p of fresh) {
+      try {
+        process.kill(p, 'SIGSTOP');
+      } catch {
+        // gone
+      }
+      stopped.add(p);
+    }
+    if (Date.now() > deadline) return stopped;
+    if (fresh.length) continue;
+    const running = [...stopped].some((p) => {
+      const state = procInfo(p)?.state;
+      return state !== undefined && !'TtZX'.includes(state);
+    });
+    if (!running) return stopped;
   }
 }
