@@ -66,6 +66,8 @@ export interface ScriptedServerOptions {
    * refuses them on a stream, as it does); `ignore` sends none, as an older SGLang that knows no such field.
    */
   tokenIds?: 'answer' | 'ignore';
+  /** Wait this long before answering a chat request (a model slow to make its whole answer). */
+  answerDelayMs?: number;
   /** `owned_by` at /v1/models instead of the flavor's name (a gateway or proxy in front of the engine). */
   ownedBy?: string;
   /** Makes each turn from the request instead of the script (a model that reads its prompt). */
@@ -194,6 +196,7 @@ export class ScriptedModelServer {
     }
     const ids = asksForIds(chat) && this.opts.tokenIds !== 'ignore';
     if (ids && chat.stream && this.flavor === 'sglang') return sendRefusal(res, 'sglang', 400, SGLANG_STREAM_IDS);
+    if (this.opts.answerDelayMs) await new Promise((r) => setTimeout(r, this.opts.answerDelayMs));
     let turn = this.nextTurn(chat);
     if (!turn) return this.error(res, 500, 'the script has no more turns', 'InternalServerError');
     // A server with no parser (SGLang) passes every call through as text.

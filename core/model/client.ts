@@ -168,7 +168,7 @@ export class ModelClient {
     const tokens = this.opts.recordTokens ? new TokenCollector() : undefined;
     try {
       idle.arm();
-      for await (const chunk of await this.answer(model, req, format, signal)) {
+      for await (const chunk of await this.answer(model, req, format, signal, idle)) {
         idle.arm();
         chunks++;
         tokens?.push(chunk.raw);
@@ -213,13 +213,18 @@ export class ModelClient {
     req: CompleteRequest,
     format: WireFormat,
     signal: AbortSignal,
+    idle: { stop(): void },
   ): Promise<AsyncIterable<AnswerChunk> | Iterable<AnswerChunk>> {
     const base = this.request(model, req, format);
     const ask = this.opts.recordTokens ? tokenRequest(await this.server.engine(signal)) : undefined;
     if (!ask?.stream && ask) {
       const { stream: _s, stream_options: _o, ...rest } = base;
       const params: ChatCompletionCreateParamsNonStreaming = { ...rest, ...ask.fields };
-      const body: unknown = await this.openai.chat.completions.create(params, { signal });
+      // Nothing arrives until the whole answer is made: no idle limit, but one on the whole request, ten
+      // silences long (a turn of thousands of tokens takes minutes on a busy server).
+      idle.stop();
+      const timeout = Math.max(this.opts.requestTimeoutMs ?? 60_000, 10 * (this.opts.idleTimeoutMs ?? 60_000));
+      const body: unknown = await this.openai.chat.completions.create(params, { signal, timeout });
       return [{ chunk: bodyAsChunk(body), raw: body }];
     }
     const stream = await this.openai.chat.completions.create({ ...base, ...ask?.fields }, { signal });

@@ -88,6 +88,14 @@ test('a server of unknown make (a gateway in front of vLLM): unstreamed, vLLM to
   });
 });
 
+test('an unstreamed turn slower than the stream idle limit is waited for, not cut as stalled', async () => {
+  await withClient({ flavor: 'sglang', answerDelayMs: 400, script }, { idleTimeoutMs: 100 }, async (c, s) => {
+    const reply = await c.complete({ messages: [{ role: 'user', content: 'go' }], tools });
+    assert.equal(reply.text, 'Reading the test.');
+    assert.deepEqual(reply.tokens, s.sentTokens[0]);
+  });
+});
+
 test('a server that returns no ids (an older SGLang): no tokens, the reason said, the answer still read', async () => {
   await withClient({ flavor: 'sglang', tokenIds: 'ignore', script }, {}, async (c, s) => {
     const { replies } = await twoTurns(c, s);
