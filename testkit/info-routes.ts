@@ -12,11 +12,13 @@ export interface ServerInfo {
   contextLength: number | undefined;
   /** Where the window is reported: `/v1/models`, SGLang's `/server_info` only, or nowhere. */
   report: 'models' | 'server_info' | 'none';
+  /** `owned_by` instead of the flavor's name (a gateway in front that says it is the owner). */
+  ownedBy?: string;
 }
 
 /** `/v1/models`, with `max_model_len` as vLLM and SGLang send it. */
 export function sendModels(res: ServerResponse, info: ServerInfo): void {
-  const owned = info.flavor === 'vllm' ? 'vllm' : 'sglang';
+  const owned = info.ownedBy ?? (info.flavor === 'vllm' ? 'vllm' : 'sglang');
   sendJson(res, 200, {
     object: 'list',
     data: info.models.map((id) => ({

@@ -2,6 +2,7 @@
 
 import { FORMATS } from '../core/model/formats';
 import type { ReplyTurn, ServerFlavor } from './scripted-turns';
+import type { TurnTokenWriter } from './token-ids';
 
 export interface RenderedCall {
   id: string;
@@ -20,6 +21,8 @@ export interface Answer {
   cachedTokens?: number;
   /** A streamed answer ends with a usage chunk (`stream_options.include_usage`). */
   includeUsage?: boolean;
+  /** The request asked for token ids: each piece of the answer carries its own (vLLM's and SGLang's shapes). */
+  tokens?: TurnTokenWriter;
 }
 
 /** The `usage` object a server sends for an answer of `completion` tokens. */
@@ -81,7 +84,13 @@ export function completionBody(turn: ReplyTurn, answer: Answer): object {
   const { content, toolCalls } = render(turn);
   const reasoning = turn.reasoningInContent ? undefined : turn.reasoning;
   const field = answer.flavor === 'vllm' ? 'reasoning' : 'reasoning_content';
+  const said = (reasoning ?? '') + content + toolCalls.map((c) => c.name + c.args).join('');
+  const ids = answer.tokens?.next(said);
+  // vLLM puts the prompt's ids beside the choices, SGLang on the choice.
+  const promptIds = answer.tokens?.sent.promptIds;
+  const vllm = answer.flavor === 'vllm';
   return {
+    ...(promptIds && vllm ? { prompt_token_ids: promptIds } : {}),
     id: answer.id,
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
@@ -104,6 +113,8 @@ export function completionBody(turn: ReplyTurn, answer: Answer): object {
             : {}),
         },
         finish_reason: toolCalls.length ? 'tool_calls' : 'stop',
+        ...(ids ? { ...(vllm ? {} : { prompt_token_ids: promptIds }), token_ids: ids.token_ids } : {}),
+        ...(ids ? { logprobs: ids.logprobs } : {}),
       },
     ],
     usage: usageOf(answer, 10),

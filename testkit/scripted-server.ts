@@ -6,6 +6,8 @@ import { completionBody } from './reply-render';
 import { isReply, type ChatRequestBody, type ScriptedTurn, type ServerFlavor } from './scripted-turns';
 import { streamTurn } from './sse-stream';
 import { textOf } from './text';
+import { asksForIds, promptIdsOf, TurnTokenWriter } from './token-ids';
+import type { TurnTokens } from '../core/model/token-record';
 import { NO_TOOL_PARSER_REFUSAL, sendError, sendJson, sendRefusal, windowRefusal } from './wire-errors';
 
 /**
@@ -59,6 +61,15 @@ export interface ScriptedServerOptions {
    * this request's messages begin with that one's, else 0.
    */
   promptCache?: boolean;
+  /**
+   * What a request for token ids gets: `answer` (default) sends them in the flavor's shape (and SGLang
+   * refuses them on a stream, as it does); `ignore` sends none, as an older SGLang that knows no such field.
+   */
+  tokenIds?: 'answer' | 'ignore';
+  /** Wait this long before answering a chat request (a model slow to make its whole answer). */
+  answerDelayMs?: number;
+  /** `owned_by` at /v1/models instead of the flavor's name (a gateway or proxy in front of the engine). */
+  ownedBy?: string;
   /** Makes each turn from the request instead of the script (a model that reads its prompt). */
   respond?: (body: ChatRequestBody, n: number) => ScriptedTurn;
 }
@@ -69,6 +80,10 @@ function isProbe(chat: ChatRequestBody): boolean {
   if (tools.length) return tools.length === 1 && tools[0]?.function?.name === 'ping';
   return textOf(chat.messages?.[0]?.content).includes('You are a connection probe');
 }
+
+/** SGLang's refusal of ids on a stream (serving_chat.py, `_validate_request`). */
+const SGLANG_STREAM_IDS =
+  'return_token_ids is not supported with streaming on /v1/chat/completions. Please set stream=false when using return_token_ids=true.';
 
 export interface RecordedRequest {
   path: string;
@@ -84,6 +99,8 @@ export class ScriptedModelServer {
   /** The previous chat request's messages and prompt tokens: what a prefix cache holds. */
   private cache: { messages: string[]; tokens: number } | undefined;
   readonly requests: RecordedRequest[] = [];
+  /** The ids and logprobs sent for each chat request that asked for them, in order. */
+  readonly sentTokens: TurnTokens[] = [];
 
   constructor(private readonly opts: ScriptedServerOptions) {}
 
@@ -126,6 +143,7 @@ export class ScriptedModelServer {
       flavor: this.flavor,
       contextLength: this.opts.contextLength,
       report: this.opts.reportWindow ?? 'models',
+      ...(this.opts.ownedBy !== undefined ? { ownedBy: this.opts.ownedBy } : {}),
     };
   }
 
@@ -176,6 +194,9 @@ export class ScriptedModelServer {
       if (refusal)
         return sendRefusal(res, this.flavor, 400, this.opts.refusalMessage ?? refusal.message, refusal.param);
     }
+    const ids = asksForIds(chat) && this.opts.tokenIds !== 'ignore';
+    if (ids && chat.stream && this.flavor === 'sglang') return sendRefusal(res, 'sglang', 400, SGLANG_STREAM_IDS);
+    if (this.opts.answerDelayMs) await new Promise((r) => setTimeout(r, this.opts.answerDelayMs));
     let turn = this.nextTurn(chat);
     if (!turn) return this.error(res, 500, 'the script has no more turns', 'InternalServerError');
     // A server with no parser (SGLang) passes every call through as text.
@@ -184,6 +205,8 @@ export class ScriptedModelServer {
     this.lastPromptTokens = promptTokens;
 
     if (turn.kind === 'http_error') return sendJson(res, turn.status, turn.body);
+    const tokens = ids ? new TurnTokenWriter(promptIdsOf(chat)) : undefined;
+    if (tokens) this.sentTokens.push(tokens.sent);
     const answer = {
       id: `chatcmpl-${this.turn}`,
       model,
@@ -191,6 +214,7 @@ export class ScriptedModelServer {
       promptTokens: this.lastPromptTokens,
       includeUsage: chat.stream_options?.include_usage === true,
       ...(this.opts.promptCache ? { cachedTokens: this.cached(chat, promptTokens) } : {}),
+      ...(tokens ? { tokens } : {}),
     };
     if (chat.stream) return streamTurn(res, answer, turn, chat.max_tokens);
     if (!isReply(turn))

@@ -4,6 +4,24 @@ import type { ServerResponse } from 'node:http';
 import { fragments, render, usageOf, type Answer, type RenderedCall } from './reply-render';
 import { isReply, type FaultTurn, type ReplyTurn, type ScriptedTurn } from './scripted-turns';
 
+interface DeltaText {
+  content?: string;
+  reasoning?: string;
+  reasoning_content?: string;
+  tool_calls?: {
+    index: number;
+    id: string | null;
+    type: string | null;
+    function: { name: string | null; arguments: string };
+  }[];
+}
+
+/** The text a delta adds, as the model sampled it. */
+function deltaText(d: DeltaText): string {
+  const calls = (d.tool_calls ?? []).map((c) => (c.function.name ?? '') + c.function.arguments).join('');
+  return (d.reasoning ?? '') + (d.reasoning_content ?? '') + (d.content ?? '') + calls;
+}
+
 /** Writes the chunks of one streamed answer. */
 class ChunkWriter {
   private readonly created = Math.floor(Date.now() / 1000);
@@ -19,8 +37,11 @@ class ChunkWriter {
     this.res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, ...chunk })}\n\n`);
   }
 
-  delta(d: object, finish: string | null = null): void {
-    this.send({ choices: [{ index: 0, delta: d, logprobs: null, finish_reason: finish }] });
+  /** A delta; asked for ids, it carries those of its own text (vLLM: `token_ids` per chunk, logprobs per token). */
+  delta(d: DeltaText, finish: string | null = null): void {
+    const ids = this.answer.tokens?.next(deltaText(d));
+    const extra = ids ? { token_ids: ids.token_ids, logprobs: ids.logprobs } : { logprobs: null };
+    this.send({ choices: [{ index: 0, delta: d, ...extra, finish_reason: finish }] });
   }
 
   /** The final usage chunk, empty `choices`, sent only when the request asked for it (as vLLM and SGLang do). */
@@ -37,7 +58,12 @@ export async function streamTurn(
 ): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
   const out = new ChunkWriter(res, answer);
-  out.send({ choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] });
+  // vLLM sends the prompt's ids once, in the first chunk.
+  const promptIds = answer.tokens && isReply(turn) ? { prompt_token_ids: answer.tokens.sent.promptIds } : {};
+  out.send({
+    ...promptIds,
+    choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }],
+  });
   if (isReply(turn)) streamReply(out, turn, maxTokens);
   else await streamFault(out, turn);
 }

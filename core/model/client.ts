@@ -7,6 +7,7 @@
  */
 import OpenAI from 'openai';
 import type {
+  ChatCompletionCreateParamsNonStreaming,
   ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
   ChatCompletionTool,
@@ -18,6 +19,8 @@ import type { ModelClientOptions } from './options';
 import { probeConnection, type ConnectionReport } from './probe';
 import { contentOf, reasoningOf, toReply, type ModelReply } from './reply';
 import { ServerInfo, templateKwargs, type ContextWindow, type ServedModel } from './server-info';
+import { bodyAsChunk } from './whole-answer';
+import { TokenCollector, tokenRequest } from './token-record';
 import { maskEndpoint } from '../secrets/endpoint';
 
 export interface CompleteRequest {
@@ -162,14 +165,15 @@ export class ModelClient {
       );
     const format = req.format ?? wireFormatOf(this.opts.toolFormat);
     const assembler = new CompletionAssembler();
+    const tokens = this.opts.recordTokens ? new TokenCollector() : undefined;
     try {
       idle.arm();
-      const stream = await this.openai.chat.completions.create(this.request(model, req, format), { signal });
-      for await (const chunk of stream) {
+      for await (const chunk of await this.answer(model, req, format, signal, idle)) {
         idle.arm();
         chunks++;
-        assembler.push(chunk);
-        relay(chunk, req, onFirstText);
+        tokens?.push(chunk.raw);
+        assembler.push(chunk.chunk);
+        relay(chunk.chunk, req, onFirstText);
       }
     } catch (e) {
       if (idle.stalled) throw stalledError();
@@ -187,13 +191,46 @@ export class ModelClient {
         `the answer from the inference server at ${maskEndpoint(this.opts.endpoint)} ended without a finish reason: the stream was cut short and the partial answer was discarded. ${SERVER_LOG}`,
       );
     }
-    return toReply(
+    const reply = toReply(
       model,
       done,
       format,
       (req.tools ?? []).map((t) => (t as { function: ToolSpec }).function),
       this.opensThinking(),
     );
+    const record = tokens?.result();
+    if (record)
+      Object.assign(reply, 'tokens' in record ? { tokens: record.tokens } : { tokensMissing: record.missing });
+    return reply;
+  }
+
+  /**
+   * The answer's chunks, each with what the server sent: a stream, or (recording tokens from an
+   * engine that will not stream them) the one unstreamed body, read as a single chunk.
+   */
+  private async answer(
+    model: string,
+    req: CompleteRequest,
+    format: WireFormat,
+    signal: AbortSignal,
+    idle: { stop(): void },
+  ): Promise<AsyncIterable<AnswerChunk> | Iterable<AnswerChunk>> {
+    const base = this.request(model, req, format);
+    const ask = this.opts.recordTokens ? tokenRequest(await this.server.engine(signal)) : undefined;
+    if (!ask?.stream && ask) {
+      const { stream: _s, stream_options: _o, ...rest } = base;
+      const params: ChatCompletionCreateParamsNonStreaming = { ...rest, ...ask.fields };
+      // Nothing arrives until the whole answer is made: no idle limit, but one on the whole request, ten
+      // silences long (a turn of thousands of tokens takes minutes on a busy server).
+      idle.stop();
+      const timeout = Math.max(this.opts.requestTimeoutMs ?? 60_000, 10 * (this.opts.idleTimeoutMs ?? 60_000));
+      const body: unknown = await this.openai.chat.completions.create(params, { signal, timeout });
+      return [{ chunk: bodyAsChunk(body), raw: body }];
+    }
+    const stream = await this.openai.chat.completions.create({ ...base, ...ask?.fields }, { signal });
+    return (async function* () {
+      for await (const chunk of stream) yield { chunk, raw: chunk };
+    })();
   }
 
   /** The streamed request; tools go in the API only in the native format. */
@@ -211,6 +248,12 @@ export class ModelClient {
       ...templateKwargs(this.opts.thinking),
     };
   }
+}
+
+/** A chunk to assemble, and what the server sent for it (the token ids are read from that). */
+interface AnswerChunk {
+  chunk: StreamChunk;
+  raw: unknown;
 }
 
 /** An abort once `ms` pass without `arm` being called again; `stalled` says it fired. */

@@ -1,5 +1,6 @@
 /** What a ModelClient is told, apart from the client so the modules it draws on can read their part of it. */
 import type { ToolFormatSetting } from './formats';
+import type { TokenEngine } from './token-record';
 
 export interface ModelClientOptions {
   /** Base URL ending in /v1, e.g. SGLang's default http://127.0.0.1:30000/v1. */
@@ -27,6 +28,13 @@ export interface ModelClientOptions {
   contextLength?: number;
   /** `on`/`off`: ask the chat template for thinking or not (`chat_template_kwargs.enable_thinking`); `auto`: send nothing. */
   thinking?: 'auto' | 'on' | 'off';
+  /**
+   * Ask for each turn's prompt and completion token ids and their logprobs (for a trainer), in the
+   * engine's way: streamed from vLLM, one unstreamed request per turn otherwise (core/model/token-record.ts).
+   */
+  recordTokens?: boolean;
+  /** Which server answers; default: what `/v1/models` says (`owned_by`). Decides how token ids are asked for. */
+  engine?: TokenEngine;
   /** Retries for 429, 5xx and connection errors before anything was streamed. Default 3. */
   retries?: number;
   /** First backoff delay; doubles each retry (with jitter). Default 500 ms. */

@@ -16,6 +16,7 @@ import { canonicalLoose } from '../json/canonical';
 import { parseLenientJson } from './formats/json-repair';
 import { uniqueRepairs } from './formats/repairs';
 import { splitThinking } from './reasoning';
+import type { TurnTokens } from './token-record';
 
 export interface ModelToolCall {
   id: string;
@@ -42,6 +43,10 @@ export interface ModelReply {
   usage?: Usage;
   /** Attempts it took (1 when the first one succeeded). */
   attempts: number;
+  /** With `recordTokens`: the turn's ids and logprobs exactly as the server sent them, checked. */
+  tokens?: TurnTokens;
+  /** With `recordTokens` and no `tokens`: why (the server sent none, or what it sent was refused). */
+  tokensMissing?: string;
 }
 
 /**

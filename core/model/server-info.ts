@@ -8,6 +8,7 @@ import type OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { classifyError, ModelError } from './errors';
 import type { ModelClientOptions } from './options';
+import type { TokenEngine } from './token-record';
 import { maskEndpoint } from '../secrets/endpoint';
 
 /** A context window in tokens and where the figure came from. */
@@ -29,7 +30,7 @@ export interface ServedModel {
 /** What the server's answers depend on in the client's options. */
 export type ServerOptions = Pick<
   ModelClientOptions,
-  'endpoint' | 'apiKey' | 'model' | 'contextLength' | 'requestTimeoutMs' | 'thinking'
+  'endpoint' | 'apiKey' | 'model' | 'contextLength' | 'requestTimeoutMs' | 'thinking' | 'engine'
 >;
 
 /** One server's listing, window and token counts, each asked for once where the answer cannot change. */
@@ -38,6 +39,7 @@ export class ServerInfo {
   model: string | undefined;
   private window: ContextWindow | undefined;
   private noTokenize = false;
+  private detected: { engine: TokenEngine | undefined } | undefined;
 
   constructor(
     private readonly openai: OpenAI,
@@ -68,6 +70,23 @@ export class ServerInfo {
     } catch (e) {
       throw classifyError(e, { ...this.opts, model: this.model });
     }
+  }
+
+  /** The engine: the setting, else what the model's card says (`owned_by`), else unknown. Asked once. */
+  async engine(signal?: AbortSignal): Promise<TokenEngine | undefined> {
+    if (this.opts.engine) return this.opts.engine;
+    if (!this.detected) {
+      const model = await this.resolveModel(signal);
+      let owner: unknown;
+      try {
+        for await (const m of this.openai.models.list(signal ? { signal } : undefined))
+          if (m.id === model || owner === undefined) owner = m.owned_by;
+      } catch (e) {
+        throw classifyError(e, { ...this.opts, model: this.model });
+      }
+      this.detected = { engine: owner === 'vllm' || owner === 'sglang' ? owner : undefined };
+    }
+    return this.detected.engine;
   }
 
   /** The configured model, else the first the server lists. */

@@ -6,20 +6,13 @@ import { ModelError } from '../../../core/model/errors';
 import type { ModelClientOptions } from '../../../core/model/options';
 import { redact } from '../../../core/secrets/redact';
 import { ScriptedModelServer, type ScriptedServerOptions } from '../../../testkit/scripted-server';
+import { withModelClient } from '../../support/model-server';
 
-async function withClient(
+const withClient = (
   server: ScriptedServerOptions,
   client: Partial<ModelClientOptions>,
   run: (c: ModelClient, s: ScriptedModelServer) => Promise<void>,
-): Promise<void> {
-  const s = new ScriptedModelServer(server);
-  const endpoint = await s.start();
-  try {
-    await run(new ModelClient({ endpoint, backoffMs: 5, ...client }), s);
-  } finally {
-    await s.stop();
-  }
-}
+) => withModelClient(server, { ...client }, run);
 
 const ask = {
   messages: [{ role: 'user' as const, content: 'fix the failing test' }],

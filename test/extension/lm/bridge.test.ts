@@ -25,6 +25,7 @@ import {
   type LmMessage,
   type LmToolCall,
 } from '../../../extension/lm/bridge';
+import { withModelClient } from '../../support/model-server';
 
 // Parts as the editor hands them over (class instances with these fields).
 const text = (value: string) => ({ value });
@@ -175,19 +176,11 @@ test('the manifest contributes the vendor the provider registers, and activates 
 
 // --- end to end: the bridge through the real ModelClient over HTTP ---
 
-async function withServer(
+const withServer = (
   server: ScriptedServerOptions,
   client: Partial<ModelClientOptions>,
   run: (c: ModelClient, s: ScriptedModelServer) => Promise<void>,
-): Promise<void> {
-  const s = new ScriptedModelServer(server);
-  const endpoint = await s.start();
-  try {
-    await run(new ModelClient({ endpoint, backoffMs: 5, retries: 0, model: 'LAR-9B', ...client }), s);
-  } finally {
-    await s.stop();
-  }
-}
+) => withModelClient(server, { retries: 0, model: 'LAR-9B', ...client }, run);
 
 function collect() {
   const out = { texts: [] as string[], calls: [] as LmToolCall[] };
