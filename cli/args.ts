@@ -30,7 +30,17 @@ const VALUE_FLAGS = new Set([
   '--seed',
   '--max-time',
 ]);
-const SWITCHES = new Set(['--json', '--no-color', '--help', '-h', '--stdio', '--yes', '--break-hard-links', '--keep']);
+const SWITCHES = new Set([
+  '--json',
+  '--no-color',
+  '--help',
+  '-h',
+  '--stdio',
+  '--yes',
+  '--break-hard-links',
+  '--keep',
+  '--record-tokens',
+]);
 
 export function parseFlags(args: string[]): Flags {
   const f: Flags = { positional: [], values: new Map(), switches: new Set() };

@@ -27,7 +27,7 @@ Usage:
           [--out FILE] [--enforcement block|warn] [--yes] [--max-steps N] [--tool-format F]
           [--context-length N] [--thinking auto|on|off] [--rules FILE,…]
           [--rollouts N [--concurrency C] [--keep]] [--seed S] [--temperature T]
-          [--max-time SECONDS] [--max-repeated-failures N]
+          [--max-time SECONDS] [--max-repeated-failures N] [--record-tokens]
           [--sandbox auto|required|off|container] [--break-hard-links]
       The verified agent in the terminal: every tool call is gated by the workflow,
       each step is written to the trajectory (default .lar/runs/ in the workspace).
@@ -45,6 +45,10 @@ Usage:
       --max-time SECONDS (default 3600): the run ends (reason limit) at the first turn after it.
       --seed S, --temperature T (0–2): the sampling sent with every request and recorded in
       the header; rollout k of a group samples with seed S + k − 1 (S random when not given).
+      --record-tokens: record each turn's prompt and completion token ids and logprobs as the
+      server returns them (vLLM streamed, SGLang one unstreamed request per turn), as tokens
+      lines for a trainer; the conversation is then never compacted, and a run that fills the
+      window ends (exit 3). A turn without ids is said and the run goes on.
       --tool-format (default auto): how tool calls travel: auto (native, calls a server
       left as text still read, a text format when the server has no parser), native,
       or a text format: ${TOOL_FORMATS.filter((f) => f !== 'auto' && f !== 'native').join(', ')}.

@@ -82,10 +82,10 @@ export async function cmdRun(flags: Flags, io: Io): Promise<number> {
   );
 }
 
-/** The group's and the sampling's flags, checked: `--rollouts`, `--concurrency`, `--keep`, `--max-time`, `--temperature`, `--seed`. */
+/** The group's, the sampling's and the training data's flags, checked: `--rollouts`, `--concurrency`, `--keep`, `--max-time`, `--temperature`, `--seed`, `--record-tokens`. */
 function groupAndSampling(
   flags: Flags,
-): Pick<RunArgs, 'rollouts' | 'concurrency' | 'keep' | 'maxTimeSec' | 'temperature' | 'seed'> {
+): Pick<RunArgs, 'rollouts' | 'concurrency' | 'keep' | 'maxTimeSec' | 'temperature' | 'seed' | 'recordTokens'> {
   const rollouts = flags.values.get('--rollouts');
   if (rollouts !== undefined && !(/^[1-9][0-9]*$/.test(rollouts) && Number(rollouts) <= 64))
     throw new UsageError('--rollouts must be an integer from 1 to 64');
@@ -110,6 +110,7 @@ function groupAndSampling(
     ...(maxTime !== undefined ? { maxTimeSec: Number(maxTime) } : {}),
     ...(temperature !== undefined ? { temperature: Number(temperature) } : {}),
     ...(seed !== undefined ? { seed: Number(seed) } : {}),
+    ...(flags.switches.has('--record-tokens') ? { recordTokens: true } : {}),
   };
 }
 

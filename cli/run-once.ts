@@ -6,7 +6,7 @@ import type { ModelClient } from '../core/model/client';
 import { maskEndpoint } from '../core/secrets/endpoint';
 import type { ToolFormatSetting } from '../core/model/formats';
 import { describeSandbox, type SandboxSetting } from '../core/sandbox/plan';
-import type { WorkflowRef } from '../core/schema/trajectory';
+import type { ModelInfo, WorkflowRef } from '../core/schema/trajectory';
 import type { Workflow } from '../core/schema/workflow';
 import { signed } from '../core/verifier/checks';
 import { outcomeText } from '../core/verifier/score';
@@ -45,6 +45,8 @@ export interface RunArgs {
   /** Sampling asked of the server (absent: its defaults); with rollouts, rollout k gets seed + k − 1. */
   temperature?: number;
   seed?: number;
+  /** Record each turn's token ids and logprobs (`--record-tokens`); the conversation is then never compacted. */
+  recordTokens?: boolean;
   /** How commands are confined (default auto). */
   sandbox?: SandboxSetting;
 }
@@ -63,10 +65,12 @@ export interface Rollout {
   hidden?: string[];
   /** This run's seed (the client sends it), recorded in the header. */
   seed?: number;
+  /** With `--record-tokens`: how the server is asked for ids, recorded in the header. */
+  tokens?: ModelInfo['tokens'];
 }
 
 /** The model a run talks to, the same for every rollout of a group. */
-export type ModelSetup = Pick<Rollout, 'client' | 'modelName' | 'apiKey'>;
+export type ModelSetup = Pick<Rollout, 'client' | 'modelName' | 'apiKey' | 'tokens'>;
 
 export async function runOnce(
   a: RunArgs,
@@ -113,6 +117,7 @@ export async function runOnce(
         endpoint: maskEndpoint(a.endpoint),
         ...(a.temperature !== undefined ? { temperature: a.temperature } : {}),
         ...(r.seed !== undefined ? { seed: r.seed } : {}),
+        ...(r.tokens ? { tokens: r.tokens } : {}),
       },
       approve: (req) => {
         io.err(
@@ -151,7 +156,17 @@ export async function runOnce(
 /** How `lar run` prints a run's events: prose and steps (rollouts their steps only), never reasoning or the window's fill. */
 function printer(io: Io, st: Style, prefix: string): (e: AgentEvent) => void {
   let atLineStart = true;
+  const missing = new Set<string>();
   return (e) => {
+    // Each reason once: a server that sends no ids sends none on every turn.
+    if (e.kind === 'tokens') {
+      const why = e.event.missing;
+      if (why !== undefined && !missing.has(why)) {
+        missing.add(why);
+        io.err(`lar run: ${prefix}turn ${e.event.turn} has no token ids (${why}); the run goes on`);
+      }
+      return;
+    }
     if (
       e.kind === 'reasoning' ||
       e.kind === 'context' ||

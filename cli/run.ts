@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import { newRunId } from '../core/agent/run-id';
 import { ModelClient } from '../core/model/client';
+import { tokenRequest } from '../core/model/token-record';
 import { maskEndpoint } from '../core/secrets/endpoint';
 import { loadNodePty } from '../core/shell/process';
 import { outputDir, trajectoryFile } from '../core/workspace/lar-layout';
@@ -34,7 +35,18 @@ export async function runFromCli(a: RunArgs, io: Io, st: Style, signal?: AbortSi
     io.err(
       `lar run: node-pty cannot be loaded (${np.error}): commands run over pipes, without a terminal (commands that read input get end-of-file)`,
     );
-  const model: ModelSetup = { client, modelName, apiKey };
+  let tokens: ModelSetup['tokens'];
+  try {
+    tokens = a.recordTokens ? await tokenWay(client, signal) : undefined;
+  } catch (e) {
+    io.err(`lar run: ${(e as Error).message}`);
+    return 1;
+  }
+  if (tokens)
+    io.err(
+      `lar run: recording each turn's token ids and logprobs (${tokens.engine === 'unknown' ? 'the server does not say whether it is vLLM or SGLang: asked with both their fields' : tokens.engine}, ${tokens.streamed ? 'streamed' : 'one unstreamed request per turn'}); the conversation is not compacted`,
+    );
+  const model: ModelSetup = { client, modelName, apiKey, ...(tokens ? { tokens } : {}) };
   const rollouts = a.rollouts ?? 1;
   if (rollouts === 1) return runSingle(a, model, workspace, io, st, signal);
   return runGroup(
@@ -57,6 +69,7 @@ function modelClientFor(a: RunArgs, apiKey: string | undefined): ModelClient {
     ...(a.thinking ? { thinking: a.thinking } : {}),
     ...(a.temperature !== undefined ? { temperature: a.temperature } : {}),
     ...(a.seed !== undefined ? { seed: a.seed } : {}),
+    ...(a.recordTokens ? { recordTokens: true } : {}),
   });
 }
 
@@ -90,6 +103,12 @@ async function runSingle(
     signal,
   );
   return r.endReason === 'submitted' ? 0 : r.windowFull ? EXIT_WINDOW_FULL : 1;
+}
+
+/** How the server is asked for token ids: its engine, and whether they come streamed (core/model/token-record.ts). */
+async function tokenWay(client: ModelClient, signal?: AbortSignal): Promise<NonNullable<ModelSetup['tokens']>> {
+  const engine = await client.engine(signal);
+  return { engine: engine ?? 'unknown', streamed: tokenRequest(engine).stream };
 }
 
 /** `lar run`'s exit when the model's context window could not hold the run (Harbor's LarAgent raises its context-length error). */

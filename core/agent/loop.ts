@@ -24,6 +24,7 @@ import { CallSteps } from './step';
 import { TrajectoryWriter } from './trajectory-writer';
 import { headerOf, limitsOf } from './run-header';
 import { asUserInput, partsOf, renderUserMessage, type UserInput } from '../schema/user-message';
+import { TokenLog } from './token-log';
 import { WindowFit, type Prompt } from './window-fit';
 import type { AgentEvent, AgentGate, AgentOptions, AgentResult } from './types';
 
@@ -62,6 +63,8 @@ class Run {
   private idleTurns = 0;
   /** Model replies with calls so far: each call records the reply it came in. */
   private replies = 0;
+  /** With `modelInfo.tokens`: each turn's token ids, as `tokens` lines. */
+  private readonly tokenLog: TokenLog | undefined;
   /** The token counts of a reply without words, for its first call's line. */
   private usage: TurnUsage | undefined;
   /** The calls of the model's latest turn and the results so far: settled into the conversation however the run ends. */
@@ -115,6 +118,7 @@ class Run {
       this.tokens += tokens;
     };
     this.fit = new WindowFit({ opts, conversation, state, writer, emit, facts, spend }, window, format);
+    this.tokenLog = opts.modelInfo.tokens ? new TokenLog() : undefined;
     for (const r of opts.restored ?? []) {
       const w = writer.append(r);
       state.append(r, w.line);
@@ -145,9 +149,12 @@ class Run {
     this.takeTyped();
     const prompt = await this.fit.fitPrompt();
     if (prompt.answer < MIN_ANSWER) {
+      const left = `its ${prompt.estimate} prompt tokens leave ${Math.max(0, prompt.answer)} for an answer`;
       return this.finish(
         'error',
-        `the conversation does not fit the model's context window (${this.fit.window.tokens} tokens) even compacted: its ${prompt.estimate} prompt tokens leave ${Math.max(0, prompt.answer)} for an answer. Serve the model with a longer context (vLLM --max-model-len, SGLang --context-length) or shorten the task`,
+        this.fit.linear
+          ? `the conversation filled the model's context window (${this.fit.window.tokens} tokens): ${left}, and it is not compacted while token ids are recorded (--record-tokens), so that the run stays one unbroken segment for a trainer`
+          : `the conversation does not fit the model's context window (${this.fit.window.tokens} tokens) even compacted: ${left}. Serve the model with a longer context (vLLM --max-model-len, SGLang --context-length) or shorten the task`,
         true,
       );
     }
@@ -243,6 +250,9 @@ class Run {
       source: this.fit.window.source,
       completionTokens: this.tokens,
     });
+    // The turn's ids come first: a trainer reads them with the message or calls that follow.
+    const ids = this.tokenLog?.event(reply);
+    if (ids) this.emit({ kind: 'tokens', ...this.writer.append(ids), event: ids });
     // The turn's token counts go on its message, or on its first call when it had no words (no line is added for them).
     const usage = turnUsage(reply.usage);
     this.usage = undefined;

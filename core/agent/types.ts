@@ -8,11 +8,13 @@ import type { ModelReply } from '../model/reply';
 import type { ContextWindow } from '../model/server-info';
 import type { ToolFormatSetting } from '../model/formats';
 import type {
+  ModelInfo,
   CompactionEvent,
   OutcomeEvent,
   RestoreEvent,
   SandboxRecord,
   ToolCallEvent,
+  TokensEvent,
   WorkflowRef,
 } from '../schema/trajectory';
 import type { Workflow } from '../schema/workflow';
@@ -60,6 +62,8 @@ export type AgentEvent =
   /** The restore the user made before this run, recorded after the header. */
   | { kind: 'restore'; line: number; text: string; event: RestoreEvent }
   | { kind: 'compaction'; line: number; text: string; event: CompactionEvent }
+  /** A turn's token ids were recorded (or why they could not be). */
+  | { kind: 'tokens'; line: number; text: string; event: TokensEvent }
   | { kind: 'step'; line: number; text: string; event: ToolCallEvent; result: StepResult; gate: GateResult }
   | { kind: 'outcome'; line: number; text: string; event: OutcomeEvent }
   | { kind: 'message'; line: number; text: string }
@@ -103,7 +107,11 @@ export interface AgentOptions {
   /** How the header names the workflow (inline object, builtin:ID or a path). */
   workflowRef: WorkflowRef;
   model: AgentModel;
-  modelInfo: { name: string; endpoint?: string; endpointName?: string };
+  /**
+   * The model as the header records it: name, endpoint, sampling, and with `tokens` the run records
+   * each turn's token ids (core/agent/token-log.ts), with compaction off: one linear segment.
+   */
+  modelInfo: Omit<ModelInfo, 'toolFormat' | 'contextWindow' | 'contextWindowSource'>;
   workspace: string;
   trajectoryPath: string;
   execute: ToolExecutor;

@@ -60,6 +60,11 @@ export class WindowFit {
     this.budget = this.budgetNow();
   }
 
+  /** Token ids are recorded: the conversation is never compacted (one linear segment), the run ends when it is full. */
+  get linear(): boolean {
+    return this.ctx.opts.modelInfo.tokens !== undefined;
+  }
+
   /** Why the window cannot hold even the system prompt and the tools, if it cannot. */
   tooSmall(): string | undefined {
     return tooSmall(this.window.tokens, this.headTokens());
@@ -86,7 +91,8 @@ export class WindowFit {
       }
     }
     // Compacted once per growth: a conversation that did not grow since cannot be made smaller again.
-    if (estimate > promptLimit(this.budget) && conversation.turns.length !== this.compactedAt) {
+    // Never while token ids are recorded: a trainer takes the run as one unbroken segment.
+    if (estimate > promptLimit(this.budget) && conversation.turns.length !== this.compactedAt && !this.linear) {
       await this.compactTo(Math.floor(promptLimit(this.budget) * 0.6), 'window');
       this.compactedAt = conversation.turns.length;
       messages = conversation.render(this.format);
@@ -118,6 +124,8 @@ export class WindowFit {
     }
     if (e.context?.promptTokens) this.meter.observe(prompt.messages, prompt.sent, e.context.promptTokens);
     this.budget = this.budgetNow();
+    if (this.linear)
+      return `${e.message}. The conversation filled the model's context window (${this.window.tokens} tokens); it is not compacted while token ids are recorded (--record-tokens), so that the run stays one unbroken segment for a trainer`;
     const target = Math.floor(promptLimit(this.budget) * (this.refusals === 0 ? 0.6 : 0.4));
     if (++this.refusals <= 4 && !this.tooSmall()) {
       await this.compactTo(target, 'context_error');

@@ -49,6 +49,7 @@ export const AtifMetrics = z.strictObject({
   logprobs: z.array(z.number()).optional(),
   extra: Extra.optional(),
 });
+export type AtifMetrics = z.infer<typeof AtifMetrics>;
 
 const AGENT_ONLY = ['model_name', 'reasoning_effort', 'reasoning_content', 'tool_calls', 'metrics'] as const;
 

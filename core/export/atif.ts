@@ -6,7 +6,8 @@ import { toolDefinitions } from '../schema/tool-definitions';
 import type { StepResult } from '../verifier/types';
 import type { TrajectoryReport } from '../verifier/verify';
 import { finalMetrics, outcomeLevel, stepLevels, stepMetrics } from './atif-levels';
-import { ATIF_VERSION, AtifTrajectory, type AtifStep } from './atif-schema';
+import { ATIF_VERSION, AtifTrajectory, type AtifMetrics, type AtifStep } from './atif-schema';
+import { TokenTurns, type FullTurn } from './token-turns';
 
 export interface AtifOptions {
   agentName?: string;
@@ -110,6 +111,9 @@ class StepWalk {
   private readonly turns: OpenTurn[] = [];
   private readonly results: Map<number, StepResult>;
   private open: OpenTurn | undefined;
+  private readonly tokenTurns = new TokenTurns();
+  /** The ids of the model turn whose message or calls come next. */
+  private ids: FullTurn | undefined;
 
   constructor(
     private readonly report: TrajectoryReport,
@@ -151,6 +155,10 @@ class StepWalk {
         this.open = undefined;
         this.push(systemStep(e, line, r));
         return;
+      case 'tokens':
+        this.open = undefined;
+        this.ids = this.tokenTurns.push(e, line);
+        return;
       case 'end':
         this.open = undefined;
     }
@@ -183,12 +191,21 @@ class StepWalk {
       ...(at ? { timestamp: at } : {}),
       tool_calls: [],
       observation: { results: [] },
-      ...(usage ? { metrics: stepMetrics(usage) } : {}),
+      ...(usage || this.ids ? { metrics: { ...(usage ? stepMetrics(usage) : {}), ...this.takeIds() } } : {}),
       extra: { lar: { line, calls: [] } },
     }) as AgentStep;
     const turn: OpenTurn = { step, first, calls: [], reply: undefined };
     this.turns.push(turn);
     return turn;
+  }
+
+  /** The turn's ids as ATIF metrics carry them, once. */
+  private takeIds(): Pick<AtifMetrics, 'prompt_token_ids' | 'completion_token_ids' | 'logprobs'> {
+    const ids = this.ids;
+    this.ids = undefined;
+    return ids
+      ? { prompt_token_ids: ids.promptIds, completion_token_ids: ids.completionIds, logprobs: ids.logprobs }
+      : {};
   }
 
   /** The steps, each agent step with its reward levels. */

@@ -20,7 +20,7 @@ import { probeConnection, type ConnectionReport } from './probe';
 import { contentOf, reasoningOf, toReply, type ModelReply } from './reply';
 import { ServerInfo, templateKwargs, type ContextWindow, type ServedModel } from './server-info';
 import { bodyAsChunk } from './whole-answer';
-import { TokenCollector, tokenRequest } from './token-record';
+import { TokenCollector, tokenRequest, type TokenEngine } from './token-record';
 import { maskEndpoint } from '../secrets/endpoint';
 
 export interface CompleteRequest {
@@ -69,6 +69,11 @@ export class ModelClient {
   /** Turns anything thrown while talking to the server into a ModelError. */
   classify(e: unknown, what?: string): ModelError {
     return classifyError(e, { ...this.opts, model: this.server.model }, what);
+  }
+
+  /** The server's engine (vLLM, SGLang, or unknown): the setting, else what its model card says. */
+  engine(signal?: AbortSignal): Promise<TokenEngine | undefined> {
+    return this.server.engine(signal);
   }
 
   /** Model ids the server serves. */

@@ -2,6 +2,7 @@
  * Token ids and logprobs of one model turn, as vLLM or SGLang send them, for a trainer: read from
  * the wire in each engine's shape (docs/agent.md, "Token ids from the server") and checked, never trusted.
  */
+import { MAX_TURN_IDS } from '../schema/trajectory';
 
 /** Which server's fields ask for ids: vLLM and SGLang spell and stream them differently. */
 export type TokenEngine = 'vllm' | 'sglang';
@@ -16,9 +17,6 @@ export interface TurnTokens {
 
 /** What a turn recorded: the tokens, or why there are none (for the caller to show). */
 export type TokenRecord = { tokens: TurnTokens } | { missing: string };
-
-/** The most ids or logprobs one turn may carry (a prompt over a million tokens is not a real turn). */
-export const MAX_TURN_TOKENS = 1_048_576;
 
 const MAX_ID = 2 ** 31;
 
@@ -76,8 +74,8 @@ export class TokenCollector {
     if (!Array.isArray(value)) return this.refuse(`${field} is not a list`);
     const list = (this[which] ??= []);
     // Counted before copying: a server cannot make the client hold more than the bound.
-    if (list.length + value.length > MAX_TURN_TOKENS)
-      return this.refuse(`${field} holds more than ${MAX_TURN_TOKENS} entries`);
+    if (list.length + value.length > MAX_TURN_IDS)
+      return this.refuse(`${field} holds more than ${MAX_TURN_IDS} entries`);
     for (const v of value as unknown[]) list.push(v);
   }
 
@@ -107,7 +105,7 @@ export function checkTokens(
     ['prompt', promptIds],
     ['completion', completionIds],
   ] as const) {
-    if (list.length > MAX_TURN_TOKENS) return why(`${name} ids hold more than ${MAX_TURN_TOKENS} entries`);
+    if (list.length > MAX_TURN_IDS) return why(`${name} ids hold more than ${MAX_TURN_IDS} entries`);
     const at = list.findIndex((v) => typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v >= MAX_ID);
     if (at >= 0) return why(`${name} id ${at} is ${JSON.stringify(list[at])}, not an integer in [0, 2^31)`);
   }

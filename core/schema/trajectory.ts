@@ -23,7 +23,14 @@ export const ModelInfo = z.object({
   /** The sampling the run asked for (absent: the server's defaults); a group's rollouts each have their own seed. */
   temperature: z.number().nonnegative().optional(),
   seed: z.number().int().nonnegative().optional(),
+  /**
+   * The run recorded each turn's token ids and logprobs (`--record-tokens`): which engine's fields
+   * asked for them, and whether they came streamed (vLLM) or one unstreamed request per turn (SGLang,
+   * or a server that did not say what it is). Compaction is off in such a run: one linear segment.
+   */
+  tokens: z.object({ engine: z.enum(['vllm', 'sglang', 'unknown']), streamed: z.boolean() }).optional(),
 });
+export type ModelInfo = z.infer<typeof ModelInfo>;
 
 /** `workflow` is inline, a path relative to the trajectory file, or `builtin:ID`. */
 export const WorkflowRef = z.union([Workflow, z.string().min(1)]);
@@ -313,6 +320,53 @@ export const RestoreEvent = z.object({
 });
 export type RestoreEvent = z.infer<typeof RestoreEvent>;
 
+/** The most ids (or logprobs) one turn's list may hold: a prompt of over a million tokens is not a real turn. */
+export const MAX_TURN_IDS = 1_048_576;
+const TokenIds = z
+  .array(
+    z
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 31 - 1),
+  )
+  .max(MAX_TURN_IDS);
+
+/**
+ * One model turn's token ids and the logprob of each completion token, exactly as the inference
+ * server returned them (`--record-tokens`), for a trainer; or, when it returned none or what it
+ * returned was refused, why (`missing`). `promptShared`: the prompt's first n ids are the first n of
+ * the turn before's prompt followed by its completion (not written again; readers put them back),
+ * so a long run's file grows with its turns, not with their square. Never scored by the verifier.
+ */
+export const TokensEvent = z
+  .object({
+    type: z.literal('tokens'),
+    /** The model turn (1, 2, … in the run) these are of; the turn's message or calls follow this line. */
+    turn: z.number().int().positive(),
+    promptShared: z.number().int().nonnegative().max(MAX_TURN_IDS).optional(),
+    promptIds: TokenIds.optional(),
+    completionIds: TokenIds.optional(),
+    logprobs: z.array(z.number().max(0)).max(MAX_TURN_IDS).optional(),
+    missing: z.string().optional(),
+    at: IsoTime.optional(),
+  })
+  .refine(
+    (t) =>
+      t.missing === undefined
+        ? t.promptIds !== undefined && t.completionIds !== undefined && t.logprobs !== undefined
+        : t.promptIds === undefined &&
+          t.completionIds === undefined &&
+          t.logprobs === undefined &&
+          t.promptShared === undefined,
+    { message: 'a tokens line has promptIds, completionIds and logprobs, or only missing' },
+  )
+  .refine((t) => t.logprobs === undefined || t.logprobs.length === t.completionIds?.length, {
+    message: 'one logprob per completion id',
+    path: ['logprobs'],
+  });
+export type TokensEvent = z.infer<typeof TokensEvent>;
+
 /** Written when a run stops; `interrupted` marks a run cut short (crash, reload, cancel). */
 export const EndEvent = z.object({
   type: z.literal('end'),
@@ -332,6 +386,7 @@ export const TrajectoryEvent = z.discriminatedUnion('type', [
   OutcomeEvent,
   CompactionEvent,
   RestoreEvent,
+  TokensEvent,
   EndEvent,
 ]);
 export type TrajectoryEvent = z.infer<typeof TrajectoryEvent>;

@@ -85,6 +85,9 @@ export class EventsToView {
         ];
       case 'compaction':
         return [{ type: 'compaction', text: compactionText(e.event) }];
+      case 'tokens':
+        // For a trainer, not the chat (the editor's runs do not record them).
+        return [];
       case 'message':
         this.streamedChars = 0;
         return assistantMessage(e.text);

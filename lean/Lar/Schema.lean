@@ -517,13 +517,14 @@ structure OutcomeEvent where
 changes what the model sees, nothing that happened: like a message, it is read
 and never scored. A `restore` (the user put the workspace back to a checkpoint
 between runs of a chat, recorded at the start of the next run) is read and never
-scored either. -/
+scored either, nor is `tokens` (a model turn's token ids and logprobs, for a trainer). -/
 inductive Event where
   | toolCall (c : ToolCall)
   | message
   | outcome (o : OutcomeEvent)
   | compaction
   | restore
+  | tokens
   | finish
   deriving Inhabited
 
@@ -534,6 +535,7 @@ def Event.typeName : Event → String
   | .outcome _ => "outcome"
   | .compaction => "compaction"
   | .restore => "restore"
+  | .tokens => "tokens"
   | .finish => "end"
 
 /-- What a trajectory header records of the sandbox its run's commands had
@@ -685,6 +687,54 @@ def RestoreEvent.check (j : Json) : Except String Unit := do
     discard <| Read.strList s!"restore.{k}" (← Read.req "restore" j k)
   discard <| Read.opt j "leftovers" (Read.strList "restore.leftovers")
 
+/-- The most ids (or logprobs) one turn's list may hold (core/schema/trajectory.ts `MAX_TURN_IDS`). -/
+def maxTurnIds : Nat := 1048576
+
+/-- A list of at most `maxTurnIds` entries, each read with `f`. -/
+def Read.boundedList {α : Type} (ctx : String) (f : String → Json → Except String α) (j : Json) :
+    Except String (List α) := do
+  let xs ← Read.array ctx j
+  if xs.length > maxTurnIds then throw s!"{ctx}: at most {maxTurnIds} entries"
+  xs.mapM (f ctx)
+
+/-- A token id: an integer in [0, 2^31). -/
+def Read.tokenId (ctx : String) (j : Json) : Except String Nat := do
+  let n ← Read.nat ctx j
+  if n ≥ 2 ^ 31 then throw s!"{ctx}: a token id is below 2^31"
+  pure n
+
+/-- A logprob: a number at most 0. -/
+def Read.logprob (ctx : String) (j : Json) : Except String Unit := do
+  let n ← Read.num ctx j
+  if n.mantissa > 0 then throw s!"{ctx}: a logprob is at most 0"
+
+/-- A `tokens` event's fields, checked as the TypeScript schema checks them (core/schema/trajectory.ts
+`TokensEvent`): the ids, the logprobs, or only why they are missing; nothing in it is scored. -/
+def TokensEvent.check (j : Json) : Except String Unit := do
+  discard <| Read.posNat "tokens.turn" (← Read.req "tokens" j "turn")
+  let shared ← Read.opt j "promptShared" (Read.nat "tokens.promptShared")
+  if (shared.getD 0) > maxTurnIds then throw s!"tokens.promptShared: at most {maxTurnIds}"
+  let prompt ← Read.opt j "promptIds" (Read.boundedList "tokens.promptIds" Read.tokenId)
+  let completion ← Read.opt j "completionIds" (Read.boundedList "tokens.completionIds" Read.tokenId)
+  let logprobs ← Read.opt j "logprobs" (Read.boundedList "tokens.logprobs" Read.logprob)
+  let missing ← Read.opt j "missing" (Read.str "tokens.missing")
+  match missing, prompt, completion, logprobs with
+  | none, some _, some c, some l =>
+    unless c.length == l.length do throw "tokens.logprobs: one logprob per completion id"
+  | some _, none, none, none =>
+    if shared.isSome then throw "tokens: a tokens line has promptIds, completionIds and logprobs, or only missing"
+  | _, _, _, _ => throw "tokens: a tokens line has promptIds, completionIds and logprobs, or only missing"
+
+#guard (TokensEvent.check (Json.mkObj [("turn", toJson (1 : Nat)), ("promptIds", toJson [1, 2]),
+  ("completionIds", toJson [3]), ("logprobs", Json.arr #[Json.num (JsonNumber.fromNat 0)])])).toOption.isSome
+#guard (TokensEvent.check (Json.mkObj [("turn", toJson (1 : Nat)), ("promptIds", toJson [1, 2]),
+  ("completionIds", toJson [3]), ("logprobs", Json.arr #[])])).toOption.isNone
+#guard (TokensEvent.check (Json.mkObj [("turn", toJson (2 : Nat)), ("missing", toJson "none")])).toOption.isSome
+#guard (TokensEvent.check (Json.mkObj [("turn", toJson (2 : Nat)), ("missing", toJson "none"),
+  ("promptIds", toJson [1])])).toOption.isNone
+#guard (TokensEvent.check (Json.mkObj [("turn", toJson (1 : Nat)), ("promptIds", toJson [2147483648]),
+  ("completionIds", toJson ([] : List Nat)), ("logprobs", Json.arr #[])])).toOption.isNone
+
 def Event.fromJson? (j : Json) : Except String Event := do
   Read.object "event" j
   match (← Read.str "event.type" (← Read.req "event" j "type")) with
@@ -699,8 +749,11 @@ def Event.fromJson? (j : Json) : Except String Event := do
   | "restore" =>
     RestoreEvent.check j
     return .restore
+  | "tokens" =>
+    TokensEvent.check j
+    return .tokens
   | "end" => return .finish
-  | other => throw s!"unknown event type \"{other}\" (expected tool_call, message, outcome, compaction, restore or end)"
+  | other => throw s!"unknown event type \"{other}\" (expected tool_call, message, outcome, compaction, restore, tokens or end)"
 
 instance : FromJson Event := ⟨Event.fromJson?⟩
 
@@ -734,6 +787,7 @@ instance : ToJson Event where
         Json.opt "testsRan" o.testsRan
     | .compaction => Json.mkObj [("type", toJson "compaction")]
     | .restore => Json.mkObj [("type", toJson "restore")]
+    | .tokens => Json.mkObj [("type", toJson "tokens")]
     | .finish => Json.mkObj [("type", toJson "end")]
 
 end Lar

@@ -840,6 +840,7 @@ def EventConforms (st : State) : Event → Prop
   | .outcome _ => True
   | .compaction => True
   | .restore => True
+  | .tokens => True
   | .finish => True
 
 /-- The trajectory from state `st` on: every event conforms in the state it meets. -/
@@ -882,6 +883,9 @@ theorem State.append_toolReward_ne_iff (st : State) (line : Nat) (e : Event) :
     show (none : Option Int) ≠ some (-1) ↔ True
     simp
   | restore =>
+    show (none : Option Int) ≠ some (-1) ↔ True
+    simp
+  | tokens =>
     show (none : Option Int) ≠ some (-1) ↔ True
     simp
   | finish =>

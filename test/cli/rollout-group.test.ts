@@ -41,7 +41,14 @@ async function group(
   server: ScriptedModelServer,
   rollouts: number,
   extra: string[],
-): Promise<{ code: number | null; out: string; err: string; spans: [number, number][]; dir: string }> {
+): Promise<{
+  code: number | null;
+  out: string;
+  err: string;
+  spans: [number, number][];
+  dir: string;
+  models: { seed?: number; temperature?: number }[];
+}> {
   const ws = mkdtempSync(join(tmpdir(), 'lar-group-'));
   writeFileSync(join(ws, 'README'), 'a task\n');
   const endpoint = await server.start();
@@ -66,15 +73,18 @@ async function group(
     const groups = readdirSync(join(ws, '.lar', 'runs'));
     const dir = join(ws, '.lar', 'runs', groups[0]!);
     const spans: [number, number][] = [];
+    const models: { seed?: number; temperature?: number }[] = [];
     for (let k = 1; k <= rollouts; k++) {
       const lines = readFileSync(join(dir, `rollout-${k}.lar.jsonl`), 'utf8')
         .trim()
         .split('\n');
-      const start = Date.parse((JSON.parse(lines[0]!) as { started: string }).started);
+      const header = JSON.parse(lines[0]!) as { started: string; model: { seed?: number; temperature?: number } };
+      models.push(header.model);
+      const start = Date.parse(header.started);
       const end = Date.parse((JSON.parse(lines[lines.length - 1]!) as { at: string }).at);
       spans.push([start, end]);
     }
-    return { ...r, spans, dir };
+    return { ...r, spans, dir, models };
   } finally {
     await server.stop();
   }
@@ -99,14 +109,25 @@ test('--concurrency runs rollouts at the same time, and a slow one holds only it
   assert.match(r.out, /group: 4 of 4 rollouts in the group/);
 });
 
-test('without --concurrency rollouts run one after the other', async () => {
-  const r = await group(
-    groupModel(() => ({ sleep: 0.2 })),
-    2,
-    [],
-  );
+test('without --concurrency rollouts run one after the other; each header records its seed and temperature, which every request carried', async () => {
+  const server = groupModel(() => ({ sleep: 0.2 }));
+  const r = await group(server, 2, ['--seed', '100', '--temperature', '0.5']);
   assert.equal(r.code, 0, r.err + r.out);
   assert.ok(r.spans[1]![0] >= r.spans[0]![1], `spans ${JSON.stringify(r.spans)}`);
+  assert.deepEqual(
+    r.models.map((m) => [m.seed, m.temperature]),
+    [
+      [100, 0.5],
+      [101, 0.5],
+    ],
+  );
+  const chats = server.requests.filter((q) => q.path.endsWith('/chat/completions'));
+  const sampled = new Set(
+    chats.map((q) =>
+      JSON.stringify([(q.body as { seed?: number }).seed, (q.body as { temperature?: number }).temperature]),
+    ),
+  );
+  assert.deepEqual([...sampled].sort(), ['[100,0.5]', '[101,0.5]']);
 });
 
 test('a rollout the server breaks off is left out of the group, which says so; --keep keeps the copies', async () => {

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ModelClient } from '../../../core/model/client';
 import type { ModelClientOptions } from '../../../core/model/options';
-import { MAX_TURN_TOKENS } from '../../../core/model/token-record';
+import { MAX_TURN_IDS } from '../../../core/schema/trajectory';
 import { ScriptedModelServer, type ScriptedServerOptions } from '../../../testkit/scripted-server';
 import type { ScriptedTurn } from '../../../testkit/scripted-turns';
 import { withModelClient } from '../../support/model-server';
@@ -156,7 +156,7 @@ const malformed: [string, ScriptedTurn, RegExp][] = [
   ['no prompt ids', vllmStream(undefined, [4], [-0.5]), /no prompt token ids/],
   [
     'more ids than any turn holds',
-    vllmStream(new Array<number>(MAX_TURN_TOKENS + 1).fill(7), [4], [-0.5]),
+    vllmStream(new Array<number>(MAX_TURN_IDS + 1).fill(7), [4], [-0.5]),
     /more than 1048576 entries/,
   ],
 ];
