@@ -88,7 +88,9 @@ export function harborSetup(log) {
     // no marker: not finished
   }
   rmSync(dir, { recursive: true, force: true });
-  log(`installing Harbor into ${dir} with ${found.python} (Python ${found.version.join('.')}; about a minute)`);
+  log(
+    `installing Harbor and rLLM's model gateway into ${dir} with ${found.python} (Python ${found.version.join('.')}; about a minute)`,
+  );
   run(found.python, ['-m', 'venv', dir]);
   const pip = [python, '-m', 'pip', '--disable-pip-version-check', '--no-input', 'install', '--quiet'];
   run(pip[0], [...pip.slice(1), '--require-hashes', '--no-deps', '-r', HARBOR_LOCK]);
