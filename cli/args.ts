@@ -29,6 +29,8 @@ const VALUE_FLAGS = new Set([
   '--temperature',
   '--seed',
   '--max-time',
+  '--advantage',
+  '--skyrl-rows',
 ]);
 const SWITCHES = new Set([
   '--json',

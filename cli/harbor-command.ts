@@ -13,7 +13,7 @@ import { verifyTrajectoryTextWith, type TrajectoryReport } from '../core/verifie
 import { loadWorkflowRef } from '../core/workflow/resolve';
 import type { Flags, Io } from './args';
 import { UsageError } from './read-input';
-import { withBackend } from './trajectory-commands';
+import { withBackend } from './trajectory-input';
 
 async function reportOf(trial: Trial, flags: Flags, backend: VerifierBackend): Promise<TrajectoryReport | undefined> {
   if (!trial.trajectory) return undefined;

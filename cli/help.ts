@@ -14,7 +14,14 @@ Usage:
       Stage-normalized GRPO advantages for a group of rollouts of one task, one
       output line per trajectory (docs/rewards.md).
   lar export FILE --format atif [--out OUT.json] [--workflow W] [--backend builtin|lean]
-      The trajectory as ATIF-v1.7 with the verifier's results in extra.lar.
+      The trajectory as ATIF-v1.7 with the verifier's results in extra.lar (and, recorded with
+      --record-tokens, each turn's token ids and logprobs in its step's metrics).
+  lar export GROUP_DIR|FILE… --format rllm|skyrl [--advantage step|token] [--skyrl-rows segment|step]
+          [--out OUT] [--workflow W] [--backend builtin|lean]
+      A group of rollouts of one task for a trainer (docs/training.md): rllm, one rLLM Episode per
+      line with each turn's stage-normalized advantage in Step.advantage (a scalar, or one per
+      response token); skyrl, one SkyRL GeneratorOutput: one segment per rollout, tool results
+      masked out (or --skyrl-rows step: one row per turn).
   lar harbor JOB_FOLDER [--workflow W] [--backend builtin|lean] [--json]
       The rewards of a Harbor job (harbor run -a lar_harbor:LarAgent …): Harbor's verifier
       reward joins each trial's lar trajectory as its outcome, verified against the workflow

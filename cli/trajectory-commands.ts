@@ -1,52 +1,15 @@
 /** The subcommands that read recorded trajectories: verify, advantages and export, with their shared steps. */
 import { writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { checkDigest, type DigestCheck } from '../core/agent/run-digests';
 import { exportAtif } from '../core/export/atif';
 import { groupAdvantages } from '../core/rewards/advantages';
 import { parseTrajectory } from '../core/schema/jsonl';
-import { BuiltinBackend, type VerifierBackend } from '../core/verifier/backend';
-import { verifyTrajectoryTextWith, type TrajectoryReport, type VerifyOptions } from '../core/verifier/verify';
-import { fileResolver, loadWorkflowRef } from '../core/workflow/resolve';
-import { MAX_TRAJECTORY_BYTES, readBoundedBytes } from '../core/workspace/bounded-read';
 import packageJson from '../package.json';
 import type { Flags, Io } from './args';
-import { openBackend } from './backends';
 import { UsageError, readText } from './read-input';
+import { exportGroup } from './training-export';
+import { integrityOf, verifyFile, withBackend } from './trajectory-input';
 import { COLOR, PLAIN, formatReport } from './report-format';
-
-async function verifyFile(file: string, flags: Flags, backend: VerifierBackend): Promise<TrajectoryReport> {
-  const text = readText(file);
-  const opts: VerifyOptions = { resolve: fileResolver(file) };
-  const w = flags.values.get('--workflow');
-  if (w !== undefined) {
-    const r = loadWorkflowRef(w, process.cwd());
-    if ('error' in r) throw new UsageError(r.error);
-    opts.workflow = r.workflow;
-    opts.workflowSource = r.source;
-  }
-  return verifyTrajectoryTextWith(backend, text, opts);
-}
-
-export async function withBackend<T>(flags: Flags, io: Io, run: (b: VerifierBackend) => Promise<T>): Promise<T> {
-  const name = flags.values.get('--backend') ?? 'builtin';
-  if (name !== 'builtin' && name !== 'lean') throw new UsageError(`--backend must be builtin or lean, not "${name}"`);
-  const backend = name === 'builtin' ? new BuiltinBackend() : await openBackend(name, (msg) => io.err(msg));
-  try {
-    return await run(backend);
-  } finally {
-    backend.dispose();
-  }
-}
-
-/** The file's bytes against the digest its run recorded; unrecorded when it cannot be read or no run of this machine wrote it. */
-function integrityOf(file: string): DigestCheck {
-  try {
-    return checkDigest(file, readBoundedBytes(file, MAX_TRAJECTORY_BYTES));
-  } catch {
-    return { state: 'unrecorded' };
-  }
-}
 
 export async function cmdVerify(flags: Flags, io: Io): Promise<number> {
   if (flags.positional.length !== 1) throw new UsageError('lar verify takes exactly one trajectory file');
@@ -109,9 +72,12 @@ export async function cmdAdvantages(flags: Flags, io: Io): Promise<number> {
 
 export async function cmdExport(flags: Flags, io: Io): Promise<number> {
   const format = flags.values.get('--format');
+  if (format === 'rllm' || format === 'skyrl') return exportGroup(format, flags, io);
   if (format !== 'atif')
     throw new UsageError(
-      format === undefined ? 'lar export needs --format atif' : `unknown export format "${format}" (supported: atif)`,
+      format === undefined
+        ? 'lar export needs --format atif, rllm or skyrl'
+        : `unknown export format "${format}" (supported: atif, rllm, skyrl)`,
     );
   if (flags.positional.length !== 1) throw new UsageError('lar export takes exactly one trajectory file');
   const file = flags.positional[0]!;

@@ -8,6 +8,7 @@ import type { TokensEvent } from '../../core/schema/trajectory';
 import { ScriptedModelServer, type ScriptedServerOptions } from '../../testkit/scripted-server';
 import type { ScriptedToolCall, ScriptedTurn } from '../../testkit/scripted-turns';
 import { lar } from '../support/lar-cli';
+import { checkRllmEpisode, checkSkyrlOutput, episodesOf } from '../support/trainer-shapes';
 
 const cmd = (command: string): ScriptedToolCall => ({ name: 'run_command', arguments: { command } });
 const stage = (to: string): ScriptedToolCall => ({ name: 'enter_stage', arguments: { stage: to } });
@@ -164,4 +165,45 @@ test('while ids are recorded the conversation is never compacted: a run that fil
   const lines = tokenLines(run);
   assert.ok(lines.length >= 2);
   assert.ok(lines.slice(1).every((l) => (l.event.promptShared ?? 0) > 0));
+});
+
+test('lar run --rollouts 4 --concurrency 2 --record-tokens gives a group whose rLLM and SkyRL exports have every turn', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'lar-tokens-group-'));
+  writeFileSync(join(ws, 'README'), 'a task\n');
+  // Each request answered from its own conversation's length: rollouts at the same time keep their scripts.
+  const server = new ScriptedModelServer({
+    flavor: 'vllm',
+    script: [],
+    respond: (body) =>
+      SCRIPT[Math.min((body.messages ?? []).filter((m) => m.role === 'assistant').length, SCRIPT.length - 1)]!,
+  });
+  const endpoint = await server.start();
+  try {
+    const out = join(ws, 'group');
+    const r = await lar(
+      [
+        ...['run', '--task', 'write out.txt', '--endpoint', endpoint, '--workspace', ws, '--out', out],
+        ...['--workflow', 'builtin:terminal-task', '--sandbox', 'off', '--record-tokens'],
+        ...['--rollouts', '4', '--concurrency', '2', '--seed', '7'],
+      ],
+      {},
+    );
+    assert.equal(r.code, 0, r.err + r.out);
+    const rllm = await lar(['export', '--format', 'rllm', out]);
+    assert.equal(rllm.code, 0, rllm.err);
+    const episodes = episodesOf(rllm.out);
+    assert.equal(episodes.length, 4);
+    for (const e of episodes) {
+      checkRllmEpisode(e);
+      const steps = e.trajectories[0]!.steps;
+      assert.equal(steps.length, SCRIPT.length);
+      assert.ok(steps.every((s) => (s.response_ids as unknown[]).length > 0 && (s.prompt_ids as unknown[]).length > 0));
+    }
+    // The scripted server's stand-in template does not render earlier turns unchanged: one row per turn.
+    const skyrl = await lar(['export', '--format', 'skyrl', '--skyrl-rows', 'step', out]);
+    assert.equal(skyrl.code, 0, skyrl.err);
+    checkSkyrlOutput(JSON.parse(skyrl.out) as Record<string, unknown[] | null>, 4, true);
+  } finally {
+    await server.stop();
+  }
 });

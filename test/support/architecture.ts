@@ -96,7 +96,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['core/workflow'],
   ['core/verifier', 'core/shell'],
   ['core/outcome', 'core/model', 'core/checkpoints', 'core/lean', 'core/export', 'core/rewards', 'core/protocol'],
-  ['core/harbor'],
+  ['core/harbor', 'core/training'],
   ['core/sandbox'],
   ['core/tools'],
   ['core/agent'],
