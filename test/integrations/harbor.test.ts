@@ -147,6 +147,36 @@ describe('Harbor through LocalSandboxEnvironment', { skip }, () => {
     await assertRewardsByHand(job, trials, scripted);
   });
 
+  test('--ak collect_rollout_details=true: the trial’s rollout_details is one segment of the ids the server sent', async () => {
+    const model = harborModelServer();
+    const url = await model.start();
+    let job: string;
+    try {
+      ({ job } = await harborRun(venv, join(scratch, 'details'), [
+        '-p', TASKS, '-i', HARBOR_SCRIPTS[0]!.task, '-a', 'lar_harbor:LarAgent', '-m', `hosted_vllm/${HARBOR_MODEL}`,
+        '--ak', `api_base=${url}`, '--ak', 'collect_rollout_details=true', '-e', ENV,
+      ])); // prettier-ignore
+    } finally {
+      await model.stop();
+    }
+    const [t] = trialsOf(job);
+    const output = join(t!.dir, 'agent', 'lar-output.txt');
+    assert.deepEqual([t?.exception, t?.reward], [null, 1], existsSync(output) ? readFileSync(output, 'utf8') : '');
+    const result = JSON.parse(readFileSync(join(t!.dir, 'result.json'), 'utf8')) as {
+      agent_result: {
+        rollout_details: { prompt_token_ids: number[][]; completion_token_ids: number[][]; logprobs: number[][] }[];
+      };
+    };
+    const details = result.agent_result.rollout_details;
+    assert.equal(details.length, 1);
+    assert.deepEqual(details[0], {
+      prompt_token_ids: model.sentTokens.map((s) => s.promptIds),
+      completion_token_ids: model.sentTokens.map((s) => s.completionIds),
+      logprobs: model.sentTokens.map((s) => s.logprobs),
+    });
+    assert.ok(model.sentTokens.length > 1);
+  });
+
   test("a run the context window cannot hold is Harbor's context-length error, scored 0 rather than dropped", async () => {
     const model = harborModelServer(600);
     const url = await model.start();

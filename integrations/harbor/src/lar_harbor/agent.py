@@ -27,6 +27,7 @@ from harbor.agents.installed.base import (
 from harbor.agents.options import InstalledAgentOptions
 from harbor.environments.base import BaseEnvironment
 from harbor.models.agent.context import AgentContext
+from harbor.models.agent.rollout_detail import RolloutDetail
 from harbor.models.model_api_format import ModelApiFormat
 from pydantic import Field
 
@@ -57,6 +58,10 @@ class LarAgentOptions(InstalledAgentOptions):
     tool_format: str | None = Field(default=None, description="How tool calls travel (lar run --tool-format).")
     thinking: Literal["auto", "on", "off"] | None = Field(default=None, description="Ask for reasoning or not.")
     cli_tarball: str | None = Field(default=None, description="The lar CLI's npm tarball (npm run package).")
+    collect_rollout_details: bool = Field(
+        default=False,
+        description="Record each turn's token ids and logprobs (lar run --record-tokens) as rollout_details.",
+    )
 
 
 def model_id(name: str | None) -> str:
@@ -187,6 +192,8 @@ class LarAgent(BaseInstalledAgent):
         for flag, value in optional:
             if value is not None:
                 flags += [flag, str(value)]
+        if options.collect_rollout_details:
+            flags.append("--record-tokens")
         return flags
 
     @with_prompt_template
@@ -253,7 +260,13 @@ class LarAgent(BaseInstalledAgent):
             document = json.loads(atif.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return
-        metrics = document.get("final_metrics") if isinstance(document, dict) else None
+        if not isinstance(document, dict):
+            return
+        if self._options.collect_rollout_details:
+            detail = rollout_detail(document)
+            if detail is not None:
+                context.rollout_details = [detail]
+        metrics = document.get("final_metrics")
         if not isinstance(metrics, dict):
             return
         for field, key in (
@@ -267,3 +280,35 @@ class LarAgent(BaseInstalledAgent):
         cost = metrics.get("total_cost_usd")
         if isinstance(cost, (int, float)) and not isinstance(cost, bool):
             context.cost_usd = float(cost)
+
+
+def _ints(value: Any) -> list[int] | None:
+    if isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return value
+    return None
+
+
+def rollout_detail(document: dict[str, Any]) -> RolloutDetail | None:
+    """The run's turns as one RolloutDetail (one segment: lar never compacts while recording ids), from the
+    ATIF export's agent steps, whose metrics carry each turn's whole prompt, completion and logprobs."""
+    prompts: list[list[int]] = []
+    completions: list[list[int]] = []
+    logprobs: list[list[float]] = []
+    steps = document.get("steps")
+    for step in steps if isinstance(steps, list) else []:
+        metrics = step.get("metrics") if isinstance(step, dict) else None
+        if not isinstance(metrics, dict):
+            continue
+        prompt = _ints(metrics.get("prompt_token_ids"))
+        completion = _ints(metrics.get("completion_token_ids"))
+        lps = metrics.get("logprobs")
+        if prompt is None or completion is None or not isinstance(lps, list):
+            continue
+        if len(lps) != len(completion) or not all(isinstance(v, (int, float)) for v in lps):
+            continue
+        prompts.append(prompt)
+        completions.append(completion)
+        logprobs.append([float(v) for v in lps])
+    if not prompts:
+        return None
+    return RolloutDetail(prompt_token_ids=prompts, completion_token_ids=completions, logprobs=logprobs)
