@@ -157,7 +157,12 @@ class StepWalk {
         return;
       case 'tokens':
         this.open = undefined;
-        this.ids = this.tokenTurns.push(e, line);
+        try {
+          this.ids = this.tokenTurns.push(e, line);
+        } catch {
+          // Ids that cannot be put back (a file no run wrote, or too many in all) are left out; the steps stay.
+          this.ids = undefined;
+        }
         return;
       case 'end':
         this.open = undefined;

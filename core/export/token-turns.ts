@@ -11,12 +11,31 @@ export interface FullTurn {
   logprobs: number[];
 }
 
+/**
+ * The most ids a run's prompts may hold in all once put back whole: a long real run holds a few million;
+ * a file crafted so that every line repeats a million-id prompt would otherwise take gigabytes.
+ */
+export const MAX_RUN_PROMPT_IDS = 64 * 2 ** 20;
+
 /** Puts each `tokens` line's prompt back whole, line after line; throws on a `promptShared` no run could write. */
 export class TokenTurns {
   private before: number[] = [];
+  private total = 0;
+  /** Why a line could not be put back: every later prompt builds on it, so none can be either. */
+  private broken: string | undefined;
 
   /** The turn in full, or none when the line says why it has no ids (`missing`). */
   push(e: TokensEvent, line: number): FullTurn | undefined {
+    if (this.broken) throw new Error(`line ${line}: its prompt builds on ${this.broken}`);
+    try {
+      return this.next(e, line);
+    } catch (err) {
+      this.broken = `line ${(err as Error).message.replace(/^line /, '')}`;
+      throw err;
+    }
+  }
+
+  private next(e: TokensEvent, line: number): FullTurn | undefined {
     if (!e.promptIds || !e.completionIds || !e.logprobs) {
       this.before = [];
       return undefined;
@@ -25,6 +44,11 @@ export class TokenTurns {
     if (shared > this.before.length)
       throw new Error(
         `line ${line}: promptShared is ${shared}, but the turn before has ${this.before.length} ids (prompt and completion)`,
+      );
+    this.total += shared + e.promptIds.length;
+    if (this.total > MAX_RUN_PROMPT_IDS)
+      throw new Error(
+        `line ${line}: the run's prompts hold more than ${MAX_RUN_PROMPT_IDS} token ids in all once put back whole; it is not exported`,
       );
     const promptIds = this.before.slice(0, shared).concat(e.promptIds);
     this.before = promptIds.concat(e.completionIds);
