@@ -15,12 +15,13 @@ export interface FullTurn {
  * The most ids a run's prompts may hold in all once put back whole: a long real run holds a few million;
  * a file crafted so that every line repeats a million-id prompt would otherwise take gigabytes.
  */
-export const MAX_RUN_PROMPT_IDS = 64 * 2 ** 20;
+export const MAX_RUN_PROMPT_IDS = 16 * 2 ** 20;
 
 /** Puts each `tokens` line's prompt back whole, line after line; throws on a `promptShared` no run could write. */
 export class TokenTurns {
   private before: number[] = [];
   private total = 0;
+  private turn = 0;
   /** Why a line could not be put back: every later prompt builds on it, so none can be either. */
   private broken: string | undefined;
 
@@ -36,6 +37,12 @@ export class TokenTurns {
   }
 
   private next(e: TokensEvent, line: number): FullTurn | undefined {
+    // Turns are numbered 1, 2, … with none left out: a line missing or moved would share the wrong prefix.
+    if (e.turn !== this.turn + 1)
+      throw new Error(
+        `line ${line}: turn ${e.turn} follows turn ${this.turn}: a tokens line is missing or out of place`,
+      );
+    this.turn = e.turn;
     if (!e.promptIds || !e.completionIds || !e.logprobs) {
       this.before = [];
       return undefined;

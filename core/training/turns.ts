@@ -59,13 +59,13 @@ export function trainingRollout(
   adv: RolloutAdvantages,
   index: number,
 ): TrainingRollout {
-  const steps = new Map(adv.steps.map((s) => [s.line, s]));
   const results = new Map(report.steps.map((s) => [s.line, s]));
-  const stageAdv = new Map(adv.stages.map((s) => [s.visit, s.advantage]));
   const ids = new TokenTurns();
   const turns: (TrainingTurn & { callLines: number[] })[] = [];
   let open: (TrainingTurn & { callLines: number[] }) | undefined;
   let reply: number | undefined;
+  /** The reply of the last call seen, in any turn. */
+  let lastReply: number | undefined;
   let end: EndEvent | undefined;
   const start = (line: number, full?: ReturnType<TokenTurns['push']>, turn?: number) => {
     open = {
@@ -89,7 +89,13 @@ export function trainingRollout(
     if (l.kind !== 'event') continue;
     const e = l.event;
     if (e.type === 'tokens') {
-      start(l.line, ids.push(e, l.line), e.turn);
+      let full: ReturnType<TokenTurns['push']>;
+      try {
+        full = ids.push(e, l.line);
+      } catch (err) {
+        throw new Error(`${adv.source}: ${(err as Error).message}`);
+      }
+      start(l.line, full, e.turn);
       reply = undefined;
     } else if (e.type === 'message' && e.role === 'assistant') {
       // Without tokens lines a message opens its own turn; with them it joins the turn just opened.
@@ -98,23 +104,19 @@ export function trainingRollout(
       t.reasoning = e.reasoning ?? '';
       t.stage ??= results.get(l.line)?.stage;
     } else if (e.type === 'tool_call') {
+      // A tokens line between two calls of one reply would give the second another turn's advantage.
+      if (open && open.callLines.length === 0 && e.reply !== undefined && e.reply === lastReply)
+        throw new Error(`${adv.source}:${l.line}: a tokens line splits the calls of reply ${e.reply}`);
       const t = open && (open.callLines.length === 0 || e.reply === reply) ? open : start(l.line);
       reply = e.reply;
+      lastReply = e.reply;
       addCall(t, e, l.line);
       t.stage ??= results.get(l.line)?.stage;
     } else if (e.type === 'message' || e.type === 'outcome') {
       open = undefined;
     } else if (e.type === 'end') end = e;
   }
-  for (const t of turns) {
-    const called = t.callLines.flatMap((line) => steps.get(line) ?? []);
-    t.reward = mean(called.map((s) => s.toolReward));
-    if (called.length) t.advantage = mean(called.map((s) => s.advantage));
-    else {
-      const visit = results.get(t.line)?.visit;
-      t.advantage = adv.outcomeAdvantage + adv.alpha * (visit === undefined ? 0 : (stageAdv.get(visit) ?? 0));
-    }
-  }
+  score(turns, adv, (line) => results.get(line)?.visit);
   const task = report.header?.task ?? '';
   return {
     source: adv.source,
@@ -129,6 +131,25 @@ export function trainingRollout(
     turns: turns.map(({ callLines: _c, ...t }) => t),
     advantages: adv,
   };
+}
+
+/** Each turn's reward and advantage from its calls' steps (docs/training.md). */
+function score(
+  turns: (TrainingTurn & { callLines: number[] })[],
+  adv: RolloutAdvantages,
+  visitAt: (line: number) => number | undefined,
+): void {
+  const steps = new Map(adv.steps.map((s) => [s.line, s]));
+  const stageAdv = new Map(adv.stages.map((s) => [s.visit, s.advantage]));
+  for (const t of turns) {
+    const called = t.callLines.flatMap((line) => steps.get(line) ?? []);
+    t.reward = mean(called.map((s) => s.toolReward));
+    if (called.length) t.advantage = mean(called.map((s) => s.advantage));
+    else {
+      const visit = visitAt(t.line);
+      t.advantage = adv.outcomeAdvantage + adv.alpha * (visit === undefined ? 0 : (stageAdv.get(visit) ?? 0));
+    }
+  }
 }
 
 function addCall(t: TrainingTurn & { callLines: number[] }, e: ToolCallEvent, line: number): void {

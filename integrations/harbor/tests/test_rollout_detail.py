@@ -25,19 +25,20 @@ class RolloutDetailTest(unittest.TestCase):
             },
         )
 
-    def test_malformed_steps_are_left_out(self) -> None:
-        doc = {
-            "steps": [
-                step([1], [2, 3], [-1]),  # one logprob for two ids
-                step(["1"], [2], [-1]),  # an id that is not an integer
-                step([True], [2], [-1]),  # a boolean is not an id
-                step([1], [2], "x"),
-                {"metrics": None},
-                "not a step",
-            ]
-        }
-        self.assertIsNone(rollout_detail(doc))
+    def test_a_turn_without_good_ids_gives_none_rather_than_a_gap(self) -> None:
+        good = step([1], [2], [-1])
+        for bad in (
+            step([1], [2, 3], [-1]),  # one logprob for two ids
+            step(["1"], [2], [-1]),  # an id that is not an integer
+            step([True], [2], [-1]),  # a boolean is not an id
+            step([1], [2], "x"),
+            {"source": "agent"},  # no metrics at all
+        ):
+            with self.subTest(bad=bad):
+                self.assertIsNone(rollout_detail({"steps": [good, bad, good]}))
         self.assertIsNone(rollout_detail({"steps": "none"}))
+        # Steps that are not the model's carry no ids and break nothing.
+        self.assertIsNotNone(rollout_detail({"steps": [{"source": "user"}, "x", good]}))
 
 
 if __name__ == "__main__":

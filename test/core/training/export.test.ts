@@ -29,7 +29,7 @@ const byHand = [
 ];
 
 test('the group of docs/training.md: rLLM steps carry the advantages computed by hand, in rLLM’s own shape', async () => {
-  const r = await lar(['export', '--format', 'rllm', GROUP]);
+  const r = await lar(['export', '--format', 'rllm', '--advantage', 'step', GROUP]);
   assert.equal(r.code, 0, r.err);
   const episodes = episodesOf(r.out);
   assert.equal(episodes.length, 4);
@@ -45,7 +45,8 @@ test('the group of docs/training.md: rLLM steps carry the advantages computed by
     assert.deepEqual(steps[1]!.prompt_ids, [1, 2, 3, 100 * (k + 1) + 1, 100 * (k + 1) + 2, 7, 8]);
     assert.equal(steps[3]!.done, true);
   });
-  const tokens = await lar(['export', '--format', 'rllm', '--advantage', 'token', GROUP]);
+  // The default: one value per response token, the list rLLM's precomputed-advantage path takes.
+  const tokens = await lar(['export', '--format', 'rllm', GROUP]);
   const e3 = JSON.parse(tokens.out.split('\n')[2]!) as Episode;
   const s = e3.trajectories[0]!.steps[2]!;
   assert.equal((s.advantage as number[]).length, 2);
@@ -103,4 +104,48 @@ test('bad input: no files, an unknown shape, a group of different tasks', async 
   const mixed = await lar(['export', '--format', 'rllm', dir]);
   assert.equal(mixed.code, 1);
   assert.match(mixed.err, /not rollouts of one task/);
+});
+
+test('tokens lines out of place are refused, not exported with the wrong prefix or the wrong advantage', async () => {
+  const cases: [string, (text: string) => string, RegExp][] = [
+    [
+      'a tokens line missing',
+      (t) => t.replace(/\{"type":"tokens","turn":2,[^\n]*\n/, ''),
+      /turn 3 follows turn 1: a tokens line is missing or out of place/,
+    ],
+    [
+      'a tokens line between two calls of one reply',
+      (t) => t.replace('"reply":2}', '"reply":1}'),
+      /a tokens line splits the calls of reply 1/,
+    ],
+  ];
+  for (const [what, edit, says] of cases) {
+    const dir = mkdtempSync(join(tmpdir(), 'lar-export-bad-'));
+    cpSync(GROUP, dir, { recursive: true });
+    const f = join(dir, 'rollout-3.lar.jsonl');
+    writeFileSync(f, edit(readFileSync(f, 'utf8')));
+    for (const format of ['rllm', 'skyrl']) {
+      const r = await lar(['export', '--format', format, dir]);
+      assert.equal(r.code, 1, `${what} (${format})`);
+      assert.match(r.err, says, `${what} (${format})`);
+      assert.equal(r.out, '', `${what} (${format}): nothing is written`);
+    }
+  }
+});
+
+test('a group folder exports the members its advantages.jsonl lists, not a rollout the group left out', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lar-export-members-'));
+  cpSync(GROUP, dir, { recursive: true });
+  // Rollout 4 was left out of the group: it is on disk, not in advantages.jsonl.
+  const a = await lar([
+    'advantages',
+    '--out',
+    join(dir, 'advantages.jsonl'),
+    ...[1, 2, 3].map((k) => join(dir, `rollout-${k}.lar.jsonl`)),
+  ]);
+  assert.equal(a.code, 0, a.err);
+  const r = await lar(['export', '--format', 'rllm', dir]);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.err, /the group's 3 members/);
+  assert.equal(episodesOf(r.out).length, 3);
 });

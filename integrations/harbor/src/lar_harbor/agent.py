@@ -296,16 +296,19 @@ def rollout_detail(document: dict[str, Any]) -> RolloutDetail | None:
     logprobs: list[list[float]] = []
     steps = document.get("steps")
     for step in steps if isinstance(steps, list) else []:
-        metrics = step.get("metrics") if isinstance(step, dict) else None
-        if not isinstance(metrics, dict):
+        if not isinstance(step, dict) or step.get("source") != "agent":
             continue
+        metrics = step.get("metrics")
+        # A model turn without its ids breaks the segment: none is better than one with a gap.
+        if not isinstance(metrics, dict):
+            return None
         prompt = _ints(metrics.get("prompt_token_ids"))
         completion = _ints(metrics.get("completion_token_ids"))
         lps = metrics.get("logprobs")
         if prompt is None or completion is None or not isinstance(lps, list):
-            continue
+            return None
         if len(lps) != len(completion) or not all(isinstance(v, (int, float)) for v in lps):
-            continue
+            return None
         prompts.append(prompt)
         completions.append(completion)
         logprobs.append([float(v) for v in lps])
