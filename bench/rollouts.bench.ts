@@ -115,7 +115,7 @@ async function main(): Promise<void> {
     cost = [
       `| rollouts of 6 turns, one at a time | without ids | with --record-tokens | difference |`,
       '|---|---:|---:|---:|',
-      `| wall time, s | ${plain.wall.toFixed(2)} | ${recorded.wall.toFixed(2)} | ${(((recorded.wall - plain.wall) / turns) * 1000).toFixed(1)} ms per turn (${((recorded.wall / plain.wall - 1) * 100).toFixed(1)} %) |`,
+      `| wall time, s | ${plain.wall.toFixed(2)} | ${recorded.wall.toFixed(2)} | ${(((recorded.wall - plain.wall) / turns) * 1000).toFixed(1)} ms per turn (${((recorded.wall / plain.wall - 1) * 100).toFixed(1)} %), ${(((recorded.wall - plain.wall) * 1000) / (recorded.tokenBytes / 2 ** 20)).toFixed(0)} ms per MB of tokens lines |`,
       `| trajectory bytes (the group) | ${plain.bytes} | ${recorded.bytes} | ${(recorded.tokenBytes / turns / 1024).toFixed(1)} KiB of tokens lines per turn; ${((recorded.tokenBytes / recorded.bytes) * 100).toFixed(0)} % of the file |`,
       `| peak memory of the process tree, MiB | ${plain.peakMiB.toFixed(0)} | ${recorded.peakMiB.toFixed(0)} | ${(recorded.peakMiB - plain.peakMiB).toFixed(0)} MiB |`,
     ].join('\n');
