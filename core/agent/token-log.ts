@@ -4,15 +4,8 @@
  * turns and not with their square. core/export/token-turns.ts puts them back for a reader.
  */
 import type { ModelReply } from '../model/reply';
+import { sharedPrefix } from '../export/token-turns';
 import type { TokensEvent } from '../schema/trajectory';
-
-/** How many leading ids `a` and `b` have in common. */
-function sharedPrefix(a: readonly number[], b: readonly number[]): number {
-  const n = Math.min(a.length, b.length);
-  let i = 0;
-  while (i < n && a[i] === b[i]) i++;
-  return i;
-}
 
 /** Builds each turn's `tokens` line; keeps only the turn before's ids. */
 export class TokenLog {

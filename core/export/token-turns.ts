@@ -1,6 +1,14 @@
 /** The token ids of a run's `tokens` lines put back whole (core/agent/token-log.ts leaves out the prompt's repeats). */
 import type { TokensEvent } from '../schema/trajectory';
 
+/** How many leading ids `a` and `b` have in common. */
+export function sharedPrefix(a: readonly number[], b: readonly number[]): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
+
 /** One turn's ids in full, as the server returned them. */
 export interface FullTurn {
   turn: number;

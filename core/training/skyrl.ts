@@ -10,6 +10,7 @@
  * template that renders earlier turns unchanged gives. A rollout where it does not is refused, naming
  * the turn; `step` mode writes one row per turn instead (SkyRL's step-wise training, `is_last_step`).
  */
+import { sharedPrefix } from '../export/token-turns';
 import type { TrainingRollout } from './turns';
 
 export type SkyrlMode = 'segment' | 'step';
@@ -24,13 +25,6 @@ interface Row {
   stop: string;
   id: { instance_id: string; repetition_id: number };
   last: boolean;
-}
-
-/** Where `b` stops beginning with `a`, or -1 when it does. */
-function firstDifference(a: readonly number[], b: readonly number[]): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return i;
-  return b.length < a.length ? b.length : -1;
 }
 
 function segmentRow(r: TrainingRollout, stop: string): Row {
@@ -58,8 +52,8 @@ function segmentRow(r: TrainingRollout, stop: string): Row {
   add(turn.completionIds, turn.advantage, 1, turn.logprobs);
   for (const next of rest) {
     const sent = before.concat(turn.completionIds);
-    const at = firstDifference(sent, next.promptIds);
-    if (at >= 0)
+    const at = sharedPrefix(sent, next.promptIds);
+    if (at < sent.length)
       throw new Error(
         `${r.source}: turn ${next.turn}'s prompt does not continue turn ${turn.turn} (they part at id ${at} of ${sent.length}): the chat template rendered an earlier turn anew, so the rollout is not one segment; export it with --skyrl-rows step`,
       );
