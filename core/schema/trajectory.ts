@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { MessagePart } from './message-parts';
 import { LAR_VERSION, NetworkMode, Workflow } from './workflow';
+import { McpCallRecord, McpServerRecord, McpToolsEvent } from './mcp';
+import { TokensEvent } from './tokens';
+
+export { MAX_TURN_IDS, TokensEvent } from './tokens';
 
 /**
  * A trajectory is JSON Lines: a header, then one event per line. Events carry
@@ -121,6 +125,8 @@ export const Header = z.object({
     .optional(),
   /** Limits of the run that shape what the model was told (a chat restored from the file tells it the same). */
   limits: z.object({ maxRepeatedFailures: z.number().int().min(2).optional() }).optional(),
+  /** The MCP servers the run started (core/mcp/): how each was reached and confined; their tools follow in `mcp_tools` lines. */
+  mcp: z.object({ servers: z.array(McpServerRecord) }).optional(),
 });
 export type Header = z.infer<typeof Header>;
 
@@ -223,6 +229,8 @@ export const ToolCallEvent = z.object({
    * to here" puts it back. Not scored.
    */
   checkpoint: CheckpointId.optional(),
+  /** An MCP tool's call (`mcp__SERVER__TOOL`): the server, its own name for the tool, and the schema the call was made against. */
+  mcp: McpCallRecord.optional(),
   status: CallStatus,
   result: ToolResult.optional(),
   at: IsoTime.optional(),
@@ -320,53 +328,6 @@ export const RestoreEvent = z.object({
 });
 export type RestoreEvent = z.infer<typeof RestoreEvent>;
 
-/** The most ids (or logprobs) one turn's list may hold: a prompt of over a million tokens is not a real turn. */
-export const MAX_TURN_IDS = 1_048_576;
-const TokenIds = z
-  .array(
-    z
-      .number()
-      .int()
-      .min(0)
-      .max(2 ** 31 - 1),
-  )
-  .max(MAX_TURN_IDS);
-
-/**
- * One model turn's token ids and the logprob of each completion token, exactly as the inference
- * server returned them (`--record-tokens`), for a trainer; or, when it returned none or what it
- * returned was refused, why (`missing`). `promptShared`: the prompt's first n ids are the first n of
- * the turn before's prompt followed by its completion (not written again; readers put them back),
- * so a long run's file grows with its turns, not with their square. Never scored by the verifier.
- */
-export const TokensEvent = z
-  .object({
-    type: z.literal('tokens'),
-    /** The model turn (1, 2, … in the run) these are of; the turn's message or calls follow this line. */
-    turn: z.number().int().positive(),
-    promptShared: z.number().int().nonnegative().max(MAX_TURN_IDS).optional(),
-    promptIds: TokenIds.optional(),
-    completionIds: TokenIds.optional(),
-    logprobs: z.array(z.number().max(0)).max(MAX_TURN_IDS).optional(),
-    missing: z.string().optional(),
-    at: IsoTime.optional(),
-  })
-  .refine(
-    (t) =>
-      t.missing === undefined
-        ? t.promptIds !== undefined && t.completionIds !== undefined && t.logprobs !== undefined
-        : t.promptIds === undefined &&
-          t.completionIds === undefined &&
-          t.logprobs === undefined &&
-          t.promptShared === undefined,
-    { message: 'a tokens line has promptIds, completionIds and logprobs, or only missing' },
-  )
-  .refine((t) => t.logprobs === undefined || t.logprobs.length === t.completionIds?.length, {
-    message: 'one logprob per completion id',
-    path: ['logprobs'],
-  });
-export type TokensEvent = z.infer<typeof TokensEvent>;
-
 /** Written when a run stops; `interrupted` marks a run cut short (crash, reload, cancel). */
 export const EndEvent = z.object({
   type: z.literal('end'),
@@ -387,6 +348,7 @@ export const TrajectoryEvent = z.discriminatedUnion('type', [
   CompactionEvent,
   RestoreEvent,
   TokensEvent,
+  McpToolsEvent,
   EndEvent,
 ]);
 export type TrajectoryEvent = z.infer<typeof TrajectoryEvent>;

@@ -312,6 +312,16 @@ export function readOnlyPathOf(wf: Workflow, normalized: string): string | undef
   return undefined;
 }
 
+/**
+ * MCP servers under the workflow (core/mcp/): which servers' sandboxes get the host's network.
+ * A stage permits their tools by name or pattern in its `tools` (`mcp__github__get_*`).
+ */
+export const McpSection = z.strictObject({
+  /** Server names (as configured) whose stdio server may reach the network; every other has none. */
+  network: z.array(z.string().min(1)).default([]),
+});
+export type McpSection = z.infer<typeof McpSection>;
+
 export const RewardWeights = z.strictObject({
   alpha: z.number().nonnegative().default(0.5),
   beta: z.number().nonnegative().default(0.25),
@@ -336,6 +346,7 @@ export const Workflow = z.strictObject({
     .default({ commands: { deny: [], ask: [] }, paths: { workspaceOnly: true, deny: [] } }),
   // prefault: an absent section is parsed as `{}`, whose absent `protected` is the default protected set.
   sandbox: SandboxSection.prefault(() => ({})),
+  mcp: McpSection.optional(),
   rewards: RewardWeights.default({ alpha: 0.5, beta: 0.25 }),
 });
 export type Workflow = z.infer<typeof Workflow>;

@@ -3,6 +3,8 @@
  * gate and the verdict after the run share it, so they cannot disagree. Lean counterpart: lean/Lar/Checks.lean.
  */
 import { ToolArgs, PATH_ARGS, isToolName, type ToolName } from '../schema/tools';
+import { isMcpName, isMcpPattern } from '../schema/mcp';
+import { globMatch } from '../policy/glob';
 import { ALWAYS_READ_ONLY, readOnlyPathOf, transitionsFrom, type Stage, type Workflow } from '../schema/workflow';
 import type { SandboxRecord } from '../schema/trajectory';
 import { CommandView, compilePatterns, firstMatch, type CompiledPatterns } from '../policy/command';
@@ -50,6 +52,7 @@ export function preChecks(
   sandbox: SandboxRecord | undefined,
   call: ProposedCall,
   cache: VerdictCache,
+  mcpTools: ReadonlyMap<string, string> = NO_MCP_TOOLS,
 ): PreChecked {
   const verdicts: Verdict[] = [];
   const { tool, args } = call;
@@ -60,6 +63,7 @@ export function preChecks(
       : fail('tool.run_open', `the run already ended with a submit; no ${tool} call can follow it`, ['tool']),
   );
 
+  if (isMcpName(tool)) return { verdicts: mcpVerdicts(stage, call, mcpTools, verdicts) };
   if (!isToolName(tool)) {
     verdicts.push(
       fail(
@@ -102,8 +106,45 @@ function argsVerdictOf(tool: ToolName, call: ProposedCall): Verdict {
   return fail('tool.args', `bad arguments for ${tool}: ${where}${issue.message}`, ['args', ...path]);
 }
 
+const NO_MCP_TOOLS: ReadonlyMap<string, string> = new Map();
+
+/**
+ * An MCP tool's call: known while its server's latest `mcp_tools` line lists it; its arguments a
+ * JSON object (the server judges them against its own schema, and a refusal fails the call);
+ * permitted by a stage entry that names it or a pattern that matches it. No path or command policy
+ * applies: the server's process is confined by the sandbox instead.
+ */
+function mcpVerdicts(
+  stage: Stage | undefined,
+  call: ProposedCall,
+  mcpTools: ReadonlyMap<string, string>,
+  verdicts: Verdict[],
+): Verdict[] {
+  const { tool, args } = call;
+  if (!mcpTools.has(tool)) {
+    verdicts.push(fail('tool.known', `"${tool}" is not a tool any MCP server of this run offers now`, ['tool']));
+    return verdicts;
+  }
+  verdicts.push(pass('tool.known'));
+  verdicts.push(
+    call.argsError !== undefined
+      ? fail('tool.args', `the arguments are not valid JSON: ${call.argsError}`, ['args'])
+      : args !== null && typeof args === 'object' && !Array.isArray(args)
+        ? pass('tool.args')
+        : fail('tool.args', `bad arguments for ${tool}: they must be a JSON object`, ['args']),
+  );
+  if (stage) verdicts.push(permittedVerdict(stage, tool));
+  return verdicts;
+}
+
+/** A stage permits a built-in tool by its name, an MCP tool by its name or a pattern (`mcp__github__get_*`). */
+export function stagePermits(stage: Stage, tool: string): boolean {
+  if (stage.tools.includes(tool)) return true;
+  return isMcpName(tool) && stage.tools.some((p) => isMcpPattern(p) && globMatch(p, tool));
+}
+
 function permittedVerdict(stage: Stage, tool: string): Verdict {
-  return stage.tools.includes(tool)
+  return stagePermits(stage, tool)
     ? pass('tool.permitted')
     : fail(
         'tool.permitted',

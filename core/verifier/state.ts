@@ -78,6 +78,8 @@ export class VerifierState {
   private submittedFromTerminal = false;
   private runEnded = false;
   private outcomeEvent: RecordedOutcome | undefined;
+  /** The MCP tools the servers offer now (name → schema digest), from the latest `mcp_tools` line of each. */
+  private mcpTools = new Map<string, string>();
   private readonly policy: CallPolicy;
   private readonly passCache = new PassCache();
   /** The workflow's outcome command; undefined when its outcome is judged outside the run. */
@@ -105,10 +107,12 @@ export class VerifierState {
       visit: Visit | undefined;
       stages: StageVisitResult[];
       failedCalls: Map<string, number>;
+      mcpTools: Map<string, string>;
     };
     mutable.visit = this.visit && { ...this.visit, conditions: this.visit.conditions.map((x) => ({ ...x })) };
     mutable.stages = [...this.stages];
     mutable.failedCalls = new Map(this.failedCalls);
+    mutable.mcpTools = new Map(this.mcpTools);
     return c;
   }
 
@@ -130,7 +134,7 @@ export class VerifierState {
   }
 
   private preChecks(call: ProposedCall): PreChecked {
-    return preChecks(this.policy, this.visit?.stage, this.sandbox, call, this.passCache);
+    return preChecks(this.policy, this.visit?.stage, this.sandbox, call, this.passCache, this.mcpTools);
   }
 
   private repeatVerdict(call: ProposedCall): Verdict {
@@ -170,6 +174,11 @@ export class VerifierState {
         return this.appendCall(event, line);
       case 'outcome':
         return this.appendOutcome(event, line);
+      case 'mcp_tools': // A server's list replaces what it offered before; nothing in it is scored.
+        for (const name of [...this.mcpTools.keys()])
+          if (name.startsWith(`mcp__${event.server}__`)) this.mcpTools.delete(name);
+        for (const t of event.tools) this.mcpTools.set(t.name, t.digest);
+        return this.result(line, event.type, []);
       default:
         return this.result(line, event.type, []);
     }

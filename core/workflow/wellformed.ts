@@ -1,5 +1,6 @@
 import { normalizeWorkspacePath } from '../policy/path';
 import { TOOL_NAMES, isToolName } from '../schema/tools';
+import { isMcpName, isMcpPattern } from '../schema/mcp';
 import {
   HOST_GATEWAY,
   externalJudge,
@@ -52,6 +53,8 @@ export function checkWorkflow(wf: Workflow): WorkflowProblem[] {
   return problems;
 }
 
+const MCP_HINT = ", or an MCP tool mcp__SERVER__TOOL (in a stage's tools also a pattern: mcp__github__get_*)";
+
 /** Duplicate stage ids, unknown tools, regex-looking exit patterns; returns each id's first index. */
 function checkStageDefinitions(wf: Workflow, add: AddProblem): Map<string, number> {
   const ids = new Map<string, number>();
@@ -64,23 +67,22 @@ function checkStageDefinitions(wf: Workflow, add: AddProblem): Map<string, numbe
       ]);
     else ids.set(s.id, i);
     s.tools.forEach((t, j) => {
-      if (!isToolName(t))
-        add('workflow.unknown_tool', 'error', `"${t}" is not a tool; the tools are ${TOOL_NAMES.join(', ')}`, [
-          'stages',
-          i,
-          'tools',
-          j,
-        ]);
+      if (!isToolName(t) && !isMcpPattern(t))
+        add(
+          'workflow.unknown_tool',
+          'error',
+          `"${t}" is not a tool; the tools are ${TOOL_NAMES.join(', ')}${MCP_HINT}`,
+          ['stages', i, 'tools', j],
+        );
     });
     s.exit.forEach((c, j) => {
-      if (c.kind === 'tool_succeeded' && !isToolName(c.tool)) {
-        add('workflow.unknown_tool', 'error', `"${c.tool}" is not a tool; the tools are ${TOOL_NAMES.join(', ')}`, [
-          'stages',
-          i,
-          'exit',
-          j,
-          'tool',
-        ]);
+      if (c.kind === 'tool_succeeded' && !isToolName(c.tool) && !isMcpName(c.tool)) {
+        add(
+          'workflow.unknown_tool',
+          'error',
+          `"${c.tool}" is not a tool; the tools are ${TOOL_NAMES.join(', ')}${MCP_HINT}`,
+          ['stages', i, 'exit', j, 'tool'],
+        );
       }
       if (c.kind === 'outcome_ran' && !outcomeCommand(wf))
         add(

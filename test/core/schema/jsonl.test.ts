@@ -84,7 +84,7 @@ test('malformed lines: position and expectation, and the next line is still pars
   assert.equal(errs[0]!.column, '{"type":"tool_call","tool":"read_file","args":{},"status":'.length + 1);
   assert.match(
     errs[1]!.message,
-    /"type": expected one of "tool_call", "message", "outcome", "compaction", "restore", "tokens", "end"/,
+    /"type": expected one of "tool_call", "message", "outcome", "compaction", "restore", "tokens", "mcp_tools", "end"/,
   );
   assert.equal(errs[1]!.column, 9);
   assert.match(errs[2]!.message, /"tool"/);
