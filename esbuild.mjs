@@ -35,6 +35,8 @@ const common = {
   minify: production,
   logLevel: 'warning',
   external: ['vscode', 'node-pty'],
+  // jsonc-parser's main entry is a UMD build whose relative requires esbuild cannot follow; its ESM build bundles.
+  alias: { 'jsonc-parser': './node_modules/jsonc-parser/lib/esm/main.js' },
   // zod probes `navigator` to guess its platform; in VS Code's Node 22 extension
   // host touching that global logs a PendingMigrationError. Node bundles have no navigator.
   define: { navigator: 'undefined', 'globalThis.navigator': 'undefined' },

@@ -54,6 +54,13 @@ export interface EndReport {
   network?: ProxyTally[];
 }
 
+/** A sandbox for one more process of the run (an MCP server): start it as `launcher.file launcher.args… program args…`. */
+export interface ServerSandbox {
+  launcher: { file: string; args: string[] };
+  env: Record<string, string>;
+  dispose(): Promise<void>;
+}
+
 /** Most protections listed in the header (the rest are counted). */
 const MAX_RECORDED = 300;
 
@@ -226,6 +233,32 @@ export class RunSandbox {
    */
   async checkNow(signal?: AbortSignal): Promise<OutcomeEvent> {
     return { ...(await this.runCheck(signal)), sandboxed: this.plan.confined };
+  }
+
+  /**
+   * Where an MCP stdio server runs: a sandbox of its own like the outcome check's (the run's
+   * read-only paths, a clean home, a built environment, its own bounds), with the host's network only
+   * when the workflow grants it; undefined when the run's commands are not confined.
+   */
+  serverSandbox(network: 'none' | 'host', chdir?: string): ServerSandbox | undefined {
+    if (!this.plan.confined) return undefined;
+    const section = { ...this.opts.workflow.sandbox, network };
+    const plan = planSandbox({
+      workspace: this.opts.workspace,
+      section,
+      setting: 'required',
+      hostEnv: this.opts.hostEnv,
+      shell: '/bin/sh',
+      readOnly: realInside(this.opts.workspace, this.extraReadOnly).map((x) => x.abs),
+      ...(chdir ? { chdir } : {}),
+      ...common({ ...this.opts, workflow: { ...this.opts.workflow, sandbox: section } }, this.gitMeta),
+    });
+    if (!plan.confined) return undefined;
+    const bounds = SandboxLimits.open(
+      limitValues(this.opts.workflow.sandbox.limits),
+      this.opts.limitMechanisms ? { mechanisms: this.opts.limitMechanisms } : {},
+    );
+    return { launcher: bounds.wrap(plan.launcher), env: plan.env, dispose: () => bounds.dispose() };
   }
 
   /** The workflow's outcome command; a run whose outcome is judged outside it never gets here (the loop runs nothing). */

@@ -99,6 +99,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['core/harbor', 'core/training'],
   ['core/sandbox'],
   ['core/tools'],
+  ['core/mcp'],
   ['core/agent'],
   ['cli', 'server', 'extension', 'testkit'],
   ['webview'],

@@ -1,0 +1,171 @@
+/**
+ * An MCP stdio transport with bounds: one JSON-RPC message per line, each at most `maxMessageBytes`
+ * (a larger one is skipped unread and said, never buffered whole), stderr kept as a short tail for
+ * the message that says why a server failed, and the process group ended on close. The SDK's own
+ * transport buffers a line without bound, which a flooding server would turn into the host's memory.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+
+/** How the server's process starts: a program (the sandbox's launcher, or the server itself) and its arguments. */
+export interface StdioLaunch {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+}
+
+export interface StdioBounds {
+  maxMessageBytes: number;
+  /** A message over the bound was skipped: its size so far. */
+  onOversized: (bytes: number) => void;
+}
+
+const STDERR_TAIL = 4096;
+const NEWLINE = 0x0a;
+
+export class BoundedStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  private child: ChildProcess | undefined;
+  private chunks: Buffer[] = [];
+  private size = 0;
+  /** Bytes of an oversized message skipped so far; -1 when reading normally. */
+  private skipping = -1;
+  private stderrTail = '';
+  private exit: string | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly launch: StdioLaunch,
+    private readonly bounds: StdioBounds,
+  ) {}
+
+  /** The last few KiB the server wrote to stderr: what people need when it fails. */
+  get stderr(): string {
+    return this.stderrTail;
+  }
+
+  /** How the process ended (`exit code 1`, `signal SIGKILL`), once it has. */
+  get exited(): string | undefined {
+    return this.exit;
+  }
+
+  start(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(this.launch.file, this.launch.args, {
+        env: this.launch.env,
+        cwd: this.launch.cwd,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        // Its own process group: close ends whatever it started.
+        detached: true,
+      });
+      this.child = child;
+      child.once('error', (e) => {
+        this.exit ??= `it could not start: ${e.message}`;
+        reject(e);
+        this.onerror?.(e);
+        this.finish();
+      });
+      child.once('spawn', () => resolve());
+      child.once('exit', (code, signal) => {
+        this.exit ??= signal ? `signal ${signal}` : `exit code ${code}`;
+      });
+      child.once('close', () => this.finish());
+      child.stdin.on('error', (e) => this.onerror?.(e));
+      child.stdout.on('data', (b: Buffer) => this.read(b));
+      child.stderr.on('data', (b: Buffer) => {
+        this.stderrTail = (this.stderrTail + b.toString('utf8')).slice(-STDERR_TAIL);
+      });
+    });
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.child?.stdin;
+    if (!stdin || this.closed) return Promise.reject(new Error('the server is not running'));
+    return new Promise((resolve, reject) => {
+      const ok = stdin.write(`${JSON.stringify(message)}\n`, (e) => (e ? reject(e) : undefined));
+      if (ok) resolve();
+      else stdin.once('drain', () => resolve());
+    });
+  }
+
+  async close(): Promise<void> {
+    const child = this.child;
+    if (!child || this.closed) return;
+    const gone = new Promise<void>((r) => child.once('close', () => r()));
+    child.stdin?.end();
+    this.kill('SIGTERM');
+    const timer = setTimeout(() => this.kill('SIGKILL'), 2000);
+    await Promise.race([gone, new Promise((r) => setTimeout(r, 4000).unref())]);
+    clearTimeout(timer);
+    this.finish();
+  }
+
+  private kill(signal: NodeJS.Signals): void {
+    const pid = this.child?.pid;
+    if (pid === undefined) return;
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      try {
+        this.child?.kill(signal);
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  private finish(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.chunks = [];
+    this.onclose?.();
+  }
+
+  /** Cuts the stream into lines; a line past the bound is counted and dropped as it arrives. */
+  private read(b: Buffer): void {
+    let at = 0;
+    while (at < b.length) {
+      const nl = b.indexOf(NEWLINE, at);
+      const end = nl < 0 ? b.length : nl;
+      const piece = b.subarray(at, end);
+      if (this.skipping >= 0) this.skipping += piece.length;
+      else if (this.size + piece.length > this.bounds.maxMessageBytes) {
+        this.skipping = this.size + piece.length;
+        this.chunks = [];
+        this.size = 0;
+      } else if (piece.length) {
+        this.chunks.push(piece);
+        this.size += piece.length;
+      }
+      if (nl < 0) return;
+      at = nl + 1;
+      if (this.skipping >= 0) {
+        const skipped = this.skipping;
+        this.skipping = -1;
+        this.bounds.onOversized(skipped);
+      } else this.deliver();
+    }
+  }
+
+  private deliver(): void {
+    const text = Buffer.concat(this.chunks, this.size).toString('utf8').replace(/\r$/, '');
+    this.chunks = [];
+    this.size = 0;
+    if (!text.trim()) return;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (e) {
+      this.onerror?.(new Error(`the server wrote a line that is not JSON: ${(e as Error).message}`));
+      return;
+    }
+    const m = JSONRPCMessageSchema.safeParse(parsed);
+    if (m.success) this.onmessage?.(m.data);
+    else this.onerror?.(new Error('the server wrote a line that is not a JSON-RPC message'));
+  }
+}
