@@ -31,6 +31,7 @@ const VALUE_FLAGS = new Set([
   '--max-time',
   '--advantage',
   '--skyrl-rows',
+  '--mcp-config',
 ]);
 const SWITCHES = new Set([
   '--json',

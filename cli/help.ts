@@ -35,7 +35,7 @@ Usage:
           [--context-length N] [--thinking auto|on|off] [--rules FILE,…]
           [--rollouts N [--concurrency C] [--keep]] [--seed S] [--temperature T]
           [--max-time SECONDS] [--max-repeated-failures N] [--record-tokens]
-          [--sandbox auto|required|off|container] [--break-hard-links]
+          [--sandbox auto|required|off|container] [--break-hard-links] [--mcp-config FILE]
       The verified agent in the terminal: every tool call is gated by the workflow,
       each step is written to the trajectory (default .lar/runs/ in the workspace).
       The endpoint defaults to SGLang's http://127.0.0.1:30000/v1; the API key is
@@ -67,6 +67,11 @@ Usage:
       so on every step, when it cannot start; required refuses to run commands then;
       container: the run is inside a container that is its sandbox (Harbor, Docker), so
       commands run without bubblewrap and the trajectory says the container held them.
+      --mcp-config FILE: MCP servers from a .mcp.json, a .vscode/mcp.json or Cline's settings
+      file. A stage offers and permits their tools only by name or pattern (mcp__SERVER__TOOL,
+      mcp__github__get_*); stdio servers run each in a sandbox like the commands' (no network
+      unless the workflow's mcp.network names the server). \${input:ID} comes from
+      $LAR_MCP_INPUT_ID. A tool that does not say it only reads needs approval (--yes).
       --break-hard-links: make each workspace file with more than one link (a pnpm
       store's, a local clone's objects) its own copy before the first step, instead of
       mounting each read-only in the sandbox (or refusing the run past 3 000 of them).

@@ -7,6 +7,7 @@ import { COLOR, PLAIN } from './report-format';
 import { runFromCli } from './run';
 import type { RunArgs } from './run-once';
 import { readTaskFrom } from './task-input';
+import { readMcpConfig, resolveForRun } from './mcp-config';
 
 export async function cmdRun(flags: Flags, io: Io): Promise<number> {
   const taskFlag = flags.values.get('--task');
@@ -43,6 +44,11 @@ export async function cmdRun(flags: Flags, io: Io): Promise<number> {
   const sandbox = flags.values.get('--sandbox') ?? 'auto';
   if (sandbox !== 'auto' && sandbox !== 'required' && sandbox !== 'off' && sandbox !== 'container')
     throw new UsageError('--sandbox must be auto, required, off or container');
+  const workspace = flags.values.get('--workspace') ?? process.cwd();
+  const mcpFile = flags.values.get('--mcp-config');
+  const mcp = mcpFile ? readMcpConfig(mcpFile, process.cwd()) : undefined;
+  // Every server's variables checked now, so a missing input stops the run before anything starts.
+  if (mcp) for (const p of resolveForRun(mcp, workspace, process.env).problems) io.err(`lar run: ${mcpFile}: ${p}`);
   const task = taskFlag === '-' ? await taskFromStdin(io) : taskFlag;
   const out = flags.values.get('--out');
   const model = flags.values.get('--model');
@@ -53,7 +59,8 @@ export async function cmdRun(flags: Flags, io: Io): Promise<number> {
       task,
       endpoint: flags.values.get('--endpoint') ?? process.env.LAR_ENDPOINT ?? 'http://127.0.0.1:30000/v1',
       ...((model ?? process.env.LAR_MODEL) ? { model: (model ?? process.env.LAR_MODEL)! } : {}),
-      workspace: flags.values.get('--workspace') ?? process.cwd(),
+      workspace,
+      ...(mcp ? { mcp } : {}),
       ...(out ? { out } : {}),
       workflow: wf.workflow,
       workflowRef: w.startsWith('builtin:') ? w : wf.workflow,

@@ -6,11 +6,14 @@ import type { ModelClient } from '../core/model/client';
 import { maskEndpoint } from '../core/secrets/endpoint';
 import type { ToolFormatSetting } from '../core/model/formats';
 import { describeSandbox, type SandboxSetting } from '../core/sandbox/plan';
+import type { RunSandbox } from '../core/sandbox/run';
 import type { ModelInfo, WorkflowRef } from '../core/schema/trajectory';
 import type { Workflow } from '../core/schema/workflow';
 import { signed } from '../core/verifier/checks';
 import { outcomeText } from '../core/verifier/score';
 import type { Style } from './report-format';
+import { resolveForRun } from './mcp-config';
+import type { McpConfig } from '../core/mcp/config';
 
 export interface RunArgs {
   task: string;
@@ -49,6 +52,8 @@ export interface RunArgs {
   recordTokens?: boolean;
   /** How commands are confined (default auto). */
   sandbox?: SandboxSetting;
+  /** MCP servers (`--mcp-config`), resolved for each rollout's workspace. */
+  mcp?: McpConfig;
 }
 
 export type Io = { out: (s: string) => void; err: (s: string) => void };
@@ -92,17 +97,10 @@ export async function runOnce(
     trajectoryPath: r.trajectoryPath,
     outputDir: r.outputDir,
     ...(r.hidden ? { hidden: r.hidden } : {}),
+    ...(a.mcp ? { mcp: resolveForRun(a.mcp, r.workspace, process.env) } : {}),
   });
   const { sandbox, rules } = run;
-  if (sandbox.summary.container) {
-    if (!prefix) io.err(`lar run: ${describeSandbox(sandbox.summary)}`);
-  } else if (!sandbox.plan.confined) {
-    if (!warnedUnconfined || sandbox.refusal)
-      io.err(
-        `lar run: ${prefix}${sandbox.refusal ? `commands will not run: ${sandbox.refusal}` : `commands are NOT confined: ${sandbox.summary.reason}${sandbox.plan.fix ? `\n  fix: ${sandbox.plan.fix}` : ''}`}`,
-      );
-    warnedUnconfined = true;
-  } else if (!prefix) io.err(`lar run: ${describeSandbox(sandbox.summary)}`);
+  saySandbox(sandbox, io, prefix);
   for (const p of rules.problems) io.err(`lar run: ${prefix}rules: ${p}`);
   if (rules.files.length && !prefix) io.err(`lar run: rules in force: ${rules.files.map((f) => f.path).join(', ')}`);
   try {
@@ -153,6 +151,19 @@ export async function runOnce(
   }
 }
 
+/** The sandbox the run has, said once (a group's unconfined rollouts warn once, a refusal every time). */
+function saySandbox(sandbox: RunSandbox, io: Io, prefix: string): void {
+  if (sandbox.summary.container) {
+    if (!prefix) io.err(`lar run: ${describeSandbox(sandbox.summary)}`);
+  } else if (!sandbox.plan.confined) {
+    if (!warnedUnconfined || sandbox.refusal)
+      io.err(
+        `lar run: ${prefix}${sandbox.refusal ? `commands will not run: ${sandbox.refusal}` : `commands are NOT confined: ${sandbox.summary.reason}${sandbox.plan.fix ? `\n  fix: ${sandbox.plan.fix}` : ''}`}`,
+      );
+    warnedUnconfined = true;
+  } else if (!prefix) io.err(`lar run: ${describeSandbox(sandbox.summary)}`);
+}
+
 /** How `lar run` prints a run's events: prose and steps (rollouts their steps only), never reasoning or the window's fill. */
 function printer(io: Io, st: Style, prefix: string): (e: AgentEvent) => void {
   let atLineStart = true;
@@ -165,6 +176,17 @@ function printer(io: Io, st: Style, prefix: string): (e: AgentEvent) => void {
         missing.add(why);
         io.err(`lar run: ${prefix}turn ${e.event.turn} has no token ids (${why}); the run goes on`);
       }
+      return;
+    }
+    if (e.kind === 'mcpNotes') {
+      for (const n of e.notes) io.err(`lar run: ${prefix}${n}`);
+      return;
+    }
+    if (e.kind === 'mcp') {
+      if (e.event.reason === 'start' && !prefix)
+        io.err(
+          `lar run: MCP server "${e.event.server}": ${e.event.tools.length} tools (${e.event.tools.map((t) => t.name).join(', ') || 'none'})`,
+        );
       return;
     }
     if (

@@ -61,7 +61,7 @@ export class Conversation {
   constructor(
     system: string,
     task: string,
-    private readonly tools: readonly ToolSpec[],
+    private tools: readonly ToolSpec[],
   ) {
     this.list.push({ kind: 'system', text: system }, { kind: 'task', text: task });
   }
@@ -114,6 +114,12 @@ export class Conversation {
       original: was.original ?? was.content,
     };
     this.cache.delete(turn);
+  }
+
+  /** The tools a text format describes in the system prompt (they change with the stage's MCP tools). */
+  setTools(tools: readonly ToolSpec[]): void {
+    this.tools = tools;
+    this.head = undefined;
   }
 
   /** The system prompt and the task as `format` carries them, without a compaction's note: what every request starts with. */

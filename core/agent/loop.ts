@@ -25,6 +25,7 @@ import { TrajectoryWriter } from './trajectory-writer';
 import { headerOf, limitsOf } from './run-header';
 import { asUserInput, partsOf, renderUserMessage, type UserInput } from '../schema/user-message';
 import { TokenLog } from './token-log';
+import { McpListings } from './mcp-listings';
 import { WindowFit, type Prompt } from './window-fit';
 import type { AgentEvent, AgentGate, AgentOptions, AgentResult } from './types';
 
@@ -65,6 +66,7 @@ class Run {
   private replies = 0;
   /** With `modelInfo.tokens`: each turn's token ids, as `tokens` lines. */
   private readonly tokenLog: TokenLog | undefined;
+  private readonly mcp: McpListings;
   /** The token counts of a reply without words, for its first call's line. */
   private usage: TurnUsage | undefined;
   /** The calls of the model's latest turn and the results so far: settled into the conversation however the run ends. */
@@ -102,7 +104,16 @@ class Run {
     this.started = Date.now();
     // The model reads the attachments in the task's message, masked as everything it is sent.
     const attachments = (opts.attachments ?? []).map((a) => ({ ...a, content: redact(a.content) }));
-    const asked = renderUserMessage(opts.task, attachments);
+    this.mcp = new McpListings(opts.mcp, wf, writer, state, emit);
+    for (const r of opts.restored ?? []) {
+      const w = writer.append(r);
+      state.append(r, w.line);
+      emit({ kind: 'restore', ...w, event: r });
+    }
+    // The servers' listings before the task: the verifier knows their tools from the first call on.
+    this.mcp.record();
+    const mcpNote = this.mcp.takeNote();
+    const asked = `${renderUserMessage(opts.task, attachments)}${mcpNote ? `\n\n${redact(mcpNote)}` : ''}`;
     const conversation = (this.conversation =
       opts.conversation ?? new Conversation(systemFor(wf, opts.rules), asked, toolSpecs()));
     // A follow-up: the user's next message in the conversation the chat already has.
@@ -119,11 +130,6 @@ class Run {
     };
     this.fit = new WindowFit({ opts, conversation, state, writer, emit, facts, spend }, window, format);
     this.tokenLog = opts.modelInfo.tokens ? new TokenLog() : undefined;
-    for (const r of opts.restored ?? []) {
-      const w = writer.append(r);
-      state.append(r, w.line);
-      emit({ kind: 'restore', ...w, event: r });
-    }
     this.record({ text: opts.task, attachments });
   }
 
@@ -147,6 +153,7 @@ class Run {
     const limit = this.overLimit();
     if (limit) return limit;
     this.takeTyped();
+    await this.mcpTurn();
     const prompt = await this.fit.fitPrompt();
     if (prompt.answer < MIN_ANSWER) {
       const left = `its ${prompt.estimate} prompt tokens leave ${Math.max(0, prompt.answer)} for an answer`;
@@ -174,6 +181,15 @@ class Run {
     if (this.tokens > limits.maxTokens)
       return this.finish('limit', `the token limit (${limits.maxTokens}) was reached`);
     return undefined;
+  }
+
+  /** The MCP servers' changes recorded and told; the request carries the tools the stage permits now. */
+  private async mcpTurn(): Promise<void> {
+    await this.opts.mcp?.settle();
+    this.mcp.record();
+    const note = this.conversation.awaitsModel ? undefined : this.mcp.takeNote();
+    if (note) this.conversation.push({ kind: 'user', text: this.redact(note) });
+    this.fit.setTools(this.mcp.tools());
   }
 
   /** What the user typed meanwhile reaches the model now, in order. */

@@ -44,5 +44,6 @@ export function headerOf(opts: AgentOptions, format: WireFormat, window: Context
     ...(opts.rules?.files.length ? { rules: opts.rules.files.map((f) => f.path) } : {}),
     ...(opts.thread ? { thread: opts.thread } : {}),
     limits: { maxRepeatedFailures: maxRepeats },
+    ...(opts.mcp?.servers.length ? { mcp: { servers: opts.mcp.servers } } : {}),
   };
 }

@@ -25,6 +25,9 @@ import { NodeWorkspaceFs } from '../workspace/node-fs';
 import { ensureLarDir, outputDir as outputDirOf, trajectoryFile } from '../workspace/lar-layout';
 import { combineRedactors, redact, secretRedactor } from '../secrets/redact';
 import { outcomeCommand, type Workflow } from '../schema/workflow';
+import { McpHub } from '../mcp/hub';
+import { sandboxLauncher } from '../mcp/launch';
+import type { McpServerConfig } from '../mcp/config';
 
 /** The terminal a run's commands go to: the core's session, or the editor's mirror of it. */
 export interface RunTerminal {
@@ -62,6 +65,11 @@ export interface RunSetupOptions<T extends RunTerminal = RunTerminal> {
   makeTerminal?: (options: TerminalOptions, sandbox: RunSandbox) => T;
   /** Test seams of the sandbox. */
   sandboxOptions?: Partial<RunSandboxOptions>;
+  /**
+   * MCP servers to start for the run, their variables resolved (core/mcp/config.ts), with the values
+   * to mask wherever they could show (env values, headers, secret inputs).
+   */
+  mcp?: { servers: readonly McpServerConfig[]; secrets: readonly string[] };
 }
 
 /** A run ready to start: what runAgent needs of it, and its end. */
@@ -78,7 +86,7 @@ export interface OpenRun<T extends RunTerminal = RunTerminal> {
   /** The parts of runAgent's options that come from the set-up. */
   agentOptions: Pick<
     AgentOptions,
-    'workspace' | 'trajectoryPath' | 'execute' | 'runOutcomeCheck' | 'sandbox' | 'rules' | 'redact' | 'runId'
+    'workspace' | 'trajectoryPath' | 'execute' | 'runOutcomeCheck' | 'sandbox' | 'rules' | 'redact' | 'runId' | 'mcp'
   >;
   /** Stops every process of the run, then puts back what it must not have changed; safe to call twice. */
   close(): Promise<EndReport>;
@@ -127,13 +135,19 @@ export async function openRun(o: RunSetupOptions): Promise<OpenRun> {
   } catch (e) {
     throw await failed(e, () => sandbox.dispose());
   }
-  const close = closer(terminal, sandbox);
+  const servers = mcpServers(o, sandbox);
+  const close = closer(terminal, sandbox, () => servers.end());
   try {
+    const hub = await servers.start();
     const rules = isRules(o.rules) ? o.rules : readRules(o.workspace, o.rules);
     // Commands inherit the environment: tokens they print are masked before the trajectory and the model see
     // them; a sandboxed command does not have the host's secrets, but a file it reads may hold one.
     const key = o.apiKey;
-    const mask = combineRedactors((t) => redact(t, key), secretRedactor(o.hostEnv));
+    const mask = combineRedactors(
+      (t) => redact(t, key),
+      secretRedactor(o.hostEnv),
+      ...(o.mcp?.secrets ?? []).map((s) => (t: string) => redact(t, s)),
+    );
     const fs = (o.makeFs ?? ((ro) => new NodeWorkspaceFs(o.workspace, ro)))(sandbox.readOnlyPaths);
     // An outcome judged outside the run has no command a call could run as the check.
     const check = outcomeCommand(o.workflow);
@@ -161,17 +175,45 @@ export async function openRun(o: RunSetupOptions): Promise<OpenRun> {
       execute,
       close,
       workspace: o.workspace,
+      endServers: () => servers.end(),
+      ...(hub ? { mcp: hub } : {}),
     });
   } catch (e) {
     throw await failed(e, close);
   }
 }
 
+/** The run's MCP servers: started once the sandbox is open, ended first (one still running could change the workspace while it is put back). */
+function mcpServers(
+  o: RunSetupOptions,
+  sandbox: RunSandbox,
+): { start(): Promise<McpHub | undefined>; end(): Promise<void> } {
+  let hub: McpHub | undefined;
+  const servers = sandboxLauncher(sandbox, o.workspace, o.hostEnv);
+  return {
+    start: async () => {
+      if (!o.mcp?.servers.length) return undefined;
+      hub = await McpHub.start({
+        servers: o.mcp.servers,
+        workspace: o.workspace,
+        launcher: servers.launcher,
+        networkGrants: o.workflow.mcp?.network ?? [],
+      });
+      return hub;
+    },
+    end: async () => {
+      await hub?.close();
+      await servers.dispose();
+    },
+  };
+}
+
 /** The run's end, once however often it is asked for: its processes stopped, then what it must not have changed put back. */
-function closer(terminal: RunTerminal, sandbox: RunSandbox): () => Promise<EndReport> {
+function closer(terminal: RunTerminal, sandbox: RunSandbox, endServers: () => Promise<void>): () => Promise<EndReport> {
   let closing: Promise<EndReport> | undefined;
   return () => {
     closing ??= (async () => {
+      await endServers().catch(() => undefined);
       if (sandbox.summary.container && terminal.release) {
         // In its own container, a server the agent started is part of its work: the task's tests, run
         // after the agent in the same container, may need it. Nothing is put back that it could race.
@@ -201,8 +243,15 @@ async function failed(e: unknown, end: () => Promise<EndReport>): Promise<Error>
 }
 
 /** The open run, with the parts of runAgent's options that come from it. */
-function ready(r: Omit<OpenRun, 'agentOptions'> & { execute: ToolExecutor; workspace: string }): OpenRun {
-  const { execute, workspace, ...open } = r;
+function ready(
+  r: Omit<OpenRun, 'agentOptions'> & {
+    execute: ToolExecutor;
+    workspace: string;
+    endServers: () => Promise<void>;
+    mcp?: McpHub;
+  },
+): OpenRun {
+  const { execute, workspace, endServers, mcp, ...open } = r;
   const { sandbox, terminal } = open;
   return {
     ...open,
@@ -211,11 +260,16 @@ function ready(r: Omit<OpenRun, 'agentOptions'> & { execute: ToolExecutor; works
       trajectoryPath: open.trajectoryPath,
       execute,
       // A process of the run still alive after it was killed could change the workspace under the check: then it does not run.
-      runOutcomeCheck: (s) => sandbox.outcome(() => terminal.end(), s),
+      runOutcomeCheck: (s) =>
+        sandbox.outcome(async () => {
+          await endServers().catch(() => undefined);
+          return terminal.end();
+        }, s),
       sandbox: sandbox.summary,
       rules: open.rules,
       redact: open.redact,
       runId: open.runId,
+      ...(mcp ? { mcp } : {}),
     },
   };
 }

@@ -4,6 +4,7 @@
  */
 import type { ModelToolCall } from '../model/reply';
 import { isToolName, ToolArgs, type ToolName } from '../schema/tools';
+import { isMcpName, type McpCallRecord } from '../schema/mcp';
 import type { CallStatus, ToolCallEvent, ToolResult, TurnUsage } from '../schema/trajectory';
 import { changedFiles } from '../verifier/events';
 import type { VerifierState } from '../verifier/state';
@@ -43,6 +44,7 @@ interface Ran {
   observation: string;
   submitted: boolean;
   checkpoint?: string | undefined;
+  mcp?: McpCallRecord | undefined;
 }
 
 /** The run's tool calls, one at a time, with what they leave behind: changed files, failures, repeats. */
@@ -108,12 +110,15 @@ export class CallSteps {
     const unsafe = verdict.verdicts.find((v) => !v.ok && SAFETY_CHECKS.has(v.check));
     if (verdict.decision === 'block' && ((opts.enforcement ?? 'block') === 'block' || unsafe))
       return not('blocked', `Blocked by the workflow verifier, not run: ${unsafe?.reason ?? verdict.reason}`);
-    const reason = approvalReason(verdict);
+    const mcp = isMcpName(call.name);
+    // An MCP tool's own hints set whether the user is asked (never whether it may run: the gate decided that).
+    const reason = approvalReason(verdict) ?? (mcp ? opts.mcp?.approvalReason(call.name) : undefined);
     if (reason !== undefined && !(await this.ask(call, verdict, reason)))
       return not(
         'denied',
         `The user rejected this call at the approval prompt (${verdict.reason}). Do something else.`,
       );
+    if (mcp && opts.mcp && call.argsError === undefined && isObject(call.args)) return this.executeMcp(call);
     if (!isToolName(call.name) || call.argsError !== undefined || !ToolArgs[call.name].safeParse(call.args).success) {
       // Only reachable with enforcement "warn": such a call cannot run at all.
       const observation = `Not run: ${verdict.verdicts.find((v) => !v.ok)?.reason ?? 'the call is malformed'}`;
@@ -136,6 +141,17 @@ export class CallSteps {
         ...(verdict.askPattern ? { pattern: verdict.askPattern } : {}),
       }) ?? Promise.resolve(false)
     );
+  }
+
+  /** Runs an MCP tool's call on its server, after a checkpoint (a server may write the workspace). */
+  private async executeMcp(call: ModelToolCall): Promise<Ran> {
+    const { opts, state, emit } = this.run;
+    const checkpoint = opts.checkpoint
+      ? await opts.checkpoint({ id: call.id, tool: call.name, step: state.steps + 1 }).catch(() => undefined)
+      : undefined;
+    emit({ kind: 'toolStart', id: call.id, tool: call.name, args: copyOf(call.args) });
+    const outcome = await opts.mcp!.call(call.name, call.args as Record<string, unknown>, opts.signal);
+    return { ...outcome, submitted: false, checkpoint, mcp: outcome.mcp };
   }
 
   /** Runs the call (its tool `name`, known by now) with the run's executor, after a checkpoint if it may change files. */
@@ -176,6 +192,7 @@ function eventOf(call: ModelToolCall, ran: Ran, reply: number, usage: TurnUsage 
     reply,
     ...(usage ? { usage } : {}),
     ...(ran.checkpoint ? { checkpoint: ran.checkpoint } : {}),
+    ...(ran.mcp ? { mcp: ran.mcp } : {}),
     status: ran.status,
     result: ran.result,
     at: new Date().toISOString(),
@@ -194,6 +211,8 @@ function approvalReason(v: GateResult): string | undefined {
     return `the command matches the approval pattern "${v.askPattern}"; it runs only if the user approves`;
   return v.askReason;
 }
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * What the approver is shown: a copy, so that nothing it does to the arguments

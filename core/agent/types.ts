@@ -19,6 +19,8 @@ import type {
 } from '../schema/trajectory';
 import type { Workflow } from '../schema/workflow';
 import type { ToolExecutor } from '../tools/types';
+import type { McpTools } from '../mcp/types';
+import type { McpToolsEvent } from '../schema/mcp';
 import type { GateResult, ProposedCall, StepResult, TrajectorySummary } from '../verifier/types';
 import type { AttachmentPart } from '../schema/message-parts';
 import type { Conversation } from './conversation';
@@ -64,6 +66,10 @@ export type AgentEvent =
   | { kind: 'compaction'; line: number; text: string; event: CompactionEvent }
   /** A turn's token ids were recorded (or why they could not be). */
   | { kind: 'tokens'; line: number; text: string; event: TokensEvent }
+  /** An MCP server's tools as the run now sees them (at the start, after a change, when it stopped). */
+  | { kind: 'mcp'; line: number; text: string; event: McpToolsEvent }
+  /** Sentences about the MCP servers for the user (a server that could not start, with its stderr's tail; a changed list). */
+  | { kind: 'mcpNotes'; notes: string[] }
   | { kind: 'step'; line: number; text: string; event: ToolCallEvent; result: StepResult; gate: GateResult }
   | { kind: 'outcome'; line: number; text: string; event: OutcomeEvent }
   | { kind: 'message'; line: number; text: string }
@@ -115,6 +121,11 @@ export interface AgentOptions {
   workspace: string;
   trajectoryPath: string;
   execute: ToolExecutor;
+  /**
+   * The run's MCP servers (core/mcp/): their tools are offered where a stage permits them, called
+   * through the same gate, and their listings recorded. Started and closed by the caller.
+   */
+  mcp?: McpTools;
   runOutcomeCheck: (signal?: AbortSignal) => Promise<OutcomeEvent>;
   /** Asked for calls that match an approval pattern; no answer means no. */
   approve?: (req: { tool: string; args: unknown; reason: string; pattern?: string }) => Promise<boolean>;

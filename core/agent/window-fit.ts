@@ -5,7 +5,7 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { ModelError } from '../model/errors';
 import type { ContextWindow } from '../model/server-info';
-import { guessFormat, type WireFormat } from '../model/formats';
+import { guessFormat, type ToolSpec, type WireFormat } from '../model/formats';
 import { TokenMeter } from '../model/tokens';
 import { toolDefinitions } from '../schema/tool-definitions';
 import type { CompactionEvent } from '../schema/trajectory';
@@ -41,7 +41,7 @@ export interface Prompt {
 
 /** The window, the wire format and the budget they leave, as the run learns them. */
 export class WindowFit {
-  readonly tools: ChatCompletionTool[] = toolDefinitions();
+  tools: ChatCompletionTool[] = toolDefinitions();
   readonly meter = new TokenMeter();
   private budget: Budget;
   private compactions = 0;
@@ -57,6 +57,14 @@ export class WindowFit {
     public window: ContextWindow,
     public format: WireFormat,
   ) {
+    this.budget = this.budgetNow();
+  }
+
+  /** The tools sent from now on (the built-in ones, then the MCP tools the stage permits); the budget follows. */
+  setTools(tools: ChatCompletionTool[]): void {
+    if (tools === this.tools) return;
+    this.tools = tools;
+    this.ctx.conversation.setTools(tools.map((t) => (t as { function: ToolSpec }).function));
     this.budget = this.budgetNow();
   }
 

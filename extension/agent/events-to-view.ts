@@ -88,6 +88,9 @@ export class EventsToView {
       case 'tokens':
         // For a trainer, not the chat (the editor's runs do not record them).
         return [];
+      case 'mcp':
+      case 'mcpNotes':
+        return [];
       case 'message':
         this.streamedChars = 0;
         return assistantMessage(e.text);

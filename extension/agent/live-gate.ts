@@ -157,7 +157,7 @@ export function createLiveGate(opts: {
     },
     observe: (e) => {
       if (!('line' in e)) return;
-      if (e.kind === 'step' || e.kind === 'outcome') shadow.append(e.event, e.line);
+      if (e.kind === 'step' || e.kind === 'outcome' || e.kind === 'mcp') shadow.append(e.event, e.line);
       link.append(e.line, e.text);
     },
     flushed: () => link.sent,
