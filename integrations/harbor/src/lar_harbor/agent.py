@@ -3,6 +3,7 @@
 install() puts the `lar` CLI into the task's environment from its npm tarball
 (no registry needed), run() pipes the instruction to `lar run --task -`, and the
 run leaves its trajectory and an ATIF-v1.7 export in /logs/agent for Harbor.
+The task's MCP servers reach the run as a `.mcp.json` file (`lar run --mcp-config`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from harbor.environments.base import BaseEnvironment
 from harbor.models.agent.context import AgentContext
 from harbor.models.agent.rollout_detail import RolloutDetail
 from harbor.models.model_api_format import ModelApiFormat
+from harbor.models.task.config import MCPServerConfig
 from pydantic import Field
 
 from lar_harbor.cli_tarball import find_tarball
@@ -37,6 +39,9 @@ from lar_harbor.environment import LocalSandboxEnvironment
 PREFIX = PurePosixPath("/opt/lar")
 LAR = PREFIX / "bin" / "lar"
 TRAJECTORY_NAME = "lar.lar.jsonl"
+# The task's MCP servers as `.mcp.json` for `lar run --mcp-config`: out of the workspace (lar reads a workspace
+# .mcp.json of its own accord, and the verifier would see the file) and out of /logs (downloaded to the host).
+MCP_CONFIG = PurePosixPath("/installed-agent/lar-mcp.json")
 # `lar run` exits 3 when the model's context window could not hold the run.
 EXIT_CONTEXT_FULL = 3
 # Provider prefixes Harbor's -m may carry; the rest is the model's name as the server knows it.
@@ -77,7 +82,11 @@ def model_id(name: str | None) -> str:
 class LarAgent(BaseInstalledAgent):
     options_model: ClassVar[type[InstalledAgentOptions] | None] = LarAgentOptions
     # base_url: Harbor's --base-url is applied (it is lar run's --endpoint).
-    capabilities: ClassVar[AgentCapabilities] = AgentCapabilities(atif=True, base_url=True)
+    # mcp_http_headers: headers go into the file as ${VAR} references to Harbor's MCP_AUTH_* variables,
+    # which run() passes in lar run's environment; lar run expands them when it loads the file.
+    capabilities: ClassVar[AgentCapabilities] = AgentCapabilities(
+        atif=True, base_url=True, mcp_servers=True, mcp_http_headers=True
+    )
     MODEL_CONNECTION = ModelConnectionSpec(
         default_provider="hosted_vllm",
         agent_provider_access=ProviderAccess(
@@ -98,6 +107,14 @@ class LarAgent(BaseInstalledAgent):
     def _options(self) -> LarAgentOptions:
         options = self.options
         return options if isinstance(options, LarAgentOptions) else LarAgentOptions()
+
+    async def configure(self, environment: BaseEnvironment) -> None:
+        # After install(), also with skip_install: the file is per trial, not part of an image.
+        if self.mcp_servers:
+            document = mcp_json(self.mcp_servers, self.mcp_header_env.refs)
+            await self._upload_config_text(
+                environment, content=json.dumps(document, indent=2), remote_path=str(MCP_CONFIG), filename="mcp.json"
+            )
 
     def get_version_command(self) -> str | None:
         return f"{_NODE_PATH}{LAR} --version"
@@ -194,6 +211,8 @@ class LarAgent(BaseInstalledAgent):
                 flags += [flag, str(value)]
         if options.collect_rollout_details:
             flags.append("--record-tokens")
+        if self.mcp_servers:
+            flags += ["--mcp-config", str(MCP_CONFIG)]
         return flags
 
     @with_prompt_template
@@ -203,6 +222,7 @@ class LarAgent(BaseInstalledAgent):
         key = self._api_key()
         if key:
             env["LAR_API_KEY"] = key
+        env.update(self.mcp_header_env.env)  # {} without HTTP headers
         flags = self._run_flags()
         if isinstance(environment, LocalSandboxEnvironment):
             # No network of its own: the endpoint is reached through the trial's forwarder.
@@ -280,6 +300,22 @@ class LarAgent(BaseInstalledAgent):
         cost = metrics.get("total_cost_usd")
         if isinstance(cost, (int, float)) and not isinstance(cost, bool):
             context.cost_usd = float(cost)
+
+
+def mcp_json(servers: list[MCPServerConfig], header_refs: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """Harbor's MCP servers as a portable `.mcp.json` (Claude Code's form); a header's value is `${VAR}`."""
+    entries: dict[str, dict[str, Any]] = {}
+    for server in servers:
+        if server.transport == "stdio":
+            # Harbor's model has no env and no cwd for a stdio server: command and args are all there is.
+            entries[server.name] = {"command": server.command, "args": list(server.args)}
+            continue
+        entry: dict[str, Any] = {"type": "http" if server.transport == "streamable-http" else "sse", "url": server.url}
+        refs = header_refs.get(server.name)
+        if refs:
+            entry["headers"] = {name: f"${{{variable}}}" for name, variable in refs.items()}
+        entries[server.name] = entry
+    return {"mcpServers": entries}
 
 
 def _ints(value: Any) -> list[int] | None:
