@@ -39,6 +39,8 @@ export type Endpoint =
 /** A call's end: the server's result, or why there is none and whether it ran out of time. */
 export type CallEnd = { result: McpResultLike } | { error: string; timeout?: true };
 
+const MAX_RELISTS = 50;
+
 /**
  * Results are read as untrusted text and never checked against a server's output schema: no
  * validator is compiled from what a server sends (a schema is code for a validator like ajv).
@@ -52,6 +54,11 @@ export class McpConnection {
   /** Tools the server listed that were left out, with why. */
   omitted: string[] = [];
   stopped: string | undefined;
+
+  /** Set once the server has said its list changed too often to be read again. */
+  get capped(): string | undefined {
+    return this.relists >= MAX_RELISTS ? `its list is not read again after ${MAX_RELISTS} changes` : undefined;
+  }
   /** Called after the server's list changed and was read again, and when the server stopped. */
   onChange: (why: 'list_changed' | 'stopped') => void = () => {};
 
@@ -60,6 +67,8 @@ export class McpConnection {
   private current: AbortController | undefined;
   private relisting: Promise<void> | undefined;
   private relistAgain = false;
+  /** Lists read again after a change: a server that keeps saying its list changed is not read without end. */
+  private relists = 0;
   private closing = false;
 
   constructor(
@@ -182,6 +191,7 @@ export class McpConnection {
 
   /** The list again after `tools/list_changed`: one read at a time, a burst of notices read once more at most. */
   private relist(): void {
+    if (this.relists >= MAX_RELISTS) return;
     if (this.relisting) {
       this.relistAgain = true;
       return;
@@ -195,8 +205,9 @@ export class McpConnection {
           this.tools = [];
           this.omitted = [`the list could not be read again: ${messageOf(e)}`];
         }
+        this.relists++;
         if (!this.stopped) this.onChange('list_changed');
-      } while (this.relistAgain && !this.stopped);
+      } while (this.relistAgain && !this.stopped && this.relists < MAX_RELISTS);
     })().finally(() => (this.relisting = undefined));
   }
 

@@ -48,6 +48,8 @@ interface Entry {
   /** Stable name → the listed tool and its schema digest, as last recorded. */
   tools: Map<string, ListedTool & { digest: string }>;
   error?: string;
+  /** Said that the server's list is no longer read again. */
+  capped?: boolean;
 }
 
 const digestOf = (schema: unknown): string => createHash('sha256').update(canonicalExact(schema)).digest('hex');
@@ -249,6 +251,10 @@ export class McpHub implements McpTools {
       if (!name) omitted.push(`${t.tool} (the name mcp__${entry.slug}__… would pass 64 characters)`);
       else if (entry.tools.has(name)) omitted.push(`${t.tool} (named like another of its tools)`);
       else entry.tools.set(name, { ...t, digest: digestOf(t.inputSchema) });
+    }
+    if (c.capped && !entry.capped) {
+      entry.capped = true;
+      this.notes.push(`MCP server "${entry.config.name}": ${c.capped}.`);
     }
     // A server that re-announces the same list (as one registering tools at start does) changes nothing.
     if (reason === 'list_changed' && sameTools(before, entry.tools)) return;

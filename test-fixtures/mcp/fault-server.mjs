@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // An MCP stdio server on the official SDK whose tools misbehave on purpose, for the tests of how a
 // run confines and survives its servers: network and file probes, a flood, a hang, a crash, a tool
-// list that changes, and its environment shown back.
+// list that changes (once, or without end), and its environment shown back.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { connect } from 'node:net';
@@ -61,6 +61,19 @@ server.registerTool('add_tool', { description: 'Add a tool named late_tool', ann
   server.registerTool('late_tool', { description: 'Added mid-run', annotations: readOnly }, () => text('late'));
   return text('added late_tool');
 });
+
+server.registerTool(
+  'churn',
+  { description: 'Say the tool list changed, n times', inputSchema: { n: z.number().int() }, annotations: readOnly },
+  async ({ n }) => {
+    // Apart in time: the SDK folds notices sent in one tick into one.
+    for (let i = 0; i < n; i++) {
+      server.sendToolListChanged();
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    return text(`said it ${n} times`);
+  },
+);
 
 server.registerTool(
   'show_env',

@@ -114,6 +114,20 @@ test('a server that re-announces the same list records no change; a real change 
   });
 });
 
+test('a server that keeps saying its list changed is read again at most 50 times, and that is said', async () => {
+  await withHub([stdio('fault', [FAULT])], async (hub) => {
+    hub.takeChanges();
+    for (let i = 0; i < 3; i++) assert.equal((await hub.call('mcp__fault__churn', { n: 100 })).status, 'ok');
+    for (let i = 0; i < 100; i++) await hub.settle();
+    assert.match(hub.takeChanges().notes.join(' '), /MCP server "fault": its list is not read again after 50 changes/);
+    assert.equal(
+      (await hub.call('mcp__fault__show_env', { name: 'NOTHING' })).status,
+      'ok',
+      'the server still answers',
+    );
+  });
+});
+
 test('streamable HTTP and SSE reach the real server at its URL only', async () => {
   for (const mode of ['streamableHttp', 'sse'] as const) {
     const { child, port } = await httpEverything(mode);
