@@ -36,7 +36,12 @@ const common = {
   logLevel: 'warning',
   external: ['vscode', 'node-pty'],
   // jsonc-parser's main entry is a UMD build whose relative requires esbuild cannot follow; its ESM build bundles.
-  alias: { 'jsonc-parser': './node_modules/jsonc-parser/lib/esm/main.js' },
+  // The MCP SDK's ajv is for a validator lar never makes: a stub that refuses keeps ~130 KB out.
+  alias: {
+    'jsonc-parser': './node_modules/jsonc-parser/lib/esm/main.js',
+    ajv: './scripts/bundle-stubs/ajv.cjs',
+    'ajv-formats': './scripts/bundle-stubs/ajv.cjs',
+  },
   // zod probes `navigator` to guess its platform; in VS Code's Node 22 extension
   // host touching that global logs a PendingMigrationError. Node bundles have no navigator.
   define: { navigator: 'undefined', 'globalThis.navigator': 'undefined' },
