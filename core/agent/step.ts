@@ -143,12 +143,13 @@ export class CallSteps {
     );
   }
 
-  /** Runs an MCP tool's call on its server, after a checkpoint (a server may write the workspace). */
+  /** Runs an MCP tool's call on its server, after a checkpoint when the server runs here (it may write the workspace). */
   private async executeMcp(call: ModelToolCall): Promise<Ran> {
     const { opts, state, emit } = this.run;
-    const checkpoint = opts.checkpoint
-      ? await opts.checkpoint({ id: call.id, tool: call.name, step: state.steps + 1 }).catch(() => undefined)
-      : undefined;
+    const checkpoint =
+      opts.checkpoint && opts.mcp!.touchesWorkspace(call.name)
+        ? await opts.checkpoint({ id: call.id, tool: call.name, step: state.steps + 1 }).catch(() => undefined)
+        : undefined;
     emit({ kind: 'toolStart', id: call.id, tool: call.name, args: copyOf(call.args) });
     const outcome = await opts.mcp!.call(call.name, call.args as Record<string, unknown>, opts.signal);
     return { ...outcome, submitted: false, checkpoint, mcp: outcome.mcp };

@@ -151,6 +151,10 @@ export class McpHub implements McpTools {
     return `the MCP tool "${tool.tool}" of server "${entry.config.name}" ${says}; it runs only if the user approves`;
   }
 
+  touchesWorkspace(name: string): boolean {
+    return this.find(name)?.entry.record.transport === 'stdio';
+  }
+
   async call(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<McpCallOutcome> {
     const found = this.find(name);
     if (!found?.entry.connection) {

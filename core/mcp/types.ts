@@ -31,6 +31,8 @@ export interface McpTools {
   definitions(permits: (name: string) => boolean): ChatCompletionTool[];
   /** Why a call of `name` needs the user's approval (the tool does not say it only reads), if it does. */
   approvalReason(name: string): string | undefined;
+  /** Whether a call of `name` may change the workspace: its server runs here (stdio), not behind a URL. */
+  touchesWorkspace(name: string): boolean;
   call(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<McpCallOutcome>;
   state(): McpServerState[];
   close(): Promise<void>;
