@@ -116,7 +116,7 @@ export class CallSteps {
     if (reason !== undefined && !(await this.ask(call, verdict, reason)))
       return not(
         'denied',
-        `The user rejected this call at the approval prompt (${verdict.reason}). Do something else.`,
+        `The user rejected this call at the approval prompt (${reason}). Do something else.`,
       );
     if (mcp && opts.mcp && call.argsError === undefined && isObject(call.args)) return this.executeMcp(call);
     if (!isToolName(call.name) || call.argsError !== undefined || !ToolArgs[call.name].safeParse(call.args).success) {

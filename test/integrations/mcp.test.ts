@@ -239,3 +239,50 @@ test(
     }
   },
 );
+
+test('without --yes a tool that does not say it only reads is refused at approval, a read-only one runs; unconfined is recorded', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lar-mcp-'));
+  const ws = mkdtempSync(join(tmpdir(), 'lar-mcp-ws-'));
+  const model = new ScriptedModelServer({
+    script: [
+      call('mcp__everything__echo', { message: 'read only' }),
+      call('enter_stage', { stage: 'work' }),
+      call('mcp__fs__create_directory', { path: join(ws, 'made') }),
+      call('submit'),
+    ],
+  });
+  const endpoint = await model.start();
+  const out = join(dir, 'run.lar.jsonl');
+  try {
+    const r = await lar([
+      ...['run', '--task', 'approvals', '--endpoint', endpoint, '--workspace', ws, '--out', out],
+      ...['--workflow', workflowFile(dir), '--mcp-config', mcpConfig(dir), '--sandbox', 'off'],
+    ]);
+    assert.equal(r.code, 0, r.err + r.out);
+    const lines = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Line & { mcp?: { servers?: { confined?: boolean }[] } });
+    assert.ok(
+      lines[0]!.mcp?.servers?.every((s) => s.confined === false),
+      'the header says the servers ran unconfined',
+    );
+    const calls = lines.filter((l) => l.type === 'tool_call');
+    assert.deepEqual(
+      calls.map((c) => [c.tool, c.status]),
+      [
+        ['mcp__everything__echo', 'ok'],
+        ['enter_stage', 'ok'],
+        ['mcp__fs__create_directory', 'denied'],
+        ['submit', 'ok'],
+      ],
+    );
+    assert.ok(!existsSync(join(ws, 'made')));
+    assert.match(
+      r.err,
+      /mcp__fs__create_directory needs approval \(the MCP tool "create_directory" of server "fs" does not say it only reads/,
+    );
+  } finally {
+    await model.stop();
+  }
+});
