@@ -4,6 +4,7 @@ about them, and the protocol of the `lar-verify` checker (Main.lean).
 -/
 import Lar.Glob
 import Lar.Num
+import Lar.Mcp
 import Lar.Schema
 import Lar.Tools
 import Lar.Checks

@@ -1,5 +1,6 @@
 import Lean.Data.Json
 import Lar.Glob
+import Lar.Mcp
 import Lar.Schema
 import Lar.Tools
 
@@ -197,14 +198,84 @@ theorem argsOkFor_iff (t : Tool) (c : ProposedCall) : argsOkFor t c = true ↔ A
   unfold argsOkFor ArgsOkFor
   cases c.argsError <;> simp [argsValid_iff]
 
-/-- `tool.permitted`: the tool is in the current stage's `tools`. -/
-def Permitted (stage : Stage) (tool : String) : Prop := tool ∈ stage.tools
+/-- `tool.permitted` (`stagePermits` in core/verifier/pre-checks.ts): the tool is in the current
+stage's `tools`, or it is an MCP tool that an MCP pattern of the stage matches (`mcp__github__get_*`).
+A built-in tool is never an MCP name, so it is permitted by its exact name only. -/
+def Permitted (stage : Stage) (tool : String) : Prop :=
+  tool ∈ stage.tools ∨
+    (isMcpName tool = true ∧ ∃ p ∈ stage.tools, isMcpPattern p = true ∧ Matches p.toList tool.toList)
 
-def permittedB (stage : Stage) (tool : String) : Bool := stage.tools.any (fun t => decide (t = tool))
+def permittedB (stage : Stage) (tool : String) : Bool :=
+  stage.tools.any (fun t => decide (t = tool)) ||
+    (isMcpName tool && stage.tools.any (fun p => isMcpPattern p && globMatch p tool))
 
 theorem permitted_iff (stage : Stage) (tool : String) :
     permittedB stage tool = true ↔ Permitted stage tool := by
-  simp [permittedB, Permitted, List.any_eq_true]
+  have h1 : stage.tools.any (fun t => decide (t = tool)) = true ↔ tool ∈ stage.tools := by
+    simp [List.any_eq_true]
+  have h2 : stage.tools.any (fun p => isMcpPattern p && globMatch p tool) = true ↔
+      ∃ p ∈ stage.tools, isMcpPattern p = true ∧ Matches p.toList tool.toList := by
+    simp only [List.any_eq_true, Bool.and_eq_true, globMatch_iff]
+  simp only [permittedB, Permitted, Bool.or_eq_true, Bool.and_eq_true, h1, h2]
+
+/-! `tool.permitted` on a few names: an exact entry, a pattern for a family, another server. -/
+#guard permittedB { id := "s", tools := ["read_file", "mcp__github__get_*"], budget := 1 } "mcp__github__get_issue"
+#guard permittedB { id := "s", tools := ["mcp__docs__search"], budget := 1 } "mcp__docs__search"
+#guard !permittedB { id := "s", tools := ["read_file", "mcp__github__get_*"], budget := 1 } "mcp__github__create_issue"
+#guard !permittedB { id := "s", tools := ["mcp__github__*"], budget := 1 } "mcp__gitlab__get_issue"
+#guard permittedB { id := "s", tools := ["mcp__*"], budget := 1 } "mcp__gitlab__get_issue"
+-- A pattern permits MCP tools only: not a built-in tool it happens to match, nor a name that is no MCP name.
+#guard !permittedB { id := "s", tools := ["mcp__*"], budget := 1 } "read_file"
+#guard !permittedB { id := "s", tools := ["mcp__*"], budget := 1 } "mcp__a.b__c"
+#guard !permittedB { id := "s", tools := ["read_file"], budget := 1 } "write_file"
+
+/-! ### MCP tools
+
+An MCP tool's call (core/verifier/pre-checks.ts `mcpVerdicts`) is known while its server's latest
+`mcp_tools` line lists it; its arguments need only be a JSON object (the server judges them against
+its own schema, and a refusal fails the call); it is permitted by `Permitted`. No command, path,
+transition, submit or sandbox check applies: the server's process is confined by the sandbox. -/
+
+/-- `tool.known` for an MCP name: some tool the servers offer now (name, schema digest) has it. -/
+def McpKnown (mcp : List (String × String)) (name : String) : Prop := ∃ p ∈ mcp, p.1 = name
+
+def mcpKnownB (mcp : List (String × String)) (name : String) : Bool := mcp.any (fun p => decide (p.1 = name))
+
+theorem mcpKnown_iff (mcp : List (String × String)) (name : String) :
+    mcpKnownB mcp name = true ↔ McpKnown mcp name := by
+  simp only [mcpKnownB, McpKnown, List.any_eq_true, decide_eq_true_eq]
+
+/-- `tool.args` for an MCP tool: the argument text was JSON, and the arguments are an object. -/
+def McpArgsOk (c : ProposedCall) : Prop := c.argsError = none ∧ isObject c.args = true
+
+def mcpArgsOkB (c : ProposedCall) : Bool := c.argsError.isNone && isObject c.args
+
+theorem mcpArgsOk_iff (c : ProposedCall) : mcpArgsOkB c = true ↔ McpArgsOk c := by
+  unfold mcpArgsOkB McpArgsOk
+  cases c.argsError <;> simp
+
+/-- A server's `mcp_tools` line replaces what it offered before: the names with its prefix are
+dropped, then the line's tools are added (core/verifier/state.ts, `mcp_tools`). -/
+def replaceServerTools (known : List (String × String)) (server : String) (tools : List (String × String)) :
+    List (String × String) :=
+  known.filter (fun p => !p.1.startsWith (mcpServerPrefix server)) ++ tools
+
+/-- After a server's line, a name of that server is known exactly when the line lists it: a tool
+it no longer lists (or any, once it stopped) is unknown, whatever it offered before. -/
+theorem mcpKnownB_replace (known : List (String × String)) (server : String) (tools : List (String × String))
+    (name : String) (h : name.startsWith (mcpServerPrefix server) = true) :
+    mcpKnownB (replaceServerTools known server tools) name = mcpKnownB tools name := by
+  unfold replaceServerTools mcpKnownB
+  rw [List.any_append]
+  have hk : (known.filter (fun p => !p.1.startsWith (mcpServerPrefix server))).any
+      (fun p => decide (p.1 = name)) = false := by
+    rw [List.any_eq_false]
+    intro x hx hdec
+    simp only [decide_eq_true_eq] at hdec
+    have hf : (!x.1.startsWith (mcpServerPrefix server)) = true := (List.mem_filter.mp hx).2
+    rw [hdec, h] at hf
+    exact absurd hf (by decide)
+  rw [hk, Bool.false_or]
 
 /-- A stage of this id is defined. -/
 def StageDefined (wf : Workflow) (id : String) : Prop := ∃ s ∈ wf.stages, s.id = id
@@ -475,26 +546,25 @@ theorem toolOk_iff (wf : Workflow) (sb : Option SandboxRecord) (st : Stage) (arg
   cases t <;> simp only [toolOkB, ToolOk, Bool.and_eq_true, commandOk_iff, pathPolicy_iff,
     sandboxOk_iff, transitionOk_iff, terminal_iff]
 
-/-- A call conforms in the current stage `cur` (`none` once the run has ended): the
-run is open in a stage `st`, the name is one of the eight tools `t`, the
-arguments are valid, `t` is permitted in `st`, and the checks of `t` pass.
-These are exactly the checks of severity `error` in the tool-call table. -/
-def CallConforms (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall) : Prop :=
+/-- A call of a built-in tool conforms in the current stage `cur` (`none` once the run has
+ended): the run is open in a stage `st`, the name is one of the eight tools `t`, the
+arguments are valid, `t` is permitted in `st`, and the checks of `t` pass. -/
+def BuiltinConforms (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall) : Prop :=
   ∃ st t, cur = some st ∧ Tool.ofName? c.tool = some t ∧ ArgsOkFor t c ∧ Permitted st c.tool ∧
     ToolOk wf sb st c.args t
 
-/-- `callConformsB` with the tool looked up. -/
+/-- `builtinConformsB` with the tool looked up. -/
 def callConformsFor (wf : Workflow) (sb : Option SandboxRecord) (c : ProposedCall) : Option Stage → Option Tool → Bool
   | some st, some t => argsOkFor t c && (permittedB st c.tool && toolOkB wf sb st c.args t)
   | some _, none => false
   | none, _ => false
 
-def callConformsB (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall) : Bool :=
+def builtinConformsB (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall) : Bool :=
   callConformsFor wf sb c cur (Tool.ofName? c.tool)
 
-theorem callConforms_iff (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall) :
-    callConformsB wf sb cur c = true ↔ CallConforms wf sb cur c := by
-  unfold callConformsB CallConforms
+theorem builtinConforms_iff (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall) :
+    builtinConformsB wf sb cur c = true ↔ BuiltinConforms wf sb cur c := by
+  unfold builtinConformsB BuiltinConforms
   cases cur with
   | none => simp [callConformsFor]
   | some st =>
@@ -509,6 +579,71 @@ theorem callConforms_iff (wf : Workflow) (sb : Option SandboxRecord) (cur : Opti
         cases hst
         cases htt
         exact ⟨h1, h2, h3⟩
+
+/-- A call of an MCP tool conforms: the run is open in a stage `st`, a server offers the tool now
+(`mcp`: the tools of the servers' latest `mcp_tools` lines), its arguments are an object, and `st`
+permits it. -/
+def McpConforms (mcp : List (String × String)) (cur : Option Stage) (c : ProposedCall) : Prop :=
+  ∃ st, cur = some st ∧ McpKnown mcp c.tool ∧ McpArgsOk c ∧ Permitted st c.tool
+
+/-- `mcpConformsB` with whether the tool is known. -/
+def mcpConformsFor (c : ProposedCall) (known : Bool) : Option Stage → Bool
+  | some st => known && (mcpArgsOkB c && permittedB st c.tool)
+  | none => false
+
+def mcpConformsB (mcp : List (String × String)) (cur : Option Stage) (c : ProposedCall) : Bool :=
+  mcpConformsFor c (mcpKnownB mcp c.tool) cur
+
+theorem mcpConforms_iff (mcp : List (String × String)) (cur : Option Stage) (c : ProposedCall) :
+    mcpConformsB mcp cur c = true ↔ McpConforms mcp cur c := by
+  unfold mcpConformsB McpConforms
+  cases cur with
+  | none => simp [mcpConformsFor]
+  | some st =>
+    show (mcpKnownB mcp c.tool && (mcpArgsOkB c && permittedB st c.tool)) = true ↔ _
+    rw [Bool.and_eq_true, Bool.and_eq_true, mcpKnown_iff, mcpArgsOk_iff, permitted_iff]
+    constructor
+    · rintro ⟨h1, h2, h3⟩
+      exact ⟨st, rfl, h1, h2, h3⟩
+    · rintro ⟨st', hst, h1, h2, h3⟩
+      cases hst
+      exact ⟨h1, h2, h3⟩
+
+/-- A call conforms in the current stage `cur`, the MCP tools `mcp` the servers offer now and the
+header's sandbox record `sb`: an MCP name's call as `McpConforms`, any other as `BuiltinConforms`
+(the pre-checks take the MCP branch first, as core/verifier/pre-checks.ts does). These are exactly
+the checks of severity `error` in the tool-call table. -/
+def CallConforms (wf : Workflow) (sb : Option SandboxRecord) (mcp : List (String × String)) (cur : Option Stage)
+    (c : ProposedCall) : Prop :=
+  (isMcpName c.tool = true ∧ McpConforms mcp cur c) ∨ (isMcpName c.tool = false ∧ BuiltinConforms wf sb cur c)
+
+def callConformsB (wf : Workflow) (sb : Option SandboxRecord) (mcp : List (String × String)) (cur : Option Stage)
+    (c : ProposedCall) : Bool :=
+  bif isMcpName c.tool then mcpConformsB mcp cur c else builtinConformsB wf sb cur c
+
+theorem callConforms_iff (wf : Workflow) (sb : Option SandboxRecord) (mcp : List (String × String))
+    (cur : Option Stage) (c : ProposedCall) :
+    callConformsB wf sb mcp cur c = true ↔ CallConforms wf sb mcp cur c := by
+  unfold callConformsB CallConforms
+  cases isMcpName c.tool with
+  | true =>
+    show mcpConformsB mcp cur c = true ↔ _
+    rw [mcpConforms_iff]
+    constructor
+    · intro h
+      exact Or.inl ⟨rfl, h⟩
+    · rintro (⟨_, h⟩ | ⟨hf, _⟩)
+      · exact h
+      · cases hf
+  | false =>
+    show builtinConformsB wf sb cur c = true ↔ _
+    rw [builtinConforms_iff]
+    constructor
+    · intro h
+      exact Or.inr ⟨rfl, h⟩
+    · rintro (⟨ht, _⟩ | ⟨_, h⟩)
+      · cases ht
+      · exact h
 
 /-! ## Stage-visit level
 

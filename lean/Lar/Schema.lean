@@ -1,5 +1,6 @@
 import Lean.Data.Json
 import Lar.Num
+import Lar.Mcp
 
 /-
 The JSON shapes of core/schema/workflow.ts and core/schema/trajectory.ts
@@ -288,6 +289,12 @@ structure SandboxSection where
 (core/schema/workflow.ts `ALWAYS_READ_ONLY`). -/
 def alwaysReadOnly : List String := [".lar", ".git/config", ".git/hooks", ".vscode"]
 
+/-- The workflow's `mcp` section (core/schema/workflow.ts `McpSection`): the servers (as configured)
+whose stdio sandbox gets the host's network. For the host that starts them; not read by the verifier. -/
+structure McpSection where
+  network : List String := []
+  deriving Repr, Inhabited
+
 /-- The reward weights, kept as the JSON numbers they were given as (so they are
 written back unchanged); `Float` versions are computed where the return is. -/
 structure RewardWeights where
@@ -307,6 +314,8 @@ structure Workflow where
   outcome : WorkflowOutcome
   policy : Policy := {}
   sandbox : SandboxSection := {}
+  /-- Absent when the workflow has no `mcp` section (zod's `optional`, no default). -/
+  mcp : Option McpSection := none
   rewards : RewardWeights := {}
   deriving Inhabited
 
@@ -341,7 +350,8 @@ def WorkflowOutcome.fromJson? (oj : Json) : Except String WorkflowOutcome :=
 
 def Workflow.fromJson? (j : Json) : Except String Workflow := do
   Read.strict "workflow" j
-    ["lar", "id", "description", "stages", "transitions", "start", "terminal", "outcome", "policy", "sandbox", "rewards"]
+    ["lar", "id", "description", "stages", "transitions", "start", "terminal", "outcome", "policy", "sandbox", "mcp",
+     "rewards"]
   let lar ← Read.int "workflow.lar" (← Read.req "workflow" j "lar")
   unless lar == 1 do throw s!"workflow.lar: expected 1, got {lar}"
   let stages ← (← Read.array "workflow.stages" (← Read.req "workflow" j "stages")).mapM Stage.fromJson?
@@ -391,6 +401,11 @@ def Workflow.fromJson? (j : Json) : Except String Workflow := do
       hidden := (← Read.optD sj "hidden" [] (Read.strList "workflow.sandbox.hidden"))
       limits := limits
     }
+  let mcp ← Read.opt j "mcp" fun mj => do
+    Read.strict "workflow.mcp" mj ["network"]
+    let network ← Read.optD mj "network" [] fun nj => do
+      (← Read.array "workflow.mcp.network" nj).mapM (Read.nonEmptyStr "workflow.mcp.network[]")
+    pure ({ network := network } : McpSection)
   let rewards : RewardWeights ← Read.optD j "rewards" {} fun rj => do
     Read.strict "workflow.rewards" rj ["alpha", "beta"]
     let weight (k : String) (d : JsonNumber) : Except String JsonNumber := do
@@ -408,6 +423,7 @@ def Workflow.fromJson? (j : Json) : Except String Workflow := do
     outcome := outcome
     policy := policy
     sandbox := sandbox
+    mcp := mcp
     rewards := rewards
   }
 
@@ -432,8 +448,11 @@ instance : ToJson Workflow where
         ("hosts", toJson w.sandbox.hosts), ("protected", toJson w.sandbox.protectedPaths), ("writable", toJson w.sandbox.writable),
         ("readable", toJson w.sandbox.readable), ("hidden", toJson w.sandbox.hidden),
         ("limits", Json.mkObj (Json.opt "memory" w.sandbox.limits.memory ++ Json.opt "tasks" w.sandbox.limits.tasks ++
-          Json.opt "tmp" w.sandbox.limits.tmp))]),
-     ("rewards", Json.mkObj [("alpha", Json.num w.rewards.alpha), ("beta", Json.num w.rewards.beta)])]
+          Json.opt "tmp" w.sandbox.limits.tmp))])] ++
+    (match w.mcp with
+     | some m => [("mcp", Json.mkObj [("network", toJson m.network)])]
+     | none => []) ++
+    [("rewards", Json.mkObj [("alpha", Json.num w.rewards.alpha), ("beta", Json.num w.rewards.beta)])]
 
 /-- The stage with this id. Stage ids are unique in a well-formed workflow. -/
 def Workflow.findStage? (wf : Workflow) (id : String) : Option Stage :=
@@ -517,7 +536,9 @@ structure OutcomeEvent where
 changes what the model sees, nothing that happened: like a message, it is read
 and never scored. A `restore` (the user put the workspace back to a checkpoint
 between runs of a chat, recorded at the start of the next run) is read and never
-scored either, nor is `tokens` (a model turn's token ids and logprobs, for a trainer). -/
+scored either, nor is `tokens` (a model turn's token ids and logprobs, for a trainer).
+An `mcp_tools` line is not scored either, but it changes the state: it replaces what its
+server offers (`server`, and the tools as (name, schema digest)), which `tool.known` reads. -/
 inductive Event where
   | toolCall (c : ToolCall)
   | message
@@ -525,6 +546,7 @@ inductive Event where
   | compaction
   | restore
   | tokens
+  | mcpTools (server : String) (tools : List (String × String))
   | finish
   deriving Inhabited
 
@@ -536,6 +558,7 @@ def Event.typeName : Event → String
   | .compaction => "compaction"
   | .restore => "restore"
   | .tokens => "tokens"
+  | .mcpTools .. => "mcp_tools"
   | .finish => "end"
 
 /-- What a trajectory header records of the sandbox its run's commands had
@@ -623,11 +646,29 @@ def TurnUsage.check (ctx : String) (j : Json) : Except String Unit := do
   [("prompt", toJson (10 : Nat)), ("completion", toJson (3 : Nat)), ("cached", toJson (11 : Nat))])])).toOption.isNone
 #guard (TurnUsage.check "m" (Json.mkObj [("usage", Json.mkObj [("prompt", toJson (10 : Nat))])])).toOption.isNone
 
+/-- A schema digest: sha-256 of a tool's input schema, 64 lowercase hex digits (core/schema/mcp.ts `SchemaDigest`). -/
+def isSchemaDigest (s : String) : Bool :=
+  s.length == 64 && s.all fun c => c.isDigit || (c.val ≥ 97 && c.val ≤ 102)
+
+def Read.schemaDigest (ctx : String) (j : Json) : Except String String := do
+  let s ← Read.str ctx j
+  unless isSchemaDigest s do throw s!"{ctx}: expected a schema digest (64 lowercase hex digits)"
+  pure s
+
+/-- A call's `mcp` record (`McpCallRecord`): which server and tool it went to, and the schema digest.
+Recorded, never judged. -/
+def McpCallRecord.check (j : Json) : Except String Unit := do
+  Read.object "tool_call.mcp" j
+  discard <| Read.str "tool_call.mcp.server" (← Read.req "tool_call.mcp" j "server")
+  discard <| Read.str "tool_call.mcp.tool" (← Read.req "tool_call.mcp" j "tool")
+  discard <| Read.schemaDigest "tool_call.mcp.digest" (← Read.req "tool_call.mcp" j "digest")
+
 def ToolCall.fromJson? (j : Json) : Except String ToolCall := do
   let status ← Read.str "tool_call.status" (← Read.req "tool_call" j "status")
   let some status := CallStatus.ofString? status
     | throw s!"tool_call.status: unknown status \"{status}\""
   TurnUsage.check "tool_call" j
+  discard <| Read.opt j "mcp" McpCallRecord.check
   pure {
     tool := (← Read.str "tool_call.tool" (← Read.req "tool_call" j "tool"))
     args := (field? j "args").getD Json.null
@@ -690,12 +731,17 @@ def RestoreEvent.check (j : Json) : Except String Unit := do
 /-- The most ids (or logprobs) one turn's list may hold (core/schema/trajectory.ts `MAX_TURN_IDS`). -/
 def maxTurnIds : Nat := 1048576
 
-/-- A list of at most `maxTurnIds` entries, each read with `f`. -/
-def Read.boundedList {α : Type} (ctx : String) (f : String → Json → Except String α) (j : Json) :
+/-- A list of at most `bound` entries, each read with `f`; the bound is checked before any entry is read. -/
+def Read.listAtMost {α : Type} (ctx : String) (bound : Nat) (f : String → Json → Except String α) (j : Json) :
     Except String (List α) := do
   let xs ← Read.array ctx j
-  if xs.length > maxTurnIds then throw s!"{ctx}: at most {maxTurnIds} entries"
+  if xs.length > bound then throw s!"{ctx}: at most {bound} entries"
   xs.mapM (f ctx)
+
+/-- A list of at most `maxTurnIds` entries, each read with `f`. -/
+def Read.boundedList {α : Type} (ctx : String) (f : String → Json → Except String α) (j : Json) :
+    Except String (List α) :=
+  Read.listAtMost ctx maxTurnIds f j
 
 /-- A token id: an integer in [0, 2^31). -/
 def Read.tokenId (ctx : String) (j : Json) : Except String Nat := do
@@ -735,6 +781,61 @@ def TokensEvent.check (j : Json) : Except String Unit := do
 #guard (TokensEvent.check (Json.mkObj [("turn", toJson (1 : Nat)), ("promptIds", toJson [2147483648]),
   ("completionIds", toJson ([] : List Nat)), ("logprobs", Json.arr #[])])).toOption.isNone
 
+/-- The most tools one server may offer a run (core/schema/mcp.ts `MAX_SERVER_TOOLS`). -/
+def maxServerTools : Nat := 256
+
+/-- One tool of an `mcp_tools` line (`McpToolRecord`), as (name, digest). Its annotations
+(`readOnly`, `destructive`) are checked for type and then dropped: they only set whether the user
+is asked, never a verdict. -/
+def Read.mcpTool (ctx : String) (j : Json) : Except String (String × String) := do
+  Read.object ctx j
+  let name ← Read.str s!"{ctx}.name" (← Read.req ctx j "name")
+  unless isMcpName name do throw s!"{ctx}.name: an MCP tool name is mcp__SERVER__TOOL"
+  discard <| Read.nonEmptyStr s!"{ctx}.tool" (← Read.req ctx j "tool")
+  let digest ← Read.schemaDigest s!"{ctx}.digest" (← Read.req ctx j "digest")
+  discard <| Read.opt j "readOnly" (Read.bool s!"{ctx}.readOnly")
+  discard <| Read.opt j "destructive" (Read.bool s!"{ctx}.destructive")
+  pure (name, digest)
+
+/-- An `mcp_tools` event (core/schema/mcp.ts `McpToolsEvent`): a server's tools at the start, after it
+said its list changed, or none once it stopped; every name is one of this server's. Checked as the
+TypeScript schema checks it, so both readers refuse the same lines; returns the server and its tools. -/
+def McpToolsEvent.fromJson? (j : Json) : Except String (String × List (String × String)) := do
+  let server ← Read.str "mcp_tools.server" (← Read.req "mcp_tools" j "server")
+  unless isServerPart server do
+    throw s!"mcp_tools.server: \"{server}\" is not a server's name in tool names (letters, digits, -, single _)"
+  let reason ← Read.str "mcp_tools.reason" (← Read.req "mcp_tools" j "reason")
+  unless reason == "start" || reason == "list_changed" || reason == "stopped" do
+    throw s!"mcp_tools.reason: unknown reason \"{reason}\" (expected start, list_changed or stopped)"
+  let tools ← Read.listAtMost "mcp_tools.tools" maxServerTools Read.mcpTool (← Read.req "mcp_tools" j "tools")
+  discard <| Read.opt j "omitted" (Read.posNat "mcp_tools.omitted")
+  discard <| Read.opt j "error" (Read.str "mcp_tools.error")
+  discard <| Read.opt j "at" (Read.nonEmptyStr "mcp_tools.at")
+  unless tools.all (fun t => t.1.startsWith (mcpServerPrefix server)) do
+    throw "mcp_tools.tools: every tool's name is mcp__SERVER__TOOL with this line's server"
+  pure (server, tools)
+
+private def digestA : String := String.ofList (List.replicate 64 'a')
+
+#guard (McpToolsEvent.fromJson? (Json.mkObj [("server", toJson "github"), ("reason", toJson "start"),
+  ("tools", Json.arr #[Json.mkObj [("name", toJson "mcp__github__get_issue"), ("tool", toJson "get_issue"),
+    ("digest", toJson digestA), ("readOnly", toJson true)]])])).toOption ==
+  some ("github", [("mcp__github__get_issue", digestA)])
+-- A tool of another server, a name that is not an MCP name, a bad digest, an unknown reason: refused.
+#guard (McpToolsEvent.fromJson? (Json.mkObj [("server", toJson "github"), ("reason", toJson "start"),
+  ("tools", Json.arr #[Json.mkObj [("name", toJson "mcp__gitlab__get_issue"), ("tool", toJson "get_issue"),
+    ("digest", toJson digestA)]])])).toOption.isNone
+#guard (McpToolsEvent.fromJson? (Json.mkObj [("server", toJson "github"), ("reason", toJson "start"),
+  ("tools", Json.arr #[Json.mkObj [("name", toJson "mcp__github__get.issue"), ("tool", toJson "get.issue"),
+    ("digest", toJson digestA)]])])).toOption.isNone
+#guard (McpToolsEvent.fromJson? (Json.mkObj [("server", toJson "github"), ("reason", toJson "start"),
+  ("tools", Json.arr #[Json.mkObj [("name", toJson "mcp__github__get_issue"), ("tool", toJson "get_issue"),
+    ("digest", toJson "ABC")]])])).toOption.isNone
+#guard (McpToolsEvent.fromJson? (Json.mkObj [("server", toJson "github"), ("reason", toJson "gone"),
+  ("tools", Json.arr #[])])).toOption.isNone
+#guard (McpToolsEvent.fromJson? (Json.mkObj [("server", toJson "github"), ("reason", toJson "stopped"),
+  ("tools", Json.arr #[]), ("error", toJson "exited with code 1")])).toOption == some ("github", [])
+
 def Event.fromJson? (j : Json) : Except String Event := do
   Read.object "event" j
   match (← Read.str "event.type" (← Read.req "event" j "type")) with
@@ -752,8 +853,12 @@ def Event.fromJson? (j : Json) : Except String Event := do
   | "tokens" =>
     TokensEvent.check j
     return .tokens
+  | "mcp_tools" =>
+    let r ← McpToolsEvent.fromJson? j
+    return .mcpTools r.1 r.2
   | "end" => return .finish
-  | other => throw s!"unknown event type \"{other}\" (expected tool_call, message, outcome, compaction, restore, tokens or end)"
+  | other =>
+    throw s!"unknown event type \"{other}\" (expected tool_call, message, outcome, compaction, restore, tokens, mcp_tools or end)"
 
 instance : FromJson Event := ⟨Event.fromJson?⟩
 
@@ -788,6 +893,8 @@ instance : ToJson Event where
     | .compaction => Json.mkObj [("type", toJson "compaction")]
     | .restore => Json.mkObj [("type", toJson "restore")]
     | .tokens => Json.mkObj [("type", toJson "tokens")]
+    | .mcpTools server tools => Json.mkObj [("type", toJson "mcp_tools"), ("server", toJson server),
+        ("tools", Json.arr (tools.map fun t => Json.mkObj [("name", toJson t.1), ("digest", toJson t.2)]).toArray)]
     | .finish => Json.mkObj [("type", toJson "end")]
 
 end Lar

@@ -2,6 +2,7 @@ import Std.Data.HashMap
 import Lean.Data.Json
 import Lar.Num
 import Lar.Glob
+import Lar.Mcp
 import Lar.Schema
 import Lar.Tools
 import Lar.Checks
@@ -272,11 +273,36 @@ def preChecksFor (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage
   | none => ([openVerdict cur c.tool, unknownVerdict c.tool], none)
   | some t => knownChecks wf sb cur c t (argsOkFor t c)
 
+/-- `tool.known` for an MCP name no server of the run offers now. -/
+def mcpUnknownVerdict (tool : String) : Verdict :=
+  .fail .toolKnown s!"\"{tool}\" is not a tool any MCP server of this run offers now" (some ["tool"])
+
+/-- `tool.known` for an MCP tool a server offers now. -/
+def mcpKnownVerdict : Verdict := .pass .toolKnown "an MCP server of this run offers the tool now"
+
+/-- `tool.args` for an MCP tool: JSON, and an object; the server judges the rest against its own schema. -/
+def mcpArgsVerdict (c : ProposedCall) : Verdict :=
+  Verdict.ofBool .toolArgs (mcpArgsOkB c) "the arguments are a JSON object"
+    (match c.argsError with
+     | some e => s!"the arguments are not valid JSON: {e}"
+     | none => s!"bad arguments for {c.tool}: they must be a JSON object")
+    (some ["args"])
+
+/-- The pre-run checks of an MCP tool's call, given whether a server offers it now: like an unknown
+tool, one no server offers gets nothing after `tool.known`. No command, path, transition, submit
+or sandbox check: the server's process is confined by the sandbox, not by the workflow's policy. -/
+def mcpChecks (cur : Option Stage) (c : ProposedCall) : Bool → List Verdict
+  | true => [openVerdict cur c.tool, mcpKnownVerdict, mcpArgsVerdict c] ++ permittedVerdicts cur c.tool
+  | false => [openVerdict cur c.tool, mcpUnknownVerdict c.tool]
+
 /-- The pre-run checks in the order of docs/rewards.md, and the `ask` pattern when
 approval is needed. The gate and the post-hoc verdicts both use this. `sb` is
-the header's sandbox record: it is the same for every call of a run. -/
-def preChecks (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall) : List Verdict × Option String :=
-  preChecksFor wf sb cur c (Tool.ofName? c.tool)
+the header's sandbox record: it is the same for every call of a run. `mcp` is what the
+run's MCP servers offer now (name, schema digest); an MCP name takes its own branch first. -/
+def preChecks (wf : Workflow) (sb : Option SandboxRecord) (mcp : List (String × String)) (cur : Option Stage)
+    (c : ProposedCall) : List Verdict × Option String :=
+  bif isMcpName c.tool then (mcpChecks cur c (mcpKnownB mcp c.tool), none)
+  else preChecksFor wf sb cur c (Tool.ofName? c.tool)
 
 /-! ### The error verdicts of `preChecks` are exactly the non-conformance of the call -/
 
@@ -330,12 +356,12 @@ theorem toolVerdicts_err (wf : Workflow) (sb : Option SandboxRecord) (st : Stage
       commandVerdict_err, pathVerdict_err, sandboxVerdict_err, transitionVerdict_err, submitVerdict_err,
       Bool.or_false, bool_not_and]
 
-/-- Some verdict of `preChecks` is a failed error-severity check exactly when the
-call does not conform (`callConforms_iff`). -/
-theorem preChecks_err (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall) :
-    (preChecks wf sb cur c).1.any toolErr = !callConformsB wf sb cur c := by
-  unfold preChecks callConformsB
-  cases Tool.ofName? c.tool with
+/-- For a built-in tool's call, some verdict of the pre-run checks is a failed error-severity
+check exactly when the call does not conform (`builtinConforms_iff`). -/
+theorem preChecksFor_err (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall)
+    (ot : Option Tool) :
+    (preChecksFor wf sb cur c ot).1.any toolErr = !callConformsFor wf sb c cur ot := by
+  cases ot with
   | none => cases cur <;> rfl
   | some t =>
     cases cur with
@@ -350,6 +376,37 @@ theorem preChecks_err (wf : Workflow) (sb : Option SandboxRecord) (cur : Option 
           openVerdict_some_err, knownVerdict_err, argsVerdict_err, permittedVerdicts_err,
           toolVerdicts_err, hA, Bool.not_true, Bool.not_false, Bool.false_or, Bool.or_false,
           Bool.true_or, Bool.false_and, Bool.true_and, bool_not_and]
+
+theorem mcpKnownVerdict_err : toolErr mcpKnownVerdict = false := rfl
+
+theorem mcpUnknownVerdict_err (tool : String) : toolErr (mcpUnknownVerdict tool) = true := rfl
+
+theorem mcpArgsVerdict_err (c : ProposedCall) : toolErr (mcpArgsVerdict c) = !mcpArgsOkB c := by
+  unfold mcpArgsVerdict
+  exact toolErr_ofBool_blocks .toolArgs rfl _ _ _ _
+
+/-- For an MCP tool's call, the same (`mcpConforms_iff`), whether or not a server offers it. -/
+theorem mcpChecks_err (cur : Option Stage) (c : ProposedCall) (known : Bool) :
+    (mcpChecks cur c known).any toolErr = !mcpConformsFor c known cur := by
+  cases known with
+  | false => cases cur <;> rfl
+  | true =>
+    cases cur with
+    | none => rfl
+    | some st =>
+      simp only [mcpChecks, mcpConformsFor, List.any_append, List.any_cons, List.any_nil,
+        openVerdict_some_err, mcpKnownVerdict_err, mcpArgsVerdict_err, permittedVerdicts_err,
+        Bool.false_or, Bool.or_false, Bool.true_and, bool_not_and]
+
+/-- Some verdict of `preChecks` is a failed error-severity check exactly when the
+call does not conform (`callConforms_iff`). -/
+theorem preChecks_err (wf : Workflow) (sb : Option SandboxRecord) (mcp : List (String × String))
+    (cur : Option Stage) (c : ProposedCall) :
+    (preChecks wf sb mcp cur c).1.any toolErr = !callConformsB wf sb mcp cur c := by
+  unfold preChecks callConformsB
+  cases isMcpName c.tool with
+  | true => exact mcpChecks_err cur c (mcpKnownB mcp c.tool)
+  | false => exact preChecksFor_err wf sb cur c (Tool.ofName? c.tool)
 
 /-! ## Visits -/
 
@@ -446,6 +503,9 @@ structure State where
   outcome : Option (OutcomeEvent × Nat) := none
   /-- The header's record of the sandbox the run's commands had (`none` when it records none). -/
   sandbox : Option SandboxRecord := none
+  /-- The MCP tools the servers offer now (name, schema digest), from each server's latest
+  `mcp_tools` line (`replaceServerTools`). -/
+  mcpTools : List (String × String) := []
   /-- n tool rewards, each in [−1, 1], sum to a number in [−n, n]. -/
   toolInv : -(steps : Int) ≤ toolSum ∧ toolSum ≤ steps
   /-- The same for the rewards of the closed visits. -/
@@ -455,6 +515,23 @@ def hasDuplicates : List String → Bool
   | [] => false
   | x :: xs => xs.contains x || hasDuplicates xs
 
+/-- Why a stage names no tool (core/workflow/wellformed.ts `workflow.unknown_tool`), for the first
+such entry: a `tools` entry is a built-in tool or an MCP pattern (`mcp__github__get_*`); a
+`tool_succeeded` exit names a built-in tool or an MCP tool (a pattern would count nothing). -/
+def Workflow.unknownTool? (wf : Workflow) : Option String :=
+  let hint := "the tools are run_command, read_file, write_file, edit_file, list_files, search, enter_stage and " ++
+    "submit, or an MCP tool mcp__SERVER__TOOL (in a stage's tools also a pattern: mcp__github__get_*)"
+  wf.stages.findSome? fun s =>
+    match s.tools.find? (fun t => !((Tool.ofName? t).isSome || isMcpPattern t)) with
+    | some t => some s!"stage \"{s.id}\": \"{t}\" is not a tool; {hint}"
+    | none =>
+      s.exit.findSome? fun cond =>
+        match cond with
+        | .toolSucceeded t _ =>
+          if (Tool.ofName? t).isSome || isMcpName t then none
+          else some s!"stage \"{s.id}\": exit condition tool_succeeded: \"{t}\" is not a tool; {hint}"
+        | _ => none
+
 /-- The state before the first event: the first visit, of the start stage, begins
 at the header; `sb` is the header's sandbox record. -/
 def State.create (wf : Workflow) (headerLine : Nat := 1) (sb : Option SandboxRecord := none) : Except String State :=
@@ -462,6 +539,8 @@ def State.create (wf : Workflow) (headerLine : Nat := 1) (sb : Option SandboxRec
     .error s!"workflow \"{wf.id}\": a stage id is defined twice"
   else if wf.outcome.check?.isNone && wf.stages.any (fun s => s.exit.any ExitCondition.isOutcomeRan) then
     .error s!"workflow \"{wf.id}\": an outcome_ran exit, but the outcome is judged outside the run: nothing can meet it"
+  else if let some why := wf.unknownTool? then
+    .error s!"workflow \"{wf.id}\": {why}"
   else
     match wf.findStage? wf.start with
     | none => .error s!"workflow \"{wf.id}\": start stage \"{wf.start}\" does not exist"
@@ -567,7 +646,7 @@ def succeededVerdict (c : ToolCall) : Verdict :=
 pre-run checks, then `tool.not_repeated`, `tool.approved`, `tool.sandboxed` and
 `tool.succeeded`. -/
 def State.callVerdicts (st : State) (c : ToolCall) : List Verdict :=
-  let pre := preChecks st.wf st.sandbox st.currentStage c.toProposed
+  let pre := preChecks st.wf st.sandbox st.mcpTools st.currentStage c.toProposed
   pre.1 ++ [st.repeatVerdict (callKey c.tool c.args)] ++ approvedVerdicts pre.2 c.status ++
     sandboxedVerdicts st.sandbox c ++ [succeededVerdict c]
 
@@ -626,7 +705,8 @@ theorem State.appendCall_toolReward (st : State) (c : ToolCall) (line : Nat) :
 
 /-- The verdicts after the pre-run checks are warnings: they never make the reward −1. -/
 theorem State.callVerdicts_err (st : State) (c : ToolCall) :
-    (st.callVerdicts c).any toolErr = (preChecks st.wf st.sandbox st.currentStage c.toProposed).1.any toolErr := by
+    (st.callVerdicts c).any toolErr =
+      (preChecks st.wf st.sandbox st.mcpTools st.currentStage c.toProposed).1.any toolErr := by
   have h1 : toolErr (st.repeatVerdict (callKey c.tool c.args)) = false := by
     unfold State.repeatVerdict
     exact toolErr_ofBool_warn .toolNotRepeated rfl _ _ _ _
@@ -650,9 +730,9 @@ theorem State.callVerdicts_err (st : State) (c : ToolCall) :
 /-- A `tool_call` event scores −1 exactly when the call does not conform in the
 state it meets. -/
 theorem State.callVerdicts_ok_iff (st : State) (c : ToolCall) :
-    toolReward (st.callVerdicts c) ≠ -1 ↔ CallConforms st.wf st.sandbox st.currentStage c.toProposed := by
+    toolReward (st.callVerdicts c) ≠ -1 ↔ CallConforms st.wf st.sandbox st.mcpTools st.currentStage c.toProposed := by
   rw [← callConforms_iff, ne_eq, toolReward_eq_neg_one_iff, State.callVerdicts_err, preChecks_err]
-  cases callConformsB st.wf st.sandbox st.currentStage c.toProposed <;> decide
+  cases callConformsB st.wf st.sandbox st.mcpTools st.currentStage c.toProposed <;> decide
 
 def State.outcomeCheckVerdict (st : State) (check : OutcomeCheck) : Verdict :=
   let expected := check.expectExitCode
@@ -705,12 +785,36 @@ def State.appendOutcome (st : State) (o : OutcomeEvent) (line : Nat) : State × 
   (r.1, { line := line, type := "outcome", stage := r.1.visit.map (·.stage.id),
     visit := r.1.visit.map (·.ordinal), verdicts := r.2, runningReturn := r.1.runningReturn })
 
-/-- Feeds one event; returns the new state and the event's verdicts and rewards. -/
+/-- A server's `mcp_tools` line: what it offers now replaces what it offered before. -/
+def State.withMcpTools (st : State) (server : String) (tools : List (String × String)) : State :=
+  { st with mcpTools := replaceServerTools st.mcpTools server tools }
+
+/-- The result of an event that is not a call: no verdict, placed in the current stage. -/
+def State.quietResult (st : State) (line : Nat) (e : Event) : StepResult :=
+  { line := line, type := e.typeName, stage := st.visit.map (·.stage.id),
+    visit := st.visit.map (·.ordinal), verdicts := [], runningReturn := st.runningReturn }
+
+/-- Feeds one event; returns the new state and the event's verdicts and rewards. An
+`mcp_tools` line is not scored, but it changes which MCP tools `tool.known` accepts. -/
 def State.append (st : State) (line : Nat) : Event → State × StepResult
   | .toolCall c => st.appendCall c line
   | .outcome o => st.appendOutcome o line
-  | e => (st, { line := line, type := e.typeName, stage := st.visit.map (·.stage.id),
-      visit := st.visit.map (·.ordinal), verdicts := [], runningReturn := st.runningReturn })
+  | .mcpTools server tools =>
+    let st' := st.withMcpTools server tools
+    (st', st'.quietResult line (.mcpTools server tools))
+  | e => (st, st.quietResult line e)
+
+/-- An `mcp_tools` line replaces its server's tools in the state (`replaceServerTools`). -/
+theorem State.append_mcpTools (st : State) (line : Nat) (server : String) (tools : List (String × String)) :
+    (st.append line (.mcpTools server tools)).1.mcpTools = replaceServerTools st.mcpTools server tools := rfl
+
+/-- After a server's `mcp_tools` line, `tool.known` accepts a name of that server exactly when the
+line lists it: a tool the server dropped (`list_changed`) or had when it `stopped` is unknown. -/
+theorem State.append_mcpTools_known (st : State) (line : Nat) (server : String) (tools : List (String × String))
+    (name : String) (h : name.startsWith (mcpServerPrefix server) = true) :
+    mcpKnownB (st.append line (.mcpTools server tools)).1.mcpTools name = mcpKnownB tools name := by
+  rw [State.append_mcpTools]
+  exact mcpKnownB_replace st.mcpTools server tools name h
 
 /-- The gate's decision, reason and `ask` pattern for the verdicts of a proposed call.
 A blocked call keeps the `ask` pattern it matches: with enforcement `warn` a call blocked
@@ -732,7 +836,7 @@ def gateDecision (verdicts : List Verdict) (ask : Option String) : GateDecision 
 
 /-- Decides, before it runs, whether a proposed call may run. Does not change the state. -/
 def State.gate (st : State) (call : ProposedCall) : GateResult :=
-  let pre := preChecks st.wf st.sandbox st.currentStage call
+  let pre := preChecks st.wf st.sandbox st.mcpTools st.currentStage call
   let verdicts := pre.1 ++ [st.repeatVerdict (callKey call.tool call.args)]
   let d := gateDecision verdicts pre.2
   { decision := d.1, verdicts := verdicts, reason := d.2.1, askPattern := d.2.2,
@@ -759,16 +863,17 @@ theorem gateDecision_ask_decision (verdicts : List Verdict) (ask : Option String
 
 /-- The gate reports the reward −1 exactly when the proposed call does not conform. -/
 theorem State.gate_ok_iff (st : State) (call : ProposedCall) :
-    (st.gate call).toolReward ≠ -1 ↔ CallConforms st.wf st.sandbox st.currentStage call := by
+    (st.gate call).toolReward ≠ -1 ↔ CallConforms st.wf st.sandbox st.mcpTools st.currentStage call := by
   have hrep : toolErr (st.repeatVerdict (callKey call.tool call.args)) = false := by
     unfold State.repeatVerdict
     exact toolErr_ofBool_warn .toolNotRepeated rfl _ _ _ _
   have hr : (st.gate call).toolReward =
-      toolReward ((preChecks st.wf st.sandbox st.currentStage call).1 ++ [st.repeatVerdict (callKey call.tool call.args)]) :=
+      toolReward ((preChecks st.wf st.sandbox st.mcpTools st.currentStage call).1 ++
+        [st.repeatVerdict (callKey call.tool call.args)]) :=
     rfl
   rw [hr, ← callConforms_iff, ne_eq, toolReward_eq_neg_one_iff]
   simp only [List.any_append, List.any_cons, List.any_nil, hrep, Bool.or_false, preChecks_err]
-  cases callConformsB st.wf st.sandbox st.currentStage call <;> decide
+  cases callConformsB st.wf st.sandbox st.mcpTools st.currentStage call <;> decide
 
 /-- The trajectory's scores as if it stopped now (core/verifier/types.ts `TrajectorySummary`). -/
 def State.summary (st : State) : Json :=
@@ -833,14 +938,15 @@ so a trajectory conforms exactly when no step the checker reports scores −1
 (`stepResults_ok_iff`, `conforms_iff_no_error_step`). -/
 
 /-- What an event asks of the state it meets: a tool call must conform; the other
-events ask nothing. -/
+events ask nothing (an `mcp_tools` line changes what later calls may name, not itself). -/
 def EventConforms (st : State) : Event → Prop
-  | .toolCall c => CallConforms st.wf st.sandbox st.currentStage c.toProposed
+  | .toolCall c => CallConforms st.wf st.sandbox st.mcpTools st.currentStage c.toProposed
   | .message => True
   | .outcome _ => True
   | .compaction => True
   | .restore => True
   | .tokens => True
+  | .mcpTools _ _ => True
   | .finish => True
 
 /-- The trajectory from state `st` on: every event conforms in the state it meets. -/
@@ -870,7 +976,8 @@ theorem State.append_toolReward_ne_iff (st : State) (line : Nat) (e : Event) :
     (st.append line e).2.toolReward ≠ some (-1) ↔ EventConforms st e := by
   cases e with
   | toolCall c =>
-    show (st.appendCall c line).2.toolReward ≠ some (-1) ↔ CallConforms st.wf st.sandbox st.currentStage c.toProposed
+    show (st.appendCall c line).2.toolReward ≠ some (-1) ↔
+      CallConforms st.wf st.sandbox st.mcpTools st.currentStage c.toProposed
     rw [State.appendCall_toolReward st c line, ← State.callVerdicts_ok_iff st c]
     exact ⟨fun h h' => h (congrArg some h'), fun h h' => h (Option.some.inj h')⟩
   | message =>
@@ -886,6 +993,9 @@ theorem State.append_toolReward_ne_iff (st : State) (line : Nat) (e : Event) :
     show (none : Option Int) ≠ some (-1) ↔ True
     simp
   | tokens =>
+    show (none : Option Int) ≠ some (-1) ↔ True
+    simp
+  | mcpTools server tools =>
     show (none : Option Int) ≠ some (-1) ↔ True
     simp
   | finish =>
