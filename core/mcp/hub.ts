@@ -210,7 +210,13 @@ export class McpHub implements McpTools {
   }
 
   private async open(entry: Entry, limits: ConnectionLimits): Promise<void> {
-    const endpoint = this.endpointOf(entry);
+    let endpoint: Endpoint | { refused: string };
+    try {
+      endpoint = this.endpointOf(entry);
+    } catch (e) {
+      // A URL that does not parse, a sandbox that cannot be made: this server, not the run.
+      endpoint = { refused: (e as Error).message };
+    }
     if ('refused' in endpoint) {
       entry.error = endpoint.refused;
       return;

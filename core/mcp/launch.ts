@@ -4,6 +4,7 @@
  * that server); unconfined only where the run's commands are too (the sandbox off, or the run's own
  * container); refused where the sandbox is required and cannot be had.
  */
+import { resolve } from 'node:path';
 import type { RunSandbox } from '../sandbox/run';
 import type { McpStdioConfig } from './config';
 import type { McpLauncher } from './hub';
@@ -18,7 +19,8 @@ export function sandboxLauncher(
 ): { launcher: McpLauncher; dispose(): Promise<void> } {
   const disposers: (() => Promise<void>)[] = [];
   const launcher: McpLauncher = (server: McpStdioConfig, network: boolean) => {
-    const cwd = server.cwd ?? workspace;
+    // A relative cwd is the workspace's folder, as VS Code reads it.
+    const cwd = server.cwd ? resolve(workspace, server.cwd) : workspace;
     const sb = box.serverSandbox(network ? 'host' : 'none', cwd);
     if (sb) {
       disposers.push(() => sb.dispose());
