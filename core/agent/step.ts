@@ -114,10 +114,7 @@ export class CallSteps {
     // An MCP tool's own hints set whether the user is asked (never whether it may run: the gate decided that).
     const reason = approvalReason(verdict) ?? (mcp ? opts.mcp?.approvalReason(call.name) : undefined);
     if (reason !== undefined && !(await this.ask(call, verdict, reason)))
-      return not(
-        'denied',
-        `The user rejected this call at the approval prompt (${reason}). Do something else.`,
-      );
+      return not('denied', `The user rejected this call at the approval prompt (${reason}). Do something else.`);
     if (mcp && opts.mcp && call.argsError === undefined && isObject(call.args)) return this.executeMcp(call);
     if (!isToolName(call.name) || call.argsError !== undefined || !ToolArgs[call.name].safeParse(call.args).success) {
       // Only reachable with enforcement "warn": such a call cannot run at all.
