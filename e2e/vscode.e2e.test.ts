@@ -730,7 +730,7 @@ describe('Lean4 Agentic in VS Code (code-server + Chromium)', { skip, concurrenc
       );
       // The gutter's own explanation: its context menu opens the line's hover (the blocked write, line 6).
       await editor.locator('.margin-view-overlays .line-numbers', { hasText: /^6$/ }).click({ button: 'right' });
-      await wb.page.locator('.monaco-menu .action-label', { hasText: "Explain This Line's Reward" }).click();
+      await wb.clickMenuItem("Explain This Line's Reward");
       const hover = wb.page.locator('.monaco-hover:visible');
       await eventually('the line hover', async () =>
         /tool\.permitted[\s\S]*write_file is not permitted/.test(await hover.innerText()) ? true : undefined,

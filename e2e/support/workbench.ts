@@ -232,6 +232,28 @@ export class Workbench {
     await this.page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
   }
 
+  /**
+   * Clicks an item of the context menu that is open. A menu that has only just opened may take the first click
+   * for the one that opened it and stay open (seen on VS Code 1.139): the item is clicked until the menu closes.
+   */
+  async clickMenuItem(label: string): Promise<void> {
+    const item = this.page.locator('.monaco-menu .action-label', { hasText: label });
+    await item.first().waitFor({ timeout: 15_000 });
+    await eventually(
+      `the menu item "${label}" taken`,
+      async () => {
+        if ((await item.count()) === 0) return true;
+        await item
+          .first()
+          .click({ timeout: 2_000 })
+          .catch(() => {});
+        await this.page.waitForTimeout(300);
+        return (await item.count()) === 0 ? true : undefined;
+      },
+      15_000,
+    );
+  }
+
   /** Types a message into the chat and sends it with Enter. */
   async send(chat: FrameLocator, text: string): Promise<void> {
     await chat.locator('#task').fill(text);
