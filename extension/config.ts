@@ -186,3 +186,11 @@ function userSandboxSetting(c: vscode.WorkspaceConfiguration): SandboxSetting {
   const v = c.inspect<string>('sandbox')?.globalValue;
   return v === 'required' || v === 'off' ? v : 'auto';
 }
+
+/**
+ * lean4Agentic.mcpServers from user settings only: a workspace's settings must not add servers the user never
+ * allowed, nor an autoApprove that skips the approval of their tools.
+ */
+export function readMcpServersSetting(): unknown {
+  return vscode.workspace.getConfiguration(SECTION).inspect<unknown>('mcpServers')?.globalValue;
+}

@@ -17,6 +17,7 @@ import { CheckpointId } from '../core/schema/trajectory';
 import { RUN_FILE } from '../core/schema/trajectory';
 import { registerChangeDocuments } from './checkpoints/change-documents';
 import { registerCommands } from './commands';
+import { registerMcpCommands } from './mcp/commands';
 import { affectsGutter, affectsServer, readConfig, type Config } from './config';
 import { EditedFiles } from './edits/edited-files';
 import { TrajectoryGutter } from './trajectory/gutter';
@@ -60,6 +61,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ clie
       webviewOptions: { retainContextWhenHidden: true },
     }),
     ...registerChatCommands(context, agent, chat),
+    ...registerMcpCommands(context),
     vscode.workspace.onDidChangeConfiguration((e) => {
       config = readConfig();
       settingsChanged(e, views, larClient, output);

@@ -2,7 +2,7 @@
  * The cards of the agent's calls: a live card while a call runs (its clock and output tail), the step
  * card that replaces it with the verdict, and the approval box for a call that needs the user.
  */
-import type { StepCard } from '../core/protocol/chat';
+import type { McpToolLabel, StepCard } from '../core/protocol/chat';
 import { formatReward } from '../core/protocol/display';
 import { el, rewardClass, send } from './page';
 import { append, pin, scrollToNode } from './scroll';
@@ -17,7 +17,7 @@ function stepCard(c: StepCard): HTMLElement {
   const badge = el('span', rewardClass(c.toolReward), c.toolReward === undefined ? '·' : formatReward(c.toolReward));
   badge.title = 'tool reward';
   head.appendChild(badge);
-  head.appendChild(el('span', 'tool', c.tool));
+  toolName(head, c.tool, c.mcp);
   head.appendChild(el('span', `status s-${c.status.replace(/[^A-Za-z0-9_-]+/g, '-')}`, c.status));
   if (c.stage) head.appendChild(el('span', 'stage', c.stage));
   if (c.step) head.appendChild(el('span', 'num', `#${c.step}`));
@@ -86,13 +86,27 @@ function formatBytes(n: number): string {
   return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
 
-function liveCard(tool: string, args: string): LiveCard {
+/** The tool's name in a card's head; an MCP tool's as its server and its own name, marked MCP. */
+function toolName(head: HTMLElement, tool: string, mcp: McpToolLabel | undefined): void {
+  if (!mcp) {
+    head.appendChild(el('span', 'tool', tool));
+    return;
+  }
+  const tag = el('span', 'mcp-tag', 'MCP');
+  tag.title = `A tool of the MCP server "${mcp.server}": ${tool}`;
+  head.appendChild(tag);
+  const name = el('span', 'tool', `${mcp.server} › ${mcp.tool}`);
+  name.title = tool;
+  head.appendChild(name);
+}
+
+function liveCard(tool: string, args: string, mcp?: McpToolLabel): LiveCard {
   const card = el('div', 'card live');
   card.setAttribute('role', 'group');
   card.setAttribute('aria-busy', 'true');
   const head = el('div', 'card-head');
   head.appendChild(el('span', 'spinner', ''));
-  head.appendChild(el('span', 'tool', tool));
+  toolName(head, tool, mcp);
   head.appendChild(el('span', 'status s-running', 'running'));
   const clock = el('span', 'num clock', '0 s');
   const bytes = el('span', 'num bytes', '');
@@ -109,10 +123,11 @@ function liveCard(tool: string, args: string): LiveCard {
 
 export function startTool(msg: Msg<'toolStarted'>): void {
   endStream();
-  const card = liveCard(msg.tool, msg.args);
+  const card = liveCard(msg.tool, msg.args, msg.mcp);
   state.liveCards.set(msg.id, card);
   append(card.el);
-  setActivity({ text: `Running ${msg.tool === 'run_command' ? msg.args : msg.tool}`, since: card.started });
+  const what = msg.tool === 'run_command' ? msg.args : msg.mcp ? `MCP ${msg.mcp.server} › ${msg.mcp.tool}` : msg.tool;
+  setActivity({ text: `Running ${what}`, since: card.started });
 }
 
 export function showToolOutput(msg: Msg<'toolOutput'>): void {

@@ -25,6 +25,7 @@ import {
 } from './page';
 import { setPickerRunning, showModelChoice, showModels } from './model-picker';
 import { append, watchScroll } from './scroll';
+import { showMcp, showMcpNotice } from './mcp';
 import { sandboxNote } from './sandbox-note';
 import {
   bubbleFor,
@@ -48,6 +49,7 @@ function clear(): void {
   forgetCards();
   state.approvals.clear();
   state.liveCards.clear();
+  state.mcpPanels.clear();
   endStream();
   setActivity(undefined);
   state.run = undefined;
@@ -132,6 +134,8 @@ const handlers: { [K in ToWebview['type']]: (m: Msg<K>) => void } = {
     showStep(msg);
     if (timeline.apply(msg.card)) drawTimeline();
   },
+  mcp: showMcp,
+  mcpNotice: showMcpNotice,
   connection: showConnection,
   models: showModels,
   modelChoice: showModelChoice,

@@ -41,6 +41,8 @@ interface State {
   /** The approval boxes still waiting for an answer, by call id. */
   approvals: Map<string, HTMLElement>;
   liveCards: Map<string, LiveCard>;
+  /** Each run's MCP list, by its run file: a later message redraws it in place. */
+  mcpPanels: Map<string, HTMLElement>;
 }
 
 export const state: State = {
@@ -61,4 +63,5 @@ export const state: State = {
   ticker: undefined,
   approvals: new Map(),
   liveCards: new Map(),
+  mcpPanels: new Map(),
 };

@@ -96,6 +96,25 @@ export const FromWebview = z.discriminatedUnion('type', [
 ]);
 export type FromWebview = z.infer<typeof FromWebview>;
 
+/** An MCP tool as the chat names it: its server (as in tool names) and the tool's own name. */
+export const McpToolLabel = z.object({ server: short(200), tool: short(200) }).strict();
+export type McpToolLabel = z.infer<typeof McpToolLabel>;
+
+/** One MCP server of a run as the chat lists it: its state, and the tools the current stage lets the agent use. */
+export const McpServerView = z
+  .object({
+    name: short(200),
+    transport: z.enum(['stdio', 'http', 'sse']),
+    state: z.enum(['ready', 'failed', 'stopped']),
+    /** The tools in force in the stage (the server's own names), out of `offered`. */
+    tools: z.array(short(200)).max(256),
+    offered: z.number().int().nonnegative(),
+    /** Why it failed or stopped (the tail of its stderr). */
+    error: short(2000).optional(),
+  })
+  .strict();
+export type McpServerView = z.infer<typeof McpServerView>;
+
 export const StepCard = z.object({
   line: z.number().int().positive(),
   /** The call's id: the card replaces the live card of the same call. */
@@ -103,6 +122,8 @@ export const StepCard = z.object({
   durationMs: z.number().int().nonnegative().optional(),
   step: z.number().int().positive().optional(),
   tool: short(200),
+  /** An MCP tool's call: the card names the server and the tool. */
+  mcp: McpToolLabel.optional(),
   /** A short rendering of the arguments (the command, the path, or JSON). */
   args: short(400),
   status: short(40),
@@ -204,7 +225,15 @@ export const ToWebview = z.discriminatedUnion('type', [
   /** A request to the model went out: the chat shows that it waits, until the answer streams. */
   z.object({ type: z.literal('waiting') }).strict(),
   /** A tool call started: a live card until its step arrives. */
-  z.object({ type: z.literal('toolStarted'), id: short(200), tool: short(200), args: short(400) }).strict(),
+  z
+    .object({
+      type: z.literal('toolStarted'),
+      id: short(200),
+      tool: short(200),
+      args: short(400),
+      mcp: McpToolLabel.optional(),
+    })
+    .strict(),
   /** The latest output of a running command (its tail, not a delta: the newest replaces the one before). */
   z
     .object({
@@ -316,6 +345,18 @@ export const ToWebview = z.discriminatedUnion('type', [
       actions: z.array(ErrorAction).max(3),
     })
     .strict(),
+  /** A run's MCP servers and the tools the current stage permits: sent whole again when a server or the stage changes. */
+  z
+    .object({
+      type: z.literal('mcp'),
+      /** The run's file: a later message of the same run replaces its list in place. */
+      run: z.string().regex(RUN_FILE),
+      stage: short(200).optional(),
+      servers: z.array(McpServerView).max(64),
+    })
+    .strict(),
+  /** A sentence about the MCP servers (one left out, one that could not start, a list that changed). */
+  z.object({ type: z.literal('mcpNotice'), text: short(4000), warn: z.boolean() }).strict(),
   /** Put the cursor in the task input (the focus command). */
   z.object({ type: z.literal('focusInput') }).strict(),
   /** Scroll to the approval that waits and focus its Approve button (the status bar's or a notification's click). */

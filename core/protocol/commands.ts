@@ -22,6 +22,8 @@ export const COMMANDS = {
   branchFromCheckpoint: 'lean4Agentic.branchFromCheckpoint',
   openSample: 'lean4Agentic.openSample',
   showApproval: 'lean4Agentic.showApproval',
+  forgetMcpInputs: 'lean4Agentic.forgetMcpInputs',
+  resetMcpPermissions: 'lean4Agentic.resetMcpPermissions',
 } as const;
 
 export type CommandName = keyof typeof COMMANDS;

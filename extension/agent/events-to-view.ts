@@ -4,7 +4,7 @@
  */
 import type { AgentEvent } from '../../core/agent/loop';
 import { clip, type StepCard, type ToWebview } from '../../core/protocol/chat';
-import { shortArgs, toStepCard } from '../chat/cards';
+import { mcpLabel, shortArgs, toStepCard } from '../chat/cards';
 import type { FileChange } from '../checkpoints/file-changes';
 import { refusalNote } from '../../core/sandbox/refusals';
 import type { SandboxRecord } from '../../core/schema/trajectory';
@@ -58,7 +58,13 @@ export class EventsToView {
         return [{ type: 'waiting' }];
       case 'toolStart':
         return [
-          { type: 'toolStarted', id: clip(e.id, 200), tool: clip(e.tool, 200), args: mask(shortArgs(e.tool, e.args)) },
+          {
+            type: 'toolStarted',
+            id: clip(e.id, 200),
+            tool: clip(e.tool, 200),
+            args: mask(shortArgs(e.tool, e.args)),
+            ...mcpLabel(e.tool),
+          },
         ];
       case 'text': {
         const shown = clip(mask(e.delta), 100_000);
@@ -90,6 +96,7 @@ export class EventsToView {
         return [];
       case 'mcp':
       case 'mcpNotes':
+        // The run's MCP list and notices: extension/mcp/chat-view.ts, which knows the servers' state.
         return [];
       case 'message':
         this.streamedChars = 0;

@@ -31,6 +31,8 @@ export interface LiveGate {
   flushed(): Promise<void>;
   /** Whether the server (not the local fallback) is still deciding. */
   readonly viaServer: boolean;
+  /** The stage the run is in after the events observed so far; undefined once it ended. */
+  readonly stage: string | undefined;
 }
 
 /** A server that is alive but does not answer must not hold the run: past this, the local verifier decides. */
@@ -163,6 +165,9 @@ export function createLiveGate(opts: {
     flushed: () => link.sent,
     get viaServer() {
       return link.ok;
+    },
+    get stage() {
+      return shadow.currentStage;
     },
   };
 }

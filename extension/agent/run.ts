@@ -42,6 +42,7 @@ import { preflight, type Preflight } from './preflight';
 import type { SendAnswer, Fail } from './send-answer';
 import { VscodeWorkspaceFs } from './vscode-fs';
 import type { RunWarnings } from './warnings';
+import { RunMcp } from '../mcp/run-mcp';
 
 /** What a run needs of the chat beyond its state. */
 export interface RunChat extends Chat {
@@ -82,6 +83,8 @@ interface Plan extends Preflight {
   store: CheckpointStore | undefined;
   /** The restores this run records first. */
   restores: RestoreEvent[];
+  /** The MCP servers it starts, and what the chat shows of them. */
+  mcp: RunMcp;
 }
 
 /** A run once it may start: its set-up, its live output, and its end. */
@@ -126,6 +129,9 @@ export class ChatRun {
     if (!pre) return;
     this.chat.serverAnswered();
     const { config, workflow } = pre;
+    // Asked before anything is written: a run stopped at the MCP prompt leaves no trajectory.
+    const mcp = await this.prepareMcp();
+    if (this.signal.aborted) return;
     const runId = newRunId();
     const rules = readRules(this.ws, config.rules);
     for (const p of rules.problems) this.chat.output.warn(`rules: ${p}`);
@@ -145,7 +151,8 @@ export class ChatRun {
     rememberChat(this.chat.context, basename(trajectoryPath));
     this.chat.warnings.warnIfNoPty();
     const store = config.checkpoints ? await this.chat.checkpoints.store(this.ws) : undefined;
-    const plan: Plan = { ...pre, runId, rules, thread, follow, store, restores: this.chat.restores, trajectoryPath };
+    const restores = this.chat.restores;
+    const plan: Plan = { ...pre, runId, rules, thread, follow, store, restores, trajectoryPath, mcp };
     if (store) this.review = { store, run: basename(trajectoryPath), runId };
     const view = new EventsToView({
       mask: (t) => this.mask(t),
@@ -166,10 +173,23 @@ export class ChatRun {
     });
     follow.takeUnanswered();
     const result = await runAgent(
-      this.agentOptions(plan, run, live, (e) => this.onEvent(e, live, view, run.terminal)),
+      this.agentOptions(plan, run, live, (e) => this.onEvent(e, { live, view, mcp }, run.terminal)),
     ).finally(() => this.liveOutput.end());
     await live.flushed();
     this.finish(result, plan);
+  }
+
+  /** The MCP servers of the user's setting and of the workspace, allowed and with their inputs. */
+  private prepareMcp(): Promise<RunMcp> {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.toString() ?? vscode.Uri.file(this.ws).toString();
+    return RunMcp.prepare({
+      context: this.chat.context,
+      output: this.chat.output,
+      ws: this.ws,
+      folder,
+      said: this.chat.warnings.mcpSaid,
+      signal: this.signal,
+    });
   }
 
   /** The sandbox and the terminal in it (mirrored in the editor), file writes through WorkspaceEdit. */
@@ -192,6 +212,7 @@ export class ChatRun {
       makeFs: (readOnly) => new VscodeWorkspaceFs(this.ws, onWrite, readOnly),
       makeTerminal: (options, box) =>
         new AgentTerminal(options, box.plan.confined ? describeSandbox(box.summary) : 'unconfined'),
+      ...plan.mcp.forRun(),
     });
     this.open = run;
     this.mask = run.redact;
@@ -218,6 +239,12 @@ export class ChatRun {
       ...(this.opts.resume ? { resumed: true } : {}),
       ...this.answer.started(),
       ...chipsField(this.opts.attachments ?? []),
+    });
+    plan.mcp.started((m) => this.chat.post(m), {
+      tools: run.agentOptions.mcp,
+      workflow,
+      runFile: basename(trajectoryPath),
+      mask: (t) => this.mask(t),
     });
     this.chat.output.info(
       `agent run ${runId}: ${modelName} at ${maskEndpoint(config.endpoint)} (${endpointName}), workflow ${workflow.id}, trajectory ${trajectoryPath}`,
@@ -303,10 +330,16 @@ export class ChatRun {
   }
 
   /** An event of the run: to the live gate (the events written to the trajectory), then to the chat. */
-  private onEvent(e: AgentEvent, live: LiveGate, view: EventsToView, terminal: AgentTerminal): void {
+  private onEvent(
+    e: AgentEvent,
+    { live, view, mcp }: { live: LiveGate; view: EventsToView; mcp: RunMcp },
+    terminal: AgentTerminal,
+  ): void {
     if (e.kind === 'step') this.liveOutput.end();
     if ('line' in e) live.observe(e);
     for (const m of view.map(e)) this.chat.post(m);
+    // After the step: the gate's state has the stage it led to.
+    mcp.onEvent(e, live.stage, (m) => this.chat.post(m));
     if (e.kind === 'toolStart' && e.tool === 'run_command') this.liveOutput.watch(e.id, terminal);
   }
 

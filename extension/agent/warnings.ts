@@ -9,6 +9,8 @@ import { openSetting } from './connection';
 
 export class RunWarnings {
   private sandboxWarned = false;
+  /** What was said of the MCP servers, once per configuration (extension/mcp/chat-view.ts): not run after run. */
+  readonly mcpSaid = new Set<string>();
 
   constructor(
     private readonly context: vscode.ExtensionContext,

@@ -2,7 +2,14 @@
 import type { ToolCallEvent } from '../../core/schema/trajectory';
 import type { GateResult, StepResult } from '../../core/verifier/types';
 import { stripTerminal } from '../../core/shell/output';
-import { clip, OUTPUT_TAIL, type StepCard } from '../../core/protocol/chat';
+import { clip, OUTPUT_TAIL, type McpToolLabel, type StepCard } from '../../core/protocol/chat';
+import { parseMcpName } from '../../core/schema/mcp';
+
+/** An MCP tool's server and name as the card shows them (the server's own name for the tool once a call reached it). */
+export function mcpLabel(tool: string, recorded?: { tool: string }): { mcp?: McpToolLabel } {
+  const parts = parseMcpName(tool);
+  return parts ? { mcp: { server: clip(parts.server, 200), tool: clip(recorded?.tool ?? parts.tool, 200) } } : {};
+}
 
 /** The command, the path, or short JSON. */
 export function shortArgs(tool: string, args: unknown, max = 400): string {
@@ -42,6 +49,7 @@ export function toStepCard(line: number, event: ToolCallEvent, result: StepResul
     ...(event.result?.durationMs !== undefined ? { durationMs: Math.max(0, Math.round(event.result.durationMs)) } : {}),
     ...(result.step !== undefined ? { step: result.step } : {}),
     tool: clip(event.tool, 200),
+    ...mcpLabel(event.tool, event.mcp),
     args:
       event.argsError !== undefined
         ? clip(`(arguments not JSON: ${event.argsError})`, 400)

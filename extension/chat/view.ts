@@ -114,6 +114,14 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         return;
       }
     }
+    if (m.type === 'mcp') {
+      // A run's MCP list as it stands now, where it was first shown.
+      const i = this.transcript.findIndex((x) => x.type === 'mcp' && x.run === m.run);
+      if (i >= 0) {
+        this.transcript[i] = m;
+        return;
+      }
+    }
     if (m.type === 'step' && m.card.id !== undefined) {
       // The finished card stands for the live one.
       const id = m.card.id;

@@ -1121,3 +1121,76 @@ test('a message whose receipt comes after the wait ran out is no longer marked f
   assert.equal(bubble().className, 'msg user sending');
   assert.doesNotMatch(bubble().textContent ?? '', /Not sent/);
 });
+
+test("a run's MCP servers: one collapsible list under its start, redrawn in place as the stage changes; MCP cards name server and tool", () => {
+  const { ids, onMessage } = loadChat();
+  const log = ids.get('log')!;
+  onMessage({
+    data: {
+      type: 'runStarted',
+      task: 't',
+      model: 'm',
+      endpoint: 'http://e/v1',
+      trajectory: 'r',
+      sandbox: { confined: true, text: 'sandboxed' },
+    },
+  });
+  onMessage({ data: { type: 'state', running: true } });
+  const list = (stage: string, tools: string[]) => ({
+    type: 'mcp',
+    run: '2026-01-01T00-00-00-000Z-abcd.lar.jsonl',
+    stage,
+    servers: [
+      { name: 'everything', transport: 'stdio', state: 'ready', tools, offered: 13 },
+      { name: 'broken', transport: 'stdio', state: 'failed', tools: [], offered: 0, error: 'exit 3: no config' },
+    ],
+  });
+  onMessage({ data: list('look', ['echo']) });
+  const panel = log.all().find((n) => n.className === 'mcp-panel')!;
+  assert.equal(panel.tag, 'details', 'collapsible');
+  const summary = () => panel.children.find((c) => c.tag === 'summary')!.textContent;
+  assert.equal(summary(), 'MCP · 2 servers (1 failed) · 1 tool in stage look');
+  assert.match(panel.textContent ?? '', /everything.*stdio.*ready.*1 of 13 tools in look.*echo/);
+  assert.match(panel.textContent ?? '', /broken.*stdio.*failed.*exit 3: no config/);
+  // The user opened it; the stage changes: the same list, still open, now with the new stage's tools.
+  panel.setAttribute('open', '');
+  onMessage({ data: { type: 'mcpNotice', text: 'MCP server "broken" could not start: exit 3', warn: true } });
+  onMessage({ data: list('work', ['echo', 'get-sum']) });
+  assert.equal(log.all().filter((n) => n.className === 'mcp-panel').length, 1);
+  assert.equal(panel.getAttribute('open'), '');
+  assert.equal(summary(), 'MCP · 2 servers (1 failed) · 2 tools in stage work');
+  const notice = log.all().find((n) => n.className === 'mcp-notice warn')!;
+  assert.equal(notice.getAttribute('role'), 'alert');
+  // An MCP call: live card, then its step card, each naming the server and the tool and marked MCP.
+  const mcp = { server: 'everything', tool: 'echo' };
+  onMessage({ data: { type: 'toolStarted', id: 'c1', tool: 'mcp__everything__echo', args: '{"message":"hi"}', mcp } });
+  assert.match(ids.get('activity-text')!.textContent ?? '', /^Running MCP everything › echo/);
+  onMessage({
+    data: {
+      type: 'step',
+      card: {
+        line: 4,
+        id: 'c1',
+        step: 1,
+        tool: 'mcp__everything__echo',
+        mcp,
+        args: '{"message":"hi"}',
+        status: 'ok',
+        toolReward: 1,
+        failed: [],
+        excerpt: 'Echo: hi',
+      },
+    },
+  });
+  const card = log.all().find((n) => n.className === 'card')!;
+  const head = card.children.find((c) => c.className === 'card-head')!;
+  assert.deepEqual(
+    head.children.map((c) => c.textContent),
+    ['+1', 'MCP', 'everything › echo', 'ok', '#1'],
+  );
+  assert.equal(head.children[2]!.title, 'mcp__everything__echo');
+  // New: the list goes with the chat, and the next run's list is its own.
+  onMessage({ data: { type: 'clear' } });
+  onMessage({ data: list('look', ['echo']) });
+  assert.equal(log.all().filter((n) => n.className === 'mcp-panel').length, 1);
+});

@@ -130,6 +130,20 @@ test("the outcome passes on the workflow's exit code, and not when the test runn
   assert.equal((outcome(0, 0) as { passed: boolean }).passed, false);
 });
 
+test("an MCP call's live card names the server and the tool; the run's MCP lines are the MCP list's, not posted here", () => {
+  const v = view();
+  assert.deepEqual(v.map({ kind: 'toolStart', id: 'c7', tool: 'mcp__everything__echo', args: { message: 'hi' } }), [
+    {
+      type: 'toolStarted',
+      id: 'c7',
+      tool: 'mcp__everything__echo',
+      args: '{"message":"hi"}',
+      mcp: { server: 'everything', tool: 'echo' },
+    },
+  ]);
+  assert.deepEqual(v.map({ kind: 'mcpNotes', notes: ['MCP server "x" stopped'] }), []);
+});
+
 test('events the chat does not show post nothing', () => {
   const v = view();
   assert.deepEqual(v.map({ kind: 'header', line: 1, text: '{}' }), []);

@@ -62,6 +62,7 @@ async function runWith(server: GateServer | undefined) {
   });
   const asked: string[] = [];
   const statuses: string[] = [];
+  const stages: (string | undefined)[] = [];
   const result = await runAgent({
     task: 't',
     workflow,
@@ -94,10 +95,11 @@ async function runWith(server: GateServer | undefined) {
     onEvent: (e) => {
       live.observe(e);
       if (e.kind === 'step') statuses.push(`${e.event.tool}:${e.event.status}`);
+      if (e.kind === 'step') stages.push(live.stage);
     },
   });
   await live.flushed();
-  return { result, asked, statuses, viaServer: live.viaServer };
+  return { result, asked, statuses, stages, viaServer: live.viaServer };
 }
 
 test('the server decides every call; the approval setting asks on top; lines arrive in order', async () => {
@@ -144,6 +146,8 @@ test('without a server (or when it fails) the local verifier decides the same wa
     'run_command:ok',
     'submit:ok',
   ]);
+  // The stage each step left the run in (the chat's MCP list follows it): none once the run submitted.
+  assert.deepEqual(none.stages, ['explore', 'edit', 'edit', 'verify', 'verify', undefined]);
   const failing = await runWith({
     running: true,
     appendStep: async () => {},

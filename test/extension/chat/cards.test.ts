@@ -83,6 +83,61 @@ test('step cards: short args, failed checks, stage change', () => {
   assert.deepEqual(card.stageVisit, { stage: 'explore', reward: 0.5 });
 });
 
+test('an MCP call reads as its server and tool, marked MCP: the tool the server named once it ran, the parts of the name when blocked', () => {
+  const step = (line: number, status: string, toolReward: -1 | 1) => ({
+    line,
+    type: 'tool_call' as const,
+    step: line,
+    stage: 'look',
+    verdicts: [],
+    toolReward,
+    runningReturn: 0,
+  });
+  const ran = toStepCard(
+    4,
+    {
+      type: 'tool_call',
+      tool: 'mcp__fs__read_text',
+      args: { path: 'a.md' },
+      status: 'ok',
+      result: { output: 'hello' },
+      mcp: { server: 'fs', tool: 'read.text', digest: 'a'.repeat(64) },
+      at: '2026-01-01T00:00:00Z',
+    },
+    step(4, 'ok', 1),
+    { decision: 'allow', verdicts: [], reason: '', toolReward: 1 },
+  );
+  assert.deepEqual(
+    [ran.tool, ran.mcp, ran.args, ran.excerpt],
+    ['mcp__fs__read_text', { server: 'fs', tool: 'read.text' }, '{"path":"a.md"}', 'hello'],
+  );
+  const blocked = toStepCard(
+    5,
+    {
+      type: 'tool_call',
+      tool: 'mcp__everything__get-sum',
+      args: { a: 1 },
+      status: 'blocked',
+      result: {},
+      at: '2026-01-01T00:00:00Z',
+    },
+    step(5, 'blocked', -1),
+    { decision: 'block', verdicts: [], reason: 'not permitted', toolReward: -1 },
+  );
+  assert.deepEqual(blocked.mcp, { server: 'everything', tool: 'get-sum' });
+  assert.equal(blocked.blocked, true);
+  for (const card of [ran, blocked]) assert.equal(ToWebview.safeParse({ type: 'step', card }).success, true);
+  assert.equal(
+    toStepCard(6, { ...blocked, tool: 'read_file' } as never, step(6, 'ok', 1), {
+      decision: 'allow',
+      verdicts: [],
+      reason: '',
+      toolReward: 1,
+    }).mcp,
+    undefined,
+  );
+});
+
 test('Resume tells the model which command the interruption cut off, when the end line says so', async () => {
   const { resumeMessage } = await import('../../../extension/chat/transcript.js');
   assert.equal(

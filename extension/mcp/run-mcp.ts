@@ -1,0 +1,163 @@
+/**
+ * A chat run's MCP servers: gathered from the user setting and the workspace's files, the
+ * workspace's allowed by the user once (in a trusted workspace only), their inputs asked once, and
+ * resolved before the run opens; then what the chat shows of them as the run goes (chat-view.ts).
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import type { AgentEvent } from '../../core/agent/types';
+import { MAX_MCP_CONFIG_BYTES, type McpServerConfig } from '../../core/mcp/config';
+import type { McpTools } from '../../core/mcp/types';
+import { clip, type ToWebview } from '../../core/protocol/chat';
+import type { Workflow } from '../../core/schema/workflow';
+import { readMcpServersSetting } from '../config';
+import { McpChatView } from './chat-view';
+import { consentPrompt, deniedNote, splitByConsent, withAnswers, type ConsentAnswers } from './consent';
+import { McpInputs } from './inputs';
+import { inputsNeeded, resolveCandidates } from './resolve';
+import { gatherServers, PORTABLE_SOURCE, VSCODE_SOURCE, type McpCandidate } from './sources';
+
+/** The workspace's answers to the allow prompt, by configuration digest. */
+export const CONSENT_KEY = 'lean4Agentic.mcpConsent';
+
+export interface RunMcpHost {
+  readonly context: vscode.ExtensionContext;
+  readonly output: vscode.LogOutputChannel;
+  /** The workspace folder the run works in, as a path and as its URI's text. */
+  readonly ws: string;
+  readonly folder: string;
+  /** What was said once already: shared by the chat's runs. */
+  readonly said: Set<string>;
+  readonly signal: AbortSignal;
+}
+
+interface Note {
+  text: string;
+  warn: boolean;
+}
+
+export class RunMcp {
+  private view: McpChatView | undefined;
+  private tools: McpTools | undefined;
+
+  private constructor(
+    private readonly host: RunMcpHost,
+    private readonly servers: McpServerConfig[],
+    private readonly secrets: string[],
+    private readonly notes: Note[],
+    private readonly digests: ReadonlyMap<string, string>,
+  ) {}
+
+  /** The servers the run starts: read, allowed, their inputs asked for, resolved. */
+  static async prepare(host: RunMcpHost): Promise<RunMcp> {
+    const problems: string[] = [];
+    const gathered = gatherServers({
+      setting: readMcpServersSetting(),
+      vscode: readSource(host.ws, VSCODE_SOURCE, problems),
+      portable: readSource(host.ws, PORTABLE_SOURCE, problems),
+    });
+    const notes: Note[] = [...problems, ...gathered.problems].map((text) => ({ text, warn: true }));
+    const allowed = await allowedServers(host, gathered.candidates, notes);
+    const values = await inputValues(host, allowed);
+    const ctx = { workspaceFolder: host.ws, userHome: homedir(), env: process.env };
+    const r = resolveCandidates(allowed, ctx, values);
+    notes.push(...r.notes.map((text) => ({ text, warn: true })));
+    for (const n of notes) host.output.warn(n.text);
+    if (r.servers.length) host.output.info(`MCP servers for the run: ${r.servers.map((s) => s.name).join(', ')}`);
+    const digests = new Map(allowed.map((c) => [c.server.name, c.digest]));
+    return new RunMcp(host, r.servers, r.secrets, notes, digests);
+  }
+
+  /** What openRun takes: nothing when no server starts. */
+  forRun(): { mcp?: { servers: McpServerConfig[]; secrets: string[] } } {
+    return this.servers.length ? { mcp: { servers: this.servers, secrets: this.secrets } } : {};
+  }
+
+  /** The run started: the sentences about its servers in the chat; from now on their list follows its events. */
+  started(
+    post: (m: ToWebview) => void,
+    run: { tools: McpTools | undefined; workflow: Workflow; runFile: string; mask: (t: string) => string },
+  ): void {
+    for (const n of this.notes) post({ type: 'mcpNotice', text: clip(run.mask(n.text), 4000), warn: n.warn });
+    this.tools = run.tools;
+    if (!run.tools) return;
+    const { workflow, runFile, mask } = run;
+    this.view = new McpChatView({ workflow, runFile, digests: this.digests, said: this.host.said, mask });
+  }
+
+  /** The chat's messages for an event of the run, and a notification for a server that could not start. */
+  onEvent(e: AgentEvent, stage: string | undefined, post: (m: ToWebview) => void): void {
+    const tools = this.tools;
+    if (!this.view || !tools) return;
+    const out = this.view.onEvent(e, () => tools.state(), stage);
+    for (const m of out.post) post(m);
+    for (const w of out.warnings) {
+      this.host.output.warn(w);
+      void vscode.window.showWarningMessage(`Lean4 Agentic: ${w}`);
+    }
+  }
+}
+
+/** A configuration file of the workspace, or undefined when there is none (one that cannot be read is said). */
+function readSource(ws: string, name: string, problems: string[]): string | undefined {
+  const path = join(ws, name);
+  try {
+    if (statSync(path).size > MAX_MCP_CONFIG_BYTES) {
+      problems.push(`${name}: larger than ${MAX_MCP_CONFIG_BYTES} bytes; no MCP server of it is started.`);
+      return undefined;
+    }
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    problems.push(`${name} cannot be read (${(e as Error).message}); no MCP server of it is started.`);
+    return undefined;
+  }
+}
+
+/**
+ * The user's servers, and the workspace's that the user allowed: in a trusted workspace only, asked
+ * once per configuration in a modal that names each and what it runs. No answer (Escape) asks again next run.
+ */
+async function allowedServers(host: RunMcpHost, candidates: McpCandidate[], notes: Note[]): Promise<McpCandidate[]> {
+  if (!vscode.workspace.isTrusted && candidates.some((c) => c.origin === 'workspace')) {
+    notes.push({ text: `The workspace's MCP servers start only once you trust the workspace.`, warn: true });
+    return candidates.filter((c) => c.origin === 'user');
+  }
+  const state = host.context.workspaceState;
+  const answers = state.get<ConsentAnswers>(CONSENT_KEY) ?? {};
+  const split = splitByConsent(candidates, answers);
+  if (split.ask.length && !host.signal.aborted) {
+    const { message, detail } = consentPrompt(split.ask);
+    const allow = 'Allow';
+    const deny = "Don't Allow";
+    const pick = await vscode.window.showWarningMessage(message, { modal: true, detail }, allow, deny);
+    if (pick !== undefined) {
+      await state.update(CONSENT_KEY, withAnswers(answers, split.ask, pick === allow ? 'allow' : 'deny'));
+      (pick === allow ? split.allowed : split.denied).push(...split.ask);
+    } else
+      for (const c of split.ask)
+        notes.push({ text: `MCP server "${c.server.name}" is not started: the prompt was not answered.`, warn: true });
+  }
+  for (const c of split.denied)
+    if (!host.said.has(`deny:${c.digest}`)) {
+      host.said.add(`deny:${c.digest}`);
+      notes.push({ text: deniedNote(c), warn: false });
+    }
+  // In the order the sources were read (the user's first): the hub records them so.
+  return candidates.filter((c) => split.allowed.includes(c));
+}
+
+/** Each `${input:…}` the allowed servers mention: kept, else asked once; one the user dismissed stays missing. */
+async function inputValues(host: RunMcpHost, allowed: readonly McpCandidate[]): Promise<Map<string, string>> {
+  const inputs = new McpInputs(host.context, host.folder);
+  const values = new Map<string, string>();
+  for (const c of allowed)
+    for (const input of inputsNeeded(c)) {
+      if (values.has(input.id) || host.signal.aborted) continue;
+      const value = await inputs.value(input, c.server.name);
+      if (value !== undefined) values.set(input.id, value);
+    }
+  return values;
+}
