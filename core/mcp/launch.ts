@@ -12,6 +12,17 @@ import type { McpLauncher } from './hub';
 /** What an unconfined server inherits of the host's environment (as the SDK's default): no secrets. */
 const INHERITED = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'LANG', 'LC_ALL'];
 
+/** `NAME=value` words for env(1); a name env would misread, or a program it would take for one, is refused. */
+function envInside(env: Readonly<Record<string, string>>): { assignments: string[] } | { refused: string } {
+  const assignments: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      return { refused: `its env has the name ${JSON.stringify(name.slice(0, 80))}, which is not a variable name` };
+    assignments.push(`${name}=${value}`);
+  }
+  return { assignments };
+}
+
 export function sandboxLauncher(
   box: RunSandbox,
   workspace: string,
@@ -24,16 +35,24 @@ export function sandboxLauncher(
     const sb = box.serverSandbox(network ? 'host' : 'none', cwd);
     if (sb) {
       disposers.push(() => sb.dispose());
+      const env = envInside(server.env);
+      if ('refused' in env) return env;
+      if (/^-|=/.test(server.command))
+        return { refused: 'its command starts with "-" or has "=", which env(1) would misread' };
+      // The server's variables are set inside, by env(1): the launchers before bwrap run on the host, where
+      // LD_PRELOAD or a PATH of the configuration's would run its code unconfined.
       return {
         confined: true,
         launch: {
           file: sb.launcher.file,
-          args: [...sb.launcher.args, server.command, ...server.args],
-          env: { ...sb.env, ...server.env },
+          args: [...sb.launcher.args, '/usr/bin/env', ...env.assignments, server.command, ...server.args],
+          env: sb.env,
           cwd: workspace,
         },
       };
     }
+    // A confined run never starts a server outside its sandbox, whatever made that sandbox fail.
+    if (box.plan.confined) return { refused: 'its sandbox could not be made' };
     if (box.refusal) return { refused: `it would run outside the sandbox, and ${box.refusal}` };
     const env: Record<string, string> = {};
     for (const k of INHERITED) if (hostEnv[k] !== undefined) env[k] = hostEnv[k]!;
