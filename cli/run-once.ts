@@ -125,7 +125,7 @@ export async function runOnce(
       },
       enforcement: a.enforcement,
       ...(a.toolFormat ? { toolFormat: a.toolFormat } : {}),
-      onEvent: printer(io, st, prefix),
+      onEvent: printer(io, st, prefix, run.redact),
       limits: {
         ...(a.maxSteps !== undefined ? { maxSteps: a.maxSteps } : {}),
         ...(a.maxRepeatedFailures !== undefined ? { maxRepeatedFailures: a.maxRepeatedFailures } : {}),
@@ -165,7 +165,7 @@ function saySandbox(sandbox: RunSandbox, io: Io, prefix: string): void {
 }
 
 /** How `lar run` prints a run's events: prose and steps (rollouts their steps only), never reasoning or the window's fill. */
-function printer(io: Io, st: Style, prefix: string): (e: AgentEvent) => void {
+function printer(io: Io, st: Style, prefix: string, mask: (t: string) => string): (e: AgentEvent) => void {
   let atLineStart = true;
   const missing = new Set<string>();
   return (e) => {
@@ -179,7 +179,8 @@ function printer(io: Io, st: Style, prefix: string): (e: AgentEvent) => void {
       return;
     }
     if (e.kind === 'mcpNotes') {
-      for (const n of e.notes) io.err(`lar run: ${prefix}${n}`);
+      // A server's stderr may hold what the run masks everywhere else.
+      for (const n of e.notes) io.err(`lar run: ${prefix}${mask(n)}`);
       return;
     }
     if (e.kind === 'mcp') {

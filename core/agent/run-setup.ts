@@ -146,7 +146,8 @@ export async function openRun(o: RunSetupOptions): Promise<OpenRun> {
     const mask = combineRedactors(
       (t) => redact(t, key),
       secretRedactor(o.hostEnv),
-      ...(o.mcp?.secrets ?? []).map((s) => (t: string) => redact(t, s)),
+      // As the environment's secrets are: 8 characters or more, and as they read inside a JSON string too.
+      secretRedactor(Object.fromEntries((o.mcp?.secrets ?? []).map((s, i) => [`MCP_SECRET_${i}`, s]))),
     );
     const fs = (o.makeFs ?? ((ro) => new NodeWorkspaceFs(o.workspace, ro)))(sandbox.readOnlyPaths);
     // An outcome judged outside the run has no command a call could run as the check.

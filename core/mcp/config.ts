@@ -41,7 +41,11 @@ export interface Resolved {
   server: McpServerConfig;
   /** ${input:…} ids it needs that `input` did not give */
   missingInputs: string[];
-  /** values that must be masked wherever shown: every env value and header value after resolution, every input value with password true, and any ${env:…}/${VAR} value whose variable name looks secret */
+  /**
+   * Values to mask wherever shown: an env value or header under a name that looks secret (TOKEN,
+   * API_KEY, Authorization, Cookie …), a password input's value, and a ${env:…}/${VAR} whose name looks
+   * secret. Not every value: masking `true` or `production` would blank ordinary text and break lines.
+   */
   secrets: string[];
   problems: string[];
 }
@@ -79,11 +83,16 @@ export function resolveServer(
     }),
   );
   const values = resolved.transport === 'stdio' ? resolved.env : resolved.headers;
-  for (const value of Object.values(values)) if (value !== '') r.secrets.add(value);
+  for (const [name, value] of Object.entries(values)) if (value !== '' && secretName(name)) r.secrets.add(value);
   // Not shown: once resolved, the address may carry a token.
   if (resolved.transport !== 'stdio' && !resolved.url.includes('${') && urlProblem(resolved.url))
     r.problems.add(`${where} url, its variables resolved, is not an http: or https: address.`);
   return { server: resolved, missingInputs: [...r.missing], secrets: [...r.secrets], problems: [...r.problems] };
+}
+
+/** An env variable's or a header's name that says its value is a credential (a header's `-` read as `_`). */
+function secretName(name: string): boolean {
+  return /^(?:proxy-)?authorization$|^cookie$/i.test(name) || looksSecret(name.replace(/-/g, '_'));
 }
 
 /** A variable's value; undefined for an input not known yet; otherwise what is wrong with it. */
