@@ -17,6 +17,9 @@ import type { AgentEvent, AgentGate, AgentOptions } from './types';
 /** Checks whose failure blocks a call even with enforcement `warn`: the command and path policies. */
 export const SAFETY_CHECKS: ReadonlySet<string> = new Set(['tool.command_policy', 'tool.path_policy']);
 
+/** For an MCP call, checks that block it whatever the enforcement: it runs only where the workflow permits it. */
+const MCP_SAFETY_CHECKS: ReadonlySet<string> = new Set(['tool.known', 'tool.args', 'tool.permitted']);
+
 /** The tools whose call may change files: a checkpoint is taken before each. */
 const MAY_CHANGE_FILES: ReadonlySet<string> = new Set(['run_command', 'write_file', 'edit_file']);
 
@@ -107,10 +110,14 @@ export class CallSteps {
     });
     // `warn` relaxes the workflow's structure (stages, transitions), never its safety policy:
     // a denied command or path is blocked whatever the enforcement.
-    const unsafe = verdict.verdicts.find((v) => !v.ok && SAFETY_CHECKS.has(v.check));
+    const mcp = isMcpName(call.name);
+    // An MCP tool's permission is its only policy (no command or path policy reaches a server): under `warn`
+    // too, a tool the stage does not permit, or no server offers now, never runs.
+    const unsafe = verdict.verdicts.find(
+      (v) => !v.ok && (SAFETY_CHECKS.has(v.check) || (mcp && MCP_SAFETY_CHECKS.has(v.check))),
+    );
     if (verdict.decision === 'block' && ((opts.enforcement ?? 'block') === 'block' || unsafe))
       return not('blocked', `Blocked by the workflow verifier, not run: ${unsafe?.reason ?? verdict.reason}`);
-    const mcp = isMcpName(call.name);
     // An MCP tool's own hints set whether the user is asked (never whether it may run: the gate decided that).
     const reason = approvalReason(verdict) ?? (mcp ? opts.mcp?.approvalReason(call.name) : undefined);
     if (reason !== undefined && !(await this.ask(call, verdict, reason)))
