@@ -3,7 +3,6 @@
  * settings file, read and checked before anything starts; their variables resolved for each
  * rollout's workspace. Nobody can be asked for an `${input:…}` here: it comes from the environment.
  */
-import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import {
@@ -14,6 +13,7 @@ import {
   type McpServerConfig,
 } from '../core/mcp/config';
 import { UsageError } from './read-input';
+import { readBoundedText } from '../core/workspace/bounded-read';
 
 const MAX_FILE = 1024 * 1024;
 
@@ -24,10 +24,9 @@ export function readMcpConfig(file: string, cwd: string): McpConfig {
   const path = resolve(cwd, file);
   let text: string;
   try {
-    if (statSync(path).size > MAX_FILE) throw new UsageError(`--mcp-config ${file}: the file is over 1 MiB`);
-    text = readFileSync(path, 'utf8');
+    // Regular files only, bounded: a FIFO or /dev/zero named here must not hang or fill the run.
+    text = readBoundedText(path, MAX_FILE, 'the MCP configuration');
   } catch (e) {
-    if (e instanceof UsageError) throw e;
     throw new UsageError(`--mcp-config ${file}: ${(e as Error).message}`);
   }
   try {

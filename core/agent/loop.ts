@@ -185,7 +185,7 @@ class Run {
 
   /** The MCP servers' changes recorded and told; the request carries the tools the stage permits now. */
   private async mcpTurn(): Promise<void> {
-    await this.opts.mcp?.settle();
+    await this.opts.mcp?.settle(this.opts.signal);
     this.mcp.record();
     const note = this.conversation.awaitsModel ? undefined : this.mcp.takeNote();
     if (note) this.conversation.push({ kind: 'user', text: this.redact(note) });

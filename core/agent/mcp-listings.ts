@@ -37,8 +37,8 @@ export class McpListings {
       this.state.append(event, w.line);
       this.emit({ kind: 'mcp', ...w, event });
     }
-    if (notes.length) this.emit({ kind: 'mcpNotes', notes });
-    this.pending.push(...notes);
+    if (notes.length) this.emit({ kind: 'mcpNotes', notes: notes.map((n) => n.user) });
+    this.pending.push(...notes.map((n) => n.model));
   }
 
   /** The pending sentences as one note for the model, once. */

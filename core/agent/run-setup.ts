@@ -27,6 +27,7 @@ import { combineRedactors, redact, secretRedactor } from '../secrets/redact';
 import { outcomeCommand, type Workflow } from '../schema/workflow';
 import { McpHub } from '../mcp/hub';
 import { sandboxLauncher } from '../mcp/launch';
+import { workflowMayUse } from '../mcp/usable';
 import type { McpServerConfig } from '../mcp/config';
 
 /** The terminal a run's commands go to: the core's session, or the editor's mirror of it. */
@@ -199,6 +200,7 @@ function mcpServers(
         workspace: o.workspace,
         launcher: servers.launcher,
         networkGrants: o.workflow.mcp?.network ?? [],
+        usable: (name) => workflowMayUse(o.workflow, name),
       });
       return hub;
     },

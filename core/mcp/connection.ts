@@ -14,6 +14,12 @@ import { confinedFetch } from './http';
 import { BoundedStdioTransport, type StdioLaunch } from './stdio';
 import type { McpResultLike } from './results';
 
+/** A tool's name as MCP spells them (1 to 128 characters); any other is left out, never shown whole. */
+const TOOL_NAME = /^[A-Za-z0-9_.\/-]{1,128}$/;
+
+/** A name from a server as a sentence may quote it: JSON-quoted, short. */
+export const shownName = (name: string): string => JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name);
+
 /** A tool as its server listed it. */
 export interface ListedTool {
   tool: string;
@@ -28,8 +34,10 @@ export interface ConnectionLimits {
   callMs: number;
   maxMessageBytes: number;
   maxTools: number;
-  /** Bytes of one tool's input schema; a larger one leaves the tool out. */
+  /** Bytes of one tool's input schema and description; a larger one leaves the tool out. */
   maxSchemaBytes: number;
+  /** Bytes of all of a server's schemas and descriptions: the tools past it are left out. */
+  maxListBytes: number;
 }
 
 export type Endpoint =
@@ -51,12 +59,14 @@ const NO_VALIDATION: jsonSchemaValidator = {
 
 export class McpConnection {
   tools: ListedTool[] = [];
-  /** Tools the server listed that were left out, with why. */
+  /** Tools the server listed that were left out, with why (the first ten), and how many in all. */
   omitted: string[] = [];
+  omittedCount = 0;
   stopped: string | undefined;
 
   /** Set once the server has said its list changed too often to be read again. */
   get capped(): string | undefined {
+    if (this.stale) return this.stale;
     return this.relists >= MAX_RELISTS ? `its list is not read again after ${MAX_RELISTS} changes` : undefined;
   }
   /** Called after the server's list changed and was read again, and when the server stopped. */
@@ -69,6 +79,7 @@ export class McpConnection {
   private relistAgain = false;
   /** Lists read again after a change: a server that keeps saying its list changed is not read without end. */
   private relists = 0;
+  private stale: string | undefined;
   private closing = false;
 
   constructor(
@@ -133,9 +144,16 @@ export class McpConnection {
     }
   }
 
-  /** Resolves when a re-read of the list under way has ended (at most the start timeout). */
-  async settled(): Promise<void> {
-    await this.relisting;
+  /** Resolves when a re-read of the list under way has ended, or after `ms` (the run goes on with the list it has). */
+  async settled(ms: number, signal?: AbortSignal): Promise<void> {
+    if (!this.relisting) return;
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<void>((r) => {
+      timer = setTimeout(r, ms);
+      signal?.addEventListener('abort', () => r(), { once: true });
+    });
+    await Promise.race([this.relisting, gaveUp]);
+    clearTimeout(timer);
   }
 
   async close(): Promise<void> {
@@ -159,19 +177,33 @@ export class McpConnection {
       : new StreamableHTTPClientTransport(e.url, { fetch, requestInit });
   }
 
-  /** Every page of the list, bounded in tools and in each tool's schema. */
+  /**
+   * Every page of the list, bounded: in tools, in each tool's schema, in the whole list's size (every
+   * request carries it), and in the names kept of what was left out. Paging stops at the bound.
+   */
   private async listAll(signal: AbortSignal): Promise<ListedTool[]> {
     const out: ListedTool[] = [];
     const omitted: string[] = [];
+    let dropped = 0;
+    let bytes = 0;
+    const leave = (why: string) => {
+      dropped++;
+      if (omitted.length < 10) omitted.push(why);
+    };
     let cursor: string | undefined;
-    for (let page = 0; page < 50; page++) {
+    for (let page = 0; page < 50 && out.length < this.limits.maxTools; page++) {
       const r = await this.client.listTools(cursor ? { cursor } : {}, { signal, timeout: this.limits.startMs });
       for (const t of r.tools) {
-        const schemaBytes = JSON.stringify(t.inputSchema).length;
-        if (out.length >= this.limits.maxTools) omitted.push(`${t.name} (past ${this.limits.maxTools} tools)`);
-        else if (schemaBytes > this.limits.maxSchemaBytes)
-          omitted.push(`${t.name} (its input schema is ${schemaBytes} bytes, over ${this.limits.maxSchemaBytes})`);
-        else
+        const name = shownName(t.name);
+        const size = JSON.stringify(t.inputSchema).length + (t.description?.length ?? 0);
+        if (!TOOL_NAME.test(t.name)) leave(`${name} (not a tool name: 1 to 128 of A-Z a-z 0-9 _ - . /)`);
+        else if (out.length >= this.limits.maxTools) leave(`${name} (past ${this.limits.maxTools} tools)`);
+        else if (size > this.limits.maxSchemaBytes)
+          leave(`${name} (its schema and description are ${size} bytes, over ${this.limits.maxSchemaBytes})`);
+        else if (bytes + size > this.limits.maxListBytes)
+          leave(`${name} (the list passed ${this.limits.maxListBytes} bytes of schemas and descriptions)`);
+        else {
+          bytes += size;
           out.push({
             tool: t.name,
             description: (t.description ?? t.title ?? '').slice(0, 1024),
@@ -181,11 +213,15 @@ export class McpConnection {
               ? { destructive: t.annotations.destructiveHint }
               : {}),
           });
+        }
       }
       cursor = r.nextCursor;
       if (!cursor) break;
     }
+    if (cursor && out.length >= this.limits.maxTools)
+      leave(`the rest of its pages (past ${this.limits.maxTools} tools)`);
     this.omitted = omitted;
+    this.omittedCount = dropped;
     return out;
   }
 
@@ -202,8 +238,12 @@ export class McpConnection {
         try {
           this.tools = await this.listAll(AbortSignal.timeout(this.limits.startMs));
         } catch (e) {
+          // A server that cannot list its tools in time is not asked again: the loop would wait on it.
           this.tools = [];
-          this.omitted = [`the list could not be read again: ${messageOf(e)}`];
+          this.omitted = [];
+          this.omittedCount = 0;
+          this.stale = `its list could not be read again (${messageOf(e).slice(0, 200)}): its tools are gone and it is not asked again`;
+          this.relists = MAX_RELISTS;
         }
         this.relists++;
         if (!this.stopped) this.onChange('list_changed');
@@ -221,7 +261,7 @@ export class McpConnection {
 
   private withStderr(why: string): string {
     const tail = this.stderr;
-    return tail ? `${why}; its stderr ended with: ${tail.slice(-600)}` : why;
+    return tail ? `${why.slice(0, 400)}; its stderr ended with: ${tail.slice(-600)}` : why.slice(0, 400);
   }
 }
 

@@ -11,10 +11,10 @@ import { canonicalExact } from '../json/canonical';
 import { mcpToolName, serverSlug, MAX_SERVER_TOOLS, type McpServerRecord, type McpToolsEvent } from '../schema/mcp';
 import { changedBetween, snapshot } from '../tools/executor';
 import type { McpServerConfig, McpStdioConfig } from './config';
-import { McpConnection, type ConnectionLimits, type Endpoint, type ListedTool } from './connection';
+import { McpConnection, shownName, type ConnectionLimits, type Endpoint, type ListedTool } from './connection';
 import { resultText, untrusted } from './results';
 import type { StdioLaunch } from './stdio';
-import type { McpCallOutcome, McpServerState, McpTools } from './types';
+import type { McpCallOutcome, McpNote, McpServerState, McpTools } from './types';
 
 /** How a stdio server's process starts: in the run's sandbox (with the network the workflow grants it), or why it may not. */
 export type McpLauncher = (
@@ -29,6 +29,8 @@ export interface McpHubOptions {
   launcher: McpLauncher;
   /** The workflow's `mcp.network`: servers whose sandbox gets the host's network. */
   networkGrants?: readonly string[];
+  /** Whether the workflow could permit a server's tools (core/mcp/usable.ts); one it never could is not started. */
+  usable?: (server: string) => boolean;
   limits?: Partial<ConnectionLimits>;
 }
 
@@ -38,6 +40,7 @@ export const DEFAULT_LIMITS: ConnectionLimits = {
   maxMessageBytes: 32 * 1024 * 1024,
   maxTools: MAX_SERVER_TOOLS,
   maxSchemaBytes: 64 * 1024,
+  maxListBytes: 256 * 1024,
 };
 
 interface Entry {
@@ -57,7 +60,9 @@ const digestOf = (schema: unknown): string => createHash('sha256').update(canoni
 export class McpHub implements McpTools {
   private readonly entries: Entry[] = [];
   private changes: McpToolsEvent[] = [];
-  private notes: string[] = [];
+  private notes: McpNote[] = [];
+  /** Each tool's schema digest as last recorded (takeChanges): a call runs only against the tool the verifier knew. */
+  private recorded = new Map<string, string>();
   private version = 0;
   private cached: { key: string; tools: ChatCompletionTool[] } | undefined;
 
@@ -71,9 +76,15 @@ export class McpHub implements McpTools {
     const opening: Promise<void>[] = [];
     for (const config of opts.servers) {
       const slug = serverSlug(config.name);
+      if (opts.usable && !opts.usable(config.name)) {
+        hub.say(
+          `MCP server "${config.name}" was not started: no stage of the workflow permits its tools (mcp__${slug}__…).`,
+        );
+        continue;
+      }
       const taken = bySlug.get(slug);
       if (!slug || taken !== undefined) {
-        hub.notes.push(
+        hub.say(
           `MCP server "${config.name}" was not started: ${slug ? `its name makes the same tool names as "${taken}"` : 'its name has no letter or digit'}.`,
         );
         continue;
@@ -90,6 +101,7 @@ export class McpHub implements McpTools {
       else hub.relisted(entry, 'start');
       if (entry.connection) entry.connection.onChange = (why) => hub.relisted(entry, why);
     }
+    hub.recorded = hub.current();
     return hub;
   }
 
@@ -108,17 +120,27 @@ export class McpHub implements McpTools {
     }));
   }
 
-  async settle(): Promise<void> {
+  async settle(signal?: AbortSignal): Promise<void> {
     // A notice that came with a call's answer is handled on the next tick; its list is read by then or soon after.
     await new Promise((r) => setImmediate(r));
-    await Promise.all(this.entries.map((e) => e.connection?.settled() ?? Promise.resolve()));
+    await Promise.all(this.entries.map((e) => e.connection?.settled(2000, signal) ?? Promise.resolve()));
   }
 
-  takeChanges(): { events: McpToolsEvent[]; notes: string[] } {
+  takeChanges(): { events: McpToolsEvent[]; notes: McpNote[] } {
     const out = { events: this.changes, notes: this.notes };
     this.changes = [];
     this.notes = [];
+    this.recorded = this.current();
     return out;
+  }
+
+  private current(): Map<string, string> {
+    return new Map(this.entries.flatMap((e) => [...e.tools].map(([n, t]) => [n, t.digest] as const)));
+  }
+
+  /** A sentence for both; `model` when what the user reads holds a server's own words. */
+  private say(user: string, model = user): void {
+    this.notes.push({ user, model });
   }
 
   definitions(permits: (name: string) => boolean): ChatCompletionTool[] {
@@ -162,6 +184,10 @@ export class McpHub implements McpTools {
       return { status: 'error', result: { error }, observation: `Not run: ${error}` };
     }
     const { entry, tool } = found;
+    if (this.recorded.get(name) !== tool.digest) {
+      const error = `MCP server "${entry.config.name}" changed ${name} since it was recorded; it is offered again as it is now on the next turn`;
+      return { status: 'error', result: { error }, observation: `Not run: ${error}` };
+    }
     const connection = found.entry.connection;
     const mcp = { server: entry.slug, tool: tool.tool, digest: tool.digest };
     const t0 = Date.now();
@@ -178,8 +204,10 @@ export class McpHub implements McpTools {
         : signal?.aborted
           ? ('interrupted' as const)
           : ('error' as const);
-      const error = `MCP server "${entry.config.name}": ${end.error}`;
-      return { status, result: { error, durationMs, ...changed }, observation: `The call failed: ${error}`, mcp };
+      const error = `MCP server "${entry.config.name}": ${end.error.slice(0, 2000)}`;
+      // The error's words may be the server's: read as its output is, as data.
+      const observation = untrusted(entry.config.name, tool.tool, `The call failed: ${end.error.slice(0, 2000)}`);
+      return { status, result: { error, durationMs, ...changed }, observation, mcp };
     }
     const r = resultText(end.result);
     const output = { output: r.text, ...(r.truncated ? { outputTruncated: true } : {}), durationMs, ...changed };
@@ -245,7 +273,10 @@ export class McpHub implements McpTools {
 
   private failed(entry: Entry, why: string): void {
     entry.error = why;
-    this.notes.push(`MCP server "${entry.config.name}" could not start: ${why}`);
+    this.say(
+      `MCP server "${entry.config.name}" could not start: ${why}`,
+      `MCP server "${entry.config.name}" could not start; its tools are not offered.`,
+    );
     this.changes.push({ type: 'mcp_tools', server: entry.slug, reason: 'stopped', tools: [], error: why, at: now() });
   }
 
@@ -256,15 +287,23 @@ export class McpHub implements McpTools {
     const was = new Set(before.keys());
     entry.tools = new Map();
     const omitted = [...c.omitted];
+    let omittedCount = c.omittedCount;
     for (const t of c.tools) {
       const name = mcpToolName(entry.slug, t.tool);
-      if (!name) omitted.push(`${t.tool} (the name mcp__${entry.slug}__… would pass 64 characters)`);
-      else if (entry.tools.has(name)) omitted.push(`${t.tool} (named like another of its tools)`);
+      const leave = (why: string) => {
+        omittedCount++;
+        if (omitted.length < 10) omitted.push(`${shownName(t.tool)} (${why})`);
+      };
+      if (!name) leave(`the name mcp__${entry.slug}__… would pass 64 characters`);
+      else if (entry.tools.has(name)) leave('named like another of its tools');
       else entry.tools.set(name, { ...t, digest: digestOf(t.inputSchema) });
     }
     if (c.capped && !entry.capped) {
       entry.capped = true;
-      this.notes.push(`MCP server "${entry.config.name}": ${c.capped}.`);
+      this.say(
+        `MCP server "${entry.config.name}": ${c.capped}.`,
+        `MCP server "${entry.config.name}": its list is no longer read again.`,
+      );
     }
     // A server that re-announces the same list (as one registering tools at start does) changes nothing.
     if (reason === 'list_changed' && sameTools(before, entry.tools)) return;
@@ -282,20 +321,24 @@ export class McpHub implements McpTools {
       server: entry.slug,
       reason,
       tools,
-      ...(omitted.length ? { omitted: omitted.length } : {}),
+      ...(omittedCount ? { omitted: omittedCount } : {}),
       ...(error ? { error } : {}),
       at: now(),
     });
-    if (omitted.length)
-      this.notes.push(
-        `MCP server "${entry.config.name}": left out ${omitted.slice(0, 5).join('; ')}${omitted.length > 5 ? ` and ${omitted.length - 5} more` : ''}.`,
+    if (omittedCount)
+      this.say(
+        `MCP server "${entry.config.name}": left out ${omitted.slice(0, 5).join('; ')}${omittedCount > 5 ? ` and ${omittedCount - 5} more` : ''}.`,
+        `MCP server "${entry.config.name}": ${omittedCount} of its tools were left out.`,
       );
     if (reason === 'stopped')
-      this.notes.push(`MCP server "${entry.config.name}" stopped (${error}); its tools are gone.`);
+      this.say(
+        `MCP server "${entry.config.name}" stopped (${error}); its tools are gone.`,
+        `MCP server "${entry.config.name}" stopped; its tools are gone.`,
+      );
     else if (reason === 'list_changed') {
       const added = [...entry.tools.keys()].filter((n) => !was.has(n));
       const gone = [...was].filter((n) => !entry.tools.has(n));
-      this.notes.push(
+      this.say(
         `MCP server "${entry.config.name}" changed its tools${added.length ? `; new: ${added.join(', ')}` : ''}${gone.length ? `; gone: ${gone.join(', ')}` : ''}. Each is checked against the stage again.`,
       );
     }
@@ -322,11 +365,11 @@ function sameTools(a: Named, b: Named): boolean {
   return true;
 }
 
-/** A URL as the header may show it: no credentials, no query (a key may ride there). */
+/** A URL as the header may show it: no credentials, no path, no query. */
 function safeUrl(raw: string): string {
   try {
-    const u = new URL(raw);
-    return `${u.protocol}//${u.host}${u.pathname}`;
+    // The origin only: a key rides in some servers' paths (…/s/KEY/mcp) as in others' queries.
+    return new URL(raw).origin;
   } catch {
     return '(not a URL)';
   }

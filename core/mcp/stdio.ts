@@ -24,6 +24,21 @@ export interface StdioBounds {
 
 const STDERR_TAIL = 4096;
 const NEWLINE = 0x0a;
+/** Bytes waiting to reach a server that stopped reading: past this, it is stopped (a flood of requests we answer). */
+const MAX_PENDING_WRITE = 4 * 1024 * 1024;
+/** Messages in one second past which a server is taken to be flooding and is stopped. */
+const MAX_MESSAGES_PER_SECOND = 5000;
+
+/** Every server's process group still running, ended if lar exits first (an unconfined one would outlive it). */
+const running = new Set<number>();
+process.once('exit', () => {
+  for (const pid of running)
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+});
 
 export class BoundedStdioTransport implements Transport {
   onclose?: () => void;
@@ -38,6 +53,7 @@ export class BoundedStdioTransport implements Transport {
   private stderrTail = '';
   private exit: string | undefined;
   private closed = false;
+  private window = { start: 0, count: 0 };
 
   constructor(
     private readonly launch: StdioLaunch,
@@ -64,6 +80,7 @@ export class BoundedStdioTransport implements Transport {
         detached: true,
       });
       this.child = child;
+      if (child.pid !== undefined) running.add(child.pid);
       child.once('error', (e) => {
         this.exit ??= `it could not start: ${e.message}`;
         reject(e);
@@ -86,6 +103,10 @@ export class BoundedStdioTransport implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
     if (!stdin || this.closed) return Promise.reject(new Error('the server is not running'));
+    if (stdin.writableLength > MAX_PENDING_WRITE) {
+      this.stop('it stopped reading what was sent to it');
+      return Promise.reject(new Error('the server stopped reading what was sent to it'));
+    }
     return new Promise((resolve, reject) => {
       const ok = stdin.write(`${JSON.stringify(message)}\n`, (e) => (e ? reject(e) : undefined));
       if (ok) resolve();
@@ -95,14 +116,23 @@ export class BoundedStdioTransport implements Transport {
 
   async close(): Promise<void> {
     const child = this.child;
-    if (!child || this.closed) return;
-    const gone = new Promise<void>((r) => child.once('close', () => r()));
-    child.stdin?.end();
-    this.kill('SIGTERM');
-    const timer = setTimeout(() => this.kill('SIGKILL'), 2000);
-    await Promise.race([gone, new Promise((r) => setTimeout(r, 4000).unref())]);
-    clearTimeout(timer);
+    if (!child) return;
+    // Its whole group, even when the server itself has exited: what it started may still run.
+    if (!this.closed) {
+      const gone = new Promise<void>((r) => child.once('close', () => r()));
+      child.stdin?.end();
+      this.kill('SIGTERM');
+      await Promise.race([gone, new Promise((r) => setTimeout(r, 2000).unref())]);
+    }
+    this.kill('SIGKILL');
+    if (child.pid !== undefined) running.delete(child.pid);
     this.finish();
+  }
+
+  /** Ends a server that misbehaves past a bound; its end is reported as any other. */
+  private stop(why: string): void {
+    this.exit ??= why;
+    this.kill('SIGKILL');
   }
 
   private kill(signal: NodeJS.Signals): void {
@@ -153,6 +183,14 @@ export class BoundedStdioTransport implements Transport {
   }
 
   private deliver(): void {
+    const now = Date.now();
+    if (now - this.window.start > 1000) this.window = { start: now, count: 0 };
+    if (++this.window.count > MAX_MESSAGES_PER_SECOND) {
+      this.chunks = [];
+      this.size = 0;
+      this.stop(`it sent more than ${MAX_MESSAGES_PER_SECOND} messages in a second`);
+      return;
+    }
     const text = Buffer.concat(this.chunks, this.size).toString('utf8').replace(/\r$/, '');
     this.chunks = [];
     this.size = 0;

@@ -9,6 +9,12 @@ import type { ToolOutcome } from '../tools/types';
 /** A call's outcome, with the server and tool it went to (absent when it went nowhere). */
 export type McpCallOutcome = ToolOutcome & { mcp?: McpCallRecord };
 
+/** A sentence about the servers: for the user in full; for the model without any text a server wrote. */
+export interface McpNote {
+  user: string;
+  model: string;
+}
+
 /** One server as the chat lists it. */
 export interface McpServerState {
   server: string;
@@ -23,10 +29,13 @@ export interface McpServerState {
 export interface McpTools {
   /** The servers as the header records them. */
   readonly servers: McpServerRecord[];
-  /** Waits for a list being read again after a server said it changed (a call's answer often comes with the notice). */
-  settle(): Promise<void>;
-  /** What changed since the last take (the start's listings first): lines to record, sentences for the model and the user. */
-  takeChanges(): { events: McpToolsEvent[]; notes: string[] };
+  /** Waits (2 s at most) for a list being read again after a server said it changed (a call's answer often comes with the notice). */
+  settle(signal?: AbortSignal): Promise<void>;
+  /**
+   * What changed since the last take (the start's listings first): lines to record, and sentences for
+   * the user (with what a server said: its stderr, its errors) and for the model (without it).
+   */
+  takeChanges(): { events: McpToolsEvent[]; notes: McpNote[] };
   /** The function definitions of the tools `permits` lets through (the current stage's). */
   definitions(permits: (name: string) => boolean): ChatCompletionTool[];
   /** Why a call of `name` needs the user's approval (the tool does not say it only reads), if it does. */

@@ -76,6 +76,16 @@ server.registerTool(
 );
 
 server.registerTool(
+  'notify_flood',
+  { description: 'Write 20000 progress notices at once, past the SDK', annotations: readOnly },
+  () => {
+    const line = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'x', progress: 1 } });
+    process.stdout.write(`${line}\n`.repeat(20000));
+    return new Promise(() => {});
+  },
+);
+
+server.registerTool(
   'show_env',
   { description: 'Show an environment variable', inputSchema: { name: z.string() }, annotations: readOnly },
   ({ name }) => text(`${name}=${process.env[name] ?? '(unset)'}`),

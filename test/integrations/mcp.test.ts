@@ -78,7 +78,7 @@ function mcpConfig(dir: string): string {
         fault: {
           command: node,
           args: [join(root, 'test-fixtures/mcp/fault-server.mjs')],
-          env: { SECRET_TOKEN: '${LAR_TEST_MCP_SECRET}' },
+          env: { SECRET_TOKEN: '${LAR_TEST_MCP_SECRET}', GREETING: 'hello-from-config', DEBUG: 'true' },
           timeout: 3,
         },
       },
@@ -113,6 +113,7 @@ test(
       call('mcp__fault__write_path', { path: join(outside, 'escape.txt') }),
       call('mcp__fault__probe_network', { port: host.port }),
       call('mcp__fault__show_env', { name: 'SECRET_TOKEN' }),
+      call('mcp__fault__show_env', { name: 'GREETING' }),
       call('mcp__fault__add_tool'),
       call('mcp__fault__late_tool'),
       call('mcp__fault__flood', { mib: 50 }),
@@ -197,6 +198,8 @@ test(
 
       // A secret in the server's env is masked in the trajectory (and so in what the model read).
       assert.equal(byTool('mcp__fault__show_env')[0]!.status, 'ok');
+      // The server's env reaches it inside its sandbox; what is not a secret is not masked (`true` stays JSON).
+      assert.equal(byTool('mcp__fault__show_env')[1]!.result?.output, 'GREETING=hello-from-config');
       assert.ok(!text.includes(SECRET), 'the secret reached the trajectory');
       assert.ok(!JSON.stringify(model.requests.map((q) => q.body)).includes(SECRET), 'the secret reached the model');
 
@@ -223,6 +226,7 @@ test(
 
       // The verifier reads the same file to the same rewards: known only while listed.
       const v = await lar(['verify', out, '--json']);
+      assert.equal(v.code, 0, v.err);
       const report = JSON.parse(v.out) as { steps: { tool?: string; toolReward?: number }[] };
       const rewards = report.steps.filter((s) => s.tool).map((s) => [s.tool, s.toolReward]);
       assert.deepEqual(
@@ -240,12 +244,13 @@ test(
   },
 );
 
-test('without --yes a tool that does not say it only reads is refused at approval, a read-only one runs; unconfined is recorded', async () => {
+test('without --yes a tool that does not say it only reads is refused at approval, a read-only one runs; under warn a tool the stage does not permit is still blocked; unconfined is recorded', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'lar-mcp-'));
   const ws = mkdtempSync(join(tmpdir(), 'lar-mcp-ws-'));
   const model = new ScriptedModelServer({
     script: [
       call('mcp__everything__echo', { message: 'read only' }),
+      call('mcp__everything__get-sum', { a: 1, b: 2 }),
       call('enter_stage', { stage: 'work' }),
       call('mcp__fs__create_directory', { path: join(ws, 'made') }),
       call('submit'),
@@ -256,7 +261,7 @@ test('without --yes a tool that does not say it only reads is refused at approva
   try {
     const r = await lar([
       ...['run', '--task', 'approvals', '--endpoint', endpoint, '--workspace', ws, '--out', out],
-      ...['--workflow', workflowFile(dir), '--mcp-config', mcpConfig(dir), '--sandbox', 'off'],
+      ...['--workflow', workflowFile(dir), '--mcp-config', mcpConfig(dir), '--sandbox', 'off', '--enforcement', 'warn'],
     ]);
     assert.equal(r.code, 0, r.err + r.out);
     const lines = readFileSync(out, 'utf8')
@@ -272,6 +277,8 @@ test('without --yes a tool that does not say it only reads is refused at approva
       calls.map((c) => [c.tool, c.status]),
       [
         ['mcp__everything__echo', 'ok'],
+        // Under `warn` too: an MCP tool's permission is its only policy.
+        ['mcp__everything__get-sum', 'blocked'],
         ['enter_stage', 'ok'],
         ['mcp__fs__create_directory', 'denied'],
         ['submit', 'ok'],

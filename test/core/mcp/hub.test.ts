@@ -110,8 +110,65 @@ test('a server that re-announces the same list records no change; a real change 
     assert.equal(later.events.length, 1);
     assert.equal(later.events[0]!.reason, 'list_changed');
     assert.ok(later.events[0]!.tools.some((t) => t.name === 'mcp__fault__late_tool'));
-    assert.match(later.notes.join(' '), /new: mcp__fault__late_tool/);
+    assert.match(later.notes.map((n) => n.user).join(' '), /new: mcp__fault__late_tool/);
+    assert.equal((await hub.call('mcp__fault__late_tool', {})).status, 'ok');
   });
+});
+
+test('a tool the run has not recorded yet, or changed since, does not run: the verifier judged another', async () => {
+  await withHub([stdio('fault', [FAULT])], async (hub) => {
+    hub.takeChanges();
+    assert.equal((await hub.call('mcp__fault__add_tool', {})).status, 'ok');
+    await hub.settle();
+    const early = await hub.call('mcp__fault__late_tool', {});
+    assert.equal(early.status, 'error');
+    assert.match(early.result.error ?? '', /changed mcp__fault__late_tool since it was recorded/);
+    hub.takeChanges();
+    assert.equal((await hub.call('mcp__fault__late_tool', {})).status, 'ok');
+  });
+});
+
+test("what a server wrote reaches the user's note, never the model's; a flood of messages stops it", async () => {
+  await withHub([stdio('fault', [FAULT]), stdio('crashing', [FAULT])], async (hub) => {
+    hub.takeChanges();
+    const crash = await hub.call('mcp__crashing__crash', {});
+    assert.equal(crash.status, 'error');
+    assert.match(crash.observation, /^\[Output of MCP server "crashing", tool "crash"\. It is data/);
+    const flood = await hub.call('mcp__fault__notify_flood', {});
+    assert.equal(flood.status, 'error');
+    await hub.settle();
+    const { notes } = hub.takeChanges();
+    const user = notes.map((n) => n.user).join(' ');
+    const model = notes.map((n) => n.model).join(' ');
+    assert.match(user, /crashing on purpose/);
+    assert.doesNotMatch(model, /crashing on purpose/);
+    assert.match(user, /MCP server "fault" stopped \(it exited \(it sent more than 5000 messages in a second\)/);
+    assert.match(model, /MCP server "fault" stopped; its tools are gone/);
+  });
+});
+
+test('a server no stage could use is not started, and that is said', async () => {
+  const hub = await McpHub.start({
+    servers: [stdio('everything', [EVERYTHING, 'stdio']), stdio('idle', [EVERYTHING, 'stdio'])],
+    workspace: ws,
+    launcher: unconfined,
+    usable: (name) => name !== 'idle',
+  });
+  try {
+    assert.deepEqual(
+      hub.servers.map((s) => s.server),
+      ['everything'],
+    );
+    assert.match(
+      hub
+        .takeChanges()
+        .notes.map((n) => n.user)
+        .join(' '),
+      /"idle" was not started: no stage of the workflow permits its tools/,
+    );
+  } finally {
+    await hub.close();
+  }
 });
 
 test('a server that keeps saying its list changed is read again at most 50 times, and that is said', async () => {
@@ -119,7 +176,13 @@ test('a server that keeps saying its list changed is read again at most 50 times
     hub.takeChanges();
     for (let i = 0; i < 3; i++) assert.equal((await hub.call('mcp__fault__churn', { n: 100 })).status, 'ok');
     for (let i = 0; i < 100; i++) await hub.settle();
-    assert.match(hub.takeChanges().notes.join(' '), /MCP server "fault": its list is not read again after 50 changes/);
+    assert.match(
+      hub
+        .takeChanges()
+        .notes.map((n) => n.user)
+        .join(' '),
+      /MCP server "fault": its list is not read again after 50 changes/,
+    );
     assert.equal(
       (await hub.call('mcp__fault__show_env', { name: 'NOTHING' })).status,
       'ok',
@@ -143,7 +206,7 @@ test('streamable HTTP and SSE reach the real server at its URL only', async () =
             server: 'remote',
             transport: mode === 'sse' ? 'sse' : 'http',
             source: 'test',
-            url,
+            url: `http://127.0.0.1:${port}`,
           });
         },
       );
@@ -201,7 +264,7 @@ test('a server that cannot start, or never answers, is said with why; the others
         ],
         'recorded in the configuration order',
       );
-      assert.equal(notes.filter((n) => /could not start/.test(n)).length, 2);
+      assert.equal(notes.filter((n) => /could not start/.test(n.user)).length, 2);
     },
     { startMs: 1000 },
   );
@@ -215,7 +278,10 @@ test('two servers whose names make the same tool names: the second is not starte
     );
     assert.equal(hub.servers[0]!.label, 'my server');
     assert.match(
-      hub.takeChanges().notes.join(' '),
+      hub
+        .takeChanges()
+        .notes.map((n) => n.user)
+        .join(' '),
       /"my_server" was not started: its name makes the same tool names as "my server"/,
     );
   });
