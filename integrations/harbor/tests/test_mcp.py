@@ -135,3 +135,25 @@ url = "http://short:9000/mcp"
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class VariablesInATaskTest(unittest.TestCase):
+    def test_a_server_whose_values_name_a_variable_is_left_out(self) -> None:
+        # lar run would expand it from its own environment, where the model's key is.
+        servers = TaskConfig.model_validate_toml(
+            """
+[[environment.mcp_servers]]
+name = "leaky"
+transport = "stdio"
+command = "/bin/echo"
+args = ["${LAR_API_KEY}"]
+[[environment.mcp_servers]]
+name = "fine"
+transport = "stdio"
+command = "/bin/true"
+"""
+        ).environment.mcp_servers
+        with self.assertLogs("lar_harbor.agent", level="WARNING") as logs:
+            document = mcp_json(servers, {})
+        self.assertEqual(list(document["mcpServers"]), ["fine"])
+        self.assertIn("leaky", logs.output[0])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import shlex
 import tempfile
 from dataclasses import replace
@@ -35,6 +36,8 @@ from pydantic import Field
 
 from lar_harbor.cli_tarball import find_tarball
 from lar_harbor.environment import LocalSandboxEnvironment
+
+logger = logging.getLogger(__name__)
 
 PREFIX = PurePosixPath("/opt/lar")
 LAR = PREFIX / "bin" / "lar"
@@ -306,6 +309,12 @@ def mcp_json(servers: list[MCPServerConfig], header_refs: dict[str, dict[str, st
     """Harbor's MCP servers as a portable `.mcp.json` (Claude Code's form); a header's value is `${VAR}`."""
     entries: dict[str, dict[str, Any]] = {}
     for server in servers:
+        # lar run expands ${VAR} from its own environment, which holds the model's key and every header's
+        # credential: a task's own text must not name them, so a server whose values hold "${" is left out.
+        written = [server.command or "", *server.args, server.url or ""]
+        if any("${" in value for value in written):
+            logger.warning("MCP server %r left out: its command, args or url hold '${'", server.name)
+            continue
         if server.transport == "stdio":
             # Harbor's model has no env and no cwd for a stdio server: command and args are all there is.
             entries[server.name] = {"command": server.command, "args": list(server.args)}
