@@ -99,7 +99,11 @@ export class McpHub implements McpTools {
     for (const entry of hub.entries) {
       if (entry.error !== undefined) hub.failed(entry, entry.error);
       else hub.relisted(entry, 'start');
-      if (entry.connection) entry.connection.onChange = (why) => hub.relisted(entry, why);
+      const c = entry.connection;
+      if (!c) continue;
+      c.onChange = (why) => hub.relisted(entry, why);
+      // One that stopped between its start and now told no one: it is recorded stopped after its start.
+      if (c.stopped) hub.relisted(entry, 'stopped');
     }
     hub.recorded = hub.current();
     return hub;
