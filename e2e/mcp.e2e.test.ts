@@ -114,7 +114,17 @@ describe('MCP servers from the workspace (code-server + Chromium)', { skip, conc
         asked.includes(`everything (.vscode/mcp.json) — stdio: ${process.execPath} ${EVERYTHING} stdio`),
         asked,
       );
+      // As written: its env, its cwd and the input it asks for, before they are filled in.
+      for (const line of [
+        'cwd: ${workspaceFolder}',
+        'env: GREETING=${input:greeting}',
+        'asks you for: ${input:greeting}',
+      ])
+        assert.ok(asked.includes(line), `${line} not in ${asked}`);
       assert.match(asked, /broken \(\.mcp\.json\) — stdio: /);
+      // The network the workflow grants it is said; a server no stage permits is not asked about.
+      assert.match(asked, /runs in a sandbox with the host's network: workflow "mcp-e2e" grants it/);
+      assert.doesNotMatch(asked, /unused/);
       await wb.screenshot('mcp-1-allow');
       await dialog.getByRole('button', { name: 'Allow', exact: true }).click();
 
@@ -145,6 +155,14 @@ describe('MCP servers from the workspace (code-server + Chromium)', { skip, conc
       const sum = chat.locator('.card.blocked', { hasText: 'everything › get-sum' });
       assert.match(await sum.innerText(), /^−1\s+MCP\s+everything › get-sum\s+blocked/);
       assert.match(await sum.innerText(), /tool\.permitted: mcp__everything__get-sum is not permitted in stage "look"/);
+
+      // The server no stage permits: one quiet line, not started.
+      const unused = chat.locator('.mcp-notice', { hasText: 'MCP server "unused"' });
+      assert.equal(
+        await unused.innerText(),
+        'MCP server "unused" (.mcp.json) is not started: no stage of workflow "mcp-e2e" permits mcp__unused__… tools.',
+      );
+      assert.equal(await chat.locator('.mcp-notice.warn', { hasText: 'MCP server "unused"' }).count(), 0);
 
       // The server that could not start: said once in the chat, with its stderr, and in a notification.
       const failed = chat.locator('.mcp-notice.warn', { hasText: 'MCP server "broken" could not start' });
@@ -186,6 +204,7 @@ describe('MCP servers from the workspace (code-server + Chromium)', { skip, conc
       await second.locator('summary').click();
       assert.match(await serverRow(second, 'everything').innerText(), /in work[\s\S]*echo[\s\S]*get-sum/);
       assert.equal(await failed.count(), 1, 'the failure is said once, not per run');
+      assert.equal(await unused.count(), 1, 'the server no stage permits is said once, not per run');
       await wb.screenshot('mcp-5-second-run');
 
       // Forget MCP Inputs: the kept value is gone, and says so.

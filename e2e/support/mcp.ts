@@ -1,7 +1,8 @@
 /**
  * The MCP scenario's workspace: a `.vscode/mcp.json` naming the real server-everything (installed in
  * this repository's node_modules) with a secret input, a `.mcp.json` naming a server that cannot
- * start, and a workflow whose first stage permits `mcp__everything__echo` but not `get-sum`.
+ * start (granted the network) and one no stage permits, and a workflow whose first stage permits
+ * `mcp__everything__echo` but not `get-sum`.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -45,6 +46,8 @@ export function writeMcpWorkspace(ws: string): void {
           command: process.execPath,
           args: ['-e', `process.stderr.write(${JSON.stringify(`${BROKEN_STDERR}\n`)}); process.exit(3)`],
         },
+        // No stage of the workflow permits its tools: neither asked about nor started.
+        unused: { command: process.execPath, args: ['-e', 'process.exit(4)'] },
       },
     }),
   );
@@ -56,12 +59,13 @@ export function writeMcpWorkspace(ws: string): void {
       description: 'Look with echo only; the other tools of the server come in the work stage.',
       stages: [
         { id: 'look', tools: ['mcp__everything__echo', 'read_file', 'enter_stage'], budget: 10 },
-        { id: 'work', tools: ['mcp__everything__*', 'submit'], budget: 10 },
+        { id: 'work', tools: ['mcp__everything__*', 'mcp__broken__*', 'submit'], budget: 10 },
       ],
       transitions: { look: ['work'] },
       start: 'look',
       terminal: ['work'],
       outcome: { command: 'true' },
+      mcp: { network: ['broken'] },
       // The server lives in this repository, which the sandbox does not otherwise see when it is under /tmp (CI).
       sandbox: { readable: [join(REPO_ROOT, 'node_modules')], protected: [] },
     }),

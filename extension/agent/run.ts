@@ -23,7 +23,7 @@ import type { AttachmentPart } from '../../core/schema/message-parts';
 import { describeSandbox, type SandboxSummary } from '../../core/sandbox/plan';
 import { sandboxForChat } from '../chat/sandbox-view';
 import type { RestoreEvent } from '../../core/schema/trajectory';
-import { outcomeCommand } from '../../core/schema/workflow';
+import { outcomeCommand, type Workflow } from '../../core/schema/workflow';
 import { maskEndpoint } from '../../core/secrets/endpoint';
 import { combineRedactors, redact, secretRedactor } from '../../core/secrets/redact';
 import { ensureLarDir, trajectoryFile } from '../../core/workspace/lar-layout';
@@ -130,7 +130,7 @@ export class ChatRun {
     this.chat.serverAnswered();
     const { config, workflow } = pre;
     // Asked before anything is written: a run stopped at the MCP prompt leaves no trajectory.
-    const mcp = await this.prepareMcp();
+    const mcp = await this.prepareMcp(workflow);
     if (this.signal.aborted) return;
     const runId = newRunId();
     const rules = readRules(this.ws, config.rules);
@@ -179,17 +179,20 @@ export class ChatRun {
     this.finish(result, plan);
   }
 
-  /** The MCP servers of the user's setting and of the workspace, allowed and with their inputs. */
-  private prepareMcp(): Promise<RunMcp> {
+  /** The MCP servers of the user's setting and of the workspace that the workflow could use, allowed and with their inputs. */
+  private prepareMcp(workflow: Workflow): Promise<RunMcp> {
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.toString() ?? vscode.Uri.file(this.ws).toString();
-    return RunMcp.prepare({
-      context: this.chat.context,
-      output: this.chat.output,
-      ws: this.ws,
-      folder,
-      said: this.chat.warnings.mcpSaid,
-      signal: this.signal,
-    });
+    return RunMcp.prepare(
+      {
+        context: this.chat.context,
+        output: this.chat.output,
+        ws: this.ws,
+        folder,
+        said: this.chat.warnings.mcpSaid,
+        signal: this.signal,
+      },
+      workflow,
+    );
   }
 
   /** The sandbox and the terminal in it (mirrored in the editor), file writes through WorkspaceEdit. */

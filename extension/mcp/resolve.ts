@@ -24,14 +24,20 @@ export function inputsNeeded(c: McpCandidate): McpInput[] {
   return inputsOf(c.server).flatMap((id) => c.inputs.filter((i) => i.id === id));
 }
 
+/** Input values by server name, then by input id: one server's value never fills in another's. */
+export type InputValues = ReadonlyMap<string, ReadonlyMap<string, string>>;
+
 export function resolveCandidates(
   candidates: readonly McpCandidate[],
   ctx: Omit<VariableContext, 'input'>,
-  values: ReadonlyMap<string, string>,
+  values: InputValues,
 ): ResolvedServers {
   const out: ResolvedServers = { servers: [], secrets: [], notes: [] };
   for (const c of candidates) {
-    const r = resolveServer(c.server, c.format, c.inputs, { ...ctx, input: (id) => values.get(id) });
+    const r = resolveServer(c.server, c.format, c.inputs, {
+      ...ctx,
+      input: (id) => values.get(c.server.name)?.get(id),
+    });
     out.notes.push(...r.problems);
     if (r.missingInputs.length) {
       out.notes.push(

@@ -1,22 +1,30 @@
 /**
- * A chat run's MCP servers: gathered from the user setting and the workspace's files, the
- * workspace's allowed by the user once (in a trusted workspace only), their inputs asked once, and
- * resolved before the run opens; then what the chat shows of them as the run goes (chat-view.ts).
+ * A chat run's MCP servers: gathered from the user setting and the workspace's files, those the
+ * run's workflow could use kept, the workspace's allowed by the user once (in a trusted workspace
+ * only), their inputs asked once per server, and resolved before the run opens; then what the chat shows of them as the run goes (chat-view.ts).
  */
-import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { AgentEvent } from '../../core/agent/types';
-import { MAX_MCP_CONFIG_BYTES, type McpServerConfig } from '../../core/mcp/config';
+import type { McpServerConfig } from '../../core/mcp/config';
 import type { McpTools } from '../../core/mcp/types';
 import { clip, type ToWebview } from '../../core/protocol/chat';
 import type { Workflow } from '../../core/schema/workflow';
 import { readMcpServersSetting } from '../config';
 import { McpChatView } from './chat-view';
-import { consentPrompt, deniedNote, splitByConsent, withAnswers, type ConsentAnswers } from './consent';
+import {
+  consentPrompt,
+  deniedNote,
+  splitByConsent,
+  splitByWorkflow,
+  unusedNote,
+  withAnswers,
+  type ConsentAnswers,
+} from './consent';
+import { askMcpInput } from './input-box';
 import { McpInputs } from './inputs';
-import { inputsNeeded, resolveCandidates } from './resolve';
+import { readWorkspaceSource, sourceExists } from './read-source';
+import { inputsNeeded, resolveCandidates, type InputValues } from './resolve';
 import { gatherServers, PORTABLE_SOURCE, VSCODE_SOURCE, type McpCandidate } from './sources';
 
 /** The workspace's answers to the allow prompt, by configuration digest. */
@@ -50,21 +58,24 @@ export class RunMcp {
     private readonly digests: ReadonlyMap<string, string>,
   ) {}
 
-  /** The servers the run starts: read, allowed, their inputs asked for, resolved. */
-  static async prepare(host: RunMcpHost): Promise<RunMcp> {
-    const problems: string[] = [];
-    const gathered = gatherServers({
-      setting: readMcpServersSetting(),
-      vscode: readSource(host.ws, VSCODE_SOURCE, problems),
-      portable: readSource(host.ws, PORTABLE_SOURCE, problems),
-    });
-    const notes: Note[] = [...problems, ...gathered.problems].map((text) => ({ text, warn: true }));
-    const allowed = await allowedServers(host, gathered.candidates, notes);
+  /**
+   * The servers the run starts: read (the workspace's files only in a trusted workspace), those the
+   * workflow could use, allowed, their inputs asked for, resolved.
+   */
+  static async prepare(host: RunMcpHost, workflow: Workflow): Promise<RunMcp> {
+    const notes: Note[] = [];
+    const gathered = gatherServers({ setting: readMcpServersSetting(), ...workspaceTexts(host, notes) });
+    notes.push(...gathered.problems.map((text) => ({ text, warn: true })));
+    const { usable, unused } = splitByWorkflow(gathered.candidates, workflow);
+    for (const c of unused) sayOnce(host, notes, `unused:${workflow.id}:${c.digest}`, unusedNote(c, workflow), false);
+    const allowed = await allowedServers(host, usable, notes, workflow);
     const values = await inputValues(host, allowed);
     const ctx = { workspaceFolder: host.ws, userHome: homedir(), env: process.env };
     const r = resolveCandidates(allowed, ctx, values);
     notes.push(...r.notes.map((text) => ({ text, warn: true })));
-    for (const n of notes) host.output.warn(n.text);
+    for (const n of notes)
+      if (n.warn) host.output.warn(n.text);
+      else host.output.info(n.text);
     if (r.servers.length) host.output.info(`MCP servers for the run: ${r.servers.map((s) => s.name).join(', ')}`);
     const digests = new Map(allowed.map((c) => [c.server.name, c.digest]));
     return new RunMcp(host, r.servers, r.secrets, notes, digests);
@@ -100,36 +111,52 @@ export class RunMcp {
   }
 }
 
-/** A configuration file of the workspace, or undefined when there is none (one that cannot be read is said). */
-function readSource(ws: string, name: string, problems: string[]): string | undefined {
-  const path = join(ws, name);
-  try {
-    if (statSync(path).size > MAX_MCP_CONFIG_BYTES) {
-      problems.push(`${name}: larger than ${MAX_MCP_CONFIG_BYTES} bytes; no MCP server of it is started.`);
-      return undefined;
-    }
-    return readFileSync(path, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    problems.push(`${name} cannot be read (${(e as Error).message}); no MCP server of it is started.`);
-    return undefined;
+/**
+ * The texts of the workspace's configuration files, in a trusted workspace only: in Restricted Mode
+ * a planted file is not even read, only said to wait for trust. A file refused is said once.
+ */
+function workspaceTexts(host: RunMcpHost, notes: Note[]): { vscode?: string; portable?: string } {
+  const names = [VSCODE_SOURCE, PORTABLE_SOURCE];
+  if (!vscode.workspace.isTrusted) {
+    if (names.some((name) => sourceExists(host.ws, name)))
+      notes.push({ text: `The workspace's MCP servers start only once you trust the workspace.`, warn: true });
+    return {};
   }
+  const [vscodeFile, portable] = names.map((name) => {
+    const read = readWorkspaceSource(host.ws, name);
+    if (read.problem) sayOnce(host, notes, `source:${read.problem}`, read.problem, true);
+    return read.text;
+  });
+  return {
+    ...(vscodeFile !== undefined ? { vscode: vscodeFile } : {}),
+    ...(portable !== undefined ? { portable } : {}),
+  };
+}
+
+/** A note said once in the chat's life (shared by its runs), under `key`. */
+function sayOnce(host: RunMcpHost, notes: Note[], key: string, text: string, warn: boolean): void {
+  if (host.said.has(key)) return;
+  host.said.add(key);
+  notes.push({ text, warn });
 }
 
 /**
  * The user's servers, and the workspace's that the user allowed: in a trusted workspace only, asked
  * once per configuration in a modal that names each and what it runs. No answer (Escape) asks again next run.
  */
-async function allowedServers(host: RunMcpHost, candidates: McpCandidate[], notes: Note[]): Promise<McpCandidate[]> {
-  if (!vscode.workspace.isTrusted && candidates.some((c) => c.origin === 'workspace')) {
-    notes.push({ text: `The workspace's MCP servers start only once you trust the workspace.`, warn: true });
-    return candidates.filter((c) => c.origin === 'user');
-  }
+async function allowedServers(
+  host: RunMcpHost,
+  candidates: McpCandidate[],
+  notes: Note[],
+  workflow: Workflow,
+): Promise<McpCandidate[]> {
+  // Read only in a trusted workspace (workspaceTexts); and should trust be withdrawn meanwhile, not started.
+  if (!vscode.workspace.isTrusted) candidates = candidates.filter((c) => c.origin === 'user');
   const state = host.context.workspaceState;
   const answers = state.get<ConsentAnswers>(CONSENT_KEY) ?? {};
   const split = splitByConsent(candidates, answers);
   if (split.ask.length && !host.signal.aborted) {
-    const { message, detail } = consentPrompt(split.ask);
+    const { message, detail } = consentPrompt(split.ask, workflow);
     const allow = 'Allow';
     const deny = "Don't Allow";
     const pick = await vscode.window.showWarningMessage(message, { modal: true, detail }, allow, deny);
@@ -140,24 +167,23 @@ async function allowedServers(host: RunMcpHost, candidates: McpCandidate[], note
       for (const c of split.ask)
         notes.push({ text: `MCP server "${c.server.name}" is not started: the prompt was not answered.`, warn: true });
   }
-  for (const c of split.denied)
-    if (!host.said.has(`deny:${c.digest}`)) {
-      host.said.add(`deny:${c.digest}`);
-      notes.push({ text: deniedNote(c), warn: false });
-    }
+  for (const c of split.denied) sayOnce(host, notes, `deny:${c.digest}`, deniedNote(c), false);
   // In the order the sources were read (the user's first): the hub records them so.
   return candidates.filter((c) => split.allowed.includes(c));
 }
 
-/** Each `${input:…}` the allowed servers mention: kept, else asked once; one the user dismissed stays missing. */
-async function inputValues(host: RunMcpHost, allowed: readonly McpCandidate[]): Promise<Map<string, string>> {
-  const inputs = new McpInputs(host.context, host.folder);
-  const values = new Map<string, string>();
-  for (const c of allowed)
+/** Each `${input:…}` the allowed servers mention, per server: kept, else asked once; one the user dismissed stays missing. */
+async function inputValues(host: RunMcpHost, allowed: readonly McpCandidate[]): Promise<InputValues> {
+  const inputs = new McpInputs(host.context, host.folder, askMcpInput);
+  const values = new Map<string, Map<string, string>>();
+  for (const c of allowed) {
+    const mine = new Map<string, string>();
     for (const input of inputsNeeded(c)) {
-      if (values.has(input.id) || host.signal.aborted) continue;
+      if (host.signal.aborted) break;
       const value = await inputs.value(input, c.server.name);
-      if (value !== undefined) values.set(input.id, value);
+      if (value !== undefined) mine.set(input.id, value);
     }
+    values.set(c.server.name, mine);
+  }
   return values;
 }

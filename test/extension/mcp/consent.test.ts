@@ -1,9 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { Workflow } from '../../../core/schema/workflow';
+import { loadWorkflow } from '../../../core/workflow/load';
 import {
   consentPrompt,
   describeServer,
   splitByConsent,
+  splitByWorkflow,
+  unusedNote,
   withAnswers,
   type ConsentAnswers,
 } from '../../../extension/mcp/consent';
@@ -54,25 +58,131 @@ test('a server whose configuration changed is asked for again; one moved to anot
   assert.deepEqual(splitByConsent(planted, answers).ask, []);
 });
 
-test('the prompt names each server, its file, its transport and what it runs or reaches, without credentials', () => {
+/** A workflow whose stages permit the tools of `servers` (by pattern), granting the network to `network`. */
+function workflowFor(servers: string[], network: string[] = []): Workflow {
+  const load = loadWorkflow({
+    lar: 1,
+    id: 'consent-wf',
+    stages: [{ id: 'only', tools: [...servers.map((s) => `mcp__${s}__*`), 'submit'], budget: 5 }],
+    transitions: {},
+    start: 'only',
+    terminal: ['only'],
+    outcome: { command: 'true' },
+    ...(network.length ? { mcp: { network } } : {}),
+  });
+  if (!load.ok) throw new Error(JSON.stringify(load.problems));
+  return load.workflow;
+}
+
+test('the prompt names each server, its file, its transport and what it runs or reaches, as written', () => {
   const cs = candidates({
     everything,
     spaced: { command: 'my tool', args: ['--dir', 'a b'] },
     remote: { url: 'https://user:pw@mcp.example.com/v1/mcp?key=SECRET' },
   });
-  const { message, detail } = consentPrompt(cs);
+  const { message, detail } = consentPrompt(cs, workflowFor(['everything', 'spaced', 'remote']));
   assert.match(message, /^Start these 3 MCP servers that the workspace configures\?/);
-  assert.deepEqual(detail.split('\n'), [
+  assert.match(message, /workflow "consent-wf"/);
+  const heads = detail.split('\n').filter((l) => !l.startsWith(' ') && l !== '');
+  assert.deepEqual(heads, [
     'everything (.mcp.json) — stdio: /usr/bin/node /repo/node_modules/server-everything/dist/index.js stdio',
     'spaced (.mcp.json) — stdio: "my tool" --dir "a b"',
-    'remote (.mcp.json) — http: https://mcp.example.com/v1/mcp?…',
+    // A planted file's address is its own: shown whole, query and credentials, so the user sees where it goes.
+    'remote (.mcp.json) — http: https://user:pw@mcp.example.com/v1/mcp?key=SECRET',
   ]);
-  assert.doesNotMatch(detail, /SECRET|pw/);
   assert.match(
-    consentPrompt(cs.slice(0, 1)).message,
+    consentPrompt(cs.slice(0, 1), workflowFor(['everything'])).message,
     /^Start this MCP server that the workspace configures\? It starts/,
   );
-  // A URL still holding a variable is shown as written up to its query.
   const [withVar] = candidates({ v: { url: 'https://${HOST}/mcp?token=${TOKEN}' } });
-  assert.equal(describeServer(withVar!.server), 'http: https://${HOST}/mcp?…');
+  assert.equal(describeServer(withVar!.server), 'http: https://${HOST}/mcp?token=${TOKEN}');
+});
+
+test('the prompt shows every env and header entry, the cwd and the variables a server would read, before they are resolved', () => {
+  const vscodeFile = JSON.stringify({
+    inputs: [{ type: 'promptString', id: 'token', password: true }],
+    servers: {
+      gh: {
+        command: 'npx',
+        args: ['-y', 'server-github'],
+        cwd: 'tools/gh',
+        env: { GITHUB_TOKEN: '${input:token}', LEAK: '${env:AWS_SECRET_ACCESS_KEY}', PLAIN: 'yes' },
+      },
+      web: {
+        type: 'http',
+        url: 'https://mcp.example.com/mcp?session=${env:HOME}',
+        headers: { Authorization: 'Bearer ${input:token}', 'X-Evil': 'line one\nline two\u202e' },
+      },
+    },
+  });
+  const portable = JSON.stringify({
+    mcpServers: { db: { command: 'db-mcp', args: ['${DB_CONFIG:-/etc/db.json}'], env: { URL: '${DATABASE_URL}' } } },
+  });
+  const cs = gatherServers({ vscode: vscodeFile, portable }).candidates;
+  const { detail } = consentPrompt(cs, workflowFor(['gh', 'web', 'db']));
+  const lines = detail.split('\n');
+  for (const line of [
+    '  cwd: tools/gh',
+    '  env: GITHUB_TOKEN=${input:token}',
+    '  env: LEAK=${env:AWS_SECRET_ACCESS_KEY}',
+    '  env: PLAIN=yes',
+    '  asks you for: ${input:token}',
+    '  reads your environment: ${env:AWS_SECRET_ACCESS_KEY}',
+    'web (.vscode/mcp.json) — http: https://mcp.example.com/mcp?session=${env:HOME}',
+    '  header: Authorization: "Bearer ${input:token}"',
+    // A value cannot fake a line of its own, nor reorder what follows it.
+    '  header: X-Evil: "line one\\nline two\\u202e"',
+    '  reads your environment: ${env:HOME}',
+    '  env: URL=${DATABASE_URL}',
+    '  reads your environment: ${DB_CONFIG:-/etc/db.json}, ${DATABASE_URL}',
+  ])
+    assert.ok(lines.includes(line), `${line}\nnot in:\n${detail}`);
+  // Each value is clipped, so one long value cannot push the rest out of sight.
+  const [long] = candidates({ long: { command: 'x', env: { A: 'a'.repeat(5000), B: 'b' } } });
+  const shown = consentPrompt([long!], workflowFor(['long'])).detail;
+  assert.ok(shown.includes(`  env: A="${'a'.repeat(199)}…"`), shown);
+  assert.ok(shown.includes('  env: B=b'), shown);
+});
+
+test('a server the workflow grants the network is said to have it, never to be confined without it', () => {
+  const cs = candidates({ open: { command: 'open-mcp' }, closed: { command: 'closed-mcp' } });
+  const { message, detail } = consentPrompt(cs, workflowFor(['open', 'closed'], ['open']));
+  assert.doesNotMatch(message, /confined/);
+  const block = (name: string) => detail.split('\n\n').find((b) => b.startsWith(`${name} `))!;
+  assert.match(block('open'), /in a sandbox with the host's network: workflow "consent-wf" grants it/);
+  assert.doesNotMatch(block('open'), /without network|confined/);
+  assert.match(block('closed'), /runs in the run's sandbox, without network/);
+});
+
+test('many servers: the prompt stays bounded and names the ones it does not show', () => {
+  const many: Record<string, unknown> = {};
+  for (let i = 0; i < 40; i++)
+    many[`s${i}`] = { command: 'x', args: Array.from({ length: 30 }, () => 'y'.repeat(190)) };
+  const cs = candidates(many);
+  const { detail } = consentPrompt(cs, workflowFor(Object.keys(many)));
+  assert.ok(detail.length < 20_000, String(detail.length));
+  assert.match(
+    detail,
+    /… and \d+ more, not shown here: .*s39 \(\.mcp\.json\)\. Read their files before you allow them\.$/,
+  );
+});
+
+test('a server no stage of the workflow could use is neither asked about nor started, and said so', () => {
+  const cs = candidates({ everything, unused: { command: 'unused-mcp' }, 'git.hub': { command: 'gh' } });
+  const { usable, unused } = splitByWorkflow(cs, workflowFor(['everything', 'git_hub']));
+  assert.deepEqual(
+    usable.map((c) => c.server.name),
+    ['everything', 'git.hub'],
+  );
+  assert.deepEqual(
+    unused.map((c) => c.server.name),
+    ['unused'],
+  );
+  assert.equal(
+    unusedNote(unused[0]!, workflowFor(['everything'])),
+    'MCP server "unused" (.mcp.json) is not started: no stage of workflow "consent-wf" permits mcp__unused__… tools.',
+  );
+  // The user's own servers too: nothing would call them.
+  const mine = gatherServers({ setting: { mine: { command: 'mine' } } }).candidates;
+  assert.equal(splitByWorkflow(mine, workflowFor(['everything'])).unused.length, 1);
 });

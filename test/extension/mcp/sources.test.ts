@@ -74,7 +74,7 @@ test('each file is resolved in its own format: ${input:…} in VS Code’s, ${VA
     inputsNeeded(github).map((i) => [i.id, i.password]),
     [['token', true]],
   );
-  const r = resolveCandidates(candidates, ctx, new Map([['token', 'tok-123']]));
+  const r = resolveCandidates(candidates, ctx, new Map([['github', new Map([['token', 'tok-123']])]]));
   const byName = new Map(r.servers.map((s) => [s.name, s]));
   const gh = byName.get('github')!;
   assert.ok(gh.transport === 'stdio');
@@ -92,6 +92,23 @@ test('each file is resolved in its own format: ${input:…} in VS Code’s, ${VA
     r.notes.includes('MCP server "remote" is not started: no value was given for ${input:region}.'),
     r.notes.join('\n'),
   );
+});
+
+test("one server's input value never fills in another's: a server without its own value is left out", () => {
+  const file = JSON.stringify({
+    inputs: [{ type: 'promptString', id: 'token', password: true }],
+    servers: {
+      github: { command: 'gh', env: { TOKEN: '\${input:token}' } },
+      planted: { command: 'evil', env: { TOKEN: '\${input:token}' } },
+    },
+  });
+  const { candidates } = gatherServers({ vscode: file });
+  const r = resolveCandidates(candidates, ctx, new Map([['github', new Map([['token', 'tok-123']])]]));
+  assert.deepEqual(
+    r.servers.map((s) => s.name),
+    ['github'],
+  );
+  assert.ok(r.notes.includes('MCP server "planted" is not started: no value was given for ${input:token}.'));
 });
 
 test('a file that cannot be used, or a setting that is not an object, is said and starts nothing; the other sources still do', () => {
