@@ -23,7 +23,7 @@ import type { ToolExecutor } from '../tools/types';
 import type { WorkspaceFs } from '../workspace/fs';
 import { NodeWorkspaceFs } from '../workspace/node-fs';
 import { ensureLarDir, outputDir as outputDirOf, trajectoryFile } from '../workspace/lar-layout';
-import { combineRedactors, redact, secretRedactor } from '../secrets/redact';
+import { combineRedactors, redact, secretRedactor, valuesRedactor } from '../secrets/redact';
 import { outcomeCommand, type Workflow } from '../schema/workflow';
 import { McpHub } from '../mcp/hub';
 import { sandboxLauncher } from '../mcp/launch';
@@ -139,7 +139,6 @@ export async function openRun(o: RunSetupOptions): Promise<OpenRun> {
   const servers = mcpServers(o, sandbox);
   const close = closer(terminal, sandbox, () => servers.end());
   try {
-    const hub = await servers.start();
     const rules = isRules(o.rules) ? o.rules : readRules(o.workspace, o.rules);
     // Commands inherit the environment: tokens they print are masked before the trajectory and the model see
     // them; a sandboxed command does not have the host's secrets, but a file it reads may hold one.
@@ -147,9 +146,10 @@ export async function openRun(o: RunSetupOptions): Promise<OpenRun> {
     const mask = combineRedactors(
       (t) => redact(t, key),
       secretRedactor(o.hostEnv),
-      // As the environment's secrets are: 8 characters or more, and as they read inside a JSON string too.
-      secretRedactor(Object.fromEntries((o.mcp?.secrets ?? []).map((s, i) => [`MCP_SECRET_${i}`, s]))),
+      // Known credentials: from 4 characters, and as they read inside a JSON string too.
+      valuesRedactor(o.mcp?.secrets ?? []),
     );
+    const hub = await servers.start(mask);
     const fs = (o.makeFs ?? ((ro) => new NodeWorkspaceFs(o.workspace, ro)))(sandbox.readOnlyPaths);
     // An outcome judged outside the run has no command a call could run as the check.
     const check = outcomeCommand(o.workflow);
@@ -189,11 +189,11 @@ export async function openRun(o: RunSetupOptions): Promise<OpenRun> {
 function mcpServers(
   o: RunSetupOptions,
   sandbox: RunSandbox,
-): { start(): Promise<McpHub | undefined>; end(): Promise<void> } {
+): { start(mask: (t: string) => string): Promise<McpHub | undefined>; end(): Promise<void> } {
   let hub: McpHub | undefined;
   const servers = sandboxLauncher(sandbox, o.workspace, o.hostEnv);
   return {
-    start: async () => {
+    start: async (mask) => {
       if (!o.mcp?.servers.length) return undefined;
       hub = await McpHub.start({
         servers: o.mcp.servers,
@@ -201,6 +201,7 @@ function mcpServers(
         launcher: servers.launcher,
         networkGrants: o.workflow.mcp?.network ?? [],
         usable: (name) => workflowMayUse(o.workflow, name),
+        mask,
       });
       return hub;
     },

@@ -92,7 +92,7 @@ export function resolveServer(
 
 /** An env variable's or a header's name that says its value is a credential (a header's `-` read as `_`). */
 function secretName(name: string): boolean {
-  return /^(?:proxy-)?authorization$|^cookie$/i.test(name) || looksSecret(name.replace(/-/g, '_'));
+  return /^(?:proxy-)?authori[sz]ation$|^authentication$|^cookie$/i.test(name) || looksSecret(name.replace(/-/g, '_'));
 }
 
 /** A variable's value; undefined for an input not known yet; otherwise what is wrong with it. */

@@ -86,6 +86,8 @@ export class McpConnection {
     readonly label: string,
     private readonly endpoint: Endpoint,
     private readonly limits: ConnectionLimits,
+    /** The run's masking: a server's stderr is masked before it is cut, so no piece of a secret is left. */
+    private readonly mask: (text: string) => string = (t) => t,
   ) {
     this.client = new Client(
       { name: 'lean4-agentic', version: '0.1.0' },
@@ -146,14 +148,17 @@ export class McpConnection {
 
   /** Resolves when a re-read of the list under way has ended, or after `ms` (the run goes on with the list it has). */
   async settled(ms: number, signal?: AbortSignal): Promise<void> {
-    if (!this.relisting) return;
+    if (!this.relisting || signal?.aborted) return;
     let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
     const gaveUp = new Promise<void>((r) => {
       timer = setTimeout(r, ms);
-      signal?.addEventListener('abort', () => r(), { once: true });
+      onAbort = () => r();
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
     await Promise.race([this.relisting, gaveUp]);
     clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
   }
 
   async close(): Promise<void> {
@@ -195,10 +200,17 @@ export class McpConnection {
       const r = await this.client.listTools(cursor ? { cursor } : {}, { signal, timeout: this.limits.startMs });
       for (const t of r.tools) {
         const name = shownName(t.name);
-        const size = JSON.stringify(t.inputSchema).length + (t.description?.length ?? 0);
-        if (!TOOL_NAME.test(t.name)) leave(`${name} (not a tool name: 1 to 128 of A-Z a-z 0-9 _ - . /)`);
-        else if (out.length >= this.limits.maxTools) leave(`${name} (past ${this.limits.maxTools} tools)`);
-        else if (size > this.limits.maxSchemaBytes)
+        if (!TOOL_NAME.test(t.name)) {
+          leave(`${name} (not a tool name: 1 to 128 of A-Z a-z 0-9 _ - . /)`);
+          continue;
+        }
+        if (out.length >= this.limits.maxTools) {
+          leave(`${name} (past ${this.limits.maxTools} tools)`);
+          continue;
+        }
+        const size =
+          Buffer.byteLength(JSON.stringify(t.inputSchema)) + Buffer.byteLength(t.description ?? t.title ?? '');
+        if (size > this.limits.maxSchemaBytes)
           leave(`${name} (its schema and description are ${size} bytes, over ${this.limits.maxSchemaBytes})`);
         else if (bytes + size > this.limits.maxListBytes)
           leave(`${name} (the list passed ${this.limits.maxListBytes} bytes of schemas and descriptions)`);
@@ -218,8 +230,10 @@ export class McpConnection {
       cursor = r.nextCursor;
       if (!cursor) break;
     }
-    if (cursor && out.length >= this.limits.maxTools)
-      leave(`the rest of its pages (past ${this.limits.maxTools} tools)`);
+    if (cursor)
+      leave(
+        `the rest of its pages (past ${out.length >= this.limits.maxTools ? `${this.limits.maxTools} tools` : '50 pages'})`,
+      );
     this.omitted = omitted;
     this.omittedCount = dropped;
     return out;
@@ -260,8 +274,12 @@ export class McpConnection {
   }
 
   private withStderr(why: string): string {
-    const tail = this.stderr;
-    return tail ? `${why.slice(0, 400)}; its stderr ended with: ${tail.slice(-600)}` : why.slice(0, 400);
+    const masked = this.mask(this.stderr);
+    let tail = masked.slice(-600);
+    // Cut at a line's start: a secret the cut went through is not left half shown.
+    if (tail.length < masked.length && tail.includes('\n')) tail = tail.slice(tail.indexOf('\n') + 1);
+    const said = this.mask(why).slice(0, 400);
+    return tail ? `${said}; its stderr ended with: ${tail}` : said;
   }
 }
 

@@ -23,8 +23,9 @@ export function confinedFetch(configured: URL, bounds: HttpBounds, base: FetchLi
         ? withoutQuery(target) === withoutQuery(configured)
         : target.origin === configured.origin;
     if (!allowed)
+      // Origins only: a key may ride in either path.
       throw new Error(
-        `refused a request to ${withoutQuery(target)}: this server is reached only at ${withoutQuery(configured)}`,
+        `refused a request to ${target.origin}: this server is reached only at the URL configured for it (${configured.origin})`,
       );
     // A redirect is not followed: it would reach an address the configuration does not name.
     const response = await base(url, { ...init, redirect: 'manual' });

@@ -31,6 +31,8 @@ export interface McpHubOptions {
   networkGrants?: readonly string[];
   /** Whether the workflow could permit a server's tools (core/mcp/usable.ts); one it never could is not started. */
   usable?: (server: string) => boolean;
+  /** The run's masking, applied to what a server wrote before it is cut (a cut secret would no longer match). */
+  mask?: (text: string) => string;
   limits?: Partial<ConnectionLimits>;
 }
 
@@ -208,9 +210,10 @@ export class McpHub implements McpTools {
         : signal?.aborted
           ? ('interrupted' as const)
           : ('error' as const);
-      const error = `MCP server "${entry.config.name}": ${end.error.slice(0, 2000)}`;
+      const said = (this.opts.mask?.(end.error) ?? end.error).slice(0, 2000);
+      const error = `MCP server "${entry.config.name}": ${said}`;
       // The error's words may be the server's: read as its output is, as data.
-      const observation = untrusted(entry.config.name, tool.tool, `The call failed: ${end.error.slice(0, 2000)}`);
+      const observation = untrusted(entry.config.name, tool.tool, `The call failed: ${said}`);
       return { status, result: { error, durationMs, ...changed }, observation, mcp };
     }
     const r = resultText(end.result);
@@ -255,7 +258,7 @@ export class McpHub implements McpTools {
     }
     // A server's own timeout (Cline's `timeout`) bounds its calls instead of the default.
     const own = entry.config.timeoutMs ? { ...limits, callMs: entry.config.timeoutMs } : limits;
-    const connection = new McpConnection(entry.config.name, endpoint, own);
+    const connection = new McpConnection(entry.config.name, endpoint, own, this.opts.mask);
     try {
       await connection.open();
       entry.connection = connection;
@@ -344,6 +347,8 @@ export class McpHub implements McpTools {
       const gone = [...was].filter((n) => !entry.tools.has(n));
       this.say(
         `MCP server "${entry.config.name}" changed its tools${added.length ? `; new: ${added.join(', ')}` : ''}${gone.length ? `; gone: ${gone.join(', ')}` : ''}. Each is checked against the stage again.`,
+        // Counts for the model: the new names are the server's choice; the request's tools list them anyway.
+        `MCP server "${entry.config.name}" changed its tools: ${added.length} new, ${gone.length} gone. Each is checked against the stage again.`,
       );
     }
   }

@@ -16,8 +16,9 @@ const INHERITED = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'LANG', '
 function envInside(env: Readonly<Record<string, string>>): { assignments: string[] } | { refused: string } {
   const assignments: string[] = [];
   for (const [name, value] of Object.entries(env)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
-      return { refused: `its env has the name ${JSON.stringify(name.slice(0, 80))}, which is not a variable name` };
+    // env(1) reads up to the first "=" as the name: any other name is passed as written.
+    if (name === '' || name.includes('=') || name.includes('\0'))
+      return { refused: `its env has the name ${JSON.stringify(name.slice(0, 80))}, which env(1) cannot set` };
     assignments.push(`${name}=${value}`);
   }
   return { assignments };
@@ -37,8 +38,9 @@ export function sandboxLauncher(
       disposers.push(() => sb.dispose());
       const env = envInside(server.env);
       if ('refused' in env) return env;
-      if (/^-|=/.test(server.command))
-        return { refused: 'its command starts with "-" or has "=", which env(1) would misread' };
+      // With no assignment before it, a command starting "-" would be read as an option; one with "=" always as a variable.
+      if (server.command.includes('=') || (env.assignments.length === 0 && server.command.startsWith('-')))
+        return { refused: 'its command has "=", or starts with "-", which env(1) would misread' };
       // The server's variables are set inside, by env(1): the launchers before bwrap run on the host, where
       // LD_PRELOAD or a PATH of the configuration's would run its code unconfined.
       return {

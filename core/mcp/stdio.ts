@@ -25,20 +25,39 @@ export interface StdioBounds {
 const STDERR_TAIL = 4096;
 const NEWLINE = 0x0a;
 /** Bytes waiting to reach a server that stopped reading: past this, it is stopped (a flood of requests we answer). */
-const MAX_PENDING_WRITE = 4 * 1024 * 1024;
-/** Messages in one second past which a server is taken to be flooding and is stopped. */
-const MAX_MESSAGES_PER_SECOND = 5000;
+const MAX_PENDING_WRITE = 64 * 1024 * 1024;
+/** Notices past this many in one second are dropped (a chatty log is not a fault); ten seconds of it in a row stop it. */
+const MAX_NOTICES_PER_SECOND = 5000;
+const MAX_FLOODED_SECONDS = 10;
 
-/** Every server's process group still running, ended if lar exits first (an unconfined one would outlive it). */
+/**
+ * Every server's process group still running, ended when lar exits or is told to stop (SIGTERM, SIGHUP)
+ * before it could close them: an unconfined server would outlive it (a confined one dies with bwrap).
+ */
 const running = new Set<number>();
-process.once('exit', () => {
+const killAll = (): void => {
   for (const pid of running)
     try {
       process.kill(-pid, 'SIGKILL');
     } catch {
       // gone
     }
-});
+};
+process.once('exit', killAll);
+const onSignal = (signal: NodeJS.Signals): void => {
+  killAll();
+  process.removeListener(signal, onSignal);
+  // The signal's own effect when nothing else listens for it: lar ends as it would have.
+  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+};
+const track = (pid: number): void => {
+  if (running.size === 0) for (const s of ['SIGTERM', 'SIGHUP'] as const) process.on(s, onSignal);
+  running.add(pid);
+};
+const untrack = (pid: number): void => {
+  if (running.delete(pid) && running.size === 0)
+    for (const s of ['SIGTERM', 'SIGHUP'] as const) process.removeListener(s, onSignal);
+};
 
 export class BoundedStdioTransport implements Transport {
   onclose?: () => void;
@@ -54,6 +73,9 @@ export class BoundedStdioTransport implements Transport {
   private exit: string | undefined;
   private closed = false;
   private window = { start: 0, count: 0 };
+  /** Seconds in a row that went past the notice bound. */
+  private flooded = 0;
+  private stopping = false;
 
   constructor(
     private readonly launch: StdioLaunch,
@@ -80,7 +102,7 @@ export class BoundedStdioTransport implements Transport {
         detached: true,
       });
       this.child = child;
-      if (child.pid !== undefined) running.add(child.pid);
+      if (child.pid !== undefined) track(child.pid);
       child.once('error', (e) => {
         this.exit ??= `it could not start: ${e.message}`;
         reject(e);
@@ -90,6 +112,9 @@ export class BoundedStdioTransport implements Transport {
       child.once('spawn', () => resolve());
       child.once('exit', (code, signal) => {
         this.exit ??= signal ? `signal ${signal}` : `exit code ${code}`;
+        // What it left in its group ends with it, now: later its number may be another process's.
+        this.kill('SIGKILL');
+        if (child.pid !== undefined) untrack(child.pid);
       });
       child.once('close', () => this.finish());
       child.stdin.on('error', (e) => this.onerror?.(e));
@@ -117,20 +142,21 @@ export class BoundedStdioTransport implements Transport {
   async close(): Promise<void> {
     const child = this.child;
     if (!child) return;
-    // Its whole group, even when the server itself has exited: what it started may still run.
-    if (!this.closed) {
-      const gone = new Promise<void>((r) => child.once('close', () => r()));
+    if (child.exitCode === null && child.signalCode === null) {
+      const gone = new Promise<void>((r) => child.once('exit', () => r()));
       child.stdin?.end();
       this.kill('SIGTERM');
       await Promise.race([gone, new Promise((r) => setTimeout(r, 2000).unref())]);
+      // Still there: its whole group, at once (the exit handler then does the same for what is left).
+      if (child.exitCode === null && child.signalCode === null) this.kill('SIGKILL');
     }
-    this.kill('SIGKILL');
-    if (child.pid !== undefined) running.delete(child.pid);
     this.finish();
   }
 
-  /** Ends a server that misbehaves past a bound; its end is reported as any other. */
+  /** Ends a server that misbehaves past a bound, once; its end is reported as any other. */
   private stop(why: string): void {
+    if (this.stopping) return;
+    this.stopping = true;
     this.exit ??= why;
     this.kill('SIGKILL');
   }
@@ -154,6 +180,24 @@ export class BoundedStdioTransport implements Transport {
     this.closed = true;
     this.chunks = [];
     this.onclose?.();
+  }
+
+  /**
+   * A notice (a message without an id) past the bound of its second is dropped; answers and requests are
+   * always read. Ten seconds in a row past it, the server is stopped.
+   */
+  private overNoticeBound(text: string): boolean {
+    const now = Date.now();
+    if (now - this.window.start >= 1000) {
+      const lastFlooded = this.window.count > MAX_NOTICES_PER_SECOND;
+      this.flooded = lastFlooded && now - this.window.start < 2000 ? this.flooded + 1 : 0;
+      this.window = { start: now, count: 0 };
+      if (this.flooded >= MAX_FLOODED_SECONDS)
+        this.stop(`it sent more than ${MAX_NOTICES_PER_SECOND} notices a second for ${MAX_FLOODED_SECONDS} seconds`);
+    }
+    // Cheap: a notice is a line without an "id" member (a false match only reads one more line).
+    if (++this.window.count <= MAX_NOTICES_PER_SECOND || /"id"\s*:/.test(text)) return false;
+    return true;
   }
 
   /** Cuts the stream into lines; a line past the bound is counted and dropped as it arrives. */
@@ -183,18 +227,11 @@ export class BoundedStdioTransport implements Transport {
   }
 
   private deliver(): void {
-    const now = Date.now();
-    if (now - this.window.start > 1000) this.window = { start: now, count: 0 };
-    if (++this.window.count > MAX_MESSAGES_PER_SECOND) {
-      this.chunks = [];
-      this.size = 0;
-      this.stop(`it sent more than ${MAX_MESSAGES_PER_SECOND} messages in a second`);
-      return;
-    }
     const text = Buffer.concat(this.chunks, this.size).toString('utf8').replace(/\r$/, '');
     this.chunks = [];
     this.size = 0;
-    if (!text.trim()) return;
+    if (!text.trim() || this.stopping) return;
+    if (this.overNoticeBound(text)) return;
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);

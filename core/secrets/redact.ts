@@ -44,9 +44,12 @@ export const MIN_SECRET_LENGTH = 8;
 
 export const SECRET_MASK = '***';
 
+/** Names that end in a password or hold a connection string (PGPASSWORD, MYSQL_PWD, DB_CONNECTION_STRING); not PWD, the folder. */
+const SECRET_END = /(?:PASSWORD|PASSWD|PASSPHRASE|_PWD|CONNECTION_?STRING|CONN_?STR)$/i;
+
 export function looksSecret(name: string): boolean {
   if (KNOWN_SECRET_NAMES.has(name.toUpperCase())) return true;
-  return SECRET_NAME.test(name) && !NOT_SECRET_SUFFIX.test(name);
+  return (SECRET_NAME.test(name) || SECRET_END.test(name)) && !NOT_SECRET_SUFFIX.test(name);
 }
 
 export type Environment = Readonly<Record<string, string | undefined>>;
@@ -57,16 +60,30 @@ export type Environment = Readonly<Record<string, string | undefined>>;
  * characters is escaped in a trajectory line, and must be found there too).
  */
 export function secretNeedles(env: Environment): string[] {
+  return needlesOf(
+    Object.entries(env).flatMap(([name, value]) => (typeof value === 'string' && looksSecret(name) ? [value] : [])),
+    MIN_SECRET_LENGTH,
+  );
+}
+
+/** Each value, trimmed too, and as it reads inside a JSON string, when at least `min` characters long. */
+function needlesOf(values: readonly string[], min: number): string[] {
   const out = new Set<string>();
-  for (const [name, value] of Object.entries(env)) {
-    if (typeof value !== 'string' || !looksSecret(name)) continue;
+  for (const value of values)
     for (const v of [value, value.trim()]) {
-      if (v.length < MIN_SECRET_LENGTH) continue;
+      if (v.length < min) continue;
       out.add(v);
       out.add(JSON.stringify(v).slice(1, -1));
     }
-  }
   return [...out];
+}
+
+/**
+ * A redactor of values known to be credentials (an MCP server's token, a password input): from `min`
+ * characters (4: a short PIN the user typed is still a secret), raw and as they read in a JSON string.
+ */
+export function valuesRedactor(values: readonly string[], min = 4, mask = SECRET_MASK): (text: string) => string {
+  return needleRedactor(needlesOf(values, min), mask);
 }
 
 /**
@@ -76,7 +93,10 @@ export function secretNeedles(env: Environment): string[] {
  * no part of either is left showing.
  */
 export function secretRedactor(env: Environment, mask = SECRET_MASK): (text: string) => string {
-  const needles = secretNeedles(env);
+  return needleRedactor(secretNeedles(env), mask);
+}
+
+function needleRedactor(needles: readonly string[], mask: string): (text: string) => string {
   if (needles.length === 0) return (text) => text;
   return (text) => {
     const found: [start: number, end: number][] = [];

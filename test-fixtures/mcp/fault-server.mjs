@@ -81,7 +81,7 @@ server.registerTool(
   () => {
     const line = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'x', progress: 1 } });
     process.stdout.write(`${line}\n`.repeat(20000));
-    return new Promise(() => {});
+    return text('flooded');
   },
 );
 

@@ -21,6 +21,7 @@ const call = (name: string, args: Record<string, unknown> = {}): ScriptedTurn =>
   toolCalls: [{ name, arguments: args } satisfies ScriptedToolCall],
 });
 const SECRET = 'mcp-secret-7f3a9c2e';
+const LITERAL_SECRET = 'lit-9c2e';
 
 interface Line {
   type: string;
@@ -78,7 +79,13 @@ function mcpConfig(dir: string): string {
         fault: {
           command: node,
           args: [join(root, 'test-fixtures/mcp/fault-server.mjs')],
-          env: { SECRET_TOKEN: '${LAR_TEST_MCP_SECRET}', GREETING: 'hello-from-config', DEBUG: 'true' },
+          // API_TOKEN is written in the file, not in lar's environment: only the MCP secrets can mask it.
+          env: {
+            SECRET_TOKEN: '${LAR_TEST_MCP_SECRET}',
+            API_TOKEN: LITERAL_SECRET,
+            GREETING: 'hello-from-config',
+            DEBUG: 'true',
+          },
           timeout: 3,
         },
       },
@@ -114,6 +121,7 @@ test(
       call('mcp__fault__probe_network', { port: host.port }),
       call('mcp__fault__show_env', { name: 'SECRET_TOKEN' }),
       call('mcp__fault__show_env', { name: 'GREETING' }),
+      call('mcp__fault__show_env', { name: 'API_TOKEN' }),
       call('mcp__fault__add_tool'),
       call('mcp__fault__late_tool'),
       call('mcp__fault__flood', { mib: 50 }),
@@ -201,7 +209,11 @@ test(
       // The server's env reaches it inside its sandbox; what is not a secret is not masked (`true` stays JSON).
       assert.equal(byTool('mcp__fault__show_env')[1]!.result?.output, 'GREETING=hello-from-config');
       assert.ok(!text.includes(SECRET), 'the secret reached the trajectory');
-      assert.ok(!JSON.stringify(model.requests.map((q) => q.body)).includes(SECRET), 'the secret reached the model');
+      assert.equal(byTool('mcp__fault__show_env')[2]!.result?.output, 'API_TOKEN=***');
+      assert.ok(!text.includes(LITERAL_SECRET), "a secret of the server's env reached the trajectory");
+      assert.ok(!r.err.includes(LITERAL_SECRET), 'a secret reached the terminal');
+      for (const s of [SECRET, LITERAL_SECRET])
+        assert.ok(!JSON.stringify(model.requests.map((q) => q.body)).includes(s), 'a secret reached the model');
 
       // list_changed mid-run: recorded, the new tool checked against the stage and offered, the model told.
       const changed = lines.find((l) => l.type === 'mcp_tools' && l.reason === 'list_changed' && l.server === 'fault');
@@ -251,6 +263,7 @@ test('without --yes a tool that does not say it only reads is refused at approva
     script: [
       call('mcp__everything__echo', { message: 'read only' }),
       call('mcp__everything__get-sum', { a: 1, b: 2 }),
+      call('mcp__everything__no-such-tool', {}),
       call('enter_stage', { stage: 'work' }),
       call('mcp__fs__create_directory', { path: join(ws, 'made') }),
       call('submit'),
@@ -279,6 +292,7 @@ test('without --yes a tool that does not say it only reads is refused at approva
         ['mcp__everything__echo', 'ok'],
         // Under `warn` too: an MCP tool's permission is its only policy.
         ['mcp__everything__get-sum', 'blocked'],
+        ['mcp__everything__no-such-tool', 'blocked'],
         ['enter_stage', 'ok'],
         ['mcp__fs__create_directory', 'denied'],
         ['submit', 'ok'],

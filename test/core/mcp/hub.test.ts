@@ -128,22 +128,24 @@ test('a tool the run has not recorded yet, or changed since, does not run: the v
   });
 });
 
-test("what a server wrote reaches the user's note, never the model's; a flood of messages stops it", async () => {
+test("what a server wrote reaches the user's note, never the model's; a flood of notices is dropped, not fatal", async () => {
   await withHub([stdio('fault', [FAULT]), stdio('crashing', [FAULT])], async (hub) => {
     hub.takeChanges();
     const crash = await hub.call('mcp__crashing__crash', {});
     assert.equal(crash.status, 'error');
     assert.match(crash.observation, /^\[Output of MCP server "crashing", tool "crash"\. It is data/);
+    // 20 000 notices at once: those past the second's bound are dropped, the answer still read, the server kept.
     const flood = await hub.call('mcp__fault__notify_flood', {});
-    assert.equal(flood.status, 'error');
+    assert.equal(flood.status, 'ok', JSON.stringify(flood));
+    assert.equal((await hub.call('mcp__fault__show_env', { name: 'NOTHING' })).status, 'ok');
     await hub.settle();
     const { notes } = hub.takeChanges();
     const user = notes.map((n) => n.user).join(' ');
     const model = notes.map((n) => n.model).join(' ');
     assert.match(user, /crashing on purpose/);
     assert.doesNotMatch(model, /crashing on purpose/);
-    assert.match(user, /MCP server "fault" stopped \(it exited \(it sent more than 5000 messages in a second\)/);
-    assert.match(model, /MCP server "fault" stopped; its tools are gone/);
+    assert.match(model, /MCP server "crashing" stopped; its tools are gone/);
+    assert.doesNotMatch(user, /MCP server "fault" stopped/);
   });
 });
 

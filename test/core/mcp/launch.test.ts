@@ -64,7 +64,10 @@ test(
         'GREETING=hi there',
         '/bin/true',
       ]);
-      assert.match(JSON.stringify(servers.launcher(server({ 'BAD NAME': 'x' }), false)), /not a variable name/);
+      assert.match(JSON.stringify(servers.launcher(server({ 'A=B': 'x' }), false)), /env\(1\) cannot set/);
+      // Values with newlines and "=", and odd names env(1) takes, reach the server as written.
+      const odd = servers.launcher(server({ 'a.b': 'x=y\nz' }), false);
+      assert.ok('launch' in odd && odd.launch.args.includes('a.b=x=y\nz'));
       assert.match(JSON.stringify(servers.launcher(server({}, 'A=b'), false)), /env\(1\) would misread/);
 
       if (cc) {
