@@ -23,10 +23,22 @@ export interface ConsentSplit {
   ask: McpCandidate[];
 }
 
-export function splitByConsent(candidates: readonly McpCandidate[], answers: ConsentAnswers): ConsentSplit {
+/**
+ * What an answer is kept by: the configuration's digest, and whether the workflow grants the server the
+ * network (an answer given for a server without network is no answer for one with it).
+ */
+export const consentKey = (c: McpCandidate, workflow: Workflow): string =>
+  (workflow.mcp?.network ?? []).includes(c.server.name) ? `${c.digest}+network` : c.digest;
+
+export function splitByConsent(
+  candidates: readonly McpCandidate[],
+  answers: ConsentAnswers,
+  workflow: Workflow,
+): ConsentSplit {
   const out: ConsentSplit = { allowed: [], denied: [], ask: [] };
   for (const c of candidates) {
-    const answer = c.origin === 'user' ? 'allow' : Object.hasOwn(answers, c.digest) ? answers[c.digest] : undefined;
+    const key = consentKey(c, workflow);
+    const answer = c.origin === 'user' ? 'allow' : Object.hasOwn(answers, key) ? answers[key] : undefined;
     (answer === 'allow' ? out.allowed : answer === 'deny' ? out.denied : out.ask).push(c);
   }
   return out;
@@ -37,16 +49,16 @@ export function withAnswers(
   answers: ConsentAnswers,
   asked: readonly McpCandidate[],
   answer: ConsentAnswer,
+  workflow: Workflow,
 ): Record<string, ConsentAnswer> {
   const out: Record<string, ConsentAnswer> = { ...answers };
-  for (const c of asked) out[c.digest] = answer;
+  for (const c of asked) out[consentKey(c, workflow)] = answer;
   return out;
 }
 
-/** A value shown in the prompt: at most this many characters of it. */
-const MAX_VALUE = 200;
-/** One server's part of the prompt, and the whole prompt's detail, at most. */
-const MAX_SERVER_TEXT = 4000;
+/** A value shown in the prompt: at most this many characters of it, and how many more there are said. */
+const MAX_VALUE = 600;
+/** The whole prompt's detail at most: the servers past it are not asked about now (nor allowed by this answer). */
 const MAX_DETAIL = 16_000;
 
 /**
@@ -56,49 +68,58 @@ const MAX_DETAIL = 16_000;
  * variables it would take from the user and from the environment, and where it runs, with the
  * network the workflow grants it.
  */
-export function consentPrompt(asked: readonly McpCandidate[], workflow: Workflow): { message: string; detail: string } {
-  const one = asked.length === 1;
-  const message = `Start ${one ? 'this MCP server' : `these ${asked.length} MCP servers`} that the workspace configures? ${one ? 'It starts' : 'They start'} with each agent run of workflow ${JSON.stringify(clip(workflow.id, MAX_VALUE))}, which decides which tools the agent may call. ${one ? 'It is' : 'Each is'} shown as its file writes it, before its variables are filled in.`;
+export function consentPrompt(
+  candidates: readonly McpCandidate[],
+  workflow: Workflow,
+): { message: string; detail: string; asked: McpCandidate[] } {
+  // Only what is shown whole is asked about: an answer never covers a server the user did not see.
+  const asked: McpCandidate[] = [];
   const blocks: string[] = [];
   let length = 0;
-  for (const [i, c] of asked.entries()) {
-    const block = clip(describeCandidate(c, workflow).join('\n'), MAX_SERVER_TEXT);
-    if (length + block.length > MAX_DETAIL) {
-      const rest = asked.slice(i);
-      blocks.push(
-        `… and ${rest.length} more, not shown here: ${rest.map((r) => `${r.server.name} (${r.server.source})`).join(', ')}. Read their files before you allow them.`,
-      );
-      break;
-    }
+  for (const c of candidates) {
+    const block = describeCandidate(c, workflow).join('\n');
+    if (length + block.length > MAX_DETAIL) break;
+    asked.push(c);
     blocks.push(block);
     length += block.length + 2;
   }
-  return { message, detail: blocks.join('\n\n') };
+  const rest = candidates.length - asked.length;
+  if (rest)
+    blocks.push(
+      `${rest} more server${rest === 1 ? '' : 's'} of the workspace ${rest === 1 ? 'is' : 'are'} not asked about now (too long to show with these): ${rest === 1 ? 'it is' : 'they are'} asked about on a later run.`,
+    );
+  const one = asked.length === 1;
+  const message = `Start ${one ? 'this MCP server' : `these ${asked.length} MCP servers`} that the workspace configures? ${one ? 'It starts' : 'They start'} with each agent run of workflow ${shown(workflow.id)}, which decides which tools the agent may call. ${one ? 'It is' : 'Each is'} shown as its file writes it, before its variables are filled in.`;
+  return { message, detail: blocks.join('\n\n'), asked };
 }
 
 /** The lines of the prompt about one server: its name and file, then what it runs, reaches and reads. */
 export function describeCandidate(c: McpCandidate, workflow: Workflow): string[] {
   const { server } = c;
-  const lines = [`${server.name} (${server.source}) — ${describeServer(server)}`];
+  const lines = [`${shown(server.name)} (${shown(server.source)})`];
   const granted = (workflow.mcp?.network ?? []).includes(server.name);
-  const wf = JSON.stringify(clip(workflow.id, MAX_VALUE));
-  if (server.transport === 'stdio') {
+  const wf = shown(workflow.id);
+  // Where it runs and what it reads first: the values that follow may be long.
+  if (server.transport === 'stdio')
     lines.push(
       granted
         ? `  runs in a sandbox with the host's network: workflow ${wf} grants it the network (mcp.network)`
         : `  runs in the run's sandbox, without network (unconfined only where the run's commands are)`,
     );
-    if (server.cwd !== undefined) lines.push(`  cwd: ${shown(server.cwd)}`);
-    for (const [name, value] of Object.entries(server.env)) lines.push(`  env: ${shown(name)}=${shown(value)}`);
-  } else {
+  else
     lines.push(
       `  reached from the editor over the network${granted ? ` (workflow ${wf} also names it in mcp.network)` : ''}`,
     );
-    for (const [name, value] of Object.entries(server.headers)) lines.push(`  header: ${shown(name)}: ${shown(value)}`);
-  }
   const vars = variablesOf(c);
-  if (vars.inputs.length) lines.push(`  asks you for: ${vars.inputs.map(shown).join(', ')}`);
+  if (vars.inputs.length)
+    lines.push(`  uses your inputs: ${vars.inputs.map(shown).join(', ')} (a value you gave before is used)`);
   if (vars.environment.length) lines.push(`  reads your environment: ${vars.environment.map(shown).join(', ')}`);
+  lines.push(`  ${describeServer(server)}`);
+  if (server.transport === 'stdio') {
+    if (server.cwd !== undefined) lines.push(`  cwd: ${shown(server.cwd)}`);
+    for (const [name, value] of Object.entries(server.env)) lines.push(`  env: ${shown(name)}=${shown(value)}`);
+  } else
+    for (const [name, value] of Object.entries(server.headers)) lines.push(`  header: ${shown(name)}: ${shown(value)}`);
   return lines;
 }
 
@@ -137,11 +158,15 @@ export function variablesOf(c: McpCandidate): { inputs: string[]; environment: s
 /** Characters that would hide or reorder what the prompt shows: controls, bidi marks, invisible ones. */
 const HIDDEN = /[\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g;
 
-/** A value as the prompt shows it: clipped, bare when it is plain, else quoted with what hides text escaped. */
+/**
+ * A value as the prompt shows it: bare when it is plain, else quoted with what hides text escaped; past
+ * MAX_VALUE cut, and how much was cut said (nothing is hidden without saying so).
+ */
 function shown(value: string): string {
-  const v = clip(value, MAX_VALUE);
-  if (/^[\w@%+=:,./~{}$?#&-]+$/.test(v)) return v;
-  return JSON.stringify(v).replace(HIDDEN, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const cut = value.length > MAX_VALUE ? ` … (${value.length - MAX_VALUE} more characters: read the file)` : '';
+  const v = value.slice(0, MAX_VALUE);
+  if (/^[\w@%+=:,./~{}$?#&-]+$/.test(v)) return `${v}${cut}`;
+  return `${JSON.stringify(v).replace(HIDDEN, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`)}${cut}`;
 }
 
 /** Why a server the user did not allow is not started (said once per configuration). */

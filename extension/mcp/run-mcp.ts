@@ -154,18 +154,24 @@ async function allowedServers(
   if (!vscode.workspace.isTrusted) candidates = candidates.filter((c) => c.origin === 'user');
   const state = host.context.workspaceState;
   const answers = state.get<ConsentAnswers>(CONSENT_KEY) ?? {};
-  const split = splitByConsent(candidates, answers);
+  const split = splitByConsent(candidates, answers, workflow);
   if (split.ask.length && !host.signal.aborted) {
-    const { message, detail } = consentPrompt(split.ask, workflow);
+    const { message, detail, asked } = consentPrompt(split.ask, workflow);
     const allow = 'Allow';
     const deny = "Don't Allow";
-    const pick = await vscode.window.showWarningMessage(message, { modal: true, detail }, allow, deny);
+    const pick = asked.length
+      ? await vscode.window.showWarningMessage(message, { modal: true, detail }, allow, deny)
+      : undefined;
     if (pick !== undefined) {
-      await state.update(CONSENT_KEY, withAnswers(answers, split.ask, pick === allow ? 'allow' : 'deny'));
-      (pick === allow ? split.allowed : split.denied).push(...split.ask);
-    } else
-      for (const c of split.ask)
-        notes.push({ text: `MCP server "${c.server.name}" is not started: the prompt was not answered.`, warn: true });
+      await state.update(CONSENT_KEY, withAnswers(answers, asked, pick === allow ? 'allow' : 'deny', workflow));
+      (pick === allow ? split.allowed : split.denied).push(...asked);
+    }
+    // What was not shown, or not answered, is not started this run and is asked about again.
+    for (const c of split.ask.filter((a) => pick === undefined || !asked.includes(a)))
+      notes.push({
+        text: `MCP server "${c.server.name}" is not started: it was not allowed in the prompt.`,
+        warn: true,
+      });
   }
   for (const c of split.denied) sayOnce(host, notes, `deny:${c.digest}`, deniedNote(c), false);
   // In the order the sources were read (the user's first): the hub records them so.
