@@ -20,15 +20,35 @@ export class FileRefusedError extends Error {
 
 const NONBLOCK = (constants as Record<string, number | undefined>).O_NONBLOCK ?? 0;
 
+export interface BoundedReadOptions {
+  /** Refuse a symbolic link as the last part of the path (ELOOP), instead of following it. */
+  noFollow?: boolean;
+  /** Called with the open descriptor before anything is read: it throws to refuse what was opened. */
+  check?: (fd: number) => void;
+}
+
+const NOFOLLOW = (constants as Record<string, number | undefined>).O_NOFOLLOW ?? 0;
+
 /** The file's text (UTF-8), or a FileRefusedError (not a regular file, too big) or the system's error. */
-export function readBoundedText(path: string, maxBytes: number, what = 'the file'): string {
-  return readBoundedBytes(path, maxBytes, what).toString('utf8');
+export function readBoundedText(
+  path: string,
+  maxBytes: number,
+  what = 'the file',
+  opts: BoundedReadOptions = {},
+): string {
+  return readBoundedBytes(path, maxBytes, what, opts).toString('utf8');
 }
 
 /** The file's bytes, on the same terms as readBoundedText. */
-export function readBoundedBytes(path: string, maxBytes: number, what = 'the file'): Buffer {
-  const fd = openSync(path, constants.O_RDONLY | NONBLOCK);
+export function readBoundedBytes(
+  path: string,
+  maxBytes: number,
+  what = 'the file',
+  opts: BoundedReadOptions = {},
+): Buffer {
+  const fd = openSync(path, constants.O_RDONLY | NONBLOCK | (opts.noFollow ? NOFOLLOW : 0));
   try {
+    opts.check?.(fd);
     const st = fstatSync(fd);
     if (st.isDirectory()) throw new FileRefusedError(`${what} ${path} is a folder, not a file`);
     if (!st.isFile())

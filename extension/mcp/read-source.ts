@@ -21,12 +21,19 @@ export function readWorkspaceSource(ws: string, name: string): SourceRead {
   const startsNothing = 'no MCP server of it is started.';
   try {
     const real = realpathSync(path);
-    if (!inside(realpathSync(ws), real))
+    const root = realpathSync(ws);
+    if (!inside(root, real))
       return {
         problem: `${name} leads outside the workspace folder (to ${clip(real, 500)}): it is not read, and ${startsNothing}`,
       };
-    // The real path, read: a symlink swapped meanwhile is not followed somewhere else.
-    return { text: readBoundedText(real, MAX_MCP_CONFIG_BYTES, 'the file') };
+    // The real path, read without following a link put there meanwhile; and what was opened is checked again
+    // (a folder on the way swapped for a link would lead elsewhere).
+    const check = (fd: number) => {
+      const opened = openedPath(fd);
+      if (opened !== undefined && !inside(root, opened))
+        throw new FileRefusedError(`the file ${name} was moved outside the workspace folder while it was opened`);
+    };
+    return { text: readBoundedText(real, MAX_MCP_CONFIG_BYTES, 'the file', { noFollow: true, check }) };
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     // No such file, or a dangling symlink: nothing to start.
@@ -42,6 +49,15 @@ export function sourceExists(ws: string, name: string): boolean {
     return lstatSync(join(ws, name), { throwIfNoEntry: false }) !== undefined;
   } catch {
     return false;
+  }
+}
+
+/** Where an open descriptor's file is (Linux's /proc); undefined where that cannot be known. */
+function openedPath(fd: number): string | undefined {
+  try {
+    return realpathSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return undefined;
   }
 }
 
