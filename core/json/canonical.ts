@@ -3,6 +3,7 @@
  * Two kinds, stated here once: exact (the verifier's repeat key: `1` is not `"1"`) and loose
  * (the model client's duplicate-call test: scalars compared as text).
  */
+import { createHash } from 'node:crypto';
 
 /**
  * JSON with object keys sorted: the verifier's repeat key. Objects of scalars
@@ -12,6 +13,11 @@ export function canonicalExact(root: unknown): string {
   if (root === null || typeof root !== 'object') return exactScalar(root);
   if (!Array.isArray(root) && isFlatSorted(root as Record<string, unknown>)) return JSON.stringify(root);
   return canonicalWith(root, exactScalar, true);
+}
+
+/** sha-256 (hex) of the exact canonical text: one digest for a value however its keys were ordered. */
+export function canonicalDigest(root: unknown): string {
+  return createHash('sha256').update(canonicalExact(root)).digest('hex');
 }
 
 /**

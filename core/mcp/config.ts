@@ -3,9 +3,8 @@
  * with the values to mask collected, what the user allowed told by a digest, and several files
  * merged. Pure: the caller reads the files and gives the environment and the inputs.
  */
-import { createHash } from 'node:crypto';
 import { sep } from 'node:path';
-import { canonicalExact } from '../json/canonical';
+import { canonicalDigest, canonicalExact } from '../json/canonical';
 import { looksSecret } from '../secrets/redact';
 import {
   keyPath,
@@ -182,9 +181,7 @@ export function configDigest(server: McpServerConfig): string {
       ? { name, transport, command: server.command, args: server.args, env: server.env, cwd: server.cwd }
       : { name, transport, url: server.url, headers: server.headers };
   const given = Object.entries({ ...written, autoApprove, timeoutMs }).filter(([, v]) => v !== undefined);
-  return createHash('sha256')
-    .update(canonicalExact(Object.fromEntries(given)))
-    .digest('hex');
+  return canonicalDigest(Object.fromEntries(given));
 }
 
 /** Later files do not override earlier ones: a name defined twice keeps the first, and a problem names both sources. */

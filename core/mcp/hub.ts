@@ -5,9 +5,8 @@
  * with bounded, named, untrusted results. A server that fails, hangs, floods or changes its list
  * costs a sentence, never the run.
  */
-import { createHash } from 'node:crypto';
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
-import { canonicalExact } from '../json/canonical';
+import { canonicalDigest } from '../json/canonical';
 import { mcpToolName, serverSlug, MAX_SERVER_TOOLS, type McpServerRecord, type McpToolsEvent } from '../schema/mcp';
 import { changedBetween, snapshot } from '../tools/executor';
 import type { McpServerConfig, McpStdioConfig } from './config';
@@ -56,8 +55,6 @@ interface Entry {
   /** Said that the server's list is no longer read again. */
   capped?: boolean;
 }
-
-const digestOf = (schema: unknown): string => createHash('sha256').update(canonicalExact(schema)).digest('hex');
 
 export class McpHub implements McpTools {
   private readonly entries: Entry[] = [];
@@ -303,7 +300,7 @@ export class McpHub implements McpTools {
       };
       if (!name) leave(`the name mcp__${entry.slug}__… would pass 64 characters`);
       else if (entry.tools.has(name)) leave('named like another of its tools');
-      else entry.tools.set(name, { ...t, digest: digestOf(t.inputSchema) });
+      else entry.tools.set(name, { ...t, digest: canonicalDigest(t.inputSchema) });
     }
     if (c.capped && !entry.capped) {
       entry.capped = true;
