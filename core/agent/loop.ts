@@ -189,7 +189,8 @@ class Run {
     this.mcp.record();
     const note = this.conversation.awaitsModel ? undefined : this.mcp.takeNote();
     if (note) this.conversation.push({ kind: 'user', text: this.redact(note) });
-    this.fit.setTools(this.mcp.tools());
+    // Without servers the built-in tools never change: the window's own list stays.
+    if (this.opts.mcp) this.fit.setTools(this.mcp.tools());
   }
 
   /** What the user typed meanwhile reaches the model now, in order. */
