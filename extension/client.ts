@@ -84,6 +84,9 @@ export class LarClient implements vscode.Disposable {
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       // Trajectories name their workflow by path: the server hears when one changes.
       synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher('**/*.larflow.json') },
+      // Trajectories' diagnostics are pulled by part (docs/protocol.md): after each edit, and when the server
+      // says a live run moved. A pull answers "unchanged" for a part that did not.
+      diagnosticPullOptions: { onChange: true, onSave: false },
     };
     const client = new LanguageClient('lean4Agentic', 'Lean4 Agentic', serverOptions, clientOptions);
     this.client = client;

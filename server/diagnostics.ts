@@ -149,16 +149,34 @@ export function allDiagnostics(
   model: TrajectoryModel,
   source: DiagnosticSource,
 ): Diagnostic[] {
-  const passed = model.summary()?.outcome.reward === 1;
-  // A line that is not valid JSON is wrong in the file now, whatever the run did: it stays an error.
-  const lines = passed
-    ? lineDiags.map((d) =>
-        d.severity === DiagnosticSeverity.Error && d.code !== 'trajectory.malformed'
-          ? { ...d, severity: DiagnosticSeverity.Warning }
-          : d,
-      )
-    : lineDiags;
-  return lines.concat(runDiagnostics(model, source));
+  return asHistory(lineDiags, model).concat(runDiagnostics(model, source));
+}
+
+/**
+ * The diagnostics of lines [start, end), and the whole-run ones when `withRun`: one part of a run that a
+ * client pulls under its own identifier (server/partitions.ts).
+ */
+export function rangeDiagnostics(
+  model: TrajectoryModel,
+  [start, end]: readonly [number, number],
+  withRun: boolean,
+  source: DiagnosticSource,
+): Diagnostic[] {
+  const lines = model.lines;
+  const out: Diagnostic[] = [];
+  for (let i = start; i < end; i++) for (const d of lineDiagnostics(lines[i]!, i, source)) out.push(d);
+  const history = asHistory(out, model);
+  return withRun ? history.concat(runDiagnostics(model, source)) : history;
+}
+
+/** A passed run's line diagnostics with errors as warnings; a line that is not valid JSON stays an error (it is wrong in the file now). */
+function asHistory(lineDiags: readonly Diagnostic[], model: TrajectoryModel): Diagnostic[] {
+  if (model.summary()?.outcome.reward !== 1) return lineDiags as Diagnostic[];
+  return lineDiags.map((d) =>
+    d.severity === DiagnosticSeverity.Error && d.code !== 'trajectory.malformed'
+      ? { ...d, severity: DiagnosticSeverity.Warning }
+      : d,
+  );
 }
 
 /** The workflow's problems and why nothing could be verified, on the header line. */

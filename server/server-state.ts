@@ -3,23 +3,47 @@
  * and the client's options, kept in one object so each handler can live in its own file.
  */
 import { fileURLToPath } from 'node:url';
-import { TextDocuments, type Connection, type Diagnostic } from 'vscode-languageserver';
+import {
+  TextDocuments,
+  type Connection,
+  type Diagnostic,
+  type WorkspaceDocumentDiagnosticReport,
+} from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { ServerOptions, BackendMethod, type BackendLabel } from '../core/protocol/lsp';
 import type { LeanBackend } from '../core/lean';
 import { MAX_TRAJECTORY_BYTES, readBoundedText } from '../core/workspace/bounded-read';
 import { fileResolver } from '../core/workflow/resolve';
 import type { DiagnosticSource } from './diagnostics';
+import { Partitions } from './partitions';
 import { TrajectoryModel } from './trajectory-model';
 import { harborRewardFor } from '../core/harbor/job-folder';
 
 export interface Run {
   model: TrajectoryModel;
-  /** Every line's diagnostics, in line order; rebuilt from the first changed line on. */
+  /** For push: every line's diagnostics, in line order, rebuilt from the first changed line on (pull builds them when asked). */
   lineDiags: Diagnostic[];
   /** lineStart[i]: where line i's diagnostics begin in lineDiags. */
   lineStart: number[];
   version: number | undefined;
+  /** For pull: the parts a client keeps apart, and their result ids. */
+  partitions: Partitions;
+  /** The outcome was +1 at the last publication (errors then show as warnings: a change of it changes every part). */
+  passed: boolean;
+}
+
+/**
+ * How diagnostics reach the client: `push` (publishDiagnostics, every one each time), `pull` (the client
+ * asks, one identifier, after its edits and when told to refresh), `partitioned` (pull under three
+ * identifiers registered at run time, and a held workspace request for runs without an editor).
+ */
+export type DiagnosticsMode = 'push' | 'pull' | 'partitioned';
+
+/** A held workspace/diagnostic request: reports go out as partial results until the client cancels it. */
+export interface WorkspaceWaiter {
+  report(items: WorkspaceDocumentDiagnosticReport[]): void;
+  /** Answers the request (empty: what it reported stands). */
+  end(): void;
 }
 
 export class ServerState {
@@ -29,6 +53,13 @@ export class ServerState {
   lean: LeanBackend | undefined;
   readonly leanPending = new Map<string, NodeJS.Timeout>();
   options = ServerOptions.parse({});
+  diagnosticsMode: DiagnosticsMode = 'push';
+  /** Held workspace requests, by part (partitioned mode). */
+  readonly waiters = new Map<number, WorkspaceWaiter>();
+  /** Documents whose diagnostics were pushed and not yet cleared: pull takes them over once the client asks. */
+  readonly pushed = new Set<string>();
+  /** A workspace/diagnostic/refresh is on its way (many changes in one turn make one). */
+  refreshQueued = false;
 
   constructor(readonly connection: Connection) {}
 
@@ -48,6 +79,8 @@ export class ServerState {
         lineDiags: [],
         lineStart: [],
         version: undefined,
+        partitions: new Partitions(),
+        passed: false,
       };
       this.runs.set(uri, run);
     }

@@ -5,6 +5,7 @@ import { registerDocuments } from './handlers/documents';
 import { registerEditorFeatures } from './handlers/editor-features';
 import { registerInitialize } from './handlers/initialize';
 import { registerLarRequests } from './handlers/lar-requests';
+import { registerPullDiagnostics } from './handlers/pull';
 import { ServerState } from './server-state';
 
 /**
@@ -19,6 +20,7 @@ export function startServer(connection: Connection): void {
   registerAppendStep(state);
   registerLarRequests(state);
   registerEditorFeatures(state);
+  registerPullDiagnostics(state);
   connection.onShutdown(() => {
     state.lean?.dispose();
     for (const t of state.leanPending.values()) clearTimeout(t);

@@ -21,6 +21,8 @@ export interface UpdateStats {
   from: number;
   /** Lines parsed and judged by this update. */
   verified: number;
+  /** The text was the same as before: nothing changed. */
+  same?: boolean;
 }
 
 /** A checkpoint every this many lines: a change re-verifies at most this many lines before it. */
@@ -122,7 +124,7 @@ export class TrajectoryModel {
     const old = this.entries;
     while (first < next.length && first < old.length && next[first] === old[first]!.text) first++;
     if (first === next.length && first === old.length) {
-      this.lastUpdate = { from: first, verified: 0 };
+      this.lastUpdate = { from: first, verified: 0, same: true };
       return this.lastUpdate;
     }
     return this.reverify(first, next.slice(first));

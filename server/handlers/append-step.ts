@@ -1,7 +1,7 @@
 /** lar/appendStep: a live run's steps as the agent writes them, so the gate sees each step before the file is reloaded. */
 import { AppendStepMethod, AppendStepParams } from '../../core/protocol/lsp';
 import { pathOf, readIfFile, type ServerState } from '../server-state';
-import { publish, update } from './publish';
+import { dropped, publish, update } from './publish';
 
 export function registerAppendStep(state: ServerState): void {
   const { connection } = state;
@@ -48,6 +48,6 @@ function dropEarlierRuns(state: ServerState, uri: string): void {
     // A Lean re-check on its way would publish them again.
     clearTimeout(state.leanPending.get(other));
     state.leanPending.delete(other);
-    void state.connection.sendDiagnostics({ uri: other, diagnostics: [] });
+    dropped(state, other);
   }
 }

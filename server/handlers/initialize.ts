@@ -5,6 +5,7 @@ import { detectLean } from '../../core/lean/detect';
 import { ServerOptions } from '../../core/protocol/lsp';
 import type { ServerState } from '../server-state';
 import { publishAll } from './publish';
+import { diagnosticsMode, staticDiagnosticProvider } from './pull';
 
 export function registerInitialize(state: ServerState): void {
   const { connection } = state;
@@ -13,6 +14,7 @@ export function registerInitialize(state: ServerState): void {
     if (!given.success)
       connection.console.error(`lar: ignoring bad initialization options: ${given.error.issues[0]?.message}`);
     state.options = given.success ? given.data : state.options;
+    state.diagnosticsMode = diagnosticsMode(params.capabilities);
     const { options } = state;
     // An empty path is no path (settings default to "").
     if (options.leanPath !== undefined && options.leanPath.trim() === '') delete options.leanPath;
@@ -23,6 +25,7 @@ export function registerInitialize(state: ServerState): void {
         hoverProvider: true,
         codeLensProvider: { resolveProvider: false },
         documentSymbolProvider: true,
+        ...staticDiagnosticProvider(state.diagnosticsMode),
       },
       serverInfo: { name: 'lar', version: '0.1.0' },
     };

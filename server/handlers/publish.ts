@@ -6,6 +6,7 @@ import { RewardsMethod } from '../../core/protocol/lsp';
 import { verifyTrajectoryTextWith } from '../../core/verifier/verify';
 import { fileResolver } from '../../core/workflow/resolve';
 import { allDiagnostics, lineDiagnostics, type DiagnosticSource } from '../diagnostics';
+import { pullChanged, pullDropped } from './pull';
 import { rewardsParams } from '../presentation';
 import { pathOf, type Run, type ServerState } from '../server-state';
 
@@ -21,48 +22,87 @@ function rebuildLineDiagnostics(run: Run, from: number, source: DiagnosticSource
   }
 }
 
-/** Publishes diagnostics and rewards after an update that changed lines from `from` on. */
-export function publish(state: ServerState, uri: string, run: Run, from: number): void {
+/**
+ * Publishes diagnostics and rewards after an update that changed lines from `from` on. `byClient`: the
+ * client's own edit (a pulling client asks after it by itself); `all`: every diagnostic may have changed;
+ * `rejudge`: the Lean checker judges it again after a pause (not when its own verdicts are being published);
+ * `same`: the text did not change.
+ */
+export function publish(
+  state: ServerState,
+  uri: string,
+  run: Run,
+  from: number,
+  {
+    byClient = false,
+    all = false,
+    rejudge = true,
+    same = false,
+  }: { byClient?: boolean; all?: boolean; rejudge?: boolean; same?: boolean } = {},
+): void {
   const { connection } = state;
   const { model } = run;
-  const src = state.source();
-  rebuildLineDiagnostics(run, from, src);
-  const diagnostics = allDiagnostics(run.lineDiags, model, src);
+  const passed = model.summary()?.outcome.reward === 1;
+  // `same`: the text did not change (an editor reloading what a live run already appended): every part stays.
+  const touched = same ? [] : run.partitions.changed(from, model.lineCount, all || passed !== run.passed);
+  run.passed = passed;
   // The smaller message first, so neither waits behind the other: a live
   // append's rewards are one line, a full document's rewards outweigh its diagnostics.
   const rewards = () =>
     void connection.sendNotification(RewardsMethod, rewardsParams(model, uri, state.label, run.version, from));
-  const diags = () =>
-    void connection.sendDiagnostics({
-      uri,
-      diagnostics,
-      ...(run.version !== undefined ? { version: run.version } : {}),
-    });
-  if (from > 0) {
-    rewards();
-    diags();
-  } else {
-    diags();
-    rewards();
-  }
-  if (state.lean) scheduleLean(state, uri, run);
+  if (from > 0) rewards();
+  if (pullChanged(state, uri, run, touched, byClient)) forgetLineDiagnostics(run, from);
+  else push(state, uri, run, from);
+  if (from === 0) rewards();
+  if (state.lean && rejudge) scheduleLean(state, uri, run);
+}
+
+function push(state: ServerState, uri: string, run: Run, from: number): void {
+  const src = state.source();
+  rebuildLineDiagnostics(run, from, src);
+  state.pushed.add(uri);
+  void state.connection.sendDiagnostics({
+    uri,
+    diagnostics: allDiagnostics(run.lineDiags, run.model, src),
+    ...(run.version !== undefined ? { version: run.version } : {}),
+  });
+}
+
+/** Pull carried a change: the push cache no longer holds lines from `from` on. */
+function forgetLineDiagnostics(run: Run, from: number): void {
+  if (from >= run.lineStart.length) return;
+  run.lineDiags.length = run.lineStart[from]!;
+  run.lineStart.length = from;
+}
+
+/** A run left the server (its editor closed, or a newer run began): the client drops its diagnostics. */
+export function dropped(state: ServerState, uri: string): void {
+  state.pushed.delete(uri);
+  void state.connection.sendDiagnostics({ uri, diagnostics: [] });
+  pullDropped(state, uri);
 }
 
 /** Publishes every run again from its first line: the backend changed. */
 export function publishAll(state: ServerState): void {
-  for (const [uri, run] of state.runs) publish(state, uri, run, 0);
+  for (const [uri, run] of state.runs) publish(state, uri, run, 0, { all: true });
 }
 
-export function update(state: ServerState, uri: string, text: string, version: number | undefined): void {
+export function update(
+  state: ServerState,
+  uri: string,
+  text: string,
+  version: number | undefined,
+  byClient = false,
+): void {
   const run = state.runFor(uri);
   run.version = version;
   const stats = run.model.setText(text);
-  publish(state, uri, run, stats.from);
+  publish(state, uri, run, stats.from, { byClient, same: stats.same === true });
 }
 
 /** With the Lean backend, the Lean checker re-judges the document after a pause and its verdicts replace the builtin ones. */
 function scheduleLean(state: ServerState, uri: string, run: Run): void {
-  const { connection, leanPending } = state;
+  const { leanPending } = state;
   clearTimeout(leanPending.get(uri));
   leanPending.set(
     uri,
@@ -75,10 +115,8 @@ function scheduleLean(state: ServerState, uri: string, run: Run): void {
           if (state.runs.get(uri) !== run) return; // dropped meanwhile (an earlier run left the Problems panel)
           if (run.model.lines.map((l) => l.text).join('\n') !== text) return; // stale
           run.model.adopt(report);
-          const src = state.source();
-          rebuildLineDiagnostics(run, 0, src);
-          void connection.sendNotification(RewardsMethod, rewardsParams(run.model, uri, state.label, run.version, 0));
-          void connection.sendDiagnostics({ uri, diagnostics: allDiagnostics(run.lineDiags, run.model, src) });
+          forgetLineDiagnostics(run, 0);
+          publish(state, uri, run, 0, { all: true, rejudge: false });
         })
         .catch((e: Error) => {
           state.lean?.dispose();

@@ -117,21 +117,23 @@ export class LspClient {
     }
   }
 
-  async stop(): Promise<void> {
-    try {
-      await this.connection.sendRequest('shutdown');
-      await this.connection.sendNotification('exit');
-    } catch {
-      // already gone
-    }
-    this.connection.dispose();
-    await new Promise<void>((r) => {
-      if (this.child.exitCode !== null) return r();
-      const t = setTimeout(() => {
-        this.child.kill('SIGKILL');
-        r();
-      }, 3000);
-      this.child.once('exit', () => (clearTimeout(t), r()));
-    });
+  stop(): Promise<void> {
+    return stopServer(this.connection, this.child);
   }
+}
+
+/** Shuts a server down as an editor does (shutdown, exit), killing it if it lingers past 3 s. */
+export async function stopServer(connection: ProtocolConnection, child: ChildProcess): Promise<void> {
+  try {
+    await connection.sendRequest('shutdown');
+    await connection.sendNotification('exit');
+  } catch {
+    // already gone
+  }
+  connection.dispose();
+  await new Promise<void>((r) => {
+    if (child.exitCode !== null) return r();
+    const t = setTimeout(() => (child.kill('SIGKILL'), r()), 3000);
+    child.once('exit', () => (clearTimeout(t), r()));
+  });
 }
