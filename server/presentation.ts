@@ -186,7 +186,7 @@ export function lineReward(model: TrajectoryModel, line: number): LineReward | u
   if (r.stageVisit) out.stageEnd = { stage: r.stageVisit.stage, reward: r.stageVisit.reward };
   if (p.kind === 'event' && p.event.type === 'tool_call') {
     out.status = p.event.status;
-    const files = p.event.result?.filesChanged;
+    const files = p.gist ? p.event.filesChanged : p.event.result?.filesChanged;
     if (files?.length) out.filesChanged = files;
   }
   return out;

@@ -1,16 +1,35 @@
 import { withJudgedOutcome } from '../core/verifier/external';
 import { parseLine, splitLines, type ParsedLine } from '../core/schema/jsonl';
-import type { EndEvent, Header } from '../core/schema/trajectory';
+import type { CallStatus, EndEvent, Header, TrajectoryEvent } from '../core/schema/trajectory';
 import type { Workflow } from '../core/schema/workflow';
 import { VerifierState } from '../core/verifier/state';
 import type { StepResult, TrajectorySummary } from '../core/verifier/types';
 import { resolveWorkflow, type TrajectoryReport, type VerifyOptions } from '../core/verifier/verify';
 import type { LocatedProblem } from '../core/workflow/load';
 
+/**
+ * What is kept of an event once it is judged: what hovers, code lenses, rewards and diagnostics read. Its
+ * arguments and output stay in the line's text, parsed again only when a change re-judges the line.
+ */
+export interface EventGist {
+  type: TrajectoryEvent['type'];
+  status?: CallStatus;
+  checkpoint?: string;
+  filesChanged?: string[];
+  reason?: EndEvent['reason'];
+  detail?: string;
+}
+
+/** A parsed line as kept: an event as its gist once judged (`gist: true`), every other kind as parsed. */
+export type KeptLine =
+  | Exclude<ParsedLine, { kind: 'event' }>
+  | { kind: 'event'; line: number; text: string; event: TrajectoryEvent; gist?: false }
+  | { kind: 'event'; line: number; event: EventGist; gist: true };
+
 /** One line of a trajectory document and what the verifier said of it. */
 export interface LineEntry {
   text: string;
-  parsed: ParsedLine;
+  parsed: KeptLine;
   /** The verifier's result for an event line (absent for blank, header and malformed lines). */
   result?: StepResult;
 }
@@ -178,8 +197,12 @@ export class TrajectoryModel {
     for (let i = resume; i < this.entries.length; i++) {
       if (i % CHECKPOINT_EVERY === 0 && !this.checkpoints.has(i)) this.checkpoints.set(i, state.clone());
       const entry = this.entries[i]!;
-      if (entry.parsed.kind === 'event') entry.result = state.append(entry.parsed.event, i + 1);
-      else delete entry.result;
+      const p = entry.parsed;
+      if (p.kind === 'event') {
+        const event = p.gist ? eventOf(entry.text, i) : p.event;
+        entry.result = state.append(event, i + 1);
+        entry.parsed = { kind: 'event', line: p.line, event: gistOf(event), gist: true };
+      } else delete entry.result;
     }
     this.state = state;
     return (this.lastUpdate = { from, verified: this.entries.length - from });
@@ -233,4 +256,24 @@ export class TrajectoryModel {
       this.fatal = undefined;
     }
   }
+}
+
+function gistOf(e: TrajectoryEvent): EventGist {
+  const g: EventGist = { type: e.type };
+  if (e.type === 'tool_call') {
+    g.status = e.status;
+    if (e.checkpoint !== undefined) g.checkpoint = e.checkpoint;
+    if (e.result?.filesChanged !== undefined) g.filesChanged = e.result.filesChanged;
+  } else if (e.type === 'end') {
+    g.reason = e.reason;
+    if (e.detail !== undefined) g.detail = e.detail;
+  }
+  return g;
+}
+
+/** A judged event's line parsed again (it parsed as an event before, and its text did not change). */
+function eventOf(text: string, i: number): TrajectoryEvent {
+  const p = parseLine(text, i + 1, false);
+  if (p.kind !== 'event') throw new Error(`line ${i + 1} no longer parses as an event`);
+  return p.event;
 }
