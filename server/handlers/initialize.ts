@@ -7,6 +7,12 @@ import type { ServerState } from '../server-state';
 import { publishAll } from './publish';
 import { diagnosticsMode, staticDiagnosticProvider } from './pull';
 
+const MODE_NOTE = {
+  push: 'pushed (the client does not pull, or cannot be told to refresh)',
+  pull: 'pulled whole under one identifier',
+  partitioned: 'pulled by part (lar.settled, lar.recent, lar.live)',
+} as const;
+
 export function registerInitialize(state: ServerState): void {
   const { connection } = state;
   connection.onInitialize((params: InitializeParams): InitializeResult => {
@@ -15,6 +21,7 @@ export function registerInitialize(state: ServerState): void {
       connection.console.error(`lar: ignoring bad initialization options: ${given.error.issues[0]?.message}`);
     state.options = given.success ? given.data : state.options;
     state.diagnosticsMode = diagnosticsMode(params.capabilities);
+    connection.console.info(`lar: diagnostics ${MODE_NOTE[state.diagnosticsMode]}`);
     const { options } = state;
     // An empty path is no path (settings default to "").
     if (options.leanPath !== undefined && options.leanPath.trim() === '') delete options.leanPath;
