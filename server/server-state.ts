@@ -58,6 +58,8 @@ export class ServerState {
   readonly waiters = new Map<number, WorkspaceWaiter>();
   /** Documents whose diagnostics were pushed and not yet cleared: pull takes them over once the client asks. */
   readonly pushed = new Set<string>();
+  /** Whole rewards waiting for a document's pull, by document (server/handlers/rewards.ts). */
+  readonly rewardsAfterPull = new Map<string, NodeJS.Timeout>();
   /** A workspace/diagnostic/refresh is on its way (many changes in one turn make one). */
   refreshQueued = false;
 

@@ -2,12 +2,11 @@
  * Diagnostics and rewards publication, incremental from the first changed line, and the Lean checker's
  * re-judging after a pause: every handler that changes a run ends here.
  */
-import { RewardsMethod } from '../../core/protocol/lsp';
 import { verifyTrajectoryTextWith } from '../../core/verifier/verify';
 import { fileResolver } from '../../core/workflow/resolve';
 import { allDiagnostics, lineDiagnostics, type DiagnosticSource } from '../diagnostics';
 import { pullChanged, pullDropped } from './pull';
-import { rewardsParams } from '../presentation';
+import { rewardsAfterPull, sendRewards } from './rewards';
 import { pathOf, type Run, type ServerState } from '../server-state';
 
 /** Keeps the diagnostics of lines before `from` and recomputes the rest: an append costs one line. */
@@ -40,7 +39,6 @@ export function publish(
     same = false,
   }: { byClient?: boolean; all?: boolean; rejudge?: boolean; same?: boolean } = {},
 ): void {
-  const { connection } = state;
   const { model } = run;
   const passed = model.summary()?.outcome.reward === 1;
   // `same`: the text did not change (an editor reloading what a live run already appended): every part stays.
@@ -48,12 +46,13 @@ export function publish(
   run.passed = passed;
   // The smaller message first, so neither waits behind the other: a live
   // append's rewards are one line, a full document's rewards outweigh its diagnostics.
-  const rewards = () =>
-    void connection.sendNotification(RewardsMethod, rewardsParams(model, uri, state.label, run.version, from));
-  if (from > 0) rewards();
-  if (pullChanged(state, uri, run, touched, byClient)) forgetLineDiagnostics(run, from);
+  if (from > 0) sendRewards(state, uri, run, from);
+  const pulls = pullChanged(state, uri, run, touched, byClient);
+  if (pulls) forgetLineDiagnostics(run, from);
   else push(state, uri, run, from);
-  if (from === 0) rewards();
+  // A client about to pull this document (its own edit of an open one) gets the whole rewards after that.
+  if (from === 0 && pulls && byClient && state.documents.get(uri)) rewardsAfterPull(state, uri);
+  else if (from === 0) sendRewards(state, uri, run, 0);
   if (state.lean && rejudge) scheduleLean(state, uri, run);
 }
 

@@ -14,6 +14,7 @@ import {
 } from 'vscode-languageserver';
 import { rangeDiagnostics } from '../diagnostics';
 import { LIVE, PARTITION_IDS, partitionOf, type PartitionIndex } from '../partitions';
+import { pulled } from './rewards';
 import type { DiagnosticsMode, Run, ServerState, WorkspaceWaiter } from '../server-state';
 import { isWorkflow, workflowDocumentDiagnostics } from '../document-kinds';
 
@@ -63,6 +64,7 @@ export function registerPullDiagnostics(state: ServerState): void {
     if (state.diagnosticsMode === 'partitioned' && k === undefined)
       return { kind: DocumentDiagnosticReportKind.Full, items: [] }; // an identifier that is not ours
     clearPushed(state, uri);
+    if (k === undefined || k === LIVE) pulled(state, uri);
     const resultId = run.partitions.resultId(k);
     if (params.previousResultId === resultId) return { kind: DocumentDiagnosticReportKind.Unchanged, resultId };
     return { kind: DocumentDiagnosticReportKind.Full, resultId, items: partDiagnostics(state, run, k) };

@@ -146,3 +146,25 @@ test('workflow documents: pushed to a client that pulls trajectories by part, pu
     assert.equal(c.pushed.has(u), caps === 'vscode', `${caps}: ${c.pushed.has(u) ? 'pushed' : 'pulled'}`);
   }
 });
+
+test("vscode: an opened trajectory's whole rewards follow its pulled diagnostics, and come unpulled too", async () => {
+  const c = await pullClient('vscode');
+  const u = 'file:///tmp/pull-rewards.lar.jsonl';
+  let answered = 0;
+  c.onReport = (_id, _n, via, at) => {
+    if (via === 'document' && at === u) answered++;
+  };
+  const rewards = c.nextRewards().then((r) => ({ r, answered }));
+  await c.didOpen(u, fixture);
+  const got = await rewards;
+  assert.equal((got.r as { uri: string; full: boolean }).uri, u);
+  assert.equal((got.r as { full: boolean }).full, true);
+  assert.equal(got.answered, 3, 'the three parts were answered before the rewards came');
+  // Opened with no pull after it (an editor the client does not show): the rewards come all the same.
+  const quiet = 'file:///tmp/pull-rewards-quiet.lar.jsonl';
+  const late = c.nextRewards();
+  await c.connection.sendNotification('textDocument/didOpen', {
+    textDocument: { uri: quiet, languageId: 'lar-trajectory', version: 1, text: fixture },
+  });
+  assert.equal(((await late) as { uri: string }).uri, quiet);
+});
