@@ -64,6 +64,8 @@ function parseAll(texts: readonly string[], offset: number, first: boolean): Lin
  */
 export class TrajectoryModel {
   private entries: LineEntry[] = [];
+  /** The text of the last setText, while the lines are exactly its lines. */
+  private text: string | undefined;
   private headerIndex: number | undefined;
   private header: Header | undefined;
   private workflowKey = '';
@@ -137,6 +139,12 @@ export class TrajectoryModel {
 
   /** Replaces the text; only lines from the first difference on are re-verified. */
   setText(text: string): UpdateStats {
+    const before = this.text;
+    this.text = text;
+    // Lines added after a text that ended its last line (a live run's file reloaded, a step typed at the
+    // end): only the new text is split, not the megabytes before it.
+    if (before && before.endsWith('\n') && text.length > before.length && text.startsWith(before))
+      return this.reverify(this.entries.length, splitLines(text.slice(before.length)));
     const next = splitLines(text);
     if (text === '') next.length = 0;
     let first = 0;
@@ -151,6 +159,7 @@ export class TrajectoryModel {
 
   /** Appends one line (a live run wrote it). */
   append(text: string): UpdateStats {
+    this.text = undefined; // the lines are no longer a text an editor sent
     return this.reverify(this.entries.length, [text]);
   }
 

@@ -27,6 +27,8 @@ test('incremental updates give exactly what a fresh verification gives', () => {
     fc.record({ kind: fc.constant('insert' as const), at: fc.nat(), event: events.map((e) => e[0]) }),
     fc.record({ kind: fc.constant('delete' as const), at: fc.nat() }),
     fc.record({ kind: fc.constant('append' as const), event: events.map((e) => e[0]) }),
+    // An editor's text growing at its end (a live run's file reloaded), with or without a final newline.
+    fc.record({ kind: fc.constant('extend' as const), more: events, newline: fc.boolean() }),
   );
   fc.assert(
     fc.property(events, fc.array(edit, { maxLength: 6 }), (list, edits) => {
@@ -46,6 +48,13 @@ test('incremental updates give exactly what a fresh verification gives', () => {
           else if (lines.length > 1 && lines.at(-1) === '') lines.pop();
           lines.push(JSON.stringify(e.event));
           model.append(lines.at(-1)!);
+          continue;
+        }
+        if (e.kind === 'extend') {
+          if (lines.length > 1 && lines.at(-1) === '') lines.pop();
+          model.setText(lines.join('\n') + '\n');
+          lines.push(...e.more.map((x) => JSON.stringify(x)));
+          model.setText(lines.join('\n') + (e.newline ? '\n' : ''));
           continue;
         }
         model.setText(lines.join('\n'));
