@@ -2,7 +2,8 @@
  * The `@` picker's logic without the DOM (tested under node): which `@word` the caret is in, the choices
  * for it, and the text once a choice replaced the word with its readable `@name` token.
  */
-import { chipLabel, type AttachmentRef, type AttachOptions } from '../core/protocol/attachments';
+import type { AttachmentRef, AttachOptions } from '../core/protocol/attachments';
+import { chipLabel } from '../core/protocol/chip-label';
 
 /** The `@word` ending at the caret: where its `@` is and what follows it. */
 export interface AtToken {

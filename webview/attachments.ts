@@ -4,7 +4,7 @@
  * extension; it reads the content itself when the message is sent.
  */
 import type { AttachmentChip, AttachmentRef, AttachOptions } from '../core/protocol/attachments';
-import { chipLabel } from '../core/protocol/attachments';
+import { chipLabel } from '../core/protocol/chip-label';
 import {
   choicesFor,
   emptyNote,

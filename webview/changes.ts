@@ -3,14 +3,8 @@
  * run later, Diff / Keep / Undo each and for all. The extension sends the card whole again when a file's state
  * changes; it replaces the one drawn before. Buttons name files by the ids the extension gave.
  */
-import {
-  actionTargets,
-  changeStat,
-  laterWarning,
-  reviewSummary,
-  type ReviewFile,
-  type RunReview,
-} from '../core/protocol/run-review';
+import { actionTargets, changeStat, laterWarning, reviewSummary } from '../core/protocol/review-text';
+import type { ReviewFile, RunReview } from '../core/protocol/run-review';
 import { el, send } from './page';
 import { append } from './scroll';
 import type { Msg } from './state';

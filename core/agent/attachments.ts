@@ -5,7 +5,7 @@
  */
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { chipLabel } from '../protocol/attachments';
+import { chipLabel } from '../protocol/chip-label';
 import type { AttachmentPart } from '../schema/message-parts';
 import type { TrajectoryEvent } from '../schema/trajectory';
 import { looksBinary } from '../shell/output';

@@ -51,12 +51,6 @@ export const AttachOptions = z
   .strict();
 export type AttachOptions = z.infer<typeof AttachOptions>;
 
-/** The chip a reference becomes once resolved: the label `@name` the text keeps. */
-export function chipLabel(ref: AttachmentRef): string {
-  if (ref.kind === 'file') return `@${ref.path.split('/').pop() ?? ref.path}`;
-  return `@${ref.kind}`;
-}
-
 /** The chips of resolved attachments (their content stays in the extension). */
 export function chipsOf(attachments: readonly AttachmentPart[]): AttachmentChip[] {
   return attachments

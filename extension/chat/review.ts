@@ -7,13 +7,8 @@ import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import * as vscode from 'vscode';
 import { clip } from '../../core/protocol/chat';
-import {
-  actionTargets,
-  withState,
-  type LaterFile,
-  type ReviewAction,
-  type ReviewFile,
-} from '../../core/protocol/run-review';
+import { actionTargets } from '../../core/protocol/review-text';
+import { withState, type LaterFile, type ReviewAction, type ReviewFile } from '../../core/protocol/run-review';
 import type { RestoreEvent } from '../../core/schema/trajectory';
 import { isInside } from '../../core/workspace/fs';
 import type { RunEnd, StoredReview } from '../checkpoints/run-review';

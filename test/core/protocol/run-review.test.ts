@@ -3,16 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FromWebview, ToWebview } from '../../../core/protocol/chat';
-import {
-  actionTargets,
-  captureNote,
-  changeStat,
-  laterWarning,
-  reviewFiles,
-  reviewSummary,
-  withState,
-  type ReviewFile,
-} from '../../../core/protocol/run-review';
+import { actionTargets, changeStat, laterWarning, reviewSummary } from '../../../core/protocol/review-text';
+import { captureNote, reviewFiles, withState, type ReviewFile } from '../../../core/protocol/run-review';
 
 const changed = [
   { path: 'src/sum.js', change: 'modified', added: 2, removed: 1 },
