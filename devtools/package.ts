@@ -15,11 +15,17 @@
  *
  * It also writes the `lar` CLI as an npm tarball into out/cli/ (devtools/cli-package.ts).
  *
+ * The package carries the README without its screenshots (`packagedReadme`): the seven of docs/images weigh
+ * ~1.1 MB as PNG and still ~370 KB as lossless WebP, over a third of the 1 MB a package may weigh
+ * (test/devtools/package-size.test.ts), and a relative image with no file behind it shows broken in the
+ * Extensions view. Each becomes its caption, naming the file in the repository.
+ *
  * Usage: node out/devtools/package.js [--target T ...] [--out DIR]
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { inflateRawSync } from 'node:zlib';
 import { linuxX64PtyBinary, writeCliPackage } from './cli-package';
 import { REPO_ROOT } from './paths';
 
@@ -42,6 +48,54 @@ export function ignoreFileFor(target: Target, base: string): string {
     case 'linux-arm64':
       return lines.filter((l) => !l.includes('node_modules/node-pty/')).join('\n');
   }
+}
+
+/** Where the packaged README is written: inside the repository, where vsce looks for files. */
+const PACKAGED_README = 'out/package/README.md';
+
+/** The README as packaged: each screenshot of docs/images (not in the package) replaced by its caption. */
+export function packagedReadme(readme: string): string {
+  return readme.replace(
+    /!\[([^\]]*)\]\((docs\/images\/[^)\s]+)\)/g,
+    (_, alt: string, file: string) => `*Screenshot (${file} in the repository): ${alt}.*`,
+  );
+}
+
+/** One file of a VSIX (a zip): its path, its size, its size compressed, and how to read it. */
+export interface VsixEntry {
+  path: string;
+  bytes: number;
+  compressed: number;
+  read(): Buffer;
+}
+
+/** The files of a VSIX, read from the zip's central directory (no ZIP64: a VSIX is far below 4 GB). */
+export function vsixEntries(file: string): VsixEntry[] {
+  const zip = readFileSync(file);
+  const end = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  if (end < 0) throw new Error(`${file} is not a zip`);
+  const entries: VsixEntry[] = [];
+  let at = zip.readUInt32LE(end + 16);
+  for (let n = zip.readUInt16LE(end + 10); n > 0; n--) {
+    if (zip.readUInt32LE(at) !== 0x02014b50) throw new Error(`${file}: bad central directory`);
+    const method = zip.readUInt16LE(at + 10);
+    const compressed = zip.readUInt32LE(at + 20);
+    const nameLength = zip.readUInt16LE(at + 28);
+    const local = zip.readUInt32LE(at + 42);
+    const read = () => {
+      const start = local + 30 + zip.readUInt16LE(local + 26) + zip.readUInt16LE(local + 28);
+      const data = zip.subarray(start, start + compressed);
+      return method === 8 ? inflateRawSync(data) : Buffer.from(data);
+    };
+    entries.push({
+      path: zip.toString('utf8', at + 46, at + 46 + nameLength),
+      bytes: zip.readUInt32LE(at + 24),
+      compressed,
+      read,
+    });
+    at += 46 + nameLength + zip.readUInt16LE(at + 30) + zip.readUInt16LE(at + 32);
+  }
+  return entries;
 }
 
 /** Why a target cannot be packaged on this machine, if it cannot. */
@@ -83,6 +137,8 @@ async function main(argv: string[]): Promise<number> {
   const base = readFileSync(join(REPO_ROOT, '.vscodeignore'), 'utf8');
 
   execFileSync(process.execPath, ['esbuild.mjs', '--production'], { cwd: REPO_ROOT, stdio: 'inherit' });
+  mkdirSync(join(REPO_ROOT, 'out', 'package'), { recursive: true });
+  writeFileSync(join(REPO_ROOT, PACKAGED_README), packagedReadme(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8')));
   const cli = await writeCliPackage(join(REPO_ROOT, 'out', 'cli'));
   process.stdout.write(
     `package: cli: ${relative(process.cwd(), cli.file)} (${Math.round(cli.bytes / 1024)} KB)${cli.withoutPty ? ` — without node-pty (${cli.withoutPty}): commands use the child-process fallback` : ''}\n`,
@@ -114,6 +170,8 @@ async function main(argv: string[]): Promise<number> {
         file,
         '--allow-missing-repository',
         '--no-rewrite-relative-links',
+        '--readme-path',
+        PACKAGED_README,
       ],
       {
         cwd: REPO_ROOT,

@@ -1,9 +1,12 @@
 /**
  * The chat view's script (bundled for the browser to dist/chat.js). Every
- * message from the extension is validated with the shared zod schema; model
- * text becomes DOM nodes through textContent only (see ./markdown.ts).
+ * message from the extension is validated against the shared schema (the zod
+ * schema as JSON Schema, ./protocol-check.ts); model text becomes DOM nodes
+ * through textContent only (see ./markdown.ts).
  */
-import { ToWebview } from '../core/protocol/chat';
+import type { ToWebview } from '../core/protocol/chat';
+import { toWebview } from 'lar:chat-protocol';
+import { compileSchema } from './protocol-check';
 import { attachOptions, pickerKey, restoreInput, setUpAttachments, takeAttachments, withChips } from './attachments';
 import { approvalDone, askApproval, showApproval, showStep, showToolOutput, startTool } from './cards';
 import { forgetCards, runChanges } from './changes';
@@ -185,9 +188,11 @@ showHistory.addEventListener('click', () => setHistoryVisible(history.hidden !==
 stop.addEventListener('click', () => send({ type: 'stop' }));
 openTrajectory.addEventListener('click', () => send({ type: 'openTrajectory' }));
 newChat.addEventListener('click', () => send({ type: 'newChat' }));
+const validIn = compileSchema(toWebview);
 window.addEventListener('message', (e) => {
-  const parsed = ToWebview.safeParse(e.data);
-  if (parsed.success) receive(parsed.data.type, parsed.data);
+  if (!validIn(e.data)) return;
+  const msg = e.data as ToWebview;
+  receive(msg.type, msg);
 });
 drawTimeline();
 send({ type: 'ready' });

@@ -2,7 +2,9 @@
  * The page the extension serves (extension/chat/view.ts) as the script sees it: its elements, the one
  * channel back to the extension, and the node builder every part of the view uses.
  */
-import { FromWebview } from '../core/protocol/chat';
+import type { FromWebview } from '../core/protocol/chat';
+import { fromWebview } from 'lar:chat-protocol';
+import { compileSchema } from './protocol-check';
 
 /** The webview's handle on the extension (VS Code injects it; one call per page). */
 declare function acquireVsCodeApi(): { postMessage(msg: unknown): void };
@@ -32,9 +34,11 @@ export const counters = $('counters');
 export const jump = $('jump');
 export const inner = $('log-inner');
 
+/** What the webview may send (the extension checks it again, with zod, on receipt). */
+const validOut = compileSchema(fromWebview);
+
 export function send(msg: FromWebview): void {
-  const ok = FromWebview.safeParse(msg);
-  if (ok.success) vscode.postMessage(ok.data);
+  if (validOut(msg)) vscode.postMessage(msg);
 }
 
 export function el<K extends keyof HTMLElementTagNameMap>(
