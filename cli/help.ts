@@ -4,9 +4,17 @@ import { TOOL_FORMATS } from '../core/model/formats';
 export const HELP = `lar — verify coding-agent trajectories against a formal workflow (Lean4 Agentic)
 
 Usage:
-  lar verify FILE.lar.jsonl [--workflow W] [--backend builtin|lean] [--json]
+  lar verify FILE.lar.jsonl [--workflow W] [--backend builtin|lean]
+          [--json | --format table|jsonl|json]
       Per-step table (line, stage, tool, tool reward, failed checks), stage rewards,
-      outcome and return. Exit 0: well-formed; 1: a malformed line, an unusable
+      outcome and return, printed as each line is judged (the file is read a chunk at a time).
+      --json (--format jsonl): JSON Lines, one object per line as it is judged: {"start": …},
+      then {"step": …} per event with its failed checks only (every other check passed),
+      {"visit": …} after the step that ended a stage visit, {"lineError": …} where a line
+      is malformed, {"userContext": …}; the visit still open, then {"summary": …,
+      "lineErrors": N, "integrity": …} last (docs/formats.md). In 0.1.0 --json printed
+      the whole report as one document: that is now --format json (every verdict, passing
+      ones included). Exit 0: well-formed; 1: a malformed line, an unusable
       workflow, or a file that changed after its run ended (the digest its run
       recorded outside the workspace, in $LAR_STATE_DIR or ~/.local/state/lean4-agentic,
       no longer matches); 2: usage error.

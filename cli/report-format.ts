@@ -1,7 +1,14 @@
+/**
+ * The table `lar verify` prints, written as the verdicts come (core/verifier/stream.ts); its JSON
+ * forms are core/verifier/verdict-json.ts. Nothing per step is kept but the stage visits' rows,
+ * printed after the steps.
+ */
 import { severityOf, signed, type Verdict } from '../core/verifier/checks';
-import type { TrajectoryReport } from '../core/verifier/verify';
+import type { StreamStart, TrajectorySink } from '../core/verifier/stream';
+import type { StageVisitResult, StepResult, TrajectorySummary } from '../core/verifier/types';
 import { outcomeText } from '../core/verifier/score';
-import { formatLineError } from '../core/schema/jsonl';
+import { LineBuffer, failures, type VerifyOutcome } from '../core/verifier/verdict-json';
+import { formatLineError, type LineError } from '../core/schema/jsonl';
 
 export interface Style {
   good(this: void, s: string): string;
@@ -31,69 +38,163 @@ function padStart(s: string, n: number): string {
 
 const fmt = (x: number) => (Number.isInteger(x) ? String(x) : x.toFixed(3));
 
-/** The human report of `lar verify`: a per-step table, stage rewards, outcome and return. */
-export function formatReport(file: string, report: TrajectoryReport, st: Style): string {
-  const out: string[] = [];
-  out.push(st.bold(file));
-  if (report.header) out.push(`task: ${report.header.task}`);
-  if (report.workflow)
-    out.push(`workflow: ${report.workflow.id} (${report.workflowSource})   backend: ${report.backend}`);
-  for (const e of report.lineErrors) out.push(st.bad(`malformed: ${formatLineError(e, file)}`));
-  for (const p of report.workflowProblems)
-    out.push((p.severity === 'error' ? st.bad : st.warn)(`workflow ${p.severity}: ${p.message} [${p.code}]`));
-  if (report.fatal) {
-    out.push(st.bad(`cannot verify: ${report.fatal}`));
-    return out.join('\n');
-  }
-  const calls = report.steps.filter((s) => s.type === 'tool_call' || s.verdicts.some((v) => !v.ok));
-  // A loop, not Math.max(...xs): a spread of 150 000 steps overflows the call stack.
-  let stageW = 5;
-  let toolW = 4;
-  for (const s of calls) {
-    stageW = Math.max(stageW, (s.stage ?? '(ended)').length);
-    toolW = Math.max(toolW, (s.tool ?? s.type).length);
-  }
-  out.push('');
-  out.push(
-    st.dim(
-      `${padStart('line', 5)}  ${padStart('step', 4)}  ${pad('stage', stageW)}  ${pad('tool', toolW)}  reward  failed checks`,
-    ),
-  );
-  for (const s of calls) {
-    const failed = s.verdicts.filter((v) => !v.ok);
-    const head = `${padStart(String(s.line), 5)}  ${padStart(s.step === undefined ? '' : String(s.step), 4)}  ${pad(s.stage ?? '(ended)', stageW)}  ${pad(s.tool ?? s.type, toolW)}  ${s.toolReward === undefined ? '      ' : rewardText(s.toolReward, st, 6)}`;
-    const indent = ' '.repeat(5 + 2 + 4 + 2 + stageW + 2 + toolW + 2 + 6 + 2);
-    if (failed.length === 0) {
-      out.push(head);
-    } else {
-      failed.forEach((v, i) => out.push(`${i === 0 ? `${head}  ` : indent}${describe(v, st)}`));
-    }
-  }
-  const summary = report.summary!;
-  out.push('');
-  out.push(st.bold('stages'));
-  for (const v of summary.stages) {
-    const failed = v.verdicts.filter((x) => !x.ok);
-    const lines = v.endLine === undefined ? `lines ${v.startLine}–end` : `lines ${v.startLine}–${v.endLine}`;
-    out.push(
-      `  ${pad(v.stage, stageW)}  ${pad(lines, 15)}  steps ${padStart(`${v.steps}/${v.budget}`, 7)}  ${rewardText(v.reward, st)}${failed.length ? `  ${failed.map((x) => describe(x, st)).join('; ')}` : ''}`,
-    );
-  }
-  if (summary.stages.length === 0) out.push('  (none)');
-  out.push('');
-  const o = summary.outcome;
-  const why = o.verdicts.find((v) => !v.ok) ?? o.verdicts[o.verdicts.length - 1];
-  out.push(
-    o.pending
-      ? `${st.bold('outcome')}  ${st.warn(outcomeText(o))}`
-      : `${st.bold('outcome')}  ${o.reward ? st.good(String(o.reward)) : st.bad('0')}${why ? `  (${why.reason})` : ''}`,
-  );
-  out.push(
-    `${st.bold('return')}   ${fmt(summary.return)} = ${o.pending ? '' : `${o.reward} + `}${summary.alpha}·mean(stage) ${fmt(summary.stageRewards.mean)} + ${summary.beta}·mean(tool) ${fmt(summary.toolRewards.mean)}   (${summary.steps} steps, ${summary.stages.length} stage visits${o.pending ? '; the running return: outcome not counted yet' : ''})`,
-  );
-  return out.join('\n');
-}
-
 function describe(v: Verdict, st: Style): string {
   return `${(severityOf(v.check) === 'error' ? st.bad : st.warn)(v.check)}: ${v.reason}`;
+}
+
+/**
+ * The human report of `lar verify`: one row per tool call (and per other event with a failed
+ * check) as it is judged, then stage visits with their rewards, outcome and return. Malformed
+ * lines are said where they are. Column widths come from the workflow (its stage ids and tool
+ * names) and grow if a longer tool name turns up, since rows are printed before the end is known.
+ */
+export class TableSink implements TrajectorySink, VerifyOutcome {
+  lineErrors = 0;
+  fatal: string | undefined;
+  private readonly out: LineBuffer;
+  private stageW = 5;
+  private toolW = 4;
+  /** Stage visits as rows, printed after the steps. */
+  private readonly visits: string[] = [];
+  /**
+   * The end of a row after its line and step (stage, tool and reward cells, padded): the same few
+   * texts on every row, made once for each stage, tool and reward (−1, 0, +1, none).
+   */
+  private readonly tails = new Map<string, Map<string, (string | undefined)[]>>();
+  private readonly visitRewards = new Map<number, string>();
+  private readonly described = new Map<string, { check: string; text: string }>();
+
+  constructor(
+    private readonly file: string,
+    private readonly st: Style,
+    write: (s: string) => void,
+  ) {
+    this.out = new LineBuffer(write);
+  }
+
+  start(s: StreamStart): void {
+    const { out, st } = this;
+    out.add(st.bold(this.file));
+    if (s.header) out.add(`task: ${s.header.task}`);
+    if (s.workflow) out.add(`workflow: ${s.workflow.id} (${s.workflowSource})   backend: ${s.backend}`);
+    for (const p of s.workflowProblems)
+      out.add((p.severity === 'error' ? st.bad : st.warn)(`workflow ${p.severity}: ${p.message} [${p.code}]`));
+    this.fatal = s.fatal;
+    if (!s.workflow) return;
+    this.stageW = Math.max(5, '(ended)'.length, ...s.workflow.stages.map((x) => x.id.length));
+    this.toolW = Math.max('outcome'.length, ...s.workflow.stages.flatMap((x) => x.tools.map((t) => t.length)));
+    out.add('');
+    out.add(
+      st.dim(
+        `${padStart('line', 5)}  ${padStart('step', 4)}  ${pad('stage', this.stageW)}  ${pad('tool', this.toolW)}  reward  failed checks`,
+      ),
+    );
+  }
+
+  step(s: StepResult): void {
+    const failed = failures(s);
+    if (s.type === 'tool_call' || failed > 0) this.row(s, failed);
+    if (s.stageVisit) this.visits.push(this.visitRow(s.stageVisit));
+  }
+
+  private tail(stage: string, tool: string, reward: number | undefined): string {
+    let byTool = this.tails.get(stage);
+    if (!byTool) this.tails.set(stage, (byTool = new Map<string, (string | undefined)[]>()));
+    let byReward = byTool.get(tool);
+    if (!byReward) {
+      // Tool names are the model's: bounded, so a run of ever-new names cannot grow this without end.
+      if (byTool.size >= 1024) byTool.clear();
+      byTool.set(tool, (byReward = []));
+    }
+    const i = reward === undefined ? 3 : reward + 1;
+    return (byReward[i] ??=
+      `  ${pad(stage, this.stageW)}  ${pad(tool, this.toolW)}  ${reward === undefined ? '      ' : rewardText(reward, this.st, 6)}`);
+  }
+
+  private row(s: StepResult, failed: number): void {
+    const name = s.tool ?? s.type;
+    if (name.length > this.toolW) {
+      this.toolW = name.length;
+      this.tails.clear();
+    }
+    const step = s.step === undefined ? '    ' : s.step > 999 ? String(s.step) : padStart(String(s.step), 4);
+    const line = s.line > 9999 ? String(s.line) : padStart(String(s.line), 5);
+    const head = `${line}  ${step}${this.tail(s.stage ?? '(ended)', name, s.toolReward)}`;
+    if (failed === 0) {
+      this.out.add(head);
+      return;
+    }
+    const indent = ' '.repeat(5 + 2 + 4 + 2 + this.stageW + 2 + this.toolW + 2 + 6 + 2);
+    let first = true;
+    for (const v of s.verdicts) {
+      if (v.ok) continue;
+      this.out.add(`${first ? `${head}  ` : indent}${this.describe(v)}`);
+      first = false;
+    }
+  }
+
+  private visitRow(v: StageVisitResult): string {
+    const { st } = this;
+    let fails = '';
+    for (const x of v.verdicts) if (!x.ok) fails = fails ? `${fails}; ${this.describe(x)}` : `  ${this.describe(x)}`;
+    const lines = v.endLine === undefined ? `lines ${v.startLine}–end` : `lines ${v.startLine}–${v.endLine}`;
+    const reward = this.visitRewards.get(v.reward) ?? rewardText(v.reward, st);
+    this.visitRewards.set(v.reward, reward);
+    // Joined, not concatenated: a row is kept until the end, and a concatenation is a tree of its pieces.
+    return [
+      '  ',
+      pad(v.stage, this.stageW),
+      '  ',
+      pad(lines, 15),
+      '  steps ',
+      padStart(`${v.steps}/${v.budget}`, 7),
+      '  ',
+      reward,
+      fails,
+    ].join('');
+  }
+
+  /** A failed check as rows print it, made once per distinct reason (runs fail the same few ways). */
+  private describe(v: Verdict): string {
+    const hit = this.described.get(v.reason);
+    if (hit?.check === v.check) return hit.text;
+    const text = describe(v, this.st);
+    if (this.described.size >= 4096) this.described.clear();
+    this.described.set(v.reason, { check: v.check, text });
+    return text;
+  }
+
+  lineError(e: LineError): void {
+    this.lineErrors++;
+    this.out.add(this.st.bad(`malformed: ${formatLineError(e, this.file)}`));
+  }
+
+  userContext(): void {}
+
+  end(summary: TrajectorySummary | undefined): void {
+    const { out, st } = this;
+    if (!summary) {
+      if (this.fatal !== undefined) out.add(st.bad(`cannot verify: ${this.fatal}`));
+      out.flush();
+      return;
+    }
+    // The visit still open (the stream gave the closed ones on their steps; a backend that keeps them lists them again).
+    for (const v of summary.stages) if (v.endedBy === 'run_end') this.visits.push(this.visitRow(v));
+    out.add('');
+    out.add(st.bold('stages'));
+    for (const row of this.visits) out.add(row);
+    if (this.visits.length === 0) out.add('  (none)');
+    out.add('');
+    const o = summary.outcome;
+    const why = o.verdicts.find((v) => !v.ok) ?? o.verdicts[o.verdicts.length - 1];
+    out.add(
+      o.pending
+        ? `${st.bold('outcome')}  ${st.warn(outcomeText(o))}`
+        : `${st.bold('outcome')}  ${o.reward ? st.good(String(o.reward)) : st.bad('0')}${why ? `  (${why.reason})` : ''}`,
+    );
+    out.add(
+      `${st.bold('return')}   ${fmt(summary.return)} = ${o.pending ? '' : `${o.reward} + `}${summary.alpha}·mean(stage) ${fmt(summary.stageRewards.mean)} + ${summary.beta}·mean(tool) ${fmt(summary.toolRewards.mean)}   (${summary.steps} steps, ${summary.stageRewards.count} stage visits${o.pending ? '; the running return: outcome not counted yet' : ''})`,
+    );
+    out.flush();
+  }
 }

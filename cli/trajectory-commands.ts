@@ -1,4 +1,5 @@
 /** The subcommands that read recorded trajectories: verify, advantages and export, with their shared steps. */
+import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { exportAtif } from '../core/export/atif';
@@ -8,24 +9,53 @@ import packageJson from '../package.json';
 import type { Flags, Io } from './args';
 import { UsageError, readText } from './read-input';
 import { exportGroup } from './training-export';
-import { integrityOf, verifyFile, withBackend } from './trajectory-input';
-import { COLOR, PLAIN, formatReport } from './report-format';
+import { integrityOf, verifyFile, verifyFileInto, withBackend } from './trajectory-input';
+import { JsonLinesSink, ReportJsonSink } from '../core/verifier/verdict-json';
+import { COLOR, PLAIN, TableSink } from './report-format';
+
+/** How `lar verify` prints: `--format table|jsonl|json`; `--json` is `--format jsonl`. */
+function verifyFormat(flags: Flags): 'table' | 'jsonl' | 'json' {
+  const format = flags.values.get('--format') ?? (flags.switches.has('--json') ? 'jsonl' : 'table');
+  if (format !== 'table' && format !== 'jsonl' && format !== 'json')
+    throw new UsageError(`lar verify --format must be table, jsonl or json, not "${format}"`);
+  if (format === 'table' && flags.switches.has('--json'))
+    throw new UsageError('lar verify: --json is --format jsonl, not --format table');
+  return format;
+}
 
 export async function cmdVerify(flags: Flags, io: Io): Promise<number> {
   if (flags.positional.length !== 1) throw new UsageError('lar verify takes exactly one trajectory file');
   const file = flags.positional[0]!;
-  const report = await withBackend(flags, io, (b) => verifyFile(file, flags, b));
+  const format = verifyFormat(flags);
+  // Stdout to a pipe is written asynchronously: when it is backed up, reading waits for it to drain.
+  let backedUp = false;
+  const write = (s: string) => {
+    io.out(s);
+    if (process.stdout.writableNeedDrain) backedUp = true;
+  };
+  const pace = () => {
+    if (!backedUp) return undefined;
+    backedUp = false;
+    return once(process.stdout, 'drain').then(() => undefined);
+  };
+  const sink =
+    format === 'table'
+      ? new TableSink(file, io.color ? COLOR : PLAIN, write)
+      : format === 'jsonl'
+        ? new JsonLinesSink(write)
+        : new ReportJsonSink(write);
+  // The whole report's summary lists every stage visit, so only it keeps them.
+  await withBackend(flags, io, (b) => verifyFileInto(file, flags, b, sink, { keepVisits: format === 'json', pace }));
   // Whether the file still holds what its run ended with (recorded outside the workspace).
   const integrity = integrityOf(file);
-  if (flags.switches.has('--json')) io.out(JSON.stringify({ ...report, integrity }, null, 2));
-  else io.out(formatReport(file, report, io.color ? COLOR : PLAIN));
+  if (!(sink instanceof TableSink)) sink.finish(integrity);
   if (integrity.state === 'changed') {
     io.err(
       `lar verify: ${file} changed after its run ended (${integrity.recorded.ended}): it held ${integrity.recorded.bytes} bytes with sha-256 ${integrity.recorded.digest}, it now holds ${integrity.bytes} with ${integrity.now}. Its rewards are not the run's.`,
     );
     return 1;
   }
-  return report.lineErrors.length > 0 || report.fatal !== undefined ? 1 : 0;
+  return sink.lineErrors > 0 || sink.fatal !== undefined ? 1 : 0;
 }
 
 export async function cmdAdvantages(flags: Flags, io: Io): Promise<number> {

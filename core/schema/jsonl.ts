@@ -1,6 +1,7 @@
 import type { z } from 'zod';
-import { tooDeep } from '../json/depth';
+import { MAX_JSON_DEPTH, tooDeep } from '../json/depth';
 import { Header, TrajectoryEvent } from './trajectory';
+import { fastEvent } from './fast-event';
 import { findJsonSyntaxError, locateJsonValue, type JsonPath } from '../json/position';
 
 /** Where a line went wrong: 1-based line and columns, and what was expected. */
@@ -94,6 +95,33 @@ export function parseLine(text: string, line: number, first: boolean): ParsedLin
   return r.success ? { kind: 'event', line, text, event: r.data } : fromZod(text, line, r.error, `${type} event`);
 }
 
+/**
+ * At most MAX_JSON_DEPTH `{` and `[` in the whole line, strings included: then it cannot nest deeper,
+ * and the exact scan (a loop over every character, as long as JSON.parse itself) is not needed.
+ */
+function surelyShallow(text: string): boolean {
+  let n = 0;
+  for (let i = text.indexOf('{'); i >= 0 && n <= MAX_JSON_DEPTH; i = text.indexOf('{', i + 1)) n++;
+  for (let i = text.indexOf('['); i >= 0 && n <= MAX_JSON_DEPTH; i = text.indexOf('[', i + 1)) n++;
+  return n <= MAX_JSON_DEPTH;
+}
+
+/**
+ * An event line, not the first: the event when the line is a common well-formed one (tool call,
+ * message, outcome), checked by hand; anything else, blank, malformed or unusual, as parseLine
+ * says it, so the answer and every message are parseLine's (test/core/schema/fast-event.test.ts).
+ */
+export function parseEventLine(text: string, line: number): TrajectoryEvent | ParsedLine {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return parseLine(text, line, false);
+  }
+  const event = surelyShallow(text) ? fastEvent(value) : undefined;
+  return event ?? parseLine(text, line, false);
+}
+
 function spanOf(text: string, path: JsonPath): [number, number] {
   const s = locateJsonValue(text, path) ?? { start: 0, end: text.length };
   return [s.start, s.end];
@@ -143,4 +171,51 @@ export function parseTrajectory(text: string): ParsedTrajectory {
     out.lines.push(p);
   });
   return out;
+}
+
+/** Reads bytes into `buf` from `at` on; returns how many (0 at the end). */
+export type ByteSource = (buf: Buffer, at: number) => number;
+
+/**
+ * The lines of text read in chunks, cut and numbered as splitLines cuts the whole text: each read's
+ * whole lines are decoded together (a newline byte is never part of a UTF-8 sequence, so a
+ * character split between two reads is decoded whole, and bad bytes as the whole text decodes
+ * them), one line at a time is yielded, and only a line longer than a chunk grows the buffer.
+ */
+export function* linesOfBytes(read: ByteSource, chunkBytes = 1 << 16): Generator<string, void, undefined> {
+  let buf = Buffer.allocUnsafe(chunkBytes);
+  let have = 0;
+  let any = false;
+  for (;;) {
+    if (have === buf.length) {
+      const bigger = Buffer.allocUnsafe(buf.length * 2);
+      buf.copy(bigger, 0, 0, have);
+      buf = bigger;
+    }
+    const n = read(buf, have);
+    if (n === 0) break;
+    const end = have + n;
+    const nl = buf.lastIndexOf(0x0a, end - 1);
+    if (nl < have) {
+      have = end;
+      continue;
+    }
+    const text = buf.toString('utf8', 0, nl);
+    any = true;
+    for (let start = 0; ;) {
+      const e = text.indexOf('\n', start);
+      const l = e < 0 ? text.slice(start) : text.slice(start, e);
+      yield l.charCodeAt(l.length - 1) === 0x0d ? l.slice(0, -1) : l;
+      if (e < 0) break;
+      start = e + 1;
+    }
+    buf.copy(buf, 0, nl + 1, end);
+    have = end - nl - 1;
+  }
+  if (have > 0) {
+    const l = buf.toString('utf8', 0, have);
+    const last = l.charCodeAt(l.length - 1) === 0x0d ? l.slice(0, -1) : l;
+    // As splitLines drops a last line left empty (a text ending "\n\r" ends on its newline).
+    if (last !== '' || !any) yield last;
+  }
 }

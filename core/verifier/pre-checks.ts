@@ -7,10 +7,11 @@ import { isMcpName, isMcpPattern } from '../schema/mcp';
 import { globMatch } from '../policy/glob';
 import { ALWAYS_READ_ONLY, readOnlyPathOf, transitionsFrom, type Stage, type Workflow } from '../schema/workflow';
 import type { SandboxRecord } from '../schema/trajectory';
+import { argsSurelyValid } from '../schema/fast-args';
 import { CommandView, compilePatterns, firstMatch, type CompiledPatterns } from '../policy/command';
-import { normalizeWorkspacePath } from '../policy/path';
+import { normalizeWorkspacePath, type PathVerdict } from '../policy/path';
 import { fail, pass, type Verdict } from './checks';
-import type { ProposedCall, VerdictCache } from './types';
+import type { ProposedCall, VerdictCache, VerdictOut } from './types';
 
 /** What the pre-checks read of a workflow, looked up and compiled once per run. */
 export interface CallPolicy {
@@ -20,6 +21,61 @@ export interface CallPolicy {
   readonly deny: CompiledPatterns;
   readonly ask: CompiledPatterns;
   readonly paths: CompiledPatterns;
+  /**
+   * What the policy says of each command line and path seen (they repeat: `npm test`, the files
+   * being edited), so the ~80 default patterns are matched once per distinct text, not per call.
+   */
+  readonly seen: PolicyMemo;
+}
+
+interface CommandPolicy {
+  denied: string | undefined;
+  ask: string | undefined;
+}
+
+interface PathPolicy {
+  normal: PathVerdict;
+  denied: string | undefined;
+  readOnly: string | undefined;
+}
+
+/** Answers of the policy by text, bounded: a run of ever-new long commands must not grow it without end. */
+class PolicyMemo {
+  private readonly commands = new Map<string, CommandPolicy>();
+  private readonly paths = new Map<string, PathPolicy>();
+
+  command(policy: CallPolicy, line: string): CommandPolicy {
+    let c = this.commands.get(line);
+    if (c) return c;
+    const view = new CommandView(line);
+    const denied = firstMatch(policy.deny, view);
+    c = { denied, ask: denied === undefined ? firstMatch(policy.ask, view) : undefined };
+    remember(this.commands, line, c);
+    return c;
+  }
+
+  path(policy: CallPolicy, p: string): PathPolicy {
+    let r = this.paths.get(p);
+    if (r) return r;
+    const normal = normalizeWorkspacePath(p);
+    const n = normal.ok ? normal.normalized : undefined;
+    r = {
+      normal,
+      denied: n === undefined ? undefined : policy.paths.find(([, m]) => m(n))?.[0],
+      readOnly: n === undefined ? undefined : readOnlyPathOf(policy.workflow, n),
+    };
+    remember(this.paths, p, r);
+    return r;
+  }
+}
+
+const MEMO_ENTRIES = 4096;
+const MEMO_KEY_CHARS = 1024;
+
+function remember<T>(map: Map<string, T>, key: string, value: T): void {
+  if (key.length > MEMO_KEY_CHARS) return;
+  if (map.size >= MEMO_ENTRIES) map.clear();
+  map.set(key, value);
 }
 
 export interface PreChecked {
@@ -39,6 +95,7 @@ export function compileCallPolicy(workflow: Workflow): CallPolicy {
     deny: compilePatterns(workflow.policy.commands.deny),
     ask: compilePatterns(workflow.policy.commands.ask),
     paths: compilePatterns(workflow.policy.paths.deny),
+    seen: new PolicyMemo(),
   };
 }
 
@@ -55,6 +112,20 @@ export function preChecks(
   mcpTools: ReadonlyMap<string, string> = NO_MCP_TOOLS,
 ): PreChecked {
   const verdicts: Verdict[] = [];
+  const askPattern = pushPreChecks(verdicts, policy, stage, sandbox, call, cache, mcpTools);
+  return askPattern === undefined ? { verdicts } : { verdicts, askPattern };
+}
+
+/** The same, pushed onto `verdicts` (the verifier's hot path reuses one buffer); returns the `ask` pattern. */
+export function pushPreChecks(
+  verdicts: VerdictOut,
+  policy: CallPolicy,
+  stage: Stage | undefined,
+  sandbox: SandboxRecord | undefined,
+  call: ProposedCall,
+  cache: VerdictCache,
+  mcpTools: ReadonlyMap<string, string> = NO_MCP_TOOLS,
+): string | undefined {
   const { tool, args } = call;
 
   verdicts.push(
@@ -63,7 +134,10 @@ export function preChecks(
       : fail('tool.run_open', `the run already ended with a submit; no ${tool} call can follow it`, ['tool']),
   );
 
-  if (isMcpName(tool)) return { verdicts: mcpVerdicts(stage, call, mcpTools, verdicts) };
+  if (isMcpName(tool)) {
+    mcpVerdicts(stage, call, mcpTools, verdicts);
+    return undefined;
+  }
   if (!isToolName(tool)) {
     verdicts.push(
       fail(
@@ -72,14 +146,14 @@ export function preChecks(
         ['tool'],
       ),
     );
-    return { verdicts };
+    return undefined;
   }
   verdicts.push(pass('tool.known'));
 
   const argsVerdict = argsVerdictOf(tool, call);
   verdicts.push(argsVerdict);
   if (stage) verdicts.push(permittedVerdict(stage, tool));
-  if (!argsVerdict.ok) return { verdicts };
+  if (!argsVerdict.ok) return undefined;
   const a = args as Record<string, unknown>;
 
   if (tool === 'enter_stage' && stage) verdicts.push(transitionVerdict(policy, stage, a.stage as string, cache));
@@ -90,14 +164,14 @@ export function preChecks(
   // Decided from the header, so the gate and the verdict after the run agree: the run's
   // commands either were confined or were not.
   if (tool === 'run_command') verdicts.push(sandboxRequiredVerdict(policy.workflow, sandbox));
-
-  return askPattern === undefined ? { verdicts } : { verdicts, askPattern };
+  return askPattern;
 }
 
 /** `tool.args`: the argument text was JSON and the arguments match the tool's schema. */
 function argsVerdictOf(tool: ToolName, call: ProposedCall): Verdict {
   if (call.argsError !== undefined)
     return fail('tool.args', `the arguments are not valid JSON: ${call.argsError}`, ['args']);
+  if (argsSurelyValid(tool, call.args)) return pass('tool.args');
   const r = ToolArgs[tool].safeParse(call.args);
   if (r.success) return pass('tool.args');
   const issue = r.error.issues[0]!;
@@ -118,12 +192,12 @@ function mcpVerdicts(
   stage: Stage | undefined,
   call: ProposedCall,
   mcpTools: ReadonlyMap<string, string>,
-  verdicts: Verdict[],
-): Verdict[] {
+  verdicts: VerdictOut,
+): void {
   const { tool, args } = call;
   if (!mcpTools.has(tool)) {
     verdicts.push(fail('tool.known', `"${tool}" is not a tool any MCP server of this run offers now`, ['tool']));
-    return verdicts;
+    return;
   }
   verdicts.push(pass('tool.known'));
   verdicts.push(
@@ -134,7 +208,6 @@ function mcpVerdicts(
         : fail('tool.args', `bad arguments for ${tool}: they must be a JSON object`, ['args']),
   );
   if (stage) verdicts.push(permittedVerdict(stage, tool));
-  return verdicts;
 }
 
 /** A stage permits a built-in tool by its name, an MCP tool by its name or a pattern (`mcp__github__get_*`). */
@@ -167,8 +240,10 @@ function transitionVerdict(policy: CallPolicy, stage: Stage, target: string, cac
       `"${stage.id}" → "${target}" is not a legal transition (from "${stage.id}": ${legal.join(', ') || 'none'})`,
       ['args', 'stage'],
     );
-  return cache.pass('tool.transition', stage, () => `"${stage.id}" → "${target}" is a legal transition`, target);
+  return cache.pass('tool.transition', stage, legalTransitionReason, target);
 }
+
+const legalTransitionReason = (stage: Stage, target: string) => `"${stage.id}" → "${target}" is a legal transition`;
 
 function submitVerdict(policy: CallPolicy, stage: Stage): Verdict {
   return policy.terminal.has(stage.id)
@@ -181,15 +256,14 @@ function submitVerdict(policy: CallPolicy, stage: Stage): Verdict {
 }
 
 /** Pushes `tool.command_policy`; returns the `ask` pattern the command matches if no deny pattern does. */
-function pushCommandVerdict(policy: CallPolicy, commandLine: string, verdicts: Verdict[]): string | undefined {
-  const command = new CommandView(commandLine);
-  const denied = firstMatch(policy.deny, command);
+function pushCommandVerdict(policy: CallPolicy, commandLine: string, verdicts: VerdictOut): string | undefined {
+  const { denied, ask } = policy.seen.command(policy, commandLine);
   verdicts.push(
     denied === undefined
       ? pass('tool.command_policy')
       : fail('tool.command_policy', `the command matches the deny pattern "${denied}"`, ['args', 'command']),
   );
-  return denied === undefined ? firstMatch(policy.ask, command) : undefined;
+  return ask;
 }
 
 /** `tool.path_policy`: the first path argument that leaves the workspace, is denied, or is read-only. */
@@ -197,12 +271,11 @@ function pathVerdict(policy: CallPolicy, tool: ToolName, a: Record<string, unkno
   for (const key of PATH_ARGS[tool]) {
     const p = a[key];
     if (typeof p !== 'string') continue;
-    const n = normalizeWorkspacePath(p);
+    const { normal: n, denied, readOnly: ro } = policy.seen.path(policy, p);
     if (!n.ok) return fail('tool.path_policy', n.reason, ['args', key]);
-    const denied = policy.paths.find(([, m]) => m(n.normalized));
     if (denied !== undefined)
-      return fail('tool.path_policy', `"${n.normalized}" matches the path deny pattern "${denied[0]}"`, ['args', key]);
-    const readOnly = WRITE_TOOLS.has(tool) ? readOnlyPathOf(policy.workflow, n.normalized) : undefined;
+      return fail('tool.path_policy', `"${n.normalized}" matches the path deny pattern "${denied}"`, ['args', key]);
+    const readOnly = WRITE_TOOLS.has(tool) ? ro : undefined;
     if (readOnly !== undefined)
       return fail(
         'tool.path_policy',

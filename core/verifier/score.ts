@@ -3,8 +3,9 @@
  * Lean counterpart: lean/Lar/Rewards.lean.
  */
 import { externalJudge, outcomeCommand, type OutcomeCheck, type Workflow } from '../schema/workflow';
+import type { OutcomeEvent } from '../schema/trajectory';
 import { CHECKS, fail, pass, type StageReward, type ToolReward, type Verdict } from './checks';
-import type { OutcomeResult, RecordedOutcome, StageVisitResult, TrajectorySummary } from './types';
+import type { OutcomeResult, RecordedOutcome, StageVisitResult, TrajectorySummary, VerdictOut } from './types';
 
 /** −1 if any violation failed, else 0 if any other tool check failed, else +1. */
 export function toolRewardOf(verdicts: readonly Verdict[]): ToolReward {
@@ -63,6 +64,44 @@ export function outcomeCheckVerdict(check: OutcomeCheck, rec: RecordedOutcome | 
   return pass('outcome.check_passed', `"${e.command}" exited ${e.exitCode} as expected`);
 }
 
+/**
+ * The verdicts of an outcome event, onto `verdicts`: it counts only after a submit, once, and only
+ * when the outcome is judged in the run. Returns the outcome recorded when this one counts.
+ */
+export function outcomeEventVerdicts(
+  wf: Workflow,
+  check: OutcomeCheck | undefined,
+  ended: boolean,
+  recorded: RecordedOutcome | undefined,
+  e: OutcomeEvent,
+  line: number,
+  verdicts: VerdictOut,
+): RecordedOutcome | undefined {
+  const judge = externalJudge(wf);
+  if (judge !== undefined) {
+    verdicts.push(
+      fail('outcome.external', `the outcome is judged outside the run (${judge}): this outcome event is ignored`, [
+        'type',
+      ]),
+    );
+  } else if (!ended) {
+    verdicts.push(fail('outcome.after_submit', 'an outcome check result before any submit is ignored', ['type']));
+  } else if (recorded) {
+    verdicts.push(
+      fail('outcome.single', `the outcome was already recorded on line ${recorded.line}; this one is ignored`, [
+        'type',
+      ]),
+    );
+  } else {
+    verdicts.push(pass('outcome.after_submit'));
+    verdicts.push(pass('outcome.single'));
+    const counted = { event: e, line };
+    verdicts.push(outcomeCheckVerdict(check!, counted));
+    return counted;
+  }
+  return undefined;
+}
+
 /** The outcome as people read it: o, or "pending (judged by …)" while a judge outside the run has not given it. */
 export function outcomeText(o: OutcomeResult): string {
   if (o.pending) return `pending (judged by ${o.external})`;
@@ -73,8 +112,10 @@ export function outcomeText(o: OutcomeResult): string {
 export interface RunTotals {
   steps: number;
   toolSum: number;
-  /** Every visit, the one still open (if any) scored as if the run stopped now. */
+  /** Every visit kept (all but in a stream, which drops closed ones), the one still open (if any) scored as if the run stopped now. */
   stages: StageVisitResult[];
+  /** How many visits there were, the open one included (more than `stages` in a stream). */
+  stageCount: number;
   stageSum: number;
   ended: boolean;
   submittedFromTerminal: boolean;
@@ -102,13 +143,13 @@ export function summarize(wf: Workflow, t: RunTotals): TrajectorySummary {
   if (t.outcome) outcome.line = t.outcome.line;
   const { alpha, beta } = wf.rewards;
   const stages = t.stages;
-  const stageMean = stages.length ? t.stageSum / stages.length : 0;
+  const stageMean = t.stageCount ? t.stageSum / t.stageCount : 0;
   const toolMean = t.steps ? t.toolSum / t.steps : 0;
   const summary: TrajectorySummary = {
     steps: t.steps,
     toolRewards: { sum: t.toolSum, count: t.steps, mean: toolMean },
     stages,
-    stageRewards: { sum: t.stageSum, count: stages.length, mean: stageMean },
+    stageRewards: { sum: t.stageSum, count: t.stageCount, mean: stageMean },
     outcome,
     return: outcomeReward + alpha * stageMean + beta * toolMean,
     alpha,

@@ -3,11 +3,11 @@
  * when a visit ends. Lean counterpart: the "Visits" part of lean/Lar/Verifier.lean.
  */
 import type { ToolCallEvent } from '../schema/trajectory';
-import type { OutcomeCheck, Stage } from '../schema/workflow';
+import type { ExitCondition, OutcomeCheck, Stage } from '../schema/workflow';
 import { normalizeSpaces } from '../policy/command';
 import { globMatch } from '../policy/glob';
 import { normalizeWorkspacePath } from '../policy/path';
-import { fail, pass, type Verdict } from './checks';
+import { fail, pass, type CheckId, type Verdict } from './checks';
 import { commandOf, ranCheck, ranToEnd } from './events';
 import type { VerdictCache, Visit, VisitEnd } from './types';
 
@@ -77,8 +77,8 @@ export function scoreVisit(
     if (legal) {
       verdicts.push(
         endedBy === 'submit'
-          ? cache.pass('stage.transition', visit.stage, () => `submitted from terminal stage "${from}"`)
-          : cache.pass('stage.transition', visit.stage, () => `"${from}" → "${target}" is legal`, `→${target}`),
+          ? cache.pass('stage.transition', visit.stage, submittedReason)
+          : cache.pass('stage.transition', visit.stage, legalReason, target),
       );
     } else {
       verdicts.push(
@@ -94,7 +94,7 @@ export function scoreVisit(
   const budget = visit.stage.budget;
   verdicts.push(
     visit.steps <= budget
-      ? cache.pass('stage.budget', visit.stage, () => `within the budget of ${budget} steps`)
+      ? cache.pass('stage.budget', visit.stage, budgetReason)
       : fail('stage.budget', `${visit.steps} steps in this visit; the budget of "${from}" is ${budget}`),
   );
   pushConditionVerdicts(visit, outcome, cache, verdicts);
@@ -108,16 +108,12 @@ function pushConditionVerdicts(
   out: Verdict[],
 ): void {
   for (const { cond, count } of visit.conditions) {
-    const id = `stage.exit.${cond.kind}` as const;
+    const id = EXIT_CHECK[cond.kind];
     switch (cond.kind) {
       case 'tool_succeeded':
         out.push(
           count >= cond.atLeast
-            ? cache.pass(
-                id,
-                cond,
-                () => `${cond.tool} succeeded at least ${cond.atLeast} time${cond.atLeast === 1 ? '' : 's'}`,
-              )
+            ? cache.pass(id, cond, toolSucceededReason)
             : fail(
                 id,
                 `${cond.tool} succeeded ${count} time${count === 1 ? '' : 's'} in this visit; at least ${cond.atLeast} required`,
@@ -127,9 +123,7 @@ function pushConditionVerdicts(
       case 'file_changed':
         out.push(
           count
-            ? cache.pass(id, cond, () =>
-                cond.pattern ? `a file matching "${cond.pattern}" changed` : 'a file changed',
-              )
+            ? cache.pass(id, cond, fileChangedReason)
             : fail(
                 id,
                 cond.pattern
@@ -144,7 +138,7 @@ function pushConditionVerdicts(
         const after = cond.afterLastChange ? ' after the last file change' : '';
         out.push(
           count
-            ? cache.pass(id, cond, () => `a command matching "${cond.pattern}" ${verb}${after}`)
+            ? cache.pass(id, cond, commandReason)
             : fail(id, `no command matching "${cond.pattern}" ${verb} in this visit${after}`),
         );
         break;
@@ -158,7 +152,7 @@ function pushConditionVerdicts(
         const command = outcome.command;
         out.push(
           count
-            ? cache.pass(id, cond, () => `the outcome command "${command}" ran tests${after}`)
+            ? cache.pass(id, cond, outcomeRanReason, command)
             : fail(id, `the outcome command "${command}" did not run tests in this visit${after}`),
         );
         break;
@@ -166,6 +160,29 @@ function pushConditionVerdicts(
     }
   }
 }
+
+/** Each exit condition's check id (a constant, not a string built per visit). */
+const EXIT_CHECK = {
+  tool_succeeded: 'stage.exit.tool_succeeded',
+  file_changed: 'stage.exit.file_changed',
+  command_succeeded: 'stage.exit.command_succeeded',
+  command_ran: 'stage.exit.command_ran',
+  outcome_ran: 'stage.exit.outcome_ran',
+} as const satisfies Record<ExitCondition['kind'], CheckId>;
+
+// The reasons of shared passing verdicts, functions of their key that capture nothing (PassCache).
+const submittedReason = (stage: Stage) => `submitted from terminal stage "${stage.id}"`;
+// A stage id is never empty, so the target as subkey cannot be the submit's ''.
+const legalReason = (stage: Stage, target: string) => `"${stage.id}" → "${target}" is legal`;
+const budgetReason = (stage: Stage) => `within the budget of ${stage.budget} steps`;
+const toolSucceededReason = (c: Extract<ExitCondition, { kind: 'tool_succeeded' }>) =>
+  `${c.tool} succeeded at least ${c.atLeast} time${c.atLeast === 1 ? '' : 's'}`;
+const fileChangedReason = (c: Extract<ExitCondition, { kind: 'file_changed' }>) =>
+  c.pattern ? `a file matching "${c.pattern}" changed` : 'a file changed';
+const commandReason = (c: Extract<ExitCondition, { kind: 'command_succeeded' | 'command_ran' }>) =>
+  `a command matching "${c.pattern}" ${c.kind === 'command_succeeded' ? 'succeeded' : 'ran to an observed end'}${c.afterLastChange ? ' after the last file change' : ''}`;
+const outcomeRanReason = (c: Extract<ExitCondition, { kind: 'outcome_ran' }>, command: string) =>
+  `the outcome command "${command}" ran tests${c.afterLastChange ? ' after the last file change' : ''}`;
 
 function matchesPath(pattern: string, file: string): boolean {
   const n = normalizeWorkspacePath(file);

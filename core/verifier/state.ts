@@ -3,28 +3,24 @@
  * come from pre-checks.ts, stages.ts and score.ts. Lean counterpart: `State` in lean/Lar/Verifier.lean.
  */
 import type { OutcomeEvent, SandboxRecord, ToolCallEvent, TrajectoryEvent } from '../schema/trajectory';
-import {
-  externalJudge,
-  outcomeCommand,
-  transitionsFrom,
-  type OutcomeCheck,
-  type Stage,
-  type Workflow,
-} from '../schema/workflow';
+import { outcomeCommand, transitionsFrom, type OutcomeCheck, type Stage, type Workflow } from '../schema/workflow';
 import { canonicalExact } from '../json/canonical';
-import { fail, pass, type CheckId, type Verdict } from './checks';
+import { fail, pass, type Verdict } from './checks';
 import { changedFiles, failureReason, ran, succeeded } from './events';
-import { compileCallPolicy, preChecks, type CallPolicy, type PreChecked } from './pre-checks';
+import { PassCache } from './pass-cache';
+import { newScratch, stepResultOf, type Scratch, type VerdictBuffer } from './step-view';
+import { compileCallPolicy, pushPreChecks, type CallPolicy } from './pre-checks';
 import { newVisit, scoreVisit, trackConditions } from './stages';
-import { outcomeCheckVerdict, runningReturn, stageRewardOf, summarize, toolRewardOf } from './score';
+import { outcomeEventVerdicts, runningReturn, stageRewardOf, summarize, toolRewardOf } from './score';
 import type {
   GateResult,
   ProposedCall,
   RecordedOutcome,
   StageVisitResult,
   StepResult,
+  StepView,
   TrajectorySummary,
-  VerdictCache,
+  VerdictOut,
   Visit,
   VisitEnd,
 } from './types';
@@ -32,27 +28,6 @@ import type {
 /** Key identifying "the same call" for loop detection: tool plus canonical arguments. */
 export function callKey(tool: string, args: unknown): string {
   return `${tool}\u0000${canonicalExact(args)}`;
-}
-
-/**
- * Passing verdicts depend only on the workflow, so each distinct one is made
- * once and shared (clones share the cache too): results are retained for
- * the whole run, and one object per passing check per step is what made
- * long runs slow. The reason is only built the first time: building it on
- * every step cost more than the check.
- */
-class PassCache implements VerdictCache {
-  private readonly byCheck = new Map<CheckId, Map<unknown, Map<string, Verdict>>>();
-
-  pass(check: CheckId, key: unknown, reason: () => string, subkey = ''): Verdict {
-    let byKey = this.byCheck.get(check);
-    if (!byKey) this.byCheck.set(check, (byKey = new Map<unknown, Map<string, Verdict>>()));
-    let bySub = byKey.get(key);
-    if (!bySub) byKey.set(key, (bySub = new Map<string, Verdict>()));
-    let v = bySub.get(subkey);
-    if (!v) bySub.set(subkey, (v = Object.freeze(pass(check, reason())) as Verdict));
-    return v;
-  }
 }
 
 /**
@@ -68,11 +43,16 @@ export class VerifierState {
   private stepCount = 0;
   private toolSum = 0;
   private stageSum = 0;
+  /** Closed visits (kept unless the state was made for a stream), and how many there were. */
   private readonly stages: StageVisitResult[] = [];
+  private stageCount = 0;
+  private lastStage: string | undefined;
   /** Number of steps so far that changed a file: the "state epoch" for loop detection. */
   private changeEpoch = 0;
   /** Call key → change epoch at which it last failed. */
   private failedCalls = new Map<string, number>();
+  /** Tool → change epoch at which a call of it last failed: a tool with no failure in this epoch needs no key. */
+  private failedTools = new Map<string, number>();
   /** Failures recorded in the current epoch: none means no call can be a repeat, and no key is needed. */
   private failuresInEpoch = 0;
   private submittedFromTerminal = false;
@@ -84,6 +64,9 @@ export class VerifierState {
   private readonly passCache = new PassCache();
   /** The workflow's outcome command; undefined when its outcome is judged outside the run. */
   private readonly outcomeCheck: OutcomeCheck | undefined;
+  private readonly keepVisits: boolean;
+  // What judge() reuses from step to step, so that judging allocates nothing when nothing fails.
+  private scratch = newScratch();
 
   constructor(
     readonly workflow: Workflow,
@@ -91,9 +74,15 @@ export class VerifierState {
     headerLine = 1,
     /** The header's record of the sandbox the run's commands had (absent in older trajectories). */
     readonly sandbox?: SandboxRecord,
+    /**
+     * keepVisits false (a stream): closed visits are given once on the step that closed them and
+     * not kept, so summary() lists only the visit still open (its counts and means cover all).
+     */
+    opts: { keepVisits?: boolean } = {},
   ) {
     this.policy = compileCallPolicy(workflow);
     this.outcomeCheck = outcomeCommand(workflow);
+    this.keepVisits = opts.keepVisits ?? true;
     const start = this.policy.stageById.get(workflow.start);
     if (!start) throw new Error(`workflow "${workflow.id}": start stage "${workflow.start}" does not exist`);
     this.openVisit(start, headerLine);
@@ -107,12 +96,16 @@ export class VerifierState {
       visit: Visit | undefined;
       stages: StageVisitResult[];
       failedCalls: Map<string, number>;
+      failedTools: Map<string, number>;
       mcpTools: Map<string, string>;
+      scratch: Scratch;
     };
     mutable.visit = this.visit && { ...this.visit, conditions: this.visit.conditions.map((x) => ({ ...x })) };
     mutable.stages = [...this.stages];
     mutable.failedCalls = new Map(this.failedCalls);
+    mutable.failedTools = new Map(this.failedTools);
     mutable.mcpTools = new Map(this.mcpTools);
+    mutable.scratch = newScratch();
     return c;
   }
 
@@ -133,12 +126,16 @@ export class VerifierState {
     this.visit = newVisit(stage, this.visitCount++, line);
   }
 
-  private preChecks(call: ProposedCall): PreChecked {
-    return preChecks(this.policy, this.visit?.stage, this.sandbox, call, this.passCache, this.mcpTools);
+  /** The pre-checks of `call` pushed onto `out`; returns the `ask` pattern it matches. */
+  private preChecks(out: VerdictOut, call: ProposedCall): string | undefined {
+    return pushPreChecks(out, this.policy, this.visit?.stage, this.sandbox, call, this.passCache, this.mcpTools);
   }
 
   private repeatVerdict(call: ProposedCall): Verdict {
-    const epoch = this.failuresInEpoch === 0 ? undefined : this.failedCalls.get(callKey(call.tool, call.args));
+    const epoch =
+      this.failuresInEpoch === 0 || this.failedTools.get(call.tool) !== this.changeEpoch
+        ? undefined
+        : this.failedCalls.get(callKey(call.tool, call.args));
     return epoch === this.changeEpoch
       ? fail('tool.not_repeated', 'the same call failed before and no file has changed since: this is a loop', ['tool'])
       : pass('tool.not_repeated');
@@ -146,7 +143,8 @@ export class VerifierState {
 
   /** Decides, before it runs, whether a proposed call may run. Does not change the state. */
   gate(call: ProposedCall): GateResult {
-    const { verdicts, askPattern } = this.preChecks(call);
+    const verdicts: Verdict[] = [];
+    const askPattern = this.preChecks(verdicts, call);
     verdicts.push(this.repeatVerdict(call));
     const failed = verdicts.find((v) => !v.ok && v.check !== 'tool.not_repeated');
     const toolReward = toolRewardOf(verdicts);
@@ -169,67 +167,76 @@ export class VerifierState {
 
   /** Feeds one event; returns its verdicts and rewards. */
   append(event: TrajectoryEvent, line: number): StepResult {
+    return stepResultOf(this.judge(event, line));
+  }
+
+  /**
+   * The same as append, into an object reused by the next call (a stream's hot path: judging
+   * then allocates nothing unless a check fails or a visit ends). Read it before the next call.
+   */
+  judge(event: TrajectoryEvent, line: number): StepView {
+    const verdicts = this.scratch.verdicts;
     switch (event.type) {
       case 'tool_call':
-        return this.appendCall(event, line);
+        return this.judgeCall(event, line, verdicts);
       case 'outcome':
-        return this.appendOutcome(event, line);
+        this.judgeOutcome(event, line, verdicts);
+        return this.view(line, event.type, verdicts.take());
       case 'mcp_tools': // A server's list replaces what it offered before; nothing in it is scored.
         for (const name of [...this.mcpTools.keys()])
           if (name.startsWith(`mcp__${event.server}__`)) this.mcpTools.delete(name);
         for (const t of event.tools) this.mcpTools.set(t.name, t.digest);
-        return this.result(line, event.type, []);
+        return this.view(line, event.type, verdicts.take());
       default:
-        return this.result(line, event.type, []);
+        return this.view(line, event.type, verdicts.take());
     }
   }
 
-  /** A result for an event that is not a tool call, placed in the current stage. */
-  private result(line: number, type: TrajectoryEvent['type'], verdicts: Verdict[]): StepResult {
-    const v = this.visit;
-    const runningReturn = this.runningReturn();
-    return v
-      ? { line, type, stage: v.stage.id, visit: v.visit, verdicts, runningReturn }
-      : { line, type, verdicts, runningReturn };
+  /** The view of an event that is not a tool call, placed in the current stage. */
+  private view(line: number, type: TrajectoryEvent['type'], verdicts: Verdict[]): StepView {
+    const v = this.scratch.view;
+    v.line = line;
+    v.type = type;
+    v.step = v.tool = v.toolReward = v.stageVisit = undefined;
+    v.stage = this.visit?.stage.id;
+    v.visit = this.visit?.visit;
+    v.verdicts = verdicts;
+    v.runningReturn = this.runningReturn();
+    return v;
   }
 
-  private appendCall(e: ToolCallEvent, line: number): StepResult {
+  private judgeCall(e: ToolCallEvent, line: number, buffer: VerdictBuffer): StepView {
     const step = ++this.stepCount;
     const visitBefore = this.visit;
     const ok = succeeded(e);
-    const verdicts = this.callVerdicts(e, ok);
+    this.callVerdicts(e, ok, buffer);
+    const verdicts = buffer.take();
     const toolReward = toolRewardOf(verdicts);
     this.toolSum += toolReward;
     const changed = changedFiles(e);
     this.countRepeats(e, ok, changed);
     const stageVisit = visitBefore ? this.advanceVisit(visitBefore, e, line, ok, changed) : undefined;
-    // One literal per shape: adding fields one by one would give each result
-    // an out-of-object property store, and results are kept for the whole run.
-    const runningReturn = this.runningReturn();
-    const result: StepResult = visitBefore
-      ? {
-          line,
-          type: 'tool_call',
-          step,
-          tool: e.tool,
-          stage: visitBefore.stage.id,
-          visit: visitBefore.visit,
-          verdicts,
-          toolReward,
-          runningReturn,
-        }
-      : { line, type: 'tool_call', step, tool: e.tool, verdicts, toolReward, runningReturn };
-    if (stageVisit) result.stageVisit = stageVisit;
-    return result;
+    const v = this.scratch.view;
+    v.line = line;
+    v.type = 'tool_call';
+    v.step = step;
+    v.tool = e.tool;
+    v.stage = visitBefore?.stage.id;
+    v.visit = visitBefore?.visit;
+    v.verdicts = verdicts;
+    v.toolReward = toolReward;
+    v.runningReturn = this.runningReturn();
+    v.stageVisit = stageVisit;
+    return v;
   }
 
-  /** The verdicts of a call that was made: the pre-checks, then what its running showed. */
-  private callVerdicts(e: ToolCallEvent, ok: boolean): Verdict[] {
-    const call: ProposedCall =
-      e.argsError === undefined
-        ? { tool: e.tool, args: e.args }
-        : { tool: e.tool, args: e.args, argsError: e.argsError };
-    const { verdicts, askPattern } = this.preChecks(call);
+  /** The verdicts of a call that was made, onto `verdicts`: the pre-checks, then what its running showed. */
+  private callVerdicts(e: ToolCallEvent, ok: boolean, verdicts: VerdictOut): void {
+    const call = this.scratch.call;
+    call.tool = e.tool;
+    call.args = e.args;
+    call.argsError = e.argsError;
+    const askPattern = this.preChecks(verdicts, call);
     verdicts.push(this.repeatVerdict(call));
     if (askPattern !== undefined) {
       verdicts.push(
@@ -238,11 +245,7 @@ export class VerifierState {
               'args',
               'command',
             ])
-          : this.passCache.pass(
-              'tool.approved',
-              askPattern,
-              () => `approved (the command matches the approval pattern "${askPattern}")`,
-            ),
+          : this.passCache.pass('tool.approved', askPattern, approvedReason),
       );
     }
     if (e.tool === 'run_command' && ran(e)) verdicts.push(this.sandboxedVerdict(e));
@@ -251,7 +254,6 @@ export class VerifierState {
         ? pass('tool.succeeded')
         : fail('tool.succeeded', failureReason(e), e.status === 'ok' ? ['result'] : ['status']),
     );
-    return verdicts;
   }
 
   /** Moves the change epoch on and records a failed call, for `tool.not_repeated`. */
@@ -269,6 +271,7 @@ export class VerifierState {
     }
     if (!ok) {
       this.failedCalls.set(callKey(e.tool, e.args), this.changeEpoch);
+      this.failedTools.set(e.tool, this.changeEpoch);
       this.failuresInEpoch++;
     }
   }
@@ -303,12 +306,7 @@ export class VerifierState {
 
   /** `tool.sandboxed`: the OS sandbox held the command, or the container the run is in (it is the sandbox). */
   private sandboxedVerdict(e: ToolCallEvent): Verdict {
-    if (this.sandbox?.container === true)
-      return this.passCache.pass(
-        'tool.sandboxed',
-        this.sandbox,
-        () => "the command ran in the run's container, its sandbox",
-      );
+    if (this.sandbox?.container === true) return this.passCache.pass('tool.sandboxed', this.sandbox, containerReason);
     const unconfined =
       e.result?.sandboxed === false || (e.result?.sandboxed === undefined && this.sandbox?.confined === false);
     return unconfined
@@ -331,50 +329,40 @@ export class VerifierState {
       verdicts,
       reward,
     };
-    this.stages.push(result);
+    this.stageCount++;
+    this.lastStage = result.stage;
+    if (this.keepVisits) this.stages.push(result);
     return result;
   }
 
-  private appendOutcome(e: OutcomeEvent, line: number): StepResult {
-    const verdicts: Verdict[] = [];
-    const judge = externalJudge(this.workflow);
-    if (judge !== undefined) {
-      verdicts.push(
-        fail('outcome.external', `the outcome is judged outside the run (${judge}): this outcome event is ignored`, [
-          'type',
-        ]),
-      );
-    } else if (!this.runEnded) {
-      verdicts.push(fail('outcome.after_submit', 'an outcome check result before any submit is ignored', ['type']));
-    } else if (this.outcomeEvent) {
-      verdicts.push(
-        fail(
-          'outcome.single',
-          `the outcome was already recorded on line ${this.outcomeEvent.line}; this one is ignored`,
-          ['type'],
-        ),
-      );
-    } else {
-      verdicts.push(pass('outcome.after_submit'), pass('outcome.single'));
-      this.outcomeEvent = { event: e, line };
-      verdicts.push(outcomeCheckVerdict(this.outcomeCheck!, this.outcomeEvent));
-    }
-    return this.result(line, 'outcome', verdicts);
+  private judgeOutcome(e: OutcomeEvent, line: number, verdicts: VerdictOut): void {
+    const counted = outcomeEventVerdicts(
+      this.workflow,
+      this.outcomeCheck,
+      this.runEnded,
+      this.outcomeEvent,
+      e,
+      line,
+      verdicts,
+    );
+    if (counted) this.outcomeEvent = counted;
   }
 
   private runningReturn(): number {
-    return runningReturn(this.workflow, this.stageSum, this.stages.length, this.toolSum, this.stepCount);
+    return runningReturn(this.workflow, this.stageSum, this.stageCount, this.toolSum, this.stepCount);
   }
 
   /** The trajectory's scores as if it stopped now. Does not change the state. */
   summary(): TrajectorySummary {
     const stages = [...this.stages];
     let stageSum = this.stageSum;
+    let stageCount = this.stageCount;
     const v = this.visit;
     if (v) {
       const verdicts = scoreVisit(v, this.outcomeCheck, this.passCache, 'run_end', false);
       const reward = stageRewardOf(verdicts);
       stageSum += reward;
+      stageCount++;
       stages.push({
         stage: v.stage.id,
         visit: v.visit,
@@ -390,11 +378,15 @@ export class VerifierState {
       steps: this.stepCount,
       toolSum: this.toolSum,
       stages,
+      stageCount,
       stageSum,
       ended: this.runEnded,
       submittedFromTerminal: this.submittedFromTerminal,
       outcome: this.outcomeEvent,
-      finalStage: v?.stage.id ?? stages[stages.length - 1]?.stage,
+      finalStage: v?.stage.id ?? this.lastStage,
     });
   }
 }
+
+const approvedReason = (pattern: string) => `approved (the command matches the approval pattern "${pattern}")`;
+const containerReason = () => "the command ran in the run's container, its sandbox";

@@ -70,6 +70,24 @@ export interface StepResult {
   runningReturn: number;
 }
 
+/**
+ * A StepResult that VerifierState.judge reuses for the next step (every member always there,
+ * undefined when it does not apply): read it, or copy it, before judging the next event.
+ */
+export interface StepView {
+  line: number;
+  type: TrajectoryEvent['type'];
+  step: number | undefined;
+  tool: string | undefined;
+  stage: string | undefined;
+  visit: number | undefined;
+  /** Every verdict, passing ones included (those are shared, frozen objects). */
+  verdicts: Verdict[];
+  toolReward: ToolReward | undefined;
+  runningReturn: number;
+  stageVisit: StageVisitResult | undefined;
+}
+
 export interface OutcomeResult {
   /** o: 0 or 1 when judged in the run; the judge's value in [0, 1] once an outside outcome is joined (external.ts). */
   reward: number;
@@ -120,10 +138,15 @@ export interface RecordedOutcome {
   line: number;
 }
 
+/** Where checks push their verdicts: an array, or the buffer the verifier's hot path reuses. */
+export interface VerdictOut {
+  push(v: Verdict): unknown;
+}
+
 /**
  * Shared passing verdicts: `check` for `key` (a workflow object such as a stage or an exit
- * condition, or a pattern or stage id), with the reason built only the first time.
+ * condition, or a pattern or stage id), with the reason built from the key only the first time.
  */
 export interface VerdictCache {
-  pass(check: CheckId, key: unknown, reason: () => string, subkey?: string): Verdict;
+  pass<K>(check: CheckId, key: K, reason: (key: K, subkey: string) => string, subkey?: string): Verdict;
 }

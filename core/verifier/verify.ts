@@ -1,14 +1,23 @@
-import { attachmentsOf, type MessagePart } from '../schema/message-parts';
-import type { Header, TrajectoryEvent, WorkflowRef } from '../schema/trajectory';
+import type { Header, TrajectoryEvent } from '../schema/trajectory';
 import type { Workflow } from '../schema/workflow';
-import { parseLine, splitLines, type LineError } from '../schema/jsonl';
-import { builtinWorkflow, loadWorkflow, type LocatedProblem } from '../workflow/load';
+import { splitLines, type LineError } from '../schema/jsonl';
+import type { LocatedProblem } from '../workflow/load';
 import { VerifierState } from './state';
 import type { StepResult, TrajectorySummary } from './types';
-import type { BackendName, VerifierBackend, VerifierSession } from './backend';
+import type { BackendName, VerifierBackend } from './backend';
 import type { WorkflowResolver } from '../workflow/resolve';
+import {
+  resolveWorkflow,
+  verifyLines,
+  verifyLinesWith,
+  type StreamStart,
+  type TrajectorySink,
+  type UserContext,
+  type VerifyOptions,
+} from './stream';
 
-export type { BackendName, WorkflowResolver };
+export type { BackendName, UserContext, VerifyOptions, WorkflowResolver };
+export { resolveWorkflow };
 
 export interface TrajectoryReport {
   backend: BackendName;
@@ -30,34 +39,6 @@ export interface TrajectoryReport {
   userContext?: UserContext[];
 }
 
-/** One attachment of a user's message, without its content. */
-export interface UserContext {
-  line: number;
-  kind: string;
-  label: string;
-  source: string;
-  truncated?: boolean;
-}
-
-function noteUserContext(report: TrajectoryReport, parts: readonly MessagePart[] | undefined, line: number): void {
-  for (const a of attachmentsOf(parts)) {
-    (report.userContext ??= []).push({
-      line,
-      kind: a.kind,
-      label: a.label,
-      source: a.source,
-      ...(a.truncated ? { truncated: true } : {}),
-    });
-  }
-}
-
-export interface VerifyOptions {
-  /** Use this workflow whatever the header says. */
-  workflow?: Workflow;
-  workflowSource?: string;
-  resolve?: WorkflowResolver;
-}
-
 export interface EventAt {
   event: TrajectoryEvent;
   line: number;
@@ -75,115 +56,64 @@ export function verifyEvents(
   return { steps, summary: state.summary() };
 }
 
-/** Picks the workflow for a trajectory: the override, else the header's reference. */
-export function resolveWorkflow(
-  ref: WorkflowRef | undefined,
-  opts: VerifyOptions,
-): { workflow: Workflow; source: string; problems: LocatedProblem[] } | { error: string; problems: LocatedProblem[] } {
-  if (opts.workflow) return { workflow: opts.workflow, source: opts.workflowSource ?? 'given', problems: [] };
-  if (ref === undefined) return { error: 'no header names a workflow; pass one explicitly', problems: [] };
-  if (typeof ref !== 'string') {
-    const load = loadWorkflow(ref);
-    return load.ok
-      ? { workflow: load.workflow, source: 'inline', problems: load.problems }
-      : {
-          error: 'the inline workflow is not well-formed',
-          problems: load.problems.map((p) => ({ ...p, path: ['workflow', ...p.path] })),
-        };
-  }
-  if (ref.startsWith('builtin:')) {
-    try {
-      return { workflow: builtinWorkflow(ref.slice('builtin:'.length)), source: ref, problems: [] };
-    } catch (e) {
-      return { error: (e as Error).message, problems: [] };
-    }
-  }
-  if (!opts.resolve)
-    return { error: `the workflow "${ref}" is a path and no file access was given to resolve it`, problems: [] };
-  const r = opts.resolve(ref);
-  return 'error' in r ? { error: r.error, problems: r.problems ?? [] } : { ...r, problems: [] };
-}
+/** A sink that keeps everything: the whole report, each step a result of its own. */
+class ReportSink implements TrajectorySink {
+  readonly report: TrajectoryReport;
 
-/**
- * Reads trajectory text line by line into `report` (header, workflow and its
- * problems, malformed lines, why nothing can be verified) and yields the
- * events to judge, in order, once a workflow is known. Both verifiers below
- * judge what this yields, so parsing and workflow resolution are the same
- * whichever backend decides; an event is garbage as soon as it is judged
- * (holding every parsed event made long files slow).
- */
-function* readTrajectory(
-  text: string,
-  opts: VerifyOptions,
-  report: TrajectoryReport,
-  at: { headerLine: number },
-): Generator<EventAt> {
-  const lines = splitLines(text);
-  let i = 0;
-  // Up to and including the first non-blank line, which must be the header.
-  for (; i < lines.length; i++) {
-    const p = parseLine(lines[i]!, i + 1, true);
-    if (p.kind === 'blank') continue;
-    if (p.kind === 'header') {
-      report.header = p.header;
-      at.headerLine = p.line;
-    } else if (p.kind === 'malformed') {
-      report.lineErrors.push(p.error);
-    }
-    i++;
-    break;
+  constructor(backend: BackendName) {
+    this.report = { backend, workflowProblems: [], lineErrors: [], steps: [] };
   }
-  const wf = resolveWorkflow(report.header?.workflow, opts);
-  report.workflowProblems = wf.problems;
-  if ('error' in wf) report.fatal = wf.error;
-  else {
-    report.workflow = wf.workflow;
-    report.workflowSource = wf.source;
-  }
-  for (; i < lines.length; i++) {
-    const p = parseLine(lines[i]!, i + 1, false);
-    if (p.kind === 'malformed') report.lineErrors.push(p.error);
-    else if (p.kind === 'event' && report.workflow) {
-      if (p.event.type === 'message' && p.event.role === 'user') noteUserContext(report, p.event.parts, p.line);
-      yield { event: p.event, line: p.line };
+
+  start(s: StreamStart): void {
+    if (s.header) this.report.header = s.header;
+    this.report.workflowProblems = s.workflowProblems;
+    if (s.fatal !== undefined) this.report.fatal = s.fatal;
+    else {
+      this.report.workflow = s.workflow;
+      this.report.workflowSource = s.workflowSource;
     }
+  }
+
+  step(s: StepResult): void {
+    this.report.steps.push(s);
+  }
+
+  lineError(e: LineError): void {
+    this.report.lineErrors.push(e);
+  }
+
+  userContext(c: UserContext): void {
+    (this.report.userContext ??= []).push(c);
+  }
+
+  end(summary: TrajectorySummary | undefined): void {
+    if (summary) this.report.summary = summary;
   }
 }
 
 /** Verifies trajectory text with the builtin verifier: parse every line, resolve the workflow, judge every well-formed event. */
 export function verifyTrajectoryText(text: string, opts: VerifyOptions = {}): TrajectoryReport {
-  const report: TrajectoryReport = { backend: 'builtin', workflowProblems: [], lineErrors: [], steps: [] };
-  const at = { headerLine: 1 };
-  let state: VerifierState | undefined;
-  for (const { event, line } of readTrajectory(text, opts, report, at)) {
-    state ??= new VerifierState(report.workflow!, at.headerLine, report.header?.sandbox);
-    report.steps.push(state.append(event, line));
-  }
-  if (report.workflow)
-    report.summary = (state ?? new VerifierState(report.workflow, at.headerLine, report.header?.sandbox)).summary();
-  return report;
+  const sink = new ReportSink('builtin');
+  verifyLines(splitLines(text), opts, sink);
+  return sink.report;
 }
 
 /** The same with any backend (builtin or Lean): only the judging differs, so malformed lines are reported identically. */
-export async function verifyTrajectoryTextWith(
+export function verifyTrajectoryTextWith(
   backend: VerifierBackend,
   text: string,
   opts: VerifyOptions = {},
 ): Promise<TrajectoryReport> {
-  const report: TrajectoryReport = { backend: backend.name, workflowProblems: [], lineErrors: [], steps: [] };
-  const at = { headerLine: 1 };
-  let session: VerifierSession | undefined;
-  try {
-    for (const { event, line } of readTrajectory(text, opts, report, at)) {
-      session ??= await backend.open(report.workflow!, at.headerLine, report.header?.sandbox);
-      report.steps.push(await session.append(event, line));
-    }
-    if (report.workflow) {
-      session ??= await backend.open(report.workflow, at.headerLine, report.header?.sandbox);
-      report.summary = await session.summary();
-    }
-  } finally {
-    session?.close();
-  }
-  return report;
+  return verifyLinesToReport(backend, splitLines(text), opts);
+}
+
+/** The whole report of a trajectory's lines as they are read (a file's, a chunk at a time). */
+export async function verifyLinesToReport(
+  backend: VerifierBackend,
+  lines: Iterable<string>,
+  opts: VerifyOptions = {},
+): Promise<TrajectoryReport> {
+  const sink = new ReportSink(backend.name);
+  await verifyLinesWith(backend, lines, opts, sink);
+  return sink.report;
 }

@@ -35,8 +35,8 @@ test('lar verify prints the per-step table, stage rewards, outcome and return', 
   assert.match(r.out, /return\s+1\.694 = 1 \+ 0\.5·mean\(stage\) 1 \+ 0\.25·mean\(tool\) 0\.778/);
 });
 
-test('lar verify --json gives the full report', () => {
-  const r = run('verify', fixture, '--json');
+test('lar verify --format json gives the full report', () => {
+  const r = run('verify', fixture, '--format', 'json');
   assert.equal(r.code, 0);
   const report = JSON.parse(r.out) as TrajectoryReport;
   assert.equal(report.backend, 'builtin');
@@ -118,7 +118,7 @@ test('lar workflow check reports problems with line and column', () => {
 
 test('lar verify --backend lean without a toolchain says why and lets the builtin backend decide', () => {
   const home = tmp();
-  const r = spawnSync(process.execPath, [lar, 'verify', fixture, '--backend', 'lean', '--json'], {
+  const r = spawnSync(process.execPath, [lar, 'verify', fixture, '--backend', 'lean', '--format', 'json'], {
     cwd: root,
     encoding: 'utf8',
     env: { PATH: dirname(process.execPath), HOME: home, NO_COLOR: '1' },
@@ -136,7 +136,7 @@ test('lar verify says an outcome judged outside the run is pending, and shows th
   assert.equal(r.code, 0, r.err);
   assert.match(r.out, /outcome\s+pending \(judged by Harbor's verifier\)/);
   assert.match(r.out, /return\s+0\.700 = 0\.5·mean\(stage\) 1 \+ 0\.25·mean\(tool\) 0\.800 .*outcome not counted yet/);
-  const json = JSON.parse(run('verify', judged, '--json').out) as TrajectoryReport;
+  const json = JSON.parse(run('verify', judged, '--format', 'json').out) as TrajectoryReport;
   assert.equal(json.summary!.outcome.pending, true);
   assert.equal(json.summary!.outcome.external, "Harbor's verifier");
   assert.equal(json.summary!.return, 0.7);

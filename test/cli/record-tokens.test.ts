@@ -101,7 +101,7 @@ for (const flavor of ['vllm', 'sglang'] as const)
       );
     }
     // The verifier reads them and scores nothing more; the run is whole.
-    const v = await lar(['verify', r.file, '--json']);
+    const v = await lar(['verify', r.file, '--format', 'json']);
     assert.equal(v.code, 0, v.err + v.out);
     const report = JSON.parse(v.out) as {
       lineErrors: unknown[];

@@ -246,7 +246,7 @@ async function assertRewardsByHand(
       'builtin:terminal-task',
       '--json',
     ]);
-    const s = (JSON.parse(v.out) as { summary: Summary }).summary;
+    const s = (JSON.parse(v.out.trimEnd().split('\n').at(-1)!) as { summary: Summary }).summary;
     assert.equal(s.outcome.pending, true, `${t.name}: the outcome waits for Harbor's verifier`);
     const o = s.ended ? t.reward! : 0;
     const r = o + s.alpha * s.stageRewards.mean + s.beta * s.toolRewards.mean;

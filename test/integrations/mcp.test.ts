@@ -239,8 +239,13 @@ test(
       // The verifier reads the same file to the same rewards: known only while listed.
       const v = await lar(['verify', out, '--json']);
       assert.equal(v.code, 0, v.err);
-      const report = JSON.parse(v.out) as { steps: { tool?: string; toolReward?: number }[] };
-      const rewards = report.steps.filter((s) => s.tool).map((s) => [s.tool, s.toolReward]);
+      // JSON Lines: a {"step": …} line per judged event.
+      const steps = v.out
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { step?: { tool?: string; toolReward?: number } })
+        .flatMap((l) => (l.step ? [l.step] : []));
+      const rewards = steps.filter((s) => s.tool).map((s) => [s.tool, s.toolReward]);
       assert.deepEqual(
         rewards.find(([t]) => t === 'mcp__fs__write_file'),
         ['mcp__fs__write_file', -1],

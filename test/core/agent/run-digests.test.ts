@@ -58,9 +58,10 @@ async function unconfinedRun(): Promise<{ ws: string; file: string }> {
   return { ws, file: join(runs, readdirSync(runs)[0]!) };
 }
 
-/** What `lar verify --json` says of whether the file changed after its run ended. */
+/** What `lar verify --json` says, in its last line (the summary), of whether the file changed after its run ended. */
 async function integrityState(file: string): Promise<DigestCheck['state']> {
-  return (JSON.parse((await lar(['verify', file, '--json'])).out) as { integrity: DigestCheck }).integrity.state;
+  const last = (await lar(['verify', file, '--json'])).out.trimEnd().split('\n').at(-1)!;
+  return (JSON.parse(last) as { integrity: DigestCheck }).integrity.state;
 }
 
 test('lar verify says when a trajectory changed after its run ended (an outcome flipped), and fails; untouched, it says nothing more', async () => {
