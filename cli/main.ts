@@ -1,20 +1,14 @@
-/** The `lar` command line's entry: dispatches each subcommand and turns errors into exit codes. */
-import { JSON_SCHEMAS } from '../core/schema/json-schema';
+/**
+ * The `lar` command line's entry: dispatches each subcommand and turns errors into exit codes. The agent, the
+ * language server and Harbor are loaded only by the subcommands that run them: `lar verify` over a million
+ * rollouts should not pay for starting them.
+ */
 import { formatProblem } from '../core/workflow/resolve';
 import { builtinWorkflowValue, loadWorkflowText } from '../core/workflow/load';
-import {
-  createConnection,
-  ProposedFeatures,
-  StreamMessageReader,
-  StreamMessageWriter,
-} from 'vscode-languageserver/node';
-import { startServer } from '../server/server';
 import packageJson from '../package.json';
 import { parseFlags, type Flags, type Io } from './args';
 import { HELP } from './help';
 import { UsageError, readText } from './read-input';
-import { cmdHarbor } from './harbor-command';
-import { cmdRun } from './run-command';
 import { cmdAdvantages, cmdExport, cmdVerify } from './trajectory-commands';
 
 function cmdWorkflow(flags: Flags, io: Io): number {
@@ -36,6 +30,9 @@ function cmdWorkflow(flags: Flags, io: Io): number {
 /** Runs the language server on stdio until the client closes it; resolves with its exit code. */
 async function cmdLsp(flags: Flags): Promise<number> {
   if (!flags.switches.has('--stdio') || flags.positional.length) throw new UsageError('usage: lar lsp --stdio');
+  const { createConnection, ProposedFeatures, StreamMessageReader, StreamMessageWriter } =
+    await import('vscode-languageserver/node');
+  const { startServer } = await import('../server/server.js');
   const connection = createConnection(
     ProposedFeatures.all,
     new StreamMessageReader(process.stdin),
@@ -45,7 +42,8 @@ async function cmdLsp(flags: Flags): Promise<number> {
   return new Promise<number>((resolve) => connection.onExit(() => resolve(0)));
 }
 
-function cmdSchema(flags: Flags, io: Io): number {
+async function cmdSchema(flags: Flags, io: Io): Promise<number> {
+  const { JSON_SCHEMAS } = await import('../core/schema/json-schema.js');
   const [which, ...rest] = flags.positional;
   const schema = which === undefined ? undefined : JSON_SCHEMAS[which];
   if (!schema || rest.length) throw new UsageError(`usage: lar schema ${Object.keys(JSON_SCHEMAS).join('|')}`);
@@ -78,13 +76,13 @@ export async function main(argv: string[], io: Io): Promise<number> {
       case 'export':
         return await cmdExport(flags, io);
       case 'harbor':
-        return await cmdHarbor(flags, io);
+        return await (await import('./harbor-command.js')).cmdHarbor(flags, io);
       case 'workflow':
         return cmdWorkflow(flags, io);
       case 'schema':
-        return cmdSchema(flags, io);
+        return await cmdSchema(flags, io);
       case 'run':
-        return await cmdRun(flags, io);
+        return await (await import('./run-command.js')).cmdRun(flags, io);
       case 'lsp':
         return await cmdLsp(flags);
       default:
