@@ -51,6 +51,10 @@ async function cmdSchema(flags: Flags, io: Io): Promise<number> {
   return 0;
 }
 
+/** Errors stdout itself raised (EPIPE once its reader closed), told apart from a failure of the command's own pipes. */
+const stdoutGone = new WeakSet<object>();
+process.stdout.on('error', (e: Error) => stdoutGone.add(e));
+
 export async function main(argv: string[], io: Io): Promise<number> {
   const [command, ...rest] = argv;
   try {
@@ -89,6 +93,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
         throw new UsageError(`unknown command "${command}"`);
     }
   } catch (e) {
+    // The reader of our output went away (`lar verify --json | head`): nothing left to say, and no failure.
+    if (typeof e === 'object' && e !== null && stdoutGone.has(e)) return 0;
     if (e instanceof UsageError) {
       io.err(`lar: ${e.message}\nRun "lar --help" for usage.`);
       return 2;

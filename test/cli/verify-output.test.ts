@@ -17,11 +17,18 @@ import { JsonLinesSink } from '../../core/verifier/verdict-json';
 import { PLAIN, TableSink } from '../../cli/report-format';
 import { loadCorpus, workflowResolver } from '../support/conformance';
 import { lar } from '../support/lar-cli';
+import { generateTrajectory } from '../../bench/generate';
 
 const root = resolve(__dirname, '../../..');
 const fixture = resolve(root, 'test-fixtures/trajectories/fix-failing-test.lar.jsonl');
 const corpus = loadCorpus(resolve(root, 'test-fixtures/conformance'));
 const tmp = () => mkdtempSync(join(tmpdir(), 'lar-verify-out-'));
+/** A run long enough that its output outlasts a pipe's buffer. */
+const bigFile = () => {
+  const file = join(tmp(), 'big.lar.jsonl');
+  writeFileSync(file, generateTrajectory(20_000));
+  return file;
+};
 
 type Line =
   | { start: { backend: string; fatal?: string } }
@@ -183,4 +190,17 @@ test('lar verify --json names a file changed after its run ended in its summary 
   assert.equal(changed.code, 1);
   assert.equal((jsonLines(changed.out).at(-1) as { integrity: { state: string } }).integrity.state, 'changed');
   assert.match(changed.err, /changed after its run ended/);
+});
+
+test('lar verify --json | head: the reader leaving early ends lar quietly, with exit 0', async () => {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(process.execPath, [resolve(root, 'dist/lar.js'), 'verify', bigFile(), '--json'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  child.stdout.once('data', () => child.stdout.destroy());
+  const code = await new Promise<number | null>((r) => child.once('close', r));
+  assert.equal(err, '');
+  assert.equal(code, 0);
 });
