@@ -43,8 +43,13 @@ export class VerifierState {
   private stepCount = 0;
   private toolSum = 0;
   private stageSum = 0;
-  /** Closed visits (kept unless the state was made for a stream), and how many there were. */
-  private readonly stages: StageVisitResult[] = [];
+  /**
+   * Closed visits (kept unless the state was made for a stream), and how many there were. A clone shares the
+   * array (closed visits never change) and reads its first stageCount; it copies them before its first push,
+   * so checkpoints every 256 lines of a long run do not each copy every visit before them.
+   */
+  private stages: StageVisitResult[] = [];
+  private ownsStages = true;
   private stageCount = 0;
   private lastStage: string | undefined;
   /** Number of steps so far that changed a file: the "state epoch" for loop detection. */
@@ -94,14 +99,14 @@ export class VerifierState {
     Object.assign(c, this);
     const mutable = c as unknown as {
       visit: Visit | undefined;
-      stages: StageVisitResult[];
+      ownsStages: boolean;
       failedCalls: Map<string, number>;
       failedTools: Map<string, number>;
       mcpTools: Map<string, string>;
       scratch: Scratch;
     };
     mutable.visit = this.visit && { ...this.visit, conditions: this.visit.conditions.map((x) => ({ ...x })) };
-    mutable.stages = [...this.stages];
+    mutable.ownsStages = false;
     mutable.failedCalls = new Map(this.failedCalls);
     mutable.failedTools = new Map(this.failedTools);
     mutable.mcpTools = new Map(this.mcpTools);
@@ -329,9 +334,15 @@ export class VerifierState {
       verdicts,
       reward,
     };
+    if (this.keepVisits) {
+      if (!this.ownsStages) {
+        this.stages = this.stages.slice(0, this.stageCount);
+        this.ownsStages = true;
+      }
+      this.stages.push(result);
+    }
     this.stageCount++;
     this.lastStage = result.stage;
-    if (this.keepVisits) this.stages.push(result);
     return result;
   }
 
@@ -354,7 +365,7 @@ export class VerifierState {
 
   /** The trajectory's scores as if it stopped now. Does not change the state. */
   summary(): TrajectorySummary {
-    const stages = [...this.stages];
+    const stages = this.stages.slice(0, this.keepVisits ? this.stageCount : 0);
     let stageSum = this.stageSum;
     let stageCount = this.stageCount;
     const v = this.visit;

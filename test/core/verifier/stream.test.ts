@@ -114,6 +114,36 @@ test('judge (a reused view) and append (a result of its own) agree on random wor
   );
 });
 
+test('clones share the closed visits yet each summary is its own: a clone goes on alone, the original too', () => {
+  fc.assert(
+    fc.property(workflowAndEvents, fc.nat(60), fc.nat(60), ([wf, list], cut, divergeAt) => {
+      const k = Math.min(cut, list.length);
+      const original = new VerifierState(wf);
+      list.slice(0, k).forEach((e, i) => original.append(e, i + 2));
+      const checkpoint = original.clone();
+      // The original goes on with the rest; a clone of the checkpoint goes on with the rest in another order.
+      list.slice(k).forEach((e, i) => original.append(e, k + i + 2));
+      const branch = checkpoint.clone();
+      const other = list.slice(k).reverse();
+      other.forEach((e, i) => branch.append(e, k + i + 2));
+      const replay = (events: TrajectoryEvent[]) => {
+        const s = new VerifierState(wf);
+        events.forEach((e, i) => s.append(e, i + 2));
+        return s.summary();
+      };
+      assert.deepEqual(original.summary(), replay(list));
+      assert.deepEqual(branch.summary(), replay([...list.slice(0, k), ...other]));
+      assert.deepEqual(checkpoint.summary(), replay(list.slice(0, k)), 'the checkpoint is as it was');
+      // And the checkpoint itself may go on later, alone.
+      const d = Math.min(divergeAt, list.length - k);
+      list.slice(k, k + d).forEach((e, i) => checkpoint.append(e, k + i + 2));
+      assert.deepEqual(checkpoint.summary(), replay(list.slice(0, k + d)));
+      assert.deepEqual(original.summary(), replay(list), 'the original is untouched by it');
+    }),
+    { numRuns: 200 },
+  );
+});
+
 test('a file with no header, or a workflow that cannot be used, streams why and no step', () => {
   const none = both('{"type":"message","role":"user","content":"hi"}\n');
   assert.equal(none.stream.steps.length, 0);
