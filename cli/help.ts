@@ -1,5 +1,5 @@
 /** The text of `lar --help`, kept apart from the code so the usage reads as one page. */
-import { TOOL_FORMATS } from '../core/model/formats';
+import { TOOL_FORMATS } from '../core/model/formats/types';
 
 export const HELP = `lar — verify coding-agent trajectories against a formal workflow (Lean4 Agentic)
 

@@ -1,14 +1,14 @@
-/** The subcommands that read recorded trajectories: verify, advantages and export, with their shared steps. */
+/**
+ * The subcommands that read recorded trajectories: verify, advantages and export, with their shared steps.
+ * What only advantages and export use is loaded when they run: `lar verify` starts with the verifier alone.
+ */
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { exportAtif } from '../core/export/atif';
-import { groupAdvantages } from '../core/rewards/advantages';
 import { parseTrajectory } from '../core/schema/jsonl';
 import packageJson from '../package.json';
 import type { Flags, Io } from './args';
 import { UsageError, readText } from './read-input';
-import { exportGroup } from './training-export';
 import { integrityOf, verifyFile, verifyFileInto, withBackend } from './trajectory-input';
 import { JsonLinesSink, ReportJsonSink } from '../core/verifier/verdict-json';
 import { COLOR, PLAIN, TableSink } from './report-format';
@@ -83,6 +83,7 @@ export async function cmdAdvantages(flags: Flags, io: Io): Promise<number> {
       io.err(`${source}:${e.line}:${e.column}: ${e.message} (line skipped)`);
     }
   }
+  const { groupAdvantages } = await import('../core/rewards/advantages.js');
   let lines: string;
   try {
     lines =
@@ -102,7 +103,8 @@ export async function cmdAdvantages(flags: Flags, io: Io): Promise<number> {
 
 export async function cmdExport(flags: Flags, io: Io): Promise<number> {
   const format = flags.values.get('--format');
-  if (format === 'rllm' || format === 'skyrl') return exportGroup(format, flags, io);
+  if (format === 'rllm' || format === 'skyrl')
+    return (await import('./training-export.js')).exportGroup(format, flags, io);
   if (format !== 'atif')
     throw new UsageError(
       format === undefined
@@ -122,6 +124,7 @@ export async function cmdExport(flags: Flags, io: Io): Promise<number> {
   const parsed = parseTrajectory(readText(file));
   for (const e of report.lineErrors) io.err(`${file}:${e.line}:${e.column}: ${e.message} (line not exported)`);
   if (report.fatal) io.err(`${file}: exported without verifier results: ${report.fatal}`);
+  const { exportAtif } = await import('../core/export/atif.js');
   const doc = exportAtif(parsed, report, {
     agentVersion: packageJson.version,
     fallbackId: basename(file).replace(/\.lar\.jsonl$/, ''),

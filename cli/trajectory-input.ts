@@ -8,7 +8,6 @@ import { verifyLinesToReport, type TrajectoryReport, type VerifyOptions } from '
 import { fileResolver, loadWorkflowRef } from '../core/workflow/resolve';
 import { MAX_TRAJECTORY_BYTES, readBoundedBytes } from '../core/workspace/bounded-read';
 import type { Flags, Io } from './args';
-import { openBackend } from './backends';
 import { UsageError } from './read-input';
 
 const NONBLOCK = (constants as Record<string, number | undefined>).O_NONBLOCK ?? 0;
@@ -105,7 +104,11 @@ export async function verifyFileInto(
 export async function withBackend<T>(flags: Flags, io: Io, run: (b: VerifierBackend) => Promise<T>): Promise<T> {
   const name = flags.values.get('--backend') ?? 'builtin';
   if (name !== 'builtin' && name !== 'lean') throw new UsageError(`--backend must be builtin or lean, not "${name}"`);
-  const backend = name === 'builtin' ? new BuiltinBackend() : await openBackend(name, (msg) => io.err(msg));
+  // The Lean backend (its process and toolchain detection) is loaded only when asked for.
+  const backend =
+    name === 'builtin'
+      ? new BuiltinBackend()
+      : await (await import('./backends.js')).openBackend(name, (msg) => io.err(msg));
   try {
     return await run(backend);
   } finally {
