@@ -43,11 +43,7 @@ export class VerifierState {
   private stepCount = 0;
   private toolSum = 0;
   private stageSum = 0;
-  /**
-   * Closed visits (kept unless the state was made for a stream), and how many there were. A clone shares the
-   * array (closed visits never change) and reads its first stageCount; it copies them before its first push,
-   * so checkpoints every 256 lines of a long run do not each copy every visit before them.
-   */
+  /** Closed visits (unless made for a stream) and their count. Clones share the array and copy it before a push. */
   private stages: StageVisitResult[] = [];
   private ownsStages = true;
   private stageCount = 0;
