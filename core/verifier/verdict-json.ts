@@ -128,7 +128,7 @@ export class JsonLinesSink implements TrajectorySink, VerifyOutcome {
     const q = this.quoted;
     let l = `{"step":{"line":${s.line},"type":"${s.type}"`;
     if (s.step !== undefined) l += `,"step":${s.step},"tool":${q.of(s.tool!)}`;
-    if (s.stage !== undefined) l += `,"stage":${q.of(s.stage)},"visit":${s.visit}`;
+    if (s.stage !== undefined) l += `,"stage":${q.of(s.stage)},"visit":${s.visit ?? null}`;
     if (s.toolReward !== undefined) l += `,"toolReward":${s.toolReward}`;
     const failed = failures(s) === 0 ? '[]' : this.failed.list(s.verdicts);
     this.out.add(`${l},"runningReturn":${JSON.stringify(s.runningReturn)},"failed":${failed}}}`);
