@@ -51,9 +51,22 @@ async function cmdSchema(flags: Flags, io: Io): Promise<number> {
   return 0;
 }
 
-/** Errors stdout itself raised (EPIPE once its reader closed), told apart from a failure of the command's own pipes. */
+/** EPIPE errors stdout itself raised once its reader closed, told apart from a failure of the command's own pipes. */
 const stdoutGone = new WeakSet<object>();
-process.stdout.on('error', (e: Error) => stdoutGone.add(e));
+let watchingStdout = false;
+
+/**
+ * For the commands that print their results (verify): a reader that left early (`lar verify --json | head`)
+ * ends the command quietly. Any other error of stdout (a full disk) still ends the process as a failure.
+ */
+function endQuietlyWhenReaderLeaves(): void {
+  if (watchingStdout) return;
+  watchingStdout = true;
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+    stdoutGone.add(e);
+  });
+}
 
 export async function main(argv: string[], io: Io): Promise<number> {
   const [command, ...rest] = argv;
@@ -74,6 +87,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (flags.switches.has('--no-color')) io.color = false;
     switch (command) {
       case 'verify':
+        endQuietlyWhenReaderLeaves();
         return await cmdVerify(flags, io);
       case 'advantages':
         return await cmdAdvantages(flags, io);

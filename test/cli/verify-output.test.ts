@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { recordDigest } from '../../core/agent/run-digests';
@@ -204,3 +204,21 @@ test('lar verify --json | head: the reader leaving early ends lar quietly, with 
   assert.equal(err, '');
   assert.equal(code, 0);
 });
+
+test(
+  'lar verify --json to a full disk fails: only a reader that left ends it quietly',
+  { skip: !existsSync('/dev/full') },
+  async () => {
+    const { spawn } = await import('node:child_process');
+    const full = openSync('/dev/full', 'w');
+    try {
+      const child = spawn(process.execPath, [resolve(root, 'dist/lar.js'), 'verify', fixture, '--json'], {
+        stdio: ['ignore', full, 'ignore'],
+      });
+      const code = await new Promise<number | null>((r) => child.once('close', r));
+      assert.notEqual(code, 0);
+    } finally {
+      closeSync(full);
+    }
+  },
+);
