@@ -15,7 +15,7 @@ import type { LeanBackend } from '../core/lean';
 import { MAX_TRAJECTORY_BYTES, readBoundedText } from '../core/workspace/bounded-read';
 import { fileResolver } from '../core/workflow/resolve';
 import type { DiagnosticSource } from './diagnostics';
-import { Partitions } from './partitions';
+import { Partitions, type PartitionIndex } from './partitions';
 import { TrajectoryModel } from './trajectory-model';
 import { harborRewardFor } from '../core/harbor/job-folder';
 
@@ -60,6 +60,8 @@ export class ServerState {
   readonly pushed = new Set<string>();
   /** Whole rewards waiting for a document's pull, by document (server/handlers/rewards.ts). */
   readonly rewardsAfterPull = new Map<string, NodeJS.Timeout>();
+  /** Parts changed by the client's own edits of open documents, waiting to see whether it pulls them (pull-reports.ts). */
+  readonly unpulled = new Map<string, { parts: Set<PartitionIndex>; timer: NodeJS.Timeout }>();
   /** A workspace/diagnostic/refresh is on its way (many changes in one turn make one). */
   refreshQueued = false;
 

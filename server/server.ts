@@ -6,6 +6,7 @@ import { registerEditorFeatures } from './handlers/editor-features';
 import { registerInitialize } from './handlers/initialize';
 import { registerLarRequests } from './handlers/lar-requests';
 import { registerPullDiagnostics } from './handlers/pull';
+import { publishAll } from './handlers/publish';
 import { ServerState } from './server-state';
 
 /**
@@ -20,7 +21,7 @@ export function startServer(connection: Connection): void {
   registerAppendStep(state);
   registerLarRequests(state);
   registerEditorFeatures(state);
-  registerPullDiagnostics(state);
+  registerPullDiagnostics(state, () => publishAll(state));
   connection.onShutdown(() => {
     state.lean?.dispose();
     for (const t of state.leanPending.values()) clearTimeout(t);

@@ -5,7 +5,7 @@
 import { verifyTrajectoryTextWith } from '../../core/verifier/verify';
 import { fileResolver } from '../../core/workflow/resolve';
 import { allDiagnostics, lineDiagnostics, type DiagnosticSource } from '../diagnostics';
-import { pullChanged, pullDropped } from './pull';
+import { pullChanged, pullDropped } from './pull-reports';
 import { rewardsAfterPull, sendRewards } from './rewards';
 import { pathOf, type Run, type ServerState } from '../server-state';
 

@@ -12,10 +12,10 @@ import {
   type PreviousResultId,
   type WorkspaceDocumentDiagnosticReport,
 } from 'vscode-languageserver';
-import { rangeDiagnostics } from '../diagnostics';
 import { LIVE, PARTITION_IDS, partitionOf, type PartitionIndex } from '../partitions';
 import { pulled } from './rewards';
-import type { DiagnosticsMode, Run, ServerState, WorkspaceWaiter } from '../server-state';
+import { clearPushed, documentPulled, fullReport, partDiagnostics } from './pull-reports';
+import type { DiagnosticsMode, ServerState, WorkspaceWaiter } from '../server-state';
 import { isWorkflow, workflowDocumentDiagnostics } from '../document-kinds';
 
 /** The identifier a client that pulls without dynamic registration asks under: the whole document. */
@@ -41,19 +41,11 @@ export function staticDiagnosticProvider(mode: DiagnosticsMode) {
     : {};
 }
 
-export function registerPullDiagnostics(state: ServerState): void {
+/** `pushInstead`: the client refused a registration; every run is published again, pushed. */
+export function registerPullDiagnostics(state: ServerState, pushInstead: () => void): void {
   const { connection } = state;
   connection.onInitialized(() => {
-    if (state.diagnosticsMode !== 'partitioned') return;
-    for (const identifier of PARTITION_IDS)
-      void connection.client
-        .register(DocumentDiagnosticRequest.type, {
-          documentSelector: TRAJECTORIES,
-          identifier,
-          interFileDependencies: false,
-          workspaceDiagnostics: true,
-        })
-        .catch((e: Error) => connection.console.error(`lar: registering ${identifier} failed: ${e.message}`));
+    if (state.diagnosticsMode === 'partitioned') void registerParts(state, pushInstead);
   });
 
   connection.languages.diagnostics.on((params): DocumentDiagnosticReport => {
@@ -64,7 +56,10 @@ export function registerPullDiagnostics(state: ServerState): void {
     if (state.diagnosticsMode === 'partitioned' && k === undefined)
       return { kind: DocumentDiagnosticReportKind.Full, items: [] }; // an identifier that is not ours
     clearPushed(state, uri);
-    if (k === undefined || k === LIVE) pulled(state, uri);
+    if (k === undefined || k === LIVE) {
+      pulled(state, uri);
+      documentPulled(state, uri);
+    }
     const resultId = run.partitions.resultId(k);
     if (params.previousResultId === resultId) return { kind: DocumentDiagnosticReportKind.Unchanged, resultId };
     return { kind: DocumentDiagnosticReportKind.Full, resultId, items: partDiagnostics(state, run, k) };
@@ -73,8 +68,10 @@ export function registerPullDiagnostics(state: ServerState): void {
   connection.languages.diagnostics.onWorkspace((params, token, _progress, resultProgress) => {
     const k = partitionOf(params.identifier ?? undefined);
     if (state.diagnosticsMode !== 'partitioned' || k === undefined) return { items: [] };
+    // Without partial results there is no way to tell the client of a later change: runs without an editor
+    // stay pushed, and the request gets nothing (taking them over now would leave its copy to go stale).
+    if (!resultProgress) return { items: [] };
     const items = catchUp(state, k, params.previousResultIds);
-    if (!resultProgress) return { items }; // no partial results: the client asks again later
     if (items.length) resultProgress.report({ items });
     return new Promise((resolve) => {
       const waiter: WorkspaceWaiter = {
@@ -91,6 +88,27 @@ export function registerPullDiagnostics(state: ServerState): void {
       token.onCancellationRequested(() => waiter.end());
     });
   });
+}
+
+/** The three parts' providers; if the client refuses one, the others are withdrawn and diagnostics pushed. */
+async function registerParts(state: ServerState, pushInstead: () => void): Promise<void> {
+  const { connection } = state;
+  const made = await Promise.allSettled(
+    PARTITION_IDS.map((identifier) =>
+      connection.client.register(DocumentDiagnosticRequest.type, {
+        documentSelector: TRAJECTORIES,
+        identifier,
+        interFileDependencies: false,
+        workspaceDiagnostics: true,
+      }),
+    ),
+  );
+  const refused = made.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (!refused) return;
+  for (const r of made) if (r.status === 'fulfilled') r.value.dispose();
+  connection.console.error(`lar: the client refused pull diagnostics (${String(refused.reason)}): they are pushed`);
+  state.diagnosticsMode = 'push';
+  pushInstead();
 }
 
 /**
@@ -112,75 +130,6 @@ function catchUp(
   for (const uri of held.keys())
     if (!state.runs.has(uri)) items.push({ kind: DocumentDiagnosticReportKind.Full, uri, version: null, items: [] });
   return items;
-}
-
-/** A part's diagnostics (the whole document for `undefined`): the run-wide ones ride with the last part. */
-export function partDiagnostics(state: ServerState, run: Run, k: PartitionIndex | undefined): Diagnostic[] {
-  const n = run.model.lineCount;
-  const lines = k === undefined ? ([0, n] as const) : run.partitions.lines(k, n);
-  return rangeDiagnostics(run.model, lines, k === undefined || k === LIVE, state.source());
-}
-
-function fullReport(state: ServerState, uri: string, run: Run, k: PartitionIndex): WorkspaceDocumentDiagnosticReport {
-  return {
-    kind: DocumentDiagnosticReportKind.Full,
-    uri,
-    version: state.documents.get(uri) ? (run.version ?? null) : null,
-    resultId: run.partitions.resultId(k),
-    items: partDiagnostics(state, run, k),
-  };
-}
-
-/**
- * A run changed in parts `touched`. Returns true when pull carries it: an open document is pulled (after a
- * refresh when the change was not the client's own edit), a run with a held workspace request is reported.
- */
-export function pullChanged(
-  state: ServerState,
-  uri: string,
-  run: Run,
-  touched: readonly PartitionIndex[],
-  byClient: boolean,
-): boolean {
-  if (state.diagnosticsMode === 'push') return false;
-  const open = state.documents.get(uri) !== undefined;
-  if (open && !byClient) scheduleRefresh(state);
-  if (state.diagnosticsMode === 'partitioned' && state.waiters.size > 0) {
-    // The client's own edit of an open document: it pulls that document itself. Anything else goes to the
-    // workspace requests too (a tab closed before its document, a document opened with no tab).
-    if (!(open && byClient)) for (const k of touched) state.waiters.get(k)?.report([fullReport(state, uri, run, k)]);
-    return true;
-  }
-  return open;
-}
-
-/** A run left the server (its editor closed, or a newer run began): the client drops what it holds of it. */
-export function pullDropped(state: ServerState, uri: string): void {
-  if (state.diagnosticsMode !== 'partitioned') return;
-  const empty = () => {
-    if (state.runs.has(uri)) return; // back meanwhile
-    for (const w of state.waiters.values())
-      w.report([{ kind: DocumentDiagnosticReportKind.Full, uri, version: null, items: [] }]);
-  };
-  empty();
-  // The client may still be taking the last document pull of a closing editor, and skips workspace reports
-  // for a document it pulls itself: say it once more when that is surely done.
-  setTimeout(empty, 500).unref?.();
-}
-
-/** Many changes in one turn of the event loop make one refresh. */
-function scheduleRefresh(state: ServerState): void {
-  if (state.refreshQueued) return;
-  state.refreshQueued = true;
-  setImmediate(() => {
-    state.refreshQueued = false;
-    state.connection.languages.diagnostics.refresh().catch(() => {});
-  });
-}
-
-function clearPushed(state: ServerState, uri: string): void {
-  if (!state.pushed.delete(uri)) return;
-  void state.connection.sendDiagnostics({ uri, diagnostics: [] });
 }
 
 /** A workflow document pulled under the whole-document identifier (`pull` mode: nothing is pushed for it). */

@@ -168,3 +168,43 @@ test("vscode: an opened trajectory's whole rewards follow its pulled diagnostics
   });
   assert.equal(((await late) as { uri: string }).uri, quiet);
 });
+
+test('vscode: an open trajectory the editor does not show is kept current through the workspace requests', async () => {
+  const c = await pullClient('vscode');
+  const u = 'file:///tmp/pull-hidden.lar.jsonl';
+  const six = fixtureLines.slice(0, 6).join('\n') + '\n';
+  await c.didOpen(u, six, 'lar-trajectory', 1, false);
+  const want6 = await pushed(u, six);
+  await c.until(
+    () => JSON.stringify(sorted(c.diagnostics(u))) === JSON.stringify(want6),
+    'the hidden document reported',
+  );
+  // The file changes on disk and the editor reloads the hidden document: no pull follows, the workspace hears.
+  await c.didChange(u, 2, [{ text: fixture }]);
+  const want = await pushed(u, fixture);
+  await c.until(() => JSON.stringify(sorted(c.diagnostics(u))) === JSON.stringify(want), 'the change reported', 3000);
+});
+
+test("a client that refuses the parts' registration gets every diagnostic pushed instead", async () => {
+  const c = await PullClient.start(CLIENTS.vscode, undefined, undefined, true);
+  clients.push(c);
+  const u = 'file:///tmp/pull-refused.lar.jsonl';
+  await c.didOpen(u, fixture);
+  await c.until(() => (c.pushed.get(u)?.length ?? 0) > 0, 'pushed diagnostics');
+  await c.settle();
+  assert.deepEqual(sorted(c.diagnostics(u)), await pushed(u, fixture));
+});
+
+test('vscode: a workspace request without partial results is answered empty and leaves the held ones be', async () => {
+  const c = await pullClient('vscode');
+  const live = 'file:///tmp/pull-no-partials.lar.jsonl';
+  const answer = await c.connection.sendRequest<{ items: unknown[] }>('workspace/diagnostic', {
+    identifier: 'lar.live',
+    previousResultIds: [],
+  });
+  assert.deepEqual(answer.items, []);
+  for (let i = 0; i < fixtureLines.length; i++)
+    await c.connection.sendNotification('lar/appendStep', { uri: live, text: fixtureLines[i]!, line: i + 1 });
+  await c.settle();
+  assert.deepEqual(sorted(c.diagnostics(live)), await pushed(live, fixture));
+});

@@ -61,6 +61,10 @@ export class PullClient {
   readonly providers: Provider[] = [];
   readonly pushed = new Map<string, Diagnostic[]>();
   private readonly open = new Set<string>();
+  /** Open documents the editor does not show: never pulled (vscode-languageclient pulls visible ones only). */
+  private readonly hidden = new Set<string>();
+  /** Refuse the server's client/registerCapability (a client that will not take the parts). */
+  refuseRegistration = false;
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly active = new Map<string, { again: boolean }>();
   private readonly listeners = new Set<() => void>();
@@ -84,6 +88,7 @@ export class PullClient {
       this.changed();
     });
     this.connection.onRequest('client/registerCapability', (p: RegistrationParams) => {
+      if (this.refuseRegistration) throw new Error('registration refused');
       for (const r of p.registrations) {
         if (r.method !== 'textDocument/diagnostic') continue;
         const o = r.registerOptions as { identifier?: string; workspaceDiagnostics?: boolean };
@@ -107,9 +112,11 @@ export class PullClient {
     capabilities: ClientCapabilities,
     initializationOptions: unknown = { backend: 'builtin' },
     args: string[] = [resolve(root, 'dist/server.js'), '--stdio'],
+    refuseRegistration = false,
   ): Promise<PullClient> {
     const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'] });
     const client = new PullClient(child, capabilities);
+    client.refuseRegistration = refuseRegistration;
     const init = await client.connection.sendRequest<{
       capabilities: { diagnosticProvider?: { identifier?: string } };
     }>('initialize', { processId: process.pid, rootUri: null, capabilities, initializationOptions });
@@ -127,11 +134,13 @@ export class PullClient {
     return all;
   }
 
-  async didOpen(uri: string, text: string, languageId = 'lar-trajectory', version = 1): Promise<void> {
+  /** `shown: false`: a document opened with no editor showing it (an extension read it): it is never pulled. */
+  async didOpen(uri: string, text: string, languageId = 'lar-trajectory', version = 1, shown = true): Promise<void> {
     await this.connection.sendNotification('textDocument/didOpen', {
       textDocument: { uri, languageId, version, text },
     });
     this.open.add(uri);
+    if (!shown) this.hidden.add(uri);
     this.pullAll(uri);
   }
 
@@ -206,6 +215,7 @@ export class PullClient {
   }
 
   private pullAll(uri: string): void {
+    if (this.hidden.has(uri)) return;
     for (const p of this.providers) this.pull(p, uri);
   }
 
