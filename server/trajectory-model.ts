@@ -144,7 +144,7 @@ export class TrajectoryModel {
     // Lines added after a text that ended its last line (a live run's file reloaded, a step typed at the
     // end): only the new text is split, not the megabytes before it.
     if (before && before.endsWith('\n') && text.length > before.length && text.startsWith(before))
-      return this.reverify(this.entries.length, splitLines(text.slice(before.length)));
+      return this.reverify(this.entries.length, linesAfter(text.slice(before.length)));
     const next = splitLines(text);
     if (text === '') next.length = 0;
     let first = 0;
@@ -265,6 +265,16 @@ export class TrajectoryModel {
       this.fatal = undefined;
     }
   }
+}
+
+/**
+ * The lines a text ending in a newline gains from `added`, as splitLines would count the whole: `\r` dropped
+ * from each end of line, and a final empty piece (the text's final newline) is no line.
+ */
+function linesAfter(added: string): string[] {
+  const lines = added.split('\n').map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
+  if (lines.at(-1) === '') lines.pop();
+  return lines;
 }
 
 function gistOf(e: TrajectoryEvent): EventGist {

@@ -28,7 +28,12 @@ test('incremental updates give exactly what a fresh verification gives', () => {
     fc.record({ kind: fc.constant('delete' as const), at: fc.nat() }),
     fc.record({ kind: fc.constant('append' as const), event: events.map((e) => e[0]) }),
     // An editor's text growing at its end (a live run's file reloaded), with or without a final newline.
-    fc.record({ kind: fc.constant('extend' as const), more: events, newline: fc.boolean() }),
+    fc.record({
+      kind: fc.constant('extend' as const),
+      more: events,
+      newline: fc.boolean(),
+      tail: fc.constantFrom('', '\r', '\n', '\r\n', '\n\n', '\n\r'),
+    }),
   );
   fc.assert(
     fc.property(events, fc.array(edit, { maxLength: 6 }), (list, edits) => {
@@ -52,6 +57,13 @@ test('incremental updates give exactly what a fresh verification gives', () => {
         }
         if (e.kind === 'extend') {
           if (lines.length > 1 && lines.at(-1) === '') lines.pop();
+          model.setText(lines.join('\n') + '\n');
+          // Whatever ends the added text (stray \r, blank lines), the lines are those of the whole text.
+          const odd = lines.join('\n') + '\n' + e.more.map((x) => JSON.stringify(x)).join('\n') + e.tail;
+          model.setText(odd);
+          const fromScratch = new TrajectoryModel();
+          fromScratch.setText(odd);
+          assert.deepEqual(snapshot(model), snapshot(fromScratch));
           model.setText(lines.join('\n') + '\n');
           lines.push(...e.more.map((x) => JSON.stringify(x)));
           model.setText(lines.join('\n') + (e.newline ? '\n' : ''));
