@@ -4,7 +4,7 @@
  * schemas stay written once, in core/protocol/chat.ts.
  *
  * It knows the keywords zod writes for these schemas and refuses to compile any other, so a schema it could not
- * check fails the build rather than letting messages through. Lengths count UTF-16 code units and numbers must be
+ * check fails the build rather than letting messages through. Lengths count code points and numbers must be
  * finite, as in zod. What JSON Schema cannot say (`.trim()`, `.refine()`) the extension checks again with zod.
  */
 export type Check = (value: unknown) => boolean;
