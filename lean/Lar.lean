@@ -1,6 +1,7 @@
 /-
-Lean4 Agentic: the definitions of docs/rewards.md in Lean 4, with theorems
-about them, and the protocol of the `lar-verify` checker (Main.lean).
+Lean4 Agentic: the definitions of docs/rewards.md in Lean 4 and the protocol of the `lar-verify`
+checker (Main.lean). Definitions only: what is proved about them is in `LarProofs`, which imports
+this library and is never imported by it.
 -/
 import Lar.Glob
 import Lar.Num

@@ -6,12 +6,10 @@ import Lar.Tools
 
 /-
 Every check of core/verifier/checks.ts: its stable id, level and severity, and
-for each one a proposition saying what passing means, a `Bool` decision
-procedure that the verifier runs, and a theorem that the two agree.
-
-The propositions are stated over the pieces of verifier state a check reads
-(the current stage, the workflow, the facts of the current visit), so they can
-be read without knowing how `Lar.Verifier` stores them.
+for each one the `Bool` decision procedure that the verifier runs, over the pieces
+of verifier state the check reads (the current stage, the workflow, the facts of
+the current visit). The proposition each one decides, and the theorem that it
+does, are in `LarProofs.Checks`.
 -/
 namespace Lar
 open Lean
@@ -115,9 +113,6 @@ def CheckId.blocks : CheckId → Bool
   | .outcomeSubmitted => false
   | .outcomeCheckPassed => false
 
-theorem CheckId.blocks_iff (c : CheckId) : c.blocks = true ↔ c.level = .tool ∧ c.severity = .error := by
-  cases c <;> decide
-
 /-- The verdict of one check on one event. `path` locates the fault in the event's JSON. -/
 structure Verdict where
   check : CheckId
@@ -141,14 +136,6 @@ failure. -/
     (path : Option (List String) := none) : Verdict :=
   if b then .pass check passReason else .fail check failReason path
 
-theorem Verdict.ofBool_ok (check : CheckId) (b : Bool) (p f : String) (path : Option (List String)) :
-    (Verdict.ofBool check b p f path).ok = b := by
-  cases b <;> rfl
-
-theorem Verdict.ofBool_check (check : CheckId) (b : Bool) (p f : String) (path : Option (List String)) :
-    (Verdict.ofBool check b p f path).check = check := by
-  cases b <;> rfl
-
 instance : ToJson Verdict where
   toJson v := Json.mkObj <|
     [("check", toJson v.check.name), ("ok", toJson v.ok), ("reason", toJson v.reason)] ++
@@ -159,75 +146,28 @@ instance : ToJson Verdict where
 Each check below comes as `Prop` + `…B : Bool` + `…_iff`. -/
 
 /-- `tool.run_open`: the run has not ended (there is a current stage). -/
-def RunOpen (cur : Option Stage) : Prop := cur ≠ none
-
 def runOpenB (cur : Option Stage) : Bool := cur.isSome
 
-theorem runOpen_iff (cur : Option Stage) : runOpenB cur = true ↔ RunOpen cur := by
-  cases cur <;> simp [runOpenB, RunOpen]
-
 /-- `tool.known`: the name is one of the eight tools. -/
-def Known (name : String) : Prop := ∃ t ∈ Tool.all, t.name = name
-
 def knownB (name : String) : Bool := (Tool.ofName? name).isSome
 
-theorem known_iff (name : String) : knownB name = true ↔ Known name :=
-  findTool_isSome name Tool.all
-
 /-- `tool.args`: the argument text was JSON, and the arguments fit the tool's strict schema. -/
-def ArgsOk (c : ProposedCall) : Prop :=
-  c.argsError = none ∧ ∃ t, Tool.ofName? c.tool = some t ∧ ArgsValid t c.args
-
 def argsOkB (c : ProposedCall) : Bool :=
   c.argsError.isNone &&
     match Tool.ofName? c.tool with
     | some t => argsValidB t c.args
     | none => false
 
-theorem argsOk_iff (c : ProposedCall) : argsOkB c = true ↔ ArgsOk c := by
-  unfold argsOkB ArgsOk
-  cases hE : c.argsError <;> cases hT : Tool.ofName? c.tool <;> simp [argsValid_iff]
-
 /-- `tool.args` for a call of the known tool `t`: no `argsError`, and the arguments
 fit `t`'s strict schema. -/
-def ArgsOkFor (t : Tool) (c : ProposedCall) : Prop := c.argsError = none ∧ ArgsValid t c.args
-
 def argsOkFor (t : Tool) (c : ProposedCall) : Bool := c.argsError.isNone && argsValidB t c.args
-
-theorem argsOkFor_iff (t : Tool) (c : ProposedCall) : argsOkFor t c = true ↔ ArgsOkFor t c := by
-  unfold argsOkFor ArgsOkFor
-  cases c.argsError <;> simp [argsValid_iff]
 
 /-- `tool.permitted` (`stagePermits` in core/verifier/pre-checks.ts): the tool is in the current
 stage's `tools`, or it is an MCP tool that an MCP pattern of the stage matches (`mcp__github__get_*`).
 A built-in tool is never an MCP name, so it is permitted by its exact name only. -/
-def Permitted (stage : Stage) (tool : String) : Prop :=
-  tool ∈ stage.tools ∨
-    (isMcpName tool = true ∧ ∃ p ∈ stage.tools, isMcpPattern p = true ∧ Matches p.toList tool.toList)
-
 def permittedB (stage : Stage) (tool : String) : Bool :=
   stage.tools.any (fun t => decide (t = tool)) ||
     (isMcpName tool && stage.tools.any (fun p => isMcpPattern p && globMatch p tool))
-
-theorem permitted_iff (stage : Stage) (tool : String) :
-    permittedB stage tool = true ↔ Permitted stage tool := by
-  have h1 : stage.tools.any (fun t => decide (t = tool)) = true ↔ tool ∈ stage.tools := by
-    simp [List.any_eq_true]
-  have h2 : stage.tools.any (fun p => isMcpPattern p && globMatch p tool) = true ↔
-      ∃ p ∈ stage.tools, isMcpPattern p = true ∧ Matches p.toList tool.toList := by
-    simp only [List.any_eq_true, Bool.and_eq_true, globMatch_iff]
-  simp only [permittedB, Permitted, Bool.or_eq_true, Bool.and_eq_true, h1, h2]
-
-/-! `tool.permitted` on a few names: an exact entry, a pattern for a family, another server. -/
-#guard permittedB { id := "s", tools := ["read_file", "mcp__github__get_*"], budget := 1 } "mcp__github__get_issue"
-#guard permittedB { id := "s", tools := ["mcp__docs__search"], budget := 1 } "mcp__docs__search"
-#guard !permittedB { id := "s", tools := ["read_file", "mcp__github__get_*"], budget := 1 } "mcp__github__create_issue"
-#guard !permittedB { id := "s", tools := ["mcp__github__*"], budget := 1 } "mcp__gitlab__get_issue"
-#guard permittedB { id := "s", tools := ["mcp__*"], budget := 1 } "mcp__gitlab__get_issue"
--- A pattern permits MCP tools only: not a built-in tool it happens to match, nor a name that is no MCP name.
-#guard !permittedB { id := "s", tools := ["mcp__*"], budget := 1 } "read_file"
-#guard !permittedB { id := "s", tools := ["mcp__*"], budget := 1 } "mcp__a.b__c"
-#guard !permittedB { id := "s", tools := ["read_file"], budget := 1 } "write_file"
 
 /-! ### MCP tools
 
@@ -237,22 +177,10 @@ its own schema, and a refusal fails the call); it is permitted by `Permitted`. N
 transition, submit or sandbox check applies: the server's process is confined by the sandbox. -/
 
 /-- `tool.known` for an MCP name: some tool the servers offer now (name, schema digest) has it. -/
-def McpKnown (mcp : List (String × String)) (name : String) : Prop := ∃ p ∈ mcp, p.1 = name
-
 def mcpKnownB (mcp : List (String × String)) (name : String) : Bool := mcp.any (fun p => decide (p.1 = name))
 
-theorem mcpKnown_iff (mcp : List (String × String)) (name : String) :
-    mcpKnownB mcp name = true ↔ McpKnown mcp name := by
-  simp only [mcpKnownB, McpKnown, List.any_eq_true, decide_eq_true_eq]
-
 /-- `tool.args` for an MCP tool: the argument text was JSON, and the arguments are an object. -/
-def McpArgsOk (c : ProposedCall) : Prop := c.argsError = none ∧ isObject c.args = true
-
 def mcpArgsOkB (c : ProposedCall) : Bool := c.argsError.isNone && isObject c.args
-
-theorem mcpArgsOk_iff (c : ProposedCall) : mcpArgsOkB c = true ↔ McpArgsOk c := by
-  unfold mcpArgsOkB McpArgsOk
-  cases c.argsError <;> simp
 
 /-- A server's `mcp_tools` line replaces what it offered before: the names with its prefix are
 dropped, then the line's tools are added (core/verifier/state.ts, `mcp_tools`). -/
@@ -260,62 +188,20 @@ def replaceServerTools (known : List (String × String)) (server : String) (tool
     List (String × String) :=
   known.filter (fun p => !p.1.startsWith (mcpServerPrefix server)) ++ tools
 
-/-- After a server's line, a name of that server is known exactly when the line lists it: a tool
-it no longer lists (or any, once it stopped) is unknown, whatever it offered before. -/
-theorem mcpKnownB_replace (known : List (String × String)) (server : String) (tools : List (String × String))
-    (name : String) (h : name.startsWith (mcpServerPrefix server) = true) :
-    mcpKnownB (replaceServerTools known server tools) name = mcpKnownB tools name := by
-  unfold replaceServerTools mcpKnownB
-  rw [List.any_append]
-  have hk : (known.filter (fun p => !p.1.startsWith (mcpServerPrefix server))).any
-      (fun p => decide (p.1 = name)) = false := by
-    rw [List.any_eq_false]
-    intro x hx hdec
-    simp only [decide_eq_true_eq] at hdec
-    have hf : (!x.1.startsWith (mcpServerPrefix server)) = true := (List.mem_filter.mp hx).2
-    rw [hdec, h] at hf
-    exact absurd hf (by decide)
-  rw [hk, Bool.false_or]
-
 /-- A stage of this id is defined. -/
-def StageDefined (wf : Workflow) (id : String) : Prop := ∃ s ∈ wf.stages, s.id = id
-
 def stageDefinedB (wf : Workflow) (id : String) : Bool := wf.stages.any (fun s => decide (s.id = id))
-
-theorem stageDefined_iff (wf : Workflow) (id : String) :
-    stageDefinedB wf id = true ↔ StageDefined wf id := by
-  simp [stageDefinedB, StageDefined, List.any_eq_true]
 
 /-- `tool.transition` (and `stage.transition` for a transition): `dst` is a defined
 stage and `src → dst` is in `transitions`. -/
-def LegalTransition (wf : Workflow) (src dst : String) : Prop :=
-  StageDefined wf dst ∧ dst ∈ wf.succs src
-
 def legalTransitionB (wf : Workflow) (src dst : String) : Bool :=
   stageDefinedB wf dst && (wf.succs src).any (fun t => decide (t = dst))
 
-theorem legalTransition_iff (wf : Workflow) (src dst : String) :
-    legalTransitionB wf src dst = true ↔ LegalTransition wf src dst := by
-  simp [legalTransitionB, LegalTransition, stageDefined_iff, List.any_eq_true]
-
 /-- `tool.submit_terminal` (and `stage.transition` for a submit): the stage is terminal. -/
-def Terminal (wf : Workflow) (id : String) : Prop := id ∈ wf.terminal
-
 def terminalB (wf : Workflow) (id : String) : Bool := wf.terminal.any (fun t => decide (t = id))
 
-theorem terminal_iff (wf : Workflow) (id : String) : terminalB wf id = true ↔ Terminal wf id := by
-  simp [terminalB, Terminal, List.any_eq_true]
-
 /-- `tool.command_policy`: no deny pattern matches the command (whole or any part). -/
-def CommandAllowed (deny : List String) (cmd : String) : Prop :=
-  ∀ p ∈ deny, ¬CommandMatches p.toList cmd.toList
-
 def commandAllowedB (deny : List String) (cmd : String) : Bool :=
   !(deny.any (fun p => commandMatchesB p.toList cmd.toList))
-
-theorem commandAllowed_iff (deny : List String) (cmd : String) :
-    commandAllowedB deny cmd = true ↔ CommandAllowed deny cmd := by
-  simp [commandAllowedB, CommandAllowed, commandMatches_iff, List.any_eq_true]
 
 /-- The normalized path `n` is the read-only path `r` or lies below it (`r/…`).
 Read-only paths are normalized workspace paths (a well-formedness rule), so
@@ -325,72 +211,28 @@ def underB (r n : String) : Bool := n == r || n.startsWith (r ++ "/")
 /-- One path argument: it normalizes (`npath`), the normal form matches no deny
 pattern and lies under none of the read-only paths `ro` (given only for the
 write tools, `Workflow.readOnlyFor`). -/
-def PathOk (deny ro : List String) (path : String) : Prop :=
-  ∃ n, npath path = .ok n ∧ (∀ p ∈ deny, ¬Matches p.toList n.toList) ∧ ∀ r ∈ ro, underB r n = false
-
 def pathOkB (deny ro : List String) (path : String) : Bool :=
   match npath path with
   | .ok n => !(deny.any (fun p => globMatch p n)) && !(ro.any (fun r => underB r n))
   | .error _ => false
-
-theorem pathOk_iff (deny ro : List String) (path : String) :
-    pathOkB deny ro path = true ↔ PathOk deny ro path := by
-  unfold pathOkB PathOk
-  cases npath path with
-  | error e => simp
-  | ok n => simp [globMatch_iff, List.any_eq_true]
 
 /-- The read-only paths a call of tool `t` must stay off: all of them for the write tools, none for the others. -/
 def Workflow.readOnlyFor (wf : Workflow) (t : Tool) : List String :=
   if t.writes then wf.readOnlyPaths else []
 
 /-- `tool.path_policy`: every present path argument of the tool passes `PathOk`. -/
-def PathPolicyOk (deny ro : List String) (t : Tool) (args : Json) : Prop :=
-  ∀ key ∈ t.pathArgs, ∀ s, strArg? args key = some s → PathOk deny ro s
-
 def pathPolicyB (deny ro : List String) (t : Tool) (args : Json) : Bool :=
   t.pathArgs.all fun key =>
     match strArg? args key with
     | some s => pathOkB deny ro s
     | none => true
 
-theorem pathPolicy_iff (deny ro : List String) (t : Tool) (args : Json) :
-    pathPolicyB deny ro t args = true ↔ PathPolicyOk deny ro t args := by
-  unfold pathPolicyB PathPolicyOk
-  simp only [List.all_eq_true]
-  apply forall_congr'
-  intro key
-  apply imp_congr_right
-  intro _
-  cases strArg? args key with
-  | none => simp
-  | some s => simp [pathOk_iff]
-
 /-- `tool.not_repeated`: the same call did not fail in the current change epoch.
 `lastFail` is the epoch at which the same call last failed. -/
-def NotRepeated (lastFail : Option Nat) (epoch : Nat) : Prop := lastFail ≠ some epoch
-
 def notRepeatedB (lastFail : Option Nat) (epoch : Nat) : Bool := !decide (lastFail = some epoch)
 
-theorem notRepeated_iff (lastFail : Option Nat) (epoch : Nat) :
-    notRepeatedB lastFail epoch = true ↔ NotRepeated lastFail epoch := by
-  simp [notRepeatedB, NotRepeated]
-
 /-- `tool.approved` (made only for a command that matches an `ask` pattern): not rejected. -/
-def Approved (status : CallStatus) : Prop := status ≠ .denied
-
 def approvedB (status : CallStatus) : Bool := !decide (status = .denied)
-
-theorem approved_iff (status : CallStatus) : approvedB status = true ↔ Approved status := by
-  simp [approvedB, Approved]
-
-/-- `tool.succeeded`: status `ok` and, for `run_command`, exit code 0 with an observed end. -/
-def Succeeded (c : ToolCall) : Prop :=
-  c.status = .ok ∧
-    (c.tool ≠ "run_command" ∨
-      (c.result.exitCode = some 0 ∧
-        (c.result.completion = none ∨ c.result.completion = some .marker ∨
-          c.result.completion = some .exit)))
 
 /- The `Bool` chains below are bracketed to the right, like the `∧`/`∨` chains of
 their propositions: `&&` and `||` associate to the left and core `simp` does not
@@ -404,39 +246,20 @@ def succeededB (c : ToolCall) : Bool :=
         (decide (c.result.completion = none) || (decide (c.result.completion = some .marker) ||
           decide (c.result.completion = some .exit)))))
 
-theorem succeeded_iff (c : ToolCall) : succeededB c = true ↔ Succeeded c := by
-  simp [succeededB, Succeeded]
-
 /-- A command whose end was observed, whatever its exit code (`command_ran`). -/
-def RanToEnd (c : ToolCall) : Prop :=
-  c.status = .ok ∧ c.tool = "run_command" ∧ c.result.exitCode ≠ none ∧
-    c.result.completion ≠ some .timeout ∧ c.result.completion ≠ some .unobserved
-
 def ranToEndB (c : ToolCall) : Bool :=
   decide (c.status = .ok) && (decide (c.tool = "run_command") && (c.result.exitCode.isSome &&
     (!decide (c.result.completion = some .timeout) && !decide (c.result.completion = some .unobserved))))
-
-theorem ranToEnd_iff (c : ToolCall) : ranToEndB c = true ↔ RanToEnd c := by
-  cases h : c.result.exitCode <;> simp [ranToEndB, RanToEnd, h]
 
 /-- `outcome_ran`: the call ran the workflow's outcome command itself (the same
 command line after `norm`) to an observed end, and its tests ran: the count its
 output gives is positive or, when the host recognised no test runner, the exit
 code is the one the check expects. -/
-def RanCheck (check : OutcomeCheck) (c : ToolCall) : Prop :=
-  RanToEnd c ∧ (strArg? c.args "command").map (fun s => normL s.toList) = some (normL check.command.toList) ∧
-    match c.result.testsRan with
-    | some n => 0 < n
-    | none => c.result.exitCode = some check.expectExitCode
-
 def ranCheckB (check : OutcomeCheck) (c : ToolCall) : Bool :=
   ranToEndB c && (decide ((strArg? c.args "command").map (fun s => normL s.toList) = some (normL check.command.toList)) &&
     match c.result.testsRan with
     | some n => decide (0 < n)
     | none => decide (c.result.exitCode = some check.expectExitCode))
-
-theorem ranCheck_iff (check : OutcomeCheck) (c : ToolCall) : ranCheckB check c = true ↔ RanCheck check c := by
-  cases h : c.result.testsRan <;> simp [ranCheckB, RanCheck, ranToEnd_iff, h]
 
 /-- `outcome_ran` against the workflow's outcome: never met when the outcome is judged
 outside the run (no call of the run is its check). -/
@@ -444,12 +267,6 @@ def ranCheckOfB (o : WorkflowOutcome) (c : ToolCall) : Bool :=
   match o with
   | .command k => ranCheckB k c
   | .external _ => false
-
-theorem ranCheckOf_iff (o : WorkflowOutcome) (c : ToolCall) :
-    ranCheckOfB o c = true ↔ ∃ k, o = .command k ∧ RanCheck k c := by
-  cases o with
-  | command k => simp [ranCheckOfB, ranCheck_iff]
-  | external _ => simp [ranCheckOfB]
 
 /-! ## Tool-call level: the call as a whole
 
@@ -465,35 +282,16 @@ def commandArg (args : Json) : String := (strArg? args "command").getD ""
 
 /-- `tool.transition` for an `enter_stage` call made in stage `st`: the stage it
 names is defined and `st.id → stage` is a transition. -/
-def TransitionOk (wf : Workflow) (st : Stage) (args : Json) : Prop :=
-  ∀ tg, strArg? args "stage" = some tg → LegalTransition wf st.id tg
-
 def transitionOkB (wf : Workflow) (st : Stage) (args : Json) : Bool :=
   match strArg? args "stage" with
   | some tg => legalTransitionB wf st.id tg
   | none => true
 
-theorem transitionOk_iff (wf : Workflow) (st : Stage) (args : Json) :
-    transitionOkB wf st args = true ↔ TransitionOk wf st args := by
-  unfold transitionOkB TransitionOk
-  cases strArg? args "stage" with
-  | none => simp
-  | some tg => simp [legalTransition_iff]
-
 /-- `tool.command_policy` for a `run_command` call: no deny pattern matches the command. -/
-def CommandOk (wf : Workflow) (args : Json) : Prop :=
-  ∀ cmd, strArg? args "command" = some cmd → CommandAllowed wf.policy.commands.deny cmd
-
 def commandOkB (wf : Workflow) (args : Json) : Bool :=
   match strArg? args "command" with
   | some cmd => commandAllowedB wf.policy.commands.deny cmd
   | none => true
-
-theorem commandOk_iff (wf : Workflow) (args : Json) : commandOkB wf args = true ↔ CommandOk wf args := by
-  unfold commandOkB CommandOk
-  cases strArg? args "command" with
-  | none => simp
-  | some cmd => simp [commandAllowed_iff]
 
 /-- The sandbox is required: by the workflow, or by the user for this run (the
 header's record `sb`; `none` in a trajectory that records none). -/
@@ -503,33 +301,14 @@ def sandboxRequiredB (wf : Workflow) (sb : Option SandboxRecord) : Bool :=
 /-- `tool.sandbox_required`: where the sandbox is required, commands run only in
 a run whose header records that its commands were held: confined by the OS sandbox,
 or inside a container that is the run's sandbox (`SandboxRecord.held`). -/
-def SandboxOk (wf : Workflow) (sb : Option SandboxRecord) : Prop :=
-  sandboxRequiredB wf sb = true → sb.map (·.held) = some true
-
 def sandboxOkB (wf : Workflow) (sb : Option SandboxRecord) : Bool :=
   !sandboxRequiredB wf sb || decide (sb.map (·.held) = some true)
-
-theorem sandboxOk_iff (wf : Workflow) (sb : Option SandboxRecord) :
-    sandboxOkB wf sb = true ↔ SandboxOk wf sb := by
-  unfold sandboxOkB SandboxOk
-  cases sandboxRequiredB wf sb <;> simp
 
 /-- The checks that depend on the tool, for a call made in stage `st` of a run
 whose header records the sandbox `sb`: `run_command` obeys the command policy,
 the path policy (its `cwd`) and the sandbox requirement; the file tools obey
 the path policy (the write tools also stay off the read-only paths);
 `enter_stage` names a legal transition; `submit` is made from a terminal stage. -/
-def ToolOk (wf : Workflow) (sb : Option SandboxRecord) (st : Stage) (args : Json) : Tool → Prop
-  | .runCommand => CommandOk wf args ∧
-      (PathPolicyOk wf.policy.paths.deny (wf.readOnlyFor .runCommand) .runCommand args ∧ SandboxOk wf sb)
-  | .readFile => PathPolicyOk wf.policy.paths.deny (wf.readOnlyFor .readFile) .readFile args
-  | .writeFile => PathPolicyOk wf.policy.paths.deny (wf.readOnlyFor .writeFile) .writeFile args
-  | .editFile => PathPolicyOk wf.policy.paths.deny (wf.readOnlyFor .editFile) .editFile args
-  | .listFiles => PathPolicyOk wf.policy.paths.deny (wf.readOnlyFor .listFiles) .listFiles args
-  | .search => PathPolicyOk wf.policy.paths.deny (wf.readOnlyFor .search) .search args
-  | .enterStage => TransitionOk wf st args
-  | .submit => Terminal wf st.id
-
 def toolOkB (wf : Workflow) (sb : Option SandboxRecord) (st : Stage) (args : Json) : Tool → Bool
   | .runCommand => commandOkB wf args &&
       (pathPolicyB wf.policy.paths.deny (wf.readOnlyFor .runCommand) .runCommand args && sandboxOkB wf sb)
@@ -541,18 +320,6 @@ def toolOkB (wf : Workflow) (sb : Option SandboxRecord) (st : Stage) (args : Jso
   | .enterStage => transitionOkB wf st args
   | .submit => terminalB wf st.id
 
-theorem toolOk_iff (wf : Workflow) (sb : Option SandboxRecord) (st : Stage) (args : Json) (t : Tool) :
-    toolOkB wf sb st args t = true ↔ ToolOk wf sb st args t := by
-  cases t <;> simp only [toolOkB, ToolOk, Bool.and_eq_true, commandOk_iff, pathPolicy_iff,
-    sandboxOk_iff, transitionOk_iff, terminal_iff]
-
-/-- A call of a built-in tool conforms in the current stage `cur` (`none` once the run has
-ended): the run is open in a stage `st`, the name is one of the eight tools `t`, the
-arguments are valid, `t` is permitted in `st`, and the checks of `t` pass. -/
-def BuiltinConforms (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall) : Prop :=
-  ∃ st t, cur = some st ∧ Tool.ofName? c.tool = some t ∧ ArgsOkFor t c ∧ Permitted st c.tool ∧
-    ToolOk wf sb st c.args t
-
 /-- `builtinConformsB` with the tool looked up. -/
 def callConformsFor (wf : Workflow) (sb : Option SandboxRecord) (c : ProposedCall) : Option Stage → Option Tool → Bool
   | some st, some t => argsOkFor t c && (permittedB st c.tool && toolOkB wf sb st c.args t)
@@ -562,30 +329,6 @@ def callConformsFor (wf : Workflow) (sb : Option SandboxRecord) (c : ProposedCal
 def builtinConformsB (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall) : Bool :=
   callConformsFor wf sb c cur (Tool.ofName? c.tool)
 
-theorem builtinConforms_iff (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall) :
-    builtinConformsB wf sb cur c = true ↔ BuiltinConforms wf sb cur c := by
-  unfold builtinConformsB BuiltinConforms
-  cases cur with
-  | none => simp [callConformsFor]
-  | some st =>
-    cases Tool.ofName? c.tool with
-    | none => simp [callConformsFor]
-    | some t =>
-      simp only [callConformsFor, Bool.and_eq_true, argsOkFor_iff, permitted_iff, toolOk_iff]
-      constructor
-      · rintro ⟨h1, h2, h3⟩
-        exact ⟨st, t, rfl, rfl, h1, h2, h3⟩
-      · rintro ⟨st', t', hst, htt, h1, h2, h3⟩
-        cases hst
-        cases htt
-        exact ⟨h1, h2, h3⟩
-
-/-- A call of an MCP tool conforms: the run is open in a stage `st`, a server offers the tool now
-(`mcp`: the tools of the servers' latest `mcp_tools` lines), its arguments are an object, and `st`
-permits it. -/
-def McpConforms (mcp : List (String × String)) (cur : Option Stage) (c : ProposedCall) : Prop :=
-  ∃ st, cur = some st ∧ McpKnown mcp c.tool ∧ McpArgsOk c ∧ Permitted st c.tool
-
 /-- `mcpConformsB` with whether the tool is known. -/
 def mcpConformsFor (c : ProposedCall) (known : Bool) : Option Stage → Bool
   | some st => known && (mcpArgsOkB c && permittedB st c.tool)
@@ -594,56 +337,13 @@ def mcpConformsFor (c : ProposedCall) (known : Bool) : Option Stage → Bool
 def mcpConformsB (mcp : List (String × String)) (cur : Option Stage) (c : ProposedCall) : Bool :=
   mcpConformsFor c (mcpKnownB mcp c.tool) cur
 
-theorem mcpConforms_iff (mcp : List (String × String)) (cur : Option Stage) (c : ProposedCall) :
-    mcpConformsB mcp cur c = true ↔ McpConforms mcp cur c := by
-  unfold mcpConformsB McpConforms
-  cases cur with
-  | none => simp [mcpConformsFor]
-  | some st =>
-    show (mcpKnownB mcp c.tool && (mcpArgsOkB c && permittedB st c.tool)) = true ↔ _
-    rw [Bool.and_eq_true, Bool.and_eq_true, mcpKnown_iff, mcpArgsOk_iff, permitted_iff]
-    constructor
-    · rintro ⟨h1, h2, h3⟩
-      exact ⟨st, rfl, h1, h2, h3⟩
-    · rintro ⟨st', hst, h1, h2, h3⟩
-      cases hst
-      exact ⟨h1, h2, h3⟩
-
 /-- A call conforms in the current stage `cur`, the MCP tools `mcp` the servers offer now and the
 header's sandbox record `sb`: an MCP name's call as `McpConforms`, any other as `BuiltinConforms`
 (the pre-checks take the MCP branch first, as core/verifier/pre-checks.ts does). These are exactly
 the checks of severity `error` in the tool-call table. -/
-def CallConforms (wf : Workflow) (sb : Option SandboxRecord) (mcp : List (String × String)) (cur : Option Stage)
-    (c : ProposedCall) : Prop :=
-  (isMcpName c.tool = true ∧ McpConforms mcp cur c) ∨ (isMcpName c.tool = false ∧ BuiltinConforms wf sb cur c)
-
 def callConformsB (wf : Workflow) (sb : Option SandboxRecord) (mcp : List (String × String)) (cur : Option Stage)
     (c : ProposedCall) : Bool :=
   bif isMcpName c.tool then mcpConformsB mcp cur c else builtinConformsB wf sb cur c
-
-theorem callConforms_iff (wf : Workflow) (sb : Option SandboxRecord) (mcp : List (String × String))
-    (cur : Option Stage) (c : ProposedCall) :
-    callConformsB wf sb mcp cur c = true ↔ CallConforms wf sb mcp cur c := by
-  unfold callConformsB CallConforms
-  cases isMcpName c.tool with
-  | true =>
-    show mcpConformsB mcp cur c = true ↔ _
-    rw [mcpConforms_iff]
-    constructor
-    · intro h
-      exact Or.inl ⟨rfl, h⟩
-    · rintro (⟨_, h⟩ | ⟨hf, _⟩)
-      · exact h
-      · cases hf
-  | false =>
-    show builtinConformsB wf sb cur c = true ↔ _
-    rw [builtinConforms_iff]
-    constructor
-    · intro h
-      exact Or.inr ⟨rfl, h⟩
-    · rintro (⟨ht, _⟩ | ⟨_, h⟩)
-      · cases ht
-      · exact h
 
 /-! ## Stage-visit level
 
@@ -672,57 +372,28 @@ inductive VisitEnd where
 def VisitEnd.name : VisitEnd → String
   | .transition => "transition" | .submit => "submit" | .runEnd => "run_end"
 
-def Closed (e : VisitEnd) : Prop := e ≠ .runEnd
-
 def closedB (e : VisitEnd) : Bool := !decide (e = .runEnd)
-
-theorem closed_iff (e : VisitEnd) : closedB e = true ↔ Closed e := by
-  simp [closedB, Closed]
 
 /-- `stage.transition` for a visit of stage `src` that ended as `e` (toward `dst`
 for a transition): a transition went to a defined stage that `src` may move to; a
 submit was made from a terminal stage. An unclosed visit gets no such verdict
 (and a transition always has a target, so the `none` case does not occur). -/
-def StageTransitionOk (wf : Workflow) (src : String) : VisitEnd → Option String → Prop
-  | .transition, some dst => LegalTransition wf src dst
-  | .transition, none => True
-  | .submit, _ => Terminal wf src
-  | .runEnd, _ => True
-
 def stageTransitionB (wf : Workflow) (src : String) : VisitEnd → Option String → Bool
   | .transition, some dst => legalTransitionB wf src dst
   | .transition, none => true
   | .submit, _ => terminalB wf src
   | .runEnd, _ => true
 
-theorem stageTransition_iff (wf : Workflow) (src : String) (e : VisitEnd) (dst : Option String) :
-    stageTransitionB wf src e dst = true ↔ StageTransitionOk wf src e dst := by
-  cases e <;> cases dst <;>
-    simp [stageTransitionB, StageTransitionOk, legalTransition_iff, terminal_iff]
-
 /-- `stage.budget`: at most `budget` steps (the step that ends the visit counts). -/
-def WithinBudget (steps budget : Nat) : Prop := steps ≤ budget
-
 def withinBudgetB (steps budget : Nat) : Bool := decide (steps ≤ budget)
-
-theorem withinBudget_iff (steps budget : Nat) :
-    withinBudgetB steps budget = true ↔ WithinBudget steps budget := by
-  simp [withinBudgetB, WithinBudget]
 
 /-- Successful calls of a tool in the visit. -/
 def countSucceeded (tool : String) (facts : List StepFact) : Nat :=
   (facts.filter (fun f => f.ok && decide (f.tool = tool))).length
 
 /-- `stage.exit.tool_succeeded`: at least `atLeast` calls of `tool` succeeded. -/
-def ToolSucceededMet (tool : String) (atLeast : Nat) (facts : List StepFact) : Prop :=
-  atLeast ≤ countSucceeded tool facts
-
 def toolSucceededB (tool : String) (atLeast : Nat) (facts : List StepFact) : Bool :=
   decide (atLeast ≤ countSucceeded tool facts)
-
-theorem toolSucceeded_iff (tool : String) (atLeast : Nat) (facts : List StepFact) :
-    toolSucceededB tool atLeast facts = true ↔ ToolSucceededMet tool atLeast facts := by
-  simp [toolSucceededB, ToolSucceededMet]
 
 /-- The step is a `run_command` whose normalized command line matches, and that
 succeeded (`useRan = false`) or ran to an observed end (`useRan = true`). -/
@@ -736,76 +407,31 @@ def cmdGood (useRan : Bool) (pattern : String) (f : StepFact) : Bool :=
 def noChangeAfter (afterLastChange : Bool) (rest : List StepFact) : Bool :=
   !afterLastChange || rest.all (fun g => g.changed.isEmpty)
 
-theorem noChangeAfter_iff (alc : Bool) (rest : List StepFact) :
-    noChangeAfter alc rest = true ↔ (alc = true → ∀ g ∈ rest, g.changed = []) := by
-  cases alc <;> simp [noChangeAfter, List.all_eq_true, List.isEmpty_iff]
-
 /-- `stage.exit.command_succeeded` / `command_ran`: some step of the visit is good
 and, with `afterLastChange`, no later step of the visit changed a file (a step
 that changes files and is good counts as after its own change). -/
-def CmdMet (good : StepFact → Bool) (alc : Bool) : List StepFact → Prop
-  | [] => False
-  | f :: rest => (good f = true ∧ (alc = true → ∀ g ∈ rest, g.changed = [])) ∨ CmdMet good alc rest
-
 def cmdMetB (good : StepFact → Bool) (alc : Bool) : List StepFact → Bool
   | [] => false
   | f :: rest => (good f && noChangeAfter alc rest) || cmdMetB good alc rest
 
-theorem cmdMet_iff (good : StepFact → Bool) (alc : Bool) :
-    ∀ facts : List StepFact, cmdMetB good alc facts = true ↔ CmdMet good alc facts
-  | [] => by simp [cmdMetB, CmdMet]
-  | f :: rest => by
-    simp only [cmdMetB, CmdMet, Bool.or_eq_true, Bool.and_eq_true, noChangeAfter_iff,
-      cmdMet_iff good alc rest]
-
 /-- A changed file counts for `file_changed`: any file without a pattern, else one
 whose `npath` form (or the path as recorded, when `npath` rejects it) matches. -/
-def FileMatches (pattern : Option String) (file : String) : Prop :=
-  ∀ p, pattern = some p → Matches p.toList (npathOrSelf file).toList
-
 def fileMatchesB (pattern : Option String) (file : String) : Bool :=
   match pattern with
   | some p => globMatch p (npathOrSelf file)
   | none => true
 
-theorem fileMatches_iff (pattern : Option String) (file : String) :
-    fileMatchesB pattern file = true ↔ FileMatches pattern file := by
-  cases pattern <;> simp [fileMatchesB, FileMatches, globMatch_iff]
-
 /-- `stage.exit.file_changed`: some step of the visit changed a file that counts. -/
-def FileChangedMet (pattern : Option String) (facts : List StepFact) : Prop :=
-  ∃ f ∈ facts, ∃ x ∈ f.changed, FileMatches pattern x
-
 def fileChangedB (pattern : Option String) (facts : List StepFact) : Bool :=
   facts.any fun f => f.changed.any fun x => fileMatchesB pattern x
 
-theorem fileChanged_iff (pattern : Option String) (facts : List StepFact) :
-    fileChangedB pattern facts = true ↔ FileChangedMet pattern facts := by
-  simp only [fileChangedB, FileChangedMet, List.any_eq_true, fileMatches_iff]
-
 /-- Whether an exit condition holds over the facts of a visit (oldest first). -/
-def ExitMet : ExitCondition → List StepFact → Prop
-  | .toolSucceeded tool n, facts => ToolSucceededMet tool n facts
-  | .commandSucceeded p alc, facts => CmdMet (cmdGood false p) alc facts
-  | .commandRan p alc, facts => CmdMet (cmdGood true p) alc facts
-  | .fileChanged p, facts => FileChangedMet p facts
-  | .outcomeRan alc, facts => CmdMet (fun f => f.checked) alc facts
-
 def exitMetB : ExitCondition → List StepFact → Bool
   | .toolSucceeded tool n, facts => toolSucceededB tool n facts
   | .commandSucceeded p alc, facts => cmdMetB (cmdGood false p) alc facts
   | .commandRan p alc, facts => cmdMetB (cmdGood true p) alc facts
   | .fileChanged p, facts => fileChangedB p facts
   | .outcomeRan alc, facts => cmdMetB (fun f => f.checked) alc facts
-
-theorem exitMet_iff (c : ExitCondition) (facts : List StepFact) :
-    exitMetB c facts = true ↔ ExitMet c facts := by
-  cases c with
-  | toolSucceeded tool n => exact toolSucceeded_iff tool n facts
-  | commandSucceeded p alc => exact cmdMet_iff _ alc facts
-  | commandRan p alc => exact cmdMet_iff _ alc facts
-  | fileChanged p => exact fileChanged_iff p facts
-  | outcomeRan alc => exact cmdMet_iff _ alc facts
 
 def ExitCondition.checkId : ExitCondition → CheckId
   | .toolSucceeded .. => .stageExitToolSucceeded
@@ -818,51 +444,22 @@ def ExitCondition.checkId : ExitCondition → CheckId
 
 /-- `outcome.external`: an `outcome` event may be recorded only when the workflow's outcome
 is its own command's; in a run judged outside it the event is an error and is ignored. -/
-def JudgedInRun (o : WorkflowOutcome) : Prop := o.judge? = none
-
 def judgedInRunB (o : WorkflowOutcome) : Bool := o.judge?.isNone
 
-theorem judgedInRun_iff (o : WorkflowOutcome) : judgedInRunB o = true ↔ JudgedInRun o := by
-  cases o <;> simp [judgedInRunB, JudgedInRun, WorkflowOutcome.judge?]
-
 /-- `outcome.after_submit`: the run has ended. -/
-def AfterSubmit (ended : Bool) : Prop := ended = true
-
 def afterSubmitB (ended : Bool) : Bool := ended
 
-theorem afterSubmit_iff (ended : Bool) : afterSubmitB ended = true ↔ AfterSubmit ended := Iff.rfl
-
 /-- `outcome.single`: no outcome was recorded yet. -/
-def SingleOutcome (recorded : Option Nat) : Prop := recorded = none
-
 def singleOutcomeB (recorded : Option Nat) : Bool := recorded.isNone
-
-theorem singleOutcome_iff (recorded : Option Nat) :
-    singleOutcomeB recorded = true ↔ SingleOutcome recorded := by
-  cases recorded <;> simp [singleOutcomeB, SingleOutcome]
 
 /-- `outcome.submitted`: the run ended by a submit made from a terminal stage
 (`fromTerminal` is whether the stage of the submit was terminal). -/
-def Submitted (ended fromTerminal : Bool) : Prop := ended = true ∧ fromTerminal = true
-
 def submittedB (ended fromTerminal : Bool) : Bool := ended && fromTerminal
-
-theorem submitted_iff (ended fromTerminal : Bool) :
-    submittedB ended fromTerminal = true ↔ Submitted ended fromTerminal := by
-  simp [submittedB, Submitted]
 
 /-- `outcome.check_passed`: the end was observed, the exit code is the expected one,
 and the check did not report running no tests. -/
-def CheckPassed (expect : Int) (o : OutcomeEvent) : Prop :=
-  o.completion ≠ some .timeout ∧ o.completion ≠ some .unobserved ∧ o.exitCode = some expect ∧
-    o.testsRan ≠ some 0
-
 def checkPassedB (expect : Int) (o : OutcomeEvent) : Bool :=
   !decide (o.completion = some .timeout) && (!decide (o.completion = some .unobserved) &&
     (decide (o.exitCode = some expect) && !decide (o.testsRan = some 0)))
-
-theorem checkPassed_iff (expect : Int) (o : OutcomeEvent) :
-    checkPassedB expect o = true ↔ CheckPassed expect o := by
-  simp [checkPassedB, CheckPassed]
 
 end Lar

@@ -107,22 +107,4 @@ def floatToJson (x : Float) : Json :=
     if s ≥ 0 then Json.num ⟨mant, s.toNat⟩
     else Json.num ⟨mant * (10 : Int) ^ (-s).toNat, 0⟩
 
-#guard floatToJson 0.5 == Json.num ⟨5, 1⟩
-#guard floatToJson (1.0 / 3.0) == Json.num ⟨33333333333333331, 17⟩
-#guard floatToJson (-0.25) == Json.num ⟨-25, 2⟩
-#guard floatToJson 1.0 == Json.num ⟨1, 0⟩
-#guard floatToJson 0.0 == Json.num ⟨0, 0⟩
-#guard floatToJson (0.5 * (2.0 / 3.0) + 0.25 * (1.0 / 3.0)) == Json.num ⟨41666666666666663, 17⟩
-#guard decimalToFloat 5 1 == 0.5
-#guard decimalToFloat 1 1 == 0.1
-#guard decimalToFloat (-25) 2 == -0.25
-#guard safeIntOf? ⟨9007199254740991, 0⟩ == some 9007199254740991
-#guard safeIntOf? ⟨9007199254740992, 0⟩ == none
-#guard intOf? ⟨120, 1⟩ == some 12
-#guard intOf? ⟨125, 1⟩ == none
-#guard intOf? ⟨5, 1⟩ == none
-#guard intOf? ⟨0, 1000000000⟩ == some 0
-#guard intOf? ⟨1, 1000000000⟩ == none
-#guard decimalToFloat 1 1000000000 == 0.0
-
 end Lar.Num

@@ -114,11 +114,6 @@ def size (ctx : String) (least : Nat) (leastText : String) (j : Json) : Except S
     pure s
   | _, _ => throw s!"{ctx}: a size is a whole number followed by K, M, G or T (powers of 1024), e.g. \"512M\" or \"8G\""
 
-#guard (size "s" 0 "0" (.str "512M")).toOption == some "512M"
-#guard (size "s" (64 * 1024 * 1024) "64M" (.str "67108864")).toOption == some "67108864"
-#guard (size "s" (64 * 1024 * 1024) "64M" (.str "32M")).toOption == none
-#guard ["08G", "8GB", "1.5G", "G", "", "8g"].all fun t => (size "s" 0 "0" (.str t)).toOption == none
-
 /-- An optional key read with `f`, or the default when absent. -/
 def optD {α : Type} (j : Json) (k : String) (d : α) (f : Json → Except String α) : Except String α :=
   match field? j k with
@@ -640,12 +635,6 @@ def TurnUsage.check (ctx : String) (j : Json) : Except String Unit := do
       if cached > prompt then throw s!"{ctx}.usage.cached: cached tokens are part of the prompt, so at most prompt"
     | none => pure ()
 
-#guard (TurnUsage.check "m" (Json.mkObj [("usage", Json.mkObj
-  [("prompt", toJson (10 : Nat)), ("completion", toJson (3 : Nat)), ("cached", toJson (10 : Nat))])])).toOption.isSome
-#guard (TurnUsage.check "m" (Json.mkObj [("usage", Json.mkObj
-  [("prompt", toJson (10 : Nat)), ("completion", toJson (3 : Nat)), ("cached", toJson (11 : Nat))])])).toOption.isNone
-#guard (TurnUsage.check "m" (Json.mkObj [("usage", Json.mkObj [("prompt", toJson (10 : Nat))])])).toOption.isNone
-
 /-- A schema digest: sha-256 of a tool's input schema, 64 lowercase hex digits (core/schema/mcp.ts `SchemaDigest`). -/
 def isSchemaDigest (s : String) : Bool :=
   s.length == 64 && s.all fun c => c.isDigit || (c.val ≥ 97 && c.val ≤ 102)
@@ -771,16 +760,6 @@ def TokensEvent.check (j : Json) : Except String Unit := do
     if shared.isSome then throw "tokens: a tokens line has promptIds, completionIds and logprobs, or only missing"
   | _, _, _, _ => throw "tokens: a tokens line has promptIds, completionIds and logprobs, or only missing"
 
-#guard (TokensEvent.check (Json.mkObj [("turn", toJson (1 : Nat)), ("promptIds", toJson [1, 2]),
-  ("completionIds", toJson [3]), ("logprobs", Json.arr #[Json.num (JsonNumber.fromNat 0)])])).toOption.isSome
-#guard (TokensEvent.check (Json.mkObj [("turn", toJson (1 : Nat)), ("promptIds", toJson [1, 2]),
-  ("completionIds", toJson [3]), ("logprobs", Json.arr #[])])).toOption.isNone
-#guard (TokensEvent.check (Json.mkObj [("turn", toJson (2 : Nat)), ("missing", toJson "none")])).toOption.isSome
-#guard (TokensEvent.check (Json.mkObj [("turn", toJson (2 : Nat)), ("missing", toJson "none"),
-  ("promptIds", toJson [1])])).toOption.isNone
-#guard (TokensEvent.check (Json.mkObj [("turn", toJson (1 : Nat)), ("promptIds", toJson [2147483648]),
-  ("completionIds", toJson ([] : List Nat)), ("logprobs", Json.arr #[])])).toOption.isNone
-
 /-- The most tools one server may offer a run (core/schema/mcp.ts `MAX_SERVER_TOOLS`). -/
 def maxServerTools : Nat := 256
 
@@ -814,27 +793,6 @@ def McpToolsEvent.fromJson? (j : Json) : Except String (String × List (String �
   unless tools.all (fun t => t.1.startsWith (mcpServerPrefix server)) do
     throw "mcp_tools.tools: every tool's name is mcp__SERVER__TOOL with this line's server"
   pure (server, tools)
-
-private def digestA : String := String.ofList (List.replicate 64 'a')
-
-#guard (McpToolsEvent.fromJson? (Json.mkObj [("server", toJson "github"), ("reason", toJson "start"),
-  ("tools", Json.arr #[Json.mkObj [("name", toJson "mcp__github__get_issue"), ("tool", toJson "get_issue"),
-    ("digest", toJson digestA), ("readOnly", toJson true)]])])).toOption ==
-  some ("github", [("mcp__github__get_issue", digestA)])
--- A tool of another server, a name that is not an MCP name, a bad digest, an unknown reason: refused.
-#guard (McpToolsEvent.fromJson? (Json.mkObj [("server", toJson "github"), ("reason", toJson "start"),
-  ("tools", Json.arr #[Json.mkObj [("name", toJson "mcp__gitlab__get_issue"), ("tool", toJson "get_issue"),
-    ("digest", toJson digestA)]])])).toOption.isNone
-#guard (McpToolsEvent.fromJson? (Json.mkObj [("server", toJson "github"), ("reason", toJson "start"),
-  ("tools", Json.arr #[Json.mkObj [("name", toJson "mcp__github__get.issue"), ("tool", toJson "get.issue"),
-    ("digest", toJson digestA)]])])).toOption.isNone
-#guard (McpToolsEvent.fromJson? (Json.mkObj [("server", toJson "github"), ("reason", toJson "start"),
-  ("tools", Json.arr #[Json.mkObj [("name", toJson "mcp__github__get_issue"), ("tool", toJson "get_issue"),
-    ("digest", toJson "ABC")]])])).toOption.isNone
-#guard (McpToolsEvent.fromJson? (Json.mkObj [("server", toJson "github"), ("reason", toJson "gone"),
-  ("tools", Json.arr #[])])).toOption.isNone
-#guard (McpToolsEvent.fromJson? (Json.mkObj [("server", toJson "github"), ("reason", toJson "stopped"),
-  ("tools", Json.arr #[]), ("error", toJson "exited with code 1")])).toOption == some ("github", [])
 
 def Event.fromJson? (j : Json) : Except String Event := do
   Read.object "event" j

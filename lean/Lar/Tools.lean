@@ -27,50 +27,12 @@ def Tool.name : Tool → String
 def Tool.all : List Tool :=
   [.runCommand, .readFile, .writeFile, .editFile, .listFiles, .search, .enterStage, .submit]
 
-theorem Tool.mem_all (t : Tool) : t ∈ Tool.all := by
-  cases t <;> simp [Tool.all]
-
 /-- The first tool of the list with this name. -/
 def findTool (name : String) : List Tool → Option Tool
   | [] => none
   | t :: ts => if t.name = name then some t else findTool name ts
 
-theorem findTool_cons (name : String) (t : Tool) (ts : List Tool) :
-    findTool name (t :: ts) = if t.name = name then some t else findTool name ts := rfl
-
-theorem findTool_isSome (name : String) :
-    ∀ l : List Tool, (findTool name l).isSome = true ↔ ∃ t ∈ l, t.name = name
-  | [] => by simp [findTool]
-  | t :: ts => by
-    have ih := findTool_isSome name ts
-    by_cases h : t.name = name
-    · rw [findTool_cons, if_pos h]
-      exact ⟨fun _ => ⟨t, List.mem_cons.mpr (Or.inl rfl), h⟩, fun _ => rfl⟩
-    · rw [findTool_cons, if_neg h, ih]
-      constructor
-      · rintro ⟨x, hx, hn⟩
-        exact ⟨x, List.mem_cons.mpr (Or.inr hx), hn⟩
-      · rintro ⟨x, hx, hn⟩
-        rcases List.mem_cons.mp hx with rfl | hx
-        · exact absurd hn h
-        · exact ⟨x, hx, hn⟩
-
-theorem findTool_name (name : String) :
-    ∀ (l : List Tool) (t : Tool), findTool name l = some t → t.name = name
-  | [], _, h => by simp [findTool] at h
-  | u :: us, t, h => by
-    rw [findTool_cons] at h
-    by_cases hu : u.name = name
-    · rw [if_pos hu] at h
-      cases h
-      exact hu
-    · rw [if_neg hu] at h
-      exact findTool_name name us t h
-
 def Tool.ofName? (name : String) : Option Tool := findTool name Tool.all
-
-theorem Tool.ofName?_name {name : String} {t : Tool} (h : Tool.ofName? name = some t) : t.name = name :=
-  findTool_name name Tool.all t h
 
 /-! ## Argument schemas -/
 
@@ -135,21 +97,12 @@ def fieldOk (args : Json) (spec : ArgSpec) : Bool :=
   | none => !spec.required
   | some v => spec.type.accepts v
 
-/-- The strict schema of a tool's arguments, as a proposition. -/
-def ArgsValid (t : Tool) (args : Json) : Prop :=
-  isObject args = true ∧
-  (∀ s ∈ t.argSpecs, fieldOk args s = true) ∧
-  ∀ k ∈ objectKeys args, ∃ s ∈ t.argSpecs, s.key = k
-
 /-- Bracketed to the right, like the conjunction of `ArgsValid`: `&&` associates to the
 left and core `simp` does not reassociate, so a left-nested chain would leave
 `(A ∧ B) ∧ C ↔ A ∧ B ∧ C` unsolved. -/
 def argsValidB (t : Tool) (args : Json) : Bool :=
   isObject args && (t.argSpecs.all (fieldOk args) &&
     (objectKeys args).all (fun k => t.argSpecs.any (fun s => decide (s.key = k))))
-
-theorem argsValid_iff (t : Tool) (args : Json) : argsValidB t args = true ↔ ArgsValid t args := by
-  simp [argsValidB, ArgsValid, List.all_eq_true, List.any_eq_true]
 
 /-- The first problem with the arguments, in zod's order, as (path inside `args`, message). -/
 def firstArgsIssue (t : Tool) (args : Json) : Option (List String × String) :=

@@ -11,8 +11,8 @@ import Lar.Rewards
 /-
 The incremental verifier: a state fed one event at a time, mirroring
 `VerifierState` in core/verifier/state.ts, with its visits in stages.ts (same checks, same order, same
-rewards, same JSON results), and the trajectory-level specification
-`ConformsFrom` with the theorem that the checker's acceptance decides it.
+rewards, same JSON results). What is proved about it is in `LarProofs.Verifier`,
+`LarProofs.Gate`, `LarProofs.Return` and `LarProofs.Spec`.
 -/
 namespace Lar
 open Lean
@@ -124,9 +124,9 @@ def failureReason (c : ToolCall) : String :=
 /-! ## The checks decidable before a call runs
 
 Every verdict here is built with `Verdict.ofBool` from the `Bool` procedure that
-has an `_iff` theorem in `Lar.Checks` (or is a fixed pass or fail), so whether it
+has an `_iff` theorem in `LarProofs.Checks` (or is a fixed pass or fail), so whether it
 passes is that procedure; the failure wording is computed separately and only
-read on failure. `preChecks_err` below proves that the error verdicts of
+read on failure. `preChecks_err` (LarProofs.Verifier) proves that the error verdicts of
 `preChecks` are exactly the negation of `callConformsB`. -/
 
 /-- `tool.run_open`. -/
@@ -304,110 +304,6 @@ def preChecks (wf : Workflow) (sb : Option SandboxRecord) (mcp : List (String ×
   bif isMcpName c.tool then (mcpChecks cur c (mcpKnownB mcp c.tool), none)
   else preChecksFor wf sb cur c (Tool.ofName? c.tool)
 
-/-! ### The error verdicts of `preChecks` are exactly the non-conformance of the call -/
-
-theorem openVerdict_none_err (tool : String) : toolErr (openVerdict none tool) = true := rfl
-
-theorem openVerdict_some_err (st : Stage) (tool : String) : toolErr (openVerdict (some st) tool) = false :=
-  rfl
-
-theorem knownVerdict_err : toolErr knownVerdict = false := rfl
-
-theorem unknownVerdict_err (tool : String) : toolErr (unknownVerdict tool) = true := rfl
-
-theorem argsVerdict_err (t : Tool) (c : ProposedCall) : toolErr (argsVerdict t c) = !argsOkFor t c := by
-  unfold argsVerdict
-  exact toolErr_ofBool_blocks .toolArgs rfl _ _ _ _
-
-theorem permittedVerdicts_err (st : Stage) (tool : String) :
-    (permittedVerdicts (some st) tool).any toolErr = !permittedB st tool := by
-  simp only [permittedVerdicts, List.any_cons, List.any_nil, toolErr_ofBool_blocks .toolPermitted rfl,
-    Bool.or_false]
-
-theorem transitionVerdict_err (wf : Workflow) (st : Stage) (args : Json) :
-    toolErr (transitionVerdict wf st args) = !transitionOkB wf st args := by
-  unfold transitionVerdict
-  exact toolErr_ofBool_blocks .toolTransition rfl _ _ _ _
-
-theorem submitVerdict_err (wf : Workflow) (st : Stage) :
-    toolErr (submitVerdict wf st) = !terminalB wf st.id := by
-  unfold submitVerdict
-  exact toolErr_ofBool_blocks .toolSubmitTerminal rfl _ _ _ _
-
-theorem commandVerdict_err (ok : Bool) (wf : Workflow) (args : Json) :
-    toolErr (commandVerdict ok wf args) = !ok := by
-  unfold commandVerdict
-  exact toolErr_ofBool_blocks .toolCommandPolicy rfl _ _ _ _
-
-theorem pathVerdict_err (wf : Workflow) (t : Tool) (args : Json) :
-    toolErr (pathVerdict wf t args) = !pathPolicyB wf.policy.paths.deny (wf.readOnlyFor t) t args := by
-  unfold pathVerdict
-  exact toolErr_ofBool_blocks .toolPathPolicy rfl _ _ _ _
-
-theorem sandboxVerdict_err (wf : Workflow) (sb : Option SandboxRecord) :
-    toolErr (sandboxVerdict wf sb) = !sandboxOkB wf sb := by
-  unfold sandboxVerdict
-  exact toolErr_ofBool_blocks .toolSandboxRequired rfl _ _ _ _
-
-theorem toolVerdicts_err (wf : Workflow) (sb : Option SandboxRecord) (st : Stage) (args : Json) (t : Tool) :
-    (toolVerdicts wf sb (some st) args t).1.any toolErr = !toolOkB wf sb st args t := by
-  cases t <;>
-    simp only [toolVerdicts, toolOkB, transitionVerdicts, submitVerdicts, List.any_cons, List.any_nil,
-      commandVerdict_err, pathVerdict_err, sandboxVerdict_err, transitionVerdict_err, submitVerdict_err,
-      Bool.or_false, bool_not_and]
-
-/-- For a built-in tool's call, some verdict of the pre-run checks is a failed error-severity
-check exactly when the call does not conform (`builtinConforms_iff`). -/
-theorem preChecksFor_err (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall)
-    (ot : Option Tool) :
-    (preChecksFor wf sb cur c ot).1.any toolErr = !callConformsFor wf sb c cur ot := by
-  cases ot with
-  | none => cases cur <;> rfl
-  | some t =>
-    cases cur with
-    | none =>
-      show (knownChecks wf sb none c t (argsOkFor t c)).1.any toolErr = !false
-      cases argsOkFor t c <;> rfl
-    | some st =>
-      show (knownChecks wf sb (some st) c t (argsOkFor t c)).1.any toolErr =
-        !(argsOkFor t c && (permittedB st c.tool && toolOkB wf sb st c.args t))
-      cases hA : argsOkFor t c <;>
-        simp only [knownChecks, headVerdicts, List.any_append, List.any_cons, List.any_nil,
-          openVerdict_some_err, knownVerdict_err, argsVerdict_err, permittedVerdicts_err,
-          toolVerdicts_err, hA, Bool.not_true, Bool.not_false, Bool.false_or, Bool.or_false,
-          Bool.true_or, Bool.false_and, Bool.true_and, bool_not_and]
-
-theorem mcpKnownVerdict_err : toolErr mcpKnownVerdict = false := rfl
-
-theorem mcpUnknownVerdict_err (tool : String) : toolErr (mcpUnknownVerdict tool) = true := rfl
-
-theorem mcpArgsVerdict_err (c : ProposedCall) : toolErr (mcpArgsVerdict c) = !mcpArgsOkB c := by
-  unfold mcpArgsVerdict
-  exact toolErr_ofBool_blocks .toolArgs rfl _ _ _ _
-
-/-- For an MCP tool's call, the same (`mcpConforms_iff`), whether or not a server offers it. -/
-theorem mcpChecks_err (cur : Option Stage) (c : ProposedCall) (known : Bool) :
-    (mcpChecks cur c known).any toolErr = !mcpConformsFor c known cur := by
-  cases known with
-  | false => cases cur <;> rfl
-  | true =>
-    cases cur with
-    | none => rfl
-    | some st =>
-      simp only [mcpChecks, mcpConformsFor, List.any_append, List.any_cons, List.any_nil,
-        openVerdict_some_err, mcpKnownVerdict_err, mcpArgsVerdict_err, permittedVerdicts_err,
-        Bool.false_or, Bool.or_false, Bool.true_and, bool_not_and]
-
-/-- Some verdict of `preChecks` is a failed error-severity check exactly when the
-call does not conform (`callConforms_iff`). -/
-theorem preChecks_err (wf : Workflow) (sb : Option SandboxRecord) (mcp : List (String × String))
-    (cur : Option Stage) (c : ProposedCall) :
-    (preChecks wf sb mcp cur c).1.any toolErr = !callConformsB wf sb mcp cur c := by
-  unfold preChecks callConformsB
-  cases isMcpName c.tool with
-  | true => exact mcpChecks_err cur c (mcpKnownB mcp c.tool)
-  | false => exact preChecksFor_err wf sb cur c (Tool.ofName? c.tool)
-
 /-! ## Visits -/
 
 structure Visit where
@@ -506,10 +402,6 @@ structure State where
   /-- The MCP tools the servers offer now (name, schema digest), from each server's latest
   `mcp_tools` line (`replaceServerTools`). -/
   mcpTools : List (String × String) := []
-  /-- n tool rewards, each in [−1, 1], sum to a number in [−n, n]. -/
-  toolInv : -(steps : Int) ≤ toolSum ∧ toolSum ≤ steps
-  /-- The same for the rewards of the closed visits. -/
-  stageInv : -(stageCount : Int) ≤ stageSum ∧ stageSum ≤ stageCount
 
 def hasDuplicates : List String → Bool
   | [] => false
@@ -555,8 +447,6 @@ def State.create (wf : Workflow) (headerLine : Nat := 1) (sb : Option SandboxRec
         stageCount := 0
         stageSum := 0
         sandbox := sb
-        toolInv := ⟨by omega, by omega⟩
-        stageInv := ⟨by omega, by omega⟩
       }
 
 def State.currentStage (st : State) : Option Stage := st.visit.map (·.stage)
@@ -572,33 +462,15 @@ def State.repeatVerdict (st : State) (key : String) : Verdict :=
     "the call does not repeat a failed call with nothing changed since"
     "the same call failed before and no file has changed since: this is a loop" (some ["tool"])
 
-/-- Counts one more step with tool reward `r`. -/
-def State.addTool (st : State) (r : Int) (hr : -1 ≤ r ∧ r ≤ 1) : State :=
-  { st with
-    steps := st.steps + 1
-    toolSum := st.toolSum + r
-    toolInv := by
-      obtain ⟨h1, h2⟩ := hr
-      obtain ⟨h3, h4⟩ := st.toolInv
-      constructor <;> omega }
-
 /-- Scores a visit that ends on `line` and records it. -/
 def State.closeVisit (st : State) (v : Visit) (line : Nat) (endedBy : VisitEnd)
     (target : Option String) : State × StageVisitResult :=
   let verdicts := scoreVisit st.wf v endedBy target
   let r := stageReward verdicts
-  have hr : -1 ≤ r ∧ r ≤ 1 := stageReward_bounds verdicts
   let res : StageVisitResult := {
     stage := v.stage.id, visit := v.ordinal, startLine := v.startLine, endLine := some line,
     endedBy := endedBy, steps := v.steps, budget := v.stage.budget, verdicts := verdicts, reward := r }
-  ({ st with
-      closed := res :: st.closed
-      stageCount := st.stageCount + 1
-      stageSum := st.stageSum + r
-      stageInv := by
-        obtain ⟨h1, h2⟩ := hr
-        obtain ⟨h3, h4⟩ := st.stageInv
-        constructor <;> omega }, res)
+  ({ st with closed := res :: st.closed, stageCount := st.stageCount + 1, stageSum := st.stageSum + r }, res)
 
 def State.openVisit (st : State) (stage : Stage) (line : Nat) : State :=
   { st with
@@ -650,89 +522,66 @@ def State.callVerdicts (st : State) (c : ToolCall) : List Verdict :=
   pre.1 ++ [st.repeatVerdict (callKey c.tool c.args)] ++ approvedVerdicts pre.2 c.status ++
     sandboxedVerdicts st.sandbox c ++ [succeededVerdict c]
 
-/-- Feeds one `tool_call` event. -/
+/-- What the exit conditions keep of a call. -/
+def stepFact (wf : Workflow) (c : ToolCall) : StepFact :=
+  { tool := c.tool
+    ok := succeededB c
+    ran := ranToEndB c
+    checked := ranCheckOfB wf.outcome c
+    command := if c.tool == "run_command" then strArg? c.args "command" else none
+    changed := changedFiles c }
+
+/-- The stage a successful `enter_stage` moves to: the defined stage its `args.stage` names. -/
+def enterTarget (wf : Workflow) (c : ToolCall) : Option Stage :=
+  if c.status == .ok && c.tool == "enter_stage" then (strArg? c.args "stage").bind wf.findStage? else none
+
+/-- The call changes state, so the change epoch moves on: it changed a file, or, made while a
+visit is open (`inRun`), it entered a stage. Entering a stage starts a new epoch so that a call
+blocked in one stage and made again in the next is not a loop. -/
+def changesStateB (wf : Workflow) (inRun : Bool) (c : ToolCall) : Bool :=
+  !(changedFiles c).isEmpty || (inRun && (enterTarget wf c).isSome)
+
+/-- What a call does to the visits: it is one more step of the open visit; a successful
+`enter_stage` to a defined stage closes the visit and opens one of that stage on the same line;
+a successful `submit` closes it and ends the run. Nothing once the run has ended. -/
+def State.moveVisit (st : State) (c : ToolCall) (line : Nat) : State × Option StageVisitResult :=
+  match st.visit with
+  | none => (st, none)
+  | some v0 =>
+    let v : Visit := { v0 with steps := v0.steps + 1, facts := stepFact st.wf c :: v0.facts }
+    match enterTarget st.wf c with
+    | some target =>
+      let closed := st.closeVisit v line .transition (some target.id)
+      (closed.1.openVisit target line, some closed.2)
+    | none =>
+      if c.status == .ok && c.tool == "submit" then
+        let closed := st.closeVisit v line .submit none
+        ({ closed.1 with visit := none, ended := true, submittedFromTerminal := terminalB st.wf v.stage.id },
+          some closed.2)
+      else ({ st with visit := some v }, none)
+
+/-- Feeds one `tool_call` event. The counters, the epoch and the failed-call map are set last,
+from `st` alone, so each is a plain function of the state the call meets. -/
 def State.appendCall (st : State) (c : ToolCall) (line : Nat) : State × StepResult :=
-  let wf := st.wf
-  let visitBefore := st.visit
-  let stageHere := visitBefore.map (·.stage.id)
-  let visitHere := visitBefore.map (·.ordinal)
   let verdicts := st.callVerdicts c
   let r := toolReward verdicts
+  let steps := st.steps + 1
+  let toolSum := st.toolSum + r
+  let epoch := if changesStateB st.wf st.visit.isSome c then st.epoch + 1 else st.epoch
+  let key := callKey c.tool c.args
   let ok := succeededB c
-  let changed := changedFiles c
-  -- Entering a stage starts a new epoch too: a call blocked in one stage and made
-  -- again in the next is not a loop.
-  let entered := c.status == .ok && c.tool == "enter_stage" && visitBefore.isSome &&
-    ((strArg? c.args "stage").bind wf.findStage?).isSome
-  let epoch := if changed.isEmpty && !entered then st.epoch else st.epoch + 1
-  -- `st` is not used after this point, and its failed-call map is taken out of it
-  -- before the map is updated: when the caller holds the only reference to the state
-  -- (lar-verify takes it out of its session map first), both are updated in place.
+  let stageHere := st.visit.map (·.stage.id)
+  let visitHere := st.visit.map (·.ordinal)
+  -- The failed-call map is taken out of the state before it is updated: when the caller holds the
+  -- only reference to the state (lar-verify takes it out of its session map first), it is updated in place.
   let failed := st.failed
-  let st0 : State := { st.addTool r (toolReward_bounds verdicts) with epoch := epoch, failed := {} }
-  let st1 : State := { st0 with failed := if ok then failed else failed.insert (callKey c.tool c.args) epoch }
-  let after : State × Option StageVisitResult :=
-    match visitBefore with
-    | none => (st1, none)
-    | some v0 =>
-      let fact : StepFact := {
-        tool := c.tool
-        ok := ok
-        ran := ranToEndB c
-        checked := ranCheckOfB wf.outcome c
-        command := if c.tool == "run_command" then strArg? c.args "command" else none
-        changed := changed }
-      let v : Visit := { v0 with steps := v0.steps + 1, facts := fact :: v0.facts }
-      if c.status == .ok && c.tool == "enter_stage" then
-        (match (strArg? c.args "stage").bind wf.findStage? with
-         | some target =>
-           let closed := st1.closeVisit v line .transition (some target.id)
-           (closed.1.openVisit target line, some closed.2)
-         | none => ({ st1 with visit := some v }, none))
-      else if c.status == .ok && c.tool == "submit" then
-        let term := terminalB wf v.stage.id
-        let closed := st1.closeVisit v line .submit none
-        ({ closed.1 with visit := none, ended := true, submittedFromTerminal := term }, some closed.2)
-      else ({ st1 with visit := some v }, none)
-  (after.1, {
-    line := line, type := "tool_call", step := some after.1.steps, tool := some c.tool, stage := stageHere, visit := visitHere,
-    verdicts := verdicts, toolReward := some r, stageVisit := after.2,
-    runningReturn := after.1.runningReturn })
-
-/-- The tool reward a `tool_call` event reports is that of `callVerdicts`. -/
-theorem State.appendCall_toolReward (st : State) (c : ToolCall) (line : Nat) :
-    (st.appendCall c line).2.toolReward = some (toolReward (st.callVerdicts c)) := rfl
-
-/-- The verdicts after the pre-run checks are warnings: they never make the reward −1. -/
-theorem State.callVerdicts_err (st : State) (c : ToolCall) :
-    (st.callVerdicts c).any toolErr =
-      (preChecks st.wf st.sandbox st.mcpTools st.currentStage c.toProposed).1.any toolErr := by
-  have h1 : toolErr (st.repeatVerdict (callKey c.tool c.args)) = false := by
-    unfold State.repeatVerdict
-    exact toolErr_ofBool_warn .toolNotRepeated rfl _ _ _ _
-  have h2 : ∀ ask, (approvedVerdicts ask c.status).any toolErr = false := by
-    intro ask
-    cases ask with
-    | none => rfl
-    | some p =>
-      simp only [approvedVerdicts, List.any_cons, List.any_nil, toolErr_ofBool_warn .toolApproved rfl,
-        Bool.or_false]
-  have h3 : toolErr (succeededVerdict c) = false := by
-    unfold succeededVerdict
-    exact toolErr_ofBool_warn .toolSucceeded rfl _ _ _ _
-  have h4 : (sandboxedVerdicts st.sandbox c).any toolErr = false := by
-    unfold sandboxedVerdicts
-    split
-    · simp only [List.any_cons, List.any_nil, toolErr_ofBool_warn .toolSandboxed rfl, Bool.or_false]
-    · rfl
-  simp only [State.callVerdicts, List.any_append, List.any_cons, List.any_nil, h1, h2, h3, h4, Bool.or_false]
-
-/-- A `tool_call` event scores −1 exactly when the call does not conform in the
-state it meets. -/
-theorem State.callVerdicts_ok_iff (st : State) (c : ToolCall) :
-    toolReward (st.callVerdicts c) ≠ -1 ↔ CallConforms st.wf st.sandbox st.mcpTools st.currentStage c.toProposed := by
-  rw [← callConforms_iff, ne_eq, toolReward_eq_neg_one_iff, State.callVerdicts_err, preChecks_err]
-  cases callConformsB st.wf st.sandbox st.mcpTools st.currentStage c.toProposed <;> decide
+  let moved := ({ st with failed := {} } : State).moveVisit c line
+  let st' : State := { moved.1 with
+    steps := steps, toolSum := toolSum, epoch := epoch, failed := if ok then failed else failed.insert key epoch }
+  (st', {
+    line := line, type := "tool_call", step := some steps, tool := some c.tool, stage := stageHere,
+    visit := visitHere, verdicts := verdicts, toolReward := some r, stageVisit := moved.2,
+    runningReturn := st'.runningReturn })
 
 def State.outcomeCheckVerdict (st : State) (check : OutcomeCheck) : Verdict :=
   let expected := check.expectExitCode
@@ -804,18 +653,6 @@ def State.append (st : State) (line : Nat) : Event → State × StepResult
     (st', st'.quietResult line (.mcpTools server tools))
   | e => (st, st.quietResult line e)
 
-/-- An `mcp_tools` line replaces its server's tools in the state (`replaceServerTools`). -/
-theorem State.append_mcpTools (st : State) (line : Nat) (server : String) (tools : List (String × String)) :
-    (st.append line (.mcpTools server tools)).1.mcpTools = replaceServerTools st.mcpTools server tools := rfl
-
-/-- After a server's `mcp_tools` line, `tool.known` accepts a name of that server exactly when the
-line lists it: a tool the server dropped (`list_changed`) or had when it `stopped` is unknown. -/
-theorem State.append_mcpTools_known (st : State) (line : Nat) (server : String) (tools : List (String × String))
-    (name : String) (h : name.startsWith (mcpServerPrefix server) = true) :
-    mcpKnownB (st.append line (.mcpTools server tools)).1.mcpTools name = mcpKnownB tools name := by
-  rw [State.append_mcpTools]
-  exact mcpKnownB_replace st.mcpTools server tools name h
-
 /-- The gate's decision, reason and `ask` pattern for the verdicts of a proposed call.
 A blocked call keeps the `ask` pattern it matches: with enforcement `warn` a call blocked
 for the workflow's structure may still run, and then only once the user approves it
@@ -841,39 +678,6 @@ def State.gate (st : State) (call : ProposedCall) : GateResult :=
   let d := gateDecision verdicts pre.2
   { decision := d.1, verdicts := verdicts, reason := d.2.1, askPattern := d.2.2,
     toolReward := toolReward verdicts }
-
-/-- Whatever the decision, the gate reports exactly the `ask` pattern the call matches:
-a call is never let through unasked because it was also blocked. -/
-theorem gateDecision_ask (verdicts : List Verdict) (ask : Option String) :
-    (gateDecision verdicts ask).2.2 = ask := by
-  unfold gateDecision
-  split
-  · rfl
-  · cases ask <;> rfl
-
-/-- The gate asks only for a call that matches an `ask` pattern. -/
-theorem gateDecision_ask_decision (verdicts : List Verdict) (ask : Option String)
-    (h : (gateDecision verdicts ask).1 = .ask) : ask.isSome := by
-  unfold gateDecision at h
-  split at h
-  · cases h
-  · cases ask with
-    | none => cases h
-    | some _ => rfl
-
-/-- The gate reports the reward −1 exactly when the proposed call does not conform. -/
-theorem State.gate_ok_iff (st : State) (call : ProposedCall) :
-    (st.gate call).toolReward ≠ -1 ↔ CallConforms st.wf st.sandbox st.mcpTools st.currentStage call := by
-  have hrep : toolErr (st.repeatVerdict (callKey call.tool call.args)) = false := by
-    unfold State.repeatVerdict
-    exact toolErr_ofBool_warn .toolNotRepeated rfl _ _ _ _
-  have hr : (st.gate call).toolReward =
-      toolReward ((preChecks st.wf st.sandbox st.mcpTools st.currentStage call).1 ++
-        [st.repeatVerdict (callKey call.tool call.args)]) :=
-    rfl
-  rw [hr, ← callConforms_iff, ne_eq, toolReward_eq_neg_one_iff]
-  simp only [List.any_append, List.any_cons, List.any_nil, hrep, Bool.or_false, preChecks_err]
-  cases callConformsB st.wf st.sandbox st.mcpTools st.currentStage call <;> decide
 
 /-- The trajectory's scores as if it stopped now (core/verifier/types.ts `TrajectorySummary`). -/
 def State.summary (st : State) : Json :=
@@ -923,156 +727,5 @@ def State.summary (st : State) : Json :=
      ("beta", Json.num st.wf.rewards.beta),
      ("ended", toJson st.ended)] ++
     Json.opt "finalStage" finalStage
-
-/-! ## The specification of a conforming trajectory
-
-A call *conforms* (`CallConforms`, in `Lar.Checks`) when it is made while the
-run is open, names a known tool with valid arguments, is permitted in the
-current stage, and passes the checks of its tool: exactly the checks of severity
-`error` in the tool-call table of docs/rewards.md. A trajectory conforms when
-every call conforms in the state the verifier is in when the call arrives.
-
-The theorems below connect this to what the checker reports: a step's tool
-reward is −1 exactly when its call does not conform (`append_toolReward_ne_iff`),
-so a trajectory conforms exactly when no step the checker reports scores −1
-(`stepResults_ok_iff`, `conforms_iff_no_error_step`). -/
-
-/-- What an event asks of the state it meets: a tool call must conform; the other
-events ask nothing (an `mcp_tools` line changes what later calls may name, not itself). -/
-def EventConforms (st : State) : Event → Prop
-  | .toolCall c => CallConforms st.wf st.sandbox st.mcpTools st.currentStage c.toProposed
-  | .message => True
-  | .outcome _ => True
-  | .compaction => True
-  | .restore => True
-  | .tokens => True
-  | .mcpTools _ _ => True
-  | .finish => True
-
-/-- The trajectory from state `st` on: every event conforms in the state it meets. -/
-def ConformsFrom : State → List (Nat × Event) → Prop
-  | _, [] => True
-  | st, (line, e) :: rest => EventConforms st e ∧ ConformsFrom (st.append line e).1 rest
-
-/-- The step results the checker reports for `evs` (line, event), fed one at a
-time from `st`: what `lar-verify` answers to a session's `append` requests. -/
-def State.stepResults : State → List (Nat × Event) → List StepResult
-  | _, [] => []
-  | st, (line, e) :: rest => (st.append line e).2 :: State.stepResults (st.append line e).1 rest
-
-theorem forall_mem_cons_iff {α : Type} (p : α → Prop) (a : α) (l : List α) :
-    (∀ x ∈ a :: l, p x) ↔ p a ∧ ∀ x ∈ l, p x := by
-  constructor
-  · intro h
-    exact ⟨h a (List.mem_cons.mpr (Or.inl rfl)), fun x hx => h x (List.mem_cons.mpr (Or.inr hx))⟩
-  · rintro ⟨ha, hl⟩ x hx
-    rcases List.mem_cons.mp hx with rfl | hx
-    · exact ha
-    · exact hl x hx
-
-/-- One event: the checker reports a tool reward of −1 for it exactly when it is a
-call that does not conform (events other than calls report no tool reward). -/
-theorem State.append_toolReward_ne_iff (st : State) (line : Nat) (e : Event) :
-    (st.append line e).2.toolReward ≠ some (-1) ↔ EventConforms st e := by
-  cases e with
-  | toolCall c =>
-    show (st.appendCall c line).2.toolReward ≠ some (-1) ↔
-      CallConforms st.wf st.sandbox st.mcpTools st.currentStage c.toProposed
-    rw [State.appendCall_toolReward st c line, ← State.callVerdicts_ok_iff st c]
-    exact ⟨fun h h' => h (congrArg some h'), fun h h' => h (Option.some.inj h')⟩
-  | message =>
-    show (none : Option Int) ≠ some (-1) ↔ True
-    simp
-  | outcome o =>
-    show (none : Option Int) ≠ some (-1) ↔ True
-    simp
-  | compaction =>
-    show (none : Option Int) ≠ some (-1) ↔ True
-    simp
-  | restore =>
-    show (none : Option Int) ≠ some (-1) ↔ True
-    simp
-  | tokens =>
-    show (none : Option Int) ≠ some (-1) ↔ True
-    simp
-  | mcpTools server tools =>
-    show (none : Option Int) ≠ some (-1) ↔ True
-    simp
-  | finish =>
-    show (none : Option Int) ≠ some (-1) ↔ True
-    simp
-
-/-- A trajectory fed from `st` conforms exactly when no step the checker reports
-for it has tool reward −1. -/
-theorem stepResults_ok_iff : ∀ (evs : List (Nat × Event)) (st : State),
-    (∀ r ∈ st.stepResults evs, r.toolReward ≠ some (-1)) ↔ ConformsFrom st evs
-  | [], st => by simp [State.stepResults, ConformsFrom]
-  | (line, e) :: rest, st => by
-    have ih := stepResults_ok_iff rest (st.append line e).1
-    have hs := State.append_toolReward_ne_iff st line e
-    show (∀ r ∈ (st.append line e).2 :: (st.append line e).1.stepResults rest, r.toolReward ≠ some (-1)) ↔
-      (EventConforms st e ∧ ConformsFrom (st.append line e).1 rest)
-    exact (forall_mem_cons_iff (fun r : StepResult => r.toolReward ≠ some (-1)) _ _).trans
-      ⟨fun ⟨a, b⟩ => ⟨hs.mp a, ih.mp b⟩, fun ⟨a, b⟩ => ⟨hs.mpr a, ih.mpr b⟩⟩
-
-/-- The checker's acceptance: no step it reports scores −1. -/
-def acceptsFrom (st : State) (evs : List (Nat × Event)) : Bool :=
-  (st.stepResults evs).all fun r => decide (r.toolReward ≠ some (-1))
-
-theorem acceptsFrom_iff (st : State) (evs : List (Nat × Event)) :
-    acceptsFrom st evs = true ↔ ConformsFrom st evs := by
-  rw [← stepResults_ok_iff]
-  simp only [acceptsFrom, List.all_eq_true, decide_eq_true_eq]
-
-/-- A trajectory the checker accepts conforms to the workflow. -/
-theorem accepted_conforms (st : State) (evs : List (Nat × Event)) (h : acceptsFrom st evs = true) :
-    ConformsFrom st evs :=
-  (acceptsFrom_iff st evs).mp h
-
-/-- The same from the start of a run. -/
-def Conforms (wf : Workflow) (headerLine : Nat) (sb : Option SandboxRecord) (evs : List (Nat × Event)) : Prop :=
-  ∃ st, State.create wf headerLine sb = .ok st ∧ ConformsFrom st evs
-
-/-- The headline: for a workflow that loads (`State.create … = .ok st`, what
-`load` does), a trajectory conforms exactly when no step the checker reports
-for it has tool reward −1. -/
-theorem conforms_iff_no_error_step (wf : Workflow) (headerLine : Nat) (sb : Option SandboxRecord) (st : State)
-    (evs : List (Nat × Event)) (hc : State.create wf headerLine sb = .ok st) :
-    (∀ r ∈ st.stepResults evs, r.toolReward ≠ some (-1)) ↔ Conforms wf headerLine sb evs := by
-  constructor
-  · intro h
-    unfold Conforms
-    exact ⟨st, hc, (stepResults_ok_iff evs st).mp h⟩
-  · intro h
-    unfold Conforms at h
-    obtain ⟨st', hc', hconf⟩ := h
-    rw [hc] at hc'
-    cases hc'
-    exact (stepResults_ok_iff evs _).mpr hconf
-
-def accepts (wf : Workflow) (headerLine : Nat) (sb : Option SandboxRecord) (evs : List (Nat × Event)) : Bool :=
-  match State.create wf headerLine sb with
-  | .ok st => acceptsFrom st evs
-  | .error _ => false
-
-/-- A trajectory accepted from the start of a run (no step scored −1) conforms. -/
-theorem accepts_sound (wf : Workflow) (headerLine : Nat) (sb : Option SandboxRecord) (evs : List (Nat × Event))
-    (h : accepts wf headerLine sb evs = true) : Conforms wf headerLine sb evs := by
-  unfold accepts at h
-  -- `cases hc :` generalizes the goal only; `h` still names `State.create`, hence the `rw`.
-  cases hc : State.create wf headerLine sb with
-  | error e => rw [hc] at h; simp at h
-  | ok st =>
-    rw [hc] at h
-    unfold Conforms
-    exact ⟨st, hc, accepted_conforms st evs h⟩
-
-/-- The running counters stay within the bounds of `sum_bounded` in every state. -/
-theorem State.toolSum_bounded (st : State) : -(st.steps : Int) ≤ st.toolSum ∧ st.toolSum ≤ st.steps :=
-  st.toolInv
-
-theorem State.stageSum_bounded (st : State) :
-    -(st.stageCount : Int) ≤ st.stageSum ∧ st.stageSum ≤ st.stageCount :=
-  st.stageInv
 
 end Lar

@@ -1,0 +1,12 @@
+/-
+What is proved about the checker in `Lar`: for each check the proposition it decides and the
+theorem that it does, the rewards, the gate, the return, and the independent specification of
+docs/rewards.md (`Lar/Spec/`) with the theorem that the checker computes it. docs/lean.md lists
+what a reader may trust. `lar-verify` does not import any of this.
+-/
+import LarProofs.Glob
+import LarProofs.Tools
+import LarProofs.Checks
+import LarProofs.Rewards
+import LarProofs.Verifier
+import LarProofs.Guards

@@ -1,0 +1,178 @@
+import Lar.Rewards
+import LarProofs.Checks
+
+/-!
+Rewards: the cases and bounds of the tool, stage and outcome rewards, when the tool reward is −1
+or +1, what `toolErr` makes of the verdicts the checker builds, and sums of rewards.
+-/
+
+namespace Lar
+open Lean
+
+theorem toolErr_iff (v : Verdict) :
+    toolErr v = true ↔ v.ok = false ∧ v.check.level = .tool ∧ v.check.severity = .error := by
+  rw [← CheckId.blocks_iff]
+  unfold toolErr
+  cases v.ok <;> cases v.check.blocks <;> decide
+
+theorem failedAt_of_toolErr {v : Verdict} (h : toolErr v = true) : failedAt .tool v = true := by
+  obtain ⟨hok, hl, _⟩ := (toolErr_iff v).mp h
+  simp [failedAt, hok, hl]
+
+theorem toolReward_cases (vs : List Verdict) :
+    toolReward vs = -1 ∨ toolReward vs = 0 ∨ toolReward vs = 1 := by
+  unfold toolReward
+  split
+  · exact Or.inl rfl
+  · split
+    · exact Or.inr (Or.inl rfl)
+    · exact Or.inr (Or.inr rfl)
+
+theorem stageReward_cases (vs : List Verdict) :
+    stageReward vs = -1 ∨ stageReward vs = 0 ∨ stageReward vs = 1 := by
+  unfold stageReward
+  split
+  · exact Or.inl rfl
+  · split
+    · exact Or.inr (Or.inl rfl)
+    · exact Or.inr (Or.inr rfl)
+
+theorem outcomeReward_cases (e s c : Bool) :
+    outcomeReward e s c = 0 ∨ outcomeReward e s c = 1 := by
+  unfold outcomeReward
+  split
+  · exact Or.inr rfl
+  · exact Or.inl rfl
+
+/-- The outcome is 1 exactly when `outcome.submitted` and `outcome.check_passed` hold. -/
+theorem outcomeReward_eq_one_iff (ended fromTerminal checkPassed : Bool) :
+    outcomeReward ended fromTerminal checkPassed = 1 ↔ Submitted ended fromTerminal ∧ checkPassed = true := by
+  unfold outcomeReward Submitted
+  cases ended <;> cases fromTerminal <;> cases checkPassed <;> decide
+
+theorem toolReward_bounds (vs : List Verdict) : -1 ≤ toolReward vs ∧ toolReward vs ≤ 1 := by
+  rcases toolReward_cases vs with h | h | h <;> constructor <;> omega
+
+theorem stageReward_bounds (vs : List Verdict) : -1 ≤ stageReward vs ∧ stageReward vs ≤ 1 := by
+  rcases stageReward_cases vs with h | h | h <;> constructor <;> omega
+
+/-- The tool reward is +1 exactly when no tool-level check failed. -/
+theorem toolReward_eq_one_iff (vs : List Verdict) :
+    toolReward vs = 1 ↔ ∀ v ∈ vs, failedAt .tool v = false := by
+  unfold toolReward
+  by_cases h1 : vs.any toolErr = true
+  · have h2 : vs.any (failedAt .tool) = true := by
+      rw [List.any_eq_true] at h1 ⊢
+      obtain ⟨v, hv, hf⟩ := h1
+      exact ⟨v, hv, failedAt_of_toolErr hf⟩
+    rw [if_pos h1]
+    constructor
+    · intro h; omega
+    · intro h
+      obtain ⟨v, hv, hf⟩ := List.any_eq_true.mp h2
+      rw [h v hv] at hf
+      cases hf
+  · rw [if_neg h1]
+    by_cases h2 : vs.any (failedAt .tool) = true
+    · rw [if_pos h2]
+      constructor
+      · intro h; omega
+      · intro h
+        obtain ⟨v, hv, hf⟩ := List.any_eq_true.mp h2
+        rw [h v hv] at hf
+        cases hf
+    · rw [if_neg h2]
+      constructor
+      · intro _ v hv
+        cases hf : failedAt .tool v
+        · rfl
+        · exact absurd (List.any_eq_true.mpr ⟨v, hv, hf⟩) h2
+      · intro _; rfl
+
+/-- The tool reward is −1 exactly when some verdict is a failed tool-level check
+of severity `error`. -/
+theorem toolReward_eq_neg_one_iff (vs : List Verdict) : toolReward vs = -1 ↔ vs.any toolErr = true := by
+  unfold toolReward
+  by_cases h1 : vs.any toolErr = true
+  · rw [if_pos h1]
+    exact ⟨fun _ => h1, fun _ => rfl⟩
+  · rw [if_neg h1]
+    constructor
+    · intro h
+      by_cases h2 : vs.any (failedAt .tool) = true
+      · rw [if_pos h2] at h
+        omega
+      · rw [if_neg h2] at h
+        omega
+    · intro h
+      exact absurd h h1
+
+theorem toolErr_ofBool (check : CheckId) (b : Bool) (p f : String) (path : Option (List String)) :
+    toolErr (Verdict.ofBool check b p f path) = (check.blocks && !b) := by
+  cases b <;> rfl
+
+/-- A verdict of an error-severity tool check is an error exactly when it fails. -/
+theorem toolErr_ofBool_blocks (check : CheckId) (h : check.blocks = true) (b : Bool) (p f : String)
+    (path : Option (List String)) : toolErr (Verdict.ofBool check b p f path) = !b := by
+  simp only [toolErr_ofBool, h, Bool.true_and]
+
+/-- A verdict of any other check is never an error. -/
+theorem toolErr_ofBool_warn (check : CheckId) (h : check.blocks = false) (b : Bool) (p f : String)
+    (path : Option (List String)) : toolErr (Verdict.ofBool check b p f path) = false := by
+  simp only [toolErr_ofBool, h, Bool.false_and]
+
+theorem bool_not_and (a b : Bool) : (!(a && b)) = (!a || !b) := by
+  cases a <;> cases b <;> rfl
+
+/-- A sum of n rewards, each in [−1, 1], lies in [−n, n]. -/
+theorem sum_bounded : ∀ rs : List Int, (∀ r ∈ rs, -1 ≤ r ∧ r ≤ 1) →
+    -(rs.length : Int) ≤ sumInt rs ∧ sumInt rs ≤ rs.length
+  | [], _ => by simp only [sumInt, List.length_nil]; omega
+  | r :: rs, h => by
+    obtain ⟨h1, h2⟩ := h r (List.mem_cons.mpr (Or.inl rfl))
+    obtain ⟨h3, h4⟩ := sum_bounded rs (fun x hx => h x (List.mem_cons.mpr (Or.inr hx)))
+    simp only [sumInt, List.length_cons]
+    constructor <;> omega
+
+theorem toolRewards_bounded (vss : List (List Verdict)) :
+    -(vss.length : Int) ≤ sumInt (vss.map toolReward) ∧ sumInt (vss.map toolReward) ≤ vss.length := by
+  have h := sum_bounded (vss.map toolReward) (fun r hr => by
+    obtain ⟨vs, _, rfl⟩ := List.mem_map.mp hr
+    exact toolReward_bounds vs)
+  rw [List.length_map] at h
+  exact h
+
+theorem stageRewards_bounded (vss : List (List Verdict)) :
+    -(vss.length : Int) ≤ sumInt (vss.map stageReward) ∧ sumInt (vss.map stageReward) ≤ vss.length := by
+  have h := sum_bounded (vss.map stageReward) (fun r hr => by
+    obtain ⟨vs, _, rfl⟩ := List.mem_map.mp hr
+    exact stageReward_bounds vs)
+  rw [List.length_map] at h
+  exact h
+
+/-- A weight `w ≥ 0` times a sum `S ∈ [−n, n]` lies in `[−w·n, w·n]`. -/
+theorem weighted_sum_bounds (w S : Int) (n : Nat) (hw : 0 ≤ w) (h : -(n : Int) ≤ S ∧ S ≤ n) :
+    -(w * n) ≤ w * S ∧ w * S ≤ w * n := by
+  have h1 : w * -(n : Int) ≤ w * S := Int.mul_le_mul_of_nonneg_left h.1 hw
+  have h2 : w * S ≤ w * (n : Int) := Int.mul_le_mul_of_nonneg_left h.2 hw
+  rw [Int.mul_neg] at h1
+  exact ⟨h1, h2⟩
+
+/-- The return over a common denominator. Write α = a/d and β = b/d with a, b ≥ 0
+and d > 0; let S be the sum of the n stage rewards and T the sum of the m tool
+rewards, with S ∈ [−n, n] and T ∈ [−m, m]. For n, m ≥ 1,
+d·n·m·R = o·d·n·m + (a·m·S + b·n·T), and this theorem puts the second part in
+[−(a+b)·n·m, (a+b)·n·m]; dividing by d·n·m, α·mean(S) + β·mean(T) ∈ [−(α+β), α+β],
+so R ∈ [−(α+β), 1+α+β]. (When n or m is 0 its mean is 0 by definition, the term
+drops out, and the bound holds a fortiori.) -/
+theorem return_bounds (a b S T : Int) (n m : Nat) (ha : 0 ≤ a) (hb : 0 ≤ b)
+    (hS : -(n : Int) ≤ S ∧ S ≤ n) (hT : -(m : Int) ≤ T ∧ T ≤ m) :
+    -(a * m * n + b * n * m) ≤ a * m * S + b * n * T ∧
+      a * m * S + b * n * T ≤ a * m * n + b * n * m := by
+  have hm : (0 : Int) ≤ (m : Int) := by omega
+  have hn : (0 : Int) ≤ (n : Int) := by omega
+  have h1 := weighted_sum_bounds (a * m) S n (Int.mul_nonneg ha hm) hS
+  have h2 := weighted_sum_bounds (b * n) T m (Int.mul_nonneg hb hn) hT
+  omega
+
+end Lar

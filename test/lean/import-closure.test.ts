@@ -1,0 +1,89 @@
+/**
+ * `lar verify --backend lean` builds `lar-verify` on the user's machine (`lake build lar-verify`),
+ * so a proof that fails to elaborate must not stop it from building: the executable's import
+ * closure holds definitions only, and every theorem lives in `LarProofs`, a library it never
+ * imports (docs/lean.md, "Two libraries"). Read from the sources, with no toolchain.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { leanCode, leanImports } from '../support/lean-source';
+
+const LEAN = path.resolve(__dirname, '../../../lean');
+
+/** The package's own modules reachable from `root` (core's `Lean.*`, `Std.*` and `Init.*` are not followed). */
+function closure(root: string): Map<string, string> {
+  const seen = new Map<string, string>();
+  const visit = (file: string): void => {
+    if (seen.has(file)) return;
+    const text = fs.readFileSync(path.join(LEAN, file), 'utf8');
+    seen.set(file, text);
+    for (const mod of leanImports(text)) {
+      const rel = `${mod.split('.').join('/')}.lean`;
+      if (fs.existsSync(path.join(LEAN, rel))) visit(rel);
+      else assert.match(mod, /^(Lean|Std|Init)(\.|$)/, `${file} imports ${mod}, which is neither in lean/ nor in Lean core`);
+    }
+  };
+  visit(root);
+  return seen;
+}
+
+/** Every `.lean` file of the package. */
+function allFiles(dir = ''): string[] {
+  return fs.readdirSync(path.join(LEAN, dir), { withFileTypes: true }).flatMap((e) => {
+    const rel = dir ? `${dir}/${e.name}` : e.name;
+    if (e.isDirectory()) return e.name.startsWith('.') ? [] : allFiles(rel);
+    return rel.endsWith('.lean') ? [rel] : [];
+  });
+}
+
+/** Where a proof, or anything elaborated for its own sake, appears in the code of a file. */
+const PROOF_WORDS = /(?<![\w.'])(theorem|lemma|example|by|decreasing_by|termination_by|#guard|#eval|#print|#check|#reduce)(?![\w'!?])/g;
+
+function findings(re: RegExp, text: string): string[] {
+  const code = leanCode(text);
+  return [...code.matchAll(re)].map((m) => `${m[1] ?? m[0]} (line ${code.slice(0, m.index).split('\n').length})`);
+}
+
+test('lar-verify is built by lake from Main.lean, and the lakefile keeps the proofs in a library of their own', () => {
+  const lakefile = fs.readFileSync(path.join(LEAN, 'lakefile.toml'), 'utf8');
+  assert.match(lakefile, /\[\[lean_exe\]\]\s*\nname = "lar-verify"\s*\nroot = "Main"/);
+  assert.match(lakefile, /\[\[lean_lib\]\]\s*\nname = "LarProofs"/);
+  const build = fs.readFileSync(path.resolve(__dirname, '../../../core/lean/build.ts'), 'utf8');
+  assert.match(build, /'build', 'lar-verify'/, 'the backend builds the executable target alone');
+});
+
+test("the executable's import closure holds no theorem, proof, example or #guard", () => {
+  const files = closure('Main.lean');
+  // Not vacuous: every checker module is in it, and no module of the proofs or the specification.
+  for (const m of ['Glob', 'Num', 'Mcp', 'Schema', 'Tools', 'Checks', 'Rewards', 'Verifier', 'Protocol'])
+    assert.ok(files.has(`Lar/${m}.lean`), `Lar/${m}.lean is in the closure`);
+  for (const file of files.keys()) assert.doesNotMatch(file, /^(LarProofs|Lar\/Spec)(\/|\.lean$)/, `${file} is a proof module`);
+  const found = [...files].flatMap(([file, text]) => findings(PROOF_WORDS, text).map((f) => `${file}: ${f}`));
+  assert.deepEqual(found, []);
+});
+
+test('the scan finds the proofs where they are (it is not blind)', () => {
+  const proofs = closure('LarProofs.lean');
+  const theorems = [...proofs.values()].flatMap((t) => findings(PROOF_WORDS, t)).filter((f) => f.startsWith('theorem'));
+  assert.ok(theorems.length > 100, `${theorems.length} theorems found in LarProofs`);
+  // A word in a comment or a string is not code.
+  assert.deepEqual(findings(PROOF_WORDS, '/- theorem -/ def x := "by" -- example\n/-- #guard -/ def y := \'b\''), []);
+  assert.deepEqual(findings(PROOF_WORDS, 'def z : Nat := by exact 1'), ['by (line 1)']);
+});
+
+test('every module of the package is imported by the checker or by LarProofs', () => {
+  const reached = new Set([...closure('Main.lean').keys(), ...closure('LarProofs.lean').keys()]);
+  const missed = allFiles().filter((f) => f !== 'lakefile.lean' && !reached.has(f));
+  assert.deepEqual(missed, [], 'a module nothing imports is never built, so its proofs are never checked');
+});
+
+test('no sorry, admit, native_decide or axiom anywhere in the package', () => {
+  const found = allFiles().flatMap((file) =>
+    findings(/(?<![\w.'])(sorry|admit|native_decide|axiom|sorryAx|implemented_by|extern)(?![\w'!?])/g, fs.readFileSync(path.join(LEAN, file), 'utf8')).map(
+      (f) => `${file}: ${f}`,
+    ),
+  );
+  assert.deepEqual(found, []);
+});
