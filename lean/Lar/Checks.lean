@@ -203,10 +203,21 @@ def terminalB (wf : Workflow) (id : String) : Bool := wf.terminal.any (fun t => 
 def commandAllowedB (deny : List String) (cmd : String) : Bool :=
   !(deny.any (fun p => commandMatchesB p.toList cmd.toList))
 
-/-- The normalized path `n` is the read-only path `r` or lies below it (`r/…`).
-Read-only paths are normalized workspace paths (a well-formedness rule), so
-plain string comparison decides it. -/
-def underB (r n : String) : Bool := n == r || n.startsWith (r ++ "/")
+/-- A read-only path without its trailing `/`s (core/schema/workflow.ts `readOnlyPathOf`:
+`p.replace(/\/+$/, '')`), so that `src/` protects what `src` does. -/
+def dropTrailingSlashes (cs : List Char) : List Char :=
+  (cs.reverse.dropWhile (fun c => c == '/')).reverse
+
+/-- The read-only path as the checker compares it and names it in a message: without its trailing `/`s. -/
+def readOnlyPathText (r : String) : String := String.ofList (dropTrailingSlashes r.toList)
+
+/-- The normalized path `n` is `q` or lies below it (`q/…`), over characters. -/
+def underL (q n : List Char) : Bool := decide (n = q) || (q ++ ['/']).isPrefixOf n
+
+/-- The normalized path `n` is the read-only path `r` or lies below it (`r/…`), `r` taken without
+its trailing `/`s. Read-only paths are otherwise normalized workspace paths (a well-formedness
+rule), so plain comparison of the characters decides it. -/
+def underB (r n : String) : Bool := underL (dropTrailingSlashes r.toList) n.toList
 
 /-- One path argument: it normalizes (`npath`), the normal form matches no deny
 pattern and lies under none of the read-only paths `ro` (given only for the

@@ -92,6 +92,33 @@ def array (ctx : String) : Json → Except String (List Json)
 def strList (ctx : String) (j : Json) : Except String (List String) := do
   (← array ctx j).mapM (str ctx)
 
+/-- A list of non-empty strings (zod's `z.array(z.string().min(1, …))`); `what` names an entry in
+the message ("a pattern", "a path"). -/
+def nonEmptyStrList (ctx what : String) (j : Json) : Except String (List String) := do
+  (← array ctx j).mapM fun v => do
+    let s ← str ctx v
+    if s == "" then throw s!"{ctx}: {what} must not be empty" else pure s
+
+/-- A list of patterns (core/schema/workflow.ts `Pattern`, `z.string().min(1)`). -/
+def patternList (ctx : String) (j : Json) : Except String (List String) :=
+  nonEmptyStrList ctx "a pattern" j
+
+/-- A host path (core/schema/workflow.ts `HostPath`, `^(\/|~(\/|$))`): absolute (`/…`), `~`, or
+under it (`~/…`). -/
+def isHostPathL : List Char → Bool
+  | '/' :: _ => true
+  | ['~'] => true
+  | '~' :: '/' :: _ => true
+  | _ => false
+
+/-- A list of host paths (`z.array(HostPath)`). -/
+def hostPathList (ctx : String) (j : Json) : Except String (List String) := do
+  (← array ctx j).mapM fun v => do
+    let s ← str ctx v
+    unless isHostPathL s.toList do
+      throw s!"{ctx}: a host path is absolute (\"/…\") or in the home folder (\"~/…\"), got \"{s}\""
+    pure s
+
 /-- A size as the sandbox's limits take it (core/schema/workflow.ts `Size`): a string of a whole
 number without leading zeros, then optionally K, M, G or T (powers of 1024), e.g. "512M" or "8G";
 at least `least` bytes (written `leastText` in the message). Kept as written. -/
@@ -187,6 +214,15 @@ instance : ToJson ExitCondition where
     | .fileChanged p => Json.mkObj ([("kind", toJson "file_changed")] ++ Json.opt "pattern" p)
     | .outcomeRan a => Json.mkObj [("kind", toJson "outcome_ran"), ("afterLastChange", toJson a)]
 
+/-- A stage id (core/schema/workflow.ts `StageId`, `^[A-Za-z][A-Za-z0-9_-]*$`): a letter, then
+letters, digits, `_` or `-`. ASCII classes, as the regular expression's (`Char.isAlpha` and
+`Char.isAlphanum` are ASCII). -/
+def isStageIdL : List Char → Bool
+  | c :: rest => c.isAlpha && rest.all (fun d => d.isAlphanum || d == '_' || d == '-')
+  | [] => false
+
+def isStageId (s : String) : Bool := isStageIdL s.toList
+
 structure Stage where
   id : String
   description : Option String := none
@@ -199,7 +235,9 @@ structure Stage where
 
 def Stage.fromJson? (j : Json) : Except String Stage := do
   Read.strict "stage" j ["id", "description", "tools", "exit", "budget"]
-  let id ← Read.nonEmptyStr "stage.id" (← Read.req "stage" j "id")
+  let id ← Read.str "stage.id" (← Read.req "stage" j "id")
+  unless isStageId id do
+    throw s!"stage.id: a stage id is a letter followed by letters, digits, \"_\" or \"-\" (got \"{id}\")"
   let ctx := s!"stage \"{id}\""
   pure {
     id := id
@@ -363,14 +401,14 @@ def Workflow.fromJson? (j : Json) : Except String Workflow := do
     let commands : CommandPolicy ← Read.optD pj "commands" {} fun cj => do
       Read.strict "workflow.policy.commands" cj ["deny", "ask"]
       pure {
-        deny := (← Read.optD cj "deny" [] (Read.strList "workflow.policy.commands.deny"))
-        ask := (← Read.optD cj "ask" [] (Read.strList "workflow.policy.commands.ask"))
+        deny := (← Read.optD cj "deny" [] (Read.patternList "workflow.policy.commands.deny"))
+        ask := (← Read.optD cj "ask" [] (Read.patternList "workflow.policy.commands.ask"))
       }
     let paths : PathPolicy ← Read.optD pj "paths" {} fun qj => do
       Read.strict "workflow.policy.paths" qj ["workspaceOnly", "deny"]
       let wo ← Read.optD qj "workspaceOnly" true (Read.bool "workflow.policy.paths.workspaceOnly")
       unless wo do throw "workflow.policy.paths.workspaceOnly: must be true in version 1"
-      pure { workspaceOnly := wo, deny := (← Read.optD qj "deny" [] (Read.strList "workflow.policy.paths.deny")) }
+      pure { workspaceOnly := wo, deny := (← Read.optD qj "deny" [] (Read.patternList "workflow.policy.paths.deny")) }
     pure { commands := commands, paths := paths }
   let sandbox : SandboxSection ← Read.optD j "sandbox" { protectedPaths := defaultProtected } fun sj => do
     Read.strict "workflow.sandbox" sj ["required", "network", "hosts", "protected", "writable", "readable", "hidden", "limits"]
@@ -390,10 +428,12 @@ def Workflow.fromJson? (j : Json) : Except String Workflow := do
       required := (← Read.optD sj "required" false (Read.bool "workflow.sandbox.required"))
       network := network
       hosts := (← Read.optD sj "hosts" [] (Read.strList "workflow.sandbox.hosts"))
-      protectedPaths := (← Read.optD sj "protected" defaultProtected (Read.strList "workflow.sandbox.protected"))
-      writable := (← Read.optD sj "writable" [] (Read.strList "workflow.sandbox.writable"))
-      readable := (← Read.optD sj "readable" [] (Read.strList "workflow.sandbox.readable"))
-      hidden := (← Read.optD sj "hidden" [] (Read.strList "workflow.sandbox.hidden"))
+      protectedPaths :=
+        (← Read.optD sj "protected" defaultProtected (Read.nonEmptyStrList "workflow.sandbox.protected" "a path"))
+      -- `z.union([HostPath, WorkspacePath])`: every non-empty string is a `WorkspacePath`.
+      writable := (← Read.optD sj "writable" [] (Read.nonEmptyStrList "workflow.sandbox.writable" "a path"))
+      readable := (← Read.optD sj "readable" [] (Read.hostPathList "workflow.sandbox.readable"))
+      hidden := (← Read.optD sj "hidden" [] (Read.hostPathList "workflow.sandbox.hidden"))
       limits := limits
     }
   let mcp ← Read.opt j "mcp" fun mj => do
@@ -705,17 +745,39 @@ def Read.checkpointId (ctx : String) (j : Json) : Except String String := do
   unless isCheckpointId s do throw s!"{ctx}: expected a checkpoint id (40 or 64 hex digits)"
   pure s
 
+/-- A run's trajectory file name (core/schema/trajectory.ts `RUN_FILE`,
+`^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.lar\.jsonl$`): a letter or digit, at most 200 more letters,
+digits, `.`, `_` or `-`, then `.lar.jsonl`; so 11 to 211 characters. ASCII classes, as the regular
+expression's (`Char.isAlphanum` is ASCII). -/
+def isRunFileNameL (cs : List Char) : Bool :=
+  decide (11 ≤ cs.length) && decide (cs.length ≤ 211) && ".lar.jsonl".toList.isSuffixOf cs &&
+    match cs.take (cs.length - 10) with
+    | c :: rest => c.isAlphanum && rest.all (fun d => d.isAlphanum || d == '.' || d == '_' || d == '-')
+    | [] => false
+
+def isRunFileName (s : String) : Bool := isRunFileNameL s.toList
+
+def Read.runFileName (ctx : String) (j : Json) : Except String String := do
+  let s ← Read.str ctx j
+  unless isRunFileName s do
+    throw s!"{ctx}: expected a run's file name (a letter or digit, at most 200 more letters, digits, \".\", \"_\" or \"-\", then \".lar.jsonl\")"
+  pure s
+
 /-- A `restore` event's fields, checked as the TypeScript schema checks them
-(core/schema/trajectory.ts `RestoreEvent`); nothing in it is scored. -/
+(core/schema/trajectory.ts `RestoreEvent`); nothing in it is scored. `undo` is `z.literal(true)`:
+absent, or `true`. -/
 def RestoreEvent.check (j : Json) : Except String Unit := do
   discard <| Read.checkpointId "restore.checkpoint" (← Read.req "restore" j "checkpoint")
   discard <| Read.checkpointId "restore.before" (← Read.req "restore" j "before")
   discard <| Read.opt j "step" (Read.posNat "restore.step")
-  discard <| Read.opt j "run" (Read.str "restore.run")
-  discard <| Read.opt j "undo" (Read.bool "restore.undo")
+  discard <| Read.opt j "run" (Read.runFileName "restore.run")
+  match (← Read.opt j "undo" (Read.bool "restore.undo")) with
+  | some false => throw "restore.undo: expected true (the key is absent when the restore undid nothing)"
+  | _ => pure ()
   for k in ["reverted", "deleted", "restored"] do
     discard <| Read.strList s!"restore.{k}" (← Read.req "restore" j k)
   discard <| Read.opt j "leftovers" (Read.strList "restore.leftovers")
+  discard <| Read.opt j "at" (Read.nonEmptyStr "restore.at")
 
 /-- The most ids (or logprobs) one turn's list may hold (core/schema/trajectory.ts `MAX_TURN_IDS`). -/
 def maxTurnIds : Nat := 1048576

@@ -210,8 +210,9 @@ def pathIssue (deny ro : List String) (args : Json) (key : String) : Option (Str
         | none =>
           (match ro.find? (fun r => underB r n) with
            | some r =>
-             let why := if alwaysReadOnly.contains r then "always read-only" else "protected by the workflow's sandbox section"
-             some (s!"\"{n}\" is read-only for the agent (\"{r}\" is {why}): it can be read, not changed", key)
+             let q := readOnlyPathText r
+             let why := if alwaysReadOnly.contains q then "always read-only" else "protected by the workflow's sandbox section"
+             some (s!"\"{n}\" is read-only for the agent (\"{q}\" is {why}): it can be read, not changed", key)
            | none => none)))
 
 /-- The first path argument of the call that breaks the path policy. -/

@@ -127,18 +127,58 @@ theorem commandAllowed_iff (deny : List String) (cmd : String) :
     commandAllowedB deny cmd = true ↔ CommandAllowed deny cmd := by
   simp [commandAllowedB, CommandAllowed, commandMatches_iff, List.any_eq_true]
 
+/-- The normalized path `n` is the read-only path `r` or lies below it (docs/rewards.md,
+`tool.path_policy`): with `q` the path `r` without its trailing `/`s, `n == q` or `n` starts with
+`q + "/"`. So `src/` protects `src` and `src/a.ts`, not `srcx/a.ts`; `tests/x` is not below `test`. -/
+def UnderPath (r n : List Char) : Prop :=
+  n = dropTrailingSlashes r ∨ dropTrailingSlashes r ++ ['/'] <+: n
+
+theorem underB_iff (r n : String) : underB r n = true ↔ UnderPath r.toList n.toList := by
+  unfold underB underL UnderPath
+  rw [Bool.or_eq_true, decide_eq_true_eq, List.isPrefixOf_iff_prefix]
+
+/-- `!(l.any p)` holds exactly when `p` holds for no element. -/
+theorem notAny_iff {α : Type} (l : List α) (p : α → Bool) :
+    (!(l.any p)) = true ↔ ∀ x ∈ l, ¬p x = true := by
+  cases h : l.any p with
+  | true =>
+    constructor
+    · intro hf
+      exact absurd hf (by decide)
+    · intro hall
+      obtain ⟨x, hx, hpx⟩ := List.any_eq_true.mp h
+      exact absurd hpx (hall x hx)
+  | false =>
+    constructor
+    · intro _ x hx hpx
+      have hany : l.any p = true := List.any_eq_true.mpr ⟨x, hx, hpx⟩
+      rw [h] at hany
+      exact absurd hany (by decide)
+    · intro _
+      rfl
+
 /-- One path argument: it normalizes (`npath`), the normal form matches no deny
 pattern and lies under none of the read-only paths `ro` (given only for the
 write tools, `Workflow.readOnlyFor`). -/
 def PathOk (deny ro : List String) (path : String) : Prop :=
-  ∃ n, npath path = .ok n ∧ (∀ p ∈ deny, ¬Matches p.toList n.toList) ∧ ∀ r ∈ ro, underB r n = false
+  ∃ n, npath path = .ok n ∧ (∀ p ∈ deny, ¬Matches p.toList n.toList) ∧ ∀ r ∈ ro, ¬UnderPath r.toList n.toList
 
 theorem pathOk_iff (deny ro : List String) (path : String) :
     pathOkB deny ro path = true ↔ PathOk deny ro path := by
   unfold pathOkB PathOk
   cases npath path with
   | error e => simp
-  | ok n => simp [globMatch_iff, List.any_eq_true]
+  | ok n =>
+    show (!(deny.any (fun p => globMatch p n)) && !(ro.any (fun r => underB r n))) = true ↔ _
+    rw [Bool.and_eq_true, notAny_iff, notAny_iff]
+    constructor
+    · rintro ⟨hd, hr⟩
+      exact ⟨n, rfl, fun p hp hm => hd p hp ((globMatch_iff _ _).mpr hm),
+        fun r hr' hu => hr r hr' ((underB_iff _ _).mpr hu)⟩
+    · rintro ⟨n', hn, hd, hr⟩
+      cases hn
+      exact ⟨fun p hp hm => hd p hp ((globMatch_iff _ _).mp hm),
+        fun r hr' hu => hr r hr' ((underB_iff _ _).mp hu)⟩
 
 /-- `tool.path_policy`: every present path argument of the tool passes `PathOk`. -/
 def PathPolicyOk (deny ro : List String) (t : Tool) (args : Json) : Prop :=
@@ -230,16 +270,91 @@ theorem commandOk_iff (wf : Workflow) (args : Json) : commandOkB wf args = true 
   | none => simp
   | some cmd => simp [commandAllowed_iff]
 
+/-- The sandbox is required (docs/rewards.md, `tool.sandbox_required`): by the workflow's
+`sandbox.required`, or by the user for this run (the header's `sandbox.required`; `sb` is the
+header's sandbox record, `none` when it records none). -/
+def SandboxRequired (wf : Workflow) (sb : Option SandboxRecord) : Prop :=
+  wf.sandbox.required = true ∨ ∃ r, sb = some r ∧ r.required = true
+
+/-- The header records that the run's commands were held: there is a sandbox record, and its
+`sandbox.confined` is true (the OS sandbox) or its `sandbox.container` is true (a container that is
+the run's sandbox). -/
+def CommandsHeld (sb : Option SandboxRecord) : Prop :=
+  ∃ r, sb = some r ∧ (r.confined = true ∨ r.container = true)
+
+theorem sandboxRequired_iff (wf : Workflow) (sb : Option SandboxRecord) :
+    sandboxRequiredB wf sb = true ↔ SandboxRequired wf sb := by
+  unfold sandboxRequiredB SandboxRequired
+  cases sb with
+  | none =>
+    show (wf.sandbox.required || false) = true ↔ _
+    rw [Bool.or_false]
+    constructor
+    · exact Or.inl
+    · rintro (h | ⟨r, hr, _⟩)
+      · exact h
+      · cases hr
+  | some r =>
+    show (wf.sandbox.required || r.required) = true ↔ _
+    rw [Bool.or_eq_true]
+    constructor
+    · rintro (h | h)
+      · exact Or.inl h
+      · exact Or.inr ⟨r, rfl, h⟩
+    · rintro (h | ⟨r', hr, h⟩)
+      · exact Or.inl h
+      · cases hr
+        exact Or.inr h
+
+theorem sandboxHeld_iff (r : SandboxRecord) : r.held = true ↔ r.confined = true ∨ r.container = true := by
+  unfold SandboxRecord.held
+  cases r.confined <;> cases r.container <;> decide
+
+theorem commandsHeld_iff (sb : Option SandboxRecord) :
+    decide (sb.map (·.held) = some true) = true ↔ CommandsHeld sb := by
+  rw [decide_eq_true_eq]
+  unfold CommandsHeld
+  cases sb with
+  | none =>
+    show (none : Option Bool) = some true ↔ _
+    constructor
+    · intro h
+      cases h
+    · rintro ⟨r, hr, _⟩
+      cases hr
+  | some r =>
+    show some r.held = some true ↔ _
+    constructor
+    · intro h
+      exact ⟨r, rfl, (sandboxHeld_iff r).mp (Option.some.inj h)⟩
+    · rintro ⟨r', hr, h⟩
+      cases hr
+      exact congrArg some ((sandboxHeld_iff _).mpr h)
+
 /-- `tool.sandbox_required`: where the sandbox is required, commands run only in
 a run whose header records that its commands were held: confined by the OS sandbox,
-or inside a container that is the run's sandbox (`SandboxRecord.held`). -/
+or inside a container that is the run's sandbox. -/
 def SandboxOk (wf : Workflow) (sb : Option SandboxRecord) : Prop :=
-  sandboxRequiredB wf sb = true → sb.map (·.held) = some true
+  SandboxRequired wf sb → CommandsHeld sb
 
 theorem sandboxOk_iff (wf : Workflow) (sb : Option SandboxRecord) :
     sandboxOkB wf sb = true ↔ SandboxOk wf sb := by
   unfold sandboxOkB SandboxOk
-  cases sandboxRequiredB wf sb <;> simp
+  rw [Bool.or_eq_true, ← sandboxRequired_iff, commandsHeld_iff]
+  cases sandboxRequiredB wf sb with
+  | false =>
+    constructor
+    · intro _ hf
+      exact absurd hf (by decide)
+    · intro _
+      exact Or.inl rfl
+  | true =>
+    constructor
+    · rintro (h | h) _
+      · exact absurd h (by decide)
+      · exact h
+    · intro h
+      exact Or.inr (h rfl)
 
 /-- The checks that depend on the tool, for a call made in stage `st` of a run
 whose header records the sandbox `sb`: `run_command` obeys the command policy,

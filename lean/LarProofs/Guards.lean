@@ -114,6 +114,66 @@ private def digestA : String := String.ofList (List.replicate 64 'a')
   ("tools", Json.arr #[]), ("error", toJson "exited with code 1")])).toOption == some ("github", [])
 end Lar
 
+/-! Schema.lean: the restore event (core/schema/trajectory.ts `RestoreEvent`) -/
+namespace Lar
+open Lean
+#guard ["run-1.lar.jsonl", "a.lar.jsonl", "0.lar.jsonl", "A_b.c-d.lar.jsonl", "a..lar.jsonl",
+  String.ofList (List.replicate 201 'a') ++ ".lar.jsonl"].all isRunFileName
+#guard ["", ".lar.jsonl", "a.lar.json", "-a.lar.jsonl", "_a.lar.jsonl", ".a.lar.jsonl", "a/b.lar.jsonl",
+  "a b.lar.jsonl", "a.lar.jsonl\n", "é.lar.jsonl", "aé.lar.jsonl", "a.LAR.jsonl",
+  String.ofList (List.replicate 202 'a') ++ ".lar.jsonl"].all (fun s => !isRunFileName s)
+private def checkpointA : String := String.ofList (List.replicate 40 'a')
+private def restoreWith (extra : List (String × Json)) : Json :=
+  Json.mkObj ([("type", toJson "restore"), ("checkpoint", toJson checkpointA), ("before", toJson checkpointA),
+    ("reverted", toJson ([] : List String)), ("deleted", toJson ([] : List String)),
+    ("restored", toJson ([] : List String))] ++ extra)
+#guard (RestoreEvent.check (restoreWith [])).toOption.isSome
+#guard (RestoreEvent.check (restoreWith [("run", toJson "run-1.lar.jsonl"), ("undo", toJson true),
+  ("step", toJson (3 : Nat)), ("at", toJson "2026-01-01T00:00:00Z")])).toOption.isSome
+-- `undo` is `z.literal(true)`, `at` a non-empty string, `run` a run's file name: refused otherwise.
+#guard (RestoreEvent.check (restoreWith [("undo", toJson false)])).toOption.isNone
+#guard (RestoreEvent.check (restoreWith [("at", toJson "")])).toOption.isNone
+#guard (RestoreEvent.check (restoreWith [("at", Json.null)])).toOption.isNone
+#guard (RestoreEvent.check (restoreWith [("run", toJson "../x.lar.jsonl")])).toOption.isNone
+#guard (RestoreEvent.check (restoreWith [("run", toJson "run-1.jsonl")])).toOption.isNone
+#guard (Event.fromJson? (restoreWith [("undo", toJson false)])).toOption.isNone
+end Lar
+
+/-! Schema.lean: the workflow's ids, patterns and paths (core/schema/workflow.ts) -/
+namespace Lar
+open Lean
+#guard ["a", "work", "fix-2_b", "Z9", "A-"].all isStageId
+#guard ["", "1st", "_a", "-a", "a b", "a.b", "é", "aé", "a/b"].all (fun s => !isStageId s)
+private def stageNamed (id : String) : Json :=
+  Json.mkObj [("id", toJson id), ("tools", toJson ["submit"]), ("budget", toJson (5 : Nat))]
+private def workflowWith (id : String) (extra : List (String × Json)) : Json :=
+  Json.mkObj ([("lar", toJson (1 : Nat)), ("id", toJson "w"), ("stages", Json.arr #[stageNamed id]),
+    ("transitions", Json.mkObj []), ("start", toJson id), ("terminal", toJson [id]),
+    ("outcome", Json.mkObj [("command", toJson "npm test")])] ++ extra)
+#guard (Workflow.fromJson? (workflowWith "work" [])).toOption.isSome
+#guard (Workflow.fromJson? (workflowWith "fix-2_b" [])).toOption.isSome
+-- A stage id is a letter followed by letters, digits, "_" or "-".
+#guard (Workflow.fromJson? (workflowWith "1st" [])).toOption.isNone
+#guard (Workflow.fromJson? (workflowWith "a b" [])).toOption.isNone
+-- Patterns and workspace paths are not empty; readable and hidden paths are host paths.
+#guard (Workflow.fromJson? (workflowWith "work" [("policy", Json.mkObj [("commands", Json.mkObj
+  [("deny", toJson ["rm -rf /"]), ("ask", toJson ["sudo *"])]), ("paths", Json.mkObj [("deny", toJson ["secrets/*"])])])])).toOption.isSome
+#guard (Workflow.fromJson? (workflowWith "work" [("policy", Json.mkObj [("commands", Json.mkObj
+  [("deny", toJson ["rm -rf /", ""])])])])).toOption.isNone
+#guard (Workflow.fromJson? (workflowWith "work" [("policy", Json.mkObj [("commands", Json.mkObj
+  [("ask", toJson [""])])])])).toOption.isNone
+#guard (Workflow.fromJson? (workflowWith "work" [("policy", Json.mkObj [("paths", Json.mkObj
+  [("deny", toJson [""])])])])).toOption.isNone
+#guard (Workflow.fromJson? (workflowWith "work" [("sandbox", Json.mkObj [("protected", toJson ["src/", "test"]),
+  ("writable", toJson ["~/.cache", ".husky"]), ("readable", toJson ["~/.gitconfig", "/etc/hosts", "~"]),
+  ("hidden", toJson ["~/.ssh"])])])).toOption.isSome
+#guard (Workflow.fromJson? (workflowWith "work" [("sandbox", Json.mkObj [("protected", toJson [""])])])).toOption.isNone
+#guard (Workflow.fromJson? (workflowWith "work" [("sandbox", Json.mkObj [("writable", toJson [""])])])).toOption.isNone
+#guard (Workflow.fromJson? (workflowWith "work" [("sandbox", Json.mkObj [("readable", toJson [".gitconfig"])])])).toOption.isNone
+#guard (Workflow.fromJson? (workflowWith "work" [("sandbox", Json.mkObj [("readable", toJson ["~user/x"])])])).toOption.isNone
+#guard (Workflow.fromJson? (workflowWith "work" [("sandbox", Json.mkObj [("hidden", toJson [""])])])).toOption.isNone
+end Lar
+
 /-! Checks.lean -/
 namespace Lar
 open Lean
@@ -126,4 +186,15 @@ open Lean
 #guard !permittedB { id := "s", tools := ["mcp__*"], budget := 1 } "read_file"
 #guard !permittedB { id := "s", tools := ["mcp__*"], budget := 1 } "mcp__a.b__c"
 #guard !permittedB { id := "s", tools := ["read_file"], budget := 1 } "write_file"
+end Lar
+
+/-! Checks.lean: read-only paths are compared without their trailing `/`s -/
+namespace Lar
+open Lean
+#guard dropTrailingSlashes "src//".toList == "src".toList && dropTrailingSlashes "a/b/".toList == "a/b".toList
+#guard dropTrailingSlashes "src".toList == "src".toList && dropTrailingSlashes "/".toList == []
+#guard readOnlyPathText "src/" == "src" && readOnlyPathText ".vscode/" == ".vscode"
+#guard underB "src/" "src/a.ts" && underB "src/" "src" && underB "src//" "src/a/b.ts" && underB "src" "src/a.ts"
+#guard !underB "src/" "srcx/a.ts" && !underB "src" "srcx" && !underB "test" "tests/x"
+#guard !pathOkB [] ["src/"] "./src/a.ts" && pathOkB [] ["src/"] "srcx/a.ts"
 end Lar
