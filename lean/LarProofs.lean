@@ -9,4 +9,5 @@ import LarProofs.Tools
 import LarProofs.Checks
 import LarProofs.Rewards
 import LarProofs.Verifier
+import LarProofs.Gate
 import LarProofs.Guards
