@@ -10,4 +10,5 @@ import LarProofs.Checks
 import LarProofs.Rewards
 import LarProofs.Verifier
 import LarProofs.Gate
+import LarProofs.Return
 import LarProofs.Guards

@@ -680,53 +680,74 @@ def State.gate (st : State) (call : ProposedCall) : GateResult :=
   { decision := d.1, verdicts := verdicts, reason := d.2.1, askPattern := d.2.2,
     toolReward := toolReward verdicts }
 
-/-- The trajectory's scores as if it stopped now (core/verifier/types.ts `TrajectorySummary`). -/
-def State.summary (st : State) : Json :=
-  let open_ : List StageVisitResult × Int :=
-    match st.visit with
-    | some v =>
-      let vs := scoreVisit st.wf v .runEnd none
-      let r := stageReward vs
-      ([{ stage := v.stage.id, visit := v.ordinal, startLine := v.startLine, endLine := none,
-          endedBy := .runEnd, steps := v.steps, budget := v.stage.budget, verdicts := vs, reward := r }],
-        r)
-    | none => ([], 0)
-  let stages := st.closed.reverse ++ open_.1
-  let stageSum := st.stageSum + open_.2
+/-- The visit still open, scored as if the run stopped now (`run_end`), with its reward; none
+once the run has ended. -/
+def State.openScore (st : State) : List StageVisitResult × Int :=
+  match st.visit with
+  | some v =>
+    let vs := scoreVisit st.wf v .runEnd none
+    let r := stageReward vs
+    ([{ stage := v.stage.id, visit := v.ordinal, startLine := v.startLine, endLine := none,
+        endedBy := .runEnd, steps := v.steps, budget := v.stage.budget, verdicts := vs, reward := r }], r)
+  | none => ([], 0)
+
+/-- The outcome o: `outcomeReward` of the outcome check's verdict for an outcome command; 0 for an
+outcome judged outside the run until the judge's value is joined (core/verifier/external.ts). -/
+def State.outcomeValue (st : State) : Int :=
+  match st.wf.outcome with
+  | .command k => outcomeReward st.ended st.submittedFromTerminal (st.outcomeCheckVerdict k).ok
+  | .external _ => 0
+
+/-- What the return is made of (docs/rewards.md, "Return"): the outcome o, the sum S of the stage
+rewards of every visit (the open one scored as if the run stopped now) and their number, the sum T
+of the tool rewards and the number of steps. -/
+structure ReturnParts where
+  outcome : Int
+  stageSum : Int
+  visits : Nat
+  toolSum : Int
+  steps : Nat
+
+def State.returnParts (st : State) : ReturnParts :=
+  { outcome := st.outcomeValue, stageSum := st.stageSum + st.openScore.2,
+    visits := st.stageCount + st.openScore.1.length, toolSum := st.toolSum, steps := st.steps }
+
+/-- R = o + α·mean(S) + β·mean(T) in doubles, in the TypeScript code's order of operations, so that
+both print the same double. LarProofs.Return bounds the exact value of the same parts. -/
+def ReturnParts.toFloat (p : ReturnParts) (alpha beta : Float) : Float :=
+  Float.ofInt p.outcome + alpha * meanF p.stageSum p.visits + beta * meanF p.toolSum p.steps
+
+/-- The fields of the trajectory's scores as if it stopped now (core/verifier/types.ts `TrajectorySummary`). -/
+def State.summaryFields (st : State) : List (String × Json) :=
+  let stages := st.closed.reverse ++ st.openScore.1
+  let parts := st.returnParts
   let submitted := Verdict.ofBool .outcomeSubmitted (submittedB st.ended st.submittedFromTerminal)
     "the run submitted from a terminal stage"
     (if st.ended then "the run submitted from a stage that is not terminal" else "the run never submitted")
   -- Judged outside the run: `outcome.submitted` alone, o counted 0 and pending after a submit.
-  let judged : List Verdict × Int × List (String × Json) :=
+  let judged : List Verdict × List (String × Json) :=
     match st.wf.outcome with
-    | .command k =>
-      let check := st.outcomeCheckVerdict k
-      ((if st.ended then [submitted, check] else [submitted]),
-        outcomeReward st.ended st.submittedFromTerminal check.ok, [])
+    | .command k => ((if st.ended then [submitted, st.outcomeCheckVerdict k] else [submitted]), [])
     | .external judge =>
-      ([submitted], 0,
-        [("external", toJson judge), ("pending", toJson (submittedB st.ended st.submittedFromTerminal))])
-  let outcomeVerdicts := judged.1
-  let o := judged.2.1
-  let stageMean := meanF stageSum stages.length
-  let toolMean := meanF st.toolSum st.steps
+      ([submitted], [("external", toJson judge), ("pending", toJson (submittedB st.ended st.submittedFromTerminal))])
   let finalStage := match st.visit with
     | some v => some v.stage.id
     | none => stages.getLast?.map (·.stage)
-  Json.mkObj <|
-    [("steps", toJson st.steps),
-     ("toolRewards", Json.mkObj [("sum", toJson st.toolSum), ("count", toJson st.steps),
-        ("mean", Num.floatToJson toolMean)]),
-     ("stages", toJson stages),
-     ("stageRewards", Json.mkObj [("sum", toJson stageSum), ("count", toJson stages.length),
-        ("mean", Num.floatToJson stageMean)]),
-     ("outcome", Json.mkObj <|
-        [("reward", toJson o), ("verdicts", toJson outcomeVerdicts)] ++ Json.opt "line" (st.outcome.map (·.2)) ++
-          judged.2.2),
-     ("return", Num.floatToJson (Float.ofInt o + st.alpha * stageMean + st.beta * toolMean)),
-     ("alpha", Json.num st.wf.rewards.alpha),
-     ("beta", Json.num st.wf.rewards.beta),
-     ("ended", toJson st.ended)] ++
-    Json.opt "finalStage" finalStage
+  [("steps", toJson st.steps),
+   ("toolRewards", Json.mkObj [("sum", toJson parts.toolSum), ("count", toJson parts.steps),
+      ("mean", Num.floatToJson (meanF parts.toolSum parts.steps))]),
+   ("stages", toJson stages),
+   ("stageRewards", Json.mkObj [("sum", toJson parts.stageSum), ("count", toJson parts.visits),
+      ("mean", Num.floatToJson (meanF parts.stageSum parts.visits))]),
+   ("outcome", Json.mkObj <|
+      [("reward", toJson parts.outcome), ("verdicts", toJson judged.1)] ++ Json.opt "line" (st.outcome.map (·.2)) ++
+        judged.2),
+   ("return", Num.floatToJson (parts.toFloat st.alpha st.beta)),
+   ("alpha", Json.num st.wf.rewards.alpha),
+   ("beta", Json.num st.wf.rewards.beta),
+   ("ended", toJson st.ended)] ++
+  Json.opt "finalStage" finalStage
+
+def State.summary (st : State) : Json := Json.mkObj st.summaryFields
 
 end Lar

@@ -150,29 +150,4 @@ theorem stageRewards_bounded (vss : List (List Verdict)) :
   rw [List.length_map] at h
   exact h
 
-/-- A weight `w ≥ 0` times a sum `S ∈ [−n, n]` lies in `[−w·n, w·n]`. -/
-theorem weighted_sum_bounds (w S : Int) (n : Nat) (hw : 0 ≤ w) (h : -(n : Int) ≤ S ∧ S ≤ n) :
-    -(w * n) ≤ w * S ∧ w * S ≤ w * n := by
-  have h1 : w * -(n : Int) ≤ w * S := Int.mul_le_mul_of_nonneg_left h.1 hw
-  have h2 : w * S ≤ w * (n : Int) := Int.mul_le_mul_of_nonneg_left h.2 hw
-  rw [Int.mul_neg] at h1
-  exact ⟨h1, h2⟩
-
-/-- The return over a common denominator. Write α = a/d and β = b/d with a, b ≥ 0
-and d > 0; let S be the sum of the n stage rewards and T the sum of the m tool
-rewards, with S ∈ [−n, n] and T ∈ [−m, m]. For n, m ≥ 1,
-d·n·m·R = o·d·n·m + (a·m·S + b·n·T), and this theorem puts the second part in
-[−(a+b)·n·m, (a+b)·n·m]; dividing by d·n·m, α·mean(S) + β·mean(T) ∈ [−(α+β), α+β],
-so R ∈ [−(α+β), 1+α+β]. (When n or m is 0 its mean is 0 by definition, the term
-drops out, and the bound holds a fortiori.) -/
-theorem return_bounds (a b S T : Int) (n m : Nat) (ha : 0 ≤ a) (hb : 0 ≤ b)
-    (hS : -(n : Int) ≤ S ∧ S ≤ n) (hT : -(m : Int) ≤ T ∧ T ≤ m) :
-    -(a * m * n + b * n * m) ≤ a * m * S + b * n * T ∧
-      a * m * S + b * n * T ≤ a * m * n + b * n * m := by
-  have hm : (0 : Int) ≤ (m : Int) := by omega
-  have hn : (0 : Int) ≤ (n : Int) := by omega
-  have h1 := weighted_sum_bounds (a * m) S n (Int.mul_nonneg ha hm) hS
-  have h2 := weighted_sum_bounds (b * n) T m (Int.mul_nonneg hb hn) hT
-  omega
-
 end Lar
