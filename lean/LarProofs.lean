@@ -11,4 +11,6 @@ import LarProofs.Rewards
 import LarProofs.Verifier
 import LarProofs.Gate
 import LarProofs.Return
+import Lar.Spec.Trajectory
+import LarProofs.Spec
 import LarProofs.Guards

@@ -618,12 +618,11 @@ def State.outcomeStep (st : State) (o : OutcomeEvent) (line : Nat) : State × Li
     (st, [.fail .outcomeExternal
       s!"the outcome is judged outside the run ({judge}): this outcome event is ignored" (some ["type"])])
   | .command check =>
-    let recorded := st.outcome.map (·.2)
     if !afterSubmitB st.ended then
       (st, [.fail .outcomeAfterSubmit "an outcome check result before any submit is ignored" (some ["type"])])
-    else if !singleOutcomeB recorded then
+    else if !singleOutcomeB (st.outcome.map (·.2)) then
       (st, [.fail .outcomeSingle
-        s!"the outcome was already recorded on line {recorded.getD 0}; this one is ignored" (some ["type"])])
+        s!"the outcome was already recorded on line {(st.outcome.map (·.2)).getD 0}; this one is ignored" (some ["type"])])
     else
       let st' := { st with outcome := some (o, line) }
       (st', [.pass .outcomeAfterSubmit "the outcome check result follows a submit",

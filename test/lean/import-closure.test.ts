@@ -68,6 +68,7 @@ test('the scan finds the proofs where they are (it is not blind)', () => {
   const proofs = closure('LarProofs.lean');
   const theorems = [...proofs.values()].flatMap((t) => findings(PROOF_WORDS, t)).filter((f) => f.startsWith('theorem'));
   assert.ok(theorems.length > 100, `${theorems.length} theorems found in LarProofs`);
+  assert.ok([...proofs.keys()].some((f) => f.startsWith('Lar/Spec/')), 'the specification is part of LarProofs');
   // A word in a comment or a string is not code.
   assert.deepEqual(findings(PROOF_WORDS, '/- theorem -/ def x := "by" -- example\n/-- #guard -/ def y := \'b\''), []);
   assert.deepEqual(findings(PROOF_WORDS, 'def z : Nat := by exact 1'), ['by (line 1)']);

@@ -1,0 +1,128 @@
+import Lar.Verifier
+import LarProofs.Checks
+import LarProofs.Gate
+
+/-!
+# docs/rewards.md over a whole trajectory
+
+The semantics of a run, stated over the events so far and written from the document, not from the
+checker's `State`: each notion below is its own definition (the run has ended, the current stage,
+the change epoch, the last failure of a call, the MCP tools offered, the tool reward of a step), by
+recursion on the history. `LarProofs.Spec` proves that the checker, fed the same events one at a
+time with `State.append`, keeps exactly these values and reports exactly these tool rewards.
+
+What a single call is (which checks it passes, the files it changed, the stage an `enter_stage`
+names) is read with the per-call definitions whose propositions are proved in `LarProofs.Checks`
+(`CallConforms`, `Succeeded`, `changedFiles`, `enterTarget`): this file adds what spans the run.
+
+A `History` is the events after the header with their lines, **the newest first**: `(l, e) :: h` is
+`h` followed by the event `e` on line `l`. This file is part of `LarProofs`; `lar-verify` never
+imports it.
+-/
+
+namespace Lar.Spec
+open Lean Lar
+
+/-- The events so far with their lines, the newest first. -/
+abbrev History := List (Nat × Event)
+
+/-- The steps (tool calls) among the events, the newest first. -/
+def calls : History → List ToolCall
+  | [] => []
+  | (_, .toolCall c) :: h => c :: calls h
+  | _ :: h => calls h
+
+/-- The stage a call moves the run to ("Visit": an `enter_stage` with status `ok` whose `args.stage`
+is a string naming a defined stage), if it moves it. -/
+def movesTo (wf : Workflow) (c : ToolCall) : Option Stage := enterTarget wf c
+
+/-- A call ends the run ("Visit", "Run ended"): a `submit` with status `ok`. (A call that moves the
+run is an `enter_stage`, never a `submit`; the first conjunct says so without comparing the names.) -/
+def EndsRun (wf : Workflow) (c : ToolCall) : Prop :=
+  movesTo wf c = none ∧ c.tool = "submit" ∧ c.status = .ok
+
+/-- The run has ended: some step so far ended it. -/
+def Ended (wf : Workflow) (h : History) : Prop := ∃ c ∈ calls h, EndsRun wf c
+
+/-- The stage the latest move so far went to, if the run was ever moved. -/
+def lastMove (wf : Workflow) : History → Option Stage
+  | [] => none
+  | (_, .toolCall c) :: h => (movesTo wf c).or (lastMove wf h)
+  | _ :: h => lastMove wf h
+
+open Classical in
+/-- The current stage after `h` ("Visit", "Run ended"): none once the run has ended; otherwise the
+stage of the latest move, or the start stage before any move. Every event after `h` is made in it. -/
+noncomputable def current (wf : Workflow) (h : History) : Option Stage :=
+  if Ended wf h then none else (lastMove wf h).or (wf.findStage? wf.start)
+
+/-- A step changes state ("Changed files"): it changed at least one file, or it is an `enter_stage`
+with status `ok`, made while a stage visit is open, whose `args.stage` names a stage. -/
+def ChangesState (wf : Workflow) (h : History) (c : ToolCall) : Prop :=
+  changedFiles c ≠ [] ∨ (¬Ended wf h ∧ (movesTo wf c).isSome = true)
+
+open Classical in
+/-- The change epoch after `h`: the number of its steps that changed state. -/
+noncomputable def epoch (wf : Workflow) : History → Nat
+  | [] => 0
+  | (_, .toolCall c) :: h => epoch wf h + (if ChangesState wf h c then 1 else 0)
+  | _ :: h => epoch wf h
+
+open Classical in
+/-- The change epoch right after the latest step so far with the key `k` that did not succeed (after
+that step's own changes); none when there is no such step. Keys: `callKey` (the tool and the
+arguments in a canonical form). -/
+noncomputable def lastFailure (wf : Workflow) : History → String → Option Nat
+  | [], _ => none
+  | (l, .toolCall c) :: h, k =>
+    if callKey c.tool c.args = k ∧ ¬Succeeded c then some (epoch wf ((l, .toolCall c) :: h)) else lastFailure wf h k
+  | _ :: h, k => lastFailure wf h k
+
+/-- A call with key `k` made after `h` repeats a failure (`tool.not_repeated`): an earlier step with
+the same key did not succeed, and the change epoch then (after that step's own changes) is the
+epoch now. -/
+def RepeatsFailure (wf : Workflow) (h : History) (k : String) : Prop :=
+  ∃ newer l c older, h = newer ++ (l, .toolCall c) :: older ∧ callKey c.tool c.args = k ∧ ¬Succeeded c ∧
+    epoch wf ((l, .toolCall c) :: older) = epoch wf h
+
+/-- The MCP tools the servers offer after `h` (name, schema digest) ("MCP tools"): each `mcp_tools`
+line replaces what its server offered (`replaceServerTools`: the names with its prefix are dropped,
+then its tools are added). `Offered` below says which names that makes known, in the words of
+rewards.md; `Spec.offered_iff` (LarProofs.Spec) proves the two agree. -/
+def offered : History → List (String × String)
+  | [] => []
+  | (_, .mcpTools server tools) :: h => replaceServerTools (offered h) server tools
+  | _ :: h => offered h
+
+/-- The name is offered after `h`, as rewards.md says it: the latest `mcp_tools` line that lists it
+is not followed by a line of a server whose prefix it has. -/
+def Offered : History → String → Prop
+  | [], _ => False
+  | (_, .mcpTools server tools) :: h, name =>
+    (∃ p ∈ tools, p.1 = name) ∨ (name.startsWith (mcpServerPrefix server) = false ∧ Offered h name)
+  | _ :: h, name => Offered h name
+
+/-- A `run_command` that ran (status `ok`, `timeout` or `interrupted`) and ran unconfined
+(`tool.sandboxed`): the header does not say the run's container was its sandbox, and the call's
+result says it was not sandboxed, or says nothing in a run whose header says it was not confined. -/
+def RanUnconfined (sb : Option SandboxRecord) (c : ToolCall) : Prop :=
+  c.tool = "run_command" ∧ (c.status = .ok ∨ c.status = .timeout ∨ c.status = .interrupted) ∧
+    (∀ r, sb = some r → r.container = false) ∧
+    (c.result.sandboxed = some false ∨ (c.result.sandboxed = none ∧ ∃ r, sb = some r ∧ r.confined = false))
+
+/-- The user rejected a command the ask policy sent to them (`tool.approved`): the call has an ask
+pattern (`AskApplies` and some ask pattern matches its command) and its status is `denied`. -/
+def Rejected (wf : Workflow) (c : ToolCall) : Prop :=
+  AskApplies wf c.toProposed ∧ (∃ p, FirstMatch wf.policy.commands.ask (commandArg c.args) p) ∧ c.status = .denied
+
+open Classical in
+/-- The tool reward of a step made after `h` ("Tool reward"): −1 when an error check fails, that is
+when the call does not conform in the current stage with the MCP tools offered now; otherwise 0 when
+a warning check fails (it repeats a failure, the user rejected it at the ask prompt, it ran
+unconfined, or it did not succeed); otherwise +1. -/
+noncomputable def stepReward (wf : Workflow) (sb : Option SandboxRecord) (h : History) (c : ToolCall) : Int :=
+  if ¬CallConforms wf sb (offered h) (current wf h) c.toProposed then -1
+  else if RepeatsFailure wf h (callKey c.tool c.args) ∨ Rejected wf c ∨ RanUnconfined sb c ∨ ¬Succeeded c then 0
+  else 1
+
+end Lar.Spec
