@@ -426,8 +426,11 @@ theorem State.create_bounded {wf : Workflow} {headerLine : Nat} {sb : Option San
       · split at hc
         · cases hc
         · cases hc
-          exact ⟨⟨by decide, by decide⟩, by decide, by decide⟩
+          -- Not `decide`: the goal names `wf`, `sb`, `start` and `headerLine` (free variables). Each side
+          -- reduces to `0` by the fields `State.create` sets.
+          exact ⟨⟨Int.le_refl 0, Int.le_refl 0⟩, Int.le_refl 0, Int.le_refl 0⟩
 
+/-- Feeding events to a state with bounded running sums keeps them bounded. -/
 theorem State.feed_bounded_from : ∀ (evs : List (Nat × Event)) (st : State), st.Bounded → (st.feed evs).Bounded
   | [], _, h => h
   | (line, e) :: rest, st, h => State.feed_bounded_from rest _ (st.append_bounded line e h)
