@@ -11,13 +11,16 @@ decides it; `CallConforms`, the error-severity checks of one call together.
 namespace Lar
 open Lean
 
+/-- `blocks` holds exactly for the tool-level checks of severity `error`. -/
 theorem CheckId.blocks_iff (c : CheckId) : c.blocks = true ↔ c.level = .tool ∧ c.severity = .error := by
   cases c <;> decide
 
+/-- A verdict built from a decision passes exactly when the decision is `true`. -/
 theorem Verdict.ofBool_ok (check : CheckId) (b : Bool) (p f : String) (path : Option (List String)) :
     (Verdict.ofBool check b p f path).ok = b := by
   cases b <;> rfl
 
+/-- A verdict built from a decision is of the check it was built for. -/
 theorem Verdict.ofBool_check (check : CheckId) (b : Bool) (p f : String) (path : Option (List String)) :
     (Verdict.ofBool check b p f path).check = check := by
   cases b <;> rfl
@@ -25,12 +28,14 @@ theorem Verdict.ofBool_check (check : CheckId) (b : Bool) (p f : String) (path :
 /-- `tool.run_open`: the run has not ended (there is a current stage). -/
 def RunOpen (cur : Option Stage) : Prop := cur ≠ none
 
+/-- `tool.run_open`: `runOpenB` decides `RunOpen` (there is a current stage). -/
 theorem runOpen_iff (cur : Option Stage) : runOpenB cur = true ↔ RunOpen cur := by
   cases cur <;> simp [runOpenB, RunOpen]
 
 /-- `tool.known`: the name is one of the eight tools. -/
 def Known (name : String) : Prop := ∃ t ∈ Tool.all, t.name = name
 
+/-- `tool.known`: `knownB` decides `Known` (the name is one of the eight tools). -/
 theorem known_iff (name : String) : knownB name = true ↔ Known name :=
   findTool_isSome name Tool.all
 
@@ -38,6 +43,7 @@ theorem known_iff (name : String) : knownB name = true ↔ Known name :=
 def ArgsOk (c : ProposedCall) : Prop :=
   c.argsError = none ∧ ∃ t, Tool.ofName? c.tool = some t ∧ ArgsValid t c.args
 
+/-- `tool.args`: `argsOkB` decides `ArgsOk` (no `argsError`, a known tool, and arguments that fit its strict schema). -/
 theorem argsOk_iff (c : ProposedCall) : argsOkB c = true ↔ ArgsOk c := by
   unfold argsOkB ArgsOk
   cases hE : c.argsError <;> cases hT : Tool.ofName? c.tool <;> simp [argsValid_iff]
@@ -46,6 +52,7 @@ theorem argsOk_iff (c : ProposedCall) : argsOkB c = true ↔ ArgsOk c := by
 fit `t`'s strict schema. -/
 def ArgsOkFor (t : Tool) (c : ProposedCall) : Prop := c.argsError = none ∧ ArgsValid t c.args
 
+/-- `tool.args` for the known tool `t`: `argsOkFor` decides `ArgsOkFor`. -/
 theorem argsOkFor_iff (t : Tool) (c : ProposedCall) : argsOkFor t c = true ↔ ArgsOkFor t c := by
   unfold argsOkFor ArgsOkFor
   cases c.argsError <;> simp [argsValid_iff]
@@ -57,6 +64,7 @@ def Permitted (stage : Stage) (tool : String) : Prop :=
   tool ∈ stage.tools ∨
     (isMcpName tool = true ∧ ∃ p ∈ stage.tools, isMcpPattern p = true ∧ Matches p.toList tool.toList)
 
+/-- `tool.permitted`: `permittedB` decides `Permitted` (listed in the stage's `tools`, or an MCP name an MCP pattern there matches). -/
 theorem permitted_iff (stage : Stage) (tool : String) :
     permittedB stage tool = true ↔ Permitted stage tool := by
   have h1 : stage.tools.any (fun t => decide (t = tool)) = true ↔ tool ∈ stage.tools := by
@@ -69,6 +77,7 @@ theorem permitted_iff (stage : Stage) (tool : String) :
 /-- `tool.known` for an MCP name: some tool the servers offer now (name, schema digest) has it. -/
 def McpKnown (mcp : List (String × String)) (name : String) : Prop := ∃ p ∈ mcp, p.1 = name
 
+/-- `tool.known` for an MCP name: `mcpKnownB` decides `McpKnown` (some tool offered now has the name). -/
 theorem mcpKnown_iff (mcp : List (String × String)) (name : String) :
     mcpKnownB mcp name = true ↔ McpKnown mcp name := by
   simp only [mcpKnownB, McpKnown, List.any_eq_true, decide_eq_true_eq]
@@ -76,6 +85,7 @@ theorem mcpKnown_iff (mcp : List (String × String)) (name : String) :
 /-- `tool.args` for an MCP tool: the argument text was JSON, and the arguments are an object. -/
 def McpArgsOk (c : ProposedCall) : Prop := c.argsError = none ∧ isObject c.args = true
 
+/-- `tool.args` for an MCP tool: `mcpArgsOkB` decides `McpArgsOk` (no `argsError`, and the arguments are an object). -/
 theorem mcpArgsOk_iff (c : ProposedCall) : mcpArgsOkB c = true ↔ McpArgsOk c := by
   unfold mcpArgsOkB McpArgsOk
   cases c.argsError <;> simp
@@ -100,6 +110,7 @@ theorem mcpKnownB_replace (known : List (String × String)) (server : String) (t
 /-- A stage of this id is defined. -/
 def StageDefined (wf : Workflow) (id : String) : Prop := ∃ s ∈ wf.stages, s.id = id
 
+/-- `stageDefinedB` decides `StageDefined` (some stage has the id). -/
 theorem stageDefined_iff (wf : Workflow) (id : String) :
     stageDefinedB wf id = true ↔ StageDefined wf id := by
   simp [stageDefinedB, StageDefined, List.any_eq_true]
@@ -109,6 +120,7 @@ stage and `src → dst` is in `transitions`. -/
 def LegalTransition (wf : Workflow) (src dst : String) : Prop :=
   StageDefined wf dst ∧ dst ∈ wf.succs src
 
+/-- `legalTransitionB` decides `LegalTransition` (a defined stage that `src` may move to). -/
 theorem legalTransition_iff (wf : Workflow) (src dst : String) :
     legalTransitionB wf src dst = true ↔ LegalTransition wf src dst := by
   simp [legalTransitionB, LegalTransition, stageDefined_iff, List.any_eq_true]
@@ -116,6 +128,7 @@ theorem legalTransition_iff (wf : Workflow) (src dst : String) :
 /-- `tool.submit_terminal` (and `stage.transition` for a submit): the stage is terminal. -/
 def Terminal (wf : Workflow) (id : String) : Prop := id ∈ wf.terminal
 
+/-- `tool.submit_terminal`: `terminalB` decides `Terminal` (the stage id is among `terminal`). -/
 theorem terminal_iff (wf : Workflow) (id : String) : terminalB wf id = true ↔ Terminal wf id := by
   simp [terminalB, Terminal, List.any_eq_true]
 
@@ -123,6 +136,7 @@ theorem terminal_iff (wf : Workflow) (id : String) : terminalB wf id = true ↔ 
 def CommandAllowed (deny : List String) (cmd : String) : Prop :=
   ∀ p ∈ deny, ¬CommandMatches p.toList cmd.toList
 
+/-- `tool.command_policy`: `commandAllowedB` decides `CommandAllowed` (no deny pattern matches the command, whole or any part). -/
 theorem commandAllowed_iff (deny : List String) (cmd : String) :
     commandAllowedB deny cmd = true ↔ CommandAllowed deny cmd := by
   simp [commandAllowedB, CommandAllowed, commandMatches_iff, List.any_eq_true]
@@ -133,6 +147,7 @@ theorem commandAllowed_iff (deny : List String) (cmd : String) :
 def UnderPath (r n : List Char) : Prop :=
   n = dropTrailingSlashes r ∨ dropTrailingSlashes r ++ ['/'] <+: n
 
+/-- `underB` decides `UnderPath` (the path is the read-only path, trailing `/`s dropped, or lies below it). -/
 theorem underB_iff (r n : String) : underB r n = true ↔ UnderPath r.toList n.toList := by
   unfold underB underL UnderPath
   rw [Bool.or_eq_true, decide_eq_true_eq, List.isPrefixOf_iff_prefix]
@@ -163,6 +178,7 @@ write tools, `Workflow.readOnlyFor`). -/
 def PathOk (deny ro : List String) (path : String) : Prop :=
   ∃ n, npath path = .ok n ∧ (∀ p ∈ deny, ¬Matches p.toList n.toList) ∧ ∀ r ∈ ro, ¬UnderPath r.toList n.toList
 
+/-- One path argument: `pathOkB` decides `PathOk` (it normalizes, its normal form matches no deny pattern and lies under no read-only path of `ro`). -/
 theorem pathOk_iff (deny ro : List String) (path : String) :
     pathOkB deny ro path = true ↔ PathOk deny ro path := by
   unfold pathOkB PathOk
@@ -184,6 +200,7 @@ theorem pathOk_iff (deny ro : List String) (path : String) :
 def PathPolicyOk (deny ro : List String) (t : Tool) (args : Json) : Prop :=
   ∀ key ∈ t.pathArgs, ∀ s, strArg? args key = some s → PathOk deny ro s
 
+/-- `tool.path_policy`: `pathPolicyB` decides `PathPolicyOk` (every present path argument of the tool is `PathOk`). -/
 theorem pathPolicy_iff (deny ro : List String) (t : Tool) (args : Json) :
     pathPolicyB deny ro t args = true ↔ PathPolicyOk deny ro t args := by
   unfold pathPolicyB PathPolicyOk
@@ -200,6 +217,7 @@ theorem pathPolicy_iff (deny ro : List String) (t : Tool) (args : Json) :
 `lastFail` is the epoch at which the same call last failed. -/
 def NotRepeated (lastFail : Option Nat) (epoch : Nat) : Prop := lastFail ≠ some epoch
 
+/-- `tool.not_repeated`: `notRepeatedB` decides `NotRepeated` (the call's last failure was not in the epoch of now). -/
 theorem notRepeated_iff (lastFail : Option Nat) (epoch : Nat) :
     notRepeatedB lastFail epoch = true ↔ NotRepeated lastFail epoch := by
   simp [notRepeatedB, NotRepeated]
@@ -207,6 +225,7 @@ theorem notRepeated_iff (lastFail : Option Nat) (epoch : Nat) :
 /-- `tool.approved` (made only for a command that matches an `ask` pattern): not rejected. -/
 def Approved (status : CallStatus) : Prop := status ≠ .denied
 
+/-- `tool.approved`: `approvedB` decides `Approved` (the status is not `denied`). -/
 theorem approved_iff (status : CallStatus) : approvedB status = true ↔ Approved status := by
   simp [approvedB, Approved]
 
@@ -218,6 +237,7 @@ def Succeeded (c : ToolCall) : Prop :=
         (c.result.completion = none ∨ c.result.completion = some .marker ∨
           c.result.completion = some .exit)))
 
+/-- `tool.succeeded`: `succeededB` decides `Succeeded` (status `ok` and, for `run_command`, exit code 0 with an observed end). -/
 theorem succeeded_iff (c : ToolCall) : succeededB c = true ↔ Succeeded c := by
   simp [succeededB, Succeeded]
 
@@ -226,6 +246,7 @@ def RanToEnd (c : ToolCall) : Prop :=
   c.status = .ok ∧ c.tool = "run_command" ∧ c.result.exitCode ≠ none ∧
     c.result.completion ≠ some .timeout ∧ c.result.completion ≠ some .unobserved
 
+/-- `ranToEndB` decides `RanToEnd` (a `run_command` with status `ok`, an exit code and an observed end). -/
 theorem ranToEnd_iff (c : ToolCall) : ranToEndB c = true ↔ RanToEnd c := by
   cases h : c.result.exitCode <;> simp [ranToEndB, RanToEnd, h]
 
@@ -239,9 +260,11 @@ def RanCheck (check : OutcomeCheck) (c : ToolCall) : Prop :=
     | some n => 0 < n
     | none => c.result.exitCode = some check.expectExitCode
 
+/-- `ranCheckB` decides `RanCheck` (the call ran the outcome command itself to an observed end, and its tests ran). -/
 theorem ranCheck_iff (check : OutcomeCheck) (c : ToolCall) : ranCheckB check c = true ↔ RanCheck check c := by
   cases h : c.result.testsRan <;> simp [ranCheckB, RanCheck, ranToEnd_iff, h]
 
+/-- `outcome_ran` against the workflow's outcome: met only for an outcome command `k`, and then exactly when `RanCheck k`. -/
 theorem ranCheckOf_iff (o : WorkflowOutcome) (c : ToolCall) :
     ranCheckOfB o c = true ↔ ∃ k, o = .command k ∧ RanCheck k c := by
   cases o with
@@ -253,6 +276,7 @@ names is defined and `st.id → stage` is a transition. -/
 def TransitionOk (wf : Workflow) (st : Stage) (args : Json) : Prop :=
   ∀ tg, strArg? args "stage" = some tg → LegalTransition wf st.id tg
 
+/-- `tool.transition`: `transitionOkB` decides `TransitionOk` (the stage the call names is a legal transition from `st`). -/
 theorem transitionOk_iff (wf : Workflow) (st : Stage) (args : Json) :
     transitionOkB wf st args = true ↔ TransitionOk wf st args := by
   unfold transitionOkB TransitionOk
@@ -264,6 +288,7 @@ theorem transitionOk_iff (wf : Workflow) (st : Stage) (args : Json) :
 def CommandOk (wf : Workflow) (args : Json) : Prop :=
   ∀ cmd, strArg? args "command" = some cmd → CommandAllowed wf.policy.commands.deny cmd
 
+/-- `tool.command_policy` on a call's arguments: `commandOkB` decides `CommandOk`. -/
 theorem commandOk_iff (wf : Workflow) (args : Json) : commandOkB wf args = true ↔ CommandOk wf args := by
   unfold commandOkB CommandOk
   cases strArg? args "command" with
@@ -282,6 +307,7 @@ the run's sandbox). -/
 def CommandsHeld (sb : Option SandboxRecord) : Prop :=
   ∃ r, sb = some r ∧ (r.confined = true ∨ r.container = true)
 
+/-- `sandboxRequiredB` decides `SandboxRequired` (the workflow's or the header's `required`). -/
 theorem sandboxRequired_iff (wf : Workflow) (sb : Option SandboxRecord) :
     sandboxRequiredB wf sb = true ↔ SandboxRequired wf sb := by
   unfold sandboxRequiredB SandboxRequired
@@ -306,10 +332,12 @@ theorem sandboxRequired_iff (wf : Workflow) (sb : Option SandboxRecord) :
       · cases hr
         exact Or.inr h
 
+/-- A sandbox record says the commands were held exactly when it says `confined` or `container`. -/
 theorem sandboxHeld_iff (r : SandboxRecord) : r.held = true ↔ r.confined = true ∨ r.container = true := by
   unfold SandboxRecord.held
   cases r.confined <;> cases r.container <;> decide
 
+/-- The checker's test of the header's record decides `CommandsHeld`. -/
 theorem commandsHeld_iff (sb : Option SandboxRecord) :
     decide (sb.map (·.held) = some true) = true ↔ CommandsHeld sb := by
   rw [decide_eq_true_eq]
@@ -337,6 +365,7 @@ or inside a container that is the run's sandbox. -/
 def SandboxOk (wf : Workflow) (sb : Option SandboxRecord) : Prop :=
   SandboxRequired wf sb → CommandsHeld sb
 
+/-- `tool.sandbox_required`: `sandboxOkB` decides `SandboxOk` (where the sandbox is required, the header records that the commands were held). -/
 theorem sandboxOk_iff (wf : Workflow) (sb : Option SandboxRecord) :
     sandboxOkB wf sb = true ↔ SandboxOk wf sb := by
   unfold sandboxOkB SandboxOk
@@ -372,6 +401,7 @@ def ToolOk (wf : Workflow) (sb : Option SandboxRecord) (st : Stage) (args : Json
   | .enterStage => TransitionOk wf st args
   | .submit => Terminal wf st.id
 
+/-- The checks of each tool: `toolOkB` decides `ToolOk`. -/
 theorem toolOk_iff (wf : Workflow) (sb : Option SandboxRecord) (st : Stage) (args : Json) (t : Tool) :
     toolOkB wf sb st args t = true ↔ ToolOk wf sb st args t := by
   cases t <;> simp only [toolOkB, ToolOk, Bool.and_eq_true, commandOk_iff, pathPolicy_iff,
@@ -384,6 +414,7 @@ def BuiltinConforms (wf : Workflow) (sb : Option SandboxRecord) (cur : Option St
   ∃ st t, cur = some st ∧ Tool.ofName? c.tool = some t ∧ ArgsOkFor t c ∧ Permitted st c.tool ∧
     ToolOk wf sb st c.args t
 
+/-- A built-in tool's call: `builtinConformsB` decides `BuiltinConforms`. -/
 theorem builtinConforms_iff (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall) :
     builtinConformsB wf sb cur c = true ↔ BuiltinConforms wf sb cur c := by
   unfold builtinConformsB BuiltinConforms
@@ -408,6 +439,7 @@ permits it. -/
 def McpConforms (mcp : List (String × String)) (cur : Option Stage) (c : ProposedCall) : Prop :=
   ∃ st, cur = some st ∧ McpKnown mcp c.tool ∧ McpArgsOk c ∧ Permitted st c.tool
 
+/-- An MCP tool's call: `mcpConformsB` decides `McpConforms`. -/
 theorem mcpConforms_iff (mcp : List (String × String)) (cur : Option Stage) (c : ProposedCall) :
     mcpConformsB mcp cur c = true ↔ McpConforms mcp cur c := by
   unfold mcpConformsB McpConforms
@@ -431,6 +463,7 @@ def CallConforms (wf : Workflow) (sb : Option SandboxRecord) (mcp : List (String
     (c : ProposedCall) : Prop :=
   (isMcpName c.tool = true ∧ McpConforms mcp cur c) ∨ (isMcpName c.tool = false ∧ BuiltinConforms wf sb cur c)
 
+/-- Any call: `callConformsB` decides `CallConforms`, the error-severity checks of the tool-call table. -/
 theorem callConforms_iff (wf : Workflow) (sb : Option SandboxRecord) (mcp : List (String × String))
     (cur : Option Stage) (c : ProposedCall) :
     callConformsB wf sb mcp cur c = true ↔ CallConforms wf sb mcp cur c := by
@@ -457,6 +490,7 @@ theorem callConforms_iff (wf : Workflow) (sb : Option SandboxRecord) (mcp : List
 
 def Closed (e : VisitEnd) : Prop := e ≠ .runEnd
 
+/-- `stage.closed`: `closedB` decides `Closed` (the visit did not end by the run stopping). -/
 theorem closed_iff (e : VisitEnd) : closedB e = true ↔ Closed e := by
   simp [closedB, Closed]
 
@@ -470,6 +504,7 @@ def StageTransitionOk (wf : Workflow) (src : String) : VisitEnd → Option Strin
   | .submit, _ => Terminal wf src
   | .runEnd, _ => True
 
+/-- `stage.transition`: `stageTransitionB` decides `StageTransitionOk`. -/
 theorem stageTransition_iff (wf : Workflow) (src : String) (e : VisitEnd) (dst : Option String) :
     stageTransitionB wf src e dst = true ↔ StageTransitionOk wf src e dst := by
   cases e <;> cases dst <;>
@@ -478,6 +513,7 @@ theorem stageTransition_iff (wf : Workflow) (src : String) (e : VisitEnd) (dst :
 /-- `stage.budget`: at most `budget` steps (the step that ends the visit counts). -/
 def WithinBudget (steps budget : Nat) : Prop := steps ≤ budget
 
+/-- `stage.budget`: `withinBudgetB` decides `WithinBudget` (at most `budget` steps). -/
 theorem withinBudget_iff (steps budget : Nat) :
     withinBudgetB steps budget = true ↔ WithinBudget steps budget := by
   simp [withinBudgetB, WithinBudget]
@@ -486,10 +522,12 @@ theorem withinBudget_iff (steps budget : Nat) :
 def ToolSucceededMet (tool : String) (atLeast : Nat) (facts : List StepFact) : Prop :=
   atLeast ≤ countSucceeded tool facts
 
+/-- `stage.exit.tool_succeeded`: `toolSucceededB` decides `ToolSucceededMet`. -/
 theorem toolSucceeded_iff (tool : String) (atLeast : Nat) (facts : List StepFact) :
     toolSucceededB tool atLeast facts = true ↔ ToolSucceededMet tool atLeast facts := by
   simp [toolSucceededB, ToolSucceededMet]
 
+/-- `noChangeAfter alc rest` holds exactly when, with `afterLastChange`, no step of `rest` changed a file. -/
 theorem noChangeAfter_iff (alc : Bool) (rest : List StepFact) :
     noChangeAfter alc rest = true ↔ (alc = true → ∀ g ∈ rest, g.changed = []) := by
   cases alc <;> simp [noChangeAfter, List.all_eq_true, List.isEmpty_iff]
@@ -501,6 +539,7 @@ def CmdMet (good : StepFact → Bool) (alc : Bool) : List StepFact → Prop
   | [] => False
   | f :: rest => (good f = true ∧ (alc = true → ∀ g ∈ rest, g.changed = [])) ∨ CmdMet good alc rest
 
+/-- `stage.exit.command_succeeded` / `command_ran` / `outcome_ran`: `cmdMetB` decides `CmdMet`. -/
 theorem cmdMet_iff (good : StepFact → Bool) (alc : Bool) :
     ∀ facts : List StepFact, cmdMetB good alc facts = true ↔ CmdMet good alc facts
   | [] => by simp [cmdMetB, CmdMet]
@@ -513,6 +552,7 @@ whose `npath` form (or the path as recorded, when `npath` rejects it) matches. -
 def FileMatches (pattern : Option String) (file : String) : Prop :=
   ∀ p, pattern = some p → Matches p.toList (npathOrSelf file).toList
 
+/-- `fileMatchesB` decides `FileMatches` (no pattern, or the file's `npath` form matches it). -/
 theorem fileMatches_iff (pattern : Option String) (file : String) :
     fileMatchesB pattern file = true ↔ FileMatches pattern file := by
   cases pattern <;> simp [fileMatchesB, FileMatches, globMatch_iff]
@@ -521,6 +561,7 @@ theorem fileMatches_iff (pattern : Option String) (file : String) :
 def FileChangedMet (pattern : Option String) (facts : List StepFact) : Prop :=
   ∃ f ∈ facts, ∃ x ∈ f.changed, FileMatches pattern x
 
+/-- `stage.exit.file_changed`: `fileChangedB` decides `FileChangedMet`. -/
 theorem fileChanged_iff (pattern : Option String) (facts : List StepFact) :
     fileChangedB pattern facts = true ↔ FileChangedMet pattern facts := by
   simp only [fileChangedB, FileChangedMet, List.any_eq_true, fileMatches_iff]
@@ -533,6 +574,7 @@ def ExitMet : ExitCondition → List StepFact → Prop
   | .fileChanged p, facts => FileChangedMet p facts
   | .outcomeRan alc, facts => CmdMet (fun f => f.checked) alc facts
 
+/-- Every exit condition: `exitMetB` decides `ExitMet`. -/
 theorem exitMet_iff (c : ExitCondition) (facts : List StepFact) :
     exitMetB c facts = true ↔ ExitMet c facts := by
   cases c with
@@ -546,17 +588,20 @@ theorem exitMet_iff (c : ExitCondition) (facts : List StepFact) :
 is its own command's; in a run judged outside it the event is an error and is ignored. -/
 def JudgedInRun (o : WorkflowOutcome) : Prop := o.judge? = none
 
+/-- `outcome.external`: `judgedInRunB` decides `JudgedInRun` (the outcome is the workflow's own command's). -/
 theorem judgedInRun_iff (o : WorkflowOutcome) : judgedInRunB o = true ↔ JudgedInRun o := by
   cases o <;> simp [judgedInRunB, JudgedInRun, WorkflowOutcome.judge?]
 
 /-- `outcome.after_submit`: the run has ended. -/
 def AfterSubmit (ended : Bool) : Prop := ended = true
 
+/-- `outcome.after_submit`: `afterSubmitB` decides `AfterSubmit` (the run has ended). -/
 theorem afterSubmit_iff (ended : Bool) : afterSubmitB ended = true ↔ AfterSubmit ended := Iff.rfl
 
 /-- `outcome.single`: no outcome was recorded yet. -/
 def SingleOutcome (recorded : Option Nat) : Prop := recorded = none
 
+/-- `outcome.single`: `singleOutcomeB` decides `SingleOutcome` (no outcome was recorded yet). -/
 theorem singleOutcome_iff (recorded : Option Nat) :
     singleOutcomeB recorded = true ↔ SingleOutcome recorded := by
   cases recorded <;> simp [singleOutcomeB, SingleOutcome]
@@ -565,6 +610,7 @@ theorem singleOutcome_iff (recorded : Option Nat) :
 (`fromTerminal` is whether the stage of the submit was terminal). -/
 def Submitted (ended fromTerminal : Bool) : Prop := ended = true ∧ fromTerminal = true
 
+/-- `outcome.submitted`: `submittedB` decides `Submitted` (the run ended by a submit from a terminal stage). -/
 theorem submitted_iff (ended fromTerminal : Bool) :
     submittedB ended fromTerminal = true ↔ Submitted ended fromTerminal := by
   simp [submittedB, Submitted]
@@ -575,6 +621,7 @@ def CheckPassed (expect : Int) (o : OutcomeEvent) : Prop :=
   o.completion ≠ some .timeout ∧ o.completion ≠ some .unobserved ∧ o.exitCode = some expect ∧
     o.testsRan ≠ some 0
 
+/-- `outcome.check_passed`: `checkPassedB` decides `CheckPassed`. -/
 theorem checkPassed_iff (expect : Int) (o : OutcomeEvent) :
     checkPassedB expect o = true ↔ CheckPassed expect o := by
   simp [checkPassedB, CheckPassed]

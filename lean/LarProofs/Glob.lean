@@ -25,6 +25,7 @@ inductive Matches : List Char → List Char → Prop where
   /-- Any other character matches itself. -/
   | lit {c : Char} {p s : List Char} : c ≠ '*' → c ≠ '?' → Matches p s → Matches (c :: p) (c :: s)
 
+/-- The automaton accepts a pattern suffix on the empty text exactly when it matches the empty text. -/
 theorem nullable_iff : ∀ p : List Char, nullable p = true ↔ Matches p []
   | [] => ⟨fun _ => .nil, fun _ => rfl⟩
   | c :: p => by
@@ -39,10 +40,12 @@ theorem nullable_iff : ∀ p : List Char, nullable p = true ↔ Matches p []
         simp only [nullable, Bool.and_eq_true, decide_eq_true_eq]
         exact ⟨hc, ih.mpr hp⟩
 
+/-- One step of the derivative of a pattern that starts with `c`, unfolded. -/
 theorem deriv_cons (d c : Char) (p : List Char) :
     deriv d (c :: p) =
       if c = '*' then (c :: p) :: deriv d p else if c = '?' ∨ c = d then [p] else [] := rfl
 
+/-- A pattern matches `d :: s` exactly when some pattern in its derivative by `d` matches `s`. -/
 theorem deriv_iff (d : Char) (s : List Char) :
     ∀ p : List Char, Matches p (d :: s) ↔ ∃ q ∈ deriv d p, Matches q s
   | [] => by
@@ -89,6 +92,7 @@ theorem deriv_iff (d : Char) (s : List Char) :
         · rw [if_neg hq'] at hq
           simp at hq
 
+/-- `addUniq q S` holds `q` and the states of `S`, nothing else. -/
 theorem mem_addUniq (x q : List Char) (S : List (List Char)) :
     x ∈ addUniq q S ↔ x = q ∨ x ∈ S := by
   unfold addUniq
@@ -101,12 +105,14 @@ theorem mem_addUniq (x q : List Char) (S : List (List Char)) :
       · exact hx
   · exact List.mem_cons
 
+/-- Adding the states of `L` to `T` one at a time gives the states of `L` and of `T`. -/
 theorem mem_foldr_addUniq (x : List Char) (T : List (List Char)) :
     ∀ L : List (List Char), x ∈ L.foldr addUniq T ↔ x ∈ L ∨ x ∈ T
   | [] => by simp
   | q :: L => by
     rw [List.foldr_cons, mem_addUniq, mem_foldr_addUniq x T L, List.mem_cons, or_assoc]
 
+/-- The states after reading `d` are the derivatives by `d` of the states before. -/
 theorem mem_step (d : Char) (x : List Char) :
     ∀ S : List (List Char), x ∈ step d S ↔ ∃ q ∈ S, x ∈ deriv d q
   | [] => by simp [step]
@@ -120,6 +126,7 @@ theorem mem_step (d : Char) (x : List Char) :
       · exact Or.inl h
       · exact Or.inr ⟨q', hq', h⟩
 
+/-- The automaton run from the states `S` accepts `s` exactly when some state of `S` matches `s`. -/
 theorem runNFA_iff : ∀ (s : List Char) (S : List (List Char)),
     runNFA S s = true ↔ ∃ q ∈ S, Matches q s
   | [], S => by
@@ -138,6 +145,7 @@ theorem runNFA_iff : ∀ (s : List Char) (S : List (List Char)),
       obtain ⟨q, hd, hm'⟩ := (deriv_iff d s q').mp hm
       exact ⟨q, (mem_step d q S).mpr ⟨q', hq', hd⟩, hm'⟩
 
+/-- `globMatchL` decides `Matches` on lists of characters. -/
 theorem globMatchL_iff (p s : List Char) : globMatchL p s = true ↔ Matches p s := by
   unfold globMatchL
   rw [runNFA_iff]
@@ -148,6 +156,7 @@ theorem globMatchL_iff (p s : List Char) : globMatchL p s = true ↔ Matches p s
   · intro h
     exact ⟨p, List.mem_singleton.mpr rfl, h⟩
 
+/-- `globMatch` decides `Matches`: the checker's pattern matching is the relation of rewards.md. -/
 theorem globMatch_iff (pattern text : String) :
     globMatch pattern text = true ↔ Matches pattern.toList text.toList :=
   globMatchL_iff _ _
@@ -156,6 +165,7 @@ theorem globMatch_iff (pattern text : String) :
 def CommandMatches (pattern cmd : List Char) : Prop :=
   Matches pattern (normL cmd) ∨ ∃ part ∈ partsL cmd, Matches pattern part
 
+/-- `commandMatchesB` decides `CommandMatches` (the pattern matches the normalized command or one of its parts). -/
 theorem commandMatches_iff (pattern cmd : List Char) :
     commandMatchesB pattern cmd = true ↔ CommandMatches pattern cmd := by
   simp [commandMatchesB, CommandMatches, List.any_eq_true, globMatchL_iff]

@@ -56,6 +56,8 @@ open Lean
 #guard parseMcpName "mcp__git-hub__x-y" == some ("git-hub", "x-y")
 #guard ["mcp____x", "mcp___a__x", "mcp__a_", "mcp__a__", "mcp__a", "mcp_a__b", "read_file", "",
   "mcp__a.b__c", "mcp__a__b.c", "mcp__é__x", "MCP__a__b"].all (fun n => !isMcpName n)
+-- No built-in tool has an MCP name (LarProofs.Gate states it as a condition rather than evaluate it).
+#guard Tool.all.all (fun t => !isMcpName t.name)
 #guard isMcpName ("mcp__s__" ++ String.ofList (List.replicate 56 'x'))
 #guard !isMcpName ("mcp__s__" ++ String.ofList (List.replicate 57 'x'))
 #guard isServerPart "github_com" && isServerPart "a-b_c" && isServerPart "x"

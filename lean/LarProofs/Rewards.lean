@@ -9,16 +9,19 @@ or +1, what `toolErr` makes of the verdicts the checker builds, and sums of rewa
 namespace Lar
 open Lean
 
+/-- `toolErr v` holds exactly when `v` failed and its check is tool-level of severity `error`. -/
 theorem toolErr_iff (v : Verdict) :
     toolErr v = true ↔ v.ok = false ∧ v.check.level = .tool ∧ v.check.severity = .error := by
   rw [← CheckId.blocks_iff]
   unfold toolErr
   cases v.ok <;> cases v.check.blocks <;> decide
 
+/-- An error verdict is a failed tool-level verdict. -/
 theorem failedAt_of_toolErr {v : Verdict} (h : toolErr v = true) : failedAt .tool v = true := by
   obtain ⟨hok, hl, _⟩ := (toolErr_iff v).mp h
   simp [failedAt, hok, hl]
 
+/-- A tool reward is −1, 0 or 1. -/
 theorem toolReward_cases (vs : List Verdict) :
     toolReward vs = -1 ∨ toolReward vs = 0 ∨ toolReward vs = 1 := by
   unfold toolReward
@@ -28,6 +31,7 @@ theorem toolReward_cases (vs : List Verdict) :
     · exact Or.inr (Or.inl rfl)
     · exact Or.inr (Or.inr rfl)
 
+/-- A stage reward is −1, 0 or 1. -/
 theorem stageReward_cases (vs : List Verdict) :
     stageReward vs = -1 ∨ stageReward vs = 0 ∨ stageReward vs = 1 := by
   unfold stageReward
@@ -37,6 +41,7 @@ theorem stageReward_cases (vs : List Verdict) :
     · exact Or.inr (Or.inl rfl)
     · exact Or.inr (Or.inr rfl)
 
+/-- The outcome is 0 or 1. -/
 theorem outcomeReward_cases (e s c : Bool) :
     outcomeReward e s c = 0 ∨ outcomeReward e s c = 1 := by
   unfold outcomeReward
@@ -50,9 +55,11 @@ theorem outcomeReward_eq_one_iff (ended fromTerminal checkPassed : Bool) :
   unfold outcomeReward Submitted
   cases ended <;> cases fromTerminal <;> cases checkPassed <;> decide
 
+/-- A tool reward lies in [−1, 1]. -/
 theorem toolReward_bounds (vs : List Verdict) : -1 ≤ toolReward vs ∧ toolReward vs ≤ 1 := by
   rcases toolReward_cases vs with h | h | h <;> constructor <;> omega
 
+/-- A stage reward lies in [−1, 1]. -/
 theorem stageReward_bounds (vs : List Verdict) : -1 ≤ stageReward vs ∧ stageReward vs ≤ 1 := by
   rcases stageReward_cases vs with h | h | h <;> constructor <;> omega
 
@@ -107,6 +114,7 @@ theorem toolReward_eq_neg_one_iff (vs : List Verdict) : toolReward vs = -1 ↔ v
     · intro h
       exact absurd h h1
 
+/-- A verdict built from a decision is an error exactly when its check blocks and the decision is `false`. -/
 theorem toolErr_ofBool (check : CheckId) (b : Bool) (p f : String) (path : Option (List String)) :
     toolErr (Verdict.ofBool check b p f path) = (check.blocks && !b) := by
   cases b <;> rfl
@@ -121,6 +129,7 @@ theorem toolErr_ofBool_warn (check : CheckId) (h : check.blocks = false) (b : Bo
     (path : Option (List String)) : toolErr (Verdict.ofBool check b p f path) = false := by
   simp only [toolErr_ofBool, h, Bool.false_and]
 
+/-- De Morgan's law for `Bool`. -/
 theorem bool_not_and (a b : Bool) : (!(a && b)) = (!a || !b) := by
   cases a <;> cases b <;> rfl
 
@@ -134,6 +143,7 @@ theorem sum_bounded : ∀ rs : List Int, (∀ r ∈ rs, -1 ≤ r ∧ r ≤ 1) �
     simp only [sumInt, List.length_cons]
     constructor <;> omega
 
+/-- The tool rewards of n lists of verdicts sum to a value in [−n, n]. -/
 theorem toolRewards_bounded (vss : List (List Verdict)) :
     -(vss.length : Int) ≤ sumInt (vss.map toolReward) ∧ sumInt (vss.map toolReward) ≤ vss.length := by
   have h := sum_bounded (vss.map toolReward) (fun r hr => by
@@ -142,6 +152,7 @@ theorem toolRewards_bounded (vss : List (List Verdict)) :
   rw [List.length_map] at h
   exact h
 
+/-- The stage rewards of n lists of verdicts sum to a value in [−n, n]. -/
 theorem stageRewards_bounded (vss : List (List Verdict)) :
     -(vss.length : Int) ≤ sumInt (vss.map stageReward) ∧ sumInt (vss.map stageReward) ≤ vss.length := by
   have h := sum_bounded (vss.map stageReward) (fun r hr => by

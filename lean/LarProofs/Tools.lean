@@ -8,12 +8,15 @@ argument schema as a proposition, is what `argsValidB` decides.
 namespace Lar
 open Lean
 
+/-- Every tool is in `Tool.all`. -/
 theorem Tool.mem_all (t : Tool) : t ∈ Tool.all := by
   cases t <;> simp [Tool.all]
 
+/-- `findTool` on a cons, unfolded. -/
 theorem findTool_cons (name : String) (t : Tool) (ts : List Tool) :
     findTool name (t :: ts) = if t.name = name then some t else findTool name ts := rfl
 
+/-- `findTool` finds a tool exactly when some tool of the list has the name. -/
 theorem findTool_isSome (name : String) :
     ∀ l : List Tool, (findTool name l).isSome = true ↔ ∃ t ∈ l, t.name = name
   | [] => by simp [findTool]
@@ -31,6 +34,7 @@ theorem findTool_isSome (name : String) :
         · exact absurd hn h
         · exact ⟨x, hx, hn⟩
 
+/-- The tool `findTool` finds has the name it was asked for. -/
 theorem findTool_name (name : String) :
     ∀ (l : List Tool) (t : Tool), findTool name l = some t → t.name = name
   | [], _, h => by simp [findTool] at h
@@ -43,6 +47,7 @@ theorem findTool_name (name : String) :
     · rw [if_neg hu] at h
       exact findTool_name name us t h
 
+/-- The tool `Tool.ofName?` finds has the name it was asked for. -/
 theorem Tool.ofName?_name {name : String} {t : Tool} (h : Tool.ofName? name = some t) : t.name = name :=
   findTool_name name Tool.all t h
 
@@ -52,6 +57,7 @@ def ArgsValid (t : Tool) (args : Json) : Prop :=
   (∀ s ∈ t.argSpecs, fieldOk args s = true) ∧
   ∀ k ∈ objectKeys args, ∃ s ∈ t.argSpecs, s.key = k
 
+/-- `argsValidB` decides `ArgsValid` (an object, every declared key fine, no other key). -/
 theorem argsValid_iff (t : Tool) (args : Json) : argsValidB t args = true ↔ ArgsValid t args := by
   simp [argsValidB, ArgsValid, List.all_eq_true, List.any_eq_true]
 

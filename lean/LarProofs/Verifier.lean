@@ -10,49 +10,61 @@ conform in the state it meets; the running sums stay bounded in every state the 
 namespace Lar
 open Lean
 
+/-- `tool.run_open` is an error once the run has ended. -/
 theorem openVerdict_none_err (tool : String) : toolErr (openVerdict none tool) = true := rfl
 
+/-- `tool.run_open` is no error while the run is open. -/
 theorem openVerdict_some_err (st : Stage) (tool : String) : toolErr (openVerdict (some st) tool) = false :=
   rfl
 
+/-- `tool.known` passing is no error. -/
 theorem knownVerdict_err : toolErr knownVerdict = false := rfl
 
+/-- `tool.known` failing is an error. -/
 theorem unknownVerdict_err (tool : String) : toolErr (unknownVerdict tool) = true := rfl
 
+/-- `tool.args` is an error exactly when `argsOkFor` is false. -/
 theorem argsVerdict_err (t : Tool) (c : ProposedCall) : toolErr (argsVerdict t c) = !argsOkFor t c := by
   unfold argsVerdict
   exact toolErr_ofBool_blocks .toolArgs rfl _ _ _ _
 
+/-- `tool.permitted` is an error exactly when `permittedB` is false. -/
 theorem permittedVerdicts_err (st : Stage) (tool : String) :
     (permittedVerdicts (some st) tool).any toolErr = !permittedB st tool := by
   simp only [permittedVerdicts, List.any_cons, List.any_nil, toolErr_ofBool_blocks .toolPermitted rfl,
     Bool.or_false]
 
+/-- `tool.transition` is an error exactly when `transitionOkB` is false. -/
 theorem transitionVerdict_err (wf : Workflow) (st : Stage) (args : Json) :
     toolErr (transitionVerdict wf st args) = !transitionOkB wf st args := by
   unfold transitionVerdict
   exact toolErr_ofBool_blocks .toolTransition rfl _ _ _ _
 
+/-- `tool.submit_terminal` is an error exactly when the stage is not terminal. -/
 theorem submitVerdict_err (wf : Workflow) (st : Stage) :
     toolErr (submitVerdict wf st) = !terminalB wf st.id := by
   unfold submitVerdict
   exact toolErr_ofBool_blocks .toolSubmitTerminal rfl _ _ _ _
 
+/-- `tool.command_policy` is an error exactly when its decision is false. -/
 theorem commandVerdict_err (ok : Bool) (wf : Workflow) (args : Json) :
     toolErr (commandVerdict ok wf args) = !ok := by
   unfold commandVerdict
   exact toolErr_ofBool_blocks .toolCommandPolicy rfl _ _ _ _
 
+/-- `tool.path_policy` is an error exactly when `pathPolicyB` is false. -/
 theorem pathVerdict_err (wf : Workflow) (t : Tool) (args : Json) :
     toolErr (pathVerdict wf t args) = !pathPolicyB wf.policy.paths.deny (wf.readOnlyFor t) t args := by
   unfold pathVerdict
   exact toolErr_ofBool_blocks .toolPathPolicy rfl _ _ _ _
 
+/-- `tool.sandbox_required` is an error exactly when `sandboxOkB` is false. -/
 theorem sandboxVerdict_err (wf : Workflow) (sb : Option SandboxRecord) :
     toolErr (sandboxVerdict wf sb) = !sandboxOkB wf sb := by
   unfold sandboxVerdict
   exact toolErr_ofBool_blocks .toolSandboxRequired rfl _ _ _ _
 
+/-- The tool-specific pre-run verdicts hold an error exactly when `toolOkB` is false. -/
 theorem toolVerdicts_err (wf : Workflow) (sb : Option SandboxRecord) (st : Stage) (args : Json) (t : Tool) :
     (toolVerdicts wf sb (some st) args t).1.any toolErr = !toolOkB wf sb st args t := by
   cases t <;>
@@ -81,10 +93,13 @@ theorem preChecksFor_err (wf : Workflow) (sb : Option SandboxRecord) (cur : Opti
           toolVerdicts_err, hA, Bool.not_true, Bool.not_false, Bool.false_or, Bool.or_false,
           Bool.true_or, Bool.false_and, Bool.true_and, bool_not_and]
 
+/-- `tool.known` passing for an MCP tool is no error. -/
 theorem mcpKnownVerdict_err : toolErr mcpKnownVerdict = false := rfl
 
+/-- `tool.known` failing for an MCP name is an error. -/
 theorem mcpUnknownVerdict_err (tool : String) : toolErr (mcpUnknownVerdict tool) = true := rfl
 
+/-- `tool.args` for an MCP tool is an error exactly when `mcpArgsOkB` is false. -/
 theorem mcpArgsVerdict_err (c : ProposedCall) : toolErr (mcpArgsVerdict c) = !mcpArgsOkB c := by
   unfold mcpArgsVerdict
   exact toolErr_ofBool_blocks .toolArgs rfl _ _ _ _
@@ -228,6 +243,7 @@ def State.stepResults : State → List (Nat × Event) → List StepResult
   | _, [] => []
   | st, (line, e) :: rest => (st.append line e).2 :: State.stepResults (st.append line e).1 rest
 
+/-- A property holds for every element of `a :: l` exactly when it holds for `a` and for every element of `l`. -/
 theorem forall_mem_cons_iff {α : Type} (p : α → Prop) (a : α) (l : List α) :
     (∀ x ∈ a :: l, p x) ↔ p a ∧ ∀ x ∈ l, p x := by
   constructor
@@ -287,6 +303,7 @@ theorem stepResults_ok_iff : ∀ (evs : List (Nat × Event)) (st : State),
 def acceptsFrom (st : State) (evs : List (Nat × Event)) : Bool :=
   (st.stepResults evs).all fun r => decide (r.toolReward ≠ some (-1))
 
+/-- The checker accepts a trajectory (no step scores −1) exactly when it conforms (`ConformsFrom`). -/
 theorem acceptsFrom_iff (st : State) (evs : List (Nat × Event)) :
     acceptsFrom st evs = true ↔ ConformsFrom st evs := by
   rw [← stepResults_ok_iff]
@@ -346,12 +363,15 @@ def State.Bounded (st : State) : Prop :=
   (-(st.steps : Int) ≤ st.toolSum ∧ st.toolSum ≤ st.steps) ∧
     (-(st.stageCount : Int) ≤ st.stageSum ∧ st.stageSum ≤ st.stageCount)
 
+/-- Closing a visit counts one more closed visit. -/
 theorem State.closeVisit_stageCount (st : State) (v : Visit) (line : Nat) (e : VisitEnd) (t : Option String) :
     (st.closeVisit v line e t).1.stageCount = st.stageCount + 1 := rfl
 
+/-- Closing a visit adds its stage reward to the sum. -/
 theorem State.closeVisit_stageSum (st : State) (v : Visit) (line : Nat) (e : VisitEnd) (t : Option String) :
     (st.closeVisit v line e t).1.stageSum = st.stageSum + stageReward (scoreVisit st.wf v e t) := rfl
 
+/-- Closing a visit keeps the running sums bounded. -/
 theorem State.closeVisit_bounded (st : State) (v : Visit) (line : Nat) (e : VisitEnd) (t : Option String)
     (h : st.Bounded) : (st.closeVisit v line e t).1.Bounded := by
   obtain ⟨⟨h1, h2⟩, ⟨h3, h4⟩⟩ := h
@@ -364,6 +384,7 @@ theorem State.closeVisit_bounded (st : State) (v : Visit) (line : Nat) (e : Visi
 theorem State.openVisit_bounded (st : State) (s : Stage) (line : Nat) (h : st.Bounded) :
     (st.openVisit s line).Bounded := h
 
+/-- A call's moves keep the running sums bounded. -/
 theorem State.moveVisit_bounded (st : State) (c : ToolCall) (line : Nat) (h : st.Bounded) :
     (st.moveVisit c line).1.Bounded := by
   unfold State.moveVisit
@@ -378,6 +399,7 @@ theorem State.moveVisit_bounded (st : State) (c : ToolCall) (line : Nat) (h : st
       | true => exact st.closeVisit_bounded _ line .submit none h
       | false => exact h
 
+/-- A call keeps the running sums bounded. -/
 theorem State.appendCall_bounded (st : State) (c : ToolCall) (line : Nat) (h : st.Bounded) :
     (st.appendCall c line).1.Bounded := by
   have hm := State.moveVisit_bounded { st with failed := {} } c line h
@@ -398,6 +420,7 @@ theorem State.outcomeStep_bounded (st : State) (o : OutcomeEvent) (line : Nat) (
   | command check =>
     cases afterSubmitB st.ended <;> cases singleOutcomeB (st.outcome.map (·.2)) <;> exact h
 
+/-- Any event keeps the running sums bounded. -/
 theorem State.append_bounded (st : State) (line : Nat) (e : Event) (h : st.Bounded) :
     (st.append line e).1.Bounded := by
   cases e with
@@ -414,6 +437,7 @@ theorem State.append_bounded (st : State) (line : Nat) (e : Event) (h : st.Bound
 def State.feed (st : State) (evs : List (Nat × Event)) : State :=
   evs.foldl (fun s le => (s.append le.1 le.2).1) st
 
+/-- The state `State.create` makes has bounded running sums (both 0). -/
 theorem State.create_bounded {wf : Workflow} {headerLine : Nat} {sb : Option SandboxRecord} {st : State}
     (hc : State.create wf headerLine sb = .ok st) : st.Bounded := by
   unfold State.create at hc
