@@ -13,4 +13,5 @@ import LarProofs.Gate
 import LarProofs.Return
 import Lar.Spec.Trajectory
 import LarProofs.Spec
+import LarProofs.SpecVisits
 import LarProofs.Guards

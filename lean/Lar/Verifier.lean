@@ -344,35 +344,43 @@ def exitReasons (check : Option OutcomeCheck) (cond : ExitCondition) (facts : Li
       ("the outcome is judged outside the run: no command of the run is its check",
        "the outcome is judged outside the run: no command of the run is its check")
 
-/-- The stage-level verdicts of a visit that ends now (toward `target` for a
-transition). `stage.closed` and `stage.transition` are decided by `closedB` and
-`stageTransitionB`, the budget and the exit conditions by `withinBudgetB` and
-`exitMetB`. -/
-def scoreVisit (wf : Workflow) (v : Visit) (endedBy : VisitEnd) (target : Option String) :
-    List Verdict :=
-  let src := v.stage.id
-  let dst := target.getD ""
-  let legal := stageTransitionB wf src endedBy target
-  let closed := Verdict.ofBool .stageClosed (closedB endedBy)
+/-- `stage.closed`, decided by `closedB`. -/
+def visitClosedVerdict (src : String) (endedBy : VisitEnd) : Verdict :=
+  Verdict.ofBool .stageClosed (closedB endedBy)
     "the visit ended by a transition or a submit, not by the run stopping"
     s!"the run stopped in \"{src}\" without a transition or a submit"
-  let transition : List Verdict :=
-    match endedBy with
-    | .runEnd => []
-    | .submit =>
-      [Verdict.ofBool .stageTransition legal s!"submitted from terminal stage \"{src}\""
-        s!"the run ended by a submit from \"{src}\", which is not a terminal stage"]
-    | .transition =>
-      [Verdict.ofBool .stageTransition legal s!"\"{src}\" → \"{dst}\" is legal"
-        s!"left \"{src}\" for \"{dst}\", which is not a legal transition"]
-  let budget := Verdict.ofBool .stageBudget (withinBudgetB v.steps v.stage.budget)
+
+/-- `stage.transition` for a closed visit, decided by `stageTransitionB`; none for an unclosed one. -/
+def visitTransitionVerdicts (wf : Workflow) (src : String) (endedBy : VisitEnd) (target : Option String) :
+    List Verdict :=
+  match endedBy with
+  | .runEnd => []
+  | .submit =>
+    [Verdict.ofBool .stageTransition (stageTransitionB wf src .submit target) s!"submitted from terminal stage \"{src}\""
+      s!"the run ended by a submit from \"{src}\", which is not a terminal stage"]
+  | .transition =>
+    [Verdict.ofBool .stageTransition (stageTransitionB wf src .transition target)
+      s!"\"{src}\" → \"{target.getD ""}\" is legal"
+      s!"left \"{src}\" for \"{target.getD ""}\", which is not a legal transition"]
+
+/-- `stage.budget`, decided by `withinBudgetB`. -/
+def visitBudgetVerdict (v : Visit) : Verdict :=
+  Verdict.ofBool .stageBudget (withinBudgetB v.steps v.stage.budget)
     s!"within the budget of {v.stage.budget} steps"
-    s!"{v.steps} steps in this visit; the budget of \"{src}\" is {v.stage.budget}"
-  let facts := v.facts.reverse
-  let conds := v.stage.exit.map fun cond =>
-    let reasons := exitReasons wf.outcome.check? cond facts
-    Verdict.ofBool cond.checkId (exitMetB cond facts) reasons.1 reasons.2
-  [closed] ++ transition ++ [budget] ++ conds
+    s!"{v.steps} steps in this visit; the budget of \"{v.stage.id}\" is {v.stage.budget}"
+
+/-- The `stage.exit.*` verdicts, each decided by `exitMetB` over the visit's facts, oldest first. -/
+def visitExitVerdicts (wf : Workflow) (v : Visit) : List Verdict :=
+  v.stage.exit.map fun cond =>
+    let reasons := exitReasons wf.outcome.check? cond v.facts.reverse
+    Verdict.ofBool cond.checkId (exitMetB cond v.facts.reverse) reasons.1 reasons.2
+
+/-- The stage-level verdicts of a visit that ends now (toward `target` for a
+transition), in the order of docs/rewards.md. -/
+def scoreVisit (wf : Workflow) (v : Visit) (endedBy : VisitEnd) (target : Option String) :
+    List Verdict :=
+  [visitClosedVerdict v.stage.id endedBy] ++ visitTransitionVerdicts wf v.stage.id endedBy target ++
+    [visitBudgetVerdict v] ++ visitExitVerdicts wf v
 
 /-! ## The state -/
 

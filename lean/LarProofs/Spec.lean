@@ -24,8 +24,8 @@ rewards:
   `Spec.stepReward` (−1, 0 or +1 exactly as "Tool reward" says), and `State.stepRewards_spec` for
   every step of a run.
 
-Not proved here (docs/lean.md, "What is not proved"): that the stage-visit verdicts and rewards and
-the outcome verdicts the checker reports are those of a specification of their own.
+The visits' rewards are proved against the specification in `LarProofs.SpecVisits`; the outcome
+verdicts are not yet (docs/lean.md, "What is not proved").
 -/
 
 namespace Lar

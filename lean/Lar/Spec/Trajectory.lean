@@ -125,4 +125,27 @@ noncomputable def stepReward (wf : Workflow) (sb : Option SandboxRecord) (h : Hi
   else if RepeatsFailure wf h (callKey c.tool c.args) ∨ Rejected wf c ∨ RanUnconfined sb c ∨ ¬Succeeded c then 0
   else 1
 
+/-! ## Stage visits -/
+
+/-- The steps of the visit open after `h`, the newest first ("Visit"): the calls since the latest move
+(the call that moves the run is the last step of the visit it leaves; the next visit begins with no
+step). Read while the run is open. -/
+def visitCalls (wf : Workflow) : History → List ToolCall
+  | [] => []
+  | (_, .toolCall c) :: h => if (movesTo wf c).isSome then [] else c :: visitCalls wf h
+  | _ :: h => visitCalls wf h
+
+open Classical in
+/-- The reward of a visit of stage `s` whose steps are `calls` (the newest first) and which ended as
+`e`, toward `target` for a transition ("Stage-visit level", "Stage reward"): −1 when the transition
+it ended by is not legal or the submit was not from a terminal stage (`stage.transition`);
+otherwise 0 when it is unclosed, has more steps than the budget, or an exit condition of the stage
+does not hold over its steps (oldest first); otherwise +1. -/
+noncomputable def visitReward (wf : Workflow) (s : Stage) (calls : List ToolCall) (e : VisitEnd)
+    (target : Option String) : Int :=
+  if ¬StageTransitionOk wf s.id e target then -1
+  else if ¬Closed e ∨ ¬WithinBudget calls.length s.budget ∨
+      ∃ cond ∈ s.exit, ¬ExitMet cond (calls.map (stepFact wf)).reverse then 0
+  else 1
+
 end Lar.Spec
