@@ -14,4 +14,5 @@ import LarProofs.Return
 import Lar.Spec.Trajectory
 import LarProofs.Spec
 import LarProofs.SpecVisits
+import LarProofs.SpecOutcome
 import LarProofs.Guards

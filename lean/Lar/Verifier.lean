@@ -592,49 +592,55 @@ def State.appendCall (st : State) (c : ToolCall) (line : Nat) : State × StepRes
     visit := visitHere, verdicts := verdicts, toolReward := some r, stageVisit := moved.2,
     runningReturn := st'.runningReturn })
 
+/-- Why an outcome check did not pass, and where in the event. -/
+def checkFailure (o : OutcomeEvent) (expected : Int) : String × List String :=
+  match o.completion, o.exitCode with
+  | some .timeout, _ => (s!"the outcome check \"{o.command}\" did not finish (timeout)", ["exitCode"])
+  | some .unobserved, _ => (s!"the outcome check \"{o.command}\" did not finish (unobserved)", ["exitCode"])
+  | c, none =>
+    (s!"the outcome check \"{o.command}\" did not finish ({(c.map Completion.name).getD "no exit code"})", ["exitCode"])
+  | _, some code =>
+    if code = expected then
+      (s!"\"{o.command}\" exited {code} but ran no tests: a check that runs no tests is not a pass", ["testsRan"])
+    else (s!"\"{o.command}\" exited {code}; expected {expected}", ["exitCode"])
+
+/-- `outcome.check_passed` for the recorded outcome, decided by `checkPassedB`. -/
 def State.outcomeCheckVerdict (st : State) (check : OutcomeCheck) : Verdict :=
-  let expected := check.expectExitCode
   match st.outcome with
   | none => .fail .outcomeCheckPassed "no outcome check result was recorded after the submit"
   | some (o, _) =>
-    if checkPassedB expected o then
-      .pass .outcomeCheckPassed s!"\"{o.command}\" exited {expected} as expected"
-    else
-      match o.completion, o.exitCode with
-      | some .timeout, _ =>
-        .fail .outcomeCheckPassed s!"the outcome check \"{o.command}\" did not finish (timeout)" (some ["exitCode"])
-      | some .unobserved, _ =>
-        .fail .outcomeCheckPassed s!"the outcome check \"{o.command}\" did not finish (unobserved)" (some ["exitCode"])
-      | c, none =>
-        .fail .outcomeCheckPassed
-          s!"the outcome check \"{o.command}\" did not finish ({(c.map Completion.name).getD "no exit code"})"
-          (some ["exitCode"])
-      | _, some code =>
-        if code = expected then
-          .fail .outcomeCheckPassed
-            s!"\"{o.command}\" exited {code} but ran no tests: a check that runs no tests is not a pass"
-            (some ["testsRan"])
-        else
-          .fail .outcomeCheckPassed s!"\"{o.command}\" exited {code}; expected {expected}" (some ["exitCode"])
+    Verdict.ofBool .outcomeCheckPassed (checkPassedB check.expectExitCode o)
+      s!"\"{o.command}\" exited {check.expectExitCode} as expected"
+      (checkFailure o check.expectExitCode).1 (some (checkFailure o check.expectExitCode).2)
 
-/-- The verdicts of an `outcome` event and the state after it. An outcome judged outside
-the run fails `outcome.external` (`judgedInRunB` is false exactly for `.external`,
-`judgedInRun_iff`) and nothing else is made on the event. -/
-def State.outcomeStep (st : State) (o : OutcomeEvent) (line : Nat) : State × List Verdict :=
+/-- An `outcome` event counts (it is recorded): the outcome is the workflow's own command's, the run
+has ended, and no outcome was recorded yet. -/
+def State.outcomeCounts (st : State) : Bool :=
+  st.wf.outcome.check?.isSome && st.ended && st.outcome.isNone
+
+/-- The verdicts of an `outcome` event. An outcome judged outside the run fails `outcome.external`
+(`judgedInRunB` is false exactly for `.external`, `judgedInRun_iff`) and nothing else is made on the
+event; before the end it fails `outcome.after_submit`, after one was recorded `outcome.single`. -/
+def State.outcomeVerdicts (st : State) (o : OutcomeEvent) (line : Nat) : List Verdict :=
   match st.wf.outcome with
   | .external judge =>
-    (st, [.fail .outcomeExternal
-      s!"the outcome is judged outside the run ({judge}): this outcome event is ignored" (some ["type"])])
+    [.fail .outcomeExternal
+      s!"the outcome is judged outside the run ({judge}): this outcome event is ignored" (some ["type"])]
   | .command check =>
     if !afterSubmitB st.ended then
-      (st, [.fail .outcomeAfterSubmit "an outcome check result before any submit is ignored" (some ["type"])])
+      [.fail .outcomeAfterSubmit "an outcome check result before any submit is ignored" (some ["type"])]
     else if !singleOutcomeB (st.outcome.map (·.2)) then
-      (st, [.fail .outcomeSingle
-        s!"the outcome was already recorded on line {(st.outcome.map (·.2)).getD 0}; this one is ignored" (some ["type"])])
+      [.fail .outcomeSingle
+        s!"the outcome was already recorded on line {(st.outcome.map (·.2)).getD 0}; this one is ignored" (some ["type"])]
     else
-      let st' := { st with outcome := some (o, line) }
-      (st', [.pass .outcomeAfterSubmit "the outcome check result follows a submit",
-        .pass .outcomeSingle "the outcome check result is recorded once", st'.outcomeCheckVerdict check])
+      [.pass .outcomeAfterSubmit "the outcome check result follows a submit",
+        .pass .outcomeSingle "the outcome check result is recorded once",
+        ({ st with outcome := some (o, line) } : State).outcomeCheckVerdict check]
+
+/-- The verdicts of an `outcome` event and the state after it: the event is recorded when it counts
+(`outcomeCounts`, which holds exactly when no verdict above failed). -/
+def State.outcomeStep (st : State) (o : OutcomeEvent) (line : Nat) : State × List Verdict :=
+  ({ st with outcome := if st.outcomeCounts then some (o, line) else st.outcome }, st.outcomeVerdicts o line)
 
 /-- Feeds one `outcome` event. -/
 def State.appendOutcome (st : State) (o : OutcomeEvent) (line : Nat) : State × StepResult :=

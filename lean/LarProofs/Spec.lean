@@ -24,8 +24,8 @@ rewards:
   `Spec.stepReward` (−1, 0 or +1 exactly as "Tool reward" says), and `State.stepRewards_spec` for
   every step of a run.
 
-The visits' rewards are proved against the specification in `LarProofs.SpecVisits`; the outcome
-verdicts are not yet (docs/lean.md, "What is not proved").
+The visits' rewards are proved against the specification in `LarProofs.SpecVisits`, the outcome in
+`LarProofs.SpecOutcome`.
 -/
 
 namespace Lar
@@ -174,19 +174,19 @@ theorem State.appendCall_currentStage (st : State) (c : ToolCall) (line : Nat) :
     (st.appendCall c line).1.currentStage = (({ st with failed := {} } : State).moveVisit c line).1.currentStage :=
   rfl
 
-/-- An `outcome` event changes nothing but the recorded outcome. -/
+/-- An `outcome` event changes nothing but the recorded outcome: it records itself exactly when it
+counts (`State.outcomeCounts`). -/
+theorem State.outcomeStep_state (st : State) (o : OutcomeEvent) (line : Nat) :
+    (st.outcomeStep o line).1 = { st with outcome := if st.outcomeCounts then some (o, line) else st.outcome } :=
+  rfl
+
+/-- An `outcome` event leaves the state as it was, or records itself. -/
 theorem State.outcomeStep_cases (st : State) (o : OutcomeEvent) (line : Nat) :
     (st.outcomeStep o line).1 = st ∨ (st.outcomeStep o line).1 = { st with outcome := some (o, line) } := by
-  unfold State.outcomeStep
-  cases st.wf.outcome with
-  | external _ => exact Or.inl rfl
-  | command k =>
-    cases afterSubmitB st.ended with
-    | false => exact Or.inl rfl
-    | true =>
-      cases singleOutcomeB (st.outcome.map (·.2)) with
-      | false => exact Or.inl rfl
-      | true => exact Or.inr rfl
+  rw [State.outcomeStep_state]
+  cases st.outcomeCounts with
+  | true => exact Or.inr rfl
+  | false => exact Or.inl rfl
 
 /-- The workflow never changes. -/
 theorem State.append_wf (st : State) (line : Nat) (e : Event) : (st.append line e).1.wf = st.wf := by

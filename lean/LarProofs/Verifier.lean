@@ -413,12 +413,8 @@ theorem State.appendCall_bounded (st : State) (c : ToolCall) (line : Nat) (h : s
 
 /-- An `outcome` event changes no sum. -/
 theorem State.outcomeStep_bounded (st : State) (o : OutcomeEvent) (line : Nat) (h : st.Bounded) :
-    (st.outcomeStep o line).1.Bounded := by
-  unfold State.outcomeStep
-  cases st.wf.outcome with
-  | external _ => exact h
-  | command check =>
-    cases afterSubmitB st.ended <;> cases singleOutcomeB (st.outcome.map (·.2)) <;> exact h
+    (st.outcomeStep o line).1.Bounded :=
+  h
 
 /-- Any event keeps the running sums bounded. -/
 theorem State.append_bounded (st : State) (line : Nat) (e : Event) (h : st.Bounded) :

@@ -148,4 +148,33 @@ noncomputable def visitReward (wf : Workflow) (s : Stage) (calls : List ToolCall
       ∃ cond ∈ s.exit, ¬ExitMet cond (calls.map (stepFact wf)).reverse then 0
   else 1
 
+/-! ## The outcome -/
+
+/-- The run ended by a submit made from a terminal stage (`outcome.submitted`): some step ended the
+run while the run was in a terminal stage. -/
+def SubmittedFromTerminal (wf : Workflow) (h : History) : Prop :=
+  ∃ (newer : History) (l : Nat) (c : ToolCall) (older : History), h = newer ++ (l, Event.toolCall c) :: older ∧
+    EndsRun wf c ∧ ∃ s, current wf older = some s ∧ Terminal wf s.id
+
+open Classical in
+/-- The `outcome` event that counts, with its line (`outcome.after_submit`, `outcome.single`,
+`outcome.external`): the first one after the run ended, in a run whose outcome is its own command's;
+none before that, and none in a run judged outside it. -/
+noncomputable def recordedOutcome (wf : Workflow) : History → Option (OutcomeEvent × Nat)
+  | [] => none
+  | (l, .outcome o) :: h =>
+    (recordedOutcome wf h).or (if wf.outcome.check?.isSome = true ∧ Ended wf h then some (o, l) else none)
+  | _ :: h => recordedOutcome wf h
+
+open Classical in
+/-- The outcome o ("Outcome"): for an outcome command, 1 when the run ended by a submit from a
+terminal stage and the outcome event that counts passed the check (`CheckPassed`), otherwise 0; for
+an outcome judged outside the run, 0 until the judge's value is joined. -/
+noncomputable def outcome (wf : Workflow) (h : History) : Int :=
+  match wf.outcome with
+  | .command k =>
+    if SubmittedFromTerminal wf h ∧ ∃ o l, recordedOutcome wf h = some (o, l) ∧ CheckPassed k.expectExitCode o
+    then 1 else 0
+  | .external _ => 0
+
 end Lar.Spec
