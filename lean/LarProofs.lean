@@ -15,4 +15,5 @@ import Lar.Spec.Trajectory
 import LarProofs.Spec
 import LarProofs.SpecVisits
 import LarProofs.SpecOutcome
+import LarProofs.SpecReturn
 import LarProofs.Guards

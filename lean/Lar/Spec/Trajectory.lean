@@ -177,4 +177,42 @@ noncomputable def outcome (wf : Workflow) (h : History) : Int :=
     then 1 else 0
   | .external _ => 0
 
+/-! ## The return -/
+
+/-- The tool rewards of the steps of `h`, the newest first. -/
+noncomputable def toolRewards (wf : Workflow) (sb : Option SandboxRecord) : History → List Int
+  | [] => []
+  | (_, .toolCall c) :: h => stepReward wf sb h c :: toolRewards wf sb h
+  | _ :: h => toolRewards wf sb h
+
+/-- The stage rewards of the visits the steps of `h` closed, the newest first: a step made in stage
+`s` that moves the run to `t` closes its visit by a transition; one that ends the run closes it by a
+submit. -/
+noncomputable def closedRewards (wf : Workflow) : History → List Int
+  | [] => []
+  | (_, .toolCall c) :: h =>
+    (match current wf h, movesTo wf c with
+     | some s, some t => [visitReward wf s (c :: visitCalls wf h) .transition (some t.id)]
+     | some s, none =>
+       if c.tool = "submit" ∧ c.status = .ok then [visitReward wf s (c :: visitCalls wf h) .submit none] else []
+     | none, _ => []) ++ closedRewards wf h
+  | _ :: h => closedRewards wf h
+
+/-- The stage reward of the visit still open after `h`, scored as if the run stopped now; none once
+the run has ended. -/
+noncomputable def openRewards (wf : Workflow) (h : History) : List Int :=
+  match current wf h with
+  | some s => [visitReward wf s (visitCalls wf h) .runEnd none]
+  | none => []
+
+/-- What the return after `h` is made of ("Return"): the outcome o, the stage rewards of every visit
+(the open one included) and their number, the tool rewards of every step and their number. R is
+o + α·mean(S) + β·mean(T) of these, with mean(∅) = 0. -/
+noncomputable def returnParts (wf : Workflow) (sb : Option SandboxRecord) (h : History) : ReturnParts :=
+  { outcome := outcome wf h
+    stageSum := sumInt (closedRewards wf h ++ openRewards wf h)
+    visits := (closedRewards wf h ++ openRewards wf h).length
+    toolSum := sumInt (toolRewards wf sb h)
+    steps := (toolRewards wf sb h).length }
+
 end Lar.Spec
