@@ -7,13 +7,17 @@ import LarProofs.Gate
 
 The semantics of a run, stated over the events so far and written from the document, not from the
 checker's `State`: each notion below is its own definition (the run has ended, the current stage,
-the change epoch, the last failure of a call, the MCP tools offered, the tool reward of a step), by
-recursion on the history. `LarProofs.Spec` proves that the checker, fed the same events one at a
-time with `State.append`, keeps exactly these values and reports exactly these tool rewards.
+the change epoch, the last failure of a call, the MCP tools offered, the tool reward of a step, the
+steps of a visit and its reward, the submit and the outcome event that count, the outcome, and the
+parts of the return), by recursion on the history or as a relation over it. `LarProofs.Spec`,
+`LarProofs.SpecVisits`, `LarProofs.SpecOutcome` and `LarProofs.SpecReturn` prove that the checker,
+fed the same events one at a time with `State.append`, keeps exactly these values and reports
+exactly these rewards.
 
 What a single call is (which checks it passes, the files it changed, the stage an `enter_stage`
-names) is read with the per-call definitions whose propositions are proved in `LarProofs.Checks`
-(`CallConforms`, `Succeeded`, `changedFiles`, `enterTarget`): this file adds what spans the run.
+names, what an exit condition reads of it) is read with the per-call definitions whose propositions
+are proved in `LarProofs.Checks` (`CallConforms`, `Succeeded`, `changedFiles`, `enterTarget`,
+`stepFact`): this file adds what spans the run.
 
 A `History` is the events after the header with their lines, **the newest first**: `(l, e) :: h` is
 `h` followed by the event `e` on line `l`. This file is part of `LarProofs`; `lar-verify` never
