@@ -38,8 +38,12 @@ function allFiles(dir = ''): string[] {
   });
 }
 
-/** Where a proof, or anything elaborated for its own sake, appears in the code of a file. */
-const PROOF_WORDS = /(?<![\w.'])(theorem|lemma|example|by|decreasing_by|termination_by|#guard|#eval|#print|#check|#reduce)(?![\w'!?])/g;
+/** Where a proof, or anything elaborated for its own sake, appears in the code of a file: a theorem,
+ * lemma or example, a tactic block, a `#`-command (`#guard`, `#eval!`, `#guard_msgs`, …) or a `run_*`
+ * command. (A term-mode proof inside a `def` has no word of its own; keeping the checker's modules to
+ * definitions of data is a rule for reviewers, not something this test can see.) */
+const PROOF_WORDS =
+  /(?<![\w.'#])(theorem|lemma|example|by|decreasing_by|termination_by|run_cmd|run_elab|run_meta|#[A-Za-z_]+!?)(?![\w'?])/g;
 
 function findings(re: RegExp, text: string): string[] {
   const code = leanCode(text);
@@ -72,6 +76,12 @@ test('the scan finds the proofs where they are (it is not blind)', () => {
   // A word in a comment or a string is not code.
   assert.deepEqual(findings(PROOF_WORDS, '/- theorem -/ def x := "by" -- example\n/-- #guard -/ def y := \'b\''), []);
   assert.deepEqual(findings(PROOF_WORDS, 'def z : Nat := by exact 1'), ['by (line 1)']);
+  // A brace in a plain string is a character: the theorem between two such strings is still code.
+  assert.deepEqual(findings(PROOF_WORDS, 'def a := "{"\ntheorem t : True := trivial\ndef b := "}"'), ['theorem (line 2)']);
+  // Interpolated strings hide their text but not the code after them; raw strings and char literals are text.
+  assert.deepEqual(findings(PROOF_WORDS, 'def m := s!"a {f "}"} b"\n#guard_msgs in\n#eval! 1'), ['#guard_msgs (line 2)', '#eval! (line 3)']);
+  assert.deepEqual(findings(PROOF_WORDS, 'def r := r#"by " theorem"#\ndef q := \'\\\'\'\nrun_cmd pure ()'), ['run_cmd (line 3)']);
+  assert.deepEqual(leanImports('public import Lar.Glob\nimport Lar.Num Lar.Mcp'), ['Lar.Glob', 'Lar.Num', 'Lar.Mcp']);
 });
 
 test('every module of the package is imported by the checker or by LarProofs', () => {
@@ -87,4 +97,18 @@ test('no sorry, admit, native_decide or axiom anywhere in the package', () => {
     ),
   );
   assert.deepEqual(found, []);
+});
+
+test('the VSIX ships every file lake needs to build lar-verify', () => {
+  // .vscodeignore leaves out everything but what its `!` lines bring back.
+  const ignore = fs.readFileSync(path.resolve(__dirname, '../../../.vscodeignore'), 'utf8');
+  const kept = ignore
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.startsWith('!lean/'))
+    .map((l) => new RegExp(`^${l.slice(1).replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*\*/g, '\u0000').replace(/\*/g, '[^/]*').replace(/\u0000/g, '.*')}$`));
+  const needed = ['lakefile.toml', 'lean-toolchain', ...closure('Main.lean').keys()].map((f) => `lean/${f}`);
+  const missing = needed.filter((f) => !kept.some((re) => re.test(f)));
+  assert.deepEqual(missing, [], 'a module the checker imports would be missing from the packaged extension');
+  assert.ok(!kept.some((re) => re.test('lean/LarProofs/Spec.lean')), 'the proofs are not shipped');
 });

@@ -35,8 +35,12 @@ export function leanCode(text: string): string {
       if (depth !== 0) throw new Error(`unterminated comment at offset ${i}`);
       out.push(blank(text.slice(i, j)));
       i = j;
+    } else if (c === 'r' && /^r#*"/.test(text.slice(i, i + 40)) && !/[\p{L}\p{N}_'.]/u.test(text.charAt(i - 1))) {
+      const j = rawStringEnd(text, i);
+      out.push(blank(text.slice(i, j)));
+      i = j;
     } else if (c === '"') {
-      const j = stringEnd(text, i);
+      const j = stringEnd(text, i, isInterpolated(text, i));
       out.push(blank(text.slice(i, j)));
       i = j;
     } else if (c === "'" && isCharLiteral(text, i)) {
@@ -51,25 +55,43 @@ export function leanCode(text: string): string {
   return out.join('');
 }
 
-/** The offset just past the string literal that opens at `start`; `{…}` of an interpolated
- * string (`s!"…{x}…"`) is read as code that may hold strings of its own. */
-function stringEnd(text: string, start: number): number {
+/** A string is interpolated (`{…}` inside it is code) after `s!`, `m!` or `f!`, or as the message of
+ * `throwError` and the logging commands; a `{` in any other string is a character. */
+function isInterpolated(text: string, quote: number): boolean {
+  if (/[smf]!$/.test(text.slice(Math.max(0, quote - 2), quote))) return true;
+  return /(?:^|[^\w.])(?:throwError|logInfo|logWarning|logError|trace\[[^\]]*\])\s*$/.test(
+    text.slice(Math.max(0, quote - 60), quote),
+  );
+}
+
+/** The offset just past the string literal that opens at `start`; in an interpolated string
+ * (`s!"…{x}…"`) the `{…}` parts are read as code that may hold strings of their own. */
+function stringEnd(text: string, start: number, interpolated: boolean): number {
   let j = start + 1;
   let braces = 0;
   while (j < text.length) {
     const d = text[j];
     if (d === '\\') j += 2;
-    else if (d === '{') {
+    else if (interpolated && d === '{') {
       braces++;
       j++;
-    } else if (d === '}' && braces > 0) {
+    } else if (interpolated && d === '}' && braces > 0) {
       braces--;
       j++;
-    } else if (d === '"' && braces > 0) j = stringEnd(text, j);
+    } else if (d === '"' && braces > 0) j = stringEnd(text, j, isInterpolated(text, j));
     else if (d === '"') return j + 1;
     else j++;
   }
   throw new Error(`unterminated string at offset ${start}`);
+}
+
+/** The offset just past the raw string literal (`r"…"`, `r#"…"#`) that opens at `start`: no escapes. */
+function rawStringEnd(text: string, start: number): number {
+  const hashes = /^r(#*)"/.exec(text.slice(start))?.[1] ?? '';
+  const close = `"${hashes}`;
+  const end = text.indexOf(close, start + 2 + hashes.length);
+  if (end === -1) throw new Error(`unterminated raw string at offset ${start}`);
+  return end + close.length;
 }
 
 /** `'a'`, `'\n'`, `'\x0c'`, `'"'` are character literals; a `'` after a name (`h'`, `x'`) is part of it. */
@@ -84,7 +106,7 @@ function isCharLiteral(text: string, i: number): boolean {
 export function leanImports(text: string): string[] {
   const names: string[] = [];
   for (const line of leanCode(text).split('\n')) {
-    const m = /^\s*import\s+(.+)$/.exec(line);
+    const m = /^\s*(?:(?:public|private|meta)\s+)*import\s+(.+)$/.exec(line);
     if (m) names.push(...(m[1] ?? '').trim().split(/\s+/));
   }
   return names;
