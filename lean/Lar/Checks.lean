@@ -143,7 +143,7 @@ instance : ToJson Verdict where
 
 /-! ## Tool-call level
 
-Each check below comes as `Prop` + `…B : Bool` + `…_iff`. -/
+Each check below is its `Bool` procedure; its `Prop` and `…_iff` are in `LarProofs.Checks`. -/
 
 /-- `tool.run_open`: the run has not ended (there is a current stage). -/
 def runOpenB (cur : Option Stage) : Bool := cur.isSome

@@ -12,7 +12,8 @@ import Lar.Rewards
 The incremental verifier: a state fed one event at a time, mirroring
 `VerifierState` in core/verifier/state.ts, with its visits in stages.ts (same checks, same order, same
 rewards, same JSON results). What is proved about it is in `LarProofs.Verifier`,
-`LarProofs.Gate`, `LarProofs.Return` and `LarProofs.Spec`.
+`LarProofs.Gate`, `LarProofs.Return`, `LarProofs.Spec`, `LarProofs.SpecVisits`,
+`LarProofs.SpecOutcome` and `LarProofs.SpecReturn`.
 -/
 namespace Lar
 open Lean
@@ -638,7 +639,8 @@ def State.outcomeVerdicts (st : State) (o : OutcomeEvent) (line : Nat) : List Ve
         ({ st with outcome := some (o, line) } : State).outcomeCheckVerdict check]
 
 /-- The verdicts of an `outcome` event and the state after it: the event is recorded when it counts
-(`outcomeCounts`, which holds exactly when no verdict above failed). -/
+(`outcomeCounts`: exactly when `outcome.external`, `outcome.after_submit` and `outcome.single` pass;
+the event is recorded whether or not its check passes). -/
 def State.outcomeStep (st : State) (o : OutcomeEvent) (line : Nat) : State × List Verdict :=
   ({ st with outcome := if st.outcomeCounts then some (o, line) else st.outcome }, st.outcomeVerdicts o line)
 

@@ -143,8 +143,9 @@ theorem State.return_bounds {wf : Workflow} {headerLine : Nat} {sb : Option Sand
     (State.outcomeValue_cases (st0.feed evs)) ha hb hS hT
 
 /-- The summary's `return` is the double of those same parts (`ReturnParts.toFloat`, with the
-state's α and β as doubles): the number `State.return_bounds` bounds is the one it prints, up to
-floating point. -/
+state's α and β as doubles). That the parts are the specification's is `State.return_spec`; that the
+exact return they make with the workflow's own weights is in [−(α+β), 1+α+β] is `Spec.return_bounds`.
+Nothing is proved about the double. -/
 theorem State.summary_return (st : State) :
     ("return", Num.floatToJson (st.returnParts.toFloat st.alpha st.beta)) ∈ st.summaryFields := by
   unfold State.summaryFields

@@ -161,7 +161,8 @@ theorem SumsAgree.call_closed {wf : Workflow} {sb : Option SandboxRecord} {h : H
         show st.stageSum + stageReward (scoreVisit st.wf
             { v0 with steps := v0.steps + 1, facts := stepFact st.wf c :: v0.facts } .transition (some t.id)) =
           st.stageSum + (visitReward wf v0.stage (c :: visitCalls wf h) .transition (some t.id) + 0)
-        rw [A.wf_eq, stageReward_spec wf _ .transition (some t.id) _ hsteps hfacts, Int.add_zero] <;> rfl
+        rw [A.wf_eq, stageReward_spec wf { v0 with steps := v0.steps + 1, facts := stepFact wf c :: v0.facts } .transition (some t.id)
+            (c :: visitCalls wf h) hsteps hfacts, Int.add_zero] <;> rfl
       · rw [e2] <;> rfl
     | none =>
       cases hs : (c.status == .ok && c.tool == "submit") with
@@ -176,7 +177,8 @@ theorem SumsAgree.call_closed {wf : Workflow} {sb : Option SandboxRecord} {h : H
           show st.stageSum + stageReward (scoreVisit st.wf
               { v0 with steps := v0.steps + 1, facts := stepFact st.wf c :: v0.facts } .submit none) =
             st.stageSum + (visitReward wf v0.stage (c :: visitCalls wf h) .submit none + 0)
-          rw [A.wf_eq, stageReward_spec wf _ .submit none _ hsteps hfacts, Int.add_zero] <;> rfl
+          rw [A.wf_eq, stageReward_spec wf { v0 with steps := v0.steps + 1, facts := stepFact wf c :: v0.facts } .submit none
+              (c :: visitCalls wf h) hsteps hfacts, Int.add_zero] <;> rfl
         · rw [e2] <;> rfl
       | false =>
         obtain ⟨e1, e2⟩ := State.moveVisit_stay_sums { st with failed := {} } c line v0 hv0 ht hs
@@ -291,13 +293,53 @@ theorem State.returnParts_spec {wf : Workflow} {sb : Option SandboxRecord} {h : 
   rw [State.outcome_spec A O, hopen.1, hopen.2, hs1, hs2, ht1, ht2, sumInt_append, List.length_append]
 
 /-- For a workflow that loads and any events, the parts of the return the checker's summary reads
-(whose double is its `return`, `State.summary_return`) are the specification's, so the exact return
-`ReturnParts.num / ReturnParts.den` is the specification's, and lies in [−(α+β), 1+α+β]
-(`State.return_bounds`). -/
+(whose double is its `return`, `State.summary_return`) are the specification's `Spec.returnParts`:
+o, the stage rewards of every visit and the tool rewards of every step, with their numbers. -/
 theorem State.return_spec {wf : Workflow} {headerLine : Nat} {sb : Option SandboxRecord} {st0 : State}
     (hc : State.create wf headerLine sb = .ok st0) (h : History) :
     (st0.after h).returnParts = Spec.returnParts wf sb h :=
   State.returnParts_spec (State.after_agrees hc h) (State.after_visitAgrees hc h) (State.after_outcomeAgrees hc h)
     (State.after_sumsAgree hc h)
+
+/-! ## R with the workflow's own weights -/
+
+/-- The workflow's weights α and β over one denominator 10^E, E the larger of their decimal
+exponents: α = a/10^E and β = b/10^E exactly, for (a, b, 10^E). -/
+def weightsOver (wf : Workflow) : Int × Int × Nat :=
+  let ea := wf.rewards.alpha.exponent
+  let eb := wf.rewards.beta.exponent
+  let e := max ea eb
+  (wf.rewards.alpha.mantissa * ((10 ^ (e - ea) : Nat) : Int), wf.rewards.beta.mantissa * ((10 ^ (e - eb) : Nat) : Int),
+    10 ^ e)
+
+/-- A power of ten is positive. -/
+theorem ten_pow_pos : ∀ n : Nat, 0 < 10 ^ n
+  | 0 => by decide
+  | n + 1 => by
+    rw [Nat.pow_succ]
+    exact Nat.mul_pos (ten_pow_pos n) (by decide)
+
+/-- The headline on R: for a workflow that loads, whose weights are not negative (`Workflow.fromJson?`
+refuses negative ones), and any events `h`, the specification's return R after `h`, with the
+workflow's α = a/10^E and β = b/10^E (`weightsOver`), is N / D with D > 0 and
+−(a+b)·P·Q ≤ N ≤ (10^E+a+b)·P·Q, D = 10^E·P·Q: that is, −(α+β) ≤ R ≤ 1+α+β. It is the return
+whose double the checker's summary prints (`State.return_spec`, `State.summary_return`). -/
+theorem Spec.return_bounds {wf : Workflow} {headerLine : Nat} {sb : Option SandboxRecord} {st0 : State}
+    (hc : State.create wf headerLine sb = .ok st0) (h : History) (ha : 0 ≤ wf.rewards.alpha.mantissa)
+    (hb : 0 ≤ wf.rewards.beta.mantissa) :
+    let w := weightsOver wf
+    let p := Spec.returnParts wf sb h
+    0 < p.den w.2.2 ∧
+      -((w.1 + w.2.1) * ((divisor p.visits : Int) * (divisor p.steps : Int))) ≤ p.num w.1 w.2.1 w.2.2 ∧
+      p.num w.1 w.2.1 w.2.2 ≤ ((w.2.2 : Int) + w.1 + w.2.1) * ((divisor p.visits : Int) * (divisor p.steps : Int)) := by
+  intro w p
+  have hp : p = (st0.feed h.reverse).returnParts := by
+    show Spec.returnParts wf sb h = _
+    rw [State.feed_reverse, State.return_spec hc h]
+  have hw1 : 0 ≤ w.1 := Int.mul_nonneg ha (by omega)
+  have hw2 : 0 ≤ w.2.1 := Int.mul_nonneg hb (by omega)
+  have hd : 0 < w.2.2 := ten_pow_pos _
+  rw [hp]
+  exact ⟨ReturnParts.den_pos _ _ hd, State.return_bounds hc h.reverse w.1 w.2.1 w.2.2 hw1 hw2⟩
 
 end Lar

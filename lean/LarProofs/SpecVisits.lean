@@ -232,7 +232,7 @@ theorem VisitAgrees.step {wf : Workflow} {sb : Option SandboxRecord} {h : Histor
       | some v0 => exact Or.inr ⟨v0, rfl⟩
     rcases hvc with hv0 | ⟨v0, hv0⟩
     · rw [State.moveVisit_none { st with failed := {} } c line hv0] at hv2
-      rw [hv0] at hv2
+      rw [show ({ st with failed := {} } : State).visit = none from hv0] at hv2
       cases hv2
     · cases ht : enterTarget st.wf c with
       | some t =>
@@ -325,7 +325,8 @@ theorem State.append_visitReward_move {wf : Workflow} {sb : Option SandboxRecord
       (c :: visitCalls wf h).map (stepFact wf) := by
     show stepFact wf c :: v0.facts = (c :: visitCalls wf h).map (stepFact wf)
     rw [h2] <;> rfl
-  rw [stageReward_spec wf _ .transition (some t.id) _ hsteps hfacts]
+  rw [stageReward_spec wf { v0 with steps := v0.steps + 1, facts := stepFact wf c :: v0.facts } .transition (some t.id)
+      (c :: visitCalls wf h) hsteps hfacts]
   show some (visitReward wf v0.stage _ _ _) = _
   rw [hst]
 
@@ -357,7 +358,8 @@ theorem State.append_visitReward_submit {wf : Workflow} {sb : Option SandboxReco
       (c :: visitCalls wf h).map (stepFact wf) := by
     show stepFact wf c :: v0.facts = (c :: visitCalls wf h).map (stepFact wf)
     rw [h2] <;> rfl
-  rw [stageReward_spec wf _ .submit none _ hsteps hfacts]
+  rw [stageReward_spec wf { v0 with steps := v0.steps + 1, facts := stepFact wf c :: v0.facts } .submit none
+      (c :: visitCalls wf h) hsteps hfacts]
   show some (visitReward wf v0.stage _ _ _) = _
   rw [hst]
 

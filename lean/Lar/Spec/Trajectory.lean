@@ -14,10 +14,15 @@ parts of the return), by recursion on the history or as a relation over it. `Lar
 fed the same events one at a time with `State.append`, keeps exactly these values and reports
 exactly these rewards.
 
-What a single call is (which checks it passes, the files it changed, the stage an `enter_stage`
-names, what an exit condition reads of it) is read with the per-call definitions whose propositions
-are proved in `LarProofs.Checks` (`CallConforms`, `Succeeded`, `changedFiles`, `enterTarget`,
-`stepFact`): this file adds what spans the run.
+What a single call is, and what a single check says, is read with definitions this file does not
+restate: the propositions of `LarProofs.Checks` (`CallConforms`, `Succeeded`, `StageTransitionOk`,
+`Closed`, `WithinBudget`, `ExitMet`, `CheckPassed`, `Terminal`), which are proved to be what the
+checker decides, and a few of the checker's own per-call definitions, each one sentence of
+rewards.md: `changedFiles`, `enterTarget`, `stepFact`, `callKey`, `replaceServerTools`, and, for the
+ask prompt, `AskApplies` (stated with the `Bool` procedures `argsOkFor` and `commandOkB`, proved
+against `ArgsOkFor` and `CommandOk`). `ExitMet` reads a command through `cmdGood`, the glob decision
+`globMatch_iff` proves to be `Matches`. This file adds what spans the run. It imports proofs
+(`LarProofs.Checks`, `LarProofs.Gate`), so it is checked only once they elaborate.
 
 A `History` is the events after the header with their lines, **the newest first**: `(l, e) :: h` is
 `h` followed by the event `e` on line `l`. This file is part of `LarProofs`; `lar-verify` never
