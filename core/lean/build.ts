@@ -38,21 +38,58 @@ export function findLeanSources(from: string = __dirname): string | undefined {
   }
 }
 
-/** The files that make up the package: the lakefile, the toolchain pin, every .lean file. */
+/** Lean source without its comments (`--` to the end of the line, nested block comments). */
+function withoutComments(text: string): string {
+  let out = '';
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const two = text.slice(i, i + 2);
+    if (two === '/-') {
+      depth++;
+      i++;
+    } else if (two === '-/' && depth > 0) {
+      depth--;
+      i++;
+    } else if (depth === 0 && two === '--') {
+      const end = text.indexOf('\n', i);
+      i = (end === -1 ? text.length : end) - 1;
+    } else if (depth === 0) out += text.charAt(i);
+  }
+  return out;
+}
+
+/** The modules a Lean file imports: the `import` lines of its header (`module` and `prelude` aside). */
+export function leanHeaderImports(text: string): string[] {
+  const imports: string[] = [];
+  for (const line of withoutComments(text).split('\n')) {
+    const t = line.trim();
+    if (t === '' || t === 'module' || t === 'prelude') continue;
+    const m = /^(?:(?:public|private|meta)\s+)*import\s+(.+)$/.exec(t);
+    if (!m) break;
+    imports.push(...(m[1] ?? '').split(/\s+/));
+  }
+  return imports;
+}
+
+/**
+ * The files `lake build lar-verify` reads: the lakefile, the toolchain pin and the modules of
+ * `Main.lean`'s import closure. The proofs (`LarProofs/`) and the specification (`Lar/Spec/`) are not
+ * among them, so editing a proof never rebuilds the checker (docs/lean.md, "Two libraries").
+ */
 export function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (rel: string): void => {
-    for (const entry of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
-      const r = rel ? `${rel}/${entry.name}` : entry.name;
-      if (entry.isDirectory()) {
-        if (entry.name !== '.lake' && !entry.name.startsWith('.')) walk(r);
-      } else if (entry.isFile() && (r.endsWith('.lean') || r === 'lakefile.toml' || r === 'lakefile.lean' || r === 'lean-toolchain' || r === 'lake-manifest.json')) {
-        out.push(r);
-      }
-    }
+  const files = new Set<string>();
+  for (const f of ['lakefile.toml', 'lakefile.lean', 'lean-toolchain', 'lake-manifest.json']) {
+    if (fs.existsSync(path.join(dir, f))) files.add(f);
+  }
+  const visit = (rel: string): void => {
+    const file = path.join(dir, rel);
+    // A module with no file here is Lean's own (`Lean.*`, `Std.*`, `Init.*`).
+    if (files.has(rel) || !fs.existsSync(file)) return;
+    files.add(rel);
+    for (const mod of leanHeaderImports(fs.readFileSync(file, 'utf8'))) visit(`${mod.split('.').join('/')}.lean`);
   };
-  walk('');
-  return out.sort();
+  visit('Main.lean');
+  return [...files].sort();
 }
 
 /** A short hash of the sources' paths and contents. */
