@@ -330,7 +330,11 @@ theorem State.outcome_spec {wf : Workflow} {sb : Option SandboxRecord} {h : Hist
   cases wf.outcome with
   | external _ => rfl
   | command k =>
-    show outcomeReward st.ended st.submittedFromTerminal (st.outcomeCheckVerdict k).ok = _
+    -- The right side is given, not `_`: it would stay `match .command k with …`, whose `if` sits under
+    -- the bound `k` of the match alternative, where `rw [if_pos hc]` below cannot reach it.
+    show outcomeReward st.ended st.submittedFromTerminal (st.outcomeCheckVerdict k).ok =
+      if SubmittedFromTerminal wf h ∧ ∃ o l, recordedOutcome wf h = some (o, l) ∧ CheckPassed k.expectExitCode o
+      then 1 else 0
     unfold outcomeReward
     have hiff : (st.ended && st.submittedFromTerminal && (st.outcomeCheckVerdict k).ok) = true ↔
         (SubmittedFromTerminal wf h ∧ ∃ o l, recordedOutcome wf h = some (o, l) ∧ CheckPassed k.expectExitCode o) := by

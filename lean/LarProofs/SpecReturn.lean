@@ -336,8 +336,9 @@ theorem Spec.return_bounds {wf : Workflow} {headerLine : Nat} {sb : Option Sandb
   have hp : p = (st0.feed h.reverse).returnParts := by
     show Spec.returnParts wf sb h = _
     rw [State.feed_reverse, State.return_spec hc h]
-  have hw1 : 0 ≤ w.1 := Int.mul_nonneg ha (by omega)
-  have hw2 : 0 ≤ w.2.1 := Int.mul_nonneg hb (by omega)
+  -- Not `by omega`: omega rewrites `↑(10 ^ k)` to `(10 : Int) ^ k`, an atom it knows nothing about.
+  have hw1 : 0 ≤ w.1 := Int.mul_nonneg ha (Int.ofNat_nonneg _)
+  have hw2 : 0 ≤ w.2.1 := Int.mul_nonneg hb (Int.ofNat_nonneg _)
   have hd : 0 < w.2.2 := ten_pow_pos _
   rw [hp]
   exact ⟨ReturnParts.den_pos _ _ hd, State.return_bounds hc h.reverse w.1 w.2.1 w.2.2 hw1 hw2⟩
