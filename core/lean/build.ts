@@ -72,24 +72,29 @@ export function leanHeaderImports(text: string): string[] {
 }
 
 /**
+ * The package's modules `root` imports, directly or not, itself included (paths relative to `dir`);
+ * a module with no file here is Lean's own (`Lean.*`, `Std.*`, `Init.*`) and is not followed.
+ */
+export function importClosure(dir: string, root: string): string[] {
+  const seen = new Set<string>();
+  const visit = (rel: string): void => {
+    const file = path.join(dir, rel);
+    if (seen.has(rel) || !fs.existsSync(file)) return;
+    seen.add(rel);
+    for (const mod of leanHeaderImports(fs.readFileSync(file, 'utf8'))) visit(`${mod.split('.').join('/')}.lean`);
+  };
+  visit(root);
+  return [...seen];
+}
+
+/**
  * The files `lake build lar-verify` reads: the lakefile, the toolchain pin and the modules of
  * `Main.lean`'s import closure. The proofs (`LarProofs/`) and the specification (`Lar/Spec/`) are not
  * among them, so editing a proof never rebuilds the checker (docs/lean.md, "Two libraries").
  */
 export function sourceFiles(dir: string): string[] {
-  const files = new Set<string>();
-  for (const f of ['lakefile.toml', 'lakefile.lean', 'lean-toolchain', 'lake-manifest.json']) {
-    if (fs.existsSync(path.join(dir, f))) files.add(f);
-  }
-  const visit = (rel: string): void => {
-    const file = path.join(dir, rel);
-    // A module with no file here is Lean's own (`Lean.*`, `Std.*`, `Init.*`).
-    if (files.has(rel) || !fs.existsSync(file)) return;
-    files.add(rel);
-    for (const mod of leanHeaderImports(fs.readFileSync(file, 'utf8'))) visit(`${mod.split('.').join('/')}.lean`);
-  };
-  visit('Main.lean');
-  return [...files].sort();
+  const config = ['lakefile.toml', 'lakefile.lean', 'lean-toolchain', 'lake-manifest.json'].filter((f) => fs.existsSync(path.join(dir, f)));
+  return [...config, ...importClosure(dir, 'Main.lean')].sort();
 }
 
 /** A short hash of the sources' paths and contents. */

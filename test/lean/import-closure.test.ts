@@ -8,25 +8,19 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { leanCode, leanImports } from '../support/lean-source';
+import { importClosure, leanHeaderImports } from '../../core/lean/build';
+import { leanCode } from '../support/lean-source';
 
 const LEAN = path.resolve(__dirname, '../../../lean');
 
-/** The package's own modules reachable from `root` (core's `Lean.*`, `Std.*` and `Init.*` are not followed). */
+/** The package's own modules reachable from `root` (core's `Lean.*`, `Std.*` and `Init.*` are not followed), with their text. */
 function closure(root: string): Map<string, string> {
-  const seen = new Map<string, string>();
-  const visit = (file: string): void => {
-    if (seen.has(file)) return;
-    const text = fs.readFileSync(path.join(LEAN, file), 'utf8');
-    seen.set(file, text);
-    for (const mod of leanImports(text)) {
-      const rel = `${mod.split('.').join('/')}.lean`;
-      if (fs.existsSync(path.join(LEAN, rel))) visit(rel);
-      else assert.match(mod, /^(Lean|Std|Init)(\.|$)/, `${file} imports ${mod}, which is neither in lean/ nor in Lean core`);
-    }
-  };
-  visit(root);
-  return seen;
+  const files = new Map(importClosure(LEAN, root).map((f) => [f, fs.readFileSync(path.join(LEAN, f), 'utf8')] as const));
+  for (const [file, text] of files)
+    for (const mod of leanHeaderImports(text))
+      if (!files.has(`${mod.split('.').join('/')}.lean`))
+        assert.match(mod, /^(Lean|Std|Init)(\.|$)/, `${file} imports ${mod}, which is neither in lean/ nor in Lean core`);
+  return files;
 }
 
 /** Every `.lean` file of the package. */
@@ -81,7 +75,6 @@ test('the scan finds the proofs where they are (it is not blind)', () => {
   // Interpolated strings hide their text but not the code after them; raw strings and char literals are text.
   assert.deepEqual(findings(PROOF_WORDS, 'def m := s!"a {f "}"} b"\n#guard_msgs in\n#eval! 1'), ['#guard_msgs (line 2)', '#eval! (line 3)']);
   assert.deepEqual(findings(PROOF_WORDS, 'def r := r#"by " theorem"#\ndef q := \'\\\'\'\nrun_cmd pure ()'), ['run_cmd (line 3)']);
-  assert.deepEqual(leanImports('public import Lar.Glob\nimport Lar.Num Lar.Mcp'), ['Lar.Glob', 'Lar.Num', 'Lar.Mcp']);
 });
 
 test('every module of the package is imported by the checker or by LarProofs', () => {

@@ -1,7 +1,7 @@
 /**
- * Just enough of Lean 4's lexical structure to read a package's sources without a toolchain: the
- * modules a file imports, and its code with comments, strings and character literals blanked, so
- * that a word found in it is a word of the code and not of a doc comment or a message.
+ * Just enough of Lean 4's lexical structure to read a package's sources without a toolchain: its
+ * code with comments, strings and character literals blanked, so that a word found in it is a word
+ * of the code and not of a doc comment or a message. (The imports are read by core/lean/build.ts.)
  */
 
 /** The code of `text` with every comment (`--` to the end of the line, nested block comments, doc
@@ -100,14 +100,4 @@ function isCharLiteral(text: string, i: number): boolean {
   if (/[\p{L}\p{N}_'!?.]/u.test(before)) return false;
   const m = /^'(\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\.|[^\\'\n])'/u.exec(text.slice(i, i + 12));
   return m !== null;
-}
-
-/** The modules a Lean file imports, in order (`import A.B` → `A.B`). */
-export function leanImports(text: string): string[] {
-  const names: string[] = [];
-  for (const line of leanCode(text).split('\n')) {
-    const m = /^\s*(?:(?:public|private|meta)\s+)*import\s+(.+)$/.exec(line);
-    if (m) names.push(...(m[1] ?? '').trim().split(/\s+/));
-  }
-  return names;
 }
