@@ -239,18 +239,8 @@ theorem State.create_eq {wf : Workflow} {headerLine : Nat} {sb : Option SandboxR
     ∃ start, wf.findStage? wf.start = some start ∧ st.wf = wf ∧ st.sandbox = sb ∧ st.ended = false ∧
       st.visit = some { stage := start, ordinal := 0, startLine := headerLine } ∧ st.epoch = 0 ∧
       st.failed = {} ∧ st.mcpTools = [] ∧ st.steps = 0 := by
-  unfold State.create at hc
-  split at hc
-  · cases hc
-  · split at hc
-    · cases hc
-    · split at hc
-      · cases hc
-      · split at hc
-        · cases hc
-        · rename_i start hs
-          cases hc
-          exact ⟨start, hs, rfl, rfl, rfl, rfl, rfl, rfl, rfl, rfl⟩
+  obtain ⟨start, hs, rfl⟩ := State.create_state hc
+  exact ⟨start, hs, rfl, rfl, rfl, rfl, rfl, rfl, rfl, rfl⟩
 
 /-- The checker's state agrees with the specification after the history `h`: the same record of the
 run's end, the same current stage, change epoch, last failure of every call key, MCP tools and
@@ -286,6 +276,34 @@ theorem Agrees.visit_isSome {wf : Workflow} {sb : Option SandboxRecord} {h : His
   cases st.visit with
   | none => exact Iff.rfl
   | some _ => exact Iff.rfl
+
+/-- An option is none or some value (a case split that, unlike `cases`, leaves the goal's other
+occurrences of the option alone). -/
+theorem option_none_or_some {α : Type} (o : Option α) : o = none ∨ ∃ x, o = some x := by
+  cases o with
+  | none => exact Or.inl rfl
+  | some x => exact Or.inr ⟨x, rfl⟩
+
+/-- With no open visit, the run has ended. -/
+theorem Agrees.ended_of_visit_none {wf : Workflow} {sb : Option SandboxRecord} {h : History} {st : State}
+    (A : Agrees wf sb h st) (hv : st.visit = none) : Ended wf h :=
+  Classical.byContradiction fun hn => by
+    have hs := A.visit_isSome.mpr hn
+    rw [hv] at hs
+    cases hs
+
+/-- With an open visit, the run has not ended and is in that visit's stage. -/
+theorem Agrees.current_of_visit_some {wf : Workflow} {sb : Option SandboxRecord} {h : History} {st : State}
+    (A : Agrees wf sb h st) {v0 : Visit} (hv : st.visit = some v0) : ¬Ended wf h ∧ current wf h = some v0.stage := by
+  refine ⟨A.visit_isSome.mp (by rw [hv] <;> rfl), ?_⟩
+  rw [← A.current_eq]
+  exact congrArg (Option.map (·.stage)) hv
+
+/-- The stage a call moves the run to, read with the workflow the checker holds. -/
+theorem Agrees.movesTo_eq {wf : Workflow} {sb : Option SandboxRecord} {h : History} {st : State}
+    (A : Agrees wf sb h st) (c : ToolCall) : movesTo wf c = enterTarget st.wf c := by
+  unfold movesTo
+  rw [A.wf_eq]
 
 /-- The state `State.create` makes agrees with the specification of the empty history. -/
 theorem Agrees.init {wf : Workflow} {headerLine : Nat} {sb : Option SandboxRecord} {st : State}
@@ -388,27 +406,18 @@ theorem Agrees.call_stage {wf : Workflow} {sb : Option SandboxRecord} {h : Histo
     ((st.appendCall c line).1.ended = true ↔ Ended wf ((line, .toolCall c) :: h)) ∧
       (st.appendCall c line).1.currentStage = current wf ((line, .toolCall c) :: h) := by
   have hend := Spec.ended_call wf line c h
-  have hmv : movesTo wf c = enterTarget st.wf c := by
-    unfold movesTo
-    rw [A.wf_eq]
+  have hmv := A.movesTo_eq c
   rw [State.appendCall_ended, State.appendCall_currentStage]
   -- Split on the visit without `cases hv : st.visit`, which would also replace the `st.visit` inside
   -- `{ st with failed := {} }` in the goal, so that `State.moveVisit_*` below would no longer match it.
-  have hvc : st.visit = none ∨ ∃ v0, st.visit = some v0 := by
-    cases st.visit with
-    | none => exact Or.inl rfl
-    | some v0 => exact Or.inr ⟨v0, rfl⟩
-  rcases hvc with hv | ⟨v0, hv⟩
-  · have hx : Ended wf h := Classical.byContradiction fun hn => by
-      have hs := A.visit_isSome.mpr hn
-      rw [hv] at hs
-      cases hs
+  rcases option_none_or_some st.visit with hv | ⟨v0, hv⟩
+  · have hx : Ended wf h := A.ended_of_visit_none hv
     have hm := State.moveVisit_none { st with failed := {} } c line hv
     rw [hm]
     refine ⟨⟨fun _ => hend.mpr (Or.inl hx), fun _ => A.ended_iff.mpr hx⟩, ?_⟩
     rw [current_of_ended (hend.mpr (Or.inl hx))]
     exact congrArg (Option.map (·.stage)) hv
-  · have hx : ¬Ended wf h := A.visit_isSome.mp (by rw [hv] <;> rfl)
+  · have hx : ¬Ended wf h := (A.current_of_visit_some hv).1
     have hcur0 : some v0.stage = (lastMove wf h).or (wf.findStage? wf.start) := by
       rw [← current_of_open hx, ← A.current_eq]
       exact (congrArg (Option.map (·.stage)) hv).symm

@@ -135,17 +135,8 @@ theorem State.moveVisit_stay_sft (st : State) (c : ToolCall) (line : Nat) (v0 : 
 /-- The state `State.create` makes records no submit and no outcome. -/
 theorem State.create_outcome {wf : Workflow} {headerLine : Nat} {sb : Option SandboxRecord} {st : State}
     (hc : State.create wf headerLine sb = .ok st) : st.submittedFromTerminal = false ∧ st.outcome = none := by
-  unfold State.create at hc
-  split at hc
-  · cases hc
-  · split at hc
-    · cases hc
-    · split at hc
-      · cases hc
-      · split at hc
-        · cases hc
-        · cases hc
-          exact ⟨rfl, rfl⟩
+  obtain ⟨_, _, rfl⟩ := State.create_state hc
+  exact ⟨rfl, rfl⟩
 
 /-- The checker's record of the submit and of the outcome event that counts are the
 specification's. -/
@@ -171,30 +162,19 @@ theorem OutcomeAgrees.call {wf : Workflow} {sb : Option SandboxRecord} {h : Hist
     (A : Agrees wf sb h st) (O : OutcomeAgrees wf h st) (line : Nat) (c : ToolCall) :
     OutcomeAgrees wf ((line, .toolCall c) :: h) (st.appendCall c line).1 := by
   obtain ⟨hsft, hout⟩ := O
-  have hmv : movesTo wf c = enterTarget st.wf c := by
-    unfold movesTo
-    rw [A.wf_eq]
+  have hmv := A.movesTo_eq c
   refine ⟨?_, ?_⟩
   · have hs' : (st.appendCall c line).1.submittedFromTerminal =
         (({ st with failed := {} } : State).moveVisit c line).1.submittedFromTerminal := rfl
     rw [hs', Spec.submitted_call]
-    have hvc : st.visit = none ∨ ∃ v0, st.visit = some v0 := by
-      cases st.visit with
-      | none => exact Or.inl rfl
-      | some v0 => exact Or.inr ⟨v0, rfl⟩
-    rcases hvc with hv0 | ⟨v0, hv0⟩
-    · have hx : Ended wf h := Classical.byContradiction fun hn => by
-        have hs := A.visit_isSome.mpr hn
-        rw [hv0] at hs
-        cases hs
+    rcases option_none_or_some st.visit with hv0 | ⟨v0, hv0⟩
+    · have hx : Ended wf h := A.ended_of_visit_none hv0
       rw [State.moveVisit_none_sft { st with failed := {} } c line hv0]
       exact ⟨fun hx' => Or.inl (hsft.mp hx'), fun hx' => hx'.elim (fun hy => hsft.mpr hy)
         (fun ⟨_, s, hcs, _⟩ => by rw [current_of_ended hx] at hcs; cases hcs)⟩
-    · have hx : ¬Ended wf h := A.visit_isSome.mp (by rw [hv0] <;> rfl)
+    · have hx : ¬Ended wf h := (A.current_of_visit_some hv0).1
       have hnot : ¬SubmittedFromTerminal wf h := fun hy => hx (Spec.submitted_ended hy)
-      have hcur : current wf h = some v0.stage := by
-        rw [← A.current_eq]
-        exact congrArg (Option.map (·.stage)) hv0
+      have hcur : current wf h = some v0.stage := (A.current_of_visit_some hv0).2
       cases ht : enterTarget st.wf c with
       | some t =>
         rw [State.moveVisit_move_sft { st with failed := {} } c line v0 t hv0 ht]

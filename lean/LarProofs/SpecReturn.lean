@@ -92,17 +92,8 @@ def SumsAgree (wf : Workflow) (sb : Option SandboxRecord) (h : History) (st : St
 /-- The state `State.create` makes has no reward yet. -/
 theorem SumsAgree.init {wf : Workflow} {headerLine : Nat} {sb : Option SandboxRecord} {st : State}
     (hc : State.create wf headerLine sb = .ok st) : SumsAgree wf sb [] st := by
-  unfold State.create at hc
-  split at hc
-  · cases hc
-  · split at hc
-    · cases hc
-    · split at hc
-      · cases hc
-      · split at hc
-        · cases hc
-        · cases hc
-          exact ⟨rfl, rfl, rfl, rfl⟩
+  obtain ⟨_, _, rfl⟩ := State.create_state hc
+  exact ⟨rfl, rfl, rfl, rfl⟩
 
 /-- The closed visits' rewards after a call: the visit it closes, if any, then those before. -/
 theorem Spec.closedRewards_call (wf : Workflow) (l : Nat) (c : ToolCall) (h : History) :
@@ -120,18 +111,9 @@ theorem SumsAgree.call_closed {wf : Workflow} {sb : Option SandboxRecord} {h : H
     ∃ X : List Int, closedRewards wf ((line, .toolCall c) :: h) = X ++ closedRewards wf h ∧
       (({ st with failed := {} } : State).moveVisit c line).1.stageSum = st.stageSum + sumInt X ∧
       (({ st with failed := {} } : State).moveVisit c line).1.stageCount = st.stageCount + X.length := by
-  have hmv : movesTo wf c = enterTarget st.wf c := by
-    unfold movesTo
-    rw [A.wf_eq]
-  have hvc : st.visit = none ∨ ∃ v0, st.visit = some v0 := by
-    cases st.visit with
-    | none => exact Or.inl rfl
-    | some v0 => exact Or.inr ⟨v0, rfl⟩
-  rcases hvc with hv0 | ⟨v0, hv0⟩
-  · have hx : Ended wf h := Classical.byContradiction fun hn => by
-      have hs := A.visit_isSome.mpr hn
-      rw [hv0] at hs
-      cases hs
+  have hmv := A.movesTo_eq c
+  rcases option_none_or_some st.visit with hv0 | ⟨v0, hv0⟩
+  · have hx : Ended wf h := A.ended_of_visit_none hv0
     obtain ⟨e1, e2⟩ := State.moveVisit_none_sums { st with failed := {} } c line hv0
     refine ⟨[], ?_, ?_, ?_⟩
     · rw [Spec.closedRewards_call, current_of_ended hx] <;> rfl
@@ -139,10 +121,8 @@ theorem SumsAgree.call_closed {wf : Workflow} {sb : Option SandboxRecord} {h : H
       show st.stageSum = st.stageSum + 0
       rw [Int.add_zero]
     · rw [e2] <;> rfl
-  · have hx : ¬Ended wf h := A.visit_isSome.mp (by rw [hv0] <;> rfl)
-    have hcur : current wf h = some v0.stage := by
-      rw [← A.current_eq]
-      exact congrArg (Option.map (·.stage)) hv0
+  · have hx : ¬Ended wf h := (A.current_of_visit_some hv0).1
+    have hcur : current wf h = some v0.stage := (A.current_of_visit_some hv0).2
     obtain ⟨h1, h2⟩ := V v0 hv0
     have hsteps : ({ v0 with steps := v0.steps + 1, facts := stepFact wf c :: v0.facts } : Visit).steps =
         (c :: visitCalls wf h).length := by

@@ -219,18 +219,12 @@ theorem VisitAgrees.step {wf : Workflow} {sb : Option SandboxRecord} {h : Histor
     VisitAgrees wf ((line, e) :: h) (st.append line e).1 := by
   by_cases hcall : ∃ c, e = .toolCall c
   · obtain ⟨c, rfl⟩ := hcall
-    have hmv : movesTo wf c = enterTarget st.wf c := by
-      unfold movesTo
-      rw [A.wf_eq]
+    have hmv := A.movesTo_eq c
     show VisitAgrees wf ((line, .toolCall c) :: h) (st.appendCall c line).1
     intro v hv
     have hv2 : (({ st with failed := {} } : State).moveVisit c line).1.visit = some v := hv
     rw [Spec.visitCalls_call, hmv]
-    have hvc : st.visit = none ∨ ∃ v0, st.visit = some v0 := by
-      cases st.visit with
-      | none => exact Or.inl rfl
-      | some v0 => exact Or.inr ⟨v0, rfl⟩
-    rcases hvc with hv0 | ⟨v0, hv0⟩
+    rcases option_none_or_some st.visit with hv0 | ⟨v0, hv0⟩
     · rw [State.moveVisit_none { st with failed := {} } c line hv0] at hv2
       rw [show ({ st with failed := {} } : State).visit = none from hv0] at hv2
       cases hv2

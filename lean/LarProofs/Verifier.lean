@@ -433,9 +433,14 @@ theorem State.append_bounded (st : State) (line : Nat) (e : Event) (h : st.Bound
 def State.feed (st : State) (evs : List (Nat × Event)) : State :=
   evs.foldl (fun s le => (s.append le.1 le.2).1) st
 
-/-- The state `State.create` makes has bounded running sums (both 0). -/
-theorem State.create_bounded {wf : Workflow} {headerLine : Nat} {sb : Option SandboxRecord} {st : State}
-    (hc : State.create wf headerLine sb = .ok st) : st.Bounded := by
+/-- The state `State.create` makes for a workflow that loads: the start stage's visit begins at the
+header, and every counter, record and map is empty. (The one place that walks `State.create`'s
+refusals; every other fact about the first state is read from this one.) -/
+theorem State.create_state {wf : Workflow} {headerLine : Nat} {sb : Option SandboxRecord} {st : State}
+    (hc : State.create wf headerLine sb = .ok st) :
+    ∃ start, wf.findStage? wf.start = some start ∧
+      st = { wf := wf, alpha := Num.jsonNumberToFloat wf.rewards.alpha, beta := Num.jsonNumberToFloat wf.rewards.beta,
+             visit := some { stage := start, ordinal := 0, startLine := headerLine }, visitCount := 1, sandbox := sb } := by
   unfold State.create at hc
   split at hc
   · cases hc
@@ -445,10 +450,17 @@ theorem State.create_bounded {wf : Workflow} {headerLine : Nat} {sb : Option San
       · cases hc
       · split at hc
         · cases hc
-        · cases hc
-          -- Not `decide`: the goal names `wf`, `sb`, `start` and `headerLine` (free variables). Each side
-          -- reduces to `0` by the fields `State.create` sets.
-          exact ⟨⟨Int.le_refl 0, Int.le_refl 0⟩, Int.le_refl 0, Int.le_refl 0⟩
+        · rename_i start hs
+          cases hc
+          exact ⟨start, hs, rfl⟩
+
+/-- The state `State.create` makes has bounded running sums (both 0). -/
+theorem State.create_bounded {wf : Workflow} {headerLine : Nat} {sb : Option SandboxRecord} {st : State}
+    (hc : State.create wf headerLine sb = .ok st) : st.Bounded := by
+  obtain ⟨_, _, rfl⟩ := State.create_state hc
+  -- Not `decide`: the goal names `wf`, `sb`, `start` and `headerLine` (free variables). Each side
+  -- reduces to `0` by the fields `State.create` sets.
+  exact ⟨⟨Int.le_refl 0, Int.le_refl 0⟩, Int.le_refl 0, Int.le_refl 0⟩
 
 /-- Feeding events to a state with bounded running sums keeps them bounded. -/
 theorem State.feed_bounded_from : ∀ (evs : List (Nat × Event)) (st : State), st.Bounded → (st.feed evs).Bounded
