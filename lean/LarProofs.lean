@@ -4,6 +4,7 @@ theorem that it does, the rewards, the gate, the return, and the independent spe
 docs/rewards.md (`Lar/Spec/`) with the theorem that the checker computes it. docs/lean.md lists
 what a reader may trust. `lar-verify` does not import any of this.
 -/
+import Lar.Spec.Checks
 import LarProofs.Glob
 import LarProofs.Tools
 import LarProofs.Checks

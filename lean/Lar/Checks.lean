@@ -8,8 +8,8 @@ import Lar.Tools
 Every check of core/verifier/checks.ts: its stable id, level and severity, and
 for each one the `Bool` decision procedure that the verifier runs, over the pieces
 of verifier state the check reads (the current stage, the workflow, the facts of
-the current visit). The proposition each one decides, and the theorem that it
-does, are in `LarProofs.Checks`.
+the current visit). The proposition each one decides is in `Lar.Spec.Checks`,
+and the theorem that it does in `LarProofs.Checks`.
 -/
 namespace Lar
 open Lean
@@ -143,7 +143,7 @@ instance : ToJson Verdict where
 
 /-! ## Tool-call level
 
-Each check below is its `Bool` procedure; its `Prop` and `…_iff` are in `LarProofs.Checks`. -/
+Each check below is its `Bool` procedure; its `Prop` is in `Lar.Spec.Checks`, its `…_iff` in `LarProofs.Checks`. -/
 
 /-- `tool.run_open`: the run has not ended (there is a current stage). -/
 def runOpenB (cur : Option Stage) : Bool := cur.isSome

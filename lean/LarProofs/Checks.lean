@@ -3,9 +3,9 @@ import LarProofs.Glob
 import LarProofs.Tools
 
 /-!
-For every check of core/verifier/checks.ts, the proposition saying what passing means, over the
-pieces of state the check reads, and the theorem that the checker's `Bool` procedure (`Lar.Checks`)
-decides it; `CallConforms`, the error-severity checks of one call together.
+For every check of core/verifier/checks.ts, the theorem that the checker's `Bool` procedure
+(`Lar.Checks`) decides the proposition saying what passing means (`Lar.Spec.Checks`); `CallConforms`,
+the error-severity checks of one call together, likewise.
 -/
 
 namespace Lar
@@ -25,44 +25,23 @@ theorem Verdict.ofBool_check (check : CheckId) (b : Bool) (p f : String) (path :
     (Verdict.ofBool check b p f path).check = check := by
   cases b <;> rfl
 
-/-- `tool.run_open`: the run has not ended (there is a current stage). -/
-def RunOpen (cur : Option Stage) : Prop := cur ≠ none
-
 /-- `tool.run_open`: `runOpenB` decides `RunOpen` (there is a current stage). -/
 theorem runOpen_iff (cur : Option Stage) : runOpenB cur = true ↔ RunOpen cur := by
   cases cur <;> simp [runOpenB, RunOpen]
 
-/-- `tool.known`: the name is one of the eight tools. -/
-def Known (name : String) : Prop := ∃ t ∈ Tool.all, t.name = name
-
 /-- `tool.known`: `knownB` decides `Known` (the name is one of the eight tools). -/
 theorem known_iff (name : String) : knownB name = true ↔ Known name :=
   findTool_isSome name Tool.all
-
-/-- `tool.args`: the argument text was JSON, and the arguments fit the tool's strict schema. -/
-def ArgsOk (c : ProposedCall) : Prop :=
-  c.argsError = none ∧ ∃ t, Tool.ofName? c.tool = some t ∧ ArgsValid t c.args
 
 /-- `tool.args`: `argsOkB` decides `ArgsOk` (no `argsError`, a known tool, and arguments that fit its strict schema). -/
 theorem argsOk_iff (c : ProposedCall) : argsOkB c = true ↔ ArgsOk c := by
   unfold argsOkB ArgsOk
   cases hE : c.argsError <;> cases hT : Tool.ofName? c.tool <;> simp [argsValid_iff]
 
-/-- `tool.args` for a call of the known tool `t`: no `argsError`, and the arguments
-fit `t`'s strict schema. -/
-def ArgsOkFor (t : Tool) (c : ProposedCall) : Prop := c.argsError = none ∧ ArgsValid t c.args
-
 /-- `tool.args` for the known tool `t`: `argsOkFor` decides `ArgsOkFor`. -/
 theorem argsOkFor_iff (t : Tool) (c : ProposedCall) : argsOkFor t c = true ↔ ArgsOkFor t c := by
   unfold argsOkFor ArgsOkFor
   cases c.argsError <;> simp [argsValid_iff]
-
-/-- `tool.permitted` (`stagePermits` in core/verifier/pre-checks.ts): the tool is in the current
-stage's `tools`, or it is an MCP tool that an MCP pattern of the stage matches (`mcp__github__get_*`).
-A built-in tool is never an MCP name, so it is permitted by its exact name only. -/
-def Permitted (stage : Stage) (tool : String) : Prop :=
-  tool ∈ stage.tools ∨
-    (isMcpName tool = true ∧ ∃ p ∈ stage.tools, isMcpPattern p = true ∧ Matches p.toList tool.toList)
 
 /-- `tool.permitted`: `permittedB` decides `Permitted` (listed in the stage's `tools`, or an MCP name an MCP pattern there matches). -/
 theorem permitted_iff (stage : Stage) (tool : String) :
@@ -74,16 +53,10 @@ theorem permitted_iff (stage : Stage) (tool : String) :
     simp only [List.any_eq_true, Bool.and_eq_true, globMatch_iff]
   simp only [permittedB, Permitted, Bool.or_eq_true, Bool.and_eq_true, h1, h2]
 
-/-- `tool.known` for an MCP name: some tool the servers offer now (name, schema digest) has it. -/
-def McpKnown (mcp : List (String × String)) (name : String) : Prop := ∃ p ∈ mcp, p.1 = name
-
 /-- `tool.known` for an MCP name: `mcpKnownB` decides `McpKnown` (some tool offered now has the name). -/
 theorem mcpKnown_iff (mcp : List (String × String)) (name : String) :
     mcpKnownB mcp name = true ↔ McpKnown mcp name := by
   simp only [mcpKnownB, McpKnown, List.any_eq_true, decide_eq_true_eq]
-
-/-- `tool.args` for an MCP tool: the argument text was JSON, and the arguments are an object. -/
-def McpArgsOk (c : ProposedCall) : Prop := c.argsError = none ∧ isObject c.args = true
 
 /-- `tool.args` for an MCP tool: `mcpArgsOkB` decides `McpArgsOk` (no `argsError`, and the arguments are an object). -/
 theorem mcpArgsOk_iff (c : ProposedCall) : mcpArgsOkB c = true ↔ McpArgsOk c := by
@@ -107,45 +80,24 @@ theorem mcpKnownB_replace (known : List (String × String)) (server : String) (t
     exact absurd hf (by decide)
   rw [hk, Bool.false_or]
 
-/-- A stage of this id is defined. -/
-def StageDefined (wf : Workflow) (id : String) : Prop := ∃ s ∈ wf.stages, s.id = id
-
 /-- `stageDefinedB` decides `StageDefined` (some stage has the id). -/
 theorem stageDefined_iff (wf : Workflow) (id : String) :
     stageDefinedB wf id = true ↔ StageDefined wf id := by
   simp [stageDefinedB, StageDefined, List.any_eq_true]
-
-/-- `tool.transition` (and `stage.transition` for a transition): `dst` is a defined
-stage and `src → dst` is in `transitions`. -/
-def LegalTransition (wf : Workflow) (src dst : String) : Prop :=
-  StageDefined wf dst ∧ dst ∈ wf.succs src
 
 /-- `legalTransitionB` decides `LegalTransition` (a defined stage that `src` may move to). -/
 theorem legalTransition_iff (wf : Workflow) (src dst : String) :
     legalTransitionB wf src dst = true ↔ LegalTransition wf src dst := by
   simp [legalTransitionB, LegalTransition, stageDefined_iff, List.any_eq_true]
 
-/-- `tool.submit_terminal` (and `stage.transition` for a submit): the stage is terminal. -/
-def Terminal (wf : Workflow) (id : String) : Prop := id ∈ wf.terminal
-
 /-- `tool.submit_terminal`: `terminalB` decides `Terminal` (the stage id is among `terminal`). -/
 theorem terminal_iff (wf : Workflow) (id : String) : terminalB wf id = true ↔ Terminal wf id := by
   simp [terminalB, Terminal, List.any_eq_true]
-
-/-- `tool.command_policy`: no deny pattern matches the command (whole or any part). -/
-def CommandAllowed (deny : List String) (cmd : String) : Prop :=
-  ∀ p ∈ deny, ¬CommandMatches p.toList cmd.toList
 
 /-- `tool.command_policy`: `commandAllowedB` decides `CommandAllowed` (no deny pattern matches the command, whole or any part). -/
 theorem commandAllowed_iff (deny : List String) (cmd : String) :
     commandAllowedB deny cmd = true ↔ CommandAllowed deny cmd := by
   simp [commandAllowedB, CommandAllowed, commandMatches_iff, List.any_eq_true]
-
-/-- The normalized path `n` is the read-only path `r` or lies below it (docs/rewards.md,
-`tool.path_policy`): with `q` the path `r` without its trailing `/`s, `n == q` or `n` starts with
-`q + "/"`. So `src/` protects `src` and `src/a.ts`, not `srcx/a.ts`; `tests/x` is not below `test`. -/
-def UnderPath (r n : List Char) : Prop :=
-  n = dropTrailingSlashes r ∨ dropTrailingSlashes r ++ ['/'] <+: n
 
 /-- `underB` decides `UnderPath` (the path is the read-only path, trailing `/`s dropped, or lies below it). -/
 theorem underB_iff (r n : String) : underB r n = true ↔ UnderPath r.toList n.toList := by
@@ -172,12 +124,6 @@ theorem notAny_iff {α : Type} (l : List α) (p : α → Bool) :
     · intro _
       rfl
 
-/-- One path argument: it normalizes (`npath`), the normal form matches no deny
-pattern and lies under none of the read-only paths `ro` (given only for the
-write tools, `Workflow.readOnlyFor`). -/
-def PathOk (deny ro : List String) (path : String) : Prop :=
-  ∃ n, npath path = .ok n ∧ (∀ p ∈ deny, ¬Matches p.toList n.toList) ∧ ∀ r ∈ ro, ¬UnderPath r.toList n.toList
-
 /-- One path argument: `pathOkB` decides `PathOk` (it normalizes, its normal form matches no deny pattern and lies under no read-only path of `ro`). -/
 theorem pathOk_iff (deny ro : List String) (path : String) :
     pathOkB deny ro path = true ↔ PathOk deny ro path := by
@@ -196,10 +142,6 @@ theorem pathOk_iff (deny ro : List String) (path : String) :
       exact ⟨fun p hp hm => hd p hp ((globMatch_iff _ _).mp hm),
         fun r hr' hu => hr r hr' ((underB_iff _ _).mp hu)⟩
 
-/-- `tool.path_policy`: every present path argument of the tool passes `PathOk`. -/
-def PathPolicyOk (deny ro : List String) (t : Tool) (args : Json) : Prop :=
-  ∀ key ∈ t.pathArgs, ∀ s, strArg? args key = some s → PathOk deny ro s
-
 /-- `tool.path_policy`: `pathPolicyB` decides `PathPolicyOk` (every present path argument of the tool is `PathOk`). -/
 theorem pathPolicy_iff (deny ro : List String) (t : Tool) (args : Json) :
     pathPolicyB deny ro t args = true ↔ PathPolicyOk deny ro t args := by
@@ -213,52 +155,22 @@ theorem pathPolicy_iff (deny ro : List String) (t : Tool) (args : Json) :
   | none => simp
   | some s => simp [pathOk_iff]
 
-/-- `tool.not_repeated`: the same call did not fail in the current change epoch.
-`lastFail` is the epoch at which the same call last failed. -/
-def NotRepeated (lastFail : Option Nat) (epoch : Nat) : Prop := lastFail ≠ some epoch
-
 /-- `tool.not_repeated`: `notRepeatedB` decides `NotRepeated` (the call's last failure was not in the epoch of now). -/
 theorem notRepeated_iff (lastFail : Option Nat) (epoch : Nat) :
     notRepeatedB lastFail epoch = true ↔ NotRepeated lastFail epoch := by
   simp [notRepeatedB, NotRepeated]
 
-/-- `tool.approved` (made only for a command that matches an `ask` pattern): not rejected. -/
-def Approved (status : CallStatus) : Prop := status ≠ .denied
-
 /-- `tool.approved`: `approvedB` decides `Approved` (the status is not `denied`). -/
 theorem approved_iff (status : CallStatus) : approvedB status = true ↔ Approved status := by
   simp [approvedB, Approved]
-
-/-- `tool.succeeded`: status `ok` and, for `run_command`, exit code 0 with an observed end. -/
-def Succeeded (c : ToolCall) : Prop :=
-  c.status = .ok ∧
-    (c.tool ≠ "run_command" ∨
-      (c.result.exitCode = some 0 ∧
-        (c.result.completion = none ∨ c.result.completion = some .marker ∨
-          c.result.completion = some .exit)))
 
 /-- `tool.succeeded`: `succeededB` decides `Succeeded` (status `ok` and, for `run_command`, exit code 0 with an observed end). -/
 theorem succeeded_iff (c : ToolCall) : succeededB c = true ↔ Succeeded c := by
   simp [succeededB, Succeeded]
 
-/-- A command whose end was observed, whatever its exit code (`command_ran`). -/
-def RanToEnd (c : ToolCall) : Prop :=
-  c.status = .ok ∧ c.tool = "run_command" ∧ c.result.exitCode ≠ none ∧
-    c.result.completion ≠ some .timeout ∧ c.result.completion ≠ some .unobserved
-
 /-- `ranToEndB` decides `RanToEnd` (a `run_command` with status `ok`, an exit code and an observed end). -/
 theorem ranToEnd_iff (c : ToolCall) : ranToEndB c = true ↔ RanToEnd c := by
   cases h : c.result.exitCode <;> simp [ranToEndB, RanToEnd, h]
-
-/-- `outcome_ran`: the call ran the workflow's outcome command itself (the same
-command line after `norm`) to an observed end, and its tests ran: the count its
-output gives is positive or, when the host recognised no test runner, the exit
-code is the one the check expects. -/
-def RanCheck (check : OutcomeCheck) (c : ToolCall) : Prop :=
-  RanToEnd c ∧ (strArg? c.args "command").map (fun s => normL s.toList) = some (normL check.command.toList) ∧
-    match c.result.testsRan with
-    | some n => 0 < n
-    | none => c.result.exitCode = some check.expectExitCode
 
 /-- `ranCheckB` decides `RanCheck` (the call ran the outcome command itself to an observed end, and its tests ran). -/
 theorem ranCheck_iff (check : OutcomeCheck) (c : ToolCall) : ranCheckB check c = true ↔ RanCheck check c := by
@@ -271,11 +183,6 @@ theorem ranCheckOf_iff (o : WorkflowOutcome) (c : ToolCall) :
   | command k => simp [ranCheckOfB, ranCheck_iff]
   | external _ => simp [ranCheckOfB]
 
-/-- `tool.transition` for an `enter_stage` call made in stage `st`: the stage it
-names is defined and `st.id → stage` is a transition. -/
-def TransitionOk (wf : Workflow) (st : Stage) (args : Json) : Prop :=
-  ∀ tg, strArg? args "stage" = some tg → LegalTransition wf st.id tg
-
 /-- `tool.transition`: `transitionOkB` decides `TransitionOk` (the stage the call names is a legal transition from `st`). -/
 theorem transitionOk_iff (wf : Workflow) (st : Stage) (args : Json) :
     transitionOkB wf st args = true ↔ TransitionOk wf st args := by
@@ -284,28 +191,12 @@ theorem transitionOk_iff (wf : Workflow) (st : Stage) (args : Json) :
   | none => simp
   | some tg => simp [legalTransition_iff]
 
-/-- `tool.command_policy` for a `run_command` call: no deny pattern matches the command. -/
-def CommandOk (wf : Workflow) (args : Json) : Prop :=
-  ∀ cmd, strArg? args "command" = some cmd → CommandAllowed wf.policy.commands.deny cmd
-
 /-- `tool.command_policy` on a call's arguments: `commandOkB` decides `CommandOk`. -/
 theorem commandOk_iff (wf : Workflow) (args : Json) : commandOkB wf args = true ↔ CommandOk wf args := by
   unfold commandOkB CommandOk
   cases strArg? args "command" with
   | none => simp
   | some cmd => simp [commandAllowed_iff]
-
-/-- The sandbox is required (docs/rewards.md, `tool.sandbox_required`): by the workflow's
-`sandbox.required`, or by the user for this run (the header's `sandbox.required`; `sb` is the
-header's sandbox record, `none` when it records none). -/
-def SandboxRequired (wf : Workflow) (sb : Option SandboxRecord) : Prop :=
-  wf.sandbox.required = true ∨ ∃ r, sb = some r ∧ r.required = true
-
-/-- The header records that the run's commands were held: there is a sandbox record, and its
-`sandbox.confined` is true (the OS sandbox) or its `sandbox.container` is true (a container that is
-the run's sandbox). -/
-def CommandsHeld (sb : Option SandboxRecord) : Prop :=
-  ∃ r, sb = some r ∧ (r.confined = true ∨ r.container = true)
 
 /-- `sandboxRequiredB` decides `SandboxRequired` (the workflow's or the header's `required`). -/
 theorem sandboxRequired_iff (wf : Workflow) (sb : Option SandboxRecord) :
@@ -359,12 +250,6 @@ theorem commandsHeld_iff (sb : Option SandboxRecord) :
       cases hr
       exact congrArg some ((sandboxHeld_iff _).mpr h)
 
-/-- `tool.sandbox_required`: where the sandbox is required, commands run only in
-a run whose header records that its commands were held: confined by the OS sandbox,
-or inside a container that is the run's sandbox. -/
-def SandboxOk (wf : Workflow) (sb : Option SandboxRecord) : Prop :=
-  SandboxRequired wf sb → CommandsHeld sb
-
 /-- `tool.sandbox_required`: `sandboxOkB` decides `SandboxOk` (where the sandbox is required, the header records that the commands were held). -/
 theorem sandboxOk_iff (wf : Workflow) (sb : Option SandboxRecord) :
     sandboxOkB wf sb = true ↔ SandboxOk wf sb := by
@@ -385,34 +270,11 @@ theorem sandboxOk_iff (wf : Workflow) (sb : Option SandboxRecord) :
     · intro h
       exact Or.inr (h rfl)
 
-/-- The checks that depend on the tool, for a call made in stage `st` of a run
-whose header records the sandbox `sb`: `run_command` obeys the command policy,
-the path policy (its `cwd`) and the sandbox requirement; the file tools obey
-the path policy (the write tools also stay off the read-only paths);
-`enter_stage` names a legal transition; `submit` is made from a terminal stage. -/
-def ToolOk (wf : Workflow) (sb : Option SandboxRecord) (st : Stage) (args : Json) : Tool → Prop
-  | .runCommand => CommandOk wf args ∧
-      (PathPolicyOk wf.policy.paths.deny (wf.readOnlyFor .runCommand) .runCommand args ∧ SandboxOk wf sb)
-  | .readFile => PathPolicyOk wf.policy.paths.deny (wf.readOnlyFor .readFile) .readFile args
-  | .writeFile => PathPolicyOk wf.policy.paths.deny (wf.readOnlyFor .writeFile) .writeFile args
-  | .editFile => PathPolicyOk wf.policy.paths.deny (wf.readOnlyFor .editFile) .editFile args
-  | .listFiles => PathPolicyOk wf.policy.paths.deny (wf.readOnlyFor .listFiles) .listFiles args
-  | .search => PathPolicyOk wf.policy.paths.deny (wf.readOnlyFor .search) .search args
-  | .enterStage => TransitionOk wf st args
-  | .submit => Terminal wf st.id
-
 /-- The checks of each tool: `toolOkB` decides `ToolOk`. -/
 theorem toolOk_iff (wf : Workflow) (sb : Option SandboxRecord) (st : Stage) (args : Json) (t : Tool) :
     toolOkB wf sb st args t = true ↔ ToolOk wf sb st args t := by
   cases t <;> simp only [toolOkB, ToolOk, Bool.and_eq_true, commandOk_iff, pathPolicy_iff,
     sandboxOk_iff, transitionOk_iff, terminal_iff]
-
-/-- A call of a built-in tool conforms in the current stage `cur` (`none` once the run has
-ended): the run is open in a stage `st`, the name is one of the eight tools `t`, the
-arguments are valid, `t` is permitted in `st`, and the checks of `t` pass. -/
-def BuiltinConforms (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall) : Prop :=
-  ∃ st t, cur = some st ∧ Tool.ofName? c.tool = some t ∧ ArgsOkFor t c ∧ Permitted st c.tool ∧
-    ToolOk wf sb st c.args t
 
 /-- A built-in tool's call: `builtinConformsB` decides `BuiltinConforms`. -/
 theorem builtinConforms_iff (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall) :
@@ -433,12 +295,6 @@ theorem builtinConforms_iff (wf : Workflow) (sb : Option SandboxRecord) (cur : O
         cases htt
         exact ⟨h1, h2, h3⟩
 
-/-- A call of an MCP tool conforms: the run is open in a stage `st`, a server offers the tool now
-(`mcp`: the tools of the servers' latest `mcp_tools` lines), its arguments are an object, and `st`
-permits it. -/
-def McpConforms (mcp : List (String × String)) (cur : Option Stage) (c : ProposedCall) : Prop :=
-  ∃ st, cur = some st ∧ McpKnown mcp c.tool ∧ McpArgsOk c ∧ Permitted st c.tool
-
 /-- An MCP tool's call: `mcpConformsB` decides `McpConforms`. -/
 theorem mcpConforms_iff (mcp : List (String × String)) (cur : Option Stage) (c : ProposedCall) :
     mcpConformsB mcp cur c = true ↔ McpConforms mcp cur c := by
@@ -454,14 +310,6 @@ theorem mcpConforms_iff (mcp : List (String × String)) (cur : Option Stage) (c 
     · rintro ⟨st', hst, h1, h2, h3⟩
       cases hst
       exact ⟨h1, h2, h3⟩
-
-/-- A call conforms in the current stage `cur`, the MCP tools `mcp` the servers offer now and the
-header's sandbox record `sb`: an MCP name's call as `McpConforms`, any other as `BuiltinConforms`
-(the pre-checks take the MCP branch first, as core/verifier/pre-checks.ts does). These are exactly
-the checks of severity `error` in the tool-call table. -/
-def CallConforms (wf : Workflow) (sb : Option SandboxRecord) (mcp : List (String × String)) (cur : Option Stage)
-    (c : ProposedCall) : Prop :=
-  (isMcpName c.tool = true ∧ McpConforms mcp cur c) ∨ (isMcpName c.tool = false ∧ BuiltinConforms wf sb cur c)
 
 /-- Any call: `callConformsB` decides `CallConforms`, the error-severity checks of the tool-call table. -/
 theorem callConforms_iff (wf : Workflow) (sb : Option SandboxRecord) (mcp : List (String × String))
@@ -488,21 +336,9 @@ theorem callConforms_iff (wf : Workflow) (sb : Option SandboxRecord) (mcp : List
       · cases ht
       · exact h
 
-def Closed (e : VisitEnd) : Prop := e ≠ .runEnd
-
 /-- `stage.closed`: `closedB` decides `Closed` (the visit did not end by the run stopping). -/
 theorem closed_iff (e : VisitEnd) : closedB e = true ↔ Closed e := by
   simp [closedB, Closed]
-
-/-- `stage.transition` for a visit of stage `src` that ended as `e` (toward `dst`
-for a transition): a transition went to a defined stage that `src` may move to; a
-submit was made from a terminal stage. An unclosed visit gets no such verdict
-(and a transition always has a target, so the `none` case does not occur). -/
-def StageTransitionOk (wf : Workflow) (src : String) : VisitEnd → Option String → Prop
-  | .transition, some dst => LegalTransition wf src dst
-  | .transition, none => True
-  | .submit, _ => Terminal wf src
-  | .runEnd, _ => True
 
 /-- `stage.transition`: `stageTransitionB` decides `StageTransitionOk`. -/
 theorem stageTransition_iff (wf : Workflow) (src : String) (e : VisitEnd) (dst : Option String) :
@@ -510,17 +346,10 @@ theorem stageTransition_iff (wf : Workflow) (src : String) (e : VisitEnd) (dst :
   cases e <;> cases dst <;>
     simp [stageTransitionB, StageTransitionOk, legalTransition_iff, terminal_iff]
 
-/-- `stage.budget`: at most `budget` steps (the step that ends the visit counts). -/
-def WithinBudget (steps budget : Nat) : Prop := steps ≤ budget
-
 /-- `stage.budget`: `withinBudgetB` decides `WithinBudget` (at most `budget` steps). -/
 theorem withinBudget_iff (steps budget : Nat) :
     withinBudgetB steps budget = true ↔ WithinBudget steps budget := by
   simp [withinBudgetB, WithinBudget]
-
-/-- `stage.exit.tool_succeeded`: at least `atLeast` calls of `tool` succeeded. -/
-def ToolSucceededMet (tool : String) (atLeast : Nat) (facts : List StepFact) : Prop :=
-  atLeast ≤ countSucceeded tool facts
 
 /-- `stage.exit.tool_succeeded`: `toolSucceededB` decides `ToolSucceededMet`. -/
 theorem toolSucceeded_iff (tool : String) (atLeast : Nat) (facts : List StepFact) :
@@ -532,13 +361,6 @@ theorem noChangeAfter_iff (alc : Bool) (rest : List StepFact) :
     noChangeAfter alc rest = true ↔ (alc = true → ∀ g ∈ rest, g.changed = []) := by
   cases alc <;> simp [noChangeAfter, List.all_eq_true, List.isEmpty_iff]
 
-/-- `stage.exit.command_succeeded` / `command_ran`: some step of the visit is good
-and, with `afterLastChange`, no later step of the visit changed a file (a step
-that changes files and is good counts as after its own change). -/
-def CmdMet (good : StepFact → Bool) (alc : Bool) : List StepFact → Prop
-  | [] => False
-  | f :: rest => (good f = true ∧ (alc = true → ∀ g ∈ rest, g.changed = [])) ∨ CmdMet good alc rest
-
 /-- `stage.exit.command_succeeded` / `command_ran` / `outcome_ran`: `cmdMetB` decides `CmdMet`. -/
 theorem cmdMet_iff (good : StepFact → Bool) (alc : Bool) :
     ∀ facts : List StepFact, cmdMetB good alc facts = true ↔ CmdMet good alc facts
@@ -547,32 +369,15 @@ theorem cmdMet_iff (good : StepFact → Bool) (alc : Bool) :
     simp only [cmdMetB, CmdMet, Bool.or_eq_true, Bool.and_eq_true, noChangeAfter_iff,
       cmdMet_iff good alc rest]
 
-/-- A changed file counts for `file_changed`: any file without a pattern, else one
-whose `npath` form (or the path as recorded, when `npath` rejects it) matches. -/
-def FileMatches (pattern : Option String) (file : String) : Prop :=
-  ∀ p, pattern = some p → Matches p.toList (npathOrSelf file).toList
-
 /-- `fileMatchesB` decides `FileMatches` (no pattern, or the file's `npath` form matches it). -/
 theorem fileMatches_iff (pattern : Option String) (file : String) :
     fileMatchesB pattern file = true ↔ FileMatches pattern file := by
   cases pattern <;> simp [fileMatchesB, FileMatches, globMatch_iff]
 
-/-- `stage.exit.file_changed`: some step of the visit changed a file that counts. -/
-def FileChangedMet (pattern : Option String) (facts : List StepFact) : Prop :=
-  ∃ f ∈ facts, ∃ x ∈ f.changed, FileMatches pattern x
-
 /-- `stage.exit.file_changed`: `fileChangedB` decides `FileChangedMet`. -/
 theorem fileChanged_iff (pattern : Option String) (facts : List StepFact) :
     fileChangedB pattern facts = true ↔ FileChangedMet pattern facts := by
   simp only [fileChangedB, FileChangedMet, List.any_eq_true, fileMatches_iff]
-
-/-- Whether an exit condition holds over the facts of a visit (oldest first). -/
-def ExitMet : ExitCondition → List StepFact → Prop
-  | .toolSucceeded tool n, facts => ToolSucceededMet tool n facts
-  | .commandSucceeded p alc, facts => CmdMet (cmdGood false p) alc facts
-  | .commandRan p alc, facts => CmdMet (cmdGood true p) alc facts
-  | .fileChanged p, facts => FileChangedMet p facts
-  | .outcomeRan alc, facts => CmdMet (fun f => f.checked) alc facts
 
 /-- Every exit condition: `exitMetB` decides `ExitMet`. -/
 theorem exitMet_iff (c : ExitCondition) (facts : List StepFact) :
@@ -584,42 +389,22 @@ theorem exitMet_iff (c : ExitCondition) (facts : List StepFact) :
   | fileChanged p => exact fileChanged_iff p facts
   | outcomeRan alc => exact cmdMet_iff _ alc facts
 
-/-- `outcome.external`: an `outcome` event may be recorded only when the workflow's outcome
-is its own command's; in a run judged outside it the event is an error and is ignored. -/
-def JudgedInRun (o : WorkflowOutcome) : Prop := o.judge? = none
-
 /-- `outcome.external`: `judgedInRunB` decides `JudgedInRun` (the outcome is the workflow's own command's). -/
 theorem judgedInRun_iff (o : WorkflowOutcome) : judgedInRunB o = true ↔ JudgedInRun o := by
   cases o <;> simp [judgedInRunB, JudgedInRun, WorkflowOutcome.judge?]
 
-/-- `outcome.after_submit`: the run has ended. -/
-def AfterSubmit (ended : Bool) : Prop := ended = true
-
 /-- `outcome.after_submit`: `afterSubmitB` decides `AfterSubmit` (the run has ended). -/
 theorem afterSubmit_iff (ended : Bool) : afterSubmitB ended = true ↔ AfterSubmit ended := Iff.rfl
-
-/-- `outcome.single`: no outcome was recorded yet. -/
-def SingleOutcome (recorded : Option Nat) : Prop := recorded = none
 
 /-- `outcome.single`: `singleOutcomeB` decides `SingleOutcome` (no outcome was recorded yet). -/
 theorem singleOutcome_iff (recorded : Option Nat) :
     singleOutcomeB recorded = true ↔ SingleOutcome recorded := by
   cases recorded <;> simp [singleOutcomeB, SingleOutcome]
 
-/-- `outcome.submitted`: the run ended by a submit made from a terminal stage
-(`fromTerminal` is whether the stage of the submit was terminal). -/
-def Submitted (ended fromTerminal : Bool) : Prop := ended = true ∧ fromTerminal = true
-
 /-- `outcome.submitted`: `submittedB` decides `Submitted` (the run ended by a submit from a terminal stage). -/
 theorem submitted_iff (ended fromTerminal : Bool) :
     submittedB ended fromTerminal = true ↔ Submitted ended fromTerminal := by
   simp [submittedB, Submitted]
-
-/-- `outcome.check_passed`: the end was observed, the exit code is the expected one,
-and the check did not report running no tests. -/
-def CheckPassed (expect : Int) (o : OutcomeEvent) : Prop :=
-  o.completion ≠ some .timeout ∧ o.completion ≠ some .unobserved ∧ o.exitCode = some expect ∧
-    o.testsRan ≠ some 0
 
 /-- `outcome.check_passed`: `checkPassedB` decides `CheckPassed`. -/
 theorem checkPassed_iff (expect : Int) (o : OutcomeEvent) :

@@ -267,11 +267,6 @@ theorem State.gate_allow_iff (st : State) (call : ProposedCall) :
 
 /-! ## The ask pattern -/
 
-/-- `p` is the first pattern of `patterns` that matches the command `cmd` (whole or a part). -/
-def FirstMatch (patterns : List String) (cmd : String) (p : String) : Prop :=
-  ∃ before after, patterns = before ++ p :: after ∧ CommandMatches p.toList cmd.toList ∧
-    ∀ q ∈ before, ¬CommandMatches q.toList cmd.toList
-
 /-- `firstCommandMatch` finds `p` exactly when `p` is the first pattern that matches the command (`FirstMatch`). -/
 theorem firstCommandMatch_iff (patterns : List String) (cmd p : String) :
     firstCommandMatch patterns cmd = some p ↔ FirstMatch patterns cmd p := by
@@ -291,13 +286,6 @@ theorem firstCommandMatch_iff (patterns : List String) (cmd p : String) :
     | false => rfl
     | true => exact absurd ((commandMatches_iff _ _).mp h) (hb q hq)
 
-/-- A call of the built-in `run_command` whose arguments are valid and whose command no deny
-pattern matches (`Bool` form; `State.gate_askPattern_eq_some` says it with propositions). An MCP name
-is never a built-in tool's; the condition says so rather than evaluate the names. -/
-abbrev AskApplies (wf : Workflow) (c : ProposedCall) : Prop :=
-  isMcpName c.tool = false ∧ Tool.ofName? c.tool = some .runCommand ∧ argsOkFor .runCommand c = true ∧
-    commandOkB wf c.args = true
-
 /-- The pre-run checks of a call `AskApplies` to report the first ask pattern that matches its command. -/
 theorem preChecks_ask_some (wf : Workflow) (sb : Option SandboxRecord) (mcp : List (String × String))
     (cur : Option Stage) (c : ProposedCall) (h : AskApplies wf c) :
@@ -308,9 +296,9 @@ theorem preChecks_ask_some (wf : Workflow) (sb : Option SandboxRecord) (mcp : Li
   show (preChecksFor wf sb cur c (Tool.ofName? c.tool)).2 = _
   rw [h2]
   show (knownChecks wf sb cur c .runCommand (argsOkFor .runCommand c)).2 = _
-  rw [h3]
+  rw [(argsOkFor_iff _ _).mpr h3]
   show (if commandOkB wf c.args then firstCommandMatch wf.policy.commands.ask (commandArg c.args) else none) = _
-  rw [h4] <;> rfl
+  rw [(commandOk_iff _ _).mpr h4] <;> rfl
 
 /-- The pre-run checks of any other call report no ask pattern. -/
 theorem preChecks_ask_none (wf : Workflow) (sb : Option SandboxRecord) (mcp : List (String × String))
@@ -333,7 +321,7 @@ theorem preChecks_ask_none (wf : Workflow) (sb : Option SandboxRecord) (mcp : Li
             else none) = none
           cases hk : commandOkB wf c.args with
           | false => rfl
-          | true => exact absurd ⟨hm, ht, ha, hk⟩ h
+          | true => exact absurd ⟨hm, ht, (argsOkFor_iff _ _).mp ha, (commandOk_iff _ _).mp hk⟩ h
       | readFile => cases argsOkFor .readFile c <;> rfl
       | writeFile => cases argsOkFor .writeFile c <;> rfl
       | editFile => cases argsOkFor .editFile c <;> rfl
@@ -342,6 +330,7 @@ theorem preChecks_ask_none (wf : Workflow) (sb : Option SandboxRecord) (mcp : Li
       | enterStage => cases argsOkFor .enterStage c <;> rfl
       | submit => cases argsOkFor .submit c <;> rfl
 
+open Classical in
 /-- The ask pattern of the pre-run checks (the one the gate reports whatever it decides, and the one
 `tool.approved` is made for): for a call `AskApplies` to, the first ask pattern that matches its
 command; for any other call, none. -/
@@ -367,13 +356,12 @@ theorem State.gate_askPattern_eq_some (st : State) (call : ProposedCall) (p : St
   by_cases h : AskApplies st.wf call
   · rw [if_pos h, firstCommandMatch_iff]
     obtain ⟨h1, h2, h3, h4⟩ := h
-    exact ⟨fun hf => ⟨h1, h2, (argsOkFor_iff _ _).mp h3, (commandOk_iff _ _).mp h4, hf⟩,
-      fun ⟨_, _, _, _, hf⟩ => hf⟩
+    exact ⟨fun hf => ⟨h1, h2, h3, h4, hf⟩, fun ⟨_, _, _, _, hf⟩ => hf⟩
   · rw [if_neg h]
     constructor
     · intro hn
       cases hn
     · rintro ⟨h1, h2, h3, h4, _⟩
-      exact absurd ⟨h1, h2, (argsOkFor_iff _ _).mpr h3, (commandOk_iff _ _).mpr h4⟩ h
+      exact absurd ⟨h1, h2, h3, h4⟩ h
 
 end Lar

@@ -1,29 +1,13 @@
-import Lar.Glob
+import Lar.Spec.Checks
 
 /-!
-Patterns: the glob relation `Matches` of docs/rewards.md (one constructor per line of `match`), the
-proof that the checker's automaton (`globMatch`, `Lar.Glob`) decides it, and command matching.
+Patterns: the proof that the checker's automaton (`globMatch`, `Lar.Glob`) decides the glob relation
+`Matches` of docs/rewards.md (`Lar.Spec.Checks`, one constructor per line of `match`), and that
+`commandMatchesB` decides `CommandMatches`.
 -/
 
 namespace Lar
 open Lean
-
-/-- `Matches p s`: the pattern `p` matches the whole text `s`. One constructor
-per line of the definition of `match` in docs/rewards.md. The special
-characters appear as premises (`c = '*'`) rather than in the indices, so that
-case analysis on a derivation only ever unifies variables and list
-constructors. -/
-inductive Matches : List Char → List Char → Prop where
-  /-- `match([], s) = s == []` -/
-  | nil : Matches [] []
-  /-- `'*'` matches the empty run: `match(p, s)`. -/
-  | starSkip {c : Char} {p s : List Char} : c = '*' → Matches p s → Matches (c :: p) s
-  /-- `'*'` eats one more character: `s = c :: s' ∧ match('*' :: p, s')`. -/
-  | starEat {c d : Char} {p s : List Char} : c = '*' → Matches (c :: p) s → Matches (c :: p) (d :: s)
-  /-- `'?'` matches exactly one character. -/
-  | any {c d : Char} {p s : List Char} : c = '?' → Matches p s → Matches (c :: p) (d :: s)
-  /-- Any other character matches itself. -/
-  | lit {c : Char} {p s : List Char} : c ≠ '*' → c ≠ '?' → Matches p s → Matches (c :: p) (c :: s)
 
 /-- The automaton accepts a pattern suffix on the empty text exactly when it matches the empty text. -/
 theorem nullable_iff : ∀ p : List Char, nullable p = true ↔ Matches p []
@@ -160,10 +144,6 @@ theorem globMatchL_iff (p s : List Char) : globMatchL p s = true ↔ Matches p s
 theorem globMatch_iff (pattern text : String) :
     globMatch pattern text = true ↔ Matches pattern.toList text.toList :=
   globMatchL_iff _ _
-
-/-- A pattern matches a command when it matches the normalized command or one of its parts. -/
-def CommandMatches (pattern cmd : List Char) : Prop :=
-  Matches pattern (normL cmd) ∨ ∃ part ∈ partsL cmd, Matches pattern part
 
 /-- `commandMatchesB` decides `CommandMatches` (the pattern matches the normalized command or one of its parts). -/
 theorem commandMatches_iff (pattern cmd : List Char) :

@@ -717,6 +717,7 @@ theorem approvedVerdicts_failed (ask : Option String) (status : CallStatus) :
     rw [Bool.not_not, decide_eq_true_iff]
     exact ⟨fun h => ⟨rfl, h⟩, fun ⟨_, h⟩ => h⟩
 
+open Classical in
 /-- There is an ask pattern exactly when `AskApplies` and some ask pattern matches the command first. -/
 theorem ask_isSome_iff (wf : Workflow) (c : ProposedCall) (ask : List String) (cmd : String) :
     (if AskApplies wf c then firstCommandMatch ask cmd else none).isSome = true ↔

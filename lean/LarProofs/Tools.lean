@@ -1,8 +1,8 @@
-import Lar.Tools
+import Lar.Spec.Checks
 
 /-!
-The eight tools: `Tool.ofName?` finds exactly the tools of `Tool.all`, and `ArgsValid`, the strict
-argument schema as a proposition, is what `argsValidB` decides.
+The eight tools: `Tool.ofName?` finds exactly the tools of `Tool.all`, and `ArgsValid` (`Lar.Spec.Checks`),
+the strict argument schema as a proposition, is what `argsValidB` decides.
 -/
 
 namespace Lar
@@ -50,12 +50,6 @@ theorem findTool_name (name : String) :
 /-- The tool `Tool.ofName?` finds has the name it was asked for. -/
 theorem Tool.ofName?_name {name : String} {t : Tool} (h : Tool.ofName? name = some t) : t.name = name :=
   findTool_name name Tool.all t h
-
-/-- The strict schema of a tool's arguments, as a proposition. -/
-def ArgsValid (t : Tool) (args : Json) : Prop :=
-  isObject args = true ∧
-  (∀ s ∈ t.argSpecs, fieldOk args s = true) ∧
-  ∀ k ∈ objectKeys args, ∃ s ∈ t.argSpecs, s.key = k
 
 /-- `argsValidB` decides `ArgsValid` (an object, every declared key fine, no other key). -/
 theorem argsValid_iff (t : Tool) (args : Json) : argsValidB t args = true ↔ ArgsValid t args := by

@@ -62,6 +62,18 @@ test("the executable's import closure holds no theorem, proof, example or #guard
   assert.deepEqual(found, []);
 });
 
+test('the specification only states: no proof in it or in anything it imports', () => {
+  // So it elaborates, and can be read, whether or not a proof does (docs/lean.md).
+  const spec = allFiles().filter((f) => f.startsWith('Lar/Spec/'));
+  for (const m of ['Checks', 'Trajectory']) assert.ok(spec.includes(`Lar/Spec/${m}.lean`), `Lar/Spec/${m}.lean exists`);
+  for (const root of spec) {
+    const files = closure(root);
+    for (const file of files.keys()) assert.doesNotMatch(file, /^LarProofs(\/|\.lean$)/, `${root} imports the proof module ${file}`);
+    const found = [...files].flatMap(([file, text]) => findings(PROOF_WORDS, text).map((f) => `${file}: ${f}`));
+    assert.deepEqual(found, [], `${root} and its imports`);
+  }
+});
+
 test('the scan finds the proofs where they are (it is not blind)', () => {
   const proofs = closure('LarProofs.lean');
   const theorems = [...proofs.values()].flatMap((t) => findings(PROOF_WORDS, t)).filter((f) => f.startsWith('theorem'));

@@ -1,6 +1,5 @@
 import Lar.Verifier
-import LarProofs.Checks
-import LarProofs.Gate
+import Lar.Spec.Checks
 
 /-!
 # docs/rewards.md over a whole trajectory
@@ -15,14 +14,14 @@ fed the same events one at a time with `State.append`, keeps exactly these value
 exactly these rewards.
 
 What a single call is, and what a single check says, is read with definitions this file does not
-restate: the propositions of `LarProofs.Checks` (`CallConforms`, `Succeeded`, `StageTransitionOk`,
-`Closed`, `WithinBudget`, `ExitMet`, `CheckPassed`, `Terminal`), which are proved to be what the
-checker decides, and a few of the checker's own per-call definitions, each one sentence of
-rewards.md: `changedFiles`, `enterTarget`, `stepFact`, `callKey`, `replaceServerTools`, and, for the
-ask prompt, `AskApplies` (stated with the `Bool` procedures `argsOkFor` and `commandOkB`, proved
-against `ArgsOkFor` and `CommandOk`). `ExitMet` reads a command through `cmdGood`, the glob decision
-`globMatch_iff` proves to be `Matches`. This file adds what spans the run. It imports proofs
-(`LarProofs.Checks`, `LarProofs.Gate`), so it is checked only once they elaborate.
+restate: the propositions of `Lar.Spec.Checks` (`CallConforms` and its parts, `AskApplies`,
+`FirstMatch`, `Succeeded`, `StageTransitionOk`, `Closed`, `WithinBudget`, `ExitMet`, `CheckPassed`,
+`Terminal`), which `LarProofs.Checks` and `LarProofs.Gate` prove to be what the checker decides, and
+a few of the checker's own per-call definitions, each one sentence of rewards.md: `changedFiles`,
+`enterTarget`, `stepFact`, `callKey`, `replaceServerTools`. `ExitMet` reads a command through
+`cmdGood`, the glob decision `globMatch_iff` proves to be `Matches`. This file adds what spans the
+run. Like `Lar.Spec.Checks` it holds statements only and imports no proof, so it elaborates, and can
+be read, whether or not a proof does (test/lean/import-closure.test.ts).
 
 A `History` is the events after the header with their lines, **the newest first**: `(l, e) :: h` is
 `h` followed by the event `e` on line `l`. This file is part of `LarProofs`; `lar-verify` never
