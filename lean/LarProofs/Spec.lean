@@ -1,5 +1,6 @@
 import Lar.Spec.Trajectory
 import LarProofs.Return
+import LarProofs.Gate
 
 /-!
 # The checker computes the specification
