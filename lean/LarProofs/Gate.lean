@@ -236,22 +236,22 @@ theorem gateDecision_ask_iff (vs : List Verdict) (ask : Option String) :
     (gateDecision vs ask).1 = .ask ↔ (gateDecision vs ask).1 ≠ .block ∧ ask.isSome = true := by
   unfold gateDecision
   cases vs.find? (fun v => !v.ok && v.check != .toolNotRepeated) with
-  | some f => exact ⟨fun h => by cases h, fun ⟨h, _⟩ => (h rfl).elim⟩
+  | some f => exact ⟨fun h => (by cases h), fun ⟨h, _⟩ => (h rfl).elim⟩
   | none =>
     cases ask with
-    | none => exact ⟨fun h => by cases h, fun ⟨_, h⟩ => by cases h⟩
-    | some p => exact ⟨fun _ => ⟨fun h => by cases h, rfl⟩, fun _ => rfl⟩
+    | none => exact ⟨fun h => (by cases h), fun ⟨_, h⟩ => by cases h⟩
+    | some p => exact ⟨fun _ => ⟨fun h => (by cases h), rfl⟩, fun _ => rfl⟩
 
 /-- `gateDecision` allows exactly when it does not block and there is no ask pattern. -/
 theorem gateDecision_allow_iff (vs : List Verdict) (ask : Option String) :
     (gateDecision vs ask).1 = .allow ↔ (gateDecision vs ask).1 ≠ .block ∧ ask = none := by
   unfold gateDecision
   cases vs.find? (fun v => !v.ok && v.check != .toolNotRepeated) with
-  | some f => exact ⟨fun h => by cases h, fun ⟨h, _⟩ => (h rfl).elim⟩
+  | some f => exact ⟨fun h => (by cases h), fun ⟨h, _⟩ => (h rfl).elim⟩
   | none =>
     cases ask with
-    | none => exact ⟨fun _ => ⟨fun h => by cases h, rfl⟩, fun _ => rfl⟩
-    | some p => exact ⟨fun h => by cases h, fun ⟨_, h⟩ => by cases h⟩
+    | none => exact ⟨fun _ => ⟨fun h => (by cases h), rfl⟩, fun _ => rfl⟩
+    | some p => exact ⟨fun h => (by cases h), fun ⟨_, h⟩ => by cases h⟩
 
 /-- The gate asks the user exactly when the call's reward is not −1 and it has an ask pattern. -/
 theorem State.gate_ask_iff (st : State) (call : ProposedCall) :

@@ -262,7 +262,7 @@ theorem Spec.current_isSome {wf : Workflow} {h : History} (hs : (wf.findStage? w
     (current wf h).isSome = true ↔ ¬Ended wf h := by
   by_cases he : Ended wf h
   · rw [current_of_ended he]
-    exact ⟨fun hf => by cases hf, fun hn => absurd he hn⟩
+    exact ⟨fun hf => (by cases hf), fun hn => absurd he hn⟩
   · rw [current_of_open he]
     refine ⟨fun _ => he, fun _ => ?_⟩
     cases lastMove wf h with
@@ -313,7 +313,7 @@ theorem Agrees.init {wf : Workflow} {headerLine : Nat} {sb : Option SandboxRecor
   have hne : ¬Ended wf [] := fun ⟨_, hmem, _⟩ => nomatch hmem
   refine ⟨by rw [hs] <;> rfl, hwf, hsb, ?_, ?_, hep, ?_, hm, hst⟩
   · rw [hend]
-    exact ⟨fun hf => by cases hf, fun he => absurd he hne⟩
+    exact ⟨fun hf => (by cases hf), fun he => absurd he hne⟩
   · rw [current_of_open hne]
     unfold State.currentStage
     rw [hv]
@@ -545,7 +545,7 @@ theorem mcpKnownB_replace_iff (known : List (String × String)) (server : String
 (`Offered`: the latest `mcp_tools` line that lists the name is not followed by a line of a server
 whose prefix it has). -/
 theorem Spec.offered_iff : ∀ (h : History) (name : String), mcpKnownB (offered h) name = true ↔ Offered h name
-  | [], name => ⟨fun hf => by cases hf, fun hf => False.elim hf⟩
+  | [], name => ⟨fun hf => (by cases hf), fun hf => False.elim hf⟩
   | (l, e) :: h, name => by
     by_cases hm : ∃ s ts, e = .mcpTools s ts
     · obtain ⟨server, tools, rfl⟩ := hm
@@ -710,7 +710,7 @@ theorem notRepeated_false_iff (lf : Option Nat) (e : Nat) : (!notRepeatedB lf e)
 theorem approvedVerdicts_failed (ask : Option String) (status : CallStatus) :
     (approvedVerdicts ask status).any (failedAt .tool) = true ↔ ask.isSome = true ∧ status = .denied := by
   cases ask with
-  | none => exact ⟨fun h => by cases h, fun ⟨h, _⟩ => by cases h⟩
+  | none => exact ⟨fun h => (by cases h), fun ⟨h, _⟩ => by cases h⟩
   | some p =>
     show [Verdict.ofBool .toolApproved (approvedB status) _ _ _].any (failedAt .tool) = true ↔ _
     rw [List.any_cons, List.any_nil, Bool.or_false, failedAt_ofBool .toolApproved rfl]
@@ -731,7 +731,7 @@ theorem ask_isSome_iff (wf : Workflow) (c : ProposedCall) (ask : List String) (c
     · rintro ⟨_, p, hp⟩
       exact ⟨p, (firstCommandMatch_iff ask cmd p).mpr hp⟩
   · rw [if_neg ha]
-    exact ⟨fun hf => by cases hf, fun ⟨hx, _⟩ => absurd hx ha⟩
+    exact ⟨fun hf => (by cases hf), fun ⟨hx, _⟩ => absurd hx ha⟩
 
 /-- A call ran exactly when its status is `ok`, `timeout` or `interrupted`. -/
 theorem ranB_iff (c : ToolCall) :
@@ -766,7 +766,7 @@ theorem sandboxedVerdicts_failed (sb : Option SandboxRecord) (c : ToolCall) :
     rw [Bool.and_eq_true, beq_iff_eq, ranB_iff] at hr
     exact ⟨fun hu => ⟨hr.1, hr.2, hu⟩, fun ⟨_, _, hu⟩ => hu⟩
   · rw [if_neg hr]
-    refine ⟨fun hf => by cases hf, fun ⟨ht, hs, _⟩ => absurd ?_ hr⟩
+    refine ⟨fun hf => (by cases hf), fun ⟨ht, hs, _⟩ => absurd ?_ hr⟩
     rw [Bool.and_eq_true, beq_iff_eq, ranB_iff]
     exact ⟨ht, hs⟩
 
@@ -775,7 +775,7 @@ theorem succeededVerdict_failed (c : ToolCall) : failedAt .tool (succeededVerdic
   unfold succeededVerdict
   rw [failedAt_ofBool .toolSucceeded rfl]
   cases hs : succeededB c with
-  | true => exact ⟨fun hf => by cases hf, fun hn => absurd ((succeeded_iff c).mp hs) hn⟩
+  | true => exact ⟨fun hf => (by cases hf), fun hn => absurd ((succeeded_iff c).mp hs) hn⟩
   | false =>
     refine ⟨fun _ hx => ?_, fun _ => rfl⟩
     rw [(succeeded_iff c).mpr hx] at hs

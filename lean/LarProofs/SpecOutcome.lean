@@ -287,7 +287,7 @@ theorem State.outcomeCheckVerdict_ok (st : State) (k : OutcomeCheck) :
   unfold State.outcomeCheckVerdict
   cases hr : st.outcome with
   | none =>
-    exact ⟨fun hf => by cases hf, fun ⟨_, _, hn, _⟩ => by cases hn⟩
+    exact ⟨fun hf => (by cases hf), fun ⟨_, _, hn, _⟩ => by cases hn⟩
   | some r =>
     obtain ⟨o, l⟩ := r
     show (Verdict.ofBool .outcomeCheckPassed (checkPassedB k.expectExitCode o) _ _ _).ok = true ↔ _

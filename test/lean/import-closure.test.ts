@@ -95,6 +95,17 @@ test('every module of the package is imported by the checker or by LarProofs', (
   assert.deepEqual(missed, [], 'a module nothing imports is never built, so its proofs are never checked');
 });
 
+test('no tactic block swallows the comma after it', () => {
+  // `cases`, `rcases`, `induction`, `obtain` and `generalize` take a comma-separated list, so in
+  // `⟨fun h => by cases h, fun g => …⟩` the second component parses as a second target: the anonymous
+  // constructor gets one argument. Such a block inside brackets is parenthesized: `(by cases h)`.
+  const swallow = /\bby\s+(cases|rcases|induction|obtain|generalize)\b[^\n⟨⟩()[\]]*,/g;
+  const found = allFiles().flatMap((file) => findings(swallow, fs.readFileSync(path.join(LEAN, file), 'utf8')).map((f) => `${file}: ${f}`));
+  assert.deepEqual(found, []);
+  assert.deepEqual(findings(swallow, 'theorem t : A ↔ B := ⟨fun h => by cases h, fun g => g.elim⟩'), ['cases (line 1)']);
+  assert.deepEqual(findings(swallow, 'theorem t : A ↔ B := ⟨fun h => (by cases h), fun g => g.elim⟩'), []);
+});
+
 test('no sorry, admit, native_decide or axiom anywhere in the package', () => {
   const found = allFiles().flatMap((file) =>
     findings(/(?<![\w.'])(sorry|admit|native_decide|axiom|sorryAx|implemented_by|extern)(?![\w'!?])/g, fs.readFileSync(path.join(LEAN, file), 'utf8')).map(
