@@ -13,8 +13,10 @@ import LarProofs.Verifier
 import LarProofs.Gate
 import LarProofs.Return
 import Lar.Spec.Trajectory
+import Lar.Spec.Verdicts
 import LarProofs.Spec
 import LarProofs.SpecVisits
 import LarProofs.SpecOutcome
 import LarProofs.SpecReturn
+import LarProofs.SpecVerdicts
 import LarProofs.Guards

@@ -293,6 +293,48 @@ theorem Agrees.visit_stage {wf : Workflow} {sb : Option SandboxRecord} {h : Hist
     cases hc
     exact ⟨v, rfl, rfl⟩
 
+/-- A call that moves the run to `t` closes the open visit, which is of the current stage `s` and has
+the specification's steps of the visit, this call included. -/
+theorem State.append_closes_move {wf : Workflow} {sb : Option SandboxRecord} {h : History} {st : State}
+    (A : Agrees wf sb h st) (V : VisitAgrees wf h st) (line : Nat) (c : ToolCall) (s t : Stage)
+    (hs : current wf h = some s) (ht : movesTo wf c = some t) :
+    ∃ v : Visit, (st.append line (.toolCall c)).2.stageVisit =
+        some (({ st with failed := {} } : State).closeVisit v line .transition (some t.id)).2 ∧
+      v.stage = s ∧ v.steps = (c :: visitCalls wf h).length ∧ v.facts = (c :: visitCalls wf h).map (stepFact wf) := by
+  obtain ⟨v0, hv0, hst⟩ := A.visit_stage s hs
+  obtain ⟨h1, h2⟩ := V v0 hv0
+  have ht' : enterTarget st.wf c = some t := by
+    rw [A.wf_eq]
+    exact ht
+  refine ⟨{ v0 with steps := v0.steps + 1, facts := stepFact st.wf c :: v0.facts },
+    State.moveVisit_move_result { st with failed := {} } c line v0 t hv0 ht', hst, ?_, ?_⟩
+  · show v0.steps + 1 = (c :: visitCalls wf h).length
+    rw [h1] <;> rfl
+  · show stepFact st.wf c :: v0.facts = (c :: visitCalls wf h).map (stepFact wf)
+    rw [h2, A.wf_eq] <;> rfl
+
+/-- A `submit` with status `ok` in an open run closes the open visit, which is of the current stage
+`s` and has the specification's steps of the visit, this call included. -/
+theorem State.append_closes_submit {wf : Workflow} {sb : Option SandboxRecord} {h : History} {st : State}
+    (A : Agrees wf sb h st) (V : VisitAgrees wf h st) (line : Nat) (c : ToolCall) (s : Stage)
+    (hs : current wf h = some s) (he : EndsRun wf c) :
+    ∃ v : Visit, (st.append line (.toolCall c)).2.stageVisit =
+        some (({ st with failed := {} } : State).closeVisit v line .submit none).2 ∧
+      v.stage = s ∧ v.steps = (c :: visitCalls wf h).length ∧ v.facts = (c :: visitCalls wf h).map (stepFact wf) := by
+  obtain ⟨v0, hv0, hst⟩ := A.visit_stage s hs
+  obtain ⟨h1, h2⟩ := V v0 hv0
+  obtain ⟨hm, hsub⟩ := he
+  have ht' : enterTarget st.wf c = none := by
+    rw [A.wf_eq]
+    exact hm
+  have hsb : (c.status == .ok && c.tool == "submit") = true := (submitB_iff c).mpr hsub
+  refine ⟨{ v0 with steps := v0.steps + 1, facts := stepFact st.wf c :: v0.facts },
+    State.moveVisit_submit_result { st with failed := {} } c line v0 hv0 ht' hsb, hst, ?_, ?_⟩
+  · show v0.steps + 1 = (c :: visitCalls wf h).length
+    rw [h1] <;> rfl
+  · show stepFact st.wf c :: v0.facts = (c :: visitCalls wf h).map (stepFact wf)
+    rw [h2, A.wf_eq] <;> rfl
+
 /-- A call that moves the run to `t` closes the visit of the current stage `s` it leaves, with the
 stage reward `visitReward` of that visit's steps, this call included, ended by a transition to `t`. -/
 theorem State.append_visitReward_move {wf : Workflow} {sb : Option SandboxRecord} {h : History} {st : State}
@@ -300,29 +342,10 @@ theorem State.append_visitReward_move {wf : Workflow} {sb : Option SandboxRecord
     (hs : current wf h = some s) (ht : movesTo wf c = some t) :
     (st.append line (.toolCall c)).2.stageVisit.map (·.reward) =
       some (visitReward wf s (c :: visitCalls wf h) .transition (some t.id)) := by
-  obtain ⟨v0, hv0, hst⟩ := A.visit_stage s hs
-  obtain ⟨h1, h2⟩ := V v0 hv0
-  have ht' : enterTarget st.wf c = some t := by
-    rw [A.wf_eq]
-    exact ht
-  have hres : (st.append line (.toolCall c)).2.stageVisit = (({ st with failed := {} } : State).moveVisit c line).2 :=
-    rfl
-  rw [hres, State.moveVisit_move_result { st with failed := {} } c line v0 t hv0 ht']
-  show some (stageReward (scoreVisit st.wf { v0 with steps := v0.steps + 1, facts := stepFact st.wf c :: v0.facts }
-    .transition (some t.id))) = _
-  rw [A.wf_eq]
-  have hsteps : ({ v0 with steps := v0.steps + 1, facts := stepFact wf c :: v0.facts } : Visit).steps =
-      (c :: visitCalls wf h).length := by
-    show v0.steps + 1 = (c :: visitCalls wf h).length
-    rw [h1] <;> rfl
-  have hfacts : ({ v0 with steps := v0.steps + 1, facts := stepFact wf c :: v0.facts } : Visit).facts =
-      (c :: visitCalls wf h).map (stepFact wf) := by
-    show stepFact wf c :: v0.facts = (c :: visitCalls wf h).map (stepFact wf)
-    rw [h2] <;> rfl
-  rw [stageReward_spec wf { v0 with steps := v0.steps + 1, facts := stepFact wf c :: v0.facts } .transition (some t.id)
-      (c :: visitCalls wf h) hsteps hfacts]
-  show some (visitReward wf v0.stage _ _ _) = _
-  rw [hst]
+  obtain ⟨v, hsv, hvs, hsteps, hfacts⟩ := State.append_closes_move A V line c s t hs ht
+  rw [hsv]
+  show some (stageReward (scoreVisit st.wf v .transition (some t.id))) = _
+  rw [A.wf_eq, stageReward_spec wf v .transition (some t.id) (c :: visitCalls wf h) hsteps hfacts, hvs]
 
 /-- A `submit` with status `ok` in an open run closes the visit of the current stage `s` with the
 stage reward `visitReward` of that visit's steps, this call included, ended by a submit. -/
@@ -331,31 +354,10 @@ theorem State.append_visitReward_submit {wf : Workflow} {sb : Option SandboxReco
     (hs : current wf h = some s) (he : EndsRun wf c) :
     (st.append line (.toolCall c)).2.stageVisit.map (·.reward) =
       some (visitReward wf s (c :: visitCalls wf h) .submit none) := by
-  obtain ⟨v0, hv0, hst⟩ := A.visit_stage s hs
-  obtain ⟨h1, h2⟩ := V v0 hv0
-  obtain ⟨hm, hsub⟩ := he
-  have ht' : enterTarget st.wf c = none := by
-    rw [A.wf_eq]
-    exact hm
-  have hsb : (c.status == .ok && c.tool == "submit") = true := (submitB_iff c).mpr hsub
-  have hres : (st.append line (.toolCall c)).2.stageVisit = (({ st with failed := {} } : State).moveVisit c line).2 :=
-    rfl
-  rw [hres, State.moveVisit_submit_result { st with failed := {} } c line v0 hv0 ht' hsb]
-  show some (stageReward (scoreVisit st.wf { v0 with steps := v0.steps + 1, facts := stepFact st.wf c :: v0.facts }
-    .submit none)) = _
-  rw [A.wf_eq]
-  have hsteps : ({ v0 with steps := v0.steps + 1, facts := stepFact wf c :: v0.facts } : Visit).steps =
-      (c :: visitCalls wf h).length := by
-    show v0.steps + 1 = (c :: visitCalls wf h).length
-    rw [h1] <;> rfl
-  have hfacts : ({ v0 with steps := v0.steps + 1, facts := stepFact wf c :: v0.facts } : Visit).facts =
-      (c :: visitCalls wf h).map (stepFact wf) := by
-    show stepFact wf c :: v0.facts = (c :: visitCalls wf h).map (stepFact wf)
-    rw [h2] <;> rfl
-  rw [stageReward_spec wf { v0 with steps := v0.steps + 1, facts := stepFact wf c :: v0.facts } .submit none
-      (c :: visitCalls wf h) hsteps hfacts]
-  show some (visitReward wf v0.stage _ _ _) = _
-  rw [hst]
+  obtain ⟨v, hsv, hvs, hsteps, hfacts⟩ := State.append_closes_submit A V line c s hs he
+  rw [hsv]
+  show some (stageReward (scoreVisit st.wf v .submit none)) = _
+  rw [A.wf_eq, stageReward_spec wf v .submit none (c :: visitCalls wf h) hsteps hfacts, hvs]
 
 /-- The open visit the summary scores as if the run stopped now has the stage reward `visitReward`
 of its steps, unclosed. -/

@@ -209,7 +209,7 @@ theorem State.gate_ok_iff (st : State) (call : ProposedCall) :
 
 /-! ## The specification of a conforming trajectory
 
-A call *conforms* (`CallConforms`, in `LarProofs.Checks`) when it is made while the
+A call *conforms* (`CallConforms`, in `Lar.Spec.Checks`) when it is made while the
 run is open, names a known tool with valid arguments, is permitted in the
 current stage, and passes the checks of its tool: exactly the checks of severity
 `error` in the tool-call table of docs/rewards.md. A trajectory conforms when
