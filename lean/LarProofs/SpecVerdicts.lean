@@ -452,11 +452,8 @@ theorem State.append_closes_none {wf : Workflow} {sb : Option SandboxRecord} {h 
   rcases option_none_or_some st.visit with hv0 | ⟨v0, hv0⟩
   · exact State.moveVisit_none_result { st with failed := {} } c line hv0
   · have hopen : current wf h ≠ none := fun hn => by
-      have hc : st.currentStage = some v0.stage := by
-        unfold State.currentStage
-        rw [hv0] <;> rfl
-      rw [A.current_eq, hn] at hc
-      cases hc
+      rw [(A.current_of_visit_some hv0).2] at hn
+      cases hn
     obtain ⟨hm, hns⟩ := hs.resolve_right hopen
     have ht' : enterTarget st.wf c = none := by
       rw [A.wf_eq]
@@ -510,11 +507,8 @@ theorem State.visitVerdicts_spec {wf : Workflow} {headerLine : Nat} {sb : Option
       cases hv0 : (st0.after h).visit with
       | none => rfl
       | some v0 =>
-        have hcs : (st0.after h).currentStage = some v0.stage := by
-          unfold State.currentStage
-          rw [hv0] <;> rfl
-        rw [A.current_eq, hn] at hcs
-        cases hcs
+        rw [(A.current_of_visit_some hv0).2] at hn
+        cases hn
     unfold State.openScore
     rw [hv] <;> rfl
 

@@ -161,6 +161,17 @@ def VisitAgrees (wf : Workflow) (h : History) (st : State) : Prop :=
 theorem Spec.visitCalls_call (wf : Workflow) (l : Nat) (c : ToolCall) (h : History) :
     visitCalls wf ((l, .toolCall c) :: h) = if (movesTo wf c).isSome then [] else c :: visitCalls wf h := rfl
 
+/-- The open visit with one more call, as the checker records it (one more step, the call's fact
+first), has the count and facts of the specification's steps of the visit with that call first. -/
+theorem VisitAgrees.stepped {wf : Workflow} {sb : Option SandboxRecord} {h : History} {st : State}
+    (A : Agrees wf sb h st) (V : VisitAgrees wf h st) {v0 : Visit} (hv0 : st.visit = some v0) (c : ToolCall) :
+    v0.steps + 1 = (c :: visitCalls wf h).length ∧
+      stepFact st.wf c :: v0.facts = (c :: visitCalls wf h).map (stepFact wf) := by
+  obtain ⟨h1, h2⟩ := V v0 hv0
+  refine ⟨?_, ?_⟩
+  · rw [h1] <;> rfl
+  · rw [h2, A.wf_eq] <;> rfl
+
 /-- A move opens a visit with no step. -/
 theorem State.moveVisit_move_visit (st : State) (c : ToolCall) (line : Nat) (v0 : Visit) (t : Stage)
     (hv : st.visit = some v0) (ht : enterTarget st.wf c = some t) :
@@ -241,12 +252,7 @@ theorem VisitAgrees.step {wf : Workflow} {sb : Option SandboxRecord} {h : Histor
         | false =>
           rw [State.moveVisit_stay_visit { st with failed := {} } c line v0 hv0 ht hs] at hv2
           cases hv2
-          obtain ⟨h1, h2⟩ := V v0 hv0
-          refine ⟨?_, ?_⟩
-          · show v0.steps + 1 = (c :: visitCalls wf h).length
-            rw [h1] <;> rfl
-          · show stepFact st.wf c :: v0.facts = (c :: visitCalls wf h).map (stepFact wf)
-            rw [h2, A.wf_eq] <;> rfl
+          exact VisitAgrees.stepped A V hv0 c
   · have hq : ∀ c, e ≠ .toolCall c := fun c hc' => hcall ⟨c, hc'⟩
     have hvis : (st.append line e).1.visit = st.visit := by
       cases e with
@@ -302,16 +308,12 @@ theorem State.append_closes_move {wf : Workflow} {sb : Option SandboxRecord} {h 
         some (({ st with failed := {} } : State).closeVisit v line .transition (some t.id)).2 ∧
       v.stage = s ∧ v.steps = (c :: visitCalls wf h).length ∧ v.facts = (c :: visitCalls wf h).map (stepFact wf) := by
   obtain ⟨v0, hv0, hst⟩ := A.visit_stage s hs
-  obtain ⟨h1, h2⟩ := V v0 hv0
+  obtain ⟨h1, h2⟩ := VisitAgrees.stepped A V hv0 c
   have ht' : enterTarget st.wf c = some t := by
     rw [A.wf_eq]
     exact ht
   refine ⟨{ v0 with steps := v0.steps + 1, facts := stepFact st.wf c :: v0.facts },
-    State.moveVisit_move_result { st with failed := {} } c line v0 t hv0 ht', hst, ?_, ?_⟩
-  · show v0.steps + 1 = (c :: visitCalls wf h).length
-    rw [h1] <;> rfl
-  · show stepFact st.wf c :: v0.facts = (c :: visitCalls wf h).map (stepFact wf)
-    rw [h2, A.wf_eq] <;> rfl
+    State.moveVisit_move_result { st with failed := {} } c line v0 t hv0 ht', hst, h1, h2⟩
 
 /-- A `submit` with status `ok` in an open run closes the open visit, which is of the current stage
 `s` and has the specification's steps of the visit, this call included. -/
@@ -322,18 +324,14 @@ theorem State.append_closes_submit {wf : Workflow} {sb : Option SandboxRecord} {
         some (({ st with failed := {} } : State).closeVisit v line .submit none).2 ∧
       v.stage = s ∧ v.steps = (c :: visitCalls wf h).length ∧ v.facts = (c :: visitCalls wf h).map (stepFact wf) := by
   obtain ⟨v0, hv0, hst⟩ := A.visit_stage s hs
-  obtain ⟨h1, h2⟩ := V v0 hv0
+  obtain ⟨h1, h2⟩ := VisitAgrees.stepped A V hv0 c
   obtain ⟨hm, hsub⟩ := he
   have ht' : enterTarget st.wf c = none := by
     rw [A.wf_eq]
     exact hm
   have hsb : (c.status == .ok && c.tool == "submit") = true := (submitB_iff c).mpr hsub
   refine ⟨{ v0 with steps := v0.steps + 1, facts := stepFact st.wf c :: v0.facts },
-    State.moveVisit_submit_result { st with failed := {} } c line v0 hv0 ht' hsb, hst, ?_, ?_⟩
-  · show v0.steps + 1 = (c :: visitCalls wf h).length
-    rw [h1] <;> rfl
-  · show stepFact st.wf c :: v0.facts = (c :: visitCalls wf h).map (stepFact wf)
-    rw [h2, A.wf_eq] <;> rfl
+    State.moveVisit_submit_result { st with failed := {} } c line v0 hv0 ht' hsb, hst, h1, h2⟩
 
 /-- A call that moves the run to `t` closes the visit of the current stage `s` it leaves, with the
 stage reward `visitReward` of that visit's steps, this call included, ended by a transition to `t`. -/
