@@ -66,7 +66,10 @@ test('incremental updates give exactly what a fresh verification gives', () => {
           assert.deepEqual(snapshot(model), snapshot(fromScratch));
           model.setText(lines.join('\n') + '\n');
           lines.push(...e.more.map((x) => JSON.stringify(x)));
-          model.setText(lines.join('\n') + (e.newline ? '\n' : ''));
+          // The final newline is kept as an empty last entry, so that `lines` is
+          // always the model's text split at '\n' (text "\n" is one empty line, "" none).
+          if (e.newline) lines.push('');
+          model.setText(lines.join('\n'));
           continue;
         }
         model.setText(lines.join('\n'));
