@@ -148,7 +148,7 @@ theorem preChecksFor_judges (wf : Workflow) (sb : Option SandboxRecord) (cur : O
     exact Spec.judgesAll_cons (openVerdict_judges cur c.tool)
       (Spec.judgesAll_cons (Spec.judges_fail _ _ _ _ hk) True.intro)
   | some t =>
-    have hk : Known c.tool := (known_iff c.tool).mpr (by unfold knownB; rw [hot] <;> rfl)
+    have hk : Known c.tool := (known_iff c.tool).mp (by unfold knownB; rw [hot] <;> rfl)
     have hhead : JudgesAll [openVerdict cur c.tool, knownVerdict, argsVerdict t c]
         [⟨.toolRunOpen, RunOpen cur⟩, ⟨.toolKnown, Known c.tool⟩, ⟨.toolArgs, ArgsOkFor t c⟩] :=
       Spec.judgesAll_cons (openVerdict_judges cur c.tool)
