@@ -19,4 +19,5 @@ import LarProofs.SpecVisits
 import LarProofs.SpecOutcome
 import LarProofs.SpecReturn
 import LarProofs.SpecVerdicts
+import LarProofs.SpecTable
 import LarProofs.Guards

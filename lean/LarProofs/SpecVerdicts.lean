@@ -2,12 +2,14 @@ import LarProofs.SpecOutcome
 import Lar.Spec.Verdicts
 
 /-!
-The checker's verdicts are the specification's judgements (`Lar.Spec.Verdicts`), one for one: the
-same checks, in the same order, each passing exactly when its proposition holds.
+The checker's verdicts, one for one, against lists of judgements that follow the checker's own
+branching (an MCP name, an unknown name, a built-in tool; then its arguments and the tool) but state
+each check with the specification's propositions. `LarProofs.SpecTable` proves these lists the same
+as the specification's tables (`Lar.Spec.Verdicts`) and states the headline theorems.
 
 - `preChecks_judges`: the checks made before a call runs, for any call in any stage.
-- `State.gate_spec`: the gate's verdicts on a call proposed after any events.
-- `State.verdicts_spec`: the verdicts `State.append` reports for any event after any events.
+- `State.gate_judges`, `State.callVerdicts_judges`, `State.outcomeVerdicts_judges`: the gate's, a
+  step's and an `outcome` event's verdicts after events the checker agrees on.
 - `State.visitVerdicts_spec`: the verdicts of the visit a move or a `submit` closes, of the open
   visit the summary scores, and that no other call closes a visit.
 -/
@@ -62,6 +64,98 @@ theorem Spec.judges_fail (k : CheckId) (r : String) (path : Option (List String)
     Judges (Verdict.fail k r path) ⟨k, P⟩ :=
   ⟨rfl, ⟨fun hf => (by cases hf), fun hp => absurd hp hP⟩⟩
 
+/-! ## Rows of a table -/
+
+open Classical in
+/-- A row that applies is made. -/
+theorem Spec.row_pos {P : Prop} (hP : P) (j : Judgement) : row P j = [j] := by
+  unfold Spec.row
+  rw [if_pos hP]
+
+open Classical in
+/-- A row that does not apply is not made. -/
+theorem Spec.row_neg {P : Prop} (hP : ¬P) (j : Judgement) : row P j = [] := by
+  unfold Spec.row
+  rw [if_neg hP]
+
+/-- A row for every call (or every visit) is made. -/
+theorem Spec.row_true (j : Judgement) : row True j = [j] :=
+  Spec.row_pos trivial j
+
+/-! ## The checker's branching, in the specification's propositions -/
+
+/-- `tool.permitted`, made while the run is open. -/
+def Spec.permittedBranch (cur : Option Stage) (tool : String) : List Judgement :=
+  match cur with
+  | some st => [⟨.toolPermitted, Permitted st tool⟩]
+  | none => []
+
+/-- The checks that depend on the tool, made on a call of the built-in tool `t` whose arguments are
+valid: for `run_command` the command policy, the path policy and the sandbox requirement; for the
+file tools the path policy; for `enter_stage` the transition and for `submit` a terminal stage,
+both while the run is open. -/
+def Spec.toolBranch (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (args : Json) :
+    Tool → List Judgement
+  | .runCommand =>
+    [⟨.toolCommandPolicy, CommandOk wf args⟩,
+     ⟨.toolPathPolicy, PathPolicyOk wf.policy.paths.deny (wf.readOnlyFor .runCommand) .runCommand args⟩,
+     ⟨.toolSandboxRequired, SandboxOk wf sb⟩]
+  | .enterStage =>
+    match cur with
+    | some st => [⟨.toolTransition, TransitionOk wf st args⟩]
+    | none => []
+  | .submit =>
+    match cur with
+    | some st => [⟨.toolSubmitTerminal, Terminal wf st.id⟩]
+    | none => []
+  | t => [⟨.toolPathPolicy, PathPolicyOk wf.policy.paths.deny (wf.readOnlyFor t) t args⟩]
+
+open Classical in
+/-- The checks made before a call of the built-in tool `t` runs: `tool.run_open`, `tool.known`,
+`tool.args`, `tool.permitted` while the run is open, and the checks of the tool only when the
+arguments are valid. -/
+noncomputable def Spec.knownBranch (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage)
+    (c : ProposedCall) (t : Tool) : List Judgement :=
+  [⟨.toolRunOpen, RunOpen cur⟩, ⟨.toolKnown, Known c.tool⟩, ⟨.toolArgs, ArgsOkFor t c⟩] ++
+    Spec.permittedBranch cur c.tool ++ (if ArgsOkFor t c then Spec.toolBranch wf sb cur c.args t else [])
+
+/-- The checks made before a call of a name that is not an MCP name runs, `t` being the tool it
+names if it names one: `tool.run_open` and `tool.known` only when it names none. -/
+noncomputable def Spec.builtinBranch (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage)
+    (c : ProposedCall) : Option Tool → List Judgement
+  | none => [⟨.toolRunOpen, RunOpen cur⟩, ⟨.toolKnown, Known c.tool⟩]
+  | some t => Spec.knownBranch wf sb cur c t
+
+open Classical in
+/-- The checks made before an MCP tool's call runs: `tool.run_open`, `tool.known`; only when it is
+known, `tool.args` and `tool.permitted` while the run is open. -/
+noncomputable def Spec.mcpBranch (mcp : List (String × String)) (cur : Option Stage) (c : ProposedCall) :
+    List Judgement :=
+  [⟨.toolRunOpen, RunOpen cur⟩, ⟨.toolKnown, McpKnown mcp c.tool⟩] ++
+    (if McpKnown mcp c.tool then [⟨.toolArgs, McpArgsOk c⟩] ++ Spec.permittedBranch cur c.tool else [])
+
+/-- The checks made before a call runs, branching as `preChecks` does: an MCP name's, any other
+name's. -/
+noncomputable def Spec.preBranch (wf : Workflow) (sb : Option SandboxRecord) (mcp : List (String × String))
+    (cur : Option Stage) (c : ProposedCall) : List Judgement :=
+  bif isMcpName c.tool then Spec.mcpBranch mcp cur c else Spec.builtinBranch wf sb cur c (Tool.ofName? c.tool)
+
+/-- The gate's checks, branching as `State.gate` does. -/
+noncomputable def Spec.gateBranch (wf : Workflow) (sb : Option SandboxRecord) (h : History) (c : ProposedCall) :
+    List Judgement :=
+  Spec.preBranch wf sb (offered h) (current wf h) c ++
+    [⟨.toolNotRepeated, ¬RepeatsFailure wf h (callKey c.tool c.args)⟩]
+
+open Classical in
+/-- A step's checks, branching as `State.callVerdicts` does. -/
+noncomputable def Spec.stepBranch (wf : Workflow) (sb : Option SandboxRecord) (h : History) (c : ToolCall) :
+    List Judgement :=
+  Spec.gateBranch wf sb h c.toProposed ++
+    (if AskApplies wf c.toProposed ∧ ∃ p, FirstMatch wf.policy.commands.ask (commandArg c.args) p
+     then [⟨.toolApproved, Approved c.status⟩] else []) ++
+    (if c.tool = "run_command" ∧ Ran c then [⟨.toolSandboxed, ¬RanUnconfined sb c⟩] else []) ++
+    [⟨.toolSucceeded, Succeeded c⟩]
+
 /-! ## The checks made before a call runs -/
 
 /-- `tool.run_open`. -/
@@ -77,7 +171,7 @@ theorem argsVerdict_judges (t : Tool) (c : ProposedCall) : Judges (argsVerdict t
 
 /-- `tool.permitted`, made while the run is open. -/
 theorem permittedVerdicts_judges (cur : Option Stage) (tool : String) :
-    JudgesAll (permittedVerdicts cur tool) (permittedJudgements cur tool) := by
+    JudgesAll (permittedVerdicts cur tool) (Spec.permittedBranch cur tool) := by
   cases cur with
   | none => exact True.intro
   | some st => exact Spec.judgesAll_cons (Spec.judges_ofBool _ _ _ (permitted_iff st tool) _ _ _) True.intro
@@ -114,7 +208,7 @@ theorem submitVerdict_judges (wf : Workflow) (st : Stage) :
 
 /-- The checks of the tool `t`, made once the arguments are valid. -/
 theorem toolVerdicts_judges (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (args : Json) (t : Tool) :
-    JudgesAll (toolVerdicts wf sb cur args t).1 (toolJudgements wf sb cur args t) := by
+    JudgesAll (toolVerdicts wf sb cur args t).1 (Spec.toolBranch wf sb cur args t) := by
   cases t with
   | runCommand =>
     exact Spec.judgesAll_cons (commandVerdict_judges wf args)
@@ -137,7 +231,7 @@ theorem toolVerdicts_judges (wf : Workflow) (sb : Option SandboxRecord) (cur : O
 /-- The checks made before a call of a built-in name runs, `ot` being the tool the name names. -/
 theorem preChecksFor_judges (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (c : ProposedCall)
     (ot : Option Tool) (hot : Tool.ofName? c.tool = ot) :
-    JudgesAll (preChecksFor wf sb cur c ot).1 (builtinJudgements wf sb cur c ot) := by
+    JudgesAll (preChecksFor wf sb cur c ot).1 (Spec.builtinBranch wf sb cur c ot) := by
   cases ot with
   | none =>
     have hk : ¬Known c.tool := fun hk => by
@@ -153,8 +247,8 @@ theorem preChecksFor_judges (wf : Workflow) (sb : Option SandboxRecord) (cur : O
         [⟨.toolRunOpen, RunOpen cur⟩, ⟨.toolKnown, Known c.tool⟩, ⟨.toolArgs, ArgsOkFor t c⟩] :=
       Spec.judgesAll_cons (openVerdict_judges cur c.tool)
         (Spec.judgesAll_cons (Spec.judges_pass _ _ _ hk) (Spec.judgesAll_cons (argsVerdict_judges t c) True.intro))
-    show JudgesAll (knownChecks wf sb cur c t (argsOkFor t c)).1 (knownJudgements wf sb cur c t)
-    unfold knownJudgements
+    show JudgesAll (knownChecks wf sb cur c t (argsOkFor t c)).1 (Spec.knownBranch wf sb cur c t)
+    unfold Spec.knownBranch
     cases ha : argsOkFor t c with
     | true =>
       rw [if_pos ((argsOkFor_iff t c).mp ha)]
@@ -172,8 +266,8 @@ theorem preChecksFor_judges (wf : Workflow) (sb : Option SandboxRecord) (cur : O
 
 /-- The checks made before an MCP tool's call runs. -/
 theorem mcpChecks_judges (mcp : List (String × String)) (cur : Option Stage) (c : ProposedCall) :
-    JudgesAll (mcpChecks cur c (mcpKnownB mcp c.tool)) (mcpJudgements mcp cur c) := by
-  unfold mcpJudgements
+    JudgesAll (mcpChecks cur c (mcpKnownB mcp c.tool)) (Spec.mcpBranch mcp cur c) := by
+  unfold Spec.mcpBranch
   cases hk : mcpKnownB mcp c.tool with
   | true =>
     rw [if_pos ((mcpKnown_iff mcp c.tool).mp hk)]
@@ -192,11 +286,11 @@ theorem mcpChecks_judges (mcp : List (String × String)) (cur : Option Stage) (c
     exact Spec.judgesAll_cons (openVerdict_judges cur c.tool)
       (Spec.judgesAll_cons (Spec.judges_fail _ _ _ _ hK) True.intro)
 
-/-- Any call in any stage: the checks made before it runs are `preJudgements`, one for one. -/
+/-- Any call in any stage: the checks made before it runs are `Spec.preBranch`, one for one. -/
 theorem preChecks_judges (wf : Workflow) (sb : Option SandboxRecord) (mcp : List (String × String))
     (cur : Option Stage) (c : ProposedCall) :
-    JudgesAll (preChecks wf sb mcp cur c).1 (preJudgements wf sb mcp cur c) := by
-  unfold preChecks preJudgements
+    JudgesAll (preChecks wf sb mcp cur c).1 (Spec.preBranch wf sb mcp cur c) := by
+  unfold preChecks Spec.preBranch
   cases isMcpName c.tool with
   | true => exact mcpChecks_judges mcp cur c
   | false => exact preChecksFor_judges wf sb cur c (Tool.ofName? c.tool) rfl
@@ -212,12 +306,12 @@ theorem State.repeatVerdict_judges {wf : Workflow} {sb : Option SandboxRecord} {
   rw [A.failed_eq, A.epoch_eq, notRepeated_iff, ← Spec.repeatsFailure_iff]
   exact Iff.rfl
 
-/-- The gate's verdicts on a call proposed after `h` are `gateJudgements`, one for one. -/
+/-- The gate's verdicts on a call proposed after `h` are `Spec.gateBranch`, one for one. -/
 theorem State.gate_judges {wf : Workflow} {sb : Option SandboxRecord} {h : History} {st : State}
     (A : Agrees wf sb h st) (call : ProposedCall) :
-    JudgesAll (st.gate call).verdicts (gateJudgements wf sb h call) := by
+    JudgesAll (st.gate call).verdicts (Spec.gateBranch wf sb h call) := by
   rw [State.gate_verdicts]
-  unfold gateJudgements
+  unfold Spec.gateBranch
   refine Spec.JudgesAll.app ?_ (Spec.judgesAll_cons (State.repeatVerdict_judges A _) True.intro)
   rw [A.wf_eq, A.sandbox_eq, A.mcp_eq, A.current_eq]
   exact preChecks_judges wf sb (offered h) (current wf h) call
@@ -263,14 +357,14 @@ theorem sandboxedVerdicts_judges (sb : Option SandboxRecord) (c : ToolCall)
   · rw [if_neg hr, if_neg (fun hx => hr (hP.mpr hx))]
     exact True.intro
 
-/-- The verdicts of a call recorded after `h` are `stepJudgements`, one for one. -/
+/-- The verdicts of a call recorded after `h` are `Spec.stepBranch`, one for one. -/
 theorem State.callVerdicts_judges {wf : Workflow} {sb : Option SandboxRecord} {h : History} {st : State}
-    (A : Agrees wf sb h st) (c : ToolCall) : JudgesAll (st.callVerdicts c) (stepJudgements wf sb h c) := by
+    (A : Agrees wf sb h st) (c : ToolCall) : JudgesAll (st.callVerdicts c) (Spec.stepBranch wf sb h c) := by
   show JudgesAll ((preChecks st.wf st.sandbox st.mcpTools st.currentStage c.toProposed).1 ++
       [st.repeatVerdict (callKey c.tool c.args)] ++
       approvedVerdicts (preChecks st.wf st.sandbox st.mcpTools st.currentStage c.toProposed).2 c.status ++
       sandboxedVerdicts st.sandbox c ++ [succeededVerdict c]) _
-  unfold stepJudgements
+  unfold Spec.stepBranch
   refine Spec.JudgesAll.app (Spec.JudgesAll.app (Spec.JudgesAll.app ?_ ?_) ?_) ?_
   · exact State.gate_judges A c.toProposed
   · rw [preChecks_ask, A.wf_eq]
@@ -371,37 +465,6 @@ theorem State.outcomeVerdicts_judges {wf : Workflow} {sb : Option SandboxRecord}
       rw [if_pos he, hv]
       exact Spec.judgesAll_cons (Spec.judges_fail _ _ _ _ he) True.intro
 
-/-! ## Every event -/
-
-/-- One event after `h`: the verdicts `State.append` reports for it are `eventJudgements`, one for one. -/
-theorem State.append_judges {wf : Workflow} {sb : Option SandboxRecord} {h : History} {st : State}
-    (A : Agrees wf sb h st) (O : OutcomeAgrees wf h st) (line : Nat) :
-    ∀ e : Event, JudgesAll (st.append line e).2.verdicts (eventJudgements wf sb h e)
-  | .toolCall c => State.callVerdicts_judges A c
-  | .outcome o => State.outcomeVerdicts_judges A O o line
-  | .mcpTools _ _ => True.intro
-  | .message => True.intro
-  | .compaction => True.intro
-  | .restore => True.intro
-  | .tokens => True.intro
-  | .finish => True.intro
-
-/-- Every event of a run: for a workflow that loads and any events `h` (newest first) before it,
-the verdicts the checker reports for the next event are the specification's checks of that event,
-one for one (`eventJudgements`): the same checks in the same order, each passing exactly when its
-proposition holds. -/
-theorem State.verdicts_spec {wf : Workflow} {headerLine : Nat} {sb : Option SandboxRecord} {st0 : State}
-    (hc : State.create wf headerLine sb = .ok st0) (h : History) (line : Nat) (e : Event) :
-    JudgesAll ((st0.after h).append line e).2.verdicts (eventJudgements wf sb h e) :=
-  State.append_judges (State.after_agrees hc h) (State.after_outcomeAgrees hc h) line e
-
-/-- The gate, after any events: its verdicts on a proposed call are the specification's
-`gateJudgements`, one for one. -/
-theorem State.gate_spec {wf : Workflow} {headerLine : Nat} {sb : Option SandboxRecord} {st0 : State}
-    (hc : State.create wf headerLine sb = .ok st0) (h : History) (call : ProposedCall) :
-    JudgesAll ((st0.after h).gate call).verdicts (gateJudgements wf sb h call) :=
-  State.gate_judges (State.after_agrees hc h) call
-
 /-! ## Stage visits -/
 
 /-- A visit of stage `s` with the steps `calls` (its count and facts) gets `visitJudgements`, one for one. -/
@@ -410,14 +473,23 @@ theorem scoreVisit_judges (wf : Workflow) (v : Visit) (e : VisitEnd) (t : Option
     JudgesAll (scoreVisit wf v e t) (visitJudgements wf s calls e t) := by
   subst hs
   unfold scoreVisit visitJudgements
+  rw [Spec.row_true, Spec.row_true]
   refine Spec.JudgesAll.app (Spec.JudgesAll.app (Spec.JudgesAll.app ?_ ?_) ?_) ?_
   · refine Spec.judgesAll_cons ?_ True.intro
     unfold visitClosedVerdict
     exact Spec.judges_ofBool _ _ _ (closed_iff e) _ _ _
   · cases e with
-    | runEnd => exact True.intro
-    | submit => exact Spec.judgesAll_cons (Spec.judges_ofBool _ _ _ (stageTransition_iff _ _ _ _) _ _ _) True.intro
+    | runEnd =>
+      have hn : ¬Closed VisitEnd.runEnd := fun hc => hc rfl
+      rw [Spec.row_neg hn]
+      exact True.intro
+    | submit =>
+      have hc : Closed VisitEnd.submit := fun he => by cases he
+      rw [Spec.row_pos hc]
+      exact Spec.judgesAll_cons (Spec.judges_ofBool _ _ _ (stageTransition_iff _ _ _ _) _ _ _) True.intro
     | transition =>
+      have hc : Closed VisitEnd.transition := fun he => by cases he
+      rw [Spec.row_pos hc]
       exact Spec.judgesAll_cons (Spec.judges_ofBool _ _ _ (stageTransition_iff _ _ _ _) _ _ _) True.intro
   · refine Spec.judgesAll_cons ?_ True.intro
     unfold visitBudgetVerdict

@@ -4,13 +4,15 @@ import Lar.Spec.Trajectory
 # Which checks each event gets, in order, and what each one says
 
 `Lar.Spec.Trajectory` gives the rewards; this file gives the verdicts they come from, one by one,
-from the tables of docs/rewards.md: for a step, the checks of the tool-call table "in this order (a
-check is only made where it applies)", with the notes on what follows a failed `tool.known` or
-`tool.args`, and the checks of an MCP call; the checks the gate makes; the checks of a stage visit;
-the checks of an `outcome` event. Each is a `Judgement`: a check and the proposition that says it
-passes. `LarProofs.SpecVerdicts` proves that the checker's verdict lists are exactly these, one for
-one (`JudgesAll`): the same checks in the same order, each passing exactly when its proposition
-holds. The wording of a verdict and the `path` it points at are not specified.
+from the tables of docs/rewards.md. For a step, the tool-call table itself: its rows "in this order
+(a check is only made where it applies)", each a `row` with the table's "applies to" and "fails
+when"; an MCP call gets the same rows, as "MCP tools" says (no row that names a built-in tool
+applies to an MCP name). The gate's checks are the rows up to `tool.not_repeated`. Then the rows of
+the stage-visit table, and the checks of an `outcome` event. Each check made is a `Judgement`: the
+check and the proposition that says it passes. `LarProofs.SpecTable` proves that the checker's
+verdict lists are exactly these, one for one (`JudgesAll`): the same checks in the same order, each
+passing exactly when its proposition holds. The wording of a verdict and the `path` it points at
+are not specified.
 
 Statements only, like the rest of `Lar/Spec/`.
 -/
@@ -34,90 +36,88 @@ def JudgesAll : List Verdict → List Judgement → Prop
   | v :: vs, j :: js => Judges v j ∧ JudgesAll vs js
   | _, _ => False
 
-/-! ## A step -/
-
-/-- `tool.permitted`, made while the run is open ("known tools, run not ended"). -/
-def permittedJudgements (cur : Option Stage) (tool : String) : List Judgement :=
-  match cur with
-  | some st => [⟨.toolPermitted, Permitted st tool⟩]
-  | none => []
-
-/-- The checks that depend on the tool, made on a call of the built-in tool `t` whose arguments are
-valid, in the table's order: for `run_command` the command policy, the path policy (its `cwd`) and
-the sandbox requirement; for the file tools the path policy (the write tools also stay off the
-read-only paths: `Workflow.readOnlyFor`); for `enter_stage` the transition and for `submit` a
-terminal stage, both while the run is open. -/
-def toolJudgements (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage) (args : Json) :
-    Tool → List Judgement
-  | .runCommand =>
-    [⟨.toolCommandPolicy, CommandOk wf args⟩,
-     ⟨.toolPathPolicy, PathPolicyOk wf.policy.paths.deny (wf.readOnlyFor .runCommand) .runCommand args⟩,
-     ⟨.toolSandboxRequired, SandboxOk wf sb⟩]
-  | .enterStage =>
-    match cur with
-    | some st => [⟨.toolTransition, TransitionOk wf st args⟩]
-    | none => []
-  | .submit =>
-    match cur with
-    | some st => [⟨.toolSubmitTerminal, Terminal wf st.id⟩]
-    | none => []
-  | t => [⟨.toolPathPolicy, PathPolicyOk wf.policy.paths.deny (wf.readOnlyFor t) t args⟩]
+/-! ## A step: the tool-call table, row by row -/
 
 open Classical in
-/-- The checks made before a call of the built-in tool `t` runs: `tool.run_open`, `tool.known`,
-`tool.args`, `tool.permitted` while the run is open, and, only when the arguments are valid, the
-checks of the tool (when `tool.args` fails only `tool.permitted` follows it). -/
-noncomputable def knownJudgements (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage)
-    (c : ProposedCall) (t : Tool) : List Judgement :=
-  [⟨.toolRunOpen, RunOpen cur⟩, ⟨.toolKnown, Known c.tool⟩, ⟨.toolArgs, ArgsOkFor t c⟩] ++
-    permittedJudgements cur c.tool ++ (if ArgsOkFor t c then toolJudgements wf sb cur c.args t else [])
+/-- A row of a table, made only where it applies: the judgement `j` when `applies` holds, nothing
+otherwise. -/
+noncomputable def row (applies : Prop) (j : Judgement) : List Judgement := if applies then [j] else []
 
-/-- The checks made before a call of a name that is not an MCP name runs, `t` being the tool it
-names if it names one: when it names none, `tool.run_open` and `tool.known` only (nothing follows a
-failed `tool.known`). -/
-noncomputable def builtinJudgements (wf : Workflow) (sb : Option SandboxRecord) (cur : Option Stage)
-    (c : ProposedCall) : Option Tool → List Judgement
-  | none => [⟨.toolRunOpen, RunOpen cur⟩, ⟨.toolKnown, Known c.tool⟩]
-  | some t => knownJudgements wf sb cur c t
+/-- The call is of the built-in tool `t`. An MCP name never is (an MCP call gets the MCP checks
+instead, "MCP tools"); the first conjunct says so rather than compare the names. -/
+def OfTool (c : ProposedCall) (t : Tool) : Prop := isMcpName c.tool = false ∧ Tool.ofName? c.tool = some t
 
-open Classical in
-/-- The checks made before an MCP tool's call runs ("MCP tools"), `mcp` being what the servers offer
-now: `tool.run_open`, `tool.known` (a server offers it now); only when it is known, `tool.args` (an
-object) and `tool.permitted` while the run is open. No command, path, transition, submit or sandbox
-check. -/
-noncomputable def mcpJudgements (mcp : List (String × String)) (cur : Option Stage) (c : ProposedCall) :
-    List Judgement :=
-  [⟨.toolRunOpen, RunOpen cur⟩, ⟨.toolKnown, McpKnown mcp c.tool⟩] ++
-    (if McpKnown mcp c.tool then [⟨.toolArgs, McpArgsOk c⟩] ++ permittedJudgements cur c.tool else [])
+/-- "`t` with valid args": a call of the built-in tool `t` whose arguments pass `tool.args`. -/
+def ValidCallOf (c : ProposedCall) (t : Tool) : Prop := OfTool c t ∧ ArgsOkFor t c
 
-/-- The checks made before a call runs, in the current stage `cur` with the MCP tools `mcp` offered
-now: an MCP name's as an MCP call's, any other name's as a built-in call's. -/
-noncomputable def preJudgements (wf : Workflow) (sb : Option SandboxRecord) (mcp : List (String × String))
+/-- `tool.known` passes: the name is an MCP name some server offers now (`mcp`), or one of the eight
+tools. -/
+def KnownNow (mcp : List (String × String)) (name : String) : Prop :=
+  (isMcpName name = true ∧ McpKnown mcp name) ∨ (isMcpName name = false ∧ Known name)
+
+/-- `tool.args` passes: an MCP call's arguments are an object; a built-in call's fit its tool's
+strict schema. Either way the argument text was JSON. -/
+def CallArgsOk (c : ProposedCall) : Prop :=
+  (isMcpName c.tool = true ∧ McpArgsOk c) ∨ (isMcpName c.tool = false ∧ ArgsOk c)
+
+/-- `tool.permitted` passes: the run is open in a stage that permits the tool. -/
+def PermittedNow (cur : Option Stage) (tool : String) : Prop := ∃ st, cur = some st ∧ Permitted st tool
+
+/-- `tool.transition` passes: the stage the call names is defined and a legal move from the current
+stage. -/
+def TransitionNow (wf : Workflow) (cur : Option Stage) (args : Json) : Prop :=
+  ∀ st, cur = some st → TransitionOk wf st args
+
+/-- `tool.submit_terminal` passes: the current stage is terminal. -/
+def TerminalNow (wf : Workflow) (cur : Option Stage) : Prop := ∀ st, cur = some st → Terminal wf st.id
+
+/-- `tool.path_policy` passes: every present path argument of the call's tool normalizes, matches
+no deny pattern and, for the write tools, lies under no read-only path. -/
+def PathsOk (wf : Workflow) (c : ProposedCall) : Prop :=
+  ∀ t, OfTool c t → PathPolicyOk wf.policy.paths.deny (wf.readOnlyFor t) t c.args
+
+/-- The call's command matches a `policy.commands.ask` pattern, whole or one of its parts. -/
+def AskMatches (wf : Workflow) (args : Json) : Prop :=
+  ∃ cmd, strArg? args "command" = some cmd ∧ ∃ p ∈ wf.policy.commands.ask, CommandMatches p.toList cmd.toList
+
+/-- The rows of the tool-call table that are made before a call runs, in the table's order, each
+with its "applies to" and its "fails when", for a call in the current stage `cur` (`none` once the
+run has ended) with the MCP tools `mcp` offered now. The notes need no condition of their own: no
+row after `tool.known` applies to a name that fails it, and of these rows only `tool.permitted`
+applies to a call whose arguments fail `tool.args`. -/
+noncomputable def callTable (wf : Workflow) (sb : Option SandboxRecord) (mcp : List (String × String))
     (cur : Option Stage) (c : ProposedCall) : List Judgement :=
-  bif isMcpName c.tool then mcpJudgements mcp cur c else builtinJudgements wf sb cur c (Tool.ofName? c.tool)
+  row True ⟨.toolRunOpen, RunOpen cur⟩ ++
+  row True ⟨.toolKnown, KnownNow mcp c.tool⟩ ++
+  row (KnownNow mcp c.tool) ⟨.toolArgs, CallArgsOk c⟩ ++
+  row (KnownNow mcp c.tool ∧ RunOpen cur) ⟨.toolPermitted, PermittedNow cur c.tool⟩ ++
+  row (ValidCallOf c .enterStage ∧ RunOpen cur) ⟨.toolTransition, TransitionNow wf cur c.args⟩ ++
+  row (ValidCallOf c .submit ∧ RunOpen cur) ⟨.toolSubmitTerminal, TerminalNow wf cur⟩ ++
+  row (ValidCallOf c .runCommand) ⟨.toolCommandPolicy, CommandOk wf c.args⟩ ++
+  row (∃ t : Tool, ValidCallOf c t ∧ t.pathArgs ≠ []) ⟨.toolPathPolicy, PathsOk wf c⟩ ++
+  row (ValidCallOf c .runCommand) ⟨.toolSandboxRequired, SandboxOk wf sb⟩
 
-/-- The checks the gate makes on a call proposed after `h` ("The gate"): those made before a call
-runs, in the current stage with the MCP tools offered now, and `tool.not_repeated`. -/
+/-- The checks the gate makes on a call proposed after `h` ("The gate"): the table's rows up to
+`tool.not_repeated`, in the current stage with the MCP tools offered now. -/
 noncomputable def gateJudgements (wf : Workflow) (sb : Option SandboxRecord) (h : History) (c : ProposedCall) :
     List Judgement :=
-  preJudgements wf sb (offered h) (current wf h) c ++
-    [⟨.toolNotRepeated, ¬RepeatsFailure wf h (callKey c.tool c.args)⟩]
+  callTable wf sb (offered h) (current wf h) c ++
+  row True ⟨.toolNotRepeated, ¬RepeatsFailure wf h (callKey c.tool c.args)⟩
 
 /-- The call ran: it was not blocked, rejected or refused before it started (status `ok`, `timeout`
 or `interrupted`). -/
 def Ran (c : ToolCall) : Prop := c.status = .ok ∨ c.status = .timeout ∨ c.status = .interrupted
 
-open Classical in
-/-- The checks of a step made after `h`, in the table's order: the gate's; `tool.approved` for a
-`run_command` the ask policy applies to whose command an ask pattern matches; `tool.sandboxed` for a
-`run_command` that ran (it passes unless the command ran unconfined); `tool.succeeded`. -/
+/-- The checks of a step made after `h`: every row of the tool-call table, in its order: the gate's,
+then `tool.approved` (a `run_command` with valid args whose command matches no deny pattern but an
+ask pattern), `tool.sandboxed` (a `run_command` that ran) and `tool.succeeded`. -/
 noncomputable def stepJudgements (wf : Workflow) (sb : Option SandboxRecord) (h : History) (c : ToolCall) :
     List Judgement :=
   gateJudgements wf sb h c.toProposed ++
-    (if AskApplies wf c.toProposed ∧ ∃ p, FirstMatch wf.policy.commands.ask (commandArg c.args) p
-     then [⟨.toolApproved, Approved c.status⟩] else []) ++
-    (if c.tool = "run_command" ∧ Ran c then [⟨.toolSandboxed, ¬RanUnconfined sb c⟩] else []) ++
-    [⟨.toolSucceeded, Succeeded c⟩]
+  row (ValidCallOf c.toProposed .runCommand ∧ CommandOk wf c.args ∧ AskMatches wf c.args)
+    ⟨.toolApproved, Approved c.status⟩ ++
+  row (c.tool = "run_command" ∧ Ran c) ⟨.toolSandboxed, ¬RanUnconfined sb c⟩ ++
+  row True ⟨.toolSucceeded, Succeeded c⟩
 
 /-! ## A stage visit -/
 
@@ -125,21 +125,20 @@ noncomputable def stepJudgements (wf : Workflow) (sb : Option SandboxRecord) (h 
 `e`, toward `target` for a transition ("Stage-visit level"), in the table's order: `stage.closed`;
 `stage.transition` for a closed visit only; `stage.budget`; one check per exit condition of the
 stage, in the order the stage lists them, over the visit's steps oldest first. -/
-def visitJudgements (wf : Workflow) (s : Stage) (calls : List ToolCall) (e : VisitEnd) (target : Option String) :
-    List Judgement :=
-  [⟨.stageClosed, Closed e⟩] ++
-    (match e with
-     | .runEnd => []
-     | e => [⟨.stageTransition, StageTransitionOk wf s.id e target⟩]) ++
-    [⟨.stageBudget, WithinBudget calls.length s.budget⟩] ++
-    s.exit.map (fun cond => ⟨cond.checkId, ExitMet cond (calls.map (stepFact wf)).reverse⟩)
+noncomputable def visitJudgements (wf : Workflow) (s : Stage) (calls : List ToolCall) (e : VisitEnd)
+    (target : Option String) : List Judgement :=
+  row True ⟨.stageClosed, Closed e⟩ ++
+  row (Closed e) ⟨.stageTransition, StageTransitionOk wf s.id e target⟩ ++
+  row True ⟨.stageBudget, WithinBudget calls.length s.budget⟩ ++
+  s.exit.map (fun cond => ⟨cond.checkId, ExitMet cond (calls.map (stepFact wf)).reverse⟩)
 
 /-! ## An outcome event -/
 
 open Classical in
 /-- The checks of an `outcome` event recorded after `h` in a run whose outcome is the command `k`'s
-("Outcome level"): `outcome.after_submit` alone while the run has not ended; `outcome.single` alone
-once an outcome was recorded; else both, and `outcome.check_passed` for this event. -/
+("Outcome level": "the first that ignores the event is its only verdict"): `outcome.after_submit`
+alone while the run has not ended; `outcome.single` alone once an outcome was recorded; else both,
+and `outcome.check_passed` for this event. -/
 noncomputable def commandOutcomeJudgements (wf : Workflow) (h : History) (k : OutcomeCheck) (o : OutcomeEvent) :
     List Judgement :=
   if ¬Ended wf h then [⟨.outcomeAfterSubmit, Ended wf h⟩]
