@@ -858,4 +858,33 @@ theorem State.stepRewards_spec {wf : Workflow} {headerLine : Nat} {sb : Option S
     ((st0.after h).append line (.toolCall c)).2.toolReward = some (stepReward wf sb h c) :=
   State.append_stepReward (State.after_agrees hc h) line c
 
+/-- A step's bookkeeping, as a state that agrees with the specification after `h` records it: the
+step's number ("Steps are numbered 1, 2, … in file order"), the tool as written, and the id of the
+stage the step was made in (`none` once the run has ended), by which `lar advantages` pools its
+tool reward. -/
+theorem State.append_stepFields {wf : Workflow} {sb : Option SandboxRecord} {h : History} {st : State}
+    (A : Agrees wf sb h st) (line : Nat) (c : ToolCall) :
+    (st.append line (.toolCall c)).2.step = some ((calls h).length + 1) ∧
+      (st.append line (.toolCall c)).2.tool = some c.tool ∧
+      (st.append line (.toolCall c)).2.stage = (current wf h).map (·.id) := by
+  refine ⟨?_, rfl, ?_⟩
+  · show some (st.steps + 1) = _
+    rw [A.steps_eq]
+  · show st.visit.map (·.stage.id) = _
+    rw [← A.current_eq]
+    unfold State.currentStage
+    cases st.visit with
+    | none => rfl
+    | some _ => rfl
+
+/-- Every step of a run: for a workflow that loads and any events `h` before it, the checker numbers
+the next call as the specification does, names its tool as written, and places it in the stage the
+specification says it is made in. -/
+theorem State.stepFields_spec {wf : Workflow} {headerLine : Nat} {sb : Option SandboxRecord} {st0 : State}
+    (hc : State.create wf headerLine sb = .ok st0) (h : History) (line : Nat) (c : ToolCall) :
+    ((st0.after h).append line (.toolCall c)).2.step = some ((calls h).length + 1) ∧
+      ((st0.after h).append line (.toolCall c)).2.tool = some c.tool ∧
+      ((st0.after h).append line (.toolCall c)).2.stage = (current wf h).map (·.id) :=
+  State.append_stepFields (State.after_agrees hc h) line c
+
 end Lar

@@ -536,34 +536,46 @@ theorem State.append_closes_none {wf : Workflow} {sb : Option SandboxRecord} {h 
       | true => exact absurd ((submitB_iff c).mp hx) hns
     exact State.moveVisit_stay_result { st with failed := {} } c line v0 hv0 ht' hsb
 
+/-- A visit's record describes the visit of stage `s` with `n` steps when it copies the checker's
+visit's stage, step count and budget, and that visit is of `s` with `n` steps. -/
+theorem Spec.visitRecord_of (r : StageVisitResult) (v : Visit) (s : Stage) (e : VisitEnd) (n : Nat)
+    (h1 : r.stage = v.stage.id) (h2 : r.endedBy = e) (h3 : r.steps = v.steps) (h4 : r.budget = v.stage.budget)
+    (hs : v.stage = s) (hn : v.steps = n) : VisitRecord r s e n := by
+  rw [← hs, ← hn]
+  exact ⟨h1, h2, h3, h4⟩
+
 /-- Every visit of a run: for a workflow that loads and any events `h` before a call, the verdicts of
 the visit the call closes, if it moves the run or ends it, are the specification's
-`visitJudgements` of that visit, one for one; no other call closes a visit; and the open visit the
-summary scores as if the run stopped gets the judgements of an unclosed visit (none once the run
-has ended). -/
+`visitJudgements` of that visit, one for one, and its record names the visit (`VisitRecord`: the
+stage it was of, how it ended, its steps, this call included, and the stage's budget); no other
+call closes a visit; and the open visit the summary scores as if the run stopped gets the
+judgements and the record of an unclosed visit (none once the run has ended). -/
 theorem State.visitVerdicts_spec {wf : Workflow} {headerLine : Nat} {sb : Option SandboxRecord} {st0 : State}
     (hc : State.create wf headerLine sb = .ok st0) (h : History) (line : Nat) (c : ToolCall) :
     (∀ s t, current wf h = some s → movesTo wf c = some t →
         ∃ r, ((st0.after h).append line (.toolCall c)).2.stageVisit = some r ∧
+          VisitRecord r s .transition (c :: visitCalls wf h).length ∧
           JudgesAll r.verdicts (visitJudgements wf s (c :: visitCalls wf h) .transition (some t.id))) ∧
       (∀ s, current wf h = some s → EndsRun wf c →
         ∃ r, ((st0.after h).append line (.toolCall c)).2.stageVisit = some r ∧
+          VisitRecord r s .submit (c :: visitCalls wf h).length ∧
           JudgesAll r.verdicts (visitJudgements wf s (c :: visitCalls wf h) .submit none)) ∧
       ((movesTo wf c = none ∧ ¬(c.tool = "submit" ∧ c.status = .ok)) ∨ current wf h = none →
         ((st0.after h).append line (.toolCall c)).2.stageVisit = none) ∧
       (∀ s, current wf h = some s →
-        ∃ r, (st0.after h).openScore.1 = [r] ∧ JudgesAll r.verdicts (visitJudgements wf s (visitCalls wf h) .runEnd none)) ∧
+        ∃ r, (st0.after h).openScore.1 = [r] ∧ VisitRecord r s .runEnd (visitCalls wf h).length ∧
+          JudgesAll r.verdicts (visitJudgements wf s (visitCalls wf h) .runEnd none)) ∧
       (current wf h = none → (st0.after h).openScore.1 = []) := by
   have A := State.after_agrees hc h
   have V := State.after_visitAgrees hc h
   refine ⟨fun s t hs ht => ?_, fun s hs he => ?_, State.append_closes_none A line c, fun s hs => ?_, fun hn => ?_⟩
   · obtain ⟨v, hsv, hvs, hsteps, hfacts⟩ := State.append_closes_move A V line c s t hs ht
-    refine ⟨_, hsv, ?_⟩
+    refine ⟨_, hsv, Spec.visitRecord_of _ v s .transition _ rfl rfl rfl rfl hvs hsteps, ?_⟩
     show JudgesAll (scoreVisit (st0.after h).wf v .transition (some t.id)) _
     rw [A.wf_eq]
     exact scoreVisit_judges wf v .transition (some t.id) (c :: visitCalls wf h) s hvs hsteps hfacts
   · obtain ⟨v, hsv, hvs, hsteps, hfacts⟩ := State.append_closes_submit A V line c s hs he
-    refine ⟨_, hsv, ?_⟩
+    refine ⟨_, hsv, Spec.visitRecord_of _ v s .submit _ rfl rfl rfl rfl hvs hsteps, ?_⟩
     show JudgesAll (scoreVisit (st0.after h).wf v .submit none) _
     rw [A.wf_eq]
     exact scoreVisit_judges wf v .submit none (c :: visitCalls wf h) s hvs hsteps hfacts
@@ -571,7 +583,7 @@ theorem State.visitVerdicts_spec {wf : Workflow} {headerLine : Nat} {sb : Option
     obtain ⟨h1, h2⟩ := V v0 hv0
     unfold State.openScore
     rw [hv0]
-    refine ⟨_, rfl, ?_⟩
+    refine ⟨_, rfl, Spec.visitRecord_of _ v0 s .runEnd _ rfl rfl rfl rfl hst h1, ?_⟩
     show JudgesAll (scoreVisit (st0.after h).wf v0 .runEnd none) _
     rw [A.wf_eq]
     exact scoreVisit_judges wf v0 .runEnd none (visitCalls wf h) s hst h1 h2

@@ -132,6 +132,12 @@ noncomputable def visitJudgements (wf : Workflow) (s : Stage) (calls : List Tool
   row True ⟨.stageBudget, WithinBudget calls.length s.budget⟩ ++
   s.exit.map (fun cond => ⟨cond.checkId, ExitMet cond (calls.map (stepFact wf)).reverse⟩)
 
+/-- The record of a visit (`StageVisitResult`: what `lar verify` prints of a visit, and what
+`lar advantages` pools a stage reward by) describes the visit of stage `s` that ended as `e` after
+`n` steps: the stage's id, how the visit ended, its step count, and the stage's budget. -/
+def VisitRecord (r : StageVisitResult) (s : Stage) (e : VisitEnd) (n : Nat) : Prop :=
+  r.stage = s.id ∧ r.endedBy = e ∧ r.steps = n ∧ r.budget = s.budget
+
 /-! ## An outcome event -/
 
 open Classical in
