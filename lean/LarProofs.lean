@@ -13,6 +13,7 @@ import LarProofs.Verifier
 import LarProofs.Gate
 import LarProofs.Return
 import Lar.Spec.Trajectory
+import Lar.Spec.Run
 import Lar.Spec.Verdicts
 import LarProofs.Spec
 import LarProofs.SpecVisits

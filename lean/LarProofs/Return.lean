@@ -23,9 +23,6 @@ decimal weight can be written), with P = max(#visits, 1) and Q = max(#steps, 1),
 namespace Lar
 open Lean
 
-/-- The count a mean divides by: `max n 1` (mean(∅) = 0, and a sum over nothing is 0). -/
-def divisor (n : Nat) : Nat := if n = 0 then 1 else n
-
 /-- A count is at most its divisor. -/
 theorem le_divisor (n : Nat) : n ≤ divisor n := by
   unfold divisor
@@ -35,15 +32,6 @@ theorem le_divisor (n : Nat) : n ≤ divisor n := by
 theorem divisor_pos (n : Nat) : 0 < divisor n := by
   unfold divisor
   split <;> omega
-
-/-- N, the numerator of R over the common denominator `ReturnParts.den` (α = a/d, β = b/d). -/
-def ReturnParts.num (p : ReturnParts) (a b : Int) (d : Nat) : Int :=
-  p.outcome * ((d : Int) * (divisor p.visits : Int) * (divisor p.steps : Int)) +
-    a * (divisor p.steps : Int) * p.stageSum + b * (divisor p.visits : Int) * p.toolSum
-
-/-- D = d·P·Q, the common denominator of R: R = N / D. -/
-def ReturnParts.den (p : ReturnParts) (d : Nat) : Int :=
-  (d : Int) * (divisor p.visits : Int) * (divisor p.steps : Int)
 
 /-- The common denominator of the return is positive when d is. -/
 theorem ReturnParts.den_pos (p : ReturnParts) (d : Nat) (hd : 0 < d) : 0 < p.den d := by

@@ -221,11 +221,6 @@ theorem State.append_sandbox (st : State) (line : Nat) (e : Event) : (st.append 
 
 /-! ## The checker after a history -/
 
-/-- The state after the events of `h` (newest first), fed to `st` one at a time, oldest first. -/
-def State.after (st : State) : History → State
-  | [] => st
-  | (line, e) :: h => ((st.after h).append line e).1
-
 /-- `State.feed` (the events oldest first) is the same. -/
 theorem State.feed_reverse (st : State) : ∀ h : History, st.feed h.reverse = st.after h
   | [] => rfl
@@ -242,20 +237,6 @@ theorem State.create_eq {wf : Workflow} {headerLine : Nat} {sb : Option SandboxR
       st.failed = {} ∧ st.mcpTools = [] ∧ st.steps = 0 := by
   obtain ⟨start, hs, rfl⟩ := State.create_state hc
   exact ⟨start, hs, rfl, rfl, rfl, rfl, rfl, rfl, rfl, rfl⟩
-
-/-- The checker's state agrees with the specification after the history `h`: the same record of the
-run's end, the same current stage, change epoch, last failure of every call key, MCP tools and
-number of steps; and the workflow and sandbox record it was made with. -/
-structure Agrees (wf : Workflow) (sb : Option SandboxRecord) (h : History) (st : State) : Prop where
-  start_ok : (wf.findStage? wf.start).isSome = true
-  wf_eq : st.wf = wf
-  sandbox_eq : st.sandbox = sb
-  ended_iff : st.ended = true ↔ Ended wf h
-  current_eq : st.currentStage = current wf h
-  epoch_eq : st.epoch = epoch wf h
-  failed_eq : ∀ k, st.failed[k]? = lastFailure wf h k
-  mcp_eq : st.mcpTools = offered h
-  steps_eq : st.steps = (calls h).length
 
 /-- While the run is open there is a current stage (the workflow's start stage exists). -/
 theorem Spec.current_isSome {wf : Workflow} {h : History} (hs : (wf.findStage? wf.start).isSome = true) :

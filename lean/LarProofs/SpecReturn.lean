@@ -283,15 +283,6 @@ theorem State.return_spec {wf : Workflow} {headerLine : Nat} {sb : Option Sandbo
 
 /-! ## R with the workflow's own weights -/
 
-/-- The workflow's weights α and β over one denominator 10^E, E the larger of their decimal
-exponents: α = a/10^E and β = b/10^E exactly, for (a, b, 10^E). -/
-def weightsOver (wf : Workflow) : Int × Int × Nat :=
-  let ea := wf.rewards.alpha.exponent
-  let eb := wf.rewards.beta.exponent
-  let e := max ea eb
-  (wf.rewards.alpha.mantissa * ((10 ^ (e - ea) : Nat) : Int), wf.rewards.beta.mantissa * ((10 ^ (e - eb) : Nat) : Int),
-    10 ^ e)
-
 /-- A power of ten is positive. -/
 theorem ten_pow_pos : ∀ n : Nat, 0 < 10 ^ n
   | 0 => by decide

@@ -1,4 +1,5 @@
 import Lar.Verifier
+import Lar.Spec.Run
 import LarProofs.Rewards
 
 /-!
@@ -209,7 +210,8 @@ theorem State.gate_ok_iff (st : State) (call : ProposedCall) :
 
 /-! ## The specification of a conforming trajectory
 
-A call *conforms* (`CallConforms`, in `Lar.Spec.Checks`) when it is made while the
+A call *conforms* (`CallConforms`, in `Lar.Spec.Checks`; `EventConforms`, `ConformsFrom` and
+`Conforms` are in `Lar.Spec.Run`) when it is made while the
 run is open, names a known tool with valid arguments, is permitted in the
 current stage, and passes the checks of its tool: exactly the checks of severity
 `error` in the tool-call table of docs/rewards.md. A trajectory conforms when
@@ -219,29 +221,6 @@ The theorems below connect this to what the checker reports: a step's tool
 reward is −1 exactly when its call does not conform (`append_toolReward_ne_iff`),
 so a trajectory conforms exactly when no step the checker reports scores −1
 (`stepResults_ok_iff`, `conforms_iff_no_error_step`). -/
-
-/-- What an event asks of the state it meets: a tool call must conform; the other
-events ask nothing (an `mcp_tools` line changes what later calls may name, not itself). -/
-def EventConforms (st : State) : Event → Prop
-  | .toolCall c => CallConforms st.wf st.sandbox st.mcpTools st.currentStage c.toProposed
-  | .message => True
-  | .outcome _ => True
-  | .compaction => True
-  | .restore => True
-  | .tokens => True
-  | .mcpTools _ _ => True
-  | .finish => True
-
-/-- The trajectory from state `st` on: every event conforms in the state it meets. -/
-def ConformsFrom : State → List (Nat × Event) → Prop
-  | _, [] => True
-  | st, (line, e) :: rest => EventConforms st e ∧ ConformsFrom (st.append line e).1 rest
-
-/-- The step results the checker reports for `evs` (line, event), fed one at a
-time from `st`: what `lar-verify` answers to a session's `append` requests. -/
-def State.stepResults : State → List (Nat × Event) → List StepResult
-  | _, [] => []
-  | st, (line, e) :: rest => (st.append line e).2 :: State.stepResults (st.append line e).1 rest
 
 /-- A property holds for every element of `a :: l` exactly when it holds for `a` and for every element of `l`. -/
 theorem forall_mem_cons_iff {α : Type} (p : α → Prop) (a : α) (l : List α) :
@@ -299,10 +278,6 @@ theorem stepResults_ok_iff : ∀ (evs : List (Nat × Event)) (st : State),
     exact (forall_mem_cons_iff (fun r : StepResult => r.toolReward ≠ some (-1)) _ _).trans
       ⟨fun ⟨a, b⟩ => ⟨hs.mp a, ih.mp b⟩, fun ⟨a, b⟩ => ⟨hs.mpr a, ih.mpr b⟩⟩
 
-/-- The checker's acceptance: no step it reports scores −1. -/
-def acceptsFrom (st : State) (evs : List (Nat × Event)) : Bool :=
-  (st.stepResults evs).all fun r => decide (r.toolReward ≠ some (-1))
-
 /-- The checker accepts a trajectory (no step scores −1) exactly when it conforms (`ConformsFrom`). -/
 theorem acceptsFrom_iff (st : State) (evs : List (Nat × Event)) :
     acceptsFrom st evs = true ↔ ConformsFrom st evs := by
@@ -313,10 +288,6 @@ theorem acceptsFrom_iff (st : State) (evs : List (Nat × Event)) :
 theorem accepted_conforms (st : State) (evs : List (Nat × Event)) (h : acceptsFrom st evs = true) :
     ConformsFrom st evs :=
   (acceptsFrom_iff st evs).mp h
-
-/-- The same from the start of a run. -/
-def Conforms (wf : Workflow) (headerLine : Nat) (sb : Option SandboxRecord) (evs : List (Nat × Event)) : Prop :=
-  ∃ st, State.create wf headerLine sb = .ok st ∧ ConformsFrom st evs
 
 /-- The headline: for a workflow that loads (`State.create … = .ok st`, what
 `load` does), a trajectory conforms exactly when no step the checker reports
@@ -335,11 +306,6 @@ theorem conforms_iff_no_error_step (wf : Workflow) (headerLine : Nat) (sb : Opti
     cases hc'
     exact (stepResults_ok_iff evs _).mpr hconf
 
-def accepts (wf : Workflow) (headerLine : Nat) (sb : Option SandboxRecord) (evs : List (Nat × Event)) : Bool :=
-  match State.create wf headerLine sb with
-  | .ok st => acceptsFrom st evs
-  | .error _ => false
-
 /-- A trajectory accepted from the start of a run (no step scored −1) conforms. -/
 theorem accepts_sound (wf : Workflow) (headerLine : Nat) (sb : Option SandboxRecord) (evs : List (Nat × Event))
     (h : accepts wf headerLine sb evs = true) : Conforms wf headerLine sb evs := by
@@ -357,11 +323,6 @@ theorem accepts_sound (wf : Workflow) (headerLine : Nat) (sb : Option SandboxRec
 n rewards in [−1, 1] sum to a value in [−n, n] (`sum_bounded`). The checker keeps the sums of the
 tool rewards and of the closed visits' stage rewards as it goes; `State.feed_bounded` proves that
 every state it reaches from a loaded workflow keeps them in these bounds. -/
-
-/-- The running sums are within [−n, n] for their n. -/
-def State.Bounded (st : State) : Prop :=
-  (-(st.steps : Int) ≤ st.toolSum ∧ st.toolSum ≤ st.steps) ∧
-    (-(st.stageCount : Int) ≤ st.stageSum ∧ st.stageSum ≤ st.stageCount)
 
 /-- Closing a visit counts one more closed visit. -/
 theorem State.closeVisit_stageCount (st : State) (v : Visit) (line : Nat) (e : VisitEnd) (t : Option String) :
@@ -428,10 +389,6 @@ theorem State.append_bounded (st : State) (line : Nat) (e : Event) (h : st.Bound
   | restore => exact h
   | tokens => exact h
   | finish => exact h
-
-/-- The state after the events `evs`, fed one at a time from `st`. -/
-def State.feed (st : State) (evs : List (Nat × Event)) : State :=
-  evs.foldl (fun s le => (s.append le.1 le.2).1) st
 
 /-- The state `State.create` makes for a workflow that loads: the start stage's visit begins at the
 header, and every counter, record and map is empty. (The one place that walks `State.create`'s
