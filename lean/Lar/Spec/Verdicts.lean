@@ -142,9 +142,9 @@ def VisitRecord (r : StageVisitResult) (s : Stage) (e : VisitEnd) (n : Nat) : Pr
 
 open Classical in
 /-- The checks of an `outcome` event recorded after `h` in a run whose outcome is the command `k`'s
-("Outcome level": "the first that ignores the event is its only verdict"): `outcome.after_submit`
-alone while the run has not ended; `outcome.single` alone once an outcome was recorded; else both,
-and `outcome.check_passed` for this event. -/
+("Outcome level": "an event one of the first two ignores gets that check alone"):
+`outcome.after_submit` alone while the run has not ended; `outcome.single` alone once an outcome
+was recorded; else both, and `outcome.check_passed` for this event. -/
 noncomputable def commandOutcomeJudgements (wf : Workflow) (h : History) (k : OutcomeCheck) (o : OutcomeEvent) :
     List Judgement :=
   if ¬Ended wf h then [⟨.outcomeAfterSubmit, Ended wf h⟩]
