@@ -868,4 +868,55 @@ theorem State.stepFields_spec {wf : Workflow} {headerLine : Nat} {sb : Option Sa
       ((st0.after h).append line (.toolCall c)).2.stage = (current wf h).map (·.id) :=
   State.append_stepFields (State.after_agrees hc h) line c
 
+/-! ## A conforming trajectory, in the specification's terms -/
+
+/-- Conformance of events fed one at a time, with one more event at the end: the events before it
+conform, and it conforms in the state they lead to. -/
+theorem conformsFrom_append (st : State) : ∀ (evs : List (Nat × Event)) (l : Nat) (e : Event),
+    ConformsFrom st (evs ++ [(l, e)]) ↔ ConformsFrom st evs ∧ EventConforms (st.feed evs) e
+  | [], l, e => by
+    show (EventConforms st e ∧ True) ↔ (True ∧ EventConforms st e)
+    exact ⟨fun hx => ⟨trivial, hx.1⟩, fun hx => ⟨hx.2, trivial⟩⟩
+  | (l', e') :: evs, l, e => by
+    have ih := conformsFrom_append (st.append l' e').1 evs l e
+    have hf : st.feed ((l', e') :: evs) = (st.append l' e').1.feed evs := rfl
+    show (EventConforms st e' ∧ ConformsFrom (st.append l' e').1 (evs ++ [(l, e)])) ↔
+      ((EventConforms st e' ∧ ConformsFrom (st.append l' e').1 evs) ∧ EventConforms (st.feed ((l', e') :: evs)) e)
+    rw [ih, hf]
+    exact ⟨fun hx => ⟨⟨hx.1, hx.2.1⟩, hx.2.2⟩, fun hx => ⟨hx.1.1, hx.1.2, hx.2⟩⟩
+
+/-- The checker's conformance over the events of `h` (oldest first, each in the state the checker is
+in when it arrives) is the specification's `Conforming`: every call conforms in the stage, and with
+the MCP tools, the specification says it meets. -/
+theorem State.conformsFrom_spec {wf : Workflow} {headerLine : Nat} {sb : Option SandboxRecord} {st0 : State}
+    (hc : State.create wf headerLine sb = .ok st0) : ∀ h : History, ConformsFrom st0 h.reverse ↔ Conforming wf sb h
+  | [] => ⟨fun _ => trivial, fun _ => trivial⟩
+  | (l, e) :: h => by
+    have ih := State.conformsFrom_spec hc h
+    have A := State.after_agrees hc h
+    rw [List.reverse_cons, conformsFrom_append, ih, State.feed_reverse]
+    cases e with
+    | toolCall c =>
+      show (Conforming wf sb h ∧ CallConforms (st0.after h).wf (st0.after h).sandbox (st0.after h).mcpTools
+          (st0.after h).currentStage c.toProposed) ↔
+        (CallConforms wf sb (offered h) (current wf h) c.toProposed ∧ Conforming wf sb h)
+      rw [A.wf_eq, A.sandbox_eq, A.mcp_eq, A.current_eq]
+      exact ⟨fun hx => ⟨hx.2, hx.1⟩, fun hx => ⟨hx.2, hx.1⟩⟩
+    | message => exact ⟨fun hx => hx.1, fun hx => ⟨hx, trivial⟩⟩
+    | outcome _ => exact ⟨fun hx => hx.1, fun hx => ⟨hx, trivial⟩⟩
+    | compaction => exact ⟨fun hx => hx.1, fun hx => ⟨hx, trivial⟩⟩
+    | restore => exact ⟨fun hx => hx.1, fun hx => ⟨hx, trivial⟩⟩
+    | tokens => exact ⟨fun hx => hx.1, fun hx => ⟨hx, trivial⟩⟩
+    | mcpTools _ _ => exact ⟨fun hx => hx.1, fun hx => ⟨hx, trivial⟩⟩
+    | finish => exact ⟨fun hx => hx.1, fun hx => ⟨hx, trivial⟩⟩
+
+/-- The headline without the checker's step function on its right: for a workflow that loads, no
+step the checker reports for the events of `h` scores −1 exactly when the trajectory conforms as the
+specification says (`Conforming`: every call passes the checks of severity `error` in the stage, and
+with the MCP tools, the specification says it meets). -/
+theorem State.noErrorStep_iff_conforming {wf : Workflow} {headerLine : Nat} {sb : Option SandboxRecord}
+    {st0 : State} (hc : State.create wf headerLine sb = .ok st0) (h : History) :
+    (∀ r ∈ st0.stepResults h.reverse, r.toolReward ≠ some (-1)) ↔ Conforming wf sb h :=
+  (stepResults_ok_iff h.reverse st0).trans (State.conformsFrom_spec hc h)
+
 end Lar

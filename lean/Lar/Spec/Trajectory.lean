@@ -133,6 +133,15 @@ noncomputable def stepReward (wf : Workflow) (sb : Option SandboxRecord) (h : Hi
   else if RepeatsFailure wf h (callKey c.tool c.args) ∨ Rejected wf c ∨ RanUnconfined sb c ∨ ¬Succeeded c then 0
   else 1
 
+/-- The trajectory conforms to the workflow: every call of `h` passes the checks of severity `error`
+(`CallConforms`: the run is open, a known tool, valid arguments, permitted, and the tool's own
+checks) in the stage, and with the MCP tools, the specification says it meets. So no step's tool
+reward is −1. -/
+def Conforming (wf : Workflow) (sb : Option SandboxRecord) : History → Prop
+  | [] => True
+  | (_, .toolCall c) :: h => CallConforms wf sb (offered h) (current wf h) c.toProposed ∧ Conforming wf sb h
+  | _ :: h => Conforming wf sb h
+
 /-! ## Stage visits -/
 
 /-- The steps of the visit open after `h`, the newest first ("Visit"): the calls since the latest move
