@@ -138,11 +138,6 @@ theorem State.create_outcome {wf : Workflow} {headerLine : Nat} {sb : Option San
   obtain ⟨_, _, rfl⟩ := State.create_state hc
   exact ⟨rfl, rfl⟩
 
-/-- The checker's record of the submit and of the outcome event that counts are the
-specification's. -/
-def OutcomeAgrees (wf : Workflow) (h : History) (st : State) : Prop :=
-  (st.submittedFromTerminal = true ↔ SubmittedFromTerminal wf h) ∧ st.outcome = recordedOutcome wf h
-
 /-- The state `State.create` makes agrees on the outcome with the empty history. -/
 theorem OutcomeAgrees.init {wf : Workflow} {headerLine : Nat} {sb : Option SandboxRecord} {st : State}
     (hc : State.create wf headerLine sb = .ok st) : OutcomeAgrees wf [] st := by

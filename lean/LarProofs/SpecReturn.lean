@@ -84,11 +84,6 @@ theorem State.moveVisit_stay_sums (st : State) (c : ToolCall) (line : Nat) (v0 :
 
 /-! ## The running sums -/
 
-/-- The checker's running sums and counts are those of the specification's lists of rewards. -/
-def SumsAgree (wf : Workflow) (sb : Option SandboxRecord) (h : History) (st : State) : Prop :=
-  st.toolSum = sumInt (toolRewards wf sb h) ∧ st.steps = (toolRewards wf sb h).length ∧
-    st.stageSum = sumInt (closedRewards wf h) ∧ st.stageCount = (closedRewards wf h).length
-
 /-- The state `State.create` makes has no reward yet. -/
 theorem SumsAgree.init {wf : Workflow} {headerLine : Nat} {sb : Option SandboxRecord} {st : State}
     (hc : State.create wf headerLine sb = .ok st) : SumsAgree wf sb [] st := by

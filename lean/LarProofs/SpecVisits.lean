@@ -153,10 +153,6 @@ theorem stageReward_spec (wf : Workflow) (v : Visit) (e : VisitEnd) (t : Option 
 
 /-! ## The steps of the open visit -/
 
-/-- The open visit's count and facts are those of the specification's steps of the visit. -/
-def VisitAgrees (wf : Workflow) (h : History) (st : State) : Prop :=
-  ∀ v, st.visit = some v → v.steps = (visitCalls wf h).length ∧ v.facts = (visitCalls wf h).map (stepFact wf)
-
 /-- The steps of the visit after a call: none after a move, else this call and those before. -/
 theorem Spec.visitCalls_call (wf : Workflow) (l : Nat) (c : ToolCall) (h : History) :
     visitCalls wf ((l, .toolCall c) :: h) = if (movesTo wf c).isSome then [] else c :: visitCalls wf h := rfl

@@ -7,11 +7,13 @@ The definitions the headline theorems of `LarProofs` are stated with, beyond the
 itself: the checker fed a whole history (`State.after`, `State.feed`, `State.stepResults`), what it
 means for a trajectory to conform (`Conforms`: every call passes the checks of severity `error` in
 the state it meets) and the checker's acceptance, the agreement of the checker's state with the
-specification (`Agrees`), the bounds of the running sums, and the exact return over a common
+specification (`Agrees`, and for the open visit, the outcome and the running sums `VisitAgrees`,
+`OutcomeAgrees`, `SumsAgree`), the bounds of the running sums, and the exact return over a common
 denominator (`divisor`, `ReturnParts.num`/`den`, `weightsOver`).
 
-Statements only, like the rest of `Lar/Spec/` (test/lean/import-closure.test.ts): every headline
-statement elaborates, and can be read, before any proof does.
+Statements only, like the rest of `Lar/Spec/` (test/lean/import-closure.test.ts): with this file
+and the specification, every headline statement can be elaborated, in a file that imports only
+`Lar/Spec/`, before any proof does.
 -/
 
 namespace Lar
@@ -83,6 +85,20 @@ structure Agrees (wf : Workflow) (sb : Option SandboxRecord) (h : History) (st :
   failed_eq : ∀ k, st.failed[k]? = lastFailure wf h k
   mcp_eq : st.mcpTools = offered h
   steps_eq : st.steps = (calls h).length
+
+/-- The open visit's count and facts are those of the specification's steps of the visit. -/
+def VisitAgrees (wf : Workflow) (h : History) (st : State) : Prop :=
+  ∀ v, st.visit = some v → v.steps = (visitCalls wf h).length ∧ v.facts = (visitCalls wf h).map (stepFact wf)
+
+/-- The checker's record of the submit and of the outcome event that counts are the
+specification's. -/
+def OutcomeAgrees (wf : Workflow) (h : History) (st : State) : Prop :=
+  (st.submittedFromTerminal = true ↔ SubmittedFromTerminal wf h) ∧ st.outcome = recordedOutcome wf h
+
+/-- The checker's running sums and counts are those of the specification's lists of rewards. -/
+def SumsAgree (wf : Workflow) (sb : Option SandboxRecord) (h : History) (st : State) : Prop :=
+  st.toolSum = sumInt (toolRewards wf sb h) ∧ st.steps = (toolRewards wf sb h).length ∧
+    st.stageSum = sumInt (closedRewards wf h) ∧ st.stageCount = (closedRewards wf h).length
 
 /-! ## Bounds and the exact return -/
 
