@@ -11,9 +11,8 @@ import Lar.Rewards
 /-
 The incremental verifier: a state fed one event at a time, mirroring
 `VerifierState` in core/verifier/state.ts, with its visits in stages.ts (same checks, same order, same
-rewards, same JSON results). What is proved about it is in `LarProofs.Verifier`,
-`LarProofs.Gate`, `LarProofs.Return`, `LarProofs.Spec`, `LarProofs.SpecVisits`,
-`LarProofs.SpecOutcome` and `LarProofs.SpecReturn`.
+rewards, same JSON results). What is proved about it is in the library `LarProofs`, which
+docs/lean.md lists module by module.
 -/
 namespace Lar
 open Lean

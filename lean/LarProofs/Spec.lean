@@ -16,7 +16,7 @@ rewards:
   `State.moveVisit_submit`, `State.moveVisit_stay`, `State.moveVisit_none`); the change epoch moves on
   by one exactly for a call that changes state, and a call that did not succeed is recorded with the
   epoch after it (`State.appendCall_epoch`, `State.appendCall_failed`);
-- `Agrees`: after a history `h`, the checker's record of the run's end, its current stage, the change
+- `Agrees` (stated in `Lar.Spec.Run`): after a history `h`, the checker's record of the run's end, its current stage, the change
   epoch, the last failure of every call key, the MCP tools offered and the number of steps are the
   specification's (`State.after_agrees`, by induction on the history);
 - `repeatsFailure_iff`: the checker's loop test (the last failure of the same call was in the epoch
@@ -25,8 +25,9 @@ rewards:
   `Spec.stepReward` (−1, 0 or +1 exactly as "Tool reward" says), and `State.stepRewards_spec` for
   every step of a run.
 
-The visits' rewards are proved against the specification in `LarProofs.SpecVisits`, the outcome in
-`LarProofs.SpecOutcome`.
+It also gives a step's number and stage (`State.stepFields_spec`) and conformance in the
+specification's own terms (`State.noErrorStep_iff_conforming`). The visits' rewards are proved
+against the specification in `LarProofs.SpecVisits`, the outcome in `LarProofs.SpecOutcome`.
 -/
 
 namespace Lar

@@ -18,7 +18,8 @@ restate: the propositions of `Lar.Spec.Checks` (`CallConforms` and its parts, `A
 `FirstMatch`, `Succeeded`, `StageTransitionOk`, `Closed`, `WithinBudget`, `ExitMet`, `CheckPassed`,
 `Terminal`), which `LarProofs.Checks` and `LarProofs.Gate` prove to be what the checker decides, and
 a few of the checker's own per-call definitions, each one sentence of rewards.md: `changedFiles`,
-`enterTarget`, `stepFact`, `callKey`, `replaceServerTools`. `ExitMet` reads a command through
+`enterTarget`, `stepFact`, `callKey`, `replaceServerTools`, `commandArg`; and `sumInt` and
+`ReturnParts` for the parts of the return. `ExitMet` reads a command through
 `cmdGood`, the glob decision `globMatch_iff` proves to be `Matches`. This file adds what spans the
 run. Like `Lar.Spec.Checks` it holds statements only and imports no proof, so it elaborates, and can
 be read, whether or not a proof does (test/lean/import-closure.test.ts).

@@ -9,9 +9,10 @@ from the tables of docs/rewards.md. For a step, the tool-call table itself: its 
 when"; an MCP call gets the same rows, as "MCP tools" says (no row that names a built-in tool
 applies to an MCP name). The gate's checks are the rows up to `tool.not_repeated`. Then the rows of
 the stage-visit table, and the checks of an `outcome` event. Each check made is a `Judgement`: the
-check and the proposition that says it passes. `LarProofs.SpecTable` proves that the checker's
-verdict lists are exactly these, one for one (`JudgesAll`): the same checks in the same order, each
-passing exactly when its proposition holds. The wording of a verdict and the `path` it points at
+check and the proposition that says it passes. `LarProofs.SpecTable` (an event's and the gate's)
+and `LarProofs.SpecVerdicts` (a visit's) prove that the checker's verdict lists are exactly these,
+one for one (`JudgesAll`): the same checks in the same order, each passing exactly when its
+proposition holds. The wording of a verdict and the `path` it points at
 are not specified.
 
 Statements only, like the rest of `Lar/Spec/`.
@@ -132,9 +133,9 @@ noncomputable def visitJudgements (wf : Workflow) (s : Stage) (calls : List Tool
   row True ⟨.stageBudget, WithinBudget calls.length s.budget⟩ ++
   s.exit.map (fun cond => ⟨cond.checkId, ExitMet cond (calls.map (stepFact wf)).reverse⟩)
 
-/-- The record of a visit (`StageVisitResult`: what `lar verify` prints of a visit, and what
-`lar advantages` pools a stage reward by) describes the visit of stage `s` that ended as `e` after
-`n` steps: the stage's id, how the visit ended, its step count, and the stage's budget. -/
+/-- The record of a visit (`StageVisitResult`: what `lar verify` prints of a visit as it closes, and
+as the summary scores the open one) describes the visit of stage `s` that ended as `e` after `n`
+steps: the stage's id, how the visit ended, its step count, and the stage's budget. -/
 def VisitRecord (r : StageVisitResult) (s : Stage) (e : VisitEnd) (n : Nat) : Prop :=
   r.stage = s.id ∧ r.endedBy = e ∧ r.steps = n ∧ r.budget = s.budget
 
