@@ -536,6 +536,64 @@ theorem State.append_closes_none {wf : Workflow} {sb : Option SandboxRecord} {h 
       | true => exact absurd ((submitB_iff c).mp hx) hns
     exact State.moveVisit_stay_result { st with failed := {} } c line v0 hv0 ht' hsb
 
+/-- A call adds to the summary's list of closed visits exactly the visit it reports closed. -/
+theorem State.moveVisit_closed (st : State) (c : ToolCall) (line : Nat) :
+    (st.moveVisit c line).1.closed = (st.moveVisit c line).2.toList ++ st.closed := by
+  unfold State.moveVisit
+  cases st.visit with
+  | none => rfl
+  | some v0 =>
+    cases enterTarget st.wf c with
+    | some target => rfl
+    | none =>
+      cases (c.status == .ok && c.tool == "submit") with
+      | true => rfl
+      | false => rfl
+
+/-- The summary's list of closed visits (newest first) grows by exactly the visit an event reports
+closed, and by nothing else: so the summary's `stages` are the records the steps reported, oldest
+first, then the open visit's. -/
+theorem State.append_closed (st : State) (line : Nat) : ∀ e : Event,
+    (st.append line e).1.closed = (st.append line e).2.stageVisit.toList ++ st.closed
+  | .toolCall c => State.moveVisit_closed { st with failed := {} } c line
+  | .outcome _ => rfl
+  | .mcpTools _ _ => rfl
+  | .message => rfl
+  | .compaction => rfl
+  | .restore => rfl
+  | .tokens => rfl
+  | .finish => rfl
+
+/-- The visit a call closes is the one it was made in: the record's ordinal is the call's visit. -/
+theorem State.moveVisit_ordinal (st : State) (c : ToolCall) (line : Nat) :
+    ∀ r, (st.moveVisit c line).2 = some r → st.visit.map (·.ordinal) = some r.visit := by
+  unfold State.moveVisit
+  cases st.visit with
+  | none =>
+    intro r hr
+    cases hr
+  | some v0 =>
+    cases enterTarget st.wf c with
+    | some target =>
+      intro r hr
+      cases hr
+      rfl
+    | none =>
+      cases (c.status == .ok && c.tool == "submit") with
+      | true =>
+        intro r hr
+        cases hr
+        rfl
+      | false =>
+        intro r hr
+        cases hr
+
+/-- A step that closes a visit reports it under its own visit ordinal, the one `lar advantages`
+joins a step's stage term by. -/
+theorem State.append_closes_ordinal (st : State) (line : Nat) (c : ToolCall) :
+    ∀ r, (st.append line (.toolCall c)).2.stageVisit = some r → (st.append line (.toolCall c)).2.visit = some r.visit :=
+  State.moveVisit_ordinal { st with failed := {} } c line
+
 /-- A visit's record describes the visit of stage `s` with `n` steps when it copies the checker's
 visit's stage, step count and budget, and that visit is of `s` with `n` steps. -/
 theorem Spec.visitRecord_of (r : StageVisitResult) (v : Visit) (s : Stage) (e : VisitEnd) (n : Nat)
