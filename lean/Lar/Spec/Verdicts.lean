@@ -84,8 +84,8 @@ def AskMatches (wf : Workflow) (args : Json) : Prop :=
 /-- The rows of the tool-call table that are made before a call runs, in the table's order, each
 with its "applies to" and its "fails when", for a call in the current stage `cur` (`none` once the
 run has ended) with the MCP tools `mcp` offered now. The notes need no condition of their own: no
-row after `tool.known` applies to a name that fails it, and of these rows only `tool.permitted`
-applies to a call whose arguments fail `tool.args`. -/
+row after `tool.known` applies to a name that fails it, and of the rows after `tool.args` only
+`tool.permitted` applies to a call whose arguments fail it. -/
 noncomputable def callTable (wf : Workflow) (sb : Option SandboxRecord) (mcp : List (String × String))
     (cur : Option Stage) (c : ProposedCall) : List Judgement :=
   row True ⟨.toolRunOpen, RunOpen cur⟩ ++
