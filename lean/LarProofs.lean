@@ -16,6 +16,7 @@ import Lar.Spec.Trajectory
 import Lar.Spec.Run
 import Lar.Spec.Verdicts
 import LarProofs.Spec
+import LarProofs.SpecExits
 import LarProofs.SpecVisits
 import LarProofs.SpecOutcome
 import LarProofs.SpecReturn

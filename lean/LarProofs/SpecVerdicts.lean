@@ -499,7 +499,7 @@ theorem scoreVisit_judges (wf : Workflow) (v : Visit) (e : VisitEnd) (t : Option
   · unfold visitExitVerdicts
     refine Spec.judgesAll_map _ _ _ (fun cond _ => Spec.judges_ofBool _ _ _ ?_ _ _ _)
     rw [hfacts]
-    exact exitMet_iff _ _
+    exact (exitMet_iff _ _).trans (Spec.exitMet_visit wf cond calls)
 
 /-- Once the run has ended, a call closes no visit. -/
 theorem State.moveVisit_none_result (st : State) (c : ToolCall) (line : Nat) (hv : st.visit = none) :

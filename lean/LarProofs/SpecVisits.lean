@@ -1,4 +1,5 @@
 import LarProofs.Spec
+import LarProofs.SpecExits
 
 /-!
 # The checker scores visits as the specification does
@@ -107,11 +108,29 @@ is the specification's `visitReward`. -/
 theorem stageReward_spec (wf : Workflow) (v : Visit) (e : VisitEnd) (t : Option String) (calls : List ToolCall)
     (hs : v.steps = calls.length) (hf : v.facts = calls.map (stepFact wf)) :
     stageReward (scoreVisit wf v e t) = visitReward wf v.stage calls e t := by
+  have hex : (∃ cond ∈ v.stage.exit, ¬ExitHolds wf cond calls.reverse) ↔
+      ∃ cond ∈ v.stage.exit, ¬ExitMet cond (calls.map (stepFact wf)).reverse :=
+    ⟨fun ⟨cond, hc, hn⟩ => ⟨cond, hc, fun hm => hn ((Spec.exitMet_visit wf cond calls).mp hm)⟩,
+      fun ⟨cond, hc, hn⟩ => ⟨cond, hc, fun hm => hn ((Spec.exitMet_visit wf cond calls).mpr hm)⟩⟩
   have hvr : visitReward wf v.stage calls e t =
       if ¬StageTransitionOk wf v.stage.id e t then -1
       else if ¬Closed e ∨ ¬WithinBudget calls.length v.stage.budget ∨
           ∃ cond ∈ v.stage.exit, ¬ExitMet cond (calls.map (stepFact wf)).reverse then 0
-      else 1 := rfl
+      else 1 := by
+    unfold visitReward
+    by_cases hT : StageTransitionOk wf v.stage.id e t
+    · rw [if_neg (not_not_intro hT), if_neg (not_not_intro hT)]
+      by_cases hW : ¬Closed e ∨ ¬WithinBudget calls.length v.stage.budget ∨
+          ∃ cond ∈ v.stage.exit, ¬ExitMet cond (calls.map (stepFact wf)).reverse
+      · have hW' : ¬Closed e ∨ ¬WithinBudget calls.length v.stage.budget ∨
+            ∃ cond ∈ v.stage.exit, ¬ExitHolds wf cond calls.reverse :=
+          hW.imp_right (Or.imp_right hex.mpr)
+        rw [if_pos hW', if_pos hW]
+      · have hW' : ¬(¬Closed e ∨ ¬WithinBudget calls.length v.stage.budget ∨
+            ∃ cond ∈ v.stage.exit, ¬ExitHolds wf cond calls.reverse) :=
+          fun hx => hW (hx.imp_right (Or.imp_right hex.mp))
+        rw [if_neg hW', if_neg hW]
+    · rw [if_pos hT, if_pos hT]
   rw [hvr]
   unfold stageReward
   rw [scoreVisit_transFail, scoreVisit_failedAt, ← hs, ← hf]

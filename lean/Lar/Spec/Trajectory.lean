@@ -15,13 +15,13 @@ exactly these rewards.
 
 What a single call is, and what a single check says, is read with definitions this file does not
 restate: the propositions of `Lar.Spec.Checks` (`CallConforms` and its parts, `AskApplies`,
-`FirstMatch`, `Succeeded`, `StageTransitionOk`, `Closed`, `WithinBudget`, `ExitMet`, `CheckPassed`,
-`Terminal`), which `LarProofs.Checks` and `LarProofs.Gate` prove to be what the checker decides, and
-a few of the checker's own per-call definitions, each one sentence of rewards.md: `changedFiles`,
-`enterTarget`, `stepFact`, `callKey`, `replaceServerTools`, `commandArg`; and `sumInt` and
-`ReturnParts` for the parts of the return. `ExitMet` reads a command through
-`cmdGood`, the glob decision `globMatch_iff` proves to be `Matches`. This file adds what spans the
-run. Like `Lar.Spec.Checks` it holds statements only and imports no proof, so it elaborates, and can
+`FirstMatch`, `Succeeded`, `RanToEnd`, `RanCheck`, `StageTransitionOk`, `Closed`, `WithinBudget`,
+`FileMatches`, `CheckPassed`, `Terminal`), which `LarProofs.Checks` and `LarProofs.Gate` prove to be
+what the checker decides, and a few of the checker's own per-call definitions, each one sentence of
+rewards.md: `changedFiles`, `enterTarget`, `callKey`, `replaceServerTools`, `commandArg`; and
+`sumInt` and `ReturnParts` for the parts of the return. The exit conditions are stated here over a
+visit's calls (`ExitHolds`), not over the facts the checker keeps of them. This file adds what spans
+the run. Like `Lar.Spec.Checks` it holds statements only and imports no proof, so it elaborates, and can
 be read, whether or not a proof does (test/lean/import-closure.test.ts).
 
 A `History` is the events after the header with their lines, **the newest first**: `(l, e) :: h` is
@@ -153,6 +153,39 @@ def visitCalls (wf : Workflow) : History → List ToolCall
   | (_, .toolCall c) :: h => if (movesTo wf c).isSome then [] else c :: visitCalls wf h
   | _ :: h => visitCalls wf h
 
+/-- A call the document counts for a command exit: a `run_command` whose `args.command`, after
+`norm`, the pattern matches, and that succeeded (`command_succeeded`, `useRan` false) or ran to an
+observed end (`command_ran`, `useRan` true). -/
+def CommandGood (useRan : Bool) (pattern : String) (c : ToolCall) : Prop :=
+  ((useRan = true ∧ RanToEnd c) ∨ (useRan = false ∧ Succeeded c)) ∧ c.tool = "run_command" ∧
+    ∃ cmd, strArg? c.args "command" = some cmd ∧ Matches pattern.toList (normL cmd.toList)
+
+/-- Some call of a visit's `calls` (oldest first) is good and, with `afterLastChange`, no later call
+of the visit changed a file (a good call that changed a file counts as after its own change). -/
+def GoodSinceChange (good : ToolCall → Prop) (afterLastChange : Bool) : List ToolCall → Prop
+  | [] => False
+  | c :: rest =>
+    (good c ∧ (afterLastChange = true → ∀ d ∈ rest, changedFiles d = [])) ∨ GoodSinceChange good afterLastChange rest
+
+open Classical in
+/-- How many of the calls are calls of `tool` that succeeded. -/
+noncomputable def succeededCalls (tool : String) : List ToolCall → Nat
+  | [] => 0
+  | c :: rest => succeededCalls tool rest + (if c.tool = tool ∧ Succeeded c then 1 else 0)
+
+/-- An exit condition holds over the calls of a visit, oldest first, in the words of the stage-visit
+table: at least `atLeast` calls of `tool` succeeded; a `run_command` matching the pattern succeeded
+(or ran to an observed end) with no file changed after it when `afterLastChange`; a call changed a
+file that counts; a call ran the workflow's outcome command itself, tests and all (`RanCheck`), with
+no file changed after it when `afterLastChange`. `LarProofs.SpecExits` proves it is the checker's
+`ExitMet` over the facts `stepFact` keeps of the steps. -/
+noncomputable def ExitHolds (wf : Workflow) : ExitCondition → List ToolCall → Prop
+  | .toolSucceeded tool n, calls => n ≤ succeededCalls tool calls
+  | .commandSucceeded p alc, calls => GoodSinceChange (CommandGood false p) alc calls
+  | .commandRan p alc, calls => GoodSinceChange (CommandGood true p) alc calls
+  | .fileChanged p, calls => ∃ c ∈ calls, ∃ x ∈ changedFiles c, FileMatches p x
+  | .outcomeRan alc, calls => GoodSinceChange (fun c => ∃ k, wf.outcome = .command k ∧ RanCheck k c) alc calls
+
 open Classical in
 /-- The reward of a visit of stage `s` whose steps are `calls` (the newest first) and which ended as
 `e`, toward `target` for a transition ("Stage-visit level", "Stage reward"): −1 when the transition
@@ -163,7 +196,7 @@ noncomputable def visitReward (wf : Workflow) (s : Stage) (calls : List ToolCall
     (target : Option String) : Int :=
   if ¬StageTransitionOk wf s.id e target then -1
   else if ¬Closed e ∨ ¬WithinBudget calls.length s.budget ∨
-      ∃ cond ∈ s.exit, ¬ExitMet cond (calls.map (stepFact wf)).reverse then 0
+      ∃ cond ∈ s.exit, ¬ExitHolds wf cond calls.reverse then 0
   else 1
 
 /-! ## The outcome -/

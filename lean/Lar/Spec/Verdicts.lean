@@ -131,7 +131,7 @@ noncomputable def visitJudgements (wf : Workflow) (s : Stage) (calls : List Tool
   row True ⟨.stageClosed, Closed e⟩ ++
   row (Closed e) ⟨.stageTransition, StageTransitionOk wf s.id e target⟩ ++
   row True ⟨.stageBudget, WithinBudget calls.length s.budget⟩ ++
-  s.exit.map (fun cond => ⟨cond.checkId, ExitMet cond (calls.map (stepFact wf)).reverse⟩)
+  s.exit.map (fun cond => ⟨cond.checkId, ExitHolds wf cond calls.reverse⟩)
 
 /-- The record of a visit (`StageVisitResult`: what `lar verify` prints of a visit as it closes, and
 as the summary scores the open one) describes the visit of stage `s` that ended as `e` after `n`
