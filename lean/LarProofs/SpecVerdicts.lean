@@ -550,9 +550,8 @@ theorem State.moveVisit_closed (st : State) (c : ToolCall) (line : Nat) :
       | true => rfl
       | false => rfl
 
-/-- The summary's list of closed visits (newest first) grows by exactly the visit an event reports
-closed, and by nothing else: so the summary's `stages` are the records the steps reported, oldest
-first, then the open visit's. -/
+/-- One event at a time: the list of closed visits the summary reads (newest first) grows by exactly
+the visit the event reports closed, and by nothing else. -/
 theorem State.append_closed (st : State) (line : Nat) : ∀ e : Event,
     (st.append line e).1.closed = (st.append line e).2.stageVisit.toList ++ st.closed
   | .toolCall c => State.moveVisit_closed { st with failed := {} } c line
@@ -563,6 +562,27 @@ theorem State.append_closed (st : State) (line : Nat) : ∀ e : Event,
   | .restore => rfl
   | .tokens => rfl
   | .finish => rfl
+
+/-- A whole run of events fed one at a time: the closed visits are the records the steps reported
+closed, the oldest last, followed by those before. -/
+theorem State.feed_closed (st : State) : ∀ evs : List (Nat × Event),
+    (st.feed evs).closed = ((st.stepResults evs).filterMap (·.stageVisit)).reverse ++ st.closed
+  | [] => rfl
+  | (l, e) :: evs => by
+    have ih := State.feed_closed (st.append l e).1 evs
+    have hf : st.feed ((l, e) :: evs) = (st.append l e).1.feed evs := rfl
+    have hs : st.stepResults ((l, e) :: evs) = (st.append l e).2 :: (st.append l e).1.stepResults evs := rfl
+    rw [hf, hs, ih, State.append_closed st l e]
+    cases hx : (st.append l e).2.stageVisit <;> simp [hx]
+
+/-- From the start of a run: the list of closed visits the summary reads (its `stages`, reversed,
+before the open visit's) is exactly the visit records the steps reported closed, newest first. -/
+theorem State.feed_closed_run {wf : Workflow} {headerLine : Nat} {sb : Option SandboxRecord} {st0 : State}
+    (hc : State.create wf headerLine sb = .ok st0) (evs : List (Nat × Event)) :
+    (st0.feed evs).closed = ((st0.stepResults evs).filterMap (·.stageVisit)).reverse := by
+  rw [State.feed_closed st0 evs]
+  obtain ⟨_, _, rfl⟩ := State.create_state hc
+  exact List.append_nil _
 
 /-- The visit a call closes is the one it was made in: the record's ordinal is the call's visit. -/
 theorem State.moveVisit_ordinal (st : State) (c : ToolCall) (line : Nat) :

@@ -18,7 +18,8 @@ restate: the propositions of `Lar.Spec.Checks` (`CallConforms` and its parts, `A
 `FirstMatch`, `Succeeded`, `RanToEnd`, `RanCheck`, `StageTransitionOk`, `Closed`, `WithinBudget`,
 `FileMatches`, `CheckPassed`, `Terminal`), which `LarProofs.Checks` and `LarProofs.Gate` prove to be
 what the checker decides, and a few of the checker's own per-call definitions, each one sentence of
-rewards.md: `changedFiles`, `enterTarget`, `callKey`, `replaceServerTools`, `commandArg`; and
+rewards.md: `changedFiles`, `enterTarget`, `findStage?`, `callKey`, `replaceServerTools`,
+`mcpServerPrefix`, `commandArg`, `ToolCall.toProposed`; and
 `sumInt` and `ReturnParts` for the parts of the return. The exit conditions are stated here over a
 visit's calls (`ExitHolds`), not over the facts the checker keeps of them. This file adds what spans
 the run. Like `Lar.Spec.Checks` it holds statements only and imports no proof, so it elaborates, and can
