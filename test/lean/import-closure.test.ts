@@ -106,6 +106,34 @@ test('no tactic block swallows the comma after it', () => {
   assert.deepEqual(findings(swallow, 'theorem t : A ↔ B := ⟨fun h => (by cases h), fun g => g.elim⟩'), []);
 });
 
+/** The theorems of `text` with no doc comment right above them (an `open … in` or an attribute may
+ * stand between): issue 26 asks that every theorem say what it proves. */
+function undocumented(text: string): string[] {
+  const lines = text.split('\n');
+  const found: string[] = [];
+  lines.forEach((line, i) => {
+    const m = /^(?:private |protected )?(?:theorem|lemma) (\S+)/.exec(line);
+    if (!m) return;
+    let j = i - 1;
+    while (j >= 0 && /^(open .* in|@\[.*\])\s*$/.test(lines[j]!)) j--;
+    const above = lines.slice(0, j + 1).join('\n');
+    const start = above.lastIndexOf('/-');
+    if (!above.trimEnd().endsWith('-/') || above.slice(start, start + 3) !== '/--') found.push(`${m[1]} (line ${i + 1})`);
+  });
+  return found;
+}
+
+test('every theorem says what it proves: a doc comment right above it', () => {
+  const found = allFiles()
+    .filter((f) => f.startsWith('LarProofs/'))
+    .flatMap((file) => undocumented(fs.readFileSync(path.join(LEAN, file), 'utf8')).map((f) => `${file}: ${f}`));
+  assert.deepEqual(found, []);
+  assert.deepEqual(undocumented('def x := 1\n\ntheorem t : True := trivial'), ['t (line 3)']);
+  assert.deepEqual(undocumented('/- a plain comment -/\ntheorem t : True := trivial'), ['t (line 2)']);
+  assert.deepEqual(undocumented('open Classical in\n/-- It holds. -/\ntheorem t : True := trivial'), []);
+  assert.deepEqual(undocumented('/-- It holds. -/\n@[simp]\ntheorem t : True := trivial'), []);
+});
+
 test('no sorry, admit, native_decide or axiom anywhere in the package', () => {
   const found = allFiles().flatMap((file) =>
     findings(/(?<![\w.'])(sorry|admit|native_decide|axiom|sorryAx|implemented_by|extern)(?![\w'!?])/g, fs.readFileSync(path.join(LEAN, file), 'utf8')).map(
