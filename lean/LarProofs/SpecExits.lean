@@ -97,10 +97,14 @@ theorem Spec.exitMet_calls (wf : Workflow) (cond : ExitCondition) (calls : List 
   | toolSucceeded tool n =>
     show n ≤ countSucceeded tool (calls.map (stepFact wf)) ↔ n ≤ succeededCalls tool calls
     rw [Spec.countSucceeded_calls]
-  | commandSucceeded p alc => exact Spec.cmdMet_calls wf _ _ (Spec.cmdGood_iff wf false p) alc calls
-  | commandRan p alc => exact Spec.cmdMet_calls wf _ _ (Spec.cmdGood_iff wf true p) alc calls
+  | commandSucceeded p alc =>
+    exact Spec.cmdMet_calls wf (cmdGood false p) (CommandGood false p) (Spec.cmdGood_iff wf false p) alc calls
+  | commandRan p alc =>
+    exact Spec.cmdMet_calls wf (cmdGood true p) (CommandGood true p) (Spec.cmdGood_iff wf true p) alc calls
   | fileChanged p => exact Spec.fileChanged_calls wf p calls
-  | outcomeRan alc => exact Spec.cmdMet_calls wf _ _ (fun c => ranCheckOf_iff wf.outcome c) alc calls
+  | outcomeRan alc =>
+    exact Spec.cmdMet_calls wf (fun f => f.checked) (fun c => ∃ k, wf.outcome = .command k ∧ RanCheck k c)
+      (fun c => ranCheckOf_iff wf.outcome c) alc calls
 
 /-- The facts of a visit's steps, newest first, reversed, are those of the steps oldest first. -/
 theorem Spec.map_stepFact_reverse (wf : Workflow) : ∀ l : List ToolCall,
