@@ -34,12 +34,14 @@ export function ranToEnd(e: ToolCallEvent): boolean {
 
 /**
  * `outcome_ran`: the call ran the workflow's outcome command itself (the same
- * command line after `norm`) to an observed end, and its tests ran: the count
+ * command line after `norm`, and no `cwd`: the host runs only such a call as
+ * the check runs it, any other in the agent's terminal, where a function or an
+ * alias could fake the output) to an observed end, and its tests ran: the count
  * its output gives is positive or, with no test runner recognised, the exit
  * code is the one the check expects.
  */
 export function ranCheck(check: OutcomeCheck, e: ToolCallEvent): boolean {
-  if (!ranToEnd(e)) return false;
+  if (!ranToEnd(e) || hasCwd(e.args)) return false;
   const command = commandOf(e.args);
   // The same text is the same after normalizing (the usual case, and no need to normalize).
   if (
@@ -65,6 +67,11 @@ export function changedFiles(e: ToolCallEvent): readonly string[] {
 }
 
 /** The `command` argument, when it is a string. */
+/** The call names a `cwd` (whatever its value): the host then runs it in the agent's terminal. */
+function hasCwd(args: unknown): boolean {
+  return typeof args === 'object' && args !== null && 'cwd' in args;
+}
+
 export function commandOf(args: unknown): string | undefined {
   const c = (args as { command?: unknown } | null)?.command;
   return typeof c === 'string' ? c : undefined;

@@ -263,14 +263,16 @@ def ranToEndB (c : ToolCall) : Bool :=
     (!decide (c.result.completion = some .timeout) && !decide (c.result.completion = some .unobserved))))
 
 /-- `outcome_ran`: the call ran the workflow's outcome command itself (the same
-command line after `norm`) to an observed end, and its tests ran: the count its
+command line after `norm`, and no `cwd`: only such a call does the host run as
+the check runs it) to an observed end, and its tests ran: the count its
 output gives is positive or, when the host recognised no test runner, the exit
 code is the one the check expects. -/
 def ranCheckB (check : OutcomeCheck) (c : ToolCall) : Bool :=
-  ranToEndB c && (decide ((strArg? c.args "command").map (fun s => normL s.toList) = some (normL check.command.toList)) &&
+  ranToEndB c && ((field? c.args "cwd").isNone &&
+    (decide ((strArg? c.args "command").map (fun s => normL s.toList) = some (normL check.command.toList)) &&
     match c.result.testsRan with
     | some n => decide (0 < n)
-    | none => decide (c.result.exitCode = some check.expectExitCode))
+    | none => decide (c.result.exitCode = some check.expectExitCode)))
 
 /-- `outcome_ran` against the workflow's outcome: never met when the outcome is judged
 outside the run (no call of the run is its check). -/

@@ -174,7 +174,7 @@ theorem ranToEnd_iff (c : ToolCall) : ranToEndB c = true ↔ RanToEnd c := by
 
 /-- `ranCheckB` decides `RanCheck` (the call ran the outcome command itself to an observed end, and its tests ran). -/
 theorem ranCheck_iff (check : OutcomeCheck) (c : ToolCall) : ranCheckB check c = true ↔ RanCheck check c := by
-  cases h : c.result.testsRan <;> simp [ranCheckB, RanCheck, ranToEnd_iff, h]
+  cases h : c.result.testsRan <;> simp [ranCheckB, RanCheck, ranToEnd_iff, h, Option.isNone_iff_eq_none]
 
 /-- `outcome_ran` against the workflow's outcome: met only for an outcome command `k`, and then exactly when `RanCheck k`. -/
 theorem ranCheckOf_iff (o : WorkflowOutcome) (c : ToolCall) :

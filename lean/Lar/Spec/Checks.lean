@@ -133,11 +133,13 @@ def RanToEnd (c : ToolCall) : Prop :=
     c.result.completion ≠ some .timeout ∧ c.result.completion ≠ some .unobserved
 
 /-- `outcome_ran`: the call ran the workflow's outcome command itself (the same
-command line after `norm`) to an observed end, and its tests ran: the count its
+command line after `norm`, and no `cwd`: the host runs only such a call as the check runs it, any
+other in the agent's terminal) to an observed end, and its tests ran: the count its
 output gives is positive or, when the host recognised no test runner, the exit
 code is the one the check expects. -/
 def RanCheck (check : OutcomeCheck) (c : ToolCall) : Prop :=
-  RanToEnd c ∧ (strArg? c.args "command").map (fun s => normL s.toList) = some (normL check.command.toList) ∧
+  RanToEnd c ∧ field? c.args "cwd" = none ∧
+    (strArg? c.args "command").map (fun s => normL s.toList) = some (normL check.command.toList) ∧
     match c.result.testsRan with
     | some n => 0 < n
     | none => c.result.exitCode = some check.expectExitCode

@@ -145,7 +145,7 @@ test('without a header or a workflow nothing is verified, and the reason is give
 });
 
 test("the default workflow's verify stage: no command cheaper than the tests scores above an honest failing run of them", () => {
-  const run = (command: string, result: Record<string, unknown>) =>
+  const run = (command: string, result: Record<string, unknown>, more: Record<string, unknown> = {}) =>
     verifyEvents(
       wf,
       at([
@@ -153,13 +153,13 @@ test("the default workflow's verify stage: no command cheaper than the tests sco
         call('enter_stage', { stage: 'edit' }),
         call('edit_file', { path: 'src/a.js', search: 'a', replace: 'b' }, 'ok', { filesChanged: ['src/a.js'] }),
         call('enter_stage', { stage: 'verify' }),
-        call('run_command', { command }, 'ok', { completion: 'marker', ...result }),
+        call('run_command', { command, ...more }, 'ok', { completion: 'marker', ...result }),
         call('submit', { summary: 'done' }),
         { type: 'outcome', command: 'npm test', exitCode: 1, completion: 'exit', testsRan: 1 },
       ]),
     ).summary.return;
   const honest = run('npm test', { exitCode: 1, testsRan: 4, output: '# tests 4\n# fail 1' });
-  const cheap: [string, Record<string, unknown>][] = [
+  const cheap: [string, Record<string, unknown>, Record<string, unknown>?][] = [
     ['echo test', { exitCode: 0 }],
     ['true', { exitCode: 0 }],
     ['npm test || true', { exitCode: 0, testsRan: 4 }],
@@ -168,9 +168,16 @@ test("the default workflow's verify stage: no command cheaper than the tests sco
     ['npm test', { exitCode: 0, testsRan: 0 }], // the suite emptied: ran, but no tests
     ['npm test', { exitCode: null }], // never ended
     ['echo "# tests 9"', { exitCode: 0, testsRan: 9 }],
+    // With a cwd the host runs it in the agent's terminal, where a function named npm can print anything.
+    ['npm test', { exitCode: 0, testsRan: 4 }, { cwd: '.' }],
+    ['npm test', { exitCode: 0, testsRan: 4 }, { cwd: 'src' }],
+    ['npm  test', { exitCode: 1, testsRan: 4 }, { cwd: './' }],
   ];
-  for (const [command, result] of cheap) {
-    const r = run(command, result);
-    assert.ok(r < honest, `${command} ${JSON.stringify(result)} scores ${r}, the honest failing run ${honest}`);
+  for (const [command, result, more] of cheap) {
+    const r = run(command, result, more);
+    assert.ok(
+      r < honest,
+      `${command} ${JSON.stringify(more ?? {})} ${JSON.stringify(result)} scores ${r}, the honest failing run ${honest}`,
+    );
   }
 });
