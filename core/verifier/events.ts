@@ -66,12 +66,12 @@ export function changedFiles(e: ToolCallEvent): readonly string[] {
   return NONE; // shared: most calls change nothing, and this is asked of every call
 }
 
-/** The `command` argument, when it is a string. */
 /** The call names a `cwd` (whatever its value): the host then runs it in the agent's terminal. */
 function hasCwd(args: unknown): boolean {
   return typeof args === 'object' && args !== null && 'cwd' in args;
 }
 
+/** The `command` argument, when it is a string. */
 export function commandOf(args: unknown): string | undefined {
   const c = (args as { command?: unknown } | null)?.command;
   return typeof c === 'string' ? c : undefined;
