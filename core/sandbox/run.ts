@@ -232,7 +232,34 @@ export class RunSandbox {
    * function or an alias named like the command, an exported npm setting) can reach it.
    */
   async checkNow(signal?: AbortSignal): Promise<OutcomeEvent> {
+    // What the final check would not see (put back or moved away first) must not decide this one
+    // either: a .npmrc, a runner's config or a node_modules/.bin shim the run created.
+    const changed = await this.changedForCheck();
+    if (changed.length) {
+      const list = changed.slice(0, 5).join(', ') + (changed.length > 5 ? `, and ${changed.length - 5} more` : '');
+      return {
+        type: 'outcome',
+        command: this.outcomeCheck().command,
+        exitCode: null,
+        completion: 'unobserved',
+        output: `the outcome check did not run: the run changed paths the check reads that are put back before the final check (${list}), so it would not be the check`,
+        sandboxed: this.plan.confined,
+        at: new Date().toISOString(),
+      };
+    }
     return { ...(await this.runCheck(signal)), sandboxed: this.plan.confined };
+  }
+
+  /** The protected paths `finish` would put back, and the denied files it would move away, as they are now. */
+  private async changedForCheck(): Promise<string[]> {
+    const changed = this.snapshot
+      ? await restoreSnapshot(this.opts.workspace, this.snapshot, this.opts.snapshotLimits, {
+          onlyAbsent: this.plan.confined,
+          always: this.restoreOnly,
+          leave: true,
+        })
+      : [];
+    return [...changed, ...addedDenied(this.opts.workspace, this.opts.workflow, this.denied)];
   }
 
   /**

@@ -159,41 +159,63 @@ export async function takeSnapshot(
   return { dir, entries };
 }
 
+type RestoreOptions = { onlyAbsent?: boolean; always?: ReadonlySet<string> };
+
+/**
+ * Whether the snapshot's entry differs from the workspace now (changed, removed or added during the
+ * run), and where it is; `blocked` when a folder on the way was replaced by a link or a file.
+ */
+async function differs(
+  workspace: string,
+  e: Entry,
+  l: ReturnType<typeof defaults>,
+  opts: RestoreOptions,
+): Promise<{ abs: string; blocked?: 'link' | 'file' } | undefined> {
+  // In the sandbox what existed was read-only to the run: a change there is the user's own, kept.
+  // `always`: paths that were not read-only in the sandbox (past the bound of mounts): whatever changed there was the run's.
+  if (opts.onlyAbsent && e.manifest !== null && !opts.always?.has(e.rel)) return undefined;
+  const way = await below(workspace, e.rel);
+  // Still nothing there: a file in place of a folder on the way is not this path.
+  if (way.blocked === 'file' && e.manifest === null) return undefined;
+  if (way.blocked) return way;
+  let now: string | null;
+  try {
+    now = await manifestOf(way.abs, { bytes: 0, entries: 0 }, l, e.rel);
+  } catch {
+    now = '(unreadable)';
+  }
+  return now === e.manifest ? undefined : { abs: way.abs };
+}
+
 /**
  * Put every protected path back as the snapshot has it; returns the paths
- * that had to be restored (changed, removed or added during the run).
+ * that had to be restored (changed, removed or added during the run). With
+ * `leave`, nothing is put back: the paths it would put back (a folder on the way
+ * replaced included), what a check run before the end must not read.
  */
 export async function restoreSnapshot(
   workspace: string,
   snap: ProtectedSnapshot,
   limits: SnapshotLimits = {},
-  opts: { onlyAbsent?: boolean; always?: ReadonlySet<string> } = {},
+  opts: RestoreOptions & { leave?: boolean } = {},
 ): Promise<string[]> {
   const l = defaults(limits);
   const restored: string[] = [];
   for (const e of snap.entries) {
-    // In the sandbox what existed was read-only to the run: a change there is the user's own, kept.
-    // `always`: paths that were not read-only in the sandbox (past the bound of mounts): whatever changed there was the run's.
-    if (opts.onlyAbsent && e.manifest !== null && !opts.always?.has(e.rel)) continue;
-    const way = await below(workspace, e.rel);
-    // Still nothing there: a file in place of a folder on the way is not this path.
-    if (way.blocked === 'file' && e.manifest === null) continue;
-    if (way.blocked)
-      throw new RestoreError(
-        `a folder on the way to the protected path "${e.rel}" was replaced by a ${way.blocked === 'link' ? 'symbolic link' : 'file'} during the run; it could not be restored`,
-      );
-    const abs = way.abs;
-    let now: string | null;
-    try {
-      now = await manifestOf(abs, { bytes: 0, entries: 0 }, l, e.rel);
-    } catch {
-      now = '(unreadable)';
+    const d = await differs(workspace, e, l, opts);
+    if (!d) continue;
+    if (opts.leave) {
+      restored.push(e.rel);
+      continue;
     }
-    if (now === e.manifest) continue;
-    await rm(abs, { recursive: true, force: true });
+    if (d.blocked)
+      throw new RestoreError(
+        `a folder on the way to the protected path "${e.rel}" was replaced by a ${d.blocked === 'link' ? 'symbolic link' : 'file'} during the run; it could not be restored`,
+      );
+    await rm(d.abs, { recursive: true, force: true });
     if (e.copy) {
-      await mkdir(dirname(abs), { recursive: true });
-      await cp(e.copy, abs, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true });
+      await mkdir(dirname(d.abs), { recursive: true });
+      await cp(e.copy, d.abs, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true });
     }
     restored.push(e.rel);
   }

@@ -874,6 +874,57 @@ test(
   },
 );
 
+/**
+ * A scripted `lar run` of the default workflow on a failing sum test: `before` runs first (a cheat),
+ * then the wrong or right edit, then the outcome command as `command` in verify, then submit.
+ * What the run printed, its trajectory file, and the step of `command`'s result.
+ */
+async function cheatRun(
+  before: { at: 'start' | 'edit'; command: string },
+  fix: string,
+  command: string,
+): Promise<{ out: string; file: string; step: ToolResult }> {
+  const ws = mkdtempSync(join(tmpdir(), 'lar-cheat-'));
+  write(ws, {
+    'package.json': JSON.stringify({ scripts: { test: 'node --test test/' } }),
+    'test/sum.test.js':
+      "const t = require('node:test'); const assert = require('node:assert');\nt('sum', () => assert.equal(require('../src/sum.js')(2, 3), 5));\n",
+    'src/sum.js': 'module.exports = (a, b) => a - b;\n',
+  });
+  const cheat = { toolCalls: [{ name: 'run_command', arguments: { command: before.command } }] };
+  const server = new ScriptedModelServer({
+    script: [
+      ...(before.at === 'start' ? [cheat] : []),
+      { toolCalls: [{ name: 'read_file', arguments: { path: 'src/sum.js' } }] },
+      { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'edit' } }] },
+      { toolCalls: [{ name: 'edit_file', arguments: { path: 'src/sum.js', search: 'a - b', replace: fix } }] },
+      ...(before.at === 'edit' ? [cheat] : []),
+      { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'verify' } }] },
+      { toolCalls: [{ name: 'run_command', arguments: { command } }] },
+      { toolCalls: [{ name: 'submit', arguments: {} }] },
+    ],
+  });
+  try {
+    const endpoint = await server.start();
+    const r = await lar(['run', '--task', 'fix sum', '--endpoint', endpoint, '--workspace', ws, '--yes']);
+    const file = join(ws, '.lar', 'runs', readdirSync(join(ws, '.lar', 'runs'))[0]!);
+    const lines = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { type: string; args?: { command?: string }; result: ToolResult });
+    const step = lines.find((e) => e.type === 'tool_call' && e.args?.command === command)!.result;
+    // The verify stage as lar verify scores it, read while the workspace is still there.
+    const report = JSON.parse((await lar(['verify', file, '--format', 'json'])).out) as {
+      summary: { stages: { stage: string; reward: number }[] };
+    };
+    const verify = report.summary.stages.find((x) => x.stage === 'verify')!.reward;
+    return { out: `${r.out}\nverify stage reward ${verify}`, file, step };
+  } finally {
+    await server.stop();
+    rmSync(ws, { recursive: true, force: true });
+  }
+}
+
 test(
   "lar run: the outcome command called as a step runs as the check runs it, so a function, an alias or an npm setting in the agent's shell cannot fake it",
   { skip },
@@ -883,41 +934,34 @@ test(
       'alias npm=true; shopt -s expand_aliases',
       'export npm_config_script_shell=/bin/true',
     ]) {
-      const ws = mkdtempSync(join(tmpdir(), 'lar-cheat-'));
-      write(ws, {
-        'package.json': JSON.stringify({ scripts: { test: 'node --test test/' } }),
-        'test/sum.test.js':
-          "const t = require('node:test'); const assert = require('node:assert');\nt('sum', () => assert.equal(require('../src/sum.js')(2, 3), 5));\n",
-        'src/sum.js': 'module.exports = (a, b) => a - b;\n',
-      });
-      const server = new ScriptedModelServer({
-        script: [
-          { toolCalls: [{ name: 'run_command', arguments: { command: cheat } }] },
-          { toolCalls: [{ name: 'read_file', arguments: { path: 'src/sum.js' } }] },
-          { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'edit' } }] },
-          { toolCalls: [{ name: 'edit_file', arguments: { path: 'src/sum.js', search: 'a - b', replace: 'b - a' } }] },
-          { toolCalls: [{ name: 'enter_stage', arguments: { stage: 'verify' } }] },
-          { toolCalls: [{ name: 'run_command', arguments: { command: 'npm  test' } }] },
-          { toolCalls: [{ name: 'submit', arguments: {} }] },
-        ],
-      });
-      try {
-        const endpoint = await server.start();
-        const r = await lar(['run', '--task', 'fix sum', '--endpoint', endpoint, '--workspace', ws, '--yes']);
-        const file = join(ws, '.lar', 'runs', readdirSync(join(ws, '.lar', 'runs'))[0]!);
-        const lines = readFileSync(file, 'utf8')
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => JSON.parse(l) as { type: string; args?: { command?: string }; result: ToolResult });
-        const step = lines.find((e) => e.type === 'tool_call' && e.args?.command === 'npm  test')!;
-        assert.equal(step.result.ranAsCheck, true, cheat);
-        assert.equal(step.result.exitCode, 1, `${cheat}: the tests really ran and failed\n${step.result.output}`);
-        assert.equal(step.result.testsRan, 1, cheat);
-        assert.match(r.out, /outcome 0/, cheat);
-      } finally {
-        await server.stop();
-        rmSync(ws, { recursive: true, force: true });
-      }
+      const { out, step } = await cheatRun({ at: 'start', command: cheat }, 'b - a', 'npm  test');
+      assert.equal(step.ranAsCheck, true, cheat);
+      assert.equal(step.exitCode, 1, `${cheat}: the tests really ran and failed\n${step.output}`);
+      assert.equal(step.testsRan, 1, cheat);
+      assert.match(out, /outcome 0/, cheat);
+    }
+  },
+);
+
+test(
+  'lar run: a check called as a step does not run over protected paths the run made, which the final check would not see',
+  { skip },
+  async () => {
+    // Made before the check: a .npmrc whose script-shell fakes a pass, a node_modules/.bin shim.
+    for (const [cheat, made] of [
+      ["printf 'script-shell=/bin/true\\n' > .npmrc", '.npmrc'],
+      [
+        "mkdir -p node_modules/.bin && printf '#!/bin/sh\\nexit 0\\n' > node_modules/.bin/node && chmod +x node_modules/.bin/node",
+        'node_modules',
+      ],
+    ] as const) {
+      const { out, step } = await cheatRun({ at: 'edit', command: cheat }, 'a * b', 'npm test');
+      assert.equal(step.ranAsCheck, true, made);
+      assert.equal(step.completion, 'unobserved', `${made}: the check must not run over it\n${step.output}`);
+      assert.ok((step.output ?? '').includes(made), `${made}: ${step.output}`);
+      assert.match(out, /outcome 0/, made);
+      // The verify stage's outcome_ran exit is not met: the faked pass is worth nothing.
+      assert.match(out, /verify stage reward 0/, made);
     }
   },
 );
