@@ -11,6 +11,18 @@ export class TrajectoryConflictError extends Error {
   }
 }
 
+/** `value` with every string in it, object keys included, passed through `redact`. */
+function redactStrings(value: unknown, redact: (text: string) => string): unknown {
+  if (typeof value === 'string') return redact(value);
+  // What JSON.stringify would write for it (a Date's text), redacted.
+  if (typeof (value as { toJSON?: unknown } | null)?.toJSON === 'function')
+    return redactStrings((value as { toJSON(): unknown }).toJSON(), redact);
+  if (Array.isArray(value)) return value.map((x) => redactStrings(x, redact));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, x]) => [redact(k), redactStrings(x, redact)]));
+  return value;
+}
+
 /**
  * Writes a run's trajectory: one JSON line per event, each written and
  * flushed to disk (fsync) before the call returns, so the file is complete up
@@ -82,7 +94,9 @@ export class TrajectoryWriter {
       this.fd = undefined;
       throw new TrajectoryConflictError(end.detail!);
     }
-    const text = this.redact(JSON.stringify(value));
+    // Each string (keys too) is redacted on its own, never the JSON text: a mask whose pattern
+    // crosses a quote would swallow the end of one value and the next key (a cwd, a command).
+    const text = JSON.stringify(redactStrings(value, this.redact));
     const line = `${text}\n`;
     writeSync(this.fd, line);
     fsyncSync(this.fd);
