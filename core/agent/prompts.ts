@@ -24,7 +24,7 @@ function systemPrompt(wf: Workflow): string {
         case 'command_ran':
           return `a command matching "${c.pattern}" ${c.kind === 'command_succeeded' ? 'succeeded' : 'ran'}${c.afterLastChange ? ' after the last file change' : ''}`;
         case 'outcome_ran':
-          return `the check itself (${outcomeCommand(wf)?.command ?? 'none: the outcome is judged after the run'}, exactly as written) ran its tests${c.afterLastChange ? ' after the last file change' : ''}, pass or fail`;
+          return `the check itself (${outcomeCommand(wf)?.command ?? 'none: the outcome is judged after the run'}, exactly as written, with no cwd) ran its tests${c.afterLastChange ? ' after the last file change' : ''}, pass or fail`;
       }
     });
     const next = transitionsFrom(wf, s.id);
