@@ -4,7 +4,8 @@
  */
 import { mkdirSync, realpathSync, rmSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
-import type { Workflow } from '../schema/workflow';
+import type { OutcomeEvent } from '../schema/trajectory';
+import { outcomeCommand, type Workflow } from '../schema/workflow';
 import { entryKind, type EntryKind } from '../workspace/path-kind';
 import { planSandbox, type PlanRequest, type SandboxPlan, type SandboxSetting } from './plan';
 import {
@@ -15,10 +16,22 @@ import {
   nestedGitMetadata,
   type Repository,
 } from './git-metadata';
-import { disposeSnapshot, takeSnapshot, type ProtectedSnapshot, type SnapshotLimits } from './snapshot';
+import {
+  disposeSnapshot,
+  restoreSnapshot,
+  takeSnapshot,
+  type ProtectedSnapshot,
+  type SnapshotLimits,
+} from './snapshot';
 import type { BwrapProbe } from './bwrap';
 import type { LimitMechanism } from './limits';
-import { scanProtections, type Protection, type ProtectionLimits, type ProtectionScan } from './protections';
+import {
+  addedDenied,
+  scanProtections,
+  type Protection,
+  type ProtectionLimits,
+  type ProtectionScan,
+} from './protections';
 import { breakHardLinks, hardLinked, type HardLinkLimits } from './hard-links';
 import { AllowlistProxy, type Lookup } from './proxy';
 import { writeForwarder, type ProxyEndpoint } from './forwarder';
@@ -278,4 +291,46 @@ export async function startProxy(
     }
   }
   return proxy;
+}
+
+/**
+ * What the run made that the end of the run would remove or put back before the final check: kept
+ * paths absent at the start that exist now (and those in `always`), and the denied files it added.
+ * Not what existed and changed outside the sandbox: the check's own caches in node_modules would
+ * refuse every later check.
+ */
+export async function madeSinceStart(
+  opts: RunSandboxOptions,
+  snapshot: ProtectedSnapshot | undefined,
+  always: ReadonlySet<string>,
+  denied: ReadonlySet<string>,
+): Promise<string[]> {
+  const changed = snapshot
+    ? await restoreSnapshot(opts.workspace, snapshot, opts.snapshotLimits, { onlyAbsent: true, always, leave: true })
+    : [];
+  return [...changed, ...addedDenied(opts.workspace, opts.workflow, denied)];
+}
+
+/**
+ * The outcome of a check called as a step that must not run, because of what the run made (what
+ * `madeSinceStart` finds), saying how to run it; undefined when it may run.
+ */
+export async function refusedCheck(
+  opts: RunSandboxOptions,
+  kept: { snapshot: ProtectedSnapshot | undefined; always: ReadonlySet<string>; denied: ReadonlySet<string> },
+  sandboxed: boolean,
+): Promise<OutcomeEvent | undefined> {
+  const made = await madeSinceStart(opts, kept.snapshot, kept.always, kept.denied);
+  if (!made.length) return undefined;
+  const command = outcomeCommand(opts.workflow)?.command ?? '';
+  const list = made.slice(0, 5).join(', ') + (made.length > 5 ? `, and ${made.length - 5} more` : '');
+  return {
+    type: 'outcome',
+    command,
+    exitCode: null,
+    completion: 'unobserved',
+    output: `the outcome check did not run: the run made or changed ${list}, which the final check removes or puts back before it runs, so this would not be the check. Remove what the run made there (or leave it: the final check runs without it) to run the check now.`,
+    sandboxed,
+    at: new Date().toISOString(),
+  };
 }

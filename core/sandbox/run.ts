@@ -29,6 +29,7 @@ import {
   planRun,
   proxyEndpoint,
   realInside,
+  refusedCheck,
   snapshotKept,
   startProxy,
   type RunSandboxOptions,
@@ -226,40 +227,14 @@ export class RunSandbox {
   }
 
   /**
-   * The workflow's outcome command as the check runs it (a fresh sandbox of its own with the run's
-   * read-only paths, a clean home and a built environment), while the run goes on: what a stage
-   * exit that asks for the check itself counts, as nothing the agent set in its own shell (a
-   * function or an alias named like the command, an exported npm setting) can reach it.
+   * The outcome command as the check runs it (its own sandbox, read-only paths, clean home, built env)
+   * mid-run, for an exit that asks for the check: nothing set in the agent's shell reaches it, and it
+   * does not run over what the run made that the final check would not see (refusedCheck).
    */
   async checkNow(signal?: AbortSignal): Promise<OutcomeEvent> {
-    // What the final check would not see (put back or moved away first) must not decide this one
-    // either: a .npmrc, a runner's config or a node_modules/.bin shim the run created.
-    const changed = await this.changedForCheck();
-    if (changed.length) {
-      const list = changed.slice(0, 5).join(', ') + (changed.length > 5 ? `, and ${changed.length - 5} more` : '');
-      return {
-        type: 'outcome',
-        command: this.outcomeCheck().command,
-        exitCode: null,
-        completion: 'unobserved',
-        output: `the outcome check did not run: the run changed paths the check reads that are put back before the final check (${list}), so it would not be the check`,
-        sandboxed: this.plan.confined,
-        at: new Date().toISOString(),
-      };
-    }
-    return { ...(await this.runCheck(signal)), sandboxed: this.plan.confined };
-  }
-
-  /** The protected paths `finish` would put back, and the denied files it would move away, as they are now. */
-  private async changedForCheck(): Promise<string[]> {
-    const changed = this.snapshot
-      ? await restoreSnapshot(this.opts.workspace, this.snapshot, this.opts.snapshotLimits, {
-          onlyAbsent: this.plan.confined,
-          always: this.restoreOnly,
-          leave: true,
-        })
-      : [];
-    return [...changed, ...addedDenied(this.opts.workspace, this.opts.workflow, this.denied)];
+    const kept = { snapshot: this.snapshot, always: this.restoreOnly, denied: this.denied };
+    const refused = await refusedCheck(this.opts, kept, this.plan.confined);
+    return refused ?? { ...(await this.runCheck(signal)), sandboxed: this.plan.confined };
   }
 
   /**

@@ -140,7 +140,7 @@ export function checkObservation(
   files: readonly string[],
 ): string {
   const how =
-    "This is the outcome check's own command: it ran as the check runs it, in a fresh shell from the workspace folder with the workflow's environment, not in your terminal (what you set there does not apply).";
+    "This is the outcome check's own command: the host runs it as the check runs it, in a fresh shell from the workspace folder with the workflow's environment, not in your terminal (what you set there does not apply).";
   return `${how}\n${commandObservation(command, output, { completion: completion ?? 'exit', exitCode }, files)}`;
 }
 
