@@ -294,6 +294,15 @@ export async function startProxy(
 }
 
 /**
+ * The kept paths that are symbolic links: not read-only themselves (the target is mounted when it is
+ * inside; the link sits in the writable workspace), so whatever the run did to them is put back at the
+ * end and counts as made by the run, like the paths past the bound of mounts.
+ */
+export function keptLinks(workspace: string, kept: readonly string[]): string[] {
+  return kept.filter((p) => entryKind(join(workspace, p)) === 'link');
+}
+
+/**
  * What the run made that the end of the run would remove or put back before the final check: kept
  * paths absent at the start that exist now (and those in `always`), and the denied files it added.
  * Not what existed and changed outside the sandbox: the check's own caches in node_modules would

@@ -25,6 +25,7 @@ import { quarantineDir } from '../workspace/lar-layout';
 import {
   common,
   findKept,
+  keptLinks,
   keptPaths,
   planRun,
   proxyEndpoint,
@@ -123,7 +124,7 @@ export class RunSandbox {
       ...links.mounted.map((path): Protection => ({ path, why: 'hard_link' })),
     ];
     box.extraReadOnly = [...found.extra, ...links.mounted];
-    box.restoreOnly = new Set(found.scan.restoreOnly);
+    box.restoreOnly = new Set([...found.scan.restoreOnly, ...keptLinks(opts.workspace, kept)]);
     box.hardLinksBroken = links.broken;
     // What the user's tools may run later but the run may change: compared at its end (EndReport.later).
     box.later = LaterBaseline.take(
