@@ -883,6 +883,7 @@ async function cheatRun(
   before: { at: 'start' | 'edit'; command: string },
   fix: string,
   command: string,
+  setup: (ws: string) => void = () => {},
 ): Promise<{ out: string; file: string; step: ToolResult }> {
   const ws = mkdtempSync(join(tmpdir(), 'lar-cheat-'));
   write(ws, {
@@ -891,6 +892,7 @@ async function cheatRun(
       "const t = require('node:test'); const assert = require('node:assert');\nt('sum', () => assert.equal(require('../src/sum.js')(2, 3), 5));\n",
     'src/sum.js': 'module.exports = (a, b) => a - b;\n',
   });
+  setup(ws);
   const cheat = { toolCalls: [{ name: 'run_command', arguments: { command: before.command } }] };
   const server = new ScriptedModelServer({
     script: [
@@ -962,6 +964,28 @@ test(
       assert.match(out, /outcome 0/, made);
       // The verify stage's outcome_ran exit is not met: the faked pass is worth nothing.
       assert.match(out, /verify stage reward 0/, made);
+    }
+  },
+);
+
+test(
+  'lar run: a protected path that is a symbolic link is put back, so a shim made in its place fakes neither check',
+  { skip },
+  async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'lar-shared-nm-'));
+    try {
+      const shim =
+        "rm node_modules && mkdir -p node_modules/.bin && printf '#!/bin/sh\\nexit 0\\n' > node_modules/.bin/node && chmod +x node_modules/.bin/node";
+      const { out, step } = await cheatRun({ at: 'edit', command: shim }, 'a * b', 'npm test', (ws) =>
+        symlinkSync(outside, join(ws, 'node_modules')),
+      );
+      assert.equal(step.completion, 'unobserved', `the check must not run over the shim\n${step.output}`);
+      assert.ok((step.output ?? '').includes('node_modules'), step.output);
+      // The final check runs with the link put back, the real node, and the wrong fix fails.
+      assert.match(out, /outcome 0/);
+      assert.match(out, /verify stage reward 0/);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
     }
   },
 );
