@@ -2,6 +2,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { closeSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Header, TrajectoryEvent } from '../schema/trajectory';
+import { redactJsonStrings } from '../secrets/redact';
 
 /** The trajectory file was written by someone else during the run. */
 export class TrajectoryConflictError extends Error {
@@ -9,18 +10,6 @@ export class TrajectoryConflictError extends Error {
     super(message);
     this.name = 'TrajectoryConflictError';
   }
-}
-
-/** `value` with every string in it, object keys included, passed through `redact`. */
-function redactStrings(value: unknown, redact: (text: string) => string): unknown {
-  if (typeof value === 'string') return redact(value);
-  // What JSON.stringify would write for it (a Date's text), redacted.
-  if (typeof (value as { toJSON?: unknown } | null)?.toJSON === 'function')
-    return redactStrings((value as { toJSON(): unknown }).toJSON(), redact);
-  if (Array.isArray(value)) return value.map((x) => redactStrings(x, redact));
-  if (value !== null && typeof value === 'object')
-    return Object.fromEntries(Object.entries(value).map(([k, x]) => [redact(k), redactStrings(x, redact)]));
-  return value;
 }
 
 /**
@@ -96,7 +85,7 @@ export class TrajectoryWriter {
     }
     // Each string (keys too) is redacted on its own, never the JSON text: a mask whose pattern
     // crosses a quote would swallow the end of one value and the next key (a cwd, a command).
-    const text = JSON.stringify(redactStrings(value, this.redact));
+    const text = JSON.stringify(redactJsonStrings(value, this.redact));
     const line = `${text}\n`;
     writeSync(this.fd, line);
     fsyncSync(this.fd);

@@ -132,3 +132,23 @@ export function redact(text: string, secret: string | undefined): string {
   // Credentials in a URL (http://user:password@host/…, ?api_key=…), e.g. inside a network error.
   return maskUrlsIn(out);
 }
+
+/**
+ * JSON data with every string in it, object keys included, passed through `redact` one by one, so a
+ * mask never reaches across a value into the next key, as masking the JSON text would. A number
+ * the redactor would mask is written as the masked text.
+ */
+export function redactJsonStrings(value: unknown, redact: (text: string) => string): unknown {
+  if (typeof value === 'string') return redact(value);
+  if (typeof value === 'number') {
+    const masked = redact(String(value));
+    return masked === String(value) ? value : masked;
+  }
+  // What JSON.stringify would write for it (a Date's text), redacted.
+  if (typeof (value as { toJSON?: unknown } | null)?.toJSON === 'function')
+    return redactJsonStrings((value as { toJSON(): unknown }).toJSON(), redact);
+  if (Array.isArray(value)) return value.map((x) => redactJsonStrings(x, redact));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, x]) => [redact(k), redactJsonStrings(x, redact)]));
+  return value;
+}

@@ -7,6 +7,7 @@ import { clip, type StepCard, type ToWebview } from '../../core/protocol/chat';
 import { mcpLabel, shortArgs, toStepCard } from '../chat/cards';
 import type { FileChange } from '../checkpoints/file-changes';
 import { refusalNote } from '../../core/sandbox/refusals';
+import { redactJsonStrings } from '../../core/secrets/redact';
 import type { SandboxRecord } from '../../core/schema/trajectory';
 
 /** What the chat shows of a step never carries the key (a command or its output could echo it). */
@@ -62,7 +63,7 @@ export class EventsToView {
             type: 'toolStarted',
             id: clip(e.id, 200),
             tool: clip(e.tool, 200),
-            args: mask(shortArgs(e.tool, e.args)),
+            args: shortArgs(e.tool, redactJsonStrings(e.args, mask)),
             ...mcpLabel(e.tool),
           },
         ];

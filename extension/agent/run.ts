@@ -25,7 +25,7 @@ import { sandboxForChat } from '../chat/sandbox-view';
 import type { RestoreEvent } from '../../core/schema/trajectory';
 import { outcomeCommand, type Workflow } from '../../core/schema/workflow';
 import { maskEndpoint } from '../../core/secrets/endpoint';
-import { combineRedactors, redact, secretRedactor } from '../../core/secrets/redact';
+import { combineRedactors, redact, redactJsonStrings, secretRedactor } from '../../core/secrets/redact';
 import { ensureLarDir, trajectoryFile } from '../../core/workspace/lar-layout';
 import type { LarClient } from '../client';
 import { forgetPending, rememberChat } from '../chat/persistence';
@@ -326,7 +326,8 @@ export class ChatRun {
         type: 'approval',
         id,
         tool: clip(req.tool, 200),
-        args: this.mask(shortArgs(req.tool, req.args, 20_000)),
+        // Each value masked on its own: masking the JSON text could drop a key from what is approved.
+        args: shortArgs(req.tool, redactJsonStrings(req.args, this.mask), 20_000),
         reason: clip(req.reason, 1000),
       });
     });

