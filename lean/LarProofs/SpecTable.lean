@@ -243,50 +243,15 @@ theorem Spec.toolRows_sameAs (wf : Workflow) (sb : Option SandboxRecord) (cur : 
     · intro hp
       exact ⟨t, (hv t).mpr rfl, hp⟩
   unfold Spec.toolRows
-  cases t with
-  | runCommand =>
+  cases t
+  case runCommand =>
     have h5 : ¬(ValidCallOf c .enterStage ∧ RunOpen cur) := fun hx => hno _ (by intro h; cases h) hx.1
     have h6 : ¬(ValidCallOf c .submit ∧ RunOpen cur) := fun hx => hno _ (by intro h; cases h) hx.1
     have h7 : ValidCallOf c .runCommand := (hv _).mpr rfl
     have h8 : ∃ t', ValidCallOf c t' ∧ t'.pathArgs ≠ [] := hrow.mpr (by intro h; cases h)
     rw [Spec.row_neg h5, Spec.row_neg h6, Spec.row_pos h7, Spec.row_pos h8, Spec.row_pos h7]
     exact Spec.sameAs_cons rfl Iff.rfl (Spec.sameAs_cons rfl hpath (Spec.sameAs_cons rfl Iff.rfl True.intro))
-  | readFile =>
-    have h5 : ¬(ValidCallOf c .enterStage ∧ RunOpen cur) := fun hx => hno _ (by intro h; cases h) hx.1
-    have h6 : ¬(ValidCallOf c .submit ∧ RunOpen cur) := fun hx => hno _ (by intro h; cases h) hx.1
-    have h7 : ¬ValidCallOf c .runCommand := hno _ (by intro h; cases h)
-    have h8 : ∃ t', ValidCallOf c t' ∧ t'.pathArgs ≠ [] := hrow.mpr (by intro h; cases h)
-    rw [Spec.row_neg h5, Spec.row_neg h6, Spec.row_neg h7, Spec.row_pos h8, Spec.row_neg h7]
-    exact Spec.sameAs_cons rfl hpath True.intro
-  | writeFile =>
-    have h5 : ¬(ValidCallOf c .enterStage ∧ RunOpen cur) := fun hx => hno _ (by intro h; cases h) hx.1
-    have h6 : ¬(ValidCallOf c .submit ∧ RunOpen cur) := fun hx => hno _ (by intro h; cases h) hx.1
-    have h7 : ¬ValidCallOf c .runCommand := hno _ (by intro h; cases h)
-    have h8 : ∃ t', ValidCallOf c t' ∧ t'.pathArgs ≠ [] := hrow.mpr (by intro h; cases h)
-    rw [Spec.row_neg h5, Spec.row_neg h6, Spec.row_neg h7, Spec.row_pos h8, Spec.row_neg h7]
-    exact Spec.sameAs_cons rfl hpath True.intro
-  | editFile =>
-    have h5 : ¬(ValidCallOf c .enterStage ∧ RunOpen cur) := fun hx => hno _ (by intro h; cases h) hx.1
-    have h6 : ¬(ValidCallOf c .submit ∧ RunOpen cur) := fun hx => hno _ (by intro h; cases h) hx.1
-    have h7 : ¬ValidCallOf c .runCommand := hno _ (by intro h; cases h)
-    have h8 : ∃ t', ValidCallOf c t' ∧ t'.pathArgs ≠ [] := hrow.mpr (by intro h; cases h)
-    rw [Spec.row_neg h5, Spec.row_neg h6, Spec.row_neg h7, Spec.row_pos h8, Spec.row_neg h7]
-    exact Spec.sameAs_cons rfl hpath True.intro
-  | listFiles =>
-    have h5 : ¬(ValidCallOf c .enterStage ∧ RunOpen cur) := fun hx => hno _ (by intro h; cases h) hx.1
-    have h6 : ¬(ValidCallOf c .submit ∧ RunOpen cur) := fun hx => hno _ (by intro h; cases h) hx.1
-    have h7 : ¬ValidCallOf c .runCommand := hno _ (by intro h; cases h)
-    have h8 : ∃ t', ValidCallOf c t' ∧ t'.pathArgs ≠ [] := hrow.mpr (by intro h; cases h)
-    rw [Spec.row_neg h5, Spec.row_neg h6, Spec.row_neg h7, Spec.row_pos h8, Spec.row_neg h7]
-    exact Spec.sameAs_cons rfl hpath True.intro
-  | search =>
-    have h5 : ¬(ValidCallOf c .enterStage ∧ RunOpen cur) := fun hx => hno _ (by intro h; cases h) hx.1
-    have h6 : ¬(ValidCallOf c .submit ∧ RunOpen cur) := fun hx => hno _ (by intro h; cases h) hx.1
-    have h7 : ¬ValidCallOf c .runCommand := hno _ (by intro h; cases h)
-    have h8 : ∃ t', ValidCallOf c t' ∧ t'.pathArgs ≠ [] := hrow.mpr (by intro h; cases h)
-    rw [Spec.row_neg h5, Spec.row_neg h6, Spec.row_neg h7, Spec.row_pos h8, Spec.row_neg h7]
-    exact Spec.sameAs_cons rfl hpath True.intro
-  | enterStage =>
+  case enterStage =>
     have h6 : ¬(ValidCallOf c .submit ∧ RunOpen cur) := fun hx => hno _ (by intro h; cases h) hx.1
     have h7 : ¬ValidCallOf c .runCommand := hno _ (by intro h; cases h)
     have h8 : ¬∃ t', ValidCallOf c t' ∧ t'.pathArgs ≠ [] := fun hx => hrow.mp hx rfl
@@ -299,7 +264,7 @@ theorem Spec.toolRows_sameAs (wf : Workflow) (sb : Option SandboxRecord) (cur : 
       have h5 : ValidCallOf c .enterStage ∧ RunOpen (some st) := ⟨(hv _).mpr rfl, fun hn => by cases hn⟩
       rw [Spec.row_pos h5, Spec.row_neg h6, Spec.row_neg h7, Spec.row_neg h8, Spec.row_neg h7]
       exact Spec.sameAs_cons rfl (Spec.transitionNow_some wf st c.args) True.intro
-  | submit =>
+  case submit =>
     have h5 : ¬(ValidCallOf c .enterStage ∧ RunOpen cur) := fun hx => hno _ (by intro h; cases h) hx.1
     have h7 : ¬ValidCallOf c .runCommand := hno _ (by intro h; cases h)
     have h8 : ¬∃ t', ValidCallOf c t' ∧ t'.pathArgs ≠ [] := fun hx => hrow.mp hx rfl
@@ -312,6 +277,14 @@ theorem Spec.toolRows_sameAs (wf : Workflow) (sb : Option SandboxRecord) (cur : 
       have h6 : ValidCallOf c .submit ∧ RunOpen (some st) := ⟨(hv _).mpr rfl, fun hn => by cases hn⟩
       rw [Spec.row_neg h5, Spec.row_pos h6, Spec.row_neg h7, Spec.row_neg h8, Spec.row_neg h7]
       exact Spec.sameAs_cons rfl (Spec.terminalNow_some wf st) True.intro
+  -- The file tools: the path row alone.
+  all_goals
+    have h5 : ¬(ValidCallOf c .enterStage ∧ RunOpen cur) := fun hx => hno _ (by intro h; cases h) hx.1
+    have h6 : ¬(ValidCallOf c .submit ∧ RunOpen cur) := fun hx => hno _ (by intro h; cases h) hx.1
+    have h7 : ¬ValidCallOf c .runCommand := hno _ (by intro h; cases h)
+    have h8 : ∃ t', ValidCallOf c t' ∧ t'.pathArgs ≠ [] := hrow.mpr (by intro h; cases h)
+    rw [Spec.row_neg h5, Spec.row_neg h6, Spec.row_neg h7, Spec.row_pos h8, Spec.row_neg h7]
+    exact Spec.sameAs_cons rfl hpath True.intro
 
 /-- The first four rows for a call of an MCP name, then none of the tool's. -/
 theorem Spec.callTable_mcp (wf : Workflow) (sb : Option SandboxRecord) (mcp : List (String × String))
