@@ -308,7 +308,7 @@ export function keptLinks(workspace: string, kept: readonly string[]): string[] 
  * Not what existed and changed outside the sandbox: the check's own caches in node_modules would
  * refuse every later check.
  */
-export async function madeSinceStart(
+async function madeSinceStart(
   opts: RunSandboxOptions,
   snapshot: ProtectedSnapshot | undefined,
   always: ReadonlySet<string>,
